@@ -1,0 +1,3 @@
+module github.com/enforcerd/enforcerd
+
+go 1.26

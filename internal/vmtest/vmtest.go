@@ -1,0 +1,74 @@
+// Package vmtest lets kernel tests say what they need from the machine.
+//
+// Tests that need BPF LSM programs call RequireLSM. On a host that cannot load
+// them (see shared/docs/kernel-testing.md: these hosts refuse LSM and fentry
+// programs with EPERM) the test is skipped with the reason. Inside the
+// scripts/vmtest guest, where ENFORCERD_VMTEST=1 is set by /init, a missing
+// capability is a test failure instead: VM runs must never skip silently.
+package vmtest
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// EnvVar is set to "1" by the vmtest guest's /init.
+const EnvVar = "ENFORCERD_VMTEST"
+
+// InVM reports whether the test binary runs inside the scripts/vmtest guest.
+func InVM() bool { return os.Getenv(EnvVar) == "1" }
+
+// LSMActive reports whether "bpf" is in the kernel's active LSM list
+// (/sys/kernel/security/lsm, a comma-separated list).
+func LSMActive() (bool, error) {
+	b, err := os.ReadFile("/sys/kernel/security/lsm")
+	if err != nil {
+		return false, err
+	}
+	for _, name := range strings.Split(strings.TrimSpace(string(b)), ",") {
+		if name == "bpf" {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Skip skips t with reason on a host, and fails it inside the VM, where every
+// kernel test must run.
+func Skip(t testing.TB, reason string) {
+	t.Helper()
+	if InVM() {
+		t.Fatalf("vmtest: test cannot run inside the VM: %s", reason)
+	}
+	t.Skipf("needs the vmtest VM (make vmtest): %s", reason)
+}
+
+// RequireRoot skips (host) or fails (VM) unless running as uid 0.
+func RequireRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		Skip(t, "needs root")
+	}
+}
+
+// RequireLSM skips (host) or fails (VM) unless this process can load BPF LSM
+// programs. probe is called to try a real load (the only reliable test: the
+// host lists "bpf" in its LSM list but refuses LSM programs); it returns nil
+// when a BPF LSM program loaded and attached.
+func RequireLSM(t testing.TB, probe func() error) {
+	t.Helper()
+	RequireRoot(t)
+	active, err := LSMActive()
+	if err != nil {
+		Skip(t, "cannot read active LSM list: "+err.Error())
+	}
+	if !active {
+		Skip(t, `"bpf" is not in /sys/kernel/security/lsm`)
+	}
+	if probe != nil {
+		if err := probe(); err != nil {
+			Skip(t, "BPF LSM programs cannot be loaded here: "+err.Error())
+		}
+	}
+}

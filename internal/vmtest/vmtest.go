@@ -16,6 +16,16 @@ import (
 // EnvVar is set to "1" by the vmtest guest's /init.
 const EnvVar = "ENFORCERD_VMTEST"
 
+// NoBPFLSMEnvVar is set to "1" by the guest's /init when the VM was booted
+// without "bpf" in lsm= (scripts/vmtest --lsm LIST). Only tests named
+// TestNoBPFLSM... run in that boot; they check that enforcerd notices the
+// missing BPF LSM and refuses instead of pretending to enforce.
+const NoBPFLSMEnvVar = "ENFORCERD_VMTEST_NO_BPF_LSM"
+
+// NoBPFLSM reports whether the test binary runs inside a vmtest guest booted
+// without the BPF LSM.
+func NoBPFLSM() bool { return InVM() && os.Getenv(NoBPFLSMEnvVar) == "1" }
+
 // InVM reports whether the test binary runs inside the scripts/vmtest guest.
 func InVM() bool { return os.Getenv(EnvVar) == "1" }
 

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+func init() {
+	register(subcommand{
+		name:    "surface",
+		summary: "print the tool surface and kernel ceiling the policy core computes for a role",
+		run:     runSurface,
+	})
+}
+
+const surfaceHelp = `Usage:
+  enforcerd surface [--role R] [--session CEILING] [--tool-groups G,...] [--json]
+
+Print what an agent of role R is given inside a session: its effective
+permission ceiling, the tool lists its model sees, the authority
+fingerprint, and the kernel ceiling enforcerd installs for its container.
+Everything comes from one resolution in the policy core, so the tools and
+the kernel cannot disagree. Nothing is loaded or changed; this command
+needs no privileges.
+
+Flags:
+  --role R
+      Role name. Canonical roles: general, explore, planner, reviewer,
+      implement, test, advisor, custom. Legacy aliases (worker, scout,
+      plan, review, builder, verifier, consultant, ...) and org-chart
+      titles (manager, coordinator, operator, synthesizer, summarizer,
+      reducer, smoke-runner, read-only) are accepted. The name is trimmed
+      and ASCII-lowercased; empty means general. Any other name runs with
+      the explore posture (no writes, no raw shell) and keeps its own
+      label.
+  --session CEILING
+      The session (parent) ceiling the role is clamped to, as ceiling
+      text. Default: network=true,write=true,shell=full,tools=true,depth=1.
+      Keys given override the default; keys left out keep it.
+  --tool-groups G,...
+      Comma-separated tool groups: messaging, meta, inbox, lifecycle,
+      approvals, scheduling, forge, execution, web_tools. Unknown names
+      are skipped with a warning. Empty or absent means the agent default
+      (messaging,meta,inbox,execution).
+  --json
+      Print one JSON object (below) instead of the readable summary.
+  -h, --help
+      Print this help.
+
+Ceiling text:
+  KEY=VALUE[,KEY=VALUE]...   each key at most once, in any order
+    network=BOOL   may reach the network
+    write=BOOL     may modify files
+    shell=none|read_only|full
+                   none: no exec beyond the entrypoint and an allow list;
+                   read_only: exec, but started processes cannot write;
+                   full: unrestricted exec
+    tools=BOOL     sees any tool at all
+    depth=N        further delegation levels, 0..4294967295
+  BOOL is true|false or allow|deny (lower case). Unknown keys, repeated
+  keys, empty items and bad values are errors naming the field.
+
+Ceiling of a role: the role's requested ceiling clamped (field-wise
+meet) to the session:
+    role       write network shell
+    general    yes   yes     full
+    explore    no    yes     read_only
+    planner    no    yes     read_only
+    reviewer   no    no      read_only
+    implement  yes   yes     full
+    test       no    no      full
+    advisor    no    yes     none
+    custom     yes   yes     full
+  Every role asks for tools=true. Requested depth is the session depth
+  minus one (floor 0) for general, implement and custom, 0 otherwise.
+
+JSON fields (stable):
+  role                    canonical role
+  label                   public label (an unknown name keeps its own)
+  posture_role            role governing the tool posture
+  ceiling                 {network, write, shell, tools, delegation_depth}
+  write_authority         workspace_write | read_only
+  allowed_tools           null = inherit the parent surface, [] = no tools
+  disallowed_tools        deny entries and prefix* globs (case-insensitive),
+                          sorted, de-duplicated; deny wins over allow
+  fingerprint             v1;posture=..;write=..;depth=..;tools=..;
+                          network=..;shell=..;allow=..;deny=..
+  builtin_tools           built-in tool list (the --tools value)
+  subagent_builtin_tools  built-in tool list of a subagent (adds Bash with
+                          the execution group)
+  mcp_allowed_tools       MCP allow list (mcp__hyperhive__ names)
+  kernel                  {network, write, shell}: what enforcerd installs
+  warnings                non-fatal findings, e.g. skipped tool groups
+  The three tool lists only hold tools the authority allows; with
+  tools=false they are empty and the agent must start without tools.
+
+Exit status:
+  0  success (warnings are printed to stderr and listed in "warnings")
+  2  usage error: bad flag, stray argument, or bad --session text
+`
+
+// runSurface implements "enforcerd surface": flags in, policy.ResolveSurface,
+// JSON or a summary out.
+func runSurface(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("enforcerd surface", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	role := fs.String("role", "", "role name")
+	session := fs.String("session", "", "session ceiling text")
+	groups := fs.String("tool-groups", "", "comma-separated tool groups")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, surfaceHelp)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "enforcerd surface: %v\nRun \"enforcerd surface --help\" for usage.\n", err)
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "enforcerd surface: unexpected argument %q\nRun \"enforcerd surface --help\" for usage.\n", fs.Arg(0))
+		return exitUsage
+	}
+	ceiling, err := policy.ParseCeiling(*session, policy.DefaultSession())
+	if err != nil {
+		fmt.Fprintf(stderr, "enforcerd surface: --session: %v\n", err)
+		return exitUsage
+	}
+	s := policy.ResolveSurface(*role, ceiling, *groups)
+	for _, w := range s.Warnings {
+		fmt.Fprintf(stderr, "enforcerd surface: warning: %s\n", w)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(s); err != nil {
+			fmt.Fprintf(stderr, "enforcerd surface: %v\n", err)
+			return exitFailure
+		}
+		return exitOK
+	}
+	printSurface(stdout, s)
+	return exitOK
+}
+
+func printSurface(w io.Writer, s policy.Surface) {
+	list := func(l []string) string {
+		if len(l) == 0 {
+			return "(none)"
+		}
+		return strings.Join(l, ",")
+	}
+	allowed := "inherit"
+	if s.AllowedTools != nil {
+		allowed = list(s.AllowedTools)
+	}
+	fmt.Fprintf(w, "role:                   %s (label %q, posture %s)\n", s.Role, s.Label, s.PostureRole)
+	fmt.Fprintf(w, "ceiling:                %s\n", s.Ceiling)
+	fmt.Fprintf(w, "kernel:                 %s\n", s.Kernel)
+	fmt.Fprintf(w, "write authority:        %s\n", s.WriteAuthority)
+	fmt.Fprintf(w, "allowed tools:          %s\n", allowed)
+	fmt.Fprintf(w, "disallowed tools:       %s\n", list(s.DisallowedTools))
+	fmt.Fprintf(w, "builtin tools:          %s\n", list(s.BuiltinTools))
+	fmt.Fprintf(w, "subagent builtin tools: %s\n", list(s.SubagentBuiltinTools))
+	fmt.Fprintf(w, "mcp allowed tools:      %s\n", list(s.MCPAllowedTools))
+	fmt.Fprintf(w, "fingerprint:            %s\n", s.Fingerprint)
+	for _, warning := range s.Warnings {
+		fmt.Fprintf(w, "warning:                %s\n", warning)
+	}
+}

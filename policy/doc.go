@@ -1,0 +1,2 @@
+// Package policy is enforcerd's pure policy core.
+package policy

@@ -1,0 +1,106 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Surface is everything an agent of one role is given inside one session:
+// the resolved authority, the tool lists the model sees, and the kernel
+// ceiling enforcerd installs, all from one resolution so they cannot
+// disagree. Its JSON field names are a stable interface (enforcerd surface
+// --json, the daemon API).
+type Surface struct {
+	// Role is the canonical role the name resolved to.
+	Role Role `json:"role"`
+	// Label is the public label (an unknown name keeps its own).
+	Label string `json:"label"`
+	// PostureRole is the role governing the tool posture (= Role).
+	PostureRole Role `json:"posture_role"`
+	// Ceiling is the effective ceiling: the role's request clamped to the
+	// session.
+	Ceiling Ceiling `json:"ceiling"`
+	// WriteAuthority is workspace_write or read_only.
+	WriteAuthority WriteAuthority `json:"write_authority"`
+	// AllowedTools is null to inherit the parent surface, [] for no tools.
+	AllowedTools []string `json:"allowed_tools"`
+	// DisallowedTools are deny entries and "prefix*" globs, sorted and
+	// de-duplicated; never null.
+	DisallowedTools []string `json:"disallowed_tools"`
+	// Fingerprint is the v1 authority fingerprint.
+	Fingerprint string `json:"fingerprint"`
+	// BuiltinTools is the agent's built-in tool list (the --tools value).
+	BuiltinTools []string `json:"builtin_tools"`
+	// SubagentBuiltinTools is a subagent's built-in tool list.
+	SubagentBuiltinTools []string `json:"subagent_builtin_tools"`
+	// MCPAllowedTools is the MCP allow list, server-prefixed.
+	MCPAllowedTools []string `json:"mcp_allowed_tools"`
+	// Kernel is what enforcerd installs for the container's cgroup.
+	Kernel KernelCeiling `json:"kernel"`
+	// Warnings are non-fatal findings (skipped tool groups, ...); never null.
+	Warnings []string `json:"warnings"`
+}
+
+// ResolveSurface computes the surface for a role name (any string,
+// ResolveRole), a session ceiling and a tool-group list in the
+// comma-separated form ParseToolGroups reads ("" means the agent default).
+// Unknown groups are skipped and reported in Warnings.
+func ResolveSurface(role string, session Ceiling, toolGroups string) Surface {
+	groups, warnings := ParseToolGroups(toolGroups)
+	s := SurfaceFor(role, session, groups)
+	s.Warnings = append(warnings, s.Warnings...)
+	if s.Warnings == nil {
+		s.Warnings = []string{}
+	}
+	return s
+}
+
+// SurfaceFor computes the surface for already parsed tool groups:
+//   - the authority is AuthorityForRole(role, session);
+//   - the tool lists are seed 000's resolution for groups (BuiltinToolsFor,
+//     SubagentBuiltinToolsFor, MCPAllowedToolsFor) with every tool the
+//     authority does not allow removed, so deny wins over allow on every
+//     list the model sees (for example the subagent's Bash goes when the
+//     raw shell is denied, and every mcp__ tool goes with network=false);
+//   - tools=false empties all three lists and adds a warning: an empty
+//     --tools value is ambiguous (seed 000), so a consumer must start the
+//     agent with no tools rather than pass it;
+//   - Kernel is the effective ceiling's kernel part.
+func SurfaceFor(role string, session Ceiling, groups []ToolGroup) Surface {
+	res := ResolveRole(role)
+	a := AuthorityForRole(role, session)
+	s := Surface{
+		Role:                 res.Role,
+		Label:                res.Label,
+		PostureRole:          a.PostureRole,
+		Ceiling:              a.Ceiling,
+		WriteAuthority:       a.WriteAuthority,
+		AllowedTools:         slices.Clone(a.AllowedTools),
+		DisallowedTools:      sortedUnique(a.DisallowedTools),
+		Fingerprint:          a.Fingerprint(),
+		BuiltinTools:         allowedOnly(a, BuiltinToolsFor(groups)),
+		SubagentBuiltinTools: allowedOnly(a, SubagentBuiltinToolsFor(groups)),
+		MCPAllowedTools:      allowedOnly(a, MCPAllowedToolsFor(groups)),
+		Kernel:               a.Ceiling.Kernel(),
+		Warnings:             []string{},
+	}
+	if a.AllowedTools != nil && len(a.AllowedTools) == 0 {
+		s.AllowedTools = []string{}
+		s.Warnings = append(s.Warnings, "tools=false: no tool is permitted; start the agent without tools (never with an empty --tools value)")
+	}
+	if res.Source == RoleFromUnknown {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("unknown role %q runs with the explore posture", res.Label))
+	}
+	return s
+}
+
+// allowedOnly keeps the tools a allows, in order; never nil.
+func allowedOnly(a Authority, tools []string) []string {
+	out := []string{}
+	for _, t := range tools {
+		if a.IsToolAllowed(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -5,7 +5,7 @@ KERNEL ?= 6.12
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN := bin/enforcerd
 
-.PHONY: all build generate lint unit test vmtest vmtest-all demo bench deps clean
+.PHONY: all build generate lint unit test vmtest vmtest-all vmtest-selftest demo bench deps clean
 
 all: build
 
@@ -29,15 +29,23 @@ unit:
 deps:
 	scripts/setup-deps
 
-# Kernel tests inside a QEMU VM with BPF LSM (KERNEL=6.12 or 6.1).
+# Kernel tests inside a QEMU VM (KERNEL=6.12 or 6.1; see scripts/vmtest --help):
+# the full suite with BPF LSM active, then a boot without "bpf" in lsm= that
+# runs only the TestNoBPFLSM... tests.
+NO_BPF_LSM := lockdown,capability,landlock,yama
 vmtest: deps
 	scripts/vmtest --kernel $(KERNEL)
+	scripts/vmtest --kernel $(KERNEL) --lsm $(NO_BPF_LSM)
 
 vmtest-all: deps
-	scripts/vmtest --kernel 6.12
-	scripts/vmtest --kernel 6.1
+	$(MAKE) vmtest KERNEL=6.12
+	$(MAKE) vmtest KERNEL=6.1
 
-test: deps lint unit vmtest
+# Proves the harness fails on a failing or skipping guest test (~10 s).
+vmtest-selftest: deps
+	scripts/vmtest --kernel $(KERNEL) --selftest
+
+test: deps lint unit vmtest-selftest vmtest
 
 demo: deps build
 	scripts/demo

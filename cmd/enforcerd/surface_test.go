@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = dispatch(append([]string{"surface"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestSurfaceJSON(t *testing.T) {
+	code, out, errs := runCLI("--role", "reviewer", "--session", "depth=3", "--json")
+	if code != exitOK || errs != "" {
+		t.Fatalf("code %d stderr %q", code, errs)
+	}
+	var s policy.Surface
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	want := policy.ResolveSurface("reviewer", policy.Ceiling{Network: true, Write: true, Shell: policy.ShellFull, Tools: true, DelegationDepth: 3}, "")
+	if s.Fingerprint != want.Fingerprint || s.Kernel != want.Kernel || s.Role != policy.RoleReviewer {
+		t.Fatalf("got %+v", s)
+	}
+	if !strings.Contains(out, `"allowed_tools": null`) || !strings.Contains(out, `"delegation_depth": 0`) {
+		t.Fatal(out)
+	}
+}
+
+func TestSurfaceBadSessionExitsUsageNamingTheField(t *testing.T) {
+	for session, want := range map[string]string{
+		"write=maybe":   `enforcerd surface: --session: write: invalid value "maybe" (want true|false|allow|deny)`,
+		"shell=partial": `enforcerd surface: --session: shell: invalid value "partial" (want none|read_only|full)`,
+		"depth=-1":      `enforcerd surface: --session: depth: invalid value "-1"`,
+		"speed=fast":    `enforcerd surface: --session: speed: unknown field`,
+	} {
+		code, out, errs := runCLI("--session", session, "--json")
+		if code != exitUsage || out != "" || !strings.HasPrefix(errs, want) {
+			t.Errorf("--session %s: code %d stdout %q stderr %q", session, code, out, errs)
+		}
+	}
+}
+
+func TestSurfaceUnknownToolGroupWarns(t *testing.T) {
+	code, out, errs := runCLI("--role", "test", "--tool-groups", "messaging,bogus,execution", "--json")
+	if code != exitOK || !strings.Contains(errs, `warning: unknown tool group "bogus" skipped`) {
+		t.Fatalf("code %d stderr %q", code, errs)
+	}
+	var s policy.Surface
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], "bogus") {
+		t.Fatalf("warnings %v", s.Warnings)
+	}
+	for _, tool := range s.SubagentBuiltinTools {
+		if tool == "Bash" {
+			t.Fatal("test role subagent keeps raw Bash")
+		}
+	}
+}
+
+func TestSurfaceSummaryAndHelp(t *testing.T) {
+	code, out, _ := runCLI("--role", "Auditor")
+	if code != exitOK || !strings.Contains(out, `role:                   explore (label "Auditor", posture explore)`) ||
+		!strings.Contains(out, "fingerprint:            v1;posture=explore;") {
+		t.Fatalf("code %d out %s", code, out)
+	}
+	for _, h := range []string{"--help", "-h"} {
+		code, out, _ = runCLI(h)
+		if code != exitOK || !strings.Contains(out, "Ceiling text:") || !strings.Contains(out, "Exit status:") || !strings.Contains(out, "mcp_allowed_tools") {
+			t.Fatalf("%s: code %d out %q", h, code, out)
+		}
+	}
+	for _, args := range [][]string{{"--bogus"}, {"stray"}, {"--role"}} {
+		if code, _, errs := runCLI(args...); code != exitUsage || !strings.Contains(errs, "enforcerd surface:") {
+			t.Errorf("%v: code %d stderr %q", args, code, errs)
+		}
+	}
+}

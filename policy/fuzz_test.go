@@ -1,0 +1,136 @@
+package policy
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func FuzzParseCeiling(f *testing.F) {
+	for _, s := range []string{"", "network=true,write=false,shell=read_only,tools=true,depth=0", "write=maybe",
+		"shell=partial", "depth=-1", "depth=4294967296", ",", "a=b=c", " network = deny ", "write=true,write=true"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		base := DefaultSession()
+		c, err := ParseCeiling(text, base)
+		if err != nil {
+			var ce *CeilingError
+			if !errors.Is(err, ErrBadCeiling) || !errors.As(err, &ce) {
+				t.Fatalf("error %v is not a CeilingError", err)
+			}
+			if c != (Ceiling{}) {
+				t.Fatalf("partial result %v on error", c)
+			}
+			return
+		}
+		if !c.Shell.Valid() {
+			t.Fatalf("invalid shell %q", c.Shell)
+		}
+		again, err := ParseCeiling(c.String(), Ceiling{})
+		if err != nil || again != c {
+			t.Fatalf("canonical text %q does not round-trip: %v %v", c.String(), again, err)
+		}
+	})
+}
+
+func FuzzResolveRole(f *testing.F) {
+	for _, s := range []string{"", "general", " Worker ", "auditor", "wor\u212Aer", "smoke-runner", "read-only", "\u00a0custom"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		res := ResolveRole(name)
+		if !res.Role.Valid() || res.Input != name {
+			t.Fatalf("%+v", res)
+		}
+		a := AuthorityForRole(name, DefaultSession())
+		if a.Ceiling.Write && !declaredWriteTokens[normalizeToken(name)] {
+			t.Fatalf("undeclared %q resolved to write", name)
+		}
+		if res.Source == RoleFromUnknown && (res.Role != RoleExplore || res.Label != strings.TrimSpace(name)) {
+			t.Fatalf("unknown %q: %+v", name, res)
+		}
+		if _, ok := ParseRole(name); ok != (res.Source == RoleFromCanonical || res.Source == RoleFromLegacy) {
+			t.Fatalf("ParseRole and ResolveRole disagree on %q", name)
+		}
+	})
+}
+
+func FuzzParseToolGroups(f *testing.F) {
+	for _, s := range []string{"", ",,", "messaging, Meta ,web_tools", "bogus", "execution,EXECUTION", "web_tools,forge,x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		groups, warnings := ParseToolGroups(raw)
+		if len(groups) == 0 {
+			t.Fatal("no groups")
+		}
+		for _, g := range groups {
+			if !g.Valid() {
+				t.Fatalf("invalid group %q", g)
+			}
+		}
+		if len(BuiltinToolsFor(groups)) == 0 {
+			t.Fatal("empty --tools")
+		}
+		for _, w := range warnings {
+			if w == "" {
+				t.Fatal("empty warning")
+			}
+		}
+		s := ResolveSurface("general", DefaultSession(), raw)
+		if len(s.Warnings) != len(warnings) {
+			t.Fatalf("warnings %v vs %v", s.Warnings, warnings)
+		}
+	})
+}
+
+func FuzzParseExtensionPermissions(f *testing.F) {
+	f.Add("tools.intercept\nsession.lifecycle")
+	f.Add("tools.override")
+	f.Add("bogus\nmemory.read")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, manifest string) {
+		names := strings.Split(manifest, "\n")
+		s, err := ParseExtensionPermissions(names)
+		lenient := ParseExtensionPermissionsLenient(names)
+		if err != nil {
+			if s != 0 || !(errors.Is(err, ErrUnknownExtensionPermission) || errors.Is(err, ErrReservedExtensionPermission)) {
+				t.Fatalf("%v %v", s, err)
+			}
+			return
+		}
+		if s.Has(ExtToolsOverride) {
+			t.Fatal("strict parser granted a reserved permission")
+		}
+		if s != lenient {
+			t.Fatalf("strict %v != lenient %v on valid input", s.Names(), lenient.Names())
+		}
+		for _, n := range names {
+			p, ok := ParseExtensionPermission(n)
+			if !ok || !s.Has(p) || p.String() != n {
+				t.Fatalf("%q not in the parsed set", n)
+			}
+		}
+	})
+}
+
+func FuzzCanonicalJSON(f *testing.F) {
+	for _, s := range []string{`{}`, `{"b":1,"a":[1,{"d":2,"c":3}]}`, `{"a":1,"a":2}`, `"\ud800"`, `1.0`, `[`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out, err := CanonicalJSON([]byte(in))
+		if err != nil {
+			return
+		}
+		if !utf8.ValidString(out) {
+			t.Fatal("invalid UTF-8 output")
+		}
+		again, err := CanonicalJSON([]byte(out))
+		if err != nil || again != out {
+			t.Fatalf("not idempotent: %q -> %q (%v)", out, again, err)
+		}
+	})
+}

@@ -98,7 +98,9 @@ func TestSessionGrantOnASubjectlessToolDoesNotLeakToOtherArgs(t *testing.T) {
 	c := NewApprovalCache()
 	allow := &fixedHandler{out: ApprovalAllowForSession}
 	safe := req("mcp_db_query", nil, `{"sql":"SELECT 1"}`)
-	if !ResolveAsk(c, allow, safe) || !ResolveAsk(c, allow, safe) || allow.calls.Load() != 1 {
+	first := ResolveAsk(c, allow, safe)
+	second := ResolveAsk(c, allow, safe)
+	if !first || !second || allow.calls.Load() != 1 {
 		t.Fatal("same args were not served from the cache")
 	}
 	if ResolveAsk(c, &fixedHandler{out: ApprovalDeny}, req("mcp_db_query", nil, `{"sql":"DROP TABLE users"}`)) {

@@ -1,2 +1,30 @@
-// Package policy is enforcerd's pure policy core.
+// Package policy is enforcerd's pure policy core: from a role name, a
+// session ceiling and a tool-group list it computes the effective ceiling,
+// the tool surface the agent's model sees, the authority fingerprint, and
+// the kernel ceiling enforcerd installs. Because one resolution produces
+// all of them, the tools and the kernel cannot disagree.
+//
+// Everything here is a pure function over small values: no I/O, no clock,
+// no environment, no package state read implicitly. The one mutable type,
+// ApprovalCache, is owned by its caller and safe for concurrent use.
+//
+// Rules come from the seeds (../shared/seeds, see its README) and
+// product.md; each doc comment names its source:
+//
+//   - ceiling.go: Ceiling, Shell, Clamp (field-wise meet), ceiling text.
+//   - role.go: the closed role vocabulary, aliases, fail-closed
+//     resolution, the requested-ceiling table (seed 001, product.md).
+//   - authority.go: the five deny lists, sentinels, Authority, the v1
+//     fingerprint (seed 001).
+//   - toolgroups.go: tool groups, built-in and MCP tool lists, agent
+//     capabilities (seed 000).
+//   - gate.go: capability taxonomy, requirement and grant derivation,
+//     taint, the gate decision (seed 003).
+//   - approval.go: the session approval cache and its keys (seed 002).
+//   - extension.go: extension permissions and hooks (seed 004).
+//   - surface.go: Surface, the whole result enforcerd surface prints.
+//
+// Fail direction everywhere: unknown input resolves to the narrowest
+// posture (explore, shell none, the full capability requirement, deny),
+// never the widest.
 package policy

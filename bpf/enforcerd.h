@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared by every enforcerd eBPF object: the ceiling map keyed by cgroup id,
+ * the denial ring buffer, the event record, and the ancestor walk that turns
+ * "which cgroup is current in" into "which ceiling applies".
+ *
+ * The Go side (enforcer/) creates the maps once, pins them, and hands the same
+ * map to every object, so one Register() is seen by every hook.
+ */
+#ifndef ENFORCERD_H
+#define ENFORCERD_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+
+#define EPERM 1
+#define EACCES 13
+
+#define AF_UNIX 1
+#define AF_INET 2
+#define AF_INET6 10
+
+#define S_IFMT 00170000
+#define S_IFSOCK 0140000
+#define S_IFREG 0100000
+#define S_IFCHR 0020000
+#define S_IFIFO 0010000
+
+#define FMODE_WRITE 0x2
+#define O_TRUNC 00001000
+#define MAY_WRITE 0x2
+#define MAY_APPEND 0x8
+#define PROT_WRITE 0x2
+#define MAP_SHARED 0x01
+#define MAP_SHARED_VALIDATE 0x03
+#define VM_SHARED 0x8
+#define MNT_INTERNAL_FLAG 0x4000
+
+/* Bits of struct ceiling.deny: what a registered cgroup forbids. The meet of
+ * two ceilings is the union of their deny bits, so the ancestor walk ORs. */
+#define DENY_NETWORK (1U << 0)
+#define DENY_WRITE (1U << 1)
+#define DENY_ALL (DENY_NETWORK | DENY_WRITE)
+
+/* Bits of struct ceiling.flags. */
+#define CEILING_AUDIT_ONLY (1U << 0) /* record would-be denials, allow */
+#define CEILING_PENDING (1U << 1)    /* registered, not yet in force: the
+				      * first exec in the subtree activates it
+				      * (lifecycle.bpf.c) */
+
+/* The ceiling one registered cgroup imposes on its whole subtree. */
+struct ceiling {
+	__u32 deny;
+	__u32 flags;
+};
+
+/* Room for 65,536 registered containers (product requirement). */
+#define MAX_CEILINGS 65536
+
+/* Bounded ancestor walk. enforcer.Register refuses cgroups at level >=
+ * MAX_CGROUP_LEVEL, so every enforced cgroup is seen by the walk; a process
+ * deeper than the bound below an enforced cgroup is denied everything. */
+#define MAX_CGROUP_LEVEL 32
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_CEILINGS);
+	__type(key, __u64); /* cgroup v2 id (kernfs inode number) */
+	__type(value, struct ceiling);
+} ceilings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} events SEC(".maps");
+
+/* stats[STAT_LOST]: denial records dropped because the ring buffer was full.
+ * Enforcement never waits on the ring buffer (threat model E6). */
+enum stat_index {
+	STAT_LOST = 0,
+	STAT_MAX = 4,
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+/* Hook identifiers in event.hook; names in enforcer/hooks.go. */
+enum hook_id {
+	HOOK_SOCKET_CREATE = 1,
+	HOOK_SOCKET_BIND,
+	HOOK_SOCKET_CONNECT,
+	HOOK_SOCKET_LISTEN,
+	HOOK_SOCKET_ACCEPT,
+	HOOK_SOCKET_SENDMSG,
+	HOOK_SOCKET_RECVMSG,
+	HOOK_UNIX_STREAM_CONNECT,
+	HOOK_UNIX_MAY_SEND,
+	HOOK_FILE_OPEN,
+	HOOK_FILE_PERMISSION,
+	HOOK_FILE_TRUNCATE,
+	HOOK_PATH_TRUNCATE,
+	HOOK_MMAP_FILE,
+	HOOK_FILE_MPROTECT,
+	HOOK_FILE_IOCTL,
+	HOOK_INODE_CREATE,
+	HOOK_INODE_LINK,
+	HOOK_INODE_UNLINK,
+	HOOK_INODE_SYMLINK,
+	HOOK_INODE_MKDIR,
+	HOOK_INODE_RMDIR,
+	HOOK_INODE_MKNOD,
+	HOOK_INODE_RENAME,
+	HOOK_INODE_SETATTR,
+	HOOK_INODE_SETXATTR,
+	HOOK_INODE_REMOVEXATTR,
+	HOOK_INODE_SET_ACL,
+	HOOK_INODE_REMOVE_ACL,
+	HOOK_CGROUP_SOCK_CREATE,
+	HOOK_CGROUP_CONNECT4,
+	HOOK_CGROUP_CONNECT6,
+	HOOK_CGROUP_SENDMSG4,
+	HOOK_CGROUP_SENDMSG6,
+};
+
+/* event.object_kind */
+#define OBJ_NONE 0
+#define OBJ_FILE 1   /* dev, ino, mode, path (full where bpf_d_path is
+		      * allowed, else the dentry's name) */
+#define OBJ_SOCKET 2 /* family, type, protocol, port, addr */
+
+/* event.decision */
+#define DECISION_DENIED 1
+#define DECISION_AUDITED 2
+
+#define EVENT_PATH_LEN 256
+
+/* One denial record. Layout is mirrored by bpf2go (-type event). */
+struct event {
+	__u64 time_ns;		 /* bpf_ktime_get_boot_ns */
+	__u64 cgroup_id;	 /* the process's own cgroup */
+	__u64 ceiling_cgroup_id; /* the registered cgroup whose ceiling decided */
+	__u32 pid;		 /* thread id */
+	__u32 tgid;		 /* process id */
+	__u32 uid;
+	__u16 hook;	  /* enum hook_id */
+	__u16 decision;	  /* DECISION_* */
+	__s32 err;	  /* errno returned (positive), 0 when audited */
+	__u32 deny_bit;	  /* DENY_* that applied */
+	__u32 object_kind; /* OBJ_* */
+	__u32 dev;
+	__u64 ino;
+	__u32 mode;
+	__u16 family;
+	__u16 port; /* host byte order */
+	__u32 sock_type;
+	__u32 protocol;
+	__u8 addr[16];
+	__u8 comm[16];
+	char path[EVENT_PATH_LEN];
+};
+
+
+/* The result of the ancestor walk for the current task. */
+struct effective {
+	__u32 deny;  /* union of deny bits of enforcing ancestors */
+	__u32 audit; /* union of deny bits of audit-only ancestors */
+	__u64 deny_cgid[2];  /* deepest enforcing cgroup per bit (net, write) */
+	__u64 audit_cgid[2]; /* deepest audit-only cgroup per bit */
+	__s32 net_level;     /* level of the deepest cgroup denying network, -1 */
+};
+
+static __always_inline int bit_index(__u32 bit)
+{
+	return bit == DENY_NETWORK ? 0 : 1;
+}
+
+/*
+ * resolve walks the current task's cgroup ancestors from the root (level 0)
+ * down, and ORs the deny bits of every registered, active ceiling: the meet of
+ * every enforced ancestor (threat model E1: a sub-cgroup the child creates is
+ * still below the registered one, so it can never widen anything).
+ *
+ * Fail direction: a process below an enforced cgroup but deeper than
+ * MAX_CGROUP_LEVEL is denied everything; a pending entry is not yet in force.
+ * Returns true when any ancestor is registered (enforced or audited).
+ */
+static __always_inline bool resolve(struct effective *e)
+{
+	bool found = false;
+
+	e->deny = 0;
+	e->audit = 0;
+	e->deny_cgid[0] = 0;
+	e->deny_cgid[1] = 0;
+	e->audit_cgid[0] = 0;
+	e->audit_cgid[1] = 0;
+	e->net_level = -1;
+
+	for (int level = 0; level < MAX_CGROUP_LEVEL; level++) {
+		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+		if (!id)
+			return found;
+		struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
+		if (!c)
+			continue;
+		__u32 flags = c->flags;
+		__u32 deny = c->deny;
+		if (flags & CEILING_PENDING)
+			continue;
+		found = true;
+		if (flags & CEILING_AUDIT_ONLY) {
+			e->audit |= deny;
+			if (deny & DENY_NETWORK)
+				e->audit_cgid[0] = id;
+			if (deny & DENY_WRITE)
+				e->audit_cgid[1] = id;
+		} else {
+			e->deny |= deny;
+			if (deny & DENY_NETWORK)
+				e->deny_cgid[0] = id;
+			if (deny & DENY_WRITE)
+				e->deny_cgid[1] = id;
+		}
+		if (deny & DENY_NETWORK)
+			e->net_level = level;
+	}
+	/* Deeper than the bound: if anything above was enforced, deny all. */
+	if (found && bpf_get_current_ancestor_cgroup_id(MAX_CGROUP_LEVEL))
+		e->deny |= DENY_ALL;
+	return found;
+}
+
+/* verdict for one deny bit: 0 allow, DECISION_DENIED, DECISION_AUDITED. */
+static __always_inline int verdict(const struct effective *e, __u32 bit)
+{
+	if (e->deny & bit)
+		return DECISION_DENIED;
+	if (e->audit & bit)
+		return DECISION_AUDITED;
+	return 0;
+}
+
+static __always_inline void count_lost(void)
+{
+	__u32 k = STAT_LOST;
+	__u64 *v = bpf_map_lookup_elem(&stats, &k);
+	if (v)
+		*v += 1;
+}
+
+/*
+ * event_begin reserves a record and fills the subject. On a full ring buffer
+ * it counts the loss and returns NULL: the caller still denies.
+ */
+static __always_inline struct event *event_begin(const struct effective *e,
+						 __u16 hook, int decision,
+						 __u32 bit, int err)
+{
+	struct event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count_lost();
+		return NULL;
+	}
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	ev->time_ns = bpf_ktime_get_boot_ns();
+	ev->cgroup_id = bpf_get_current_cgroup_id();
+	ev->ceiling_cgroup_id = decision == DECISION_DENIED ?
+		e->deny_cgid[bit_index(bit)] : e->audit_cgid[bit_index(bit)];
+	ev->pid = (__u32)pid_tgid;
+	ev->tgid = pid_tgid >> 32;
+	ev->uid = (__u32)bpf_get_current_uid_gid();
+	ev->hook = hook;
+	ev->decision = decision;
+	ev->err = decision == DECISION_DENIED ? err : 0;
+	ev->deny_bit = bit;
+	ev->object_kind = OBJ_NONE;
+	ev->dev = 0;
+	ev->ino = 0;
+	ev->mode = 0;
+	ev->family = 0;
+	ev->port = 0;
+	ev->sock_type = 0;
+	ev->protocol = 0;
+	__builtin_memset(ev->addr, 0, sizeof(ev->addr));
+	ev->path[0] = 0;
+	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	return ev;
+}
+
+/* What a hook returns for a verdict: -EPERM when denied, else 0. */
+static __always_inline int verdict_ret(int decision)
+{
+	return decision == DECISION_DENIED ? -EPERM : 0;
+}
+
+#endif /* ENFORCERD_H */

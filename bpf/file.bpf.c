@@ -1,0 +1,354 @@
+//go:build ignore
+
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * write=false at BPF LSM file and inode hooks (product.md "Kernel meaning"):
+ * no modification of any inode on any filesystem, by any path: open for write
+ * or O_TRUNC, truncate, create, mkdir, rmdir, unlink, rename (incl.
+ * RENAME_EXCHANGE), link, symlink, mknod, chmod, chown, utimes, xattrs and
+ * POSIX ACLs, shared writable mmap, and writes through descriptors that were
+ * open before the ceiling applied (file_permission runs on every write).
+ *
+ * Writes to pipes, sockets, character devices (ttys, /dev/null) and files on
+ * kernel-internal mounts (memfd, anonymous inodes) stay allowed: they modify
+ * no filesystem.
+ *
+ * Every program first honours the verdict of the LSM programs before it.
+ */
+#include "enforcerd.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* inode_exempt: objects whose "write" modifies no filesystem. */
+static __always_inline bool inode_exempt(struct inode *inode)
+{
+	if (!inode)
+		return false; /* fail closed: unknown object is a file */
+	__u32 fmt = BPF_CORE_READ(inode, i_mode) & S_IFMT;
+	return fmt == S_IFCHR || fmt == S_IFIFO || fmt == S_IFSOCK;
+}
+
+/* file_exempt adds files on kernel-internal mounts (MNT_INTERNAL: memfd,
+ * SysV shm, anon inodes), which no path in any mount namespace reaches. */
+static __always_inline bool file_exempt(struct file *file)
+{
+	if (inode_exempt(BPF_CORE_READ(file, f_inode)))
+		return true;
+	int mnt_flags = BPF_CORE_READ(file, f_path.mnt, mnt_flags);
+	return (mnt_flags & MNT_INTERNAL_FLAG) != 0;
+}
+
+static __always_inline void fill_inode(struct event *ev, struct inode *inode)
+{
+	ev->object_kind = OBJ_FILE;
+	if (!inode)
+		return;
+	ev->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	ev->ino = BPF_CORE_READ(inode, i_ino);
+	ev->mode = BPF_CORE_READ(inode, i_mode);
+}
+
+/* The dentry's own name (hooks where bpf_d_path is not allowed). */
+static __always_inline void fill_dentry(struct event *ev, struct dentry *d)
+{
+	fill_inode(ev, BPF_CORE_READ(d, d_inode));
+	const unsigned char *name = BPF_CORE_READ(d, d_name.name);
+	bpf_probe_read_kernel_str(ev->path, sizeof(ev->path), name);
+}
+
+/* deny_write_dentry: the common body of the inode_* hooks. dir is the parent
+ * directory when the hook has one (its identity is recorded if the dentry is
+ * still negative, e.g. a create). */
+static __always_inline int deny_write_dentry(struct dentry *d, __u16 hook)
+{
+	struct effective e;
+	if (!resolve(&e))
+		return 0;
+	int v = verdict(&e, DENY_WRITE);
+	if (!v)
+		return 0;
+	struct event *ev = event_begin(&e, hook, v, DENY_WRITE, EPERM);
+	if (ev) {
+		fill_dentry(ev, d);
+		bpf_ringbuf_submit(ev, 0);
+	}
+	return verdict_ret(v);
+}
+
+/* Same, for modifications of an existing inode where exempt objects (pipes,
+ * sockets, char devices) may be changed. */
+static __always_inline int deny_modify_dentry(struct dentry *d, __u16 hook)
+{
+	if (inode_exempt(BPF_CORE_READ(d, d_inode)))
+		return 0;
+	return deny_write_dentry(d, hook);
+}
+
+/* deny_write_file: hooks with a struct file; full path via bpf_d_path where
+ * the kernel allows it (with_path), else the dentry name. */
+static __always_inline int deny_write_file(struct file *file, __u16 hook,
+					   bool with_path)
+{
+	if (file_exempt(file))
+		return 0;
+	struct effective e;
+	if (!resolve(&e))
+		return 0;
+	int v = verdict(&e, DENY_WRITE);
+	if (!v)
+		return 0;
+	struct event *ev = event_begin(&e, hook, v, DENY_WRITE, EPERM);
+	if (ev) {
+		fill_inode(ev, BPF_CORE_READ(file, f_inode));
+		if (with_path) {
+			if (bpf_d_path((struct path *)&file->f_path, ev->path,
+				       sizeof(ev->path)) < 0)
+				ev->path[0] = 0;
+		} else {
+			const unsigned char *name =
+				BPF_CORE_READ(file, f_path.dentry, d_name.name);
+			bpf_probe_read_kernel_str(ev->path, sizeof(ev->path),
+						  name);
+		}
+		bpf_ringbuf_submit(ev, 0);
+	}
+	return verdict_ret(v);
+}
+
+/* W2/W5: open for write or with O_TRUNC (O_RDONLY|O_TRUNC truncates), by
+ * open(2), openat2, or io_uring IORING_OP_OPENAT alike. */
+SEC("lsm/file_open")
+int BPF_PROG(file_open, struct file *file, int ret)
+{
+	if (ret)
+		return ret;
+	__u32 fmode = BPF_CORE_READ(file, f_mode);
+	__u32 fflags = BPF_CORE_READ(file, f_flags);
+	if (!(fmode & FMODE_WRITE) && !(fflags & O_TRUNC))
+		return 0;
+	return deny_write_file(file, HOOK_FILE_OPEN, true);
+}
+
+/* W4/W5: every write through a descriptor, including ones opened before the
+ * ceiling applied, io_uring IORING_OP_WRITE, splice, copy_file_range,
+ * fallocate and reflink (all pass rw_verify_area/security_file_permission). */
+SEC("lsm/file_permission")
+int BPF_PROG(file_permission, struct file *file, int mask, int ret)
+{
+	if (ret)
+		return ret;
+	if (!(mask & (MAY_WRITE | MAY_APPEND)))
+		return 0;
+	return deny_write_file(file, HOOK_FILE_PERMISSION, true);
+}
+
+/* W2: ftruncate on kernels >= 6.2 (security_file_truncate). Optional hook. */
+SEC("lsm/file_truncate")
+int BPF_PROG(file_truncate, struct file *file, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_write_file(file, HOOK_FILE_TRUNCATE, false);
+}
+
+/* W2: truncate(path), and ftruncate/O_TRUNC on kernels < 6.2. */
+SEC("lsm/path_truncate")
+int BPF_PROG(path_truncate, const struct path *path, int ret)
+{
+	if (ret)
+		return ret;
+	struct dentry *d = BPF_CORE_READ(path, dentry);
+	return deny_modify_dentry(d, HOOK_PATH_TRUNCATE);
+}
+
+/* Shared writable mapping of a file (needs a writable descriptor, e.g. one
+ * inherited from before the ceiling). */
+SEC("lsm/mmap_file")
+int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot,
+	     unsigned long prot, unsigned long flags, int ret)
+{
+	if (ret)
+		return ret;
+	if (!file || !(prot & PROT_WRITE))
+		return 0;
+	if ((flags & 0x0f) != MAP_SHARED && (flags & 0x0f) != MAP_SHARED_VALIDATE)
+		return 0;
+	return deny_write_file(file, HOOK_MMAP_FILE, false);
+}
+
+/* mprotect(PROT_WRITE) of a shared file mapping made before the ceiling. */
+SEC("lsm/file_mprotect")
+int BPF_PROG(file_mprotect, struct vm_area_struct *vma, unsigned long reqprot,
+	     unsigned long prot, int ret)
+{
+	if (ret)
+		return ret;
+	if (!(prot & PROT_WRITE))
+		return 0;
+	unsigned long vm_flags = BPF_CORE_READ(vma, vm_flags);
+	if (!(vm_flags & VM_SHARED))
+		return 0;
+	struct file *file = BPF_CORE_READ(vma, vm_file);
+	if (!file)
+		return 0;
+	return deny_write_file(file, HOOK_FILE_MPROTECT, false);
+}
+
+#define FS_IOC_SETFLAGS 0x40086602
+#define FS_IOC_FSSETXATTR 0x401c5820
+
+/* W3: inode attribute flags (chattr +i/+a) and project ids via ioctl. */
+SEC("lsm/file_ioctl")
+int BPF_PROG(file_ioctl, struct file *file, unsigned int cmd,
+	     unsigned long arg, int ret)
+{
+	if (ret)
+		return ret;
+	if (cmd != FS_IOC_SETFLAGS && cmd != FS_IOC_FSSETXATTR)
+		return 0;
+	return deny_write_file(file, HOOK_FILE_IOCTL, false);
+}
+
+/* W1: every creation of a directory entry, by any syscall or io_uring op. */
+SEC("lsm/inode_create")
+int BPF_PROG(inode_create, struct inode *dir, struct dentry *dentry,
+	     umode_t mode, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_write_dentry(dentry, HOOK_INODE_CREATE);
+}
+
+SEC("lsm/inode_link")
+int BPF_PROG(inode_link, struct dentry *old_dentry, struct inode *dir,
+	     struct dentry *new_dentry, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_write_dentry(old_dentry, HOOK_INODE_LINK);
+}
+
+SEC("lsm/inode_unlink")
+int BPF_PROG(inode_unlink, struct inode *dir, struct dentry *dentry, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_write_dentry(dentry, HOOK_INODE_UNLINK);
+}
+
+SEC("lsm/inode_symlink")
+int BPF_PROG(inode_symlink, struct inode *dir, struct dentry *dentry,
+	     const char *old_name, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_write_dentry(dentry, HOOK_INODE_SYMLINK);
+}
+
+SEC("lsm/inode_mkdir")
+int BPF_PROG(inode_mkdir, struct inode *dir, struct dentry *dentry,
+	     umode_t mode, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_write_dentry(dentry, HOOK_INODE_MKDIR);
+}
+
+SEC("lsm/inode_rmdir")
+int BPF_PROG(inode_rmdir, struct inode *dir, struct dentry *dentry, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_write_dentry(dentry, HOOK_INODE_RMDIR);
+}
+
+/* mknod, mkfifo, and binding a unix socket to a path (it creates an inode). */
+SEC("lsm/inode_mknod")
+int BPF_PROG(inode_mknod, struct inode *dir, struct dentry *dentry,
+	     umode_t mode, dev_t dev, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_write_dentry(dentry, HOOK_INODE_MKNOD);
+}
+
+/* rename and renameat2 (RENAME_EXCHANGE calls the hook for both sides). */
+SEC("lsm/inode_rename")
+int BPF_PROG(inode_rename, struct inode *old_dir, struct dentry *old_dentry,
+	     struct inode *new_dir, struct dentry *new_dentry, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_write_dentry(old_dentry, HOOK_INODE_RENAME);
+}
+
+/*
+ * The next hooks changed signature in 6.3: a struct mnt_idmap * replaced the
+ * struct user_namespace * first argument of the xattr hooks, and
+ * inode_setattr gained it in front of the dentry. The raw ctx is indexed by
+ * a CO-RE check for struct mnt_idmap, so one object serves 6.1 and 6.12+.
+ */
+static __always_inline bool has_mnt_idmap(void)
+{
+	return bpf_core_type_exists(struct mnt_idmap);
+}
+
+/* W3: chmod, chown, utimes (notify_change) and truncate's size change. */
+SEC("lsm/inode_setattr")
+int inode_setattr(unsigned long long *ctx)
+{
+	struct dentry *d;
+	int ret;
+	if (has_mnt_idmap()) {
+		d = (struct dentry *)ctx[1];
+		ret = (int)ctx[3];
+	} else {
+		d = (struct dentry *)ctx[0];
+		ret = (int)ctx[2];
+	}
+	if (ret)
+		return ret;
+	return deny_modify_dentry(d, HOOK_INODE_SETATTR);
+}
+
+/* W3: setxattr (6.1: also POSIX ACLs). Arguments: (ns-or-idmap, dentry, name,
+ * value, size, flags). */
+SEC("lsm/inode_setxattr")
+int inode_setxattr(unsigned long long *ctx)
+{
+	struct dentry *d = (struct dentry *)ctx[1];
+	int ret = (int)ctx[6];
+	if (ret)
+		return ret;
+	return deny_modify_dentry(d, HOOK_INODE_SETXATTR);
+}
+
+/* W3: removexattr. Arguments: (ns-or-idmap, dentry, name). */
+SEC("lsm/inode_removexattr")
+int inode_removexattr(unsigned long long *ctx)
+{
+	struct dentry *d = (struct dentry *)ctx[1];
+	int ret = (int)ctx[3];
+	if (ret)
+		return ret;
+	return deny_modify_dentry(d, HOOK_INODE_REMOVEXATTR);
+}
+
+/* W3: POSIX ACLs on kernels >= 6.2 (vfs_set_acl). Optional hook. */
+SEC("lsm/inode_set_acl")
+int BPF_PROG(inode_set_acl, struct mnt_idmap *idmap, struct dentry *dentry,
+	     const char *acl_name, struct posix_acl *kacl, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_modify_dentry(dentry, HOOK_INODE_SET_ACL);
+}
+
+SEC("lsm/inode_remove_acl")
+int BPF_PROG(inode_remove_acl, struct mnt_idmap *idmap, struct dentry *dentry,
+	     const char *acl_name, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_modify_dentry(dentry, HOOK_INODE_REMOVE_ACL);
+}

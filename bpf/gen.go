@@ -1,0 +1,20 @@
+// Package bpf holds enforcerd's eBPF programs (C, CO-RE) and their generated
+// Go bindings. One object per concern, all sharing the maps of enforcerd.h:
+//
+//   - network.bpf.c:   network=false at LSM socket hooks
+//   - file.bpf.c:      write=false at LSM file and inode hooks
+//   - sock.bpf.c:      network=false at cgroup-BPF hooks (works without BPF LSM)
+//   - lifecycle.bpf.c: activation of pending ceilings at the first exec
+//
+// The generated *_bpfel.go and *_bpfel.o files are committed so that a plain
+// `go build` needs no clang; `make generate` (go generate ./bpf) rebuilds them
+// against the committed headers/vmlinux.h (BTF of Linux 6.18; CO-RE makes the
+// objects load on 6.1 and later).
+//
+// Loading, attaching and pinning live in package enforcer, not here.
+package bpf
+
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel -type event -type ceiling Network network.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel File file.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Sock sock.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Lifecycle lifecycle.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.

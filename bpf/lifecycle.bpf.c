@@ -1,0 +1,32 @@
+//go:build ignore
+
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Activation of pending ceilings (product.md "Container lifecycle"): a
+ * container is registered at the OCI createRuntime hook, while the runtime's
+ * own init still sets up mounts and files inside the container's cgroup. Its
+ * ceiling takes effect at the first exec in that cgroup's subtree after
+ * registration (the entrypoint), before the new program's first instruction:
+ * sched_process_exec fires after the new image is installed and before the
+ * return to user space.
+ *
+ * A tp_btf program, so it also runs on hosts without BPF LSM.
+ */
+#include "enforcerd.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	for (int level = 0; level < MAX_CGROUP_LEVEL; level++) {
+		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+		if (!id)
+			return 0;
+		struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
+		if (c && (c->flags & CEILING_PENDING))
+			c->flags = c->flags & ~CEILING_PENDING;
+	}
+	return 0;
+}

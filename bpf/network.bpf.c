@@ -1,0 +1,259 @@
+//go:build ignore
+
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * network=false at BPF LSM socket hooks (product.md "Kernel meaning"):
+ * no socket of any family but AF_UNIX may be created or used, and no AF_UNIX
+ * connect or send may reach a socket created outside the sandbox.
+ *
+ * Decisions are made on kernel objects (the struct socket, the peer struct
+ * sock and the cgroup it was created in), never on syscall names, so every
+ * path that reaches them is covered: connect, sendto/sendmsg/sendmmsg, TCP
+ * fast open, io_uring, sockets inherited or passed in over SCM_RIGHTS.
+ *
+ * Every program first honours the verdict of the LSM programs before it
+ * (if (ret) return ret).
+ */
+#include "enforcerd.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Emits struct event into BTF so bpf2go generates its Go mirror. */
+const struct event *unused_event __attribute__((unused));
+
+static __always_inline void fill_socket(struct event *ev, struct socket *sock)
+{
+	ev->object_kind = OBJ_SOCKET;
+	ev->family = BPF_CORE_READ(sock, sk, __sk_common.skc_family);
+	ev->sock_type = BPF_CORE_READ(sock, type);
+	ev->protocol = BPF_CORE_READ(sock, sk, sk_protocol);
+}
+
+/* fill_sockaddr records the destination of a connect/sendto. */
+static __always_inline void fill_sockaddr(struct event *ev, struct sockaddr *sa)
+{
+	if (!sa)
+		return;
+	__u16 family = 0;
+	bpf_probe_read_kernel(&family, sizeof(family), &sa->sa_family);
+	if (family == AF_INET) {
+		struct sockaddr_in in = {};
+		bpf_probe_read_kernel(&in, sizeof(in), sa);
+		ev->port = bpf_ntohs(in.sin_port);
+		__builtin_memcpy(ev->addr, &in.sin_addr, 4);
+	} else if (family == AF_INET6) {
+		struct sockaddr_in6 in6 = {};
+		bpf_probe_read_kernel(&in6, sizeof(in6), sa);
+		ev->port = bpf_ntohs(in6.sin6_port);
+		__builtin_memcpy(ev->addr, &in6.sin6_addr, 16);
+	}
+}
+
+static __always_inline __u16 socket_family(struct socket *sock)
+{
+	return BPF_CORE_READ(sock, sk, __sk_common.skc_family);
+}
+
+/*
+ * deny_inet handles every hook that "uses" a socket: any family but AF_UNIX is
+ * denied under network=false. Closes N1 (unconnected sendto/sendmmsg), N2
+ * (io_uring reaches the same hooks), N3 (other families) for sockets that
+ * exist already (inherited or passed in).
+ */
+static __always_inline int deny_inet(struct socket *sock, __u16 hook,
+				     struct sockaddr *sa)
+{
+	if (socket_family(sock) == AF_UNIX)
+		return 0;
+	struct effective e;
+	if (!resolve(&e))
+		return 0;
+	int d = verdict(&e, DENY_NETWORK);
+	if (!d)
+		return 0;
+	struct event *ev = event_begin(&e, hook, d, DENY_NETWORK, EPERM);
+	if (ev) {
+		fill_socket(ev, sock);
+		fill_sockaddr(ev, sa);
+		bpf_ringbuf_submit(ev, 0);
+	}
+	return verdict_ret(d);
+}
+
+/*
+ * outside_sandbox reports whether sk was created outside the subtree of the
+ * deepest cgroup that denies network to the current task (at level
+ * net_level). A socket records its creator's cgroup at allocation
+ * (sk->sk_cgrp_data.cgroup); decide on that object, not on a path or name,
+ * so filesystem and abstract unix sockets are treated alike (N4, N5).
+ *
+ * Fail direction: anything unreadable counts as outside (deny).
+ */
+static __always_inline bool outside_sandbox(struct sock *sk, int net_level,
+					    __u64 sandbox_id)
+{
+	if (!sk)
+		return true;
+	struct cgroup *cg = BPF_CORE_READ(sk, sk_cgrp_data.cgroup);
+	if (!cg)
+		return true;
+	int level = BPF_CORE_READ(cg, level);
+	if (net_level < 0 || net_level >= MAX_CGROUP_LEVEL || level < net_level)
+		return true;
+	struct cgroup *anc = NULL;
+	bpf_probe_read_kernel(&anc, sizeof(anc), &cg->ancestors[net_level]);
+	if (!anc)
+		return true;
+	__u64 id = BPF_CORE_READ(anc, kn, id);
+	return id != sandbox_id;
+}
+
+/* check_unix_peer denies an AF_UNIX connect/send to a socket created outside
+ * the sandbox; socketpair and sockets created inside keep working. */
+static __always_inline int check_unix_peer(struct socket *sock,
+					   struct sock *peer, __u16 hook)
+{
+	struct effective e;
+	if (!resolve(&e))
+		return 0;
+	int d = verdict(&e, DENY_NETWORK);
+	if (!d)
+		return 0;
+	__u64 sandbox = d == DECISION_DENIED ? e.deny_cgid[0] : e.audit_cgid[0];
+	if (!outside_sandbox(peer, e.net_level, sandbox))
+		return 0;
+	struct event *ev = event_begin(&e, hook, d, DENY_NETWORK, EPERM);
+	if (ev) {
+		fill_socket(ev, sock);
+		/* The peer's inode identifies the broker socket. */
+		struct socket *ps = BPF_CORE_READ(peer, sk_socket);
+		if (ps) {
+			struct inode *ino = BPF_CORE_READ(ps, file, f_inode);
+			if (ino)
+				ev->ino = BPF_CORE_READ(ino, i_ino);
+		}
+		bpf_ringbuf_submit(ev, 0);
+	}
+	return verdict_ret(d);
+}
+
+/* N3: creation of any non-AF_UNIX socket (AF_INET/6, AF_PACKET, raw, ping,
+ * AF_NETLINK, AF_VSOCK, AF_ALG, ...), including io_uring IORING_OP_SOCKET. */
+SEC("lsm/socket_create")
+int BPF_PROG(socket_create, int family, int type, int protocol, int kern,
+	     int ret)
+{
+	if (ret)
+		return ret; /* an earlier LSM already denied */
+	if (kern || family == AF_UNIX)
+		return 0; /* kernel-internal sockets; unix is governed by peers */
+	struct effective e;
+	if (!resolve(&e))
+		return 0;
+	int d = verdict(&e, DENY_NETWORK);
+	if (!d)
+		return 0;
+	struct event *ev = event_begin(&e, HOOK_SOCKET_CREATE, d, DENY_NETWORK,
+				       EPERM);
+	if (ev) {
+		ev->object_kind = OBJ_SOCKET;
+		ev->family = family;
+		ev->sock_type = type;
+		ev->protocol = protocol;
+		bpf_ringbuf_submit(ev, 0);
+	}
+	return verdict_ret(d);
+}
+
+SEC("lsm/socket_bind")
+int BPF_PROG(socket_bind, struct socket *sock, struct sockaddr *address,
+	     int addrlen, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_inet(sock, HOOK_SOCKET_BIND, address);
+}
+
+/* N2/N4: connect of an existing non-unix socket (inherited, passed in, or
+ * io_uring IORING_OP_CONNECT). AF_UNIX connects are judged by peer below. */
+SEC("lsm/socket_connect")
+int BPF_PROG(socket_connect, struct socket *sock, struct sockaddr *address,
+	     int addrlen, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_inet(sock, HOOK_SOCKET_CONNECT, address);
+}
+
+SEC("lsm/socket_listen")
+int BPF_PROG(socket_listen, struct socket *sock, int backlog, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_inet(sock, HOOK_SOCKET_LISTEN, NULL);
+}
+
+SEC("lsm/socket_accept")
+int BPF_PROG(socket_accept, struct socket *sock, struct socket *newsock,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return deny_inet(sock, HOOK_SOCKET_ACCEPT, NULL);
+}
+
+/*
+ * N1: sendto/sendmsg/sendmmsg on unconnected inet sockets, TCP fast open
+ * (MSG_FASTOPEN) and io_uring sends all pass security_socket_sendmsg. For
+ * AF_UNIX stream sockets connected before the ceiling applied (inherited or
+ * passed in), the connected peer decides (N4).
+ */
+SEC("lsm/socket_sendmsg")
+int BPF_PROG(socket_sendmsg, struct socket *sock, struct msghdr *msg, int size,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	if (socket_family(sock) != AF_UNIX) {
+		struct sockaddr *sa = BPF_CORE_READ(msg, msg_name);
+		return deny_inet(sock, HOOK_SOCKET_SENDMSG, sa);
+	}
+	struct sock *sk = BPF_CORE_READ(sock, sk);
+	struct unix_sock *u = (struct unix_sock *)sk;
+	struct sock *peer = BPF_CORE_READ(u, peer);
+	if (!peer)
+		return 0; /* unconnected dgram: unix_may_send decides */
+	return check_unix_peer(sock, peer, HOOK_SOCKET_SENDMSG);
+}
+
+SEC("lsm/socket_recvmsg")
+int BPF_PROG(socket_recvmsg, struct socket *sock, struct msghdr *msg, int size,
+	     int flags, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_inet(sock, HOOK_SOCKET_RECVMSG, NULL);
+}
+
+/* N4/N5: connect to a listening unix socket (filesystem or abstract) that was
+ * created outside the sandbox: container engine, D-Bus, resolver. */
+SEC("lsm/unix_stream_connect")
+int BPF_PROG(unix_stream_connect, struct sock *sock, struct sock *other,
+	     struct sock *newsk, int ret)
+{
+	if (ret)
+		return ret;
+	struct socket *s = BPF_CORE_READ(sock, sk_socket);
+	return check_unix_peer(s, other, HOOK_UNIX_STREAM_CONNECT);
+}
+
+/* N4/N5: datagram connect and every datagram send to a unix socket created
+ * outside the sandbox. */
+SEC("lsm/unix_may_send")
+int BPF_PROG(unix_may_send, struct socket *sock, struct socket *other, int ret)
+{
+	if (ret)
+		return ret;
+	struct sock *osk = BPF_CORE_READ(other, sk);
+	return check_unix_peer(sock, osk, HOOK_UNIX_MAY_SEND);
+}

@@ -1,0 +1,90 @@
+//go:build ignore
+
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * network=false at cgroup-BPF hooks: the second layer, and the only one on
+ * hosts where BPF LSM programs cannot load. Attached once at the cgroup2 root
+ * (effective for every descendant, BPF_F_ALLOW_MULTI); the ancestor walk in
+ * resolve() picks the ceiling.
+ *
+ * Coverage is narrower than the LSM layer: the kernel runs cgroup/sock_create
+ * only for AF_INET/AF_INET6 sockets, and connect/sendmsg hooks only for inet
+ * addresses. enforcer.Probe reports that difference.
+ *
+ * Return 1 allows; 0 rejects with EPERM.
+ */
+#include "enforcerd.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+static __always_inline int sock_verdict(__u16 hook, __u16 family, __u32 type,
+					__u32 protocol, __u32 ip4,
+					const __u32 *ip6, __u16 port)
+{
+	struct effective e;
+	if (!resolve(&e))
+		return 1;
+	int v = verdict(&e, DENY_NETWORK);
+	if (!v)
+		return 1;
+	struct event *ev = event_begin(&e, hook, v, DENY_NETWORK, EPERM);
+	if (ev) {
+		ev->object_kind = OBJ_SOCKET;
+		ev->family = family;
+		ev->sock_type = type;
+		ev->protocol = protocol;
+		ev->port = port;
+		if (ip6) {
+			__builtin_memcpy(ev->addr, ip6, 16);
+		} else {
+			__builtin_memcpy(ev->addr, &ip4, 4);
+		}
+		bpf_ringbuf_submit(ev, 0);
+	}
+	return v == DECISION_DENIED ? 0 : 1;
+}
+
+/* N3 (inet part): socket(AF_INET/AF_INET6, ...). */
+SEC("cgroup/sock_create")
+int sock_create(struct bpf_sock *sk)
+{
+	if (sk->family == AF_UNIX)
+		return 1;
+	return sock_verdict(HOOK_CGROUP_SOCK_CREATE, sk->family, sk->type,
+			    sk->protocol, 0, NULL, 0);
+}
+
+SEC("cgroup/connect4")
+int connect4(struct bpf_sock_addr *ctx)
+{
+	return sock_verdict(HOOK_CGROUP_CONNECT4, AF_INET, ctx->type,
+			    ctx->protocol, ctx->user_ip4, NULL,
+			    bpf_ntohs(ctx->user_port));
+}
+
+SEC("cgroup/connect6")
+int connect6(struct bpf_sock_addr *ctx)
+{
+	__u32 ip6[4] = {ctx->user_ip6[0], ctx->user_ip6[1], ctx->user_ip6[2],
+			ctx->user_ip6[3]};
+	return sock_verdict(HOOK_CGROUP_CONNECT6, AF_INET6, ctx->type,
+			    ctx->protocol, 0, ip6, bpf_ntohs(ctx->user_port));
+}
+
+/* N1: unconnected UDP sendto/sendmsg (connect4/6 never fire for these). */
+SEC("cgroup/sendmsg4")
+int sendmsg4(struct bpf_sock_addr *ctx)
+{
+	return sock_verdict(HOOK_CGROUP_SENDMSG4, AF_INET, ctx->type,
+			    ctx->protocol, ctx->user_ip4, NULL,
+			    bpf_ntohs(ctx->user_port));
+}
+
+SEC("cgroup/sendmsg6")
+int sendmsg6(struct bpf_sock_addr *ctx)
+{
+	__u32 ip6[4] = {ctx->user_ip6[0], ctx->user_ip6[1], ctx->user_ip6[2],
+			ctx->user_ip6[3]};
+	return sock_verdict(HOOK_CGROUP_SENDMSG6, AF_INET6, ctx->type,
+			    ctx->protocol, 0, ip6, bpf_ntohs(ctx->user_port));
+}

@@ -1,0 +1,219 @@
+// Package cgroup finds the cgroup v2 hierarchy, names cgroups by path and id,
+// and creates, enters and removes the transient cgroups enforcerd runs
+// workloads in. Creation, kill and removal go through containerd/cgroups/v3.
+//
+// The cgroup2 mount is read from /proc/self/mountinfo, never assumed: hosts
+// in hybrid mode mount it at /sys/fs/cgroup/unified (shared/docs/
+// kernel-testing.md), unified hosts at /sys/fs/cgroup.
+package cgroup
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/containerd/cgroups/v3/cgroup2"
+	"golang.org/x/sys/unix"
+)
+
+// ErrNoCgroup2 means no cgroup2 filesystem is mounted.
+var ErrNoCgroup2 = errors.New("no cgroup2 filesystem mounted")
+
+// Mountpoint returns the mount point of the cgroup2 filesystem, read from
+// /proc/self/mountinfo. Errors: ErrNoCgroup2 when none is mounted.
+func Mountpoint() (string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", fmt.Errorf("cgroup2 mount: %w", err)
+	}
+	defer f.Close()
+	return ParseMountinfo(f)
+}
+
+// ParseMountinfo returns the first cgroup2 mount point in a
+// /proc/<pid>/mountinfo stream (proc(5): the filesystem type follows the
+// " - " separator; the mount point is field 5, octal-escaped).
+func ParseMountinfo(r io.Reader) (string, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		pre, post, ok := strings.Cut(line, " - ")
+		if !ok {
+			continue
+		}
+		post1 := strings.Fields(post)
+		if len(post1) < 1 || post1[0] != "cgroup2" {
+			continue
+		}
+		f := strings.Fields(pre)
+		if len(f) < 5 {
+			continue
+		}
+		return unescapeOctal(f[4]), nil
+	}
+	if err := sc.Err(); err != nil {
+		return "", fmt.Errorf("cgroup2 mount: %w", err)
+	}
+	return "", ErrNoCgroup2
+}
+
+// unescapeOctal undoes mountinfo's \ooo escaping of spaces, tabs, newlines
+// and backslashes.
+func unescapeOctal(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && isOctal(s[i+1:i+4]) {
+			v := (s[i+1]-'0')*64 + (s[i+2]-'0')*8 + (s[i+3] - '0')
+			b.WriteByte(v)
+			i += 3
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isOctal(s string) bool {
+	if len(s) != 3 {
+		return false
+	}
+	for i := 0; i < 3; i++ {
+		if s[i] < '0' || s[i] > '7' {
+			return false
+		}
+	}
+	return s[0] <= '3'
+}
+
+// Cgroup names one cgroup v2 directory.
+type Cgroup struct {
+	// Mountpoint of the cgroup2 filesystem, e.g. /sys/fs/cgroup/unified.
+	Mountpoint string
+	// Group is the path below the mount point, as in /proc/<pid>/cgroup
+	// ("/" for the root, "/enforcerd/run-42").
+	Group string
+	// ID is the cgroup id the kernel reports to BPF programs
+	// (bpf_get_current_cgroup_id): the inode number of the directory.
+	ID uint64
+	// Level is the depth below the root (root = 0), the index
+	// bpf_get_current_ancestor_cgroup_id takes.
+	Level int
+}
+
+// Path is the directory of the cgroup in the filesystem.
+func (c Cgroup) Path() string { return filepath.Join(c.Mountpoint, c.Group) }
+
+func (c Cgroup) String() string { return fmt.Sprintf("%s (id %d)", c.Group, c.ID) }
+
+// Level returns the depth of a group path ("/" = 0, "/a/b" = 2).
+func Level(group string) int {
+	g := strings.Trim(filepath.Clean(group), "/")
+	if g == "" || g == "." {
+		return 0
+	}
+	return strings.Count(g, "/") + 1
+}
+
+// Open names an existing cgroup. Errors if group is not a clean absolute path
+// or the directory does not exist.
+func Open(mountpoint, group string) (Cgroup, error) {
+	if group != "/" {
+		if err := cgroup2.VerifyGroupPath(group); err != nil {
+			return Cgroup{}, fmt.Errorf("cgroup %q: %w", group, err)
+		}
+	}
+	c := Cgroup{Mountpoint: mountpoint, Group: group, Level: Level(group)}
+	var st unix.Stat_t
+	if err := unix.Stat(c.Path(), &st); err != nil {
+		return Cgroup{}, fmt.Errorf("cgroup %s: %w", c.Path(), err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return Cgroup{}, fmt.Errorf("cgroup %s: not a directory", c.Path())
+	}
+	c.ID = st.Ino
+	return c, nil
+}
+
+// Create makes a new cgroup (and any missing parents) with no controllers
+// enabled and returns it. Errors if it cannot be created.
+func Create(mountpoint, group string) (Cgroup, error) {
+	if _, err := cgroup2.NewManager(mountpoint, group, &cgroup2.Resources{}); err != nil {
+		return Cgroup{}, fmt.Errorf("create cgroup %s: %w", group, err)
+	}
+	return Open(mountpoint, group)
+}
+
+// Remove kills every process left in the cgroup subtree and removes it,
+// waiting up to timeout for the processes to exit.
+func (c Cgroup) Remove(timeout time.Duration) error {
+	m, err := cgroup2.Load(c.Group, cgroup2.WithMountpoint(c.Mountpoint))
+	if err != nil {
+		return fmt.Errorf("cgroup %s: %w", c.Group, err)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		procs, err := m.Procs(true)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("cgroup %s: %w", c.Group, err)
+		}
+		if len(procs) == 0 {
+			break
+		}
+		_ = m.Kill()
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cgroup %s: %d processes still running", c.Group, len(procs))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Remove sub-cgroups bottom-up (a child may have created some).
+	var dirs []string
+	_ = filepath.WalkDir(c.Path(), func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := unix.Rmdir(dirs[i]); err != nil && !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("remove cgroup %s: %w", dirs[i], err)
+		}
+	}
+	return nil
+}
+
+// OpenDir opens the cgroup directory for CLONE_INTO_CGROUP
+// (syscall.SysProcAttr.CgroupFD). The caller closes the file.
+func (c Cgroup) OpenDir() (*os.File, error) {
+	fd, err := unix.Open(c.Path(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open cgroup %s: %w", c.Path(), err)
+	}
+	return os.NewFile(uintptr(fd), c.Path()), nil
+}
+
+// SysProcAttr returns process attributes that start a child directly inside
+// the cgroup (clone3 CLONE_INTO_CGROUP, Linux >= 5.7), so it never runs a
+// single instruction outside it. dir must stay open until the child started.
+func SysProcAttr(dir *os.File) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(dir.Fd())}
+}
+
+// PidGroup returns the cgroup v2 group path of a process, from
+// /proc/<pid>/cgroup.
+func PidGroup(pid int) (string, error) {
+	g, err := cgroup2.PidGroupPath(pid)
+	if err != nil {
+		return "", fmt.Errorf("cgroup of pid %d: %w", pid, err)
+	}
+	return g, nil
+}

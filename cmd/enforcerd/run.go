@@ -1,0 +1,344 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+func init() {
+	register(subcommand{name: "run", summary: "run one command tree under a ceiling, enforced in the kernel", run: runRun})
+}
+
+const runUsage = `Usage: enforcerd run [flags] -- CMD [ARG...]
+
+Run CMD in a fresh cgroup whose ceiling is enforced in the kernel by eBPF
+(BPF LSM hooks, and cgroup-BPF socket hooks). Every process CMD starts, and
+every sub-cgroup it creates, is held to the same ceiling. The ceiling takes
+effect at enforcerd's exec of CMD, before CMD's first instruction.
+
+Each denied operation is printed to stderr as it happens:
+  enforcerd: denied <operation> <object> (<hook>)
+
+Flags:
+  --role ROLE            start from the role's requested ceiling (general,
+                         explore, planner, reviewer, implement, test, advisor,
+                         custom, or an alias; unknown names fail closed to
+                         explore). Default: no restriction.
+  --network allow|deny   network ceiling (also true|false)
+  --write allow|deny     write ceiling (also true|false)
+  --shell none|read_only|full
+                         shell ceiling
+  --exec-allow PATH      with --shell=none: another binary CMD may exec
+                         (repeatable; matched by device and inode)
+  --audit-only           do not deny: run CMD and report would-be denials
+  --cgroup-parent GROUP  cgroup v2 path to create the transient cgroup under
+                         (default: enforcerd's own cgroup)
+  --pin-dir DIR          bpffs directory of the pinned programs and maps
+                         (default /sys/fs/bpf/enforcerd)
+  -q, --quiet            do not print denials
+
+--role and the explicit flags clamp together: the result is never wider than
+either.
+
+Exit status:
+  CMD's own status (128+N when killed by signal N)
+  2    usage error (bad flag or value, missing --)
+  125  enforcerd could not enforce the ceiling; CMD never ran
+  126  CMD is not executable
+  127  CMD was not found
+`
+
+// boolFlag is an allow|deny flag that remembers whether it was given.
+type boolFlag struct {
+	set bool
+	val bool
+}
+
+func (b *boolFlag) String() string {
+	if !b.set {
+		return ""
+	}
+	return fmt.Sprint(b.val)
+}
+
+func (b *boolFlag) Set(s string) error {
+	v, err := policy.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	b.set, b.val = true, v
+	return nil
+}
+
+type shellFlag struct {
+	set bool
+	val policy.Shell
+}
+
+func (s *shellFlag) String() string { return string(s.val) }
+
+func (s *shellFlag) Set(v string) error {
+	sh, err := policy.ParseShell(v)
+	if err != nil {
+		return err
+	}
+	s.set, s.val = true, sh
+	return nil
+}
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+type runOptions struct {
+	ceiling      policy.KernelCeiling
+	auditOnly    bool
+	quiet        bool
+	execAllow    []string
+	cgroupParent string
+	pinDir       string
+	argv         []string
+}
+
+// parseRunArgs parses run's flags; CMD must follow "--".
+func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
+	var o runOptions
+	dash := -1
+	for i, a := range args {
+		if a == "--" {
+			dash = i
+			break
+		}
+	}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	role := fs.String("role", "", "")
+	var network, write boolFlag
+	var shell shellFlag
+	var execAllow listFlag
+	fs.Var(&network, "network", "")
+	fs.Var(&write, "write", "")
+	fs.Var(&shell, "shell", "")
+	fs.Var(&execAllow, "exec-allow", "")
+	fs.BoolVar(&o.auditOnly, "audit-only", false, "")
+	fs.BoolVar(&o.quiet, "quiet", false, "")
+	fs.BoolVar(&o.quiet, "q", false, "")
+	fs.StringVar(&o.cgroupParent, "cgroup-parent", "", "")
+	fs.StringVar(&o.pinDir, "pin-dir", enforcer.DefaultPinDir, "")
+	flagArgs := args
+	if dash >= 0 {
+		flagArgs = args[:dash]
+	}
+	if err := fs.Parse(flagArgs); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q before --", fs.Arg(0))
+	}
+	if dash < 0 {
+		return o, errors.New("missing -- before the command (enforcerd run [flags] -- CMD [ARG...])")
+	}
+	o.argv = args[dash+1:]
+	if len(o.argv) == 0 {
+		return o, errors.New("missing command after --")
+	}
+	c := policy.DefaultSession()
+	if fs.Lookup("role") != nil && isFlagSet(fs, "role") {
+		res := policy.ResolveRole(*role)
+		c = policy.RequestedCeiling(res.Role, policy.DefaultSession())
+		if res.Source == policy.RoleFromUnknown {
+			fmt.Fprintf(stderr, "enforcerd: role %q is unknown: using explore's ceiling (fail closed)\n", *role)
+		}
+	}
+	k := c.Kernel()
+	if network.set {
+		k = k.Clamp(policy.KernelCeiling{Network: network.val, Write: true, Shell: policy.ShellFull})
+	}
+	if write.set {
+		k = k.Clamp(policy.KernelCeiling{Network: true, Write: write.val, Shell: policy.ShellFull})
+	}
+	if shell.set {
+		k = k.Clamp(policy.KernelCeiling{Network: true, Write: true, Shell: shell.val})
+	}
+	if len(execAllow) > 0 && k.Shell != policy.ShellNone {
+		return o, fmt.Errorf("--exec-allow needs --shell=none (the ceiling's shell is %s)", k.Shell)
+	}
+	o.ceiling = k
+	o.execAllow = execAllow
+	return o, nil
+}
+
+func isFlagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
+}
+
+func runRun(args []string, stdout, stderr io.Writer) int {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "--help" || a == "-help" {
+			fmt.Fprint(stdout, runUsage)
+			return exitOK
+		}
+	}
+	o, err := parseRunArgs(args, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "enforcerd run: %v\nRun 'enforcerd run --help' for usage.\n", err)
+		return exitUsage
+	}
+	bin, err := exec.LookPath(o.argv[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "enforcerd run: %v\n", err)
+		if errors.Is(err, os.ErrPermission) {
+			return exitNotExecutable
+		}
+		return exitNotFound
+	}
+	return enforceAndRun(o, bin, stderr)
+}
+
+// enforceAndRun installs the ceiling and runs the command. Every failure
+// before the command starts returns exitCannotEnforce: CMD never ran.
+func enforceAndRun(o runOptions, bin string, stderr io.Writer) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "enforcerd run: cannot enforce: "+format+"\n", a...)
+		return exitCannotEnforce
+	}
+	mount, err := cgroup.Mountpoint()
+	if err != nil {
+		return fail("%v", err)
+	}
+	enf, err := enforcer.Open(enforcer.Options{PinDir: o.pinDir, CgroupMount: mount})
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer enf.Close()
+	if err := enf.CanEnforce(o.ceiling); err != nil {
+		if !o.auditOnly {
+			return fail("%v", err)
+		}
+		fmt.Fprintf(stderr, "enforcerd run: warning: audit-only, and some fields cannot even be observed here: %v\n", err)
+	}
+	if !o.ceiling.Network && enf.NetworkCoverage() == "inet-only" {
+		fmt.Fprintf(stderr, "enforcerd run: warning: network=deny is enforced by cgroup-BPF only (AF_INET/AF_INET6 sockets); other families and unix brokers need BPF LSM: %v\n", enf.LayerError(enforcer.LayerLSM))
+	}
+	parent := o.cgroupParent
+	if parent == "" {
+		if parent, err = cgroup.PidGroup(os.Getpid()); err != nil {
+			return fail("%v", err)
+		}
+	}
+	cg, err := cgroup.Create(mount, path.Join(parent, fmt.Sprintf("enforcerd-run-%d", os.Getpid())))
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer func() {
+		if err := cg.Remove(5 * time.Second); err != nil {
+			fmt.Fprintf(stderr, "enforcerd run: cleanup: %v\n", err)
+		}
+	}()
+	entry := enforcer.Entry{Ceiling: o.ceiling, AuditOnly: o.auditOnly, Pending: enf.CanActivateAtExec()}
+	if err := enf.Register(cg, entry); err != nil {
+		return fail("%v", err)
+	}
+	defer enf.Unregister(cg.ID)
+
+	done := make(chan struct{})
+	var rd *enforcer.Reader
+	if !o.quiet {
+		if rd, err = enf.NewReader(); err != nil {
+			return fail("%v", err)
+		}
+		go printDenials(rd, cg.ID, stderr, done)
+	}
+
+	dir, err := cg.OpenDir()
+	if err != nil {
+		return fail("%v", err)
+	}
+	cmd := exec.Command(bin, o.argv[1:]...)
+	cmd.Args[0] = o.argv[0]
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = cgroup.SysProcAttr(dir)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	err = cmd.Start()
+	dir.Close()
+	if err != nil {
+		if rd != nil {
+			rd.Close()
+		}
+		fmt.Fprintf(stderr, "enforcerd run: %v\n", err)
+		if errors.Is(err, os.ErrPermission) {
+			return exitNotExecutable
+		}
+		return exitNotFound
+	}
+	go func() {
+		for s := range sigs {
+			_ = cmd.Process.Signal(s)
+		}
+	}()
+	werr := cmd.Wait()
+	if rd != nil {
+		// Hooks write records synchronously: all of CMD's are in the ring.
+		_ = rd.Flush()
+		<-done
+		rd.Close()
+	}
+	return exitStatus(cmd, werr, stderr)
+}
+
+func exitStatus(cmd *exec.Cmd, err error, stderr io.Writer) int {
+	if cmd.ProcessState == nil {
+		fmt.Fprintf(stderr, "enforcerd run: %v\n", err)
+		return exitFailure
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// printDenials prints each record decided by the ceiling of cgroup id until
+// the reader is closed or its deadline passes.
+func printDenials(rd *enforcer.Reader, id uint64, w io.Writer, done chan<- struct{}) {
+	defer close(done)
+	for {
+		d, err := rd.Read()
+		if err != nil {
+			return
+		}
+		if d.CeilingCgroupID != id {
+			continue
+		}
+		verb := "denied"
+		if d.Audited {
+			verb = "audit: would deny"
+		}
+		fmt.Fprintf(w, "enforcerd: %s %s %s (%s) pid=%d comm=%s\n", verb, d.Operation(), d.Object, d.Hook, d.TGID, d.Comm)
+	}
+}

@@ -1,0 +1,593 @@
+// Package enforcer loads, attaches and pins enforcerd's eBPF programs, keeps
+// the ceiling map, and reads denial records. It is the only package that
+// touches BPF objects; callers get a small typed API (Open, Register,
+// Unregister, List, NewReader, Close).
+//
+// Persistence: maps and links are pinned under Options.PinDir
+// (/sys/fs/bpf/enforcerd by default), so enforcement stays in force when the
+// process that loaded it exits or crashes. Open re-adopts existing pins and
+// attaches only what is missing; it never replaces or wipes a pin.
+package enforcer
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/bpf"
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+// DefaultPinDir is where maps and links are pinned.
+const DefaultPinDir = "/sys/fs/bpf/enforcerd"
+
+// MaxCgroupLevel bounds the in-kernel ancestor walk (MAX_CGROUP_LEVEL in
+// bpf/enforcerd.h). Register refuses cgroups at this level or deeper, so every
+// enforced cgroup is seen by the walk.
+const MaxCgroupLevel = 32
+
+// Errors callers test with errors.Is.
+var (
+	// ErrCannotEnforce: the ceiling needs a hook this host cannot run. The
+	// workload must be refused (fail closed) unless the operator opted into
+	// audit-only.
+	ErrCannotEnforce = errors.New("ceiling cannot be enforced on this host")
+	// ErrNotRegistered: no ceiling is registered for the cgroup.
+	ErrNotRegistered = errors.New("cgroup not registered")
+)
+
+// Layer names a family of programs.
+type Layer string
+
+// The layers.
+const (
+	LayerLSM       Layer = "bpf-lsm"    // LSM hooks: network and write
+	LayerCgroup    Layer = "cgroup-bpf" // cgroup socket hooks: network (inet only)
+	LayerLifecycle Layer = "lifecycle"  // tp_btf/sched_process_exec: activation at exec
+)
+
+// Options configures Open.
+type Options struct {
+	// PinDir holds the pinned maps and links (default DefaultPinDir). It
+	// must be on a bpf filesystem; Open mounts bpffs at /sys/fs/bpf if
+	// nothing is mounted there.
+	PinDir string
+	// CgroupMount is the cgroup2 mount point (default: from mountinfo).
+	// The cgroup-BPF programs attach at its root.
+	CgroupMount string
+}
+
+// HookStatus reports one program.
+type HookStatus struct {
+	Name     string // kernel hook or attach name, e.g. "file_open"
+	Layer    Layer
+	Attached bool
+	Adopted  bool   // re-adopted from an existing pin
+	Optional bool   // the hook does not exist on every kernel
+	Err      string // why it is not attached
+}
+
+// Entry is what is registered for one cgroup.
+type Entry struct {
+	Ceiling policy.KernelCeiling
+	// AuditOnly records would-be denials and allows the operation.
+	AuditOnly bool
+	// Pending: registered but not yet in force; the first exec in the
+	// cgroup's subtree activates it (the container's entrypoint).
+	Pending bool
+}
+
+// Registration is one row of List.
+type Registration struct {
+	CgroupID uint64
+	Entry    Entry
+}
+
+// Enforcer holds the loaded or adopted programs and the shared maps.
+type Enforcer struct {
+	opts     Options
+	ceilings *ebpf.Map
+	events   *ebpf.Map
+	stats    *ebpf.Map
+	links    map[string]link.Link
+	hooks    []HookStatus
+	layerErr map[Layer]error
+}
+
+// Bits of struct ceiling in bpf/enforcerd.h.
+const (
+	denyNetwork     = 1 << 0
+	denyWrite       = 1 << 1
+	flagAuditOnly   = 1 << 0
+	flagPending     = 1 << 1
+	bpfFSMagic      = 0xcafe4a11
+	securityFSMagic = 0x73636673
+)
+
+// program describes one program of an object: its name in the object, how it
+// attaches, and whether the hook may be absent from the kernel.
+type program struct {
+	name     string // ELF program name
+	hook     string // kernel hook name (LSM) or attach name
+	optional bool
+	attach   ebpf.AttachType // for cgroup programs
+}
+
+type object struct {
+	layer Layer
+	load  func() (*ebpf.CollectionSpec, error)
+	progs []program
+}
+
+func lsmProgs(names []string, optional ...string) []program {
+	opt := map[string]bool{}
+	for _, o := range optional {
+		opt[o] = true
+	}
+	ps := make([]program, 0, len(names))
+	for _, n := range names {
+		ps = append(ps, program{name: n, hook: n, optional: opt[n]})
+	}
+	return ps
+}
+
+var objects = []object{
+	{LayerLSM, bpf.LoadNetwork, lsmProgs([]string{
+		"socket_create", "socket_bind", "socket_connect", "socket_listen",
+		"socket_accept", "socket_sendmsg", "socket_recvmsg",
+		"unix_stream_connect", "unix_may_send"})},
+	{LayerLSM, bpf.LoadFile, lsmProgs([]string{
+		"file_open", "file_permission", "file_truncate", "path_truncate",
+		"mmap_file", "file_mprotect", "file_ioctl", "inode_create",
+		"inode_link", "inode_unlink", "inode_symlink", "inode_mkdir",
+		"inode_rmdir", "inode_mknod", "inode_rename", "inode_setattr",
+		"inode_setxattr", "inode_removexattr", "inode_set_acl",
+		"inode_remove_acl"},
+		// Added in Linux 6.2; 6.1 reaches the same operations through
+		// path_truncate and inode_setxattr.
+		"file_truncate", "inode_set_acl", "inode_remove_acl")},
+	{LayerCgroup, bpf.LoadSock, []program{
+		{name: "sock_create", hook: "cgroup/sock_create", attach: ebpf.AttachCGroupInetSockCreate},
+		{name: "connect4", hook: "cgroup/connect4", attach: ebpf.AttachCGroupInet4Connect},
+		{name: "connect6", hook: "cgroup/connect6", attach: ebpf.AttachCGroupInet6Connect},
+		{name: "sendmsg4", hook: "cgroup/sendmsg4", attach: ebpf.AttachCGroupUDP4Sendmsg},
+		{name: "sendmsg6", hook: "cgroup/sendmsg6", attach: ebpf.AttachCGroupUDP6Sendmsg},
+	}},
+	{LayerLifecycle, bpf.LoadLifecycle, []program{
+		{name: "sched_process_exec", hook: "sched_process_exec"},
+	}},
+}
+
+// Open loads the programs (or re-adopts pinned ones) and attaches what is
+// missing. It succeeds when at least the maps exist; which layers are in
+// force is reported by Hooks and checked per ceiling by CanEnforce, so a
+// caller can refuse exactly the fields this host cannot enforce.
+func Open(opts Options) (*Enforcer, error) {
+	if opts.PinDir == "" {
+		opts.PinDir = DefaultPinDir
+	}
+	if opts.CgroupMount == "" {
+		m, err := cgroup.Mountpoint()
+		if err != nil {
+			return nil, err
+		}
+		opts.CgroupMount = m
+	}
+	if err := ensureBPFFS(opts.PinDir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(opts.PinDir, "links"), 0o700); err != nil {
+		return nil, fmt.Errorf("pin dir %s: %w", opts.PinDir, err)
+	}
+	e := &Enforcer{opts: opts, links: map[string]link.Link{}, layerErr: map[Layer]error{}}
+	if err := e.openMaps(); err != nil {
+		e.Close()
+		return nil, err
+	}
+	kernel, kerr := btf.LoadKernelSpec()
+	lsmErr := lsmUsable()
+	for _, obj := range objects {
+		var err error
+		switch {
+		case obj.layer == LayerLSM && lsmErr != nil:
+			err = lsmErr
+		case kerr != nil && obj.layer != LayerCgroup:
+			err = fmt.Errorf("kernel BTF: %w", kerr)
+		default:
+			err = e.openObject(obj, kernel)
+		}
+		if err != nil && e.layerErr[obj.layer] == nil {
+			e.layerErr[obj.layer] = err
+		}
+		if err != nil {
+			for _, p := range obj.progs {
+				if !e.hasHook(p.hook) {
+					e.hooks = append(e.hooks, HookStatus{Name: p.hook, Layer: obj.layer, Optional: p.optional, Err: err.Error()})
+				}
+			}
+		}
+	}
+	sort.SliceStable(e.hooks, func(i, j int) bool { return e.hooks[i].Layer < e.hooks[j].Layer })
+	return e, nil
+}
+
+func (e *Enforcer) hasHook(name string) bool {
+	for _, h := range e.hooks {
+		if h.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// ensureBPFFS makes sure dir's parent is on a bpf filesystem, mounting bpffs
+// at /sys/fs/bpf when nothing is mounted there.
+func ensureBPFFS(dir string) error {
+	parent := filepath.Dir(filepath.Clean(dir))
+	var st unix.Statfs_t
+	if err := unix.Statfs(parent, &st); err == nil && uint32(st.Type) == bpfFSMagic {
+		return nil
+	}
+	if parent == "/sys/fs/bpf" {
+		if err := unix.Mount("bpf", parent, "bpf", 0, "mode=0700"); err != nil {
+			return fmt.Errorf("mount bpffs at %s: %w", parent, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("pin dir %s: %s is not on a bpf filesystem", dir, parent)
+}
+
+func (e *Enforcer) openMaps() error {
+	spec, err := bpf.LoadNetwork()
+	if err != nil {
+		return fmt.Errorf("load map specs: %w", err)
+	}
+	open := func(name string) (*ebpf.Map, error) {
+		ms := spec.Maps[name]
+		pin := filepath.Join(e.opts.PinDir, name)
+		if m, err := ebpf.LoadPinnedMap(pin, nil); err == nil {
+			if err := ms.Compatible(m); err != nil {
+				m.Close()
+				return nil, fmt.Errorf("pinned map %s is from an incompatible enforcerd: %w (remove it with `enforcerd uninstall` after stopping every workload)", pin, err)
+			}
+			return m, nil
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("pinned map %s: %w", pin, err)
+		}
+		m, err := ebpf.NewMap(ms)
+		if err != nil {
+			return nil, fmt.Errorf("create map %s: %w", name, err)
+		}
+		if err := m.Pin(pin); err != nil {
+			m.Close()
+			return nil, fmt.Errorf("pin map %s: %w", pin, err)
+		}
+		return m, nil
+	}
+	if e.ceilings, err = open("ceilings"); err != nil {
+		return err
+	}
+	if e.events, err = open("events"); err != nil {
+		return err
+	}
+	if e.stats, err = open("stats"); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (e *Enforcer) linkPin(obj object, p program) string {
+	prefix := map[Layer]string{LayerLSM: "lsm_", LayerCgroup: "cgroup_", LayerLifecycle: "tp_btf_"}[obj.layer]
+	return filepath.Join(e.opts.PinDir, "links", prefix+p.name)
+}
+
+// openObject adopts pinned links of obj and loads + attaches the missing ones.
+func (e *Enforcer) openObject(obj object, kernel *btf.Spec) error {
+	var missing []program
+	for _, p := range obj.progs {
+		pin := e.linkPin(obj, p)
+		l, err := link.LoadPinnedLink(pin, nil)
+		if err == nil {
+			e.links[p.name] = l
+			e.hooks = append(e.hooks, HookStatus{Name: p.hook, Layer: obj.layer, Attached: true, Adopted: true, Optional: p.optional})
+			continue
+		}
+		missing = append(missing, p)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	spec, err := obj.load()
+	if err != nil {
+		return fmt.Errorf("load %s object: %w", obj.layer, err)
+	}
+	want := map[string]bool{}
+	for _, p := range missing {
+		if obj.layer == LayerLSM && kernel != nil {
+			if _, err := kernel.AnyTypeByName("bpf_lsm_" + p.hook); err != nil {
+				if p.optional {
+					e.hooks = append(e.hooks, HookStatus{Name: p.hook, Layer: obj.layer, Optional: true, Err: "hook not in this kernel"})
+					continue
+				}
+				return fmt.Errorf("LSM hook %s not in this kernel", p.hook)
+			}
+		}
+		want[p.name] = true
+	}
+	for name := range spec.Programs {
+		if !want[name] {
+			delete(spec.Programs, name)
+		}
+	}
+	if len(spec.Programs) == 0 {
+		return nil
+	}
+	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
+		MapReplacements: map[string]*ebpf.Map{"ceilings": e.ceilings, "events": e.events, "stats": e.stats},
+	})
+	if err != nil {
+		if errors.Is(err, unix.EPERM) && obj.layer == LayerLSM {
+			return fmt.Errorf("the kernel refuses to load BPF LSM programs (EPERM; e.g. a sandboxed host kernel without trampolines): %w", unix.EPERM)
+		}
+		return fmt.Errorf("load %s programs: %w", obj.layer, err)
+	}
+	defer coll.Close() // links hold their own program references
+	for _, p := range missing {
+		prog := coll.Programs[p.name]
+		if prog == nil {
+			continue
+		}
+		var l link.Link
+		switch obj.layer {
+		case LayerLSM:
+			l, err = link.AttachLSM(link.LSMOptions{Program: prog})
+		case LayerCgroup:
+			l, err = link.AttachCgroup(link.CgroupOptions{Path: e.opts.CgroupMount, Attach: p.attach, Program: prog})
+		case LayerLifecycle:
+			l, err = link.AttachTracing(link.TracingOptions{Program: prog})
+		}
+		if err != nil {
+			return fmt.Errorf("attach %s: %w", p.hook, err)
+		}
+		if err := l.Pin(e.linkPin(obj, p)); err != nil {
+			l.Close()
+			return fmt.Errorf("pin link %s: %w", p.hook, err)
+		}
+		e.links[p.name] = l
+		e.hooks = append(e.hooks, HookStatus{Name: p.hook, Layer: obj.layer, Attached: true, Optional: p.optional})
+	}
+	return nil
+}
+
+// lsmUsable reports why BPF LSM programs would enforce nothing: "bpf" must
+// be in the active LSM list (if it is not, programs load and attach but are
+// never called: shared/docs/kernel-testing.md).
+func lsmUsable() error {
+	active, err := ActiveLSMs()
+	if err != nil {
+		return err
+	}
+	for _, l := range active {
+		if l == "bpf" {
+			return nil
+		}
+	}
+	return fmt.Errorf(`"bpf" is not in the active LSM list (%s); boot with lsm=...,bpf`, strings.Join(active, ","))
+}
+
+// ActiveLSMs reads /sys/kernel/security/lsm, mounting securityfs first if
+// nothing is mounted at /sys/kernel/security.
+func ActiveLSMs() ([]string, error) {
+	const dir = "/sys/kernel/security"
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err == nil && uint32(st.Type) != securityFSMagic {
+		_ = unix.Mount("securityfs", dir, "securityfs", 0, "")
+	}
+	b, err := os.ReadFile(dir + "/lsm")
+	if err != nil {
+		return nil, fmt.Errorf("active LSM list: %w", err)
+	}
+	return strings.Split(strings.TrimSpace(string(b)), ","), nil
+}
+
+// Hooks reports every program: attached, adopted, or why not.
+func (e *Enforcer) Hooks() []HookStatus { return append([]HookStatus(nil), e.hooks...) }
+
+// LayerError is nil when every required hook of the layer is attached, else
+// the reason.
+func (e *Enforcer) LayerError(l Layer) error {
+	if err := e.layerErr[l]; err != nil {
+		return err
+	}
+	for _, h := range e.hooks {
+		if h.Layer == l && !h.Attached && !h.Optional {
+			return fmt.Errorf("hook %s not attached: %s", h.Name, h.Err)
+		}
+	}
+	return nil
+}
+
+// CanEnforce returns nil when every restricted field of c is enforced on this
+// host, else an error wrapping ErrCannotEnforce that names each field and why.
+// network=false is enforced by the LSM layer, or (inet sockets only) by the
+// cgroup-BPF layer; write=false needs the LSM layer; shell ceilings other
+// than full are not implemented by this build.
+func (e *Enforcer) CanEnforce(c policy.KernelCeiling) error {
+	var why []string
+	if !c.Network && e.LayerError(LayerLSM) != nil && e.LayerError(LayerCgroup) != nil {
+		why = append(why, fmt.Sprintf("network: no BPF LSM (%v) and no cgroup-BPF (%v)", e.LayerError(LayerLSM), e.LayerError(LayerCgroup)))
+	}
+	if !c.Write {
+		if err := e.LayerError(LayerLSM); err != nil {
+			why = append(why, fmt.Sprintf("write: needs BPF LSM programs: %v", err))
+		}
+	}
+	if c.Shell != policy.ShellFull {
+		why = append(why, fmt.Sprintf("shell=%s: exec control is not implemented in this build", c.Shell))
+	}
+	if len(why) > 0 {
+		return fmt.Errorf("%w: %s", ErrCannotEnforce, strings.Join(why, "; "))
+	}
+	return nil
+}
+
+// NetworkCoverage describes how network=false is enforced here: "full" (BPF
+// LSM socket hooks), "inet-only" (cgroup-BPF alone: AF_INET/AF_INET6
+// sockets; other families and unix brokers are not covered), or "none".
+func (e *Enforcer) NetworkCoverage() string {
+	switch {
+	case e.LayerError(LayerLSM) == nil:
+		return "full"
+	case e.LayerError(LayerCgroup) == nil:
+		return "inet-only"
+	default:
+		return "none"
+	}
+}
+
+// CanActivateAtExec reports whether pending registrations are activated at
+// the first exec (the lifecycle program is attached).
+func (e *Enforcer) CanActivateAtExec() bool { return e.LayerError(LayerLifecycle) == nil }
+
+// Register installs the ceiling for a cgroup and its whole subtree. An
+// existing registration of the same cgroup is replaced. Errors: the cgroup is
+// too deep for the in-kernel walk; ErrCannotEnforce (unless AuditOnly); a
+// pending entry on a host that cannot activate it at exec.
+func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
+	if cg.ID == 0 {
+		return fmt.Errorf("register cgroup %s: no cgroup id", cg.Group)
+	}
+	if cg.Level >= MaxCgroupLevel {
+		return fmt.Errorf("register cgroup %s: level %d is deeper than the supported %d", cg.Group, cg.Level, MaxCgroupLevel-1)
+	}
+	if !en.AuditOnly {
+		if err := e.CanEnforce(en.Ceiling); err != nil {
+			return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+		}
+	}
+	if en.Pending && !e.CanActivateAtExec() {
+		return fmt.Errorf("register cgroup %s: %w: activation at exec needs tp_btf/sched_process_exec: %v", cg.Group, ErrCannotEnforce, e.LayerError(LayerLifecycle))
+	}
+	if err := e.ceilings.Update(cg.ID, encode(en), ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+	}
+	return nil
+}
+
+// Unregister removes the ceiling of a cgroup. Errors: ErrNotRegistered.
+func (e *Enforcer) Unregister(cgroupID uint64) error {
+	if err := e.ceilings.Delete(cgroupID); err != nil {
+		if errors.Is(err, ebpf.ErrKeyNotExist) {
+			return fmt.Errorf("unregister cgroup id %d: %w", cgroupID, ErrNotRegistered)
+		}
+		return fmt.Errorf("unregister cgroup id %d: %w", cgroupID, err)
+	}
+	return nil
+}
+
+// Lookup returns the entry of a cgroup. Errors: ErrNotRegistered.
+func (e *Enforcer) Lookup(cgroupID uint64) (Entry, error) {
+	var v bpf.NetworkCeiling
+	if err := e.ceilings.Lookup(cgroupID, &v); err != nil {
+		if errors.Is(err, ebpf.ErrKeyNotExist) {
+			return Entry{}, fmt.Errorf("cgroup id %d: %w", cgroupID, ErrNotRegistered)
+		}
+		return Entry{}, err
+	}
+	return decode(v), nil
+}
+
+// List returns every registration, ordered by cgroup id.
+func (e *Enforcer) List() ([]Registration, error) {
+	var (
+		id  uint64
+		v   bpf.NetworkCeiling
+		out []Registration
+	)
+	it := e.ceilings.Iterate()
+	for it.Next(&id, &v) {
+		out = append(out, Registration{CgroupID: id, Entry: decode(v)})
+	}
+	if err := it.Err(); err != nil {
+		return nil, fmt.Errorf("list registrations: %w", err)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CgroupID < out[j].CgroupID })
+	return out, nil
+}
+
+// LostRecords is the number of denial records dropped because the ring
+// buffer was full (the denials themselves were enforced).
+func (e *Enforcer) LostRecords() (uint64, error) {
+	var per []uint64
+	if err := e.stats.Lookup(uint32(0), &per); err != nil {
+		return 0, fmt.Errorf("read stats: %w", err)
+	}
+	var n uint64
+	for _, v := range per {
+		n += v
+	}
+	return n, nil
+}
+
+// Close releases this process's handles. Pinned maps and links stay: the
+// kernel keeps enforcing.
+func (e *Enforcer) Close() error {
+	for _, l := range e.links {
+		l.Close()
+	}
+	for _, m := range []*ebpf.Map{e.ceilings, e.events, e.stats} {
+		if m != nil {
+			m.Close()
+		}
+	}
+	return nil
+}
+
+// Uninstall removes every pin under the pin dir (maps and links). Programs
+// detach once no process holds them. For `enforcerd uninstall` and tests.
+func (e *Enforcer) Uninstall() error {
+	err := os.RemoveAll(e.opts.PinDir)
+	e.Close()
+	if err != nil {
+		return fmt.Errorf("remove pins %s: %w", e.opts.PinDir, err)
+	}
+	return nil
+}
+
+func encode(en Entry) bpf.NetworkCeiling {
+	var v bpf.NetworkCeiling
+	if !en.Ceiling.Network {
+		v.Deny |= denyNetwork
+	}
+	if !en.Ceiling.Write {
+		v.Deny |= denyWrite
+	}
+	if en.AuditOnly {
+		v.Flags |= flagAuditOnly
+	}
+	if en.Pending {
+		v.Flags |= flagPending
+	}
+	return v
+}
+
+func decode(v bpf.NetworkCeiling) Entry {
+	return Entry{
+		Ceiling: policy.KernelCeiling{
+			Network: v.Deny&denyNetwork == 0,
+			Write:   v.Deny&denyWrite == 0,
+			Shell:   policy.ShellFull,
+		},
+		AuditOnly: v.Flags&flagAuditOnly != 0,
+		Pending:   v.Flags&flagPending != 0,
+	}
+}

@@ -131,15 +131,16 @@ enum hook_id {
 
 /* event.object_kind */
 #define OBJ_NONE 0
-#define OBJ_FILE 1   /* dev, ino, mode, path (full where bpf_d_path is
-		      * allowed, else the dentry's name) */
+#define OBJ_FILE 1   /* dev, ino, mode, and up to EVENT_NAMES path
+		      * components within the filesystem, leaf first */
 #define OBJ_SOCKET 2 /* family, type, protocol, port, addr */
 
 /* event.decision */
 #define DECISION_DENIED 1
 #define DECISION_AUDITED 2
 
-#define EVENT_PATH_LEN 256
+#define EVENT_NAMES 4
+#define EVENT_NAME_LEN 64
 
 /* One denial record. Layout is mirrored by bpf2go (-type event). */
 struct event {
@@ -163,7 +164,7 @@ struct event {
 	__u32 protocol;
 	__u8 addr[16];
 	__u8 comm[16];
-	char path[EVENT_PATH_LEN];
+	char names[EVENT_NAMES][EVENT_NAME_LEN]; /* leaf first; "/" = fs root */
 };
 
 
@@ -189,12 +190,17 @@ static __always_inline int bit_index(__u32 bit)
  *
  * Fail direction: a process below an enforced cgroup but deeper than
  * MAX_CGROUP_LEVEL is denied everything; a pending entry is not yet in force.
- * Returns true when any ancestor is registered (enforced or audited).
+ * Returns 1 when any ancestor is registered (enforced or audited), else 0.
+ *
+ * A global (non-inlined) function: the verifier checks it once, not once per
+ * hook and path, which keeps every program within the 6.1 verifier's limits.
  */
-static __always_inline bool resolve(struct effective *e)
+__attribute__((noinline)) int resolve(struct effective *e)
 {
-	bool found = false;
+	int found = 0;
 
+	if (!e)
+		return 0;
 	e->deny = 0;
 	e->audit = 0;
 	e->deny_cgid[0] = 0;
@@ -214,7 +220,7 @@ static __always_inline bool resolve(struct effective *e)
 		__u32 deny = c->deny;
 		if (flags & CEILING_PENDING)
 			continue;
-		found = true;
+		found = 1;
 		if (flags & CEILING_AUDIT_ONLY) {
 			e->audit |= deny;
 			if (deny & DENY_NETWORK)
@@ -289,7 +295,9 @@ static __always_inline struct event *event_begin(const struct effective *e,
 	ev->sock_type = 0;
 	ev->protocol = 0;
 	__builtin_memset(ev->addr, 0, sizeof(ev->addr));
-	ev->path[0] = 0;
+#pragma unroll
+	for (int i = 0; i < EVENT_NAMES; i++)
+		ev->names[i][0] = 0;
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	return ev;
 }

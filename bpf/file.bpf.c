@@ -48,12 +48,26 @@ static __always_inline void fill_inode(struct event *ev, struct inode *inode)
 	ev->mode = BPF_CORE_READ(inode, i_mode);
 }
 
-/* The dentry's own name (hooks where bpf_d_path is not allowed). */
+/* fill_names records the last EVENT_NAMES components of the dentry's path
+ * within its filesystem (bpf_d_path is only allowed in sleepable hooks). */
+static __always_inline void fill_names(struct event *ev, struct dentry *d)
+{
+	for (int i = 0; i < EVENT_NAMES; i++) {
+		if (!d)
+			return;
+		const unsigned char *name = BPF_CORE_READ(d, d_name.name);
+		bpf_probe_read_kernel_str(ev->names[i], EVENT_NAME_LEN, name);
+		struct dentry *parent = BPF_CORE_READ(d, d_parent);
+		if (parent == d)
+			return; /* the filesystem root, named "/" */
+		d = parent;
+	}
+}
+
 static __always_inline void fill_dentry(struct event *ev, struct dentry *d)
 {
 	fill_inode(ev, BPF_CORE_READ(d, d_inode));
-	const unsigned char *name = BPF_CORE_READ(d, d_name.name);
-	bpf_probe_read_kernel_str(ev->path, sizeof(ev->path), name);
+	fill_names(ev, d);
 }
 
 /* deny_write_dentry: the common body of the inode_* hooks. dir is the parent
@@ -61,7 +75,7 @@ static __always_inline void fill_dentry(struct event *ev, struct dentry *d)
  * still negative, e.g. a create). */
 static __always_inline int deny_write_dentry(struct dentry *d, __u16 hook)
 {
-	struct effective e;
+	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
 	int v = verdict(&e, DENY_WRITE);
@@ -84,14 +98,12 @@ static __always_inline int deny_modify_dentry(struct dentry *d, __u16 hook)
 	return deny_write_dentry(d, hook);
 }
 
-/* deny_write_file: hooks with a struct file; full path via bpf_d_path where
- * the kernel allows it (with_path), else the dentry name. */
-static __always_inline int deny_write_file(struct file *file, __u16 hook,
-					   bool with_path)
+/* deny_write_file: the common body of hooks with a struct file. */
+static __always_inline int deny_write_file(struct file *file, __u16 hook)
 {
 	if (file_exempt(file))
 		return 0;
-	struct effective e;
+	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
 	int v = verdict(&e, DENY_WRITE);
@@ -100,16 +112,7 @@ static __always_inline int deny_write_file(struct file *file, __u16 hook,
 	struct event *ev = event_begin(&e, hook, v, DENY_WRITE, EPERM);
 	if (ev) {
 		fill_inode(ev, BPF_CORE_READ(file, f_inode));
-		if (with_path) {
-			if (bpf_d_path((struct path *)&file->f_path, ev->path,
-				       sizeof(ev->path)) < 0)
-				ev->path[0] = 0;
-		} else {
-			const unsigned char *name =
-				BPF_CORE_READ(file, f_path.dentry, d_name.name);
-			bpf_probe_read_kernel_str(ev->path, sizeof(ev->path),
-						  name);
-		}
+		fill_names(ev, BPF_CORE_READ(file, f_path.dentry));
 		bpf_ringbuf_submit(ev, 0);
 	}
 	return verdict_ret(v);
@@ -126,7 +129,7 @@ int BPF_PROG(file_open, struct file *file, int ret)
 	__u32 fflags = BPF_CORE_READ(file, f_flags);
 	if (!(fmode & FMODE_WRITE) && !(fflags & O_TRUNC))
 		return 0;
-	return deny_write_file(file, HOOK_FILE_OPEN, true);
+	return deny_write_file(file, HOOK_FILE_OPEN);
 }
 
 /* W4/W5: every write through a descriptor, including ones opened before the
@@ -139,7 +142,7 @@ int BPF_PROG(file_permission, struct file *file, int mask, int ret)
 		return ret;
 	if (!(mask & (MAY_WRITE | MAY_APPEND)))
 		return 0;
-	return deny_write_file(file, HOOK_FILE_PERMISSION, true);
+	return deny_write_file(file, HOOK_FILE_PERMISSION);
 }
 
 /* W2: ftruncate on kernels >= 6.2 (security_file_truncate). Optional hook. */
@@ -148,7 +151,7 @@ int BPF_PROG(file_truncate, struct file *file, int ret)
 {
 	if (ret)
 		return ret;
-	return deny_write_file(file, HOOK_FILE_TRUNCATE, false);
+	return deny_write_file(file, HOOK_FILE_TRUNCATE);
 }
 
 /* W2: truncate(path), and ftruncate/O_TRUNC on kernels < 6.2. */
@@ -173,7 +176,7 @@ int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot,
 		return 0;
 	if ((flags & 0x0f) != MAP_SHARED && (flags & 0x0f) != MAP_SHARED_VALIDATE)
 		return 0;
-	return deny_write_file(file, HOOK_MMAP_FILE, false);
+	return deny_write_file(file, HOOK_MMAP_FILE);
 }
 
 /* mprotect(PROT_WRITE) of a shared file mapping made before the ceiling. */
@@ -191,7 +194,7 @@ int BPF_PROG(file_mprotect, struct vm_area_struct *vma, unsigned long reqprot,
 	struct file *file = BPF_CORE_READ(vma, vm_file);
 	if (!file)
 		return 0;
-	return deny_write_file(file, HOOK_FILE_MPROTECT, false);
+	return deny_write_file(file, HOOK_FILE_MPROTECT);
 }
 
 #define FS_IOC_SETFLAGS 0x40086602
@@ -206,7 +209,7 @@ int BPF_PROG(file_ioctl, struct file *file, unsigned int cmd,
 		return ret;
 	if (cmd != FS_IOC_SETFLAGS && cmd != FS_IOC_FSSETXATTR)
 		return 0;
-	return deny_write_file(file, HOOK_FILE_IOCTL, false);
+	return deny_write_file(file, HOOK_FILE_IOCTL);
 }
 
 /* W1: every creation of a directory entry, by any syscall or io_uring op. */
@@ -282,56 +285,48 @@ int BPF_PROG(inode_rename, struct inode *old_dir, struct dentry *old_dentry,
 	return deny_write_dentry(old_dentry, HOOK_INODE_RENAME);
 }
 
-/*
- * The next hooks changed signature in 6.3: a struct mnt_idmap * replaced the
- * struct user_namespace * first argument of the xattr hooks, and
- * inode_setattr gained it in front of the dentry. The raw ctx is indexed by
- * a CO-RE check for struct mnt_idmap, so one object serves 6.1 and 6.12+.
- */
-static __always_inline bool has_mnt_idmap(void)
-{
-	return bpf_core_type_exists(struct mnt_idmap);
-}
-
-/* W3: chmod, chown, utimes (notify_change) and truncate's size change. */
+/* W3: chmod, chown, utimes (notify_change) and truncate's size change.
+ * Linux 6.3 added a struct mnt_idmap * in front of the dentry; the loader
+ * (enforcer) attaches the variant whose signature matches the kernel's BTF. */
 SEC("lsm/inode_setattr")
-int inode_setattr(unsigned long long *ctx)
+int BPF_PROG(inode_setattr, struct mnt_idmap *idmap, struct dentry *dentry,
+	     struct iattr *attr, int ret)
 {
-	struct dentry *d;
-	int ret;
-	if (has_mnt_idmap()) {
-		d = (struct dentry *)ctx[1];
-		ret = (int)ctx[3];
-	} else {
-		d = (struct dentry *)ctx[0];
-		ret = (int)ctx[2];
-	}
 	if (ret)
 		return ret;
-	return deny_modify_dentry(d, HOOK_INODE_SETATTR);
+	return deny_modify_dentry(dentry, HOOK_INODE_SETATTR);
 }
 
-/* W3: setxattr (6.1: also POSIX ACLs). Arguments: (ns-or-idmap, dentry, name,
- * value, size, flags). */
+SEC("lsm/inode_setattr")
+int BPF_PROG(inode_setattr_pre63, struct dentry *dentry, struct iattr *attr,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return deny_modify_dentry(dentry, HOOK_INODE_SETATTR);
+}
+
+/* W3: setxattr (6.1: also POSIX ACLs). The first argument is a struct
+ * user_namespace * before 6.3 and a struct mnt_idmap * after; the position
+ * of the dentry and the return value is the same. */
 SEC("lsm/inode_setxattr")
-int inode_setxattr(unsigned long long *ctx)
+int BPF_PROG(inode_setxattr, void *idmap, struct dentry *dentry,
+	     const char *name, const void *value, size_t size, int flags,
+	     int ret)
 {
-	struct dentry *d = (struct dentry *)ctx[1];
-	int ret = (int)ctx[6];
 	if (ret)
 		return ret;
-	return deny_modify_dentry(d, HOOK_INODE_SETXATTR);
+	return deny_modify_dentry(dentry, HOOK_INODE_SETXATTR);
 }
 
-/* W3: removexattr. Arguments: (ns-or-idmap, dentry, name). */
+/* W3: removexattr. */
 SEC("lsm/inode_removexattr")
-int inode_removexattr(unsigned long long *ctx)
+int BPF_PROG(inode_removexattr, void *idmap, struct dentry *dentry,
+	     const char *name, int ret)
 {
-	struct dentry *d = (struct dentry *)ctx[1];
-	int ret = (int)ctx[3];
 	if (ret)
 		return ret;
-	return deny_modify_dentry(d, HOOK_INODE_REMOVEXATTR);
+	return deny_modify_dentry(dentry, HOOK_INODE_REMOVEXATTR);
 }
 
 /* W3: POSIX ACLs on kernels >= 6.2 (vfs_set_acl). Optional hook. */

@@ -23,29 +23,30 @@ type FileCeiling struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	FileMapCeilings          = "ceilings"
-	FileMapEvents            = "events"
-	FileMapStats             = "stats"
-	FileProgFileIoctl        = "file_ioctl"
-	FileProgFileMprotect     = "file_mprotect"
-	FileProgFileOpen         = "file_open"
-	FileProgFilePermission   = "file_permission"
-	FileProgFileTruncate     = "file_truncate"
-	FileProgInodeCreate      = "inode_create"
-	FileProgInodeLink        = "inode_link"
-	FileProgInodeMkdir       = "inode_mkdir"
-	FileProgInodeMknod       = "inode_mknod"
-	FileProgInodeRemoveAcl   = "inode_remove_acl"
-	FileProgInodeRemovexattr = "inode_removexattr"
-	FileProgInodeRename      = "inode_rename"
-	FileProgInodeRmdir       = "inode_rmdir"
-	FileProgInodeSetAcl      = "inode_set_acl"
-	FileProgInodeSetattr     = "inode_setattr"
-	FileProgInodeSetxattr    = "inode_setxattr"
-	FileProgInodeSymlink     = "inode_symlink"
-	FileProgInodeUnlink      = "inode_unlink"
-	FileProgMmapFile         = "mmap_file"
-	FileProgPathTruncate     = "path_truncate"
+	FileMapCeilings           = "ceilings"
+	FileMapEvents             = "events"
+	FileMapStats              = "stats"
+	FileProgFileIoctl         = "file_ioctl"
+	FileProgFileMprotect      = "file_mprotect"
+	FileProgFileOpen          = "file_open"
+	FileProgFilePermission    = "file_permission"
+	FileProgFileTruncate      = "file_truncate"
+	FileProgInodeCreate       = "inode_create"
+	FileProgInodeLink         = "inode_link"
+	FileProgInodeMkdir        = "inode_mkdir"
+	FileProgInodeMknod        = "inode_mknod"
+	FileProgInodeRemoveAcl    = "inode_remove_acl"
+	FileProgInodeRemovexattr  = "inode_removexattr"
+	FileProgInodeRename       = "inode_rename"
+	FileProgInodeRmdir        = "inode_rmdir"
+	FileProgInodeSetAcl       = "inode_set_acl"
+	FileProgInodeSetattr      = "inode_setattr"
+	FileProgInodeSetattrPre63 = "inode_setattr_pre63"
+	FileProgInodeSetxattr     = "inode_setxattr"
+	FileProgInodeSymlink      = "inode_symlink"
+	FileProgInodeUnlink       = "inode_unlink"
+	FileProgMmapFile          = "mmap_file"
+	FileProgPathTruncate      = "path_truncate"
 )
 
 // LoadFile returns the embedded CollectionSpec for File.
@@ -90,26 +91,27 @@ type FileSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type FileProgramSpecs struct {
-	FileIoctl        *ebpf.ProgramSpec `ebpf:"file_ioctl"`
-	FileMprotect     *ebpf.ProgramSpec `ebpf:"file_mprotect"`
-	FileOpen         *ebpf.ProgramSpec `ebpf:"file_open"`
-	FilePermission   *ebpf.ProgramSpec `ebpf:"file_permission"`
-	FileTruncate     *ebpf.ProgramSpec `ebpf:"file_truncate"`
-	InodeCreate      *ebpf.ProgramSpec `ebpf:"inode_create"`
-	InodeLink        *ebpf.ProgramSpec `ebpf:"inode_link"`
-	InodeMkdir       *ebpf.ProgramSpec `ebpf:"inode_mkdir"`
-	InodeMknod       *ebpf.ProgramSpec `ebpf:"inode_mknod"`
-	InodeRemoveAcl   *ebpf.ProgramSpec `ebpf:"inode_remove_acl"`
-	InodeRemovexattr *ebpf.ProgramSpec `ebpf:"inode_removexattr"`
-	InodeRename      *ebpf.ProgramSpec `ebpf:"inode_rename"`
-	InodeRmdir       *ebpf.ProgramSpec `ebpf:"inode_rmdir"`
-	InodeSetAcl      *ebpf.ProgramSpec `ebpf:"inode_set_acl"`
-	InodeSetattr     *ebpf.ProgramSpec `ebpf:"inode_setattr"`
-	InodeSetxattr    *ebpf.ProgramSpec `ebpf:"inode_setxattr"`
-	InodeSymlink     *ebpf.ProgramSpec `ebpf:"inode_symlink"`
-	InodeUnlink      *ebpf.ProgramSpec `ebpf:"inode_unlink"`
-	MmapFile         *ebpf.ProgramSpec `ebpf:"mmap_file"`
-	PathTruncate     *ebpf.ProgramSpec `ebpf:"path_truncate"`
+	FileIoctl         *ebpf.ProgramSpec `ebpf:"file_ioctl"`
+	FileMprotect      *ebpf.ProgramSpec `ebpf:"file_mprotect"`
+	FileOpen          *ebpf.ProgramSpec `ebpf:"file_open"`
+	FilePermission    *ebpf.ProgramSpec `ebpf:"file_permission"`
+	FileTruncate      *ebpf.ProgramSpec `ebpf:"file_truncate"`
+	InodeCreate       *ebpf.ProgramSpec `ebpf:"inode_create"`
+	InodeLink         *ebpf.ProgramSpec `ebpf:"inode_link"`
+	InodeMkdir        *ebpf.ProgramSpec `ebpf:"inode_mkdir"`
+	InodeMknod        *ebpf.ProgramSpec `ebpf:"inode_mknod"`
+	InodeRemoveAcl    *ebpf.ProgramSpec `ebpf:"inode_remove_acl"`
+	InodeRemovexattr  *ebpf.ProgramSpec `ebpf:"inode_removexattr"`
+	InodeRename       *ebpf.ProgramSpec `ebpf:"inode_rename"`
+	InodeRmdir        *ebpf.ProgramSpec `ebpf:"inode_rmdir"`
+	InodeSetAcl       *ebpf.ProgramSpec `ebpf:"inode_set_acl"`
+	InodeSetattr      *ebpf.ProgramSpec `ebpf:"inode_setattr"`
+	InodeSetattrPre63 *ebpf.ProgramSpec `ebpf:"inode_setattr_pre63"`
+	InodeSetxattr     *ebpf.ProgramSpec `ebpf:"inode_setxattr"`
+	InodeSymlink      *ebpf.ProgramSpec `ebpf:"inode_symlink"`
+	InodeUnlink       *ebpf.ProgramSpec `ebpf:"inode_unlink"`
+	MmapFile          *ebpf.ProgramSpec `ebpf:"mmap_file"`
+	PathTruncate      *ebpf.ProgramSpec `ebpf:"path_truncate"`
 }
 
 // FileMapSpecs contains maps before they are loaded into the kernel.
@@ -170,26 +172,27 @@ type FileVariables struct {
 //
 // It can be passed to LoadFileObjects or ebpf.CollectionSpec.LoadAndAssign.
 type FilePrograms struct {
-	FileIoctl        *ebpf.Program `ebpf:"file_ioctl"`
-	FileMprotect     *ebpf.Program `ebpf:"file_mprotect"`
-	FileOpen         *ebpf.Program `ebpf:"file_open"`
-	FilePermission   *ebpf.Program `ebpf:"file_permission"`
-	FileTruncate     *ebpf.Program `ebpf:"file_truncate"`
-	InodeCreate      *ebpf.Program `ebpf:"inode_create"`
-	InodeLink        *ebpf.Program `ebpf:"inode_link"`
-	InodeMkdir       *ebpf.Program `ebpf:"inode_mkdir"`
-	InodeMknod       *ebpf.Program `ebpf:"inode_mknod"`
-	InodeRemoveAcl   *ebpf.Program `ebpf:"inode_remove_acl"`
-	InodeRemovexattr *ebpf.Program `ebpf:"inode_removexattr"`
-	InodeRename      *ebpf.Program `ebpf:"inode_rename"`
-	InodeRmdir       *ebpf.Program `ebpf:"inode_rmdir"`
-	InodeSetAcl      *ebpf.Program `ebpf:"inode_set_acl"`
-	InodeSetattr     *ebpf.Program `ebpf:"inode_setattr"`
-	InodeSetxattr    *ebpf.Program `ebpf:"inode_setxattr"`
-	InodeSymlink     *ebpf.Program `ebpf:"inode_symlink"`
-	InodeUnlink      *ebpf.Program `ebpf:"inode_unlink"`
-	MmapFile         *ebpf.Program `ebpf:"mmap_file"`
-	PathTruncate     *ebpf.Program `ebpf:"path_truncate"`
+	FileIoctl         *ebpf.Program `ebpf:"file_ioctl"`
+	FileMprotect      *ebpf.Program `ebpf:"file_mprotect"`
+	FileOpen          *ebpf.Program `ebpf:"file_open"`
+	FilePermission    *ebpf.Program `ebpf:"file_permission"`
+	FileTruncate      *ebpf.Program `ebpf:"file_truncate"`
+	InodeCreate       *ebpf.Program `ebpf:"inode_create"`
+	InodeLink         *ebpf.Program `ebpf:"inode_link"`
+	InodeMkdir        *ebpf.Program `ebpf:"inode_mkdir"`
+	InodeMknod        *ebpf.Program `ebpf:"inode_mknod"`
+	InodeRemoveAcl    *ebpf.Program `ebpf:"inode_remove_acl"`
+	InodeRemovexattr  *ebpf.Program `ebpf:"inode_removexattr"`
+	InodeRename       *ebpf.Program `ebpf:"inode_rename"`
+	InodeRmdir        *ebpf.Program `ebpf:"inode_rmdir"`
+	InodeSetAcl       *ebpf.Program `ebpf:"inode_set_acl"`
+	InodeSetattr      *ebpf.Program `ebpf:"inode_setattr"`
+	InodeSetattrPre63 *ebpf.Program `ebpf:"inode_setattr_pre63"`
+	InodeSetxattr     *ebpf.Program `ebpf:"inode_setxattr"`
+	InodeSymlink      *ebpf.Program `ebpf:"inode_symlink"`
+	InodeUnlink       *ebpf.Program `ebpf:"inode_unlink"`
+	MmapFile          *ebpf.Program `ebpf:"mmap_file"`
+	PathTruncate      *ebpf.Program `ebpf:"path_truncate"`
 }
 
 func (p *FilePrograms) Close() error {
@@ -209,6 +212,7 @@ func (p *FilePrograms) Close() error {
 		p.InodeRmdir,
 		p.InodeSetAcl,
 		p.InodeSetattr,
+		p.InodeSetattrPre63,
 		p.InodeSetxattr,
 		p.InodeSymlink,
 		p.InodeUnlink,

@@ -65,7 +65,7 @@ static __always_inline int deny_inet(struct socket *sock, __u16 hook,
 {
 	if (socket_family(sock) == AF_UNIX)
 		return 0;
-	struct effective e;
+	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
 	int d = verdict(&e, DENY_NETWORK);
@@ -113,7 +113,7 @@ static __always_inline bool outside_sandbox(struct sock *sk, int net_level,
 static __always_inline int check_unix_peer(struct socket *sock,
 					   struct sock *peer, __u16 hook)
 {
-	struct effective e;
+	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
 	int d = verdict(&e, DENY_NETWORK);
@@ -147,7 +147,7 @@ int BPF_PROG(socket_create, int family, int type, int protocol, int kern,
 		return ret; /* an earlier LSM already denied */
 	if (kern || family == AF_UNIX)
 		return 0; /* kernel-internal sockets; unix is governed by peers */
-	struct effective e;
+	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
 	int d = verdict(&e, DENY_NETWORK);

@@ -41,7 +41,7 @@ type NetworkEvent struct {
 	Protocol        uint32
 	Addr            [16]uint8
 	Comm            [16]uint8
-	Path            [256]int8
+	Names           [4][64]int8
 }
 
 // Names of all BPF objects in the ELF.

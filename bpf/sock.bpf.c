@@ -21,7 +21,7 @@ static __always_inline int sock_verdict(__u16 hook, __u16 family, __u32 type,
 					__u32 protocol, __u32 ip4,
 					const __u32 *ip6, __u16 port)
 {
-	struct effective e;
+	struct effective e = {};
 	if (!resolve(&e))
 		return 1;
 	int v = verdict(&e, DENY_NETWORK);

@@ -120,6 +120,10 @@ type program struct {
 	hook     string // kernel hook name (LSM) or attach name
 	optional bool
 	attach   ebpf.AttachType // for cgroup programs
+	// variant: attach only where the kernel BTF has (ifType) or lacks
+	// (!ifType, with lacks) a type; for hooks whose signature changed.
+	ifType string
+	lacks  bool
 }
 
 type object struct {
@@ -145,16 +149,20 @@ var objects = []object{
 		"socket_create", "socket_bind", "socket_connect", "socket_listen",
 		"socket_accept", "socket_sendmsg", "socket_recvmsg",
 		"unix_stream_connect", "unix_may_send"})},
-	{LayerLSM, bpf.LoadFile, lsmProgs([]string{
+	{LayerLSM, bpf.LoadFile, append(lsmProgs([]string{
 		"file_open", "file_permission", "file_truncate", "path_truncate",
 		"mmap_file", "file_mprotect", "file_ioctl", "inode_create",
 		"inode_link", "inode_unlink", "inode_symlink", "inode_mkdir",
-		"inode_rmdir", "inode_mknod", "inode_rename", "inode_setattr",
+		"inode_rmdir", "inode_mknod", "inode_rename",
 		"inode_setxattr", "inode_removexattr", "inode_set_acl",
 		"inode_remove_acl"},
 		// Added in Linux 6.2; 6.1 reaches the same operations through
 		// path_truncate and inode_setxattr.
-		"file_truncate", "inode_set_acl", "inode_remove_acl")},
+		"file_truncate", "inode_set_acl", "inode_remove_acl"),
+		// inode_setattr gained a struct mnt_idmap * first argument in 6.3.
+		program{name: "inode_setattr", hook: "inode_setattr", ifType: "mnt_idmap"},
+		program{name: "inode_setattr_pre63", hook: "inode_setattr", ifType: "mnt_idmap", lacks: true},
+	)},
 	{LayerCgroup, bpf.LoadSock, []program{
 		{name: "sock_create", hook: "cgroup/sock_create", attach: ebpf.AttachCGroupInetSockCreate},
 		{name: "connect4", hook: "cgroup/connect4", attach: ebpf.AttachCGroupInet4Connect},
@@ -294,6 +302,16 @@ func (e *Enforcer) linkPin(obj object, p program) string {
 func (e *Enforcer) openObject(obj object, kernel *btf.Spec) error {
 	var missing []program
 	for _, p := range obj.progs {
+		if p.ifType != "" {
+			has := false
+			if kernel != nil {
+				_, err := kernel.AnyTypeByName(p.ifType)
+				has = err == nil
+			}
+			if has == p.lacks {
+				continue // the other variant serves this kernel
+			}
+		}
 		pin := e.linkPin(obj, p)
 		l, err := link.LoadPinnedLink(pin, nil)
 		if err == nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -183,14 +184,7 @@ func decodeEvent(raw []byte) (Denial, error) {
 	case denyWrite:
 		d.Field = "write"
 	}
-	path := make([]byte, 0, len(ev.Path))
-	for _, c := range ev.Path {
-		if c == 0 {
-			break
-		}
-		path = append(path, byte(c))
-	}
-	d.Object.Path = string(path)
+	d.Object.Path = joinNames(ev.Names)
 	if d.Object.Kind == ObjectSocket {
 		switch {
 		case d.Object.Family == 2 || (d.Object.Family == 0 && ev.Addr[4] == 0 && ev.Addr[0] != 0):
@@ -204,6 +198,46 @@ func decodeEvent(raw []byte) (Denial, error) {
 		}
 	}
 	return d, nil
+}
+
+// joinNames turns the leaf-first path components of a record into a path:
+// "/etc/passwd" when the walk reached the filesystem root, else
+// ".../a/b/name". The path is relative to the file's filesystem, not to the
+// process's mount namespace (bpf_d_path is not allowed in these hooks).
+func joinNames(names [4][64]int8) string {
+	var parts []string
+	root := false
+	for _, n := range names {
+		b := make([]byte, 0, len(n))
+		for _, c := range n {
+			if c == 0 {
+				break
+			}
+			b = append(b, byte(c))
+		}
+		if len(b) == 0 {
+			break
+		}
+		if string(b) == "/" {
+			root = true
+			break
+		}
+		parts = append(parts, string(b))
+	}
+	if len(parts) == 0 {
+		if root {
+			return "/"
+		}
+		return ""
+	}
+	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
+		parts[i], parts[j] = parts[j], parts[i]
+	}
+	p := strings.Join(parts, "/")
+	if root {
+		return "/" + p
+	}
+	return ".../" + p
 }
 
 func cString(b []byte) string {

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/policy"
+	"golang.org/x/sys/unix"
+)
+
+func init() {
+	register(subcommand{name: "check", summary: "report what this kernel can enforce", run: runCheck})
+}
+
+const checkUsage = `Usage: enforcerd check [--json] [--pin-dir DIR]
+
+Report what this host can enforce: whether BPF LSM is active and its programs
+load, kernel BTF, the cgroup v2 mount, every hook (attached, re-adopted from a
+pin, or why not), and for each ceiling field whether it is enforceable and by
+which layer.
+
+check loads and pins the programs exactly as "enforcerd run" and the daemon
+would (re-adopting existing pins), so what it reports is what a workload
+would get. Programs with no registered cgroup deny nothing.
+
+Flags:
+  --json          machine-readable report (fields: kernel, cgroup2, btf,
+                  active_lsms, bpf_lsm_active, layers{name: {ok, error}},
+                  hooks[{name, layer, attached, adopted, optional, error}],
+                  fields{network|write|shell: {enforceable, by, detail}},
+                  enforceable)
+  --pin-dir DIR   bpffs directory of the pinned programs and maps
+                  (default /sys/fs/bpf/enforcerd)
+
+Exit status: 0 every ceiling field is enforceable; 1 at least one is not
+(the report says which and why); 2 usage error.
+`
+
+type checkField struct {
+	Enforceable bool   `json:"enforceable"`
+	By          string `json:"by,omitempty"`
+	Detail      string `json:"detail,omitempty"`
+}
+
+type checkLayer struct {
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+}
+
+type checkHook struct {
+	Name     string `json:"name"`
+	Layer    string `json:"layer"`
+	Attached bool   `json:"attached"`
+	Adopted  bool   `json:"adopted,omitempty"`
+	Optional bool   `json:"optional,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+type checkReport struct {
+	Kernel       string                `json:"kernel"`
+	Cgroup2      string                `json:"cgroup2"`
+	BTF          bool                  `json:"btf"`
+	ActiveLSMs   []string              `json:"active_lsms"`
+	BPFLSMActive bool                  `json:"bpf_lsm_active"`
+	Layers       map[string]checkLayer `json:"layers"`
+	Hooks        []checkHook           `json:"hooks"`
+	Fields       map[string]checkField `json:"fields"`
+	Enforceable  bool                  `json:"enforceable"`
+	Error        string                `json:"error,omitempty"`
+}
+
+func runCheck(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	asJSON := fs.Bool("json", false, "")
+	pinDir := fs.String("pin-dir", enforcer.DefaultPinDir, "")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			fmt.Fprint(stdout, checkUsage)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "enforcerd check: %v\nRun 'enforcerd check --help' for usage.\n", err)
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "enforcerd check: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	r := buildCheckReport(*pinDir)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(r)
+	} else {
+		printCheckReport(stdout, r)
+	}
+	if !r.Enforceable {
+		return exitFailure
+	}
+	return exitOK
+}
+
+func buildCheckReport(pinDir string) checkReport {
+	r := checkReport{Layers: map[string]checkLayer{}, Fields: map[string]checkField{}}
+	var uts unix.Utsname
+	if unix.Uname(&uts) == nil {
+		r.Kernel = unix.ByteSliceToString(uts.Release[:])
+	}
+	_, err := os.Stat("/sys/kernel/btf/vmlinux")
+	r.BTF = err == nil
+	lsms, err := enforcer.ActiveLSMs()
+	r.ActiveLSMs = lsms
+	for _, l := range lsms {
+		if l == "bpf" {
+			r.BPFLSMActive = true
+		}
+	}
+	notEnforceable := func(why string) {
+		for _, f := range []string{"network", "write", "shell"} {
+			r.Fields[f] = checkField{Detail: why}
+		}
+	}
+	mount, err := cgroup.Mountpoint()
+	if err != nil {
+		r.Error = err.Error()
+		notEnforceable(err.Error())
+		return r
+	}
+	r.Cgroup2 = mount
+	enf, err := enforcer.Open(enforcer.Options{PinDir: pinDir, CgroupMount: mount})
+	if err != nil {
+		r.Error = err.Error()
+		notEnforceable(err.Error())
+		return r
+	}
+	defer enf.Close()
+	for _, l := range []enforcer.Layer{enforcer.LayerLSM, enforcer.LayerCgroup, enforcer.LayerLifecycle} {
+		cl := checkLayer{OK: enf.LayerError(l) == nil}
+		if !cl.OK {
+			cl.Error = enf.LayerError(l).Error()
+		}
+		r.Layers[string(l)] = cl
+	}
+	for _, h := range enf.Hooks() {
+		r.Hooks = append(r.Hooks, checkHook{Name: h.Name, Layer: string(h.Layer), Attached: h.Attached, Adopted: h.Adopted, Optional: h.Optional, Error: h.Err})
+	}
+	full := policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}
+	field := func(name string, c policy.KernelCeiling, by string) {
+		if err := enf.CanEnforce(c); err != nil {
+			r.Fields[name] = checkField{Detail: strings.TrimPrefix(err.Error(), enforcer.ErrCannotEnforce.Error()+": ")}
+			return
+		}
+		r.Fields[name] = checkField{Enforceable: true, By: by}
+	}
+	netBy := "bpf-lsm socket hooks (every family; unix peers created outside the sandbox) + cgroup-bpf"
+	if enf.NetworkCoverage() == "inet-only" {
+		netBy = "cgroup-bpf only: AF_INET/AF_INET6 sockets; other families and unix brokers are NOT covered without BPF LSM"
+	}
+	c := full
+	c.Network = false
+	field("network", c, netBy)
+	c = full
+	c.Write = false
+	field("write", c, "bpf-lsm file and inode hooks")
+	c = full
+	c.Shell = policy.ShellNone
+	field("shell", c, "bpf-lsm exec hooks")
+	r.Enforceable = true
+	for _, f := range r.Fields {
+		if !f.Enforceable {
+			r.Enforceable = false
+		}
+	}
+	return r
+}
+
+func printCheckReport(w io.Writer, r checkReport) {
+	yes := func(b bool) string {
+		if b {
+			return "yes"
+		}
+		return "no"
+	}
+	fmt.Fprintf(w, "kernel:          %s\n", r.Kernel)
+	fmt.Fprintf(w, "cgroup2 mount:   %s\n", orDash(r.Cgroup2))
+	fmt.Fprintf(w, "kernel BTF:      %s\n", yes(r.BTF))
+	fmt.Fprintf(w, "active LSMs:     %s (bpf active: %s)\n", strings.Join(r.ActiveLSMs, ","), yes(r.BPFLSMActive))
+	if r.Error != "" {
+		fmt.Fprintf(w, "error:           %s\n", r.Error)
+	}
+	for _, l := range []string{"bpf-lsm", "cgroup-bpf", "lifecycle"} {
+		cl, ok := r.Layers[l]
+		if !ok {
+			continue
+		}
+		if cl.OK {
+			fmt.Fprintf(w, "layer %-10s ok\n", l+":")
+		} else {
+			fmt.Fprintf(w, "layer %-10s NOT AVAILABLE: %s\n", l+":", cl.Error)
+		}
+	}
+	attached := 0
+	for _, h := range r.Hooks {
+		if h.Attached {
+			attached++
+		}
+	}
+	fmt.Fprintf(w, "hooks attached:  %d of %d\n", attached, len(r.Hooks))
+	fmt.Fprintln(w)
+	for _, f := range []string{"network", "write", "shell"} {
+		cf := r.Fields[f]
+		if cf.Enforceable {
+			fmt.Fprintf(w, "%-8s enforceable: %s\n", f+":", cf.By)
+		} else {
+			fmt.Fprintf(w, "%-8s NOT enforceable: %s\n", f+":", cf.Detail)
+		}
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	sd "github.com/coreos/go-systemd/v22/daemon"
+
+	"github.com/enforcerd/enforcerd/daemon"
+)
+
+func init() {
+	register(subcommand{name: "daemon", summary: "host service: container registration API, audit log, metrics", run: runDaemon})
+}
+
+const daemonUsage = `Usage: enforcerd daemon [--config FILE]
+
+Run the enforcerd host service (systemd Type=notify). It loads the eBPF
+programs or re-adopts the pinned ones, reconciles its state file with the
+pinned ceiling map and the live cgroups, and then serves:
+
+  * an HTTP+JSON API on a unix socket (mode 0600, root only) to register and
+    unregister containers, list them, read a container's tool surface,
+    narrow a container, and follow denials;
+  * a JSON-lines audit log of every denial (size-rotated), also logged to
+    the journal when running under systemd;
+  * Prometheus metrics on a loopback TCP address.
+
+Enforcement never depends on the daemon: a registered container stays
+enforced while the daemon is stopped, crashed or restarting.
+
+Flags:
+  --config FILE   YAML configuration (default /etc/enforcerd/config.yaml;
+                  when the default file is absent the defaults below apply,
+                  a file named with --config must exist). Unknown keys are
+                  errors.
+  -h, --help      this help
+
+Configuration (every key optional; defaults shown):
+  socket: /run/enforcerd/enforcerd.sock      # API unix socket
+  state: /var/lib/enforcerd/state.json       # registered containers
+  pin_dir: /sys/fs/bpf/enforcerd             # pinned programs and maps
+  cgroup_mount: ""                           # cgroup2 mount; "" = from mountinfo
+  sweep_interval: 30s                        # drop containers whose cgroup vanished
+  audit:
+    path: /var/log/enforcerd/audit.jsonl     # "" = no file (journal only)
+    max_size_mb: 64                          # rotate at this size
+    max_backups: 5                           # keep PATH.1 ... PATH.5
+  metrics:
+    listen: 127.0.0.1:9464                   # GET /metrics; "" = off
+
+API (curl --unix-socket /run/enforcerd/enforcerd.sock http://x/v1/...):
+  GET    /v1/status                   hooks attached, network coverage, counts
+  POST   /v1/containers               register {"id", "cgroup" or "pid", "role",
+                                      "ceiling", "parent", "audit_only",
+                                      "tool_groups", "activate": "now"|"exec"}
+  GET    /v1/containers               list
+  GET    /v1/containers/{id}          one container
+  DELETE /v1/containers/{id}          unregister
+  GET    /v1/containers/{id}/surface  tool surface (as enforcerd surface --json)
+  POST   /v1/containers/{id}/narrow   {"ceiling": "network=false"}: narrow only
+  GET    /v1/denials[?container=ID]   follow denials, one JSON record per line
+  A caller running inside an enforced cgroup may only read its own surface
+  and narrow itself. Errors are {"error", "code"} with HTTP 400 (malformed),
+  403, 404 (unknown id), 409 (already registered), 422 (cannot enforce).
+
+Effective ceiling of a container: the session is the parent's effective
+ceiling (default network=true,write=true,shell=full,tools=true,depth=1)
+clamped by "ceiling"; the role's requested ceiling is clamped to it. A
+ceiling this host cannot enforce is refused unless audit_only is set.
+
+Signals: SIGTERM/SIGINT stop the daemon (pins stay, enforcement continues).
+
+Exit status:
+  0  stopped by a signal
+  1  could not start, or a server failed (systemd restarts it)
+  2  usage or configuration error
+`
+
+func runDaemon(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("daemon", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cfgPath := fs.String("config", daemon.DefaultConfigPath, "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, daemonUsage)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "enforcerd daemon: %v\nRun 'enforcerd daemon --help' for usage.\n", err)
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "enforcerd daemon: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	cfg, err := daemon.LoadConfig(*cfgPath, isFlagSet(fs, "config"))
+	if err != nil {
+		fmt.Fprintf(stderr, "enforcerd daemon: %v\n", err)
+		return exitUsage
+	}
+	underSystemd := os.Getenv("JOURNAL_STREAM") != ""
+	hopts := &slog.HandlerOptions{}
+	if underSystemd {
+		// The journal stamps each line itself.
+		hopts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}
+	}
+	log := slog.New(slog.NewTextHandler(stderr, hopts))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	err = daemon.Run(ctx, cfg, daemon.Options{
+		Log:     log,
+		Journal: underSystemd,
+		Notify: func(state string) {
+			if _, err := sd.SdNotify(false, state); err != nil {
+				log.Warn("sd_notify", "state", state, "err", err)
+			}
+		},
+	})
+	if err != nil {
+		log.Error("enforcerd daemon failed", "err", err)
+		return exitFailure
+	}
+	return exitOK
+}

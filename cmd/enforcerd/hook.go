@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/oci"
+)
+
+func init() {
+	register(subcommand{name: "hook", summary: "OCI runtime hook (createRuntime, poststop) registering containers with the daemon", run: runHook})
+}
+
+const hookUsage = `Usage: enforcerd hook [--socket PATH] [--timeout DURATION] createRuntime|poststop
+
+An OCI runtime hook. The runtime writes the container's state JSON
+(runtime-spec "State": ociVersion 1.x such as runc's "1.0.2-dev", id, pid,
+bundle, annotations) on stdin.
+
+createRuntime
+    Reads the ceiling from the container's annotations, finds the
+    container's cgroup from the state's pid (/proc/PID/cgroup), and
+    registers it with the daemon. The ceiling takes effect at the
+    container's first exec (its entrypoint), so the runtime's own init can
+    finish setting up the container, and is in force before the
+    entrypoint's first instruction. Exits non-zero, so the runtime refuses
+    to start the container, when the daemon is unreachable, the state or
+    the annotations are malformed, or the ceiling cannot be enforced.
+
+poststop
+    Unregisters the container. A container the daemon does not know is not
+    an error.
+
+Annotations (at least one of role and ceiling):
+  enforcerd.io/role         role name (general, explore, planner, reviewer,
+                            implement, test, advisor, custom, or an alias;
+                            unknown names fail closed to explore)
+  enforcerd.io/ceiling      ceiling text, e.g. network=false,write=false
+                            (keys network, write, shell, tools, depth;
+                            booleans true|false|allow|deny)
+  enforcerd.io/parent       id of the parent container: the ceiling is
+                            clamped by the parent's effective ceiling
+  enforcerd.io/audit-only   true: record would-be denials, do not deny
+  enforcerd.io/tool-groups  tool groups for the container's surface
+  Any other enforcerd.io/ key is an error.
+
+Flags:
+  --socket PATH        daemon socket (default /run/enforcerd/enforcerd.sock)
+  --timeout DURATION   limit for the daemon's answer (default 10s)
+  -h, --help           this help
+
+Install: see deploy/README.md (hooks.d JSON for podman and CRI-O, a runc
+config.json example, systemd-nspawn with --oci-bundle).
+
+Exit status:
+  0    registered (createRuntime) or unregistered (poststop)
+  1    other failure (I/O, daemon error)
+  2    usage error, malformed state JSON or annotations
+  125  the ceiling cannot be enforced, or the daemon is unreachable
+`
+
+func runHook(args []string, stdout, stderr io.Writer) int {
+	return hookMain(args, os.Stdin, stdout, stderr)
+}
+
+func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	socket := fs.String("socket", api.DefaultSocket, "")
+	timeout := fs.Duration("timeout", 10*time.Second, "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, hookUsage)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "enforcerd hook: %v\nRun 'enforcerd hook --help' for usage.\n", err)
+		return exitUsage
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "enforcerd hook: want one stage (createRuntime or poststop), got %d arguments\n", fs.NArg())
+		return exitUsage
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "enforcerd hook %s: "+format+"\n", append([]any{fs.Arg(0)}, a...)...)
+		return code
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	client := api.NewClient(*socket, *timeout)
+	switch fs.Arg(0) {
+	case "createRuntime":
+		st, err := oci.DecodeState(stdin, true)
+		if err != nil {
+			return fail(exitUsage, "%v", err)
+		}
+		req, err := oci.ParseAnnotations(st.Annotations)
+		if err != nil {
+			return fail(exitUsage, "container %s: %v", st.ID, err)
+		}
+		group, err := cgroup.PidGroup(st.Pid)
+		if err != nil {
+			return fail(exitCannotEnforce, "container %s: %v", st.ID, err)
+		}
+		c, err := client.Register(ctx, registry.Request{
+			ID: st.ID, Cgroup: group, PID: st.Pid, Role: req.Role, Ceiling: req.Ceiling,
+			Parent: req.Parent, AuditOnly: req.AuditOnly, ToolGroups: req.ToolGroups,
+			Activate: registry.ActivateExec,
+		})
+		if err != nil {
+			return fail(hookExit(err), "container %s: refusing the container: %v", st.ID, err)
+		}
+		fmt.Fprintf(stderr, "enforcerd hook createRuntime: container %s registered: cgroup %s (id %d), kernel %s, audit_only=%t, fingerprint %s\n",
+			c.ID, c.Cgroup, c.CgroupID, c.Kernel, c.AuditOnly, c.Fingerprint)
+		return exitOK
+	case "poststop":
+		st, err := oci.DecodeState(stdin, false)
+		if err != nil {
+			return fail(exitUsage, "%v", err)
+		}
+		err = client.Unregister(ctx, st.ID)
+		var ae *api.Error
+		if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
+			fmt.Fprintf(stderr, "enforcerd hook poststop: container %s was not registered\n", st.ID)
+			return exitOK
+		}
+		if err != nil {
+			return fail(exitFailure, "container %s: %v", st.ID, err)
+		}
+		return exitOK
+	default:
+		return fail(exitUsage, "unknown stage (want createRuntime or poststop)")
+	}
+}
+
+// hookExit maps a daemon error to the hook's exit status.
+func hookExit(err error) int {
+	var ae *api.Error
+	switch {
+	case errors.Is(err, api.ErrUnreachable):
+		return exitCannotEnforce
+	case errors.As(err, &ae) && ae.Status == http.StatusUnprocessableEntity:
+		return exitCannotEnforce
+	case errors.As(err, &ae) && ae.Status < 500:
+		return exitUsage
+	}
+	return exitFailure
+}

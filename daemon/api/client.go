@@ -1,0 +1,182 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/enforcerd/enforcerd/daemon/audit"
+	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+// ErrUnreachable: the daemon's socket could not be reached.
+var ErrUnreachable = errors.New("enforcerd daemon unreachable")
+
+// Error is a 4xx/5xx answer of the daemon.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("daemon: %s (HTTP %d %s)", e.Message, e.Status, e.Code)
+}
+
+// Client talks to the daemon over its unix socket.
+type Client struct {
+	Socket string
+	http   *http.Client
+}
+
+// NewClient returns a client; timeout bounds each request except Follow.
+func NewClient(socket string, timeout time.Duration) *Client {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", socket)
+		},
+		DisableCompression: true,
+	}
+	return &Client{Socket: socket, http: &http.Client{Transport: tr, Timeout: timeout}}
+}
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://enforcerd"+path, body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrUnreachable, c.Socket, err)
+	}
+	defer resp.Body.Close()
+	return decodeResponse(resp, out)
+}
+
+func decodeResponse(resp *http.Response, out any) error {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return fmt.Errorf("daemon response: %w", err)
+	}
+	if resp.StatusCode >= 300 {
+		var eb ErrorBody
+		if json.Unmarshal(b, &eb) != nil || eb.Error == "" {
+			eb.Error = string(bytes.TrimSpace(b))
+		}
+		return &Error{Status: resp.StatusCode, Code: eb.Code, Message: eb.Error}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("daemon response: %w", err)
+	}
+	return nil
+}
+
+// Register registers a container.
+func (c *Client) Register(ctx context.Context, req registry.Request) (state.Container, error) {
+	var out state.Container
+	err := c.do(ctx, http.MethodPost, "/v1/containers", req, &out)
+	return out, err
+}
+
+// Unregister removes a container.
+func (c *Client) Unregister(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/containers/"+url.PathEscape(id), nil, nil)
+}
+
+// List returns every container.
+func (c *Client) List(ctx context.Context) ([]state.Container, error) {
+	var out ListBody
+	err := c.do(ctx, http.MethodGet, "/v1/containers", nil, &out)
+	return out.Containers, err
+}
+
+// Get returns one container.
+func (c *Client) Get(ctx context.Context, id string) (state.Container, error) {
+	var out state.Container
+	err := c.do(ctx, http.MethodGet, "/v1/containers/"+url.PathEscape(id), nil, &out)
+	return out, err
+}
+
+// Surface returns a container's tool surface.
+func (c *Client) Surface(ctx context.Context, id string) (policy.Surface, error) {
+	var out policy.Surface
+	err := c.do(ctx, http.MethodGet, "/v1/containers/"+url.PathEscape(id)+"/surface", nil, &out)
+	return out, err
+}
+
+// Narrow clamps a container's ceiling with ceiling text.
+func (c *Client) Narrow(ctx context.Context, id, ceiling string) (state.Container, error) {
+	var out state.Container
+	err := c.do(ctx, http.MethodPost, "/v1/containers/"+url.PathEscape(id)+"/narrow", NarrowRequest{Ceiling: ceiling}, &out)
+	return out, err
+}
+
+// Status returns GET /v1/status.
+func (c *Client) Status(ctx context.Context) (map[string]any, error) {
+	var out map[string]any
+	err := c.do(ctx, http.MethodGet, "/v1/status", nil, &out)
+	return out, err
+}
+
+// Follow streams denial records (of one container, or all when container
+// is "") to fn until ctx ends, fn returns an error, or the daemon goes away.
+func (c *Client) Follow(ctx context.Context, container string, fn func(audit.Record) error) error {
+	path := "/v1/denials"
+	if container != "" {
+		path += "?container=" + url.QueryEscape(container)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://enforcerd"+path, nil)
+	if err != nil {
+		return err
+	}
+	hc := *c.http
+	hc.Timeout = 0
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrUnreachable, c.Socket, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return decodeResponse(resp, nil)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var rec audit.Record
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return fmt.Errorf("denial stream: %w", err)
+		}
+		if err := fn(rec); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("denial stream: %w", err)
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,208 @@
+// Package audit turns kernel denial records into audit records: one JSON
+// object per line in a size-rotated log file, and a fan-out to API followers.
+// Audit records are data, not log lines (style.md).
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/enforcer"
+)
+
+// Record is one audit line. Field names are a stable interface.
+type Record struct {
+	Time            string `json:"time"` // RFC 3339 with nanoseconds, UTC
+	Container       string `json:"container"`
+	CgroupID        uint64 `json:"cgroup_id"`         // the process's own cgroup
+	CeilingCgroupID uint64 `json:"ceiling_cgroup_id"` // the registered cgroup that decided
+	PID             uint32 `json:"pid"`
+	Comm            string `json:"comm"`
+	UID             uint32 `json:"uid"`
+	Hook            string `json:"hook"`
+	Operation       string `json:"operation"`
+	Object          string `json:"object"`
+	Field           string `json:"field"`
+	Errno           int    `json:"errno"`
+	Error           string `json:"error,omitempty"` // errno name, e.g. EPERM
+	Decision        string `json:"decision"`        // denied | audited
+	Fingerprint     string `json:"fingerprint"`
+}
+
+// FromDenial builds a record; container and fingerprint are "" when the
+// deciding cgroup is not a registered container (e.g. enforcerd run).
+func FromDenial(d enforcer.Denial, container, fingerprint string) Record {
+	r := Record{
+		Time:            d.Time.UTC().Format(time.RFC3339Nano),
+		Container:       container,
+		CgroupID:        d.CgroupID,
+		CeilingCgroupID: d.CeilingCgroupID,
+		PID:             d.TGID,
+		Comm:            d.Comm,
+		UID:             d.UID,
+		Hook:            d.Hook.String(),
+		Operation:       d.Operation(),
+		Object:          d.Object.String(),
+		Field:           d.Field,
+		Errno:           int(d.Errno),
+		Decision:        d.Decision(),
+		Fingerprint:     fingerprint,
+	}
+	if d.Errno != 0 {
+		r.Error = unix.ErrnoName(syscall.Errno(d.Errno))
+	}
+	return r
+}
+
+// Log is a JSON-lines file rotated by size: when a line would make the file
+// larger than MaxBytes, it is renamed to PATH.1 (PATH.1 to PATH.2, ...,
+// keeping Backups files) and a new file is started.
+type Log struct {
+	mu       sync.Mutex
+	path     string
+	maxBytes int64
+	backups  int
+	f        *os.File
+	size     int64
+}
+
+// Open opens (appending) or creates the log, mode 0600.
+func Open(path string, maxBytes int64, backups int) (*Log, error) {
+	if maxBytes <= 0 {
+		return nil, fmt.Errorf("audit log %s: max size must be positive", path)
+	}
+	if backups < 0 {
+		backups = 0
+	}
+	l := &Log{path: path, maxBytes: maxBytes, backups: backups}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("audit log %s: %w", path, err)
+	}
+	if err := l.open(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *Log) open() error {
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("audit log %s: %w", l.path, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("audit log %s: %w", l.path, err)
+	}
+	l.f, l.size = f, fi.Size()
+	return nil
+}
+
+// Write appends one record as one line.
+func (l *Log) Write(r Record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("audit record: %w", err)
+	}
+	b = append(b, '\n')
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return fmt.Errorf("audit log %s: closed", l.path)
+	}
+	if l.size > 0 && l.size+int64(len(b)) > l.maxBytes {
+		if err := l.rotate(); err != nil {
+			return err
+		}
+	}
+	n, err := l.f.Write(b)
+	l.size += int64(n)
+	if err != nil {
+		return fmt.Errorf("audit log %s: %w", l.path, err)
+	}
+	return nil
+}
+
+func (l *Log) rotate() error {
+	l.f.Close()
+	l.f = nil
+	if l.backups == 0 {
+		if err := os.Remove(l.path); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("audit log %s: rotate: %w", l.path, err)
+		}
+	} else {
+		for i := l.backups - 1; i >= 1; i-- {
+			_ = os.Rename(fmt.Sprintf("%s.%d", l.path, i), fmt.Sprintf("%s.%d", l.path, i+1))
+		}
+		if err := os.Rename(l.path, l.path+".1"); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("audit log %s: rotate: %w", l.path, err)
+		}
+	}
+	return l.open()
+}
+
+// Close closes the file.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// Hub fans records out to followers. A follower that does not keep up loses
+// records (counted) rather than stalling the kernel reader.
+type Hub struct {
+	mu      sync.Mutex
+	subs    map[chan Record]struct{}
+	dropped uint64
+}
+
+// NewHub makes an empty hub.
+func NewHub() *Hub { return &Hub{subs: map[chan Record]struct{}{}} }
+
+// Subscribe returns a channel of records and a cancel function.
+func (h *Hub) Subscribe(buffer int) (<-chan Record, func()) {
+	ch := make(chan Record, buffer)
+	h.mu.Lock()
+	h.subs[ch] = struct{}{}
+	h.mu.Unlock()
+	return ch, func() {
+		h.mu.Lock()
+		if _, ok := h.subs[ch]; ok {
+			delete(h.subs, ch)
+			close(ch)
+		}
+		h.mu.Unlock()
+	}
+}
+
+// Publish sends r to every follower without blocking.
+func (h *Hub) Publish(r Record) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch := range h.subs {
+		select {
+		case ch <- r:
+		default:
+			h.dropped++
+		}
+	}
+}
+
+// Dropped is the number of records followers missed.
+func (h *Hub) Dropped() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.dropped
+}

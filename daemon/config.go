@@ -1,0 +1,129 @@
+package daemon
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/enforcer"
+)
+
+// DefaultConfigPath is read when --config is not given.
+const DefaultConfigPath = "/etc/enforcerd/config.yaml"
+
+// Config is the daemon's YAML configuration. Every key is optional; unknown
+// keys are errors (a typo must not silently keep a default).
+type Config struct {
+	// Socket is the API unix socket (mode 0600).
+	Socket string `yaml:"socket"`
+	// State is the state file.
+	State string `yaml:"state"`
+	// PinDir is the bpffs directory of the pinned programs and maps.
+	PinDir string `yaml:"pin_dir"`
+	// CgroupMount is the cgroup2 mount point ("" = from mountinfo).
+	CgroupMount string `yaml:"cgroup_mount"`
+	// SweepInterval: how often containers whose cgroup vanished without a
+	// poststop hook are dropped ("0s" disables).
+	SweepInterval time.Duration `yaml:"sweep_interval"`
+	Audit         AuditConfig   `yaml:"audit"`
+	Metrics       MetricsConfig `yaml:"metrics"`
+}
+
+// AuditConfig configures the audit log.
+type AuditConfig struct {
+	// Path of the JSON-lines audit log ("" disables the file; the
+	// journal and followers still get every record).
+	Path string `yaml:"path"`
+	// MaxSizeMB rotates the file when it would grow past this size.
+	MaxSizeMB int `yaml:"max_size_mb"`
+	// MaxBackups rotated files are kept (PATH.1 ... PATH.N).
+	MaxBackups int `yaml:"max_backups"`
+}
+
+// MetricsConfig configures the Prometheus endpoint.
+type MetricsConfig struct {
+	// Listen is the TCP address of /metrics ("" disables it).
+	Listen string `yaml:"listen"`
+}
+
+// DefaultConfig is the configuration with no file.
+func DefaultConfig() Config {
+	return Config{
+		Socket:        api.DefaultSocket,
+		State:         state.DefaultPath,
+		PinDir:        enforcer.DefaultPinDir,
+		SweepInterval: 30 * time.Second,
+		Audit:         AuditConfig{Path: "/var/log/enforcerd/audit.jsonl", MaxSizeMB: 64, MaxBackups: 5},
+		Metrics:       MetricsConfig{Listen: "127.0.0.1:9464"},
+	}
+}
+
+// LoadConfig reads path over the defaults. A missing file yields the
+// defaults unless required (the operator named it with --config).
+func LoadConfig(path string, required bool) (Config, error) {
+	c := DefaultConfig()
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) && !required {
+		return c, nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("config %s: %w", path, err)
+	}
+	if err := ParseConfig(b, &c); err != nil {
+		return c, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// ParseConfig decodes YAML onto c (keys absent keep c's values) and
+// validates the result.
+func ParseConfig(b []byte, c *Config) error {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return c.Validate()
+}
+
+// Validate checks paths and addresses.
+func (c Config) Validate() error {
+	for name, p := range map[string]string{"socket": c.Socket, "state": c.State, "pin_dir": c.PinDir} {
+		if p == "" || !filepath.IsAbs(p) {
+			return fmt.Errorf("%s: %q is not an absolute path", name, p)
+		}
+	}
+	if len(c.Socket) > 107 {
+		return fmt.Errorf("socket: %q is longer than a unix socket path may be (107 bytes)", c.Socket)
+	}
+	if c.CgroupMount != "" && !filepath.IsAbs(c.CgroupMount) {
+		return fmt.Errorf("cgroup_mount: %q is not an absolute path", c.CgroupMount)
+	}
+	if c.Audit.Path != "" && !filepath.IsAbs(c.Audit.Path) {
+		return fmt.Errorf("audit.path: %q is not an absolute path", c.Audit.Path)
+	}
+	if c.Audit.MaxSizeMB <= 0 {
+		return fmt.Errorf("audit.max_size_mb: %d must be positive", c.Audit.MaxSizeMB)
+	}
+	if c.Audit.MaxBackups < 0 {
+		return fmt.Errorf("audit.max_backups: %d must not be negative", c.Audit.MaxBackups)
+	}
+	if c.SweepInterval < 0 {
+		return fmt.Errorf("sweep_interval: %s must not be negative", c.SweepInterval)
+	}
+	if c.Metrics.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
+			return fmt.Errorf("metrics.listen: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,228 @@
+// Package daemon wires `enforcerd daemon`: the enforcer (pinned programs and
+// maps), the registry of containers with its state file, the API socket,
+// the denial pump (audit log, journal, metrics, followers) and sd_notify.
+//
+// Start order closes every window: the pinned programs keep enforcing while
+// no daemon runs; Open re-adopts them, Reconcile re-reads the state without
+// touching live entries, and only then is the socket served and READY=1 sent.
+// Stop (SIGTERM) and crash (SIGKILL) both leave the pins, so enforcement of
+// every registered container continues.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/daemon/audit"
+	"github.com/enforcerd/enforcerd/daemon/metrics"
+	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/enforcer"
+)
+
+// ErrLocked: another daemon holds the state lock.
+var ErrLocked = errors.New("another enforcerd daemon is running")
+
+// Options are the runtime hooks of Run.
+type Options struct {
+	Log *slog.Logger
+	// Notify sends an sd_notify state ("READY=1", "STOPPING=1"); may be nil.
+	Notify func(state string)
+	// Journal: also log every denial through Log (under systemd it lands
+	// in the journal).
+	Journal bool
+}
+
+// Run serves until ctx is done. It returns an error when the daemon could
+// not start or a server failed.
+func Run(ctx context.Context, cfg Config, o Options) error {
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	notify := o.Notify
+	if notify == nil {
+		notify = func(string) {}
+	}
+	unlock, err := lock(cfg.State + ".lock")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	mount := cfg.CgroupMount
+	if mount == "" {
+		if mount, err = cgroup.Mountpoint(); err != nil {
+			return err
+		}
+	}
+	enf, err := enforcer.Open(enforcer.Options{PinDir: cfg.PinDir, CgroupMount: mount})
+	if err != nil {
+		return err
+	}
+	defer enf.Close() // pins stay: the kernel keeps enforcing
+	for _, l := range []enforcer.Layer{enforcer.LayerLSM, enforcer.LayerCgroup, enforcer.LayerLifecycle} {
+		if err := enf.LayerError(l); err != nil {
+			log.Warn("layer not in force: ceilings needing it will be refused", "layer", l, "err", err)
+		}
+	}
+	self, err := cgroup.PidGroup(os.Getpid())
+	if err != nil {
+		return err
+	}
+	reg := registry.New(registry.Options{
+		Enforcer: enf, Cgroups: registry.SystemCgroups{Mount: mount},
+		StatePath: cfg.State, SelfGroup: self, Log: log,
+	})
+	rep, err := reg.Reconcile()
+	if err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	log.Info("reconciled", "kept", len(rep.Kept), "reinstalled", rep.Reinstalled, "dropped", rep.Dropped,
+		"failed", rep.Failed, "orphan_map_entries_removed", rep.Orphans)
+
+	var alog *audit.Log
+	if cfg.Audit.Path != "" {
+		if alog, err = audit.Open(cfg.Audit.Path, int64(cfg.Audit.MaxSizeMB)<<20, cfg.Audit.MaxBackups); err != nil {
+			return err
+		}
+		defer alog.Close()
+	}
+	hub := audit.NewHub()
+	m := metrics.New(metrics.Sources{
+		Registered: reg.Len, LostRecords: enf.LostRecords, Hooks: enf.Hooks, Dropped: hub.Dropped,
+	})
+	rd, err := enf.NewReader()
+	if err != nil {
+		return err
+	}
+	pumpDone := make(chan struct{})
+	go func() {
+		defer close(pumpDone)
+		pump(rd, reg, alog, hub, m, log, o.Journal)
+	}()
+	defer func() { rd.Close(); <-pumpDone }()
+
+	version := "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		version = bi.Main.Version
+	}
+	srv := &api.Server{Reg: reg, Hub: hub, Metrics: m, Log: log, Status: func() any {
+		lost, _ := enf.LostRecords()
+		return map[string]any{
+			"version": version, "pid": os.Getpid(), "containers": reg.Len(),
+			"network_coverage": enf.NetworkCoverage(), "activate_at_exec": enf.CanActivateAtExec(),
+			"lost_records": lost, "hooks": enf.Hooks(),
+		}
+	}}
+	ln, err := api.Listen(cfg.Socket)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(cfg.Socket)
+	hs := srv.NewHTTPServer()
+	errc := make(chan error, 2)
+	go func() { errc <- fmt.Errorf("api %s: %w", cfg.Socket, hs.Serve(ln)) }()
+	defer hs.Close()
+
+	if cfg.Metrics.Listen != "" {
+		ml, err := net.Listen("tcp", cfg.Metrics.Listen)
+		if err != nil {
+			return fmt.Errorf("metrics %s: %w", cfg.Metrics.Listen, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", m.Handler())
+		ms := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { errc <- fmt.Errorf("metrics %s: %w", cfg.Metrics.Listen, ms.Serve(ml)) }()
+		defer ms.Close()
+	}
+
+	var tick <-chan time.Time
+	if cfg.SweepInterval > 0 {
+		t := time.NewTicker(cfg.SweepInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	log.Info("serving", "socket", cfg.Socket, "metrics", cfg.Metrics.Listen, "state", cfg.State,
+		"pin_dir", cfg.PinDir, "containers", reg.Len(), "network_coverage", enf.NetworkCoverage())
+	notify("READY=1")
+	for {
+		select {
+		case <-ctx.Done():
+			notify("STOPPING=1")
+			log.Info("stopping; pinned programs keep enforcing every registered container")
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = hs.Shutdown(sctx)
+			cancel()
+			return nil
+		case err := <-errc:
+			return err
+		case <-tick:
+			rep, err := reg.Sweep()
+			if err != nil {
+				log.Error("sweep", "err", err)
+			}
+			for _, id := range rep.Dropped {
+				m.Forget(id)
+				log.Info("dropped container whose cgroup is gone", "container", id)
+			}
+		}
+	}
+}
+
+// pump reads denial records until the reader is closed.
+func pump(rd *enforcer.Reader, reg *registry.Registry, alog *audit.Log, hub *audit.Hub, m *metrics.Metrics, log *slog.Logger, journal bool) {
+	for {
+		d, err := rd.Read()
+		if errors.Is(err, enforcer.ErrClosed) {
+			return
+		}
+		if err != nil {
+			log.Error("denial record", "err", err)
+			continue
+		}
+		c, _ := reg.ByCgroup(d.CeilingCgroupID)
+		rec := audit.FromDenial(d, c.ID, c.Fingerprint)
+		if alog != nil {
+			if err := alog.Write(rec); err != nil {
+				m.AuditErrors.Inc()
+				log.Error("audit log", "err", err)
+			}
+		}
+		m.Denials.WithLabelValues(rec.Container, rec.Hook, rec.Operation, rec.Decision).Inc()
+		hub.Publish(rec)
+		if journal {
+			log.Warn(rec.Decision, "container", rec.Container, "cgroup_id", rec.CgroupID, "pid", rec.PID,
+				"comm", rec.Comm, "hook", rec.Hook, "operation", rec.Operation, "object", rec.Object,
+				"errno", rec.Error, "fingerprint", rec.Fingerprint)
+		}
+	}
+}
+
+// lock takes an exclusive flock next to the state file so two daemons never
+// share one state.
+func lock(path string) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("state dir %s: %w", filepath.Dir(path), err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, ErrLocked)
+	}
+	return func() { f.Close() }, nil
+}

@@ -1,0 +1,132 @@
+// Package metrics defines enforcerd's Prometheus metrics (client_golang,
+// Prometheus naming: enforcerd_ prefix, _total for counters, base units).
+package metrics
+
+import (
+	"net/http"
+	"runtime/debug"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/enforcerd/enforcerd/enforcer"
+)
+
+// Registration results (label "result" of enforcerd_registrations_total).
+const (
+	ResultOK            = "ok"
+	ResultBadRequest    = "bad_request"
+	ResultConflict      = "conflict"
+	ResultNotFound      = "not_found"
+	ResultCannotEnforce = "cannot_enforce"
+	ResultForbidden     = "forbidden"
+	ResultError         = "error"
+)
+
+// Sources are the live values the metrics read at scrape time.
+type Sources struct {
+	Registered  func() int
+	LostRecords func() (uint64, error)
+	Hooks       func() []enforcer.HookStatus
+	Dropped     func() uint64 // follow-stream records dropped
+}
+
+// Metrics holds the collectors the daemon updates.
+type Metrics struct {
+	Registry      *prometheus.Registry
+	Denials       *prometheus.CounterVec
+	Registrations *prometheus.CounterVec
+	AuditErrors   prometheus.Counter
+}
+
+// New registers every metric on a fresh registry.
+func New(src Sources) *Metrics {
+	reg := prometheus.NewRegistry()
+	m := &Metrics{
+		Registry: reg,
+		Denials: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "enforcerd_denials_total",
+			Help: "Operations denied (or, audit-only, that would have been) by a container's ceiling, by container, LSM/cgroup hook, operation and decision.",
+		}, []string{"container", "hook", "operation", "decision"}),
+		Registrations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "enforcerd_registrations_total",
+			Help: "Container registration requests, by result.",
+		}, []string{"result"}),
+		AuditErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "enforcerd_audit_write_errors_total",
+			Help: "Audit records that could not be written to the audit log.",
+		}),
+	}
+	reg.MustRegister(m.Denials, m.Registrations, m.AuditErrors)
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "enforcerd_registered_containers",
+		Help: "Containers currently registered with the daemon.",
+	}, func() float64 { return float64(src.Registered()) }))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "enforcerd_ringbuf_lost_records_total",
+		Help: "Denial records dropped because the kernel ring buffer was full (the denials were still enforced).",
+	}, func() float64 {
+		n, err := src.LostRecords()
+		if err != nil {
+			return 0
+		}
+		return float64(n)
+	}))
+	if src.Dropped != nil {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "enforcerd_follow_dropped_records_total",
+			Help: "Denial records API followers missed because they did not keep up.",
+		}, func() float64 { return float64(src.Dropped()) }))
+	}
+	reg.MustRegister(&hookCollector{hooks: src.Hooks, desc: prometheus.NewDesc(
+		"enforcerd_programs_attached",
+		"1 when the eBPF program of the hook is attached (loaded or re-adopted from its pin), else 0.",
+		[]string{"hook", "layer"}, nil)})
+	version := "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		version = bi.Main.Version
+	}
+	bi := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "enforcerd_build_info",
+		Help:        "Build information of the running enforcerd; always 1.",
+		ConstLabels: prometheus.Labels{"version": version},
+	})
+	bi.Set(1)
+	reg.MustRegister(bi, collectors.NewBuildInfoCollector(),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Forget removes a container's per-container series (after unregister).
+func (m *Metrics) Forget(container string) {
+	m.Denials.DeletePartialMatch(prometheus.Labels{"container": container})
+}
+
+// Handler serves /metrics.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
+}
+
+type hookCollector struct {
+	hooks func() []enforcer.HookStatus
+	desc  *prometheus.Desc
+}
+
+func (c *hookCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *hookCollector) Collect(ch chan<- prometheus.Metric) {
+	seen := map[string]bool{}
+	for _, h := range c.hooks() {
+		key := h.Name + "\x00" + string(h.Layer)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		v := 0.0
+		if h.Attached {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, v, h.Name, string(h.Layer))
+	}
+}

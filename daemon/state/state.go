@@ -1,0 +1,144 @@
+// Package state persists the daemon's registered containers in one JSON file
+// (/var/lib/enforcerd/state.json by default), written atomically: a temporary
+// file in the same directory, fsync, rename over the old file, fsync of the
+// directory. A crash at any point leaves either the old or the new file,
+// never a torn one.
+//
+// The state file is the daemon's memory of *which container* owns each
+// cgroup and how its ceiling was derived; enforcement itself lives in the
+// pinned BPF map and never depends on this file.
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+// Version of the file format.
+const Version = 1
+
+// DefaultPath is where the daemon keeps its state.
+const DefaultPath = "/var/lib/enforcerd/state.json"
+
+// Container is one registered container.
+type Container struct {
+	ID       string `json:"id"`
+	Cgroup   string `json:"cgroup"` // group path below the cgroup2 mount
+	CgroupID uint64 `json:"cgroup_id"`
+	Role     string `json:"role,omitempty"`
+	// Session is the ceiling the role was resolved in: the parent's
+	// effective ceiling (or the default session) clamped by the requested
+	// ceiling text.
+	Session policy.Ceiling `json:"session"`
+	// Ceiling is the effective ceiling (role's request clamped to Session).
+	Ceiling     policy.Ceiling       `json:"ceiling"`
+	Kernel      policy.KernelCeiling `json:"kernel"`
+	Fingerprint string               `json:"fingerprint"`
+	Parent      string               `json:"parent,omitempty"`
+	AuditOnly   bool                 `json:"audit_only"`
+	ToolGroups  string               `json:"tool_groups,omitempty"`
+	Registered  time.Time            `json:"registered"`
+}
+
+// File is the on-disk form.
+type File struct {
+	Version    int         `json:"version"`
+	Containers []Container `json:"containers"`
+}
+
+// ErrCorrupt: the file exists but cannot be used. The daemon refuses to start
+// rather than forget containers (fail closed); the operator moves it away.
+var ErrCorrupt = errors.New("state file corrupt")
+
+// Load reads the state file. A missing file is an empty state.
+func Load(path string) ([]Container, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("state %s: %w", path, err)
+	}
+	var f File
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("state %s: %w: %v", path, ErrCorrupt, err)
+	}
+	if f.Version != Version {
+		return nil, fmt.Errorf("state %s: %w: version %d, want %d", path, ErrCorrupt, f.Version, Version)
+	}
+	seen := map[string]bool{}
+	for _, c := range f.Containers {
+		if c.ID == "" || seen[c.ID] {
+			return nil, fmt.Errorf("state %s: %w: empty or duplicate container id %q", path, ErrCorrupt, c.ID)
+		}
+		seen[c.ID] = true
+	}
+	return f.Containers, nil
+}
+
+// Save writes the containers atomically (sorted by id, so the file is
+// deterministic).
+func Save(path string, cs []Container) error {
+	sorted := append([]Container(nil), cs...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].ID < sorted[j].ID })
+	if sorted == nil {
+		sorted = []Container{}
+	}
+	b, err := json.MarshalIndent(File{Version: Version, Containers: sorted}, "", " ")
+	if err != nil {
+		return fmt.Errorf("state %s: %w", path, err)
+	}
+	b = append(b, '\n')
+	return WriteAtomic(path, b, 0o600)
+}
+
+// WriteAtomic replaces path with data: temp file, fsync, rename, fsync dir.
+func WriteAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("state dir %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("state %s: %w", path, err)
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(perm); err != nil {
+		return fmt.Errorf("state %s: %w", tmp, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("state %s: %w", tmp, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("state %s: fsync: %w", tmp, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("state %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("state %s: %w", path, err)
+	}
+	ok = true
+	if d, err := os.Open(dir); err == nil {
+		err = d.Sync()
+		d.Close()
+		if err != nil {
+			return fmt.Errorf("state dir %s: fsync: %w", dir, err)
+		}
+	}
+	return nil
+}

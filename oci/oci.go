@@ -1,0 +1,180 @@
+// Package oci reads what an OCI runtime hands enforcerd's runtime hook: the
+// container state on stdin (runtime-spec specs.State) and the ceiling from
+// the container's annotations. It is pure parsing, no I/O beyond the reader
+// it is given, so both halves are fuzzed.
+//
+// Fail direction: anything the hook does not understand is an error, and the
+// hook exits non-zero, which makes the runtime refuse the container. A
+// malformed annotation never falls back to a wider (or any default) ceiling.
+package oci
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+// Annotation keys (product.md "Interfaces users expect").
+const (
+	AnnotationPrefix     = "enforcerd.io/"
+	AnnotationRole       = AnnotationPrefix + "role"
+	AnnotationCeiling    = AnnotationPrefix + "ceiling"
+	AnnotationParent     = AnnotationPrefix + "parent"
+	AnnotationAuditOnly  = AnnotationPrefix + "audit-only"
+	AnnotationToolGroups = AnnotationPrefix + "tool-groups"
+)
+
+// AllAnnotations lists every key the hook reads; any other key with the
+// enforcerd.io/ prefix is an error (a typo must not silently drop a ceiling).
+var AllAnnotations = []string{AnnotationRole, AnnotationCeiling, AnnotationParent, AnnotationAuditOnly, AnnotationToolGroups}
+
+// MaxStateBytes bounds the state JSON read from stdin. Real states are a few
+// KiB (annotations included); anything bigger is refused.
+const MaxStateBytes = 1 << 20
+
+// Errors callers test with errors.Is.
+var (
+	// ErrBadState: the state JSON is not a usable runtime-spec state.
+	ErrBadState = errors.New("bad OCI state")
+	// ErrBadAnnotation: an enforcerd.io/ annotation is malformed or unknown.
+	ErrBadAnnotation = errors.New("bad enforcerd annotation")
+	// ErrNoAnnotation: the container carries no enforcerd.io/ annotation.
+	ErrNoAnnotation = errors.New("no enforcerd.io/ annotation")
+)
+
+// idPattern is the container id syntax the daemon accepts (runc's own rule,
+// plus ':' for CRI-O/podman names); at most 256 bytes.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+:-]{0,255}$`)
+
+// ValidID reports whether id is an acceptable container id.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
+// DecodeState reads one runtime-spec State from r. It accepts any ociVersion
+// of major version 1 (runc reports e.g. "1.0.2-dev"), requires a valid id and,
+// unless needPID is false (poststop: the process is gone), a positive pid.
+// Unknown fields are ignored (later runtime-spec minor versions add some);
+// trailing data after the object is an error.
+func DecodeState(r io.Reader, needPID bool) (specs.State, error) {
+	var st specs.State
+	b, err := io.ReadAll(io.LimitReader(r, MaxStateBytes+1))
+	if err != nil {
+		return st, fmt.Errorf("%w: read stdin: %v", ErrBadState, err)
+	}
+	if len(b) > MaxStateBytes {
+		return st, fmt.Errorf("%w: larger than %d bytes", ErrBadState, MaxStateBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&st); err != nil {
+		return specs.State{}, fmt.Errorf("%w: %v", ErrBadState, err)
+	}
+	if dec.More() {
+		return specs.State{}, fmt.Errorf("%w: trailing data after the state object", ErrBadState)
+	}
+	if err := checkVersion(st.Version); err != nil {
+		return specs.State{}, err
+	}
+	if !ValidID(st.ID) {
+		return specs.State{}, fmt.Errorf("%w: container id %q is empty or not [A-Za-z0-9][A-Za-z0-9_.+:-]{0,255}", ErrBadState, st.ID)
+	}
+	if needPID && st.Pid <= 0 {
+		return specs.State{}, fmt.Errorf("%w: container %s: pid %d (the hook needs the container's init pid)", ErrBadState, st.ID, st.Pid)
+	}
+	if st.Pid < 0 {
+		return specs.State{}, fmt.Errorf("%w: container %s: negative pid %d", ErrBadState, st.ID, st.Pid)
+	}
+	return st, nil
+}
+
+// checkVersion accepts "1", "1.x", "1.x.y" with any pre-release/build suffix.
+func checkVersion(v string) error {
+	if v == "" {
+		return fmt.Errorf("%w: missing ociVersion", ErrBadState)
+	}
+	major, _, _ := strings.Cut(v, ".")
+	if major != "1" {
+		return fmt.Errorf("%w: ociVersion %q: only runtime-spec 1.x is supported", ErrBadState, v)
+	}
+	return nil
+}
+
+// Request is the registration the annotations ask for.
+type Request struct {
+	Role       string // enforcerd.io/role, as written ("" = general)
+	Ceiling    string // enforcerd.io/ceiling, validated ceiling text
+	Parent     string // enforcerd.io/parent, a container id
+	AuditOnly  bool   // enforcerd.io/audit-only
+	ToolGroups string // enforcerd.io/tool-groups
+}
+
+// ParseAnnotations validates the enforcerd.io/ annotations. Errors wrap
+// ErrNoAnnotation when there is none, ErrBadAnnotation for an unknown key,
+// a malformed ceiling (policy.ParseCeiling's message, naming the field), a
+// bad parent id, a non-boolean audit-only or an empty role.
+func ParseAnnotations(ann map[string]string) (Request, error) {
+	var r Request
+	var keys []string
+	for k := range ann {
+		if strings.HasPrefix(k, AnnotationPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return r, fmt.Errorf("%w: set %s and/or %s on the container", ErrNoAnnotation, AnnotationRole, AnnotationCeiling)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := ann[k]
+		bad := func(format string, a ...any) error {
+			return fmt.Errorf("%w: %s=%q: %s", ErrBadAnnotation, k, v, fmt.Sprintf(format, a...))
+		}
+		switch k {
+		case AnnotationRole:
+			if strings.TrimSpace(v) == "" {
+				return Request{}, bad("empty role")
+			}
+			if len(v) > 256 || strings.ContainsAny(v, "\x00\n\r") {
+				return Request{}, bad("role must be one line of at most 256 bytes")
+			}
+			r.Role = v
+		case AnnotationCeiling:
+			if strings.TrimSpace(v) == "" {
+				return Request{}, bad("empty ceiling")
+			}
+			if _, err := policy.ParseCeiling(v, policy.DefaultSession()); err != nil {
+				return Request{}, bad("%v", err)
+			}
+			r.Ceiling = v
+		case AnnotationParent:
+			if !ValidID(v) {
+				return Request{}, bad("not a container id")
+			}
+			r.Parent = v
+		case AnnotationAuditOnly:
+			b, err := policy.ParseBool(v)
+			if err != nil {
+				return Request{}, bad("want true|false")
+			}
+			r.AuditOnly = b
+		case AnnotationToolGroups:
+			if len(v) > 1024 || strings.ContainsAny(v, "\x00\n\r") {
+				return Request{}, bad("tool groups must be one line of at most 1024 bytes")
+			}
+			r.ToolGroups = v
+		default:
+			return Request{}, fmt.Errorf("%w: unknown annotation %s (known: %s)", ErrBadAnnotation, k, strings.Join(AllAnnotations, ", "))
+		}
+	}
+	if r.Role == "" && r.Ceiling == "" {
+		return Request{}, fmt.Errorf("%w: neither %s nor %s is set", ErrBadAnnotation, AnnotationRole, AnnotationCeiling)
+	}
+	return r, nil
+}

@@ -1,0 +1,298 @@
+package enforcer_test
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/probe"
+)
+
+// The xattr the fixture carries. trusted.* works on tmpfs on 6.1 and 6.12
+// alike (user.* on tmpfs needs 6.6), and the probes run as root.
+const fixtureXattr = "trusted.enforcerd"
+
+// newFixture makes a directory outside any sandbox: f ("hello", 0644, with
+// an xattr), g ("other"), and an empty directory d.
+func newFixture(t *testing.T) string {
+	t.Helper()
+	fx, err := os.MkdirTemp("", "enforcerd-fx-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(fx) })
+	must(t, os.WriteFile(filepath.Join(fx, "f"), []byte("hello"), 0o644))
+	must(t, os.WriteFile(filepath.Join(fx, "g"), []byte("other"), 0o644))
+	must(t, os.Mkdir(filepath.Join(fx, "d"), 0o755))
+	must(t, unix.Setxattr(filepath.Join(fx, "f"), fixtureXattr, []byte("1"), 0))
+	return fx
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snapshot renders everything a write could change below fx: names, file
+// types, modes, owners, sizes, mtimes and ctimes, link counts, contents,
+// symlink targets and xattrs (not atimes: reading changes them).
+func snapshot(t *testing.T, fx string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(fx, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(fx, p)
+		fmt.Fprintf(&b, "%s mode=%o uid=%d gid=%d size=%d mtime=%d.%d ctime=%d.%d nlink=%d",
+			rel, st.Mode, st.Uid, st.Gid, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec, st.Nlink)
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			c, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&b, " content=%q", c)
+		case unix.S_IFLNK:
+			l, _ := os.Readlink(p)
+			fmt.Fprintf(&b, " target=%q", l)
+		}
+		buf := make([]byte, 4096)
+		if n, err := unix.Llistxattr(p, buf); err == nil {
+			names := strings.Split(strings.TrimRight(string(buf[:n]), "\x00"), "\x00")
+			sort.Strings(names)
+			for _, name := range names {
+				if name == "" {
+					continue
+				}
+				v := make([]byte, 256)
+				m, _ := unix.Lgetxattr(p, name, v)
+				fmt.Fprintf(&b, " xattr[%s]=%q", name, v[:max(m, 0)])
+			}
+		}
+		b.WriteByte('\n')
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("snapshot %s: %v", fx, err)
+	}
+	return b.String()
+}
+
+// fileChange observes a fixture: the side effect happened iff anything in
+// the snapshot changed.
+func fileChange(t *testing.T, fx string) func() (bool, string) {
+	before := snapshot(t, fx)
+	return func() (bool, string) {
+		after := snapshot(t, fx)
+		if after == before {
+			return false, "fixture unchanged"
+		}
+		return true, "fixture changed:\nbefore:\n" + before + "after:\n" + after
+	}
+}
+
+// pathCase: an operation on paths in a fresh fixture. Arguments are names
+// in the fixture, except those starting with "=" (passed as they are).
+func pathCase(name, op string, hook enforcer.Hook, args ...string) tcase {
+	return tcase{name: name, hook: hook, prepare: func(t *testing.T) attempt {
+		fx := newFixture(t)
+		abs := make([]string, len(args))
+		for i, a := range args {
+			if v, ok := strings.CutPrefix(a, "="); ok {
+				abs[i] = v
+				continue
+			}
+			abs[i] = filepath.Join(fx, a)
+		}
+		return attempt{cmd: probe.Cmd{Op: op, Args: abs}, effect: fileChange(t, fx)}
+	}}
+}
+
+// fdCase: an operation on a descriptor the test opened before the ceiling
+// applied (inherited as fd 3).
+func fdCase(name, op string, hook enforcer.Hook, file string, flags int, args ...string) tcase {
+	return tcase{name: name, hook: hook, prepare: func(t *testing.T) attempt {
+		fx := newFixture(t)
+		fd, err := unix.Open(filepath.Join(fx, file), flags|unix.O_CLOEXEC, 0)
+		must(t, err)
+		return attempt{
+			cmd:    probe.Cmd{Op: op, Args: args, Files: []*os.File{os.NewFile(uintptr(fd), file)}},
+			effect: fileChange(t, fx),
+		}
+	}}
+}
+
+// writeCases: threat model W1–W5 under write=false.
+var writeCases = []tcase{
+	// W1: path operations beyond open.
+	pathCase("W1/create", "create", enforcer.HookInodeCreate, "new"),
+	pathCase("W1/mkdir", "mkdir", enforcer.HookInodeMkdir, "newdir"),
+	pathCase("W1/rmdir", "rmdir", enforcer.HookInodeRmdir, "d"),
+	pathCase("W1/unlink", "unlink", enforcer.HookInodeUnlink, "f"),
+	pathCase("W1/symlink", "symlink", enforcer.HookInodeSymlink, "=f", "sym"),
+	pathCase("W1/mkfifo", "mkfifo", enforcer.HookInodeMknod, "fifo"),
+	pathCase("W1/mknod-chr", "mknod-chr", enforcer.HookInodeMknod, "null"),
+	pathCase("W1/mknod-reg", "mknod-reg", 0, "reg"),
+	pathCase("W1/link", "link", enforcer.HookInodeLink, "f", "hard"),
+	pathCase("W1/rename", "rename", enforcer.HookInodeRename, "f", "renamed"),
+	pathCase("W1/rename-over", "rename", enforcer.HookInodeRename, "g", "f"),
+	pathCase("W1/renameat2-exchange", "exchange", enforcer.HookInodeRename, "f", "g"),
+	// W2: truncation.
+	pathCase("W2/truncate", "truncate", enforcer.HookPathTruncate, "f"),
+	pathCase("W2/open-rdonly-trunc", "open-rdonly-trunc", 0, "f"),
+	fdCase("W2/ftruncate-inherited", "ftruncate-fd", 0, "f", unix.O_WRONLY),
+	// W3: metadata.
+	pathCase("W3/chmod", "chmod", enforcer.HookInodeSetattr, "f"),
+	pathCase("W3/chown", "chown", enforcer.HookInodeSetattr, "f"),
+	pathCase("W3/utimes", "utimes", enforcer.HookInodeSetattr, "f"),
+	pathCase("W3/setxattr", "setxattr", enforcer.HookInodeSetxattr, "f", "=trusted.new"),
+	pathCase("W3/removexattr", "removexattr", enforcer.HookInodeRemovexattr, "f", "="+fixtureXattr),
+	// W4: descriptors opened before the ceiling.
+	fdCase("W4/write-inherited-fd", "write-fd", enforcer.HookFilePermission, "f", unix.O_WRONLY|unix.O_APPEND),
+	fdCase("W4/openat-inherited-dirfd", "openat-fd", enforcer.HookInodeCreate, ".", unix.O_RDONLY|unix.O_DIRECTORY, "new"),
+	fdCase("W4/mmap-shared-inherited-fd", "mmap-shared-fd", enforcer.HookMmapFile, "f", unix.O_RDWR),
+	// W5: io_uring, no open(2)/write(2) syscall at all.
+	pathCase("W5/io_uring-openat-write", "uring-openat-write", 0, "new"),
+	fdCase("W5/io_uring-write-inherited-fd", "uring-write-fd", enforcer.HookFilePermission, "f", unix.O_WRONLY|unix.O_APPEND),
+}
+
+func TestWriteCeilingDenies(t *testing.T) { runCases(t, writeCases, writeDeny, inSandbox) }
+
+// TestWriteCeilingDeniesFromSubCgroup: E1, one case of each kind from a
+// sub-cgroup below the registered one.
+func TestWriteCeilingDeniesFromSubCgroup(t *testing.T) {
+	runCases(t, pick(writeCases, "W1/create", "W1/unlink", "W1/renameat2-exchange",
+		"W2/truncate", "W3/chmod", "W3/setxattr", "W4/write-inherited-fd",
+		"W4/openat-inherited-dirfd", "W5/io_uring-openat-write"), writeDeny, inTestSub)
+}
+
+// TestWriteCeilingOpenForWrite: opening a file for writing (without writing)
+// leaves no trace, so it is checked for the errno and the record only.
+func TestWriteCeilingOpenForWrite(t *testing.T) {
+	kernel(t)
+	sb := newSandbox(t)
+	fx := newFixture(t)
+	cmd := probe.Cmd{Op: "open-write", Args: []string{filepath.Join(fx, "f")}}
+	if r := probe.Run(t, sb.dir, cmd); r.Setup != "" || r.Errno != 0 {
+		t.Fatalf("control: %v", r)
+	}
+	sb.register(t, enforcer.Entry{Ceiling: writeDeny})
+	if r := probe.Run(t, sb.dir, cmd); !r.Denied() {
+		t.Errorf("BYPASS: open(O_WRONLY) under write=false: %v", r)
+	}
+	assertRecord(t, sb.cg.ID, enforcer.HookFileOpen, false)
+}
+
+func assertRecord(t *testing.T, ceiling uint64, hook enforcer.Hook, audited bool) {
+	t.Helper()
+	for _, d := range denials(t, ceiling) {
+		if d.Hook == hook && d.Audited == audited {
+			return
+		}
+	}
+	t.Errorf("no %s record (audited=%v) for ceiling cgroup %d", hook, audited, ceiling)
+}
+
+// TestAuditOnlyAllowsAndRecords: under AuditOnly the operation succeeds, its
+// side effect happens, and an "audited" record arrives.
+func TestAuditOnlyAllowsAndRecords(t *testing.T) {
+	kernel(t)
+	sb := newSandbox(t)
+	sb.register(t, enforcer.Entry{Ceiling: bothDeny, AuditOnly: true})
+	denials(t, sb.cg.ID)
+	fx := newFixture(t)
+	if r := probe.Run(t, sb.dir, probe.Cmd{Op: "mkdir", Args: []string{filepath.Join(fx, "new")}}); r.Setup != "" || r.Errno != 0 {
+		t.Errorf("mkdir under audit-only: %v, want success", r)
+	}
+	if _, err := os.Stat(filepath.Join(fx, "new")); err != nil {
+		t.Errorf("mkdir under audit-only left no directory: %v", err)
+	}
+	assertRecord(t, sb.cg.ID, enforcer.HookInodeMkdir, true)
+	if r := probe.Run(t, sb.dir, probe.Cmd{Op: "socket", Args: sockArgs(unix.AF_INET, unix.SOCK_STREAM, 0)}); r.Setup != "" || r.Errno != 0 {
+		t.Errorf("socket(AF_INET) under audit-only: %v, want success", r)
+	}
+	for _, d := range denials(t, sb.cg.ID) {
+		if !d.Audited || d.Errno != 0 {
+			t.Errorf("record under audit-only: %s %s audited=%v errno=%v", d.Hook, d.Object, d.Audited, d.Errno)
+		}
+	}
+}
+
+// TestControlsStayAllowed: under both ceilings, what modifies no filesystem
+// and reaches no outside socket keeps working.
+func TestControlsStayAllowed(t *testing.T) {
+	kernel(t)
+	for _, at := range []where{inSandbox, inChildSub} {
+		// The child cannot mkdir in cgroupfs under write=false: from its
+		// own sub-cgroup (E1) the controls run under network=false only.
+		ceiling := bothDeny
+		if at == inChildSub {
+			ceiling = networkDeny
+		}
+		sb := newSandbox(t)
+		sb.register(t, enforcer.Entry{Ceiling: ceiling})
+		fx := newFixture(t)
+		for _, op := range [][]string{{"socketpair"}, {"unix-inside"}, {"pipe"}, {"devnull"}, {"memfd"}, {"tty"}, {"read", filepath.Join(fx, "f")}} {
+			cmd := probe.Cmd{Op: op[0], Args: op[1:]}
+			if at == inChildSub {
+				cmd.SubCgroup = filepath.Join(sb.cg.Path(), "e1")
+			}
+			if r := probe.Run(t, sb.dir, cmd); r.Setup != "" || r.Errno != 0 {
+				t.Errorf("%s (sub-cgroup: %v) under the ceiling: %v, want success", op[0], at == inChildSub, r)
+			}
+		}
+		if ds := denials(t, sb.cg.ID); len(ds) != 0 {
+			for _, d := range ds {
+				t.Errorf("unexpected record for an allowed control: %s %s", d.Hook, d.Object)
+			}
+		}
+		if got := snapshotContent(t, fx); !bytes.Equal(got, []byte("hello")) {
+			t.Errorf("fixture changed by controls: %q", got)
+		}
+	}
+}
+
+// TestMemfdResizeUnderWriteCeiling documents a known over-denial: product.md
+// keeps memfd writes allowed, but ftruncate(2) of a memfd (how every memfd
+// user sizes it) reaches inode_setattr, which exempts only character
+// devices, fifos and sockets, not files on kernel-internal mounts
+// (file_exempt). Not a bypass, so it does not fail the suite; it is logged
+// for the bpf owner and passes silently once fixed.
+func TestMemfdResizeUnderWriteCeiling(t *testing.T) {
+	kernel(t)
+	sb := newSandbox(t)
+	sb.register(t, enforcer.Entry{Ceiling: writeDeny})
+	denials(t, sb.cg.ID)
+	r := probe.Run(t, sb.dir, probe.Cmd{Op: "memfd-ftruncate"})
+	if r.Setup != "" {
+		t.Fatalf("probe: %v", r)
+	}
+	if r.Errno != 0 {
+		var hooks []string
+		for _, d := range denials(t, sb.cg.ID) {
+			hooks = append(hooks, d.Hook.String())
+		}
+		t.Logf("KNOWN OVER-DENIAL: ftruncate of a memfd under write=false: %v (hooks %v); memfds must stay writable", r, hooks)
+	}
+}
+
+func snapshotContent(t *testing.T, fx string) []byte {
+	b, err := os.ReadFile(filepath.Join(fx, "f"))
+	must(t, err)
+	return b
+}

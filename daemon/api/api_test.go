@@ -1,0 +1,328 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/daemon/audit"
+	"github.com/enforcerd/enforcerd/daemon/metrics"
+	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
+	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/enforcer"
+)
+
+type testServer struct {
+	socket string
+	reg    *registry.Registry
+	enf    registry.Enforcer
+	cgs    registry.Cgroups
+	hub    *audit.Hub
+	state  string
+	// callerGroup is the cgroup the server attributes every peer to.
+	mu          sync.Mutex
+	callerGroup string
+	client      *api.Client
+}
+
+func (ts *testServer) setCaller(g string) {
+	ts.mu.Lock()
+	ts.callerGroup = g
+	ts.mu.Unlock()
+}
+
+func start(t *testing.T, enf registry.Enforcer, cgs registry.Cgroups) *testServer {
+	t.Helper()
+	dir := t.TempDir()
+	ts := &testServer{socket: filepath.Join(dir, "api.sock"), enf: enf, cgs: cgs, hub: audit.NewHub(),
+		state: filepath.Join(dir, "state.json"), callerGroup: "/host"}
+	ts.reg = registry.New(registry.Options{Enforcer: enf, Cgroups: cgs, StatePath: ts.state})
+	m := metrics.New(metrics.Sources{Registered: ts.reg.Len, LostRecords: func() (uint64, error) { return 0, nil },
+		Hooks: func() []enforcer.HookStatus { return nil }})
+	srv := &api.Server{Reg: ts.reg, Hub: ts.hub, Metrics: m, MaxBody: 4096, PeerGroup: func(int) (string, error) {
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		return ts.callerGroup, nil
+	}}
+	ln, err := api.Listen(ts.socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(ts.socket)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket mode %v, %v; want 0600", fi.Mode().Perm(), err)
+	}
+	hs := srv.NewHTTPServer()
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	ts.client = api.NewClient(ts.socket, 10*time.Second)
+	return ts
+}
+
+func (ts *testServer) raw(t *testing.T, method, path string, body []byte) (int, api.ErrorBody) {
+	t.Helper()
+	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return net.Dial("unix", ts.socket)
+	}}}
+	req, _ := http.NewRequest(method, "http://x"+path, bytes.NewReader(body))
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var eb api.ErrorBody
+	_ = json.NewDecoder(resp.Body).Decode(&eb)
+	return resp.StatusCode, eb
+}
+
+func fakeServer(t *testing.T) (*testServer, *registrytest.Enforcer, *registrytest.Cgroups) {
+	enf, cgs := registrytest.NewEnforcer(true), registrytest.NewCgroups()
+	cgs.Add("/host")
+	return start(t, enf, cgs), enf, cgs
+}
+
+func TestRegisterListSurfaceUnregister(t *testing.T) {
+	ts, enf, cgs := fakeServer(t)
+	cgs.Add("/c/one")
+	ctx := context.Background()
+	c, err := ts.client.Register(ctx, registry.Request{ID: "one", Cgroup: "/c/one", Role: "test", Ceiling: "network=false", Activate: registry.ActivateExec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Kernel.Network || c.Kernel.Write || c.Fingerprint == "" {
+		t.Fatalf("registered %+v", c)
+	}
+	list, err := ts.client.List(ctx)
+	if err != nil || len(list) != 1 || list[0].ID != "one" {
+		t.Fatalf("list = %v, %v", list, err)
+	}
+	s, err := ts.client.Surface(ctx, "one")
+	if err != nil || s.Fingerprint != c.Fingerprint || s.Kernel != c.Kernel {
+		t.Fatalf("surface = %+v, %v (registered fingerprint %s)", s, err, c.Fingerprint)
+	}
+	if err := ts.client.Unregister(ctx, "one"); err != nil {
+		t.Fatal(err)
+	}
+	if enf.Len() != 0 {
+		t.Fatal("map entry left after unregister")
+	}
+	var ae *api.Error
+	if err := ts.client.Unregister(ctx, "one"); !errors.As(err, &ae) || ae.Status != 404 {
+		t.Fatalf("second unregister: %v", err)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	ts, enf, cgs := fakeServer(t)
+	cgs.Add("/c/x")
+	big := []byte(`{"id":"x","cgroup":"/c/x","role":"` + strings.Repeat("a", 5000) + `"}`)
+	cases := []struct {
+		method, path string
+		body         []byte
+		status       int
+	}{
+		{"POST", "/v1/containers", big, 400},
+		{"POST", "/v1/containers", nil, 400},
+		{"POST", "/v1/containers", []byte(`{`), 400},
+		{"POST", "/v1/containers", []byte(`[]`), 400},
+		{"POST", "/v1/containers", []byte(`{"id":"x","cgroup":"/c/x"} {}`), 400},
+		{"POST", "/v1/containers", []byte(`{"id":"x","cgroup":"/c/x","extra":1}`), 400},
+		{"POST", "/v1/containers", []byte(`{"id":"x","cgroup":"/c/x","ceiling":"network=nah"}`), 400},
+		{"POST", "/v1/containers", []byte(`{"id":"x","cgroup":"/c/x","pid":"12"}`), 400},
+		{"POST", "/v1/containers", []byte(`{"id":"","cgroup":"/c/x"}`), 400},
+		{"POST", "/v1/containers", []byte(`{"id":"x","cgroup":"/c/x","role":"advisor"}`), 422},
+		{"GET", "/v1/containers/nope", nil, 404},
+		{"DELETE", "/v1/containers/nope", nil, 404},
+		{"GET", "/v1/containers/nope/surface", nil, 404},
+		{"POST", "/v1/containers/nope/narrow", []byte(`{"ceiling":"write=false"}`), 404},
+		{"GET", "/v1/denials?container=nope", nil, 404},
+		{"GET", "/v2/anything", nil, 404},
+		{"PUT", "/v1/containers", nil, 404},
+	}
+	for _, tc := range cases {
+		status, eb := ts.raw(t, tc.method, tc.path, tc.body)
+		if status != tc.status {
+			t.Errorf("%s %s %.40q: status %d (%s), want %d", tc.method, tc.path, tc.body, status, eb.Error, tc.status)
+		}
+		if status != 405 && eb.Error == "" {
+			t.Errorf("%s %s: no JSON error message", tc.method, tc.path)
+		}
+	}
+	if enf.Len() != 0 || len(ts.reg.List()) != 0 {
+		t.Fatal("a refused request left state behind")
+	}
+	if _, err := os.Stat(ts.state); err == nil {
+		if cs, _ := state.Load(ts.state); len(cs) != 0 {
+			t.Fatal("a refused request reached the state file")
+		}
+	}
+}
+
+func TestConfinedCallerMayOnlyReadAndNarrowItself(t *testing.T) {
+	ts, _, cgs := fakeServer(t)
+	cgs.Add("/c/me/worker")
+	cgs.Add("/c/other")
+	cgs.Add("/c/new")
+	ctx := context.Background()
+	for _, id := range []string{"me", "other"} {
+		if _, err := ts.client.Register(ctx, registry.Request{ID: id, Cgroup: "/c/" + id, Ceiling: "network=false"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts.setCaller("/c/me/worker")
+	if _, err := ts.client.Surface(ctx, "me"); err != nil {
+		t.Fatalf("own surface: %v", err)
+	}
+	if c, err := ts.client.Narrow(ctx, "me", "write=false"); err != nil || c.Kernel.Write {
+		t.Fatalf("narrow self: %+v %v", c, err)
+	}
+	forbidden := []func() error{
+		func() error { _, err := ts.client.Surface(ctx, "other"); return err },
+		func() error { _, err := ts.client.Narrow(ctx, "other", "write=false"); return err },
+		func() error { return ts.client.Unregister(ctx, "me") },
+		func() error { return ts.client.Unregister(ctx, "other") },
+		func() error { _, err := ts.client.List(ctx); return err },
+		func() error { _, err := ts.client.Get(ctx, "me"); return err },
+		func() error {
+			_, err := ts.client.Register(ctx, registry.Request{ID: "new", Cgroup: "/c/new", Ceiling: "network=true"})
+			return err
+		},
+		func() error { return ts.client.Follow(ctx, "", func(audit.Record) error { return nil }) },
+	}
+	for i, f := range forbidden {
+		var ae *api.Error
+		if err := f(); !errors.As(err, &ae) || ae.Status != 403 {
+			t.Errorf("call %d by a confined caller: %v, want 403", i, err)
+		}
+	}
+	// Narrowing cannot widen: asking for network=true keeps network=false.
+	c, err := ts.client.Narrow(ctx, "me", "network=true,write=true")
+	if err != nil || c.Kernel.Network || c.Kernel.Write {
+		t.Fatalf("narrow with wider text: %+v %v", c, err)
+	}
+	ts.setCaller("/c/vanished") // unknown cgroup: fail closed
+	if _, err := ts.client.Surface(ctx, "me"); err == nil {
+		t.Fatal("caller in an unresolvable cgroup was served")
+	}
+}
+
+func TestFollowStreamsDenials(t *testing.T) {
+	ts, _, cgs := fakeServer(t)
+	cgs.Add("/c/a")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := ts.client.Register(ctx, registry.Request{ID: "a", Cgroup: "/c/a", Ceiling: "network=false"}); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan audit.Record, 4)
+	go ts.client.Follow(ctx, "a", func(r audit.Record) error { got <- r; return nil })
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ts.hub.Publish(audit.Record{Container: "other", Hook: "x"})
+		ts.hub.Publish(audit.Record{Container: "a", Hook: "socket_create", Decision: "denied"})
+		select {
+		case r := <-got:
+			if r.Container != "a" || r.Hook != "socket_create" {
+				t.Fatalf("followed %+v", r)
+			}
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no record followed")
+		}
+	}
+}
+
+// concurrently registers and unregisters n containers and checks map, state
+// file and list agree (no leaks, no duplicates).
+func concurrently(t *testing.T, ts *testServer, groups []string, ceiling string, mapLen func() int) {
+	t.Helper()
+	ctx := context.Background()
+	n := len(groups)
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*n)
+	sem := make(chan struct{}, 64)
+	start := time.Now()
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			id := fmt.Sprintf("c%04d", i)
+			if _, err := ts.client.Register(ctx, registry.Request{ID: id, Cgroup: groups[i], Ceiling: ceiling}); err != nil {
+				errs <- err
+				return
+			}
+			// Same id again: must conflict, never duplicate.
+			var ae *api.Error
+			if _, err := ts.client.Register(ctx, registry.Request{ID: id, Cgroup: groups[i], Ceiling: ceiling}); !errors.As(err, &ae) || ae.Status != 409 {
+				errs <- fmt.Errorf("duplicate register of %s: %v", id, err)
+			}
+			if i%2 == 0 {
+				if err := ts.client.Unregister(ctx, id); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	t.Logf("%d registrations + %d duplicate attempts + %d unregistrations in %v", n, n, n/2, time.Since(start))
+	list, err := ts.client.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onDisk, err := state.Load(ts.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := n / 2
+	if len(list) != want || len(onDisk) != want || mapLen() != want {
+		t.Fatalf("after load: list %d, state %d, map %d; want %d each", len(list), len(onDisk), mapLen(), want)
+	}
+	seen := map[string]bool{}
+	for i, c := range list {
+		if seen[c.ID] || c.ID != onDisk[i].ID || c.CgroupID != onDisk[i].CgroupID {
+			t.Fatalf("list and state disagree at %d: %v vs %v", i, c, onDisk[i])
+		}
+		seen[c.ID] = true
+		if _, err := ts.enf.Lookup(c.CgroupID); err != nil {
+			t.Fatalf("container %s missing from the map: %v", c.ID, err)
+		}
+	}
+	for i := 0; i < n; i += 2 {
+		if err := ts.client.Unregister(ctx, fmt.Sprintf("c%04d", i+1)); err != nil && i+1 < n {
+			t.Fatal(err)
+		}
+	}
+	if mapLen() != 0 || len(ts.reg.List()) != 0 {
+		t.Fatalf("leak: map %d, list %d after unregistering all", mapLen(), len(ts.reg.List()))
+	}
+}
+
+func TestThousandContainersConcurrently(t *testing.T) {
+	ts, enf, cgs := fakeServer(t)
+	groups := make([]string, 1000)
+	for i := range groups {
+		groups[i] = fmt.Sprintf("/c/%d", i)
+		cgs.Add(groups[i])
+	}
+	concurrently(t, ts, groups, "network=false", enf.Len)
+}

@@ -1,0 +1,66 @@
+package api_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+// TestThousandContainersRealMap runs the load test against the real pinned
+// BPF ceiling map and real cgroups. Maps and cgroup-BPF load natively on
+// these hosts; network-only ceilings need no BPF LSM.
+func TestThousandContainersRealMap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (BPF maps, cgroups)")
+	}
+	mount, err := cgroup.Mountpoint()
+	if err != nil {
+		t.Skip(err)
+	}
+	pin := fmt.Sprintf("/sys/fs/bpf/enforcerd-apitest-%d", os.Getpid())
+	enf, err := enforcer.Open(enforcer.Options{PinDir: pin, CgroupMount: mount})
+	if err != nil {
+		t.Skipf("enforcer: %v", err)
+	}
+	t.Cleanup(func() { enf.Uninstall() })
+	if err := enf.CanEnforce(policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull}); err != nil {
+		t.Skipf("network=false not enforceable here: %v", err)
+	}
+	base := fmt.Sprintf("/enforcerd-apitest-%d", os.Getpid())
+	groups := make([]string, 1000)
+	for i := range groups {
+		groups[i] = fmt.Sprintf("%s/c%d", base, i)
+		if _, err := cgroup.Create(mount, groups[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, g := range groups {
+			os.Remove(filepath.Join(mount, g))
+		}
+		os.Remove(filepath.Join(mount, base))
+	})
+	ts := start(t, enf, registry.SystemCgroups{Mount: mount})
+	self, err := cgroup.PidGroup(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.setCaller(self)
+	mapLen := func() int {
+		regs, err := enf.List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(regs)
+	}
+	concurrently(t, ts, groups, "network=false", mapLen)
+}

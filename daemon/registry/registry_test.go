@@ -1,0 +1,324 @@
+package registry_test
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
+	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+type fixture struct {
+	reg   *registry.Registry
+	enf   *registrytest.Enforcer
+	cgs   *registrytest.Cgroups
+	path  string
+	fails *bool
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{enf: registrytest.NewEnforcer(true), cgs: registrytest.NewCgroups(),
+		path: filepath.Join(t.TempDir(), "state.json"), fails: new(bool)}
+	f.reg = f.open()
+	return f
+}
+
+func (f *fixture) open() *registry.Registry {
+	return registry.New(registry.Options{
+		Enforcer: f.enf, Cgroups: f.cgs, StatePath: f.path, SelfGroup: "/system.slice/enforcerd.service",
+		Save: func(p string, cs []state.Container) error {
+			if *f.fails {
+				return errors.New("injected save failure")
+			}
+			return state.Save(p, cs)
+		},
+	})
+}
+
+// consistent asserts that the map, the state file and List agree.
+func (f *fixture) consistent(t *testing.T) {
+	t.Helper()
+	list := f.reg.List()
+	onDisk, err := state.Load(f.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(onDisk) != len(list) || f.enf.Len() != len(list) {
+		t.Fatalf("inconsistent: list %d, state file %d, map %d", len(list), len(onDisk), f.enf.Len())
+	}
+	for _, c := range list {
+		if _, err := f.enf.Lookup(c.CgroupID); err != nil {
+			t.Fatalf("container %s: not in map: %v", c.ID, err)
+		}
+	}
+}
+
+func TestRegisterInstallsEffectiveCeiling(t *testing.T) {
+	f := newFixture(t)
+	f.cgs.Add("/c/a")
+	c, err := f.reg.Register(registry.Request{ID: "a", Cgroup: "/c/a", Ceiling: "network=false,write=false", Activate: registry.ActivateExec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := policy.KernelCeiling{Network: false, Write: false, Shell: policy.ShellFull}
+	if c.Kernel != want {
+		t.Fatalf("kernel = %v, want %v", c.Kernel, want)
+	}
+	en, err := f.enf.Lookup(c.CgroupID)
+	if err != nil || en.Ceiling != want || !en.Pending {
+		t.Fatalf("map entry = %+v, %v; want %v pending", en, err, want)
+	}
+	if c.Fingerprint == "" || c.Fingerprint != policy.ResolveSurface("", c.Session, "").Fingerprint {
+		t.Fatalf("fingerprint %q does not match the surface", c.Fingerprint)
+	}
+	f.consistent(t)
+}
+
+func TestChildNeverWiderThanParent(t *testing.T) {
+	f := newFixture(t)
+	f.cgs.Add("/p")
+	f.cgs.Add("/q")
+	p, err := f.reg.Register(registry.Request{ID: "p", Cgroup: "/p", Ceiling: "network=false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"", "network=true", "network=true,write=true,depth=9", "write=false"} {
+		req := registry.Request{ID: "q", Cgroup: "/q", Parent: "p", Ceiling: text, Role: "implement"}
+		c, err := f.reg.Register(req)
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		if !c.Ceiling.Within(p.Ceiling) || c.Kernel.Network {
+			t.Fatalf("%q: child %v is wider than parent %v", text, c.Ceiling, p.Ceiling)
+		}
+		if err := f.reg.Unregister("q"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.consistent(t)
+}
+
+func TestRegisterErrors(t *testing.T) {
+	f := newFixture(t)
+	f.cgs.Add("/a")
+	f.cgs.Add("/b")
+	f.cgs.Add("/system.slice/enforcerd.service")
+	f.cgs.SetPid(42, "/b")
+	if _, err := f.reg.Register(registry.Request{ID: "a", Cgroup: "/a", Ceiling: "network=false"}); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		req  registry.Request
+		want error
+	}{
+		{"empty id", registry.Request{Cgroup: "/b"}, registry.ErrBadRequest},
+		{"bad id", registry.Request{ID: "../x", Cgroup: "/b"}, registry.ErrBadRequest},
+		{"no cgroup", registry.Request{ID: "x"}, registry.ErrBadRequest},
+		{"relative cgroup", registry.Request{ID: "x", Cgroup: "b"}, registry.ErrBadRequest},
+		{"root cgroup", registry.Request{ID: "x", Cgroup: "/"}, registry.ErrBadRequest},
+		{"daemon's own cgroup", registry.Request{ID: "x", Cgroup: "/system.slice"}, registry.ErrBadRequest},
+		{"missing cgroup", registry.Request{ID: "x", Cgroup: "/nope"}, registry.ErrBadRequest},
+		{"pid elsewhere", registry.Request{ID: "x", Cgroup: "/a", PID: 42}, registry.ErrBadRequest},
+		{"unknown pid", registry.Request{ID: "x", PID: 43}, registry.ErrBadRequest},
+		{"bad ceiling", registry.Request{ID: "x", Cgroup: "/b", Ceiling: "network=maybe"}, registry.ErrBadRequest},
+		{"unknown key", registry.Request{ID: "x", Cgroup: "/b", Ceiling: "netwrk=false"}, registry.ErrBadRequest},
+		{"bad activate", registry.Request{ID: "x", Cgroup: "/b", Activate: "later"}, registry.ErrBadRequest},
+		{"duplicate id", registry.Request{ID: "a", Cgroup: "/b"}, registry.ErrConflict},
+		{"duplicate cgroup", registry.Request{ID: "x", Cgroup: "/a"}, registry.ErrConflict},
+		{"unknown parent", registry.Request{ID: "x", Cgroup: "/b", Parent: "nope"}, registry.ErrNotFound},
+		{"self parent", registry.Request{ID: "x", Cgroup: "/b", Parent: "x"}, registry.ErrBadRequest},
+		{"shell not enforceable", registry.Request{ID: "x", Cgroup: "/b", Role: "explore"}, registry.ErrCannotEnforce},
+	}
+	for _, tc := range cases {
+		_, err := f.reg.Register(tc.req)
+		if !errors.Is(err, tc.want) {
+			t.Errorf("%s: err = %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	if n := len(f.reg.List()); n != 1 {
+		t.Fatalf("list has %d containers after refused requests, want 1", n)
+	}
+	f.consistent(t)
+	// Audit-only accepts what cannot be enforced.
+	if _, err := f.reg.Register(registry.Request{ID: "x", PID: 42, Role: "explore", AuditOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	f.consistent(t)
+}
+
+func TestCannotEnforceWriteWithoutLSM(t *testing.T) {
+	f := newFixture(t)
+	f.enf.CanWrite = false
+	f.cgs.Add("/a")
+	_, err := f.reg.Register(registry.Request{ID: "a", Cgroup: "/a", Ceiling: "write=false"})
+	if !errors.Is(err, registry.ErrCannotEnforce) {
+		t.Fatalf("err = %v, want ErrCannotEnforce", err)
+	}
+	f.consistent(t)
+}
+
+func TestNothingHalfAppliedWhenStateWriteFails(t *testing.T) {
+	f := newFixture(t)
+	f.cgs.Add("/a")
+	f.cgs.Add("/b")
+	if _, err := f.reg.Register(registry.Request{ID: "a", Cgroup: "/a", Ceiling: "network=false"}); err != nil {
+		t.Fatal(err)
+	}
+	*f.fails = true
+	if _, err := f.reg.Register(registry.Request{ID: "b", Cgroup: "/b", Ceiling: "network=false"}); err == nil {
+		t.Fatal("register succeeded with a failing state write")
+	}
+	if err := f.reg.Unregister("a"); err == nil {
+		t.Fatal("unregister succeeded with a failing state write")
+	}
+	if _, err := f.reg.Narrow("a", "write=false"); err == nil {
+		t.Fatal("narrow succeeded with a failing state write")
+	}
+	*f.fails = false
+	f.consistent(t)
+	c, _ := f.reg.Get("a")
+	en, _ := f.enf.Lookup(c.CgroupID)
+	if en.Ceiling.Network || !en.Ceiling.Write {
+		t.Fatalf("map entry of a changed by failed operations: %+v", en)
+	}
+}
+
+func TestNarrowNeverWidens(t *testing.T) {
+	f := newFixture(t)
+	f.cgs.Add("/a")
+	c, err := f.reg.Register(registry.Request{ID: "a", Cgroup: "/a", Ceiling: "network=false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := f.reg.Narrow("a", "network=true,write=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Kernel.Network || n.Kernel.Write || !n.Ceiling.Within(c.Ceiling) {
+		t.Fatalf("narrowed to %v from %v", n.Ceiling, c.Ceiling)
+	}
+	if _, err := f.reg.Narrow("nope", "write=false"); !errors.Is(err, registry.ErrNotFound) {
+		t.Fatalf("unknown id: %v", err)
+	}
+	if _, err := f.reg.Narrow("a", "bogus"); !errors.Is(err, registry.ErrBadRequest) {
+		t.Fatalf("bad text: %v", err)
+	}
+	f.consistent(t)
+}
+
+func TestUnregisterUnknown(t *testing.T) {
+	f := newFixture(t)
+	if err := f.reg.Unregister("nope"); !errors.Is(err, registry.ErrNotFound) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestReconcileKeepsLiveDropsGoneNeverTouchesLiveEntries(t *testing.T) {
+	f := newFixture(t)
+	for _, g := range []string{"/live", "/gone", "/lost"} {
+		f.cgs.Add(g)
+	}
+	for _, id := range []string{"live", "gone", "lost"} {
+		if _, err := f.reg.Register(registry.Request{ID: id, Cgroup: "/" + id, Ceiling: "network=false", Activate: registry.ActivateExec}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live, _ := f.reg.Get("live")
+	// The kernel activated the live one (its first exec ran).
+	f.enf.M[live.CgroupID] = enforcer.Entry{Ceiling: live.Kernel}
+	gone, _ := f.reg.Get("gone")
+	f.cgs.Remove("/gone")
+	lost, _ := f.reg.Get("lost")
+	delete(f.enf.M, lost.CgroupID) // pins removed behind our back
+	// A map entry of a dead cgroup nobody owns, and one of a live cgroup
+	// (enforcerd run) the daemon does not know.
+	f.enf.M[999999] = enforcer.Entry{}
+	runID := f.cgs.Add("/run")
+	f.enf.M[runID] = enforcer.Entry{}
+
+	r2 := f.open() // a restarted daemon
+	rep, err := r2.Reconcile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(rep.Kept, rep.Dropped, rep.Reinstalled, rep.Orphans) != "[live] [gone] [lost] 1" {
+		t.Fatalf("report = %+v", rep)
+	}
+	if en := f.enf.M[live.CgroupID]; en.Pending {
+		t.Fatal("reconcile re-registered a live entry (it is pending again: a window)")
+	}
+	if _, ok := f.enf.M[gone.CgroupID]; ok {
+		t.Fatal("gone container still in the map")
+	}
+	if en, ok := f.enf.M[lost.CgroupID]; !ok || en.Pending {
+		t.Fatalf("lost entry not re-installed in force: %+v %v", en, ok)
+	}
+	if _, ok := f.enf.M[runID]; !ok {
+		t.Fatal("reconcile removed a live cgroup's entry it does not own")
+	}
+	if _, ok := f.enf.M[999999]; ok {
+		t.Fatal("orphan entry of a gone cgroup kept")
+	}
+	if got := r2.List(); len(got) != 2 || got[0].ID != "live" || got[1].ID != "lost" {
+		t.Fatalf("list after reconcile = %v", got)
+	}
+	cs, _ := state.Load(f.path)
+	if len(cs) != 2 {
+		t.Fatalf("state file has %d containers, want 2", len(cs))
+	}
+}
+
+func TestReconcileRefusesCorruptState(t *testing.T) {
+	f := newFixture(t)
+	if err := state.WriteAtomic(f.path, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.reg.Reconcile(); !errors.Is(err, state.ErrCorrupt) {
+		t.Fatalf("err = %v, want ErrCorrupt", err)
+	}
+}
+
+func TestSweepDropsVanishedCgroups(t *testing.T) {
+	f := newFixture(t)
+	f.cgs.Add("/a")
+	if _, err := f.reg.Register(registry.Request{ID: "a", Cgroup: "/a", Ceiling: "network=false"}); err != nil {
+		t.Fatal(err)
+	}
+	f.cgs.Remove("/a")
+	rep, err := f.reg.Sweep()
+	if err != nil || len(rep.Dropped) != 1 {
+		t.Fatalf("sweep = %+v, %v", rep, err)
+	}
+	f.consistent(t)
+}
+
+func TestIdentify(t *testing.T) {
+	f := newFixture(t)
+	f.cgs.Add("/c/a/inner")
+	f.cgs.Add("/host")
+	runID := f.cgs.Add("/run")
+	f.enf.M[runID] = enforcer.Entry{}
+	if _, err := f.reg.Register(registry.Request{ID: "a", Cgroup: "/c/a", Ceiling: "network=false"}); err != nil {
+		t.Fatal(err)
+	}
+	for group, want := range map[string]registry.Caller{
+		"/host":       {},
+		"/":           {},
+		"/c/a":        {Confined: true, Container: "a"},
+		"/c/a/inner":  {Confined: true, Container: "a"},
+		"/run":        {Confined: true},
+		"/vanished":   {Confined: true},
+		"relative/xx": {Confined: true},
+	} {
+		if got := f.reg.Identify(group); got != want {
+			t.Errorf("Identify(%q) = %+v, want %+v", group, got, want)
+		}
+	}
+}

@@ -1,0 +1,164 @@
+// Package registrytest provides in-memory fakes of the enforcer map and the
+// cgroup tree so the registry and the API are testable without BPF.
+package registrytest
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"sync"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+// Enforcer is a fake ceiling map. CanWrite=false mimics a host without BPF
+// LSM: write=false ceilings are refused with enforcer.ErrCannotEnforce.
+type Enforcer struct {
+	mu       sync.Mutex
+	M        map[uint64]enforcer.Entry
+	CanWrite bool
+	// FailRegister makes every Register fail (an I/O-like error).
+	FailRegister bool
+}
+
+// NewEnforcer returns an empty map.
+func NewEnforcer(canWrite bool) *Enforcer {
+	return &Enforcer{M: map[uint64]enforcer.Entry{}, CanWrite: canWrite}
+}
+
+// Register implements registry.Enforcer.
+func (e *Enforcer) Register(cg cgroup.Cgroup, en enforcer.Entry) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.FailRegister {
+		return fmt.Errorf("register cgroup %s: injected failure", cg.Group)
+	}
+	if !en.AuditOnly && (!en.Ceiling.Write && !e.CanWrite || en.Ceiling.Shell != policy.ShellFull) {
+		return fmt.Errorf("register cgroup %s: %w: fake", cg.Group, enforcer.ErrCannotEnforce)
+	}
+	e.M[cg.ID] = en
+	return nil
+}
+
+// Unregister implements registry.Enforcer.
+func (e *Enforcer) Unregister(id uint64) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.M[id]; !ok {
+		return fmt.Errorf("unregister cgroup id %d: %w", id, enforcer.ErrNotRegistered)
+	}
+	delete(e.M, id)
+	return nil
+}
+
+// Lookup implements registry.Enforcer.
+func (e *Enforcer) Lookup(id uint64) (enforcer.Entry, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	en, ok := e.M[id]
+	if !ok {
+		return en, fmt.Errorf("cgroup id %d: %w", id, enforcer.ErrNotRegistered)
+	}
+	return en, nil
+}
+
+// List implements registry.Enforcer.
+func (e *Enforcer) List() ([]enforcer.Registration, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []enforcer.Registration
+	for id, en := range e.M {
+		out = append(out, enforcer.Registration{CgroupID: id, Entry: en})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CgroupID < out[j].CgroupID })
+	return out, nil
+}
+
+// Len is the number of map entries.
+func (e *Enforcer) Len() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.M)
+}
+
+// Cgroups is a fake cgroup tree: group path → id, and pid → group.
+type Cgroups struct {
+	mu     sync.Mutex
+	groups map[string]uint64
+	pids   map[int]string
+	next   uint64
+}
+
+// NewCgroups returns a tree holding only the root (id 1).
+func NewCgroups() *Cgroups {
+	return &Cgroups{groups: map[string]uint64{"/": 1}, pids: map[int]string{}, next: 100}
+}
+
+// Add creates a group (and its parents) and returns its id.
+func (c *Cgroups) Add(group string) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	group = path.Clean(group)
+	for g := path.Dir(group); g != "/"; g = path.Dir(g) {
+		if _, ok := c.groups[g]; !ok {
+			c.next++
+			c.groups[g] = c.next
+		}
+	}
+	if id, ok := c.groups[group]; ok {
+		return id
+	}
+	c.next++
+	c.groups[group] = c.next
+	return c.next
+}
+
+// Remove deletes a group (as rmdir of an empty cgroup).
+func (c *Cgroups) Remove(group string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.groups, group)
+}
+
+// SetPid puts pid into group.
+func (c *Cgroups) SetPid(pid int, group string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pids[pid] = group
+}
+
+// Open implements registry.Cgroups.
+func (c *Cgroups) Open(group string) (cgroup.Cgroup, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id, ok := c.groups[group]
+	if !ok {
+		return cgroup.Cgroup{}, fmt.Errorf("cgroup %s: %w", group, os.ErrNotExist)
+	}
+	return cgroup.Cgroup{Mountpoint: "/fake", Group: group, ID: id, Level: cgroup.Level(group)}, nil
+}
+
+// PidGroup implements registry.Cgroups.
+func (c *Cgroups) PidGroup(pid int) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g, ok := c.pids[pid]
+	if !ok {
+		return "", fmt.Errorf("cgroup of pid %d: %w", pid, os.ErrNotExist)
+	}
+	return g, nil
+}
+
+// LiveIDs implements registry.Cgroups.
+func (c *Cgroups) LiveIDs() (map[uint64]bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[uint64]bool{}
+	for _, id := range c.groups {
+		out[id] = true
+	}
+	return out, nil
+}

@@ -20,7 +20,7 @@ func init() {
 	register(subcommand{name: "hook", summary: "OCI runtime hook (createRuntime, poststop) registering containers with the daemon", run: runHook})
 }
 
-const hookUsage = `Usage: enforcerd hook [--socket PATH] [--timeout DURATION] createRuntime|poststop
+const hookUsage = `Usage: enforcerd hook [--socket PATH] [--timeout DURATION] createRuntime|prestart|poststop
 
 An OCI runtime hook. The runtime writes the container's state JSON
 (runtime-spec "State": ociVersion 1.x such as runc's "1.0.2-dev", id, pid,
@@ -35,6 +35,12 @@ createRuntime
     entrypoint's first instruction. Exits non-zero, so the runtime refuses
     to start the container, when the daemon is unreachable, the state or
     the annotations are malformed, or the ceiling cannot be enforced.
+
+prestart
+    The same as createRuntime, for runtimes that only run the (deprecated)
+    prestart stage, such as systemd-nspawn --oci-bundle. It runs at the same
+    point: the container's cgroup and init exist, its program has not
+    started.
 
 poststop
     Unregisters the container. A container the daemon does not know is not
@@ -68,6 +74,9 @@ Exit status:
   125  the ceiling cannot be enforced, or the daemon is unreachable
 `
 
+// hookPidGroup finds a container's cgroup from its pid (tests substitute it).
+var hookPidGroup = cgroup.PidGroup
+
 func runHook(args []string, stdout, stderr io.Writer) int {
 	return hookMain(args, os.Stdin, stdout, stderr)
 }
@@ -97,7 +106,7 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer cancel()
 	client := api.NewClient(*socket, *timeout)
 	switch fs.Arg(0) {
-	case "createRuntime":
+	case "createRuntime", "prestart":
 		st, err := oci.DecodeState(stdin, true)
 		if err != nil {
 			return fail(exitUsage, "%v", err)
@@ -106,7 +115,7 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(exitUsage, "container %s: %v", st.ID, err)
 		}
-		group, err := cgroup.PidGroup(st.Pid)
+		group, err := hookPidGroup(st.Pid)
 		if err != nil {
 			return fail(exitCannotEnforce, "container %s: %v", st.ID, err)
 		}

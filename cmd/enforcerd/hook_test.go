@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/daemon/audit"
+	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
+)
+
+// hookDaemon serves the API on a socket with a fake enforcer; the test
+// process's own cgroup is the "container" cgroup.
+func hookDaemon(t *testing.T) (string, *registrytest.Enforcer) {
+	t.Helper()
+	const self = "/runtime/ctr"
+	hookPidGroup = func(pid int) (string, error) {
+		if pid != os.Getpid() {
+			return cgroup.PidGroup(pid)
+		}
+		return self, nil
+	}
+	t.Cleanup(func() { hookPidGroup = cgroup.PidGroup })
+	enf, cgs := registrytest.NewEnforcer(false), registrytest.NewCgroups()
+	cgs.Add(self)
+	cgs.Add("/host")
+	cgs.SetPid(os.Getpid(), self)
+	reg := registry.New(registry.Options{Enforcer: enf, Cgroups: cgs, StatePath: filepath.Join(t.TempDir(), "state.json")})
+	srv := &api.Server{Reg: reg, Hub: audit.NewHub(), PeerGroup: func(int) (string, error) { return "/host", nil }}
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := api.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := srv.NewHTTPServer()
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	return sock, enf
+}
+
+func runHookWith(sock, stage, stdin string) (int, string) {
+	var out, errb bytes.Buffer
+	code := hookMain([]string{"--socket", sock, "--timeout", "5s", stage}, strings.NewReader(stdin), &out, &errb)
+	return code, errb.String()
+}
+
+func stateJSON(id string, pid int, ann string) string {
+	return `{"ociVersion":"1.0.2-dev","id":"` + id + `","status":"created","pid":` + itoa(pid) + `,"bundle":"/b","annotations":{` + ann + `}}`
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestHookCreateRuntimeAndPoststop(t *testing.T) {
+	sock, enf := hookDaemon(t)
+	code, msg := runHookWith(sock, "createRuntime", stateJSON("c1", os.Getpid(), `"enforcerd.io/ceiling":"network=false"`))
+	if code != exitOK {
+		t.Fatalf("createRuntime exit %d: %s", code, msg)
+	}
+	if enf.Len() != 1 {
+		t.Fatal("not registered")
+	}
+	for _, en := range enf.M {
+		if !en.Pending || en.Ceiling.Network {
+			t.Fatalf("entry %+v: want pending network=false", en)
+		}
+	}
+	code, msg = runHookWith(sock, "poststop", `{"ociVersion":"1.0.2-dev","id":"c1","status":"stopped"}`)
+	if code != exitOK || enf.Len() != 0 {
+		t.Fatalf("poststop exit %d (%s), map %d", code, msg, enf.Len())
+	}
+	// Unknown container at poststop is not an error.
+	if code, msg := runHookWith(sock, "poststop", `{"ociVersion":"1.0.2-dev","id":"c1","status":"stopped"}`); code != exitOK {
+		t.Fatalf("poststop of unknown: %d %s", code, msg)
+	}
+}
+
+func TestHookRefusesContainer(t *testing.T) {
+	sock, enf := hookDaemon(t)
+	pid := os.Getpid()
+	cases := []struct {
+		name, socket, stdin string
+		want                int
+	}{
+		{"daemon down", filepath.Join(t.TempDir(), "none.sock"), stateJSON("a", pid, `"enforcerd.io/role":"test"`), exitCannotEnforce},
+		{"malformed ceiling", sock, stateJSON("a", pid, `"enforcerd.io/ceiling":"network=maybe"`), exitUsage},
+		{"unknown annotation", sock, stateJSON("a", pid, `"enforcerd.io/rolee":"test"`), exitUsage},
+		{"no annotation", sock, stateJSON("a", pid, `"x":"y"`), exitUsage},
+		{"malformed state", sock, `{"ociVersion":"1.0.2-dev","id":`, exitUsage},
+		{"no pid", sock, `{"ociVersion":"1.0.2-dev","id":"a","annotations":{"enforcerd.io/role":"test"}}`, exitUsage},
+		{"cannot enforce (no BPF LSM)", sock, stateJSON("a", pid, `"enforcerd.io/ceiling":"write=false"`), exitCannotEnforce},
+		{"unknown parent", sock, stateJSON("a", pid, `"enforcerd.io/role":"test","enforcerd.io/parent":"nope"`), exitUsage},
+		{"dead pid", sock, stateJSON("a", 999999999, `"enforcerd.io/role":"test"`), exitCannotEnforce},
+	}
+	for _, tc := range cases {
+		code, msg := runHookWith(tc.socket, "createRuntime", tc.stdin)
+		if code != tc.want {
+			t.Errorf("%s: exit %d, want %d (%s)", tc.name, code, tc.want, msg)
+		}
+		if !strings.Contains(msg, "enforcerd hook createRuntime:") {
+			t.Errorf("%s: message %q does not name the hook", tc.name, msg)
+		}
+	}
+	if enf.Len() != 0 {
+		t.Fatal("a refused container left a map entry")
+	}
+	if code, _ := runHookWith(sock, "createContainer", stateJSON("a", pid, `"enforcerd.io/role":"test"`)); code != exitUsage {
+		t.Fatalf("unknown stage exit %d", code)
+	}
+}

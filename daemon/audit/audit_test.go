@@ -1,0 +1,57 @@
+package audit
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/enforcerd/enforcerd/enforcer"
+)
+
+func TestFromDenial(t *testing.T) {
+	d := enforcer.Denial{Time: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), CgroupID: 7, CeilingCgroupID: 6, TGID: 42,
+		Comm: "curl", Hook: enforcer.HookSocketCreate, Errno: syscall.EPERM, Field: "network",
+		Object: enforcer.Object{Kind: enforcer.ObjectSocket, Family: 2, SockType: 1}}
+	r := FromDenial(d, "c1", "v1;x")
+	if r.Time != "2026-01-02T03:04:05.000000006Z" || r.Hook != "socket_create" || r.Operation != "socket" ||
+		r.Errno != 1 || r.Error != "EPERM" || r.Decision != "denied" || r.Container != "c1" || r.PID != 42 ||
+		r.Object != "AF_INET SOCK_STREAM" {
+		t.Fatalf("record = %+v", r)
+	}
+}
+
+func TestLogRotatesBySize(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := Open(p, 1000, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 40; i++ {
+		if err := l.Write(Record{Container: "c", Hook: "file_open", PID: uint32(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	for _, name := range []string{p, p + ".1", p + ".2"} {
+		fi, err := os.Stat(name)
+		if err != nil || fi.Size() > 1000 || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: %v %v", name, fi, err)
+		}
+		f, _ := os.Open(name)
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			var r Record
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+				t.Fatalf("%s: line %q: %v", name, sc.Text(), err)
+			}
+		}
+		f.Close()
+	}
+	if _, err := os.Stat(p + ".3"); err == nil {
+		t.Fatal("more backups than configured")
+	}
+}

@@ -1,0 +1,39 @@
+package daemon
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestConfig(t *testing.T) {
+	dir := t.TempDir()
+	c, err := LoadConfig(filepath.Join(dir, "absent.yaml"), false)
+	if err != nil || c != DefaultConfig() {
+		t.Fatalf("absent default file: %+v, %v", c, err)
+	}
+	if _, err := LoadConfig(filepath.Join(dir, "absent.yaml"), true); err == nil {
+		t.Fatal("absent file named with --config accepted")
+	}
+	p := filepath.Join(dir, "c.yaml")
+	os.WriteFile(p, []byte("socket: /tmp/x.sock\naudit:\n  max_size_mb: 1\nsweep_interval: 5s\nmetrics:\n  listen: \"\"\n"), 0o600)
+	c, err = LoadConfig(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Socket != "/tmp/x.sock" || c.Audit.MaxSizeMB != 1 || c.Audit.Path != DefaultConfig().Audit.Path ||
+		c.SweepInterval != 5*time.Second || c.Metrics.Listen != "" {
+		t.Fatalf("config = %+v", c)
+	}
+	for _, bad := range []string{
+		"sockett: /x\n", "audit:\n  size: 3\n", "socket: relative\n", "audit:\n  max_size_mb: 0\n",
+		"metrics:\n  listen: nohostport\n", "socket: /" + strings.Repeat("a", 120) + "\n", "state: [\n",
+	} {
+		c := DefaultConfig()
+		if err := ParseConfig([]byte(bad), &c); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}

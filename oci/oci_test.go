@@ -1,0 +1,154 @@
+package oci
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+func TestDecodeStateAcceptsRuncDevVersion(t *testing.T) {
+	in := `{"ociVersion":"1.0.2-dev","id":"ctr-1","status":"created","pid":4242,"bundle":"/b","annotations":{"enforcerd.io/role":"reviewer"},"newField":true}`
+	st, err := DecodeState(strings.NewReader(in), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ID != "ctr-1" || st.Pid != 4242 || st.Annotations[AnnotationRole] != "reviewer" {
+		t.Fatalf("state = %+v", st)
+	}
+}
+
+func TestDecodeStateRejects(t *testing.T) {
+	for name, in := range map[string]string{
+		"empty":          ``,
+		"not json":       `hello`,
+		"array":          `[]`,
+		"no version":     `{"id":"a","pid":1}`,
+		"version 2":      `{"ociVersion":"2.0.0","id":"a","pid":1}`,
+		"bad id":         `{"ociVersion":"1.0.0","id":"../a","pid":1}`,
+		"no id":          `{"ociVersion":"1.0.0","pid":1}`,
+		"no pid":         `{"ociVersion":"1.0.0","id":"a"}`,
+		"negative pid":   `{"ociVersion":"1.0.0","id":"a","pid":-1}`,
+		"trailing":       `{"ociVersion":"1.0.0","id":"a","pid":1} {}`,
+		"pid as string":  `{"ociVersion":"1.0.0","id":"a","pid":"1"}`,
+		"oversized":      `{"ociVersion":"1.0.0","id":"a","pid":1,"bundle":"` + strings.Repeat("x", MaxStateBytes) + `"}`,
+		"annotation num": `{"ociVersion":"1.0.0","id":"a","pid":1,"annotations":{"enforcerd.io/role":1}}`,
+	} {
+		if _, err := DecodeState(strings.NewReader(in), true); !errors.Is(err, ErrBadState) {
+			t.Errorf("%s: err = %v, want ErrBadState", name, err)
+		}
+	}
+	// poststop: the process is gone, pid 0 is fine.
+	if _, err := DecodeState(strings.NewReader(`{"ociVersion":"1.2.0","id":"a","status":"stopped"}`), false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestParseAnnotations(t *testing.T) {
+	r, err := ParseAnnotations(map[string]string{
+		AnnotationRole: "reviewer", AnnotationCeiling: "network=deny,write=false", AnnotationParent: "p-1",
+		AnnotationAuditOnly: "true", AnnotationToolGroups: "messaging", "io.kubernetes.other": "x",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r != (Request{Role: "reviewer", Ceiling: "network=deny,write=false", Parent: "p-1", AuditOnly: true, ToolGroups: "messaging"}) {
+		t.Fatalf("request = %+v", r)
+	}
+	bad := []map[string]string{
+		{AnnotationCeiling: "network=maybe"},
+		{AnnotationCeiling: "network=false,network=false"},
+		{AnnotationCeiling: "netwrk=false"},
+		{AnnotationCeiling: ""},
+		{AnnotationRole: " "},
+		{AnnotationRole: "a\nb"},
+		{AnnotationRole: "x", AnnotationParent: "bad/id"},
+		{AnnotationRole: "x", AnnotationAuditOnly: "yes"},
+		{AnnotationRole: "x", "enforcerd.io/celing": "network=false"},
+		{AnnotationParent: "p"},
+	}
+	for _, ann := range bad {
+		if _, err := ParseAnnotations(ann); !errors.Is(err, ErrBadAnnotation) {
+			t.Errorf("%v: err = %v, want ErrBadAnnotation", ann, err)
+		}
+	}
+	if _, err := ParseAnnotations(map[string]string{"other": "x"}); !errors.Is(err, ErrNoAnnotation) {
+		t.Errorf("no annotation: %v", err)
+	}
+}
+
+// FuzzParseAnnotations: never panics; an accepted ceiling always parses
+// with the policy core; keys outside the vocabulary are never accepted.
+func FuzzParseAnnotations(f *testing.F) {
+	f.Add("reviewer", "network=false,write=false", "p", "true", "enforcerd.io/x", "v")
+	f.Add("", "shell=none", "", "false", "", "")
+	f.Add("x", "network=maybe", "a/b", "1", "enforcerd.io/role", "")
+	f.Fuzz(func(t *testing.T, role, ceiling, parent, audit, k, v string) {
+		ann := map[string]string{}
+		if role != "" {
+			ann[AnnotationRole] = role
+		}
+		if ceiling != "" {
+			ann[AnnotationCeiling] = ceiling
+		}
+		if parent != "" {
+			ann[AnnotationParent] = parent
+		}
+		if audit != "" {
+			ann[AnnotationAuditOnly] = audit
+		}
+		if k != "" {
+			ann[k] = v
+		}
+		r, err := ParseAnnotations(ann)
+		if err != nil {
+			if !errors.Is(err, ErrBadAnnotation) && !errors.Is(err, ErrNoAnnotation) {
+				t.Fatalf("unclassified error %v", err)
+			}
+			return
+		}
+		if r.Ceiling != "" {
+			if _, err := policy.ParseCeiling(r.Ceiling, policy.DefaultSession()); err != nil {
+				t.Fatalf("accepted ceiling %q does not parse: %v", r.Ceiling, err)
+			}
+		}
+		if r.Parent != "" && !ValidID(r.Parent) {
+			t.Fatalf("accepted parent %q", r.Parent)
+		}
+		for key := range ann {
+			if strings.HasPrefix(key, AnnotationPrefix) {
+				known := false
+				for _, a := range AllAnnotations {
+					known = known || a == key
+				}
+				if !known {
+					t.Fatalf("accepted unknown key %q", key)
+				}
+			}
+		}
+	})
+}
+
+// FuzzDecodeState: never panics; accepted states satisfy the invariants the
+// hook relies on.
+func FuzzDecodeState(f *testing.F) {
+	f.Add([]byte(`{"ociVersion":"1.0.2-dev","id":"c","status":"created","pid":1,"bundle":"/b","annotations":{"enforcerd.io/role":"test"}}`))
+	f.Add([]byte(`{"ociVersion":"1.2.0","id":"c","pid":0}`))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"ociVersion":"1","id":"a:b+c","pid":2147483647}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, needPID := range []bool{true, false} {
+			st, err := DecodeState(strings.NewReader(string(b)), needPID)
+			if err != nil {
+				if !errors.Is(err, ErrBadState) {
+					t.Fatalf("unclassified error %v", err)
+				}
+				continue
+			}
+			if !ValidID(st.ID) || !strings.HasPrefix(st.Version, "1") || st.Pid < 0 || (needPID && st.Pid == 0) {
+				t.Fatalf("accepted bad state %+v", st)
+			}
+		}
+	})
+}

@@ -1,0 +1,286 @@
+package daemon_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/internal/vmtest"
+)
+
+const helperEnv = "ENFORCERD_DAEMON_TEST_HELPER"
+
+// TestMain doubles as a simulated container runtime's processes:
+// "init" plays runc init (waits in the container's cgroup until the runtime
+// says go, then execs the entrypoint); "entry" is the entrypoint, which
+// tries a socket and a file creation every 20 ms and prints the results
+// until its stdin closes.
+func TestMain(m *testing.M) {
+	switch os.Getenv(helperEnv) {
+	case "init":
+		b := make([]byte, 1)
+		if _, err := os.Stdin.Read(b); err != nil {
+			os.Exit(3)
+		}
+		os.Setenv(helperEnv, "entry")
+		err := syscall.Exec("/proc/self/exe", []string{os.Args[0]}, os.Environ())
+		fmt.Println("exec:", err)
+		os.Exit(4)
+	case "entry":
+		done := make(chan struct{})
+		go func() { io.Copy(io.Discard, os.Stdin); close(done) }()
+		dir := os.Getenv("HELPER_DIR")
+		for i := 0; ; i++ {
+			net, write := "allowed", "allowed"
+			if fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0); err != nil {
+				net = "denied"
+			} else {
+				syscall.Close(fd)
+			}
+			if f, err := os.Create(filepath.Join(dir, fmt.Sprintf("f%d", i))); err != nil {
+				write = "denied"
+			} else {
+				f.Close()
+			}
+			fmt.Printf("net=%s write=%s\n", net, write)
+			select {
+			case <-done:
+				os.Exit(0)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	os.Exit(m.Run())
+}
+
+type vmEnv struct {
+	t      *testing.T
+	bin    string
+	dir    string
+	cfg    string
+	sock   string
+	audit  string
+	mount  string
+	daemon *exec.Cmd
+}
+
+func (e *vmEnv) startDaemon() {
+	e.t.Helper()
+	logf, err := os.OpenFile(filepath.Join(e.dir, "daemon.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	cmd := exec.Command(e.bin, "daemon", "--config", e.cfg)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.daemon = cmd
+	c := api.NewClient(e.sock, time.Second)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if _, err := c.Status(context.Background()); err == nil {
+			return
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(e.dir, "daemon.log"))
+	e.t.Fatalf("daemon did not come up:\n%s", b)
+}
+
+func (e *vmEnv) hook(stage, stdin string) (int, string) {
+	cmd := exec.Command(e.bin, "hook", "--socket", e.sock, stage)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), string(out)
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return 0, string(out)
+}
+
+// container simulates a runtime starting one container: a fresh cgroup,
+// "runc init" in it, createRuntime hook, then the entrypoint exec.
+type container struct {
+	id, group string
+	cmd       *exec.Cmd
+	stdin     io.WriteCloser
+	mu        sync.Mutex
+	lines     []string
+	done      chan struct{}
+}
+
+func (e *vmEnv) create(id, ceiling string) (*container, int, string) {
+	e.t.Helper()
+	c := &container{id: id, group: "/vmtest-runtime/" + id, done: make(chan struct{})}
+	cg, err := cgroup.Create(e.mount, c.group)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	dir, err := cg.OpenDir()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer dir.Close()
+	wdir := filepath.Join(e.dir, id)
+	os.MkdirAll(wdir, 0o755)
+	c.cmd = exec.Command("/proc/self/exe")
+	c.cmd.Env = append(os.Environ(), helperEnv+"=init", "HELPER_DIR="+wdir)
+	c.cmd.SysProcAttr = cgroup.SysProcAttr(dir)
+	c.stdin, _ = c.cmd.StdinPipe()
+	out, _ := c.cmd.StdoutPipe()
+	if err := c.cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	go func() {
+		defer close(c.done)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			c.mu.Lock()
+			c.lines = append(c.lines, sc.Text())
+			c.mu.Unlock()
+		}
+	}()
+	state := fmt.Sprintf(`{"ociVersion":"1.0.2-dev","id":%q,"status":"created","pid":%d,"bundle":"/b","annotations":{"enforcerd.io/ceiling":%q}}`,
+		id, c.cmd.Process.Pid, ceiling)
+	code, msg := e.hook("createRuntime", state)
+	return c, code, msg
+}
+
+func (c *container) start(t *testing.T) {
+	if _, err := c.stdin.Write([]byte{1}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (c *container) stop(t *testing.T, e *vmEnv) []string {
+	c.stdin.Close()
+	c.cmd.Wait()
+	<-c.done
+	if cg, err := cgroup.Open(e.mount, c.group); err == nil {
+		cg.Remove(5 * time.Second)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lines
+}
+
+func (c *container) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.lines)
+}
+
+func TestVMDaemonHookFlowAuditMetricsAndRestart(t *testing.T) {
+	vmtest.RequireLSM(t, nil)
+	bin := os.Getenv("ENFORCERD_BIN")
+	if bin == "" {
+		vmtest.Skip(t, "ENFORCERD_BIN not set")
+	}
+	mount, err := cgroup.Mountpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	e := &vmEnv{t: t, bin: bin, dir: dir, cfg: filepath.Join(dir, "config.yaml"), sock: filepath.Join(dir, "api.sock"),
+		audit: filepath.Join(dir, "audit.jsonl"), mount: mount}
+	os.WriteFile(e.cfg, []byte(fmt.Sprintf("socket: %s\nstate: %s/state.json\npin_dir: /sys/fs/bpf/enforcerd-vmtest\naudit:\n  path: %s\nmetrics:\n  listen: 127.0.0.1:19464\n",
+		e.sock, dir, e.audit)), 0o600)
+	e.startDaemon()
+	defer func() {
+		if e.daemon.ProcessState == nil {
+			e.daemon.Process.Signal(syscall.SIGTERM)
+			e.daemon.Wait()
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, "daemon.log"))
+		t.Logf("daemon log:\n%s", b)
+	}()
+
+	// Refusals: malformed annotation, then (below) daemon down.
+	bad, code, msg := e.create("bad", "network=maybe")
+	if code != 2 {
+		t.Fatalf("malformed annotation: hook exit %d, want 2: %s", code, msg)
+	}
+	bad.stop(t, e)
+
+	a, code, msg := e.create("a", "network=false,write=false")
+	if code != 0 {
+		t.Fatalf("createRuntime a: exit %d: %s", code, msg)
+	}
+	b, code, msg := e.create("b", "network=false")
+	if code != 0 {
+		t.Fatalf("createRuntime b: exit %d: %s", code, msg)
+	}
+	a.start(t)
+	b.start(t)
+	waitLines := func(c *container, n int) {
+		for deadline := time.Now().Add(10 * time.Second); c.count() < n; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("container %s printed only %d lines", c.id, c.count())
+			}
+		}
+	}
+	waitLines(a, 3)
+	waitLines(b, 3)
+
+	// The denial is in the audit log and in /metrics.
+	var auditOK, metricsOK bool
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && !(auditOK && metricsOK); time.Sleep(100 * time.Millisecond) {
+		if buf, _ := os.ReadFile(e.audit); strings.Contains(string(buf), `"container":"a"`) && strings.Contains(string(buf), `"decision":"denied"`) {
+			auditOK = true
+		}
+		if resp, err := http.Get("http://127.0.0.1:19464/metrics"); err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			metricsOK = strings.Contains(string(body), `enforcerd_denials_total{container="a"`)
+		}
+	}
+	if !auditOK || !metricsOK {
+		buf, _ := os.ReadFile(e.audit)
+		t.Fatalf("audit log has a's denial: %v; /metrics has it: %v\naudit:\n%s", auditOK, metricsOK, buf)
+	}
+
+	// SIGKILL the daemon; b exits meanwhile; a stays denied throughout.
+	e.daemon.Process.Kill()
+	e.daemon.Wait()
+	n := a.count()
+	if code, msg := e.hook("createRuntime", `{"ociVersion":"1.0.2-dev","id":"c","pid":1,"annotations":{"enforcerd.io/role":"test"}}`); code != 125 {
+		t.Fatalf("daemon down: hook exit %d, want 125: %s", code, msg)
+	}
+	b.stop(t, e)
+	waitLines(a, n+10)
+	e.startDaemon()
+	list, err := api.NewClient(e.sock, 5*time.Second).List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].ID != "a" {
+		t.Fatalf("list after restart = %+v, want only a", list)
+	}
+	n = a.count()
+	waitLines(a, n+5)
+	lines := a.stop(t, e)
+	for i, l := range lines {
+		if l != "net=denied write=denied" {
+			t.Fatalf("container a line %d: %q (must stay denied the whole time)", i, l)
+		}
+	}
+	t.Logf("container a: %d attempts, all denied, across a daemon SIGKILL and restart", len(lines))
+	if code, msg := e.hook("poststop", `{"ociVersion":"1.0.2-dev","id":"a","status":"stopped"}`); code != 0 {
+		t.Fatalf("poststop: %d %s", code, msg)
+	}
+}

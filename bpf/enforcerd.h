@@ -18,6 +18,7 @@
 
 #define EPERM 1
 #define EACCES 13
+#define ENOMEM 12
 
 #define AF_UNIX 1
 #define AF_INET 2
@@ -43,7 +44,15 @@
  * two ceilings is the union of their deny bits, so the ancestor walk ORs. */
 #define DENY_NETWORK (1U << 0)
 #define DENY_WRITE (1U << 1)
-#define DENY_ALL (DENY_NETWORK | DENY_WRITE)
+#define DENY_SHELL (1U << 2)	    /* shell=none: exec only allowed files */
+#define DENY_SHELL_WRITE (1U << 3) /* shell=read_only: exec'd processes are
+				    * write-denied; no exec of memfds or of
+				    * files the sandbox wrote */
+#define DENY_TAMPER (1U << 4)	    /* implied by every registration: no bpf(),
+				     * mounts, cgroup escape, ptrace/signals
+				     * outside, pin removal, TIOCSTI */
+#define DENY_ALL (DENY_NETWORK | DENY_WRITE | DENY_SHELL | DENY_SHELL_WRITE | DENY_TAMPER)
+#define NUM_DENY_BITS 5
 
 /* Bits of struct ceiling.flags. */
 #define CEILING_AUDIT_ONLY (1U << 0) /* record would-be denials, allow */
@@ -127,6 +136,19 @@ enum hook_id {
 	HOOK_CGROUP_CONNECT6,
 	HOOK_CGROUP_SENDMSG4,
 	HOOK_CGROUP_SENDMSG6,
+	HOOK_BPRM_CHECK_SECURITY,
+	HOOK_BPF,
+	HOOK_PTRACE_ACCESS_CHECK,
+	HOOK_TASK_KILL,
+	HOOK_INODE_PERMISSION,
+	HOOK_SB_MOUNT,
+	HOOK_SB_UMOUNT,
+	HOOK_SB_REMOUNT,
+	HOOK_MOVE_MOUNT,
+	HOOK_SB_PIVOTROOT,
+	HOOK_TTY_IOCTL,
+	HOOK_BPFFS_UNLINK,
+	HOOK_PTRACE_TRACEME,
 };
 
 /* event.object_kind */
@@ -134,6 +156,10 @@ enum hook_id {
 #define OBJ_FILE 1   /* dev, ino, mode, and up to EVENT_NAMES path
 		      * components within the filesystem, leaf first */
 #define OBJ_SOCKET 2 /* family, type, protocol, port, addr */
+#define OBJ_TASK 3   /* ino = target process id (signal, ptrace) */
+#define OBJ_CGROUP 4 /* ino = target cgroup id (leaving the subtree) */
+#define OBJ_BPF_CMD 5 /* ino = bpf() command */
+#define OBJ_MOUNT 6  /* mount operations: no object */
 
 /* event.decision */
 #define DECISION_DENIED 1
@@ -172,14 +198,27 @@ struct event {
 struct effective {
 	__u32 deny;  /* union of deny bits of enforcing ancestors */
 	__u32 audit; /* union of deny bits of audit-only ancestors */
-	__u64 deny_cgid[2];  /* deepest enforcing cgroup per bit (net, write) */
-	__u64 audit_cgid[2]; /* deepest audit-only cgroup per bit */
+	__u64 deny_cgid[NUM_DENY_BITS];	 /* deepest enforcing cgroup per bit */
+	__u64 audit_cgid[NUM_DENY_BITS]; /* deepest audit-only cgroup per bit */
 	__s32 net_level;     /* level of the deepest cgroup denying network, -1 */
+	__s32 sandbox_level; /* level of the deepest registered cgroup, -1 */
+	__u64 sandbox_cgid;  /* its id: the sandbox boundary for "outside" */
 };
 
 static __always_inline int bit_index(__u32 bit)
 {
-	return bit == DENY_NETWORK ? 0 : 1;
+	switch (bit) {
+	case DENY_NETWORK:
+		return 0;
+	case DENY_WRITE:
+		return 1;
+	case DENY_SHELL:
+		return 2;
+	case DENY_SHELL_WRITE:
+		return 3;
+	default:
+		return 4;
+	}
 }
 
 /*
@@ -201,13 +240,9 @@ __attribute__((noinline)) int resolve(struct effective *e)
 
 	if (!e)
 		return 0;
-	e->deny = 0;
-	e->audit = 0;
-	e->deny_cgid[0] = 0;
-	e->deny_cgid[1] = 0;
-	e->audit_cgid[0] = 0;
-	e->audit_cgid[1] = 0;
+	__builtin_memset(e, 0, sizeof(*e));
 	e->net_level = -1;
+	e->sandbox_level = -1;
 
 	for (int level = 0; level < MAX_CGROUP_LEVEL; level++) {
 		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
@@ -217,22 +252,24 @@ __attribute__((noinline)) int resolve(struct effective *e)
 		if (!c)
 			continue;
 		__u32 flags = c->flags;
-		__u32 deny = c->deny;
+		/* Every registration implies tamper protection. */
+		__u32 deny = (c->deny & DENY_ALL) | DENY_TAMPER;
 		if (flags & CEILING_PENDING)
 			continue;
 		found = 1;
-		if (flags & CEILING_AUDIT_ONLY) {
+		e->sandbox_level = level;
+		e->sandbox_cgid = id;
+		if (flags & CEILING_AUDIT_ONLY)
 			e->audit |= deny;
-			if (deny & DENY_NETWORK)
-				e->audit_cgid[0] = id;
-			if (deny & DENY_WRITE)
-				e->audit_cgid[1] = id;
-		} else {
+		else
 			e->deny |= deny;
-			if (deny & DENY_NETWORK)
-				e->deny_cgid[0] = id;
-			if (deny & DENY_WRITE)
-				e->deny_cgid[1] = id;
+		for (int b = 0; b < NUM_DENY_BITS; b++) {
+			if (!(deny & (1U << b)))
+				continue;
+			if (flags & CEILING_AUDIT_ONLY)
+				e->audit_cgid[b] = id;
+			else
+				e->deny_cgid[b] = id;
 		}
 		if (deny & DENY_NETWORK)
 			e->net_level = level;
@@ -241,6 +278,26 @@ __attribute__((noinline)) int resolve(struct effective *e)
 	if (found && bpf_get_current_ancestor_cgroup_id(MAX_CGROUP_LEVEL))
 		e->deny |= DENY_ALL;
 	return found;
+}
+
+/*
+ * cgroup_in_subtree reports whether cg is the cgroup with id `id` at `level`
+ * or one of its descendants (cg->ancestors[level] is that cgroup). Fail
+ * direction: anything unreadable is outside.
+ */
+static __always_inline bool cgroup_in_subtree(struct cgroup *cg, int level,
+					      __u64 id)
+{
+	if (!cg || level < 0 || level >= MAX_CGROUP_LEVEL)
+		return false;
+	int cl = BPF_CORE_READ(cg, level);
+	if (cl < level)
+		return false;
+	struct cgroup *anc = NULL;
+	bpf_probe_read_kernel(&anc, sizeof(anc), &cg->ancestors[level]);
+	if (!anc)
+		return false;
+	return BPF_CORE_READ(anc, kn, id) == id;
 }
 
 /* verdict for one deny bit: 0 allow, DECISION_DENIED, DECISION_AUDITED. */
@@ -302,10 +359,18 @@ static __always_inline struct event *event_begin(const struct effective *e,
 	return ev;
 }
 
-/* What a hook returns for a verdict: -EPERM when denied, else 0. */
+/* What a hook returns for a verdict: -EPERM when denied, else 0. Each
+ * constant is materialised by its own asm statement so clang cannot fold the
+ * choice into -(decision & 1): the 6.12 verifier does not track BPF_NEG and
+ * would reject the program's return value as unbounded. */
 static __always_inline int verdict_ret(int decision)
 {
-	return decision == DECISION_DENIED ? -EPERM : 0;
+	int r;
+	if (decision == DECISION_DENIED)
+		asm volatile("%0 = -1" : "=r"(r)); /* -EPERM */
+	else
+		asm volatile("%0 = 0" : "=r"(r));
+	return r;
 }
 
 #endif /* ENFORCERD_H */

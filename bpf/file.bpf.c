@@ -15,7 +15,7 @@
  *
  * Every program first honours the verdict of the LSM programs before it.
  */
-#include "enforcerd.h"
+#include "exec.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -78,6 +78,7 @@ static __always_inline int deny_write_dentry(struct dentry *d, __u16 hook)
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
+	task_write_denied(&e);
 	int v = verdict(&e, DENY_WRITE);
 	if (!v)
 		return 0;
@@ -89,11 +90,27 @@ static __always_inline int deny_write_dentry(struct dentry *d, __u16 hook)
 	return verdict_ret(v);
 }
 
-/* Same, for modifications of an existing inode where exempt objects (pipes,
- * sockets, char devices) may be changed. */
-static __always_inline int deny_modify_dentry(struct dentry *d, __u16 hook)
+#define SB_KERNMOUNT (1U << 22)
+
+/* dentry_exempt: pipes, sockets and char devices, and pseudo files (memfd):
+ * a dentry that is its own parent without being its filesystem's root, on a
+ * superblock only the kernel mounted (SB_KERNMOUNT). */
+static __always_inline bool dentry_exempt(struct dentry *d)
 {
 	if (inode_exempt(BPF_CORE_READ(d, d_inode)))
+		return true;
+	struct dentry *parent = BPF_CORE_READ(d, d_parent);
+	struct super_block *sb = BPF_CORE_READ(d, d_sb);
+	if (parent != d || BPF_CORE_READ(sb, s_root) == d)
+		return false;
+	return (BPF_CORE_READ(sb, s_flags) & SB_KERNMOUNT) != 0;
+}
+
+/* Same, for modifications of an existing inode where exempt objects (pipes,
+ * sockets, char devices, memfds) may be changed. */
+static __always_inline int deny_modify_dentry(struct dentry *d, __u16 hook)
+{
+	if (dentry_exempt(d))
 		return 0;
 	return deny_write_dentry(d, hook);
 }
@@ -106,6 +123,7 @@ static __always_inline int deny_write_file(struct file *file, __u16 hook)
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
+	task_write_denied(&e);
 	int v = verdict(&e, DENY_WRITE);
 	if (!v)
 		return 0;
@@ -116,6 +134,22 @@ static __always_inline int deny_write_file(struct file *file, __u16 hook)
 		bpf_ringbuf_submit(ev, 0);
 	}
 	return verdict_ret(v);
+}
+
+/* mark_written records that an enforced process opened a file for write,
+ * so a restricted shell cannot execute it afterwards (exec.bpf.c). */
+static __always_inline void mark_written(struct file *file)
+{
+	if (file_exempt(file))
+		return;
+	struct effective e = {};
+	if (!resolve(&e))
+		return;
+	struct inode *inode = file->f_inode;
+	__u64 *v = bpf_inode_storage_get(&written_inodes, inode, 0,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (v)
+		*v = e.sandbox_cgid;
 }
 
 /* W2/W5: open for write or with O_TRUNC (O_RDONLY|O_TRUNC truncates), by
@@ -129,7 +163,10 @@ int BPF_PROG(file_open, struct file *file, int ret)
 	__u32 fflags = BPF_CORE_READ(file, f_flags);
 	if (!(fmode & FMODE_WRITE) && !(fflags & O_TRUNC))
 		return 0;
-	return deny_write_file(file, HOOK_FILE_OPEN);
+	int r = deny_write_file(file, HOOK_FILE_OPEN);
+	if (r == 0)
+		mark_written(file);
+	return r;
 }
 
 /* W4/W5: every write through a descriptor, including ones opened before the

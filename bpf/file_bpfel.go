@@ -19,13 +19,24 @@ type FileCeiling struct {
 	Flags uint32
 }
 
+type FileExecKey struct {
+	_        structs.HostLayout
+	CgroupId uint64
+	Ino      uint64
+	Dev      uint32
+	Pad      uint32
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	FileMapCeilings           = "ceilings"
 	FileMapEvents             = "events"
+	FileMapExecAllow          = "exec_allow"
 	FileMapStats              = "stats"
+	FileMapTaskFlags          = "task_flags"
+	FileMapWrittenInodes      = "written_inodes"
 	FileProgFileIoctl         = "file_ioctl"
 	FileProgFileMprotect      = "file_mprotect"
 	FileProgFileOpen          = "file_open"
@@ -118,9 +129,12 @@ type FileProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type FileMapSpecs struct {
-	Ceilings *ebpf.MapSpec `ebpf:"ceilings"`
-	Events   *ebpf.MapSpec `ebpf:"events"`
-	Stats    *ebpf.MapSpec `ebpf:"stats"`
+	Ceilings      *ebpf.MapSpec `ebpf:"ceilings"`
+	Events        *ebpf.MapSpec `ebpf:"events"`
+	ExecAllow     *ebpf.MapSpec `ebpf:"exec_allow"`
+	Stats         *ebpf.MapSpec `ebpf:"stats"`
+	TaskFlags     *ebpf.MapSpec `ebpf:"task_flags"`
+	WrittenInodes *ebpf.MapSpec `ebpf:"written_inodes"`
 }
 
 // FileVariableSpecs contains global variables before they are loaded into the kernel.
@@ -149,16 +163,22 @@ func (o *FileObjects) Close() error {
 //
 // It can be passed to LoadFileObjects or ebpf.CollectionSpec.LoadAndAssign.
 type FileMaps struct {
-	Ceilings *ebpf.Map `ebpf:"ceilings"`
-	Events   *ebpf.Map `ebpf:"events"`
-	Stats    *ebpf.Map `ebpf:"stats"`
+	Ceilings      *ebpf.Map `ebpf:"ceilings"`
+	Events        *ebpf.Map `ebpf:"events"`
+	ExecAllow     *ebpf.Map `ebpf:"exec_allow"`
+	Stats         *ebpf.Map `ebpf:"stats"`
+	TaskFlags     *ebpf.Map `ebpf:"task_flags"`
+	WrittenInodes *ebpf.Map `ebpf:"written_inodes"`
 }
 
 func (m *FileMaps) Close() error {
 	return _FileClose(
 		m.Ceilings,
 		m.Events,
+		m.ExecAllow,
 		m.Stats,
+		m.TaskFlags,
+		m.WrittenInodes,
 	)
 }
 

@@ -3,6 +3,8 @@
 //
 //   - network.bpf.c:   network=false at LSM socket hooks
 //   - file.bpf.c:      write=false at LSM file and inode hooks
+//   - exec.bpf.c:      shell=none|read_only at LSM exec hooks (exec.h: shared state)
+//   - tamper.bpf.c:    escape and tamper protection for every enforced process
 //   - sock.bpf.c:      network=false at cgroup-BPF hooks (works without BPF LSM)
 //   - lifecycle.bpf.c: activation of pending ceilings at the first exec
 //
@@ -16,5 +18,7 @@ package bpf
 
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel -type event -type ceiling Network network.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel File file.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel -type exec_key Exec exec.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Tamper tamper.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Sock sock.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Lifecycle lifecycle.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.

@@ -95,17 +95,7 @@ static __always_inline bool outside_sandbox(struct sock *sk, int net_level,
 	if (!sk)
 		return true;
 	struct cgroup *cg = BPF_CORE_READ(sk, sk_cgrp_data.cgroup);
-	if (!cg)
-		return true;
-	int level = BPF_CORE_READ(cg, level);
-	if (net_level < 0 || net_level >= MAX_CGROUP_LEVEL || level < net_level)
-		return true;
-	struct cgroup *anc = NULL;
-	bpf_probe_read_kernel(&anc, sizeof(anc), &cg->ancestors[net_level]);
-	if (!anc)
-		return true;
-	__u64 id = BPF_CORE_READ(anc, kn, id);
-	return id != sandbox_id;
+	return !cgroup_in_subtree(cg, net_level, sandbox_id);
 }
 
 /* check_unix_peer denies an AF_UNIX connect/send to a socket created outside

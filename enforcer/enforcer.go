@@ -68,6 +68,7 @@ type Options struct {
 
 // HookStatus reports one program.
 type HookStatus struct {
+	Program  string // program name in the object, e.g. "tamper_inode_unlink"
 	Name     string // kernel hook or attach name, e.g. "file_open"
 	Layer    Layer
 	Attached bool
@@ -82,8 +83,29 @@ type Entry struct {
 	// AuditOnly records would-be denials and allows the operation.
 	AuditOnly bool
 	// Pending: registered but not yet in force; the first exec in the
-	// cgroup's subtree activates it (the container's entrypoint).
+	// cgroup's subtree activates it (the container's entrypoint), and under
+	// shell=none that file is added to the allow list.
 	Pending bool
+	// ExecAllow: with shell=none, the files processes in the cgroup may
+	// execute besides the entrypoint, by identity (device + inode).
+	ExecAllow []FileID
+}
+
+// FileID identifies a file the way the kernel does: the device of its
+// filesystem (kernel dev_t encoding, major<<20|minor) and its inode number.
+type FileID struct {
+	Dev uint32
+	Ino uint64
+}
+
+// FileIDOf returns the identity of the file at path (symlinks followed:
+// the file that would be executed). Errors: the path cannot be stat'ed.
+func FileIDOf(path string) (FileID, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return FileID{}, fmt.Errorf("file identity of %s: %w", path, err)
+	}
+	return FileID{Dev: unix.Major(st.Dev)<<20 | unix.Minor(st.Dev), Ino: st.Ino}, nil
 }
 
 // Registration is one row of List.
@@ -98,15 +120,24 @@ type Enforcer struct {
 	ceilings *ebpf.Map
 	events   *ebpf.Map
 	stats    *ebpf.Map
-	links    map[string]link.Link
-	hooks    []HookStatus
-	layerErr map[Layer]error
+	// Shell ceiling state (bpf/exec.h); nil when the kernel cannot create
+	// task/inode storage maps (then the LSM layer is unavailable too).
+	taskFlags     *ebpf.Map
+	writtenInodes *ebpf.Map
+	execAllow     *ebpf.Map
+	execMapsErr   error
+	links         map[string]link.Link
+	hooks         []HookStatus
+	layerErr      map[Layer]error
 }
 
 // Bits of struct ceiling in bpf/enforcerd.h.
 const (
 	denyNetwork     = 1 << 0
 	denyWrite       = 1 << 1
+	denyShell       = 1 << 2
+	denyShellWrite  = 1 << 3
+	denyTamper      = 1 << 4
 	flagAuditOnly   = 1 << 0
 	flagPending     = 1 << 1
 	bpfFSMagic      = 0xcafe4a11
@@ -120,10 +151,10 @@ type program struct {
 	hook     string // kernel hook name (LSM) or attach name
 	optional bool
 	attach   ebpf.AttachType // for cgroup programs
-	// variant: attach only where the kernel BTF has (ifType) or lacks
-	// (!ifType, with lacks) a type; for hooks whose signature changed.
-	ifType string
-	lacks  bool
+	// params, when non-zero, selects a variant: attach only where the
+	// kernel's bpf_lsm_<hook> takes this many parameters (for hooks whose
+	// signature changed between kernels).
+	params int
 }
 
 type object struct {
@@ -160,9 +191,28 @@ var objects = []object{
 		// path_truncate and inode_setxattr.
 		"file_truncate", "inode_set_acl", "inode_remove_acl"),
 		// inode_setattr gained a struct mnt_idmap * first argument in 6.3.
-		program{name: "inode_setattr", hook: "inode_setattr", ifType: "mnt_idmap"},
-		program{name: "inode_setattr_pre63", hook: "inode_setattr", ifType: "mnt_idmap", lacks: true},
+		program{name: "inode_setattr", hook: "inode_setattr", params: 3},
+		program{name: "inode_setattr_pre63", hook: "inode_setattr", params: 2},
 	)},
+	{LayerLSM, bpf.LoadExec, lsmProgs([]string{"bprm_check_security", "bprm_committed_creds", "task_alloc"})},
+	{LayerLSM, bpf.LoadTamper, []program{
+		// security_bpf gained a bool kernel argument in 6.9.
+		{name: "bpf", hook: "bpf", params: 3},
+		{name: "bpf_v4", hook: "bpf", params: 4},
+		{name: "ptrace_access_check", hook: "ptrace_access_check"},
+		{name: "ptrace_traceme", hook: "ptrace_traceme"},
+		{name: "task_kill", hook: "task_kill"},
+		{name: "inode_permission", hook: "inode_permission"},
+		{name: "sb_mount", hook: "sb_mount"},
+		{name: "sb_umount", hook: "sb_umount"},
+		{name: "sb_remount", hook: "sb_remount"},
+		{name: "move_mount", hook: "move_mount"},
+		{name: "sb_pivotroot", hook: "sb_pivotroot"},
+		{name: "tamper_inode_unlink", hook: "inode_unlink"},
+		{name: "tamper_inode_rename", hook: "inode_rename"},
+		{name: "tamper_inode_rmdir", hook: "inode_rmdir"},
+		{name: "tamper_file_ioctl", hook: "file_ioctl"},
+	}},
 	{LayerCgroup, bpf.LoadSock, []program{
 		{name: "sock_create", hook: "cgroup/sock_create", attach: ebpf.AttachCGroupInetSockCreate},
 		{name: "connect4", hook: "cgroup/connect4", attach: ebpf.AttachCGroupInet4Connect},
@@ -218,8 +268,11 @@ func Open(opts Options) (*Enforcer, error) {
 		}
 		if err != nil {
 			for _, p := range obj.progs {
-				if !e.hasHook(p.hook) {
-					e.hooks = append(e.hooks, HookStatus{Name: p.hook, Layer: obj.layer, Optional: p.optional, Err: err.Error()})
+				if p.params != 0 && lsmParams(kernel, p.hook) != p.params {
+					continue
+				}
+				if !e.hasProgram(p.name) {
+					e.hooks = append(e.hooks, HookStatus{Program: p.name, Name: p.hook, Layer: obj.layer, Optional: p.optional, Err: err.Error()})
 				}
 			}
 		}
@@ -228,9 +281,9 @@ func Open(opts Options) (*Enforcer, error) {
 	return e, nil
 }
 
-func (e *Enforcer) hasHook(name string) bool {
+func (e *Enforcer) hasProgram(name string) bool {
 	for _, h := range e.hooks {
-		if h.Name == name {
+		if h.Program == name {
 			return true
 		}
 	}
@@ -259,8 +312,15 @@ func (e *Enforcer) openMaps() error {
 	if err != nil {
 		return fmt.Errorf("load map specs: %w", err)
 	}
+	execSpec, err := bpf.LoadExec()
+	if err != nil {
+		return fmt.Errorf("load map specs: %w", err)
+	}
 	open := func(name string) (*ebpf.Map, error) {
 		ms := spec.Maps[name]
+		if ms == nil {
+			ms = execSpec.Maps[name]
+		}
 		pin := filepath.Join(e.opts.PinDir, name)
 		if m, err := ebpf.LoadPinnedMap(pin, nil); err == nil {
 			if err := ms.Compatible(m); err != nil {
@@ -290,7 +350,40 @@ func (e *Enforcer) openMaps() error {
 	if e.stats, err = open("stats"); err != nil {
 		return err
 	}
+	// Task and inode storage need kernel support the cgroup layer does not;
+	// their absence disables only the LSM layer.
+	if e.taskFlags, err = open("task_flags"); err != nil {
+		e.execMapsErr = err
+		return nil
+	}
+	if e.writtenInodes, err = open("written_inodes"); err != nil {
+		e.execMapsErr = err
+		return nil
+	}
+	if e.execAllow, err = open("exec_allow"); err != nil {
+		e.execMapsErr = err
+	}
 	return nil
+}
+
+// replacements returns the shared maps an object's spec declares.
+func (e *Enforcer) replacements(spec *ebpf.CollectionSpec) (map[string]*ebpf.Map, error) {
+	all := map[string]*ebpf.Map{
+		"ceilings": e.ceilings, "events": e.events, "stats": e.stats,
+		"task_flags": e.taskFlags, "written_inodes": e.writtenInodes, "exec_allow": e.execAllow,
+	}
+	out := map[string]*ebpf.Map{}
+	for name := range spec.Maps {
+		m, shared := all[name]
+		if !shared {
+			continue // object-private (.bss, .rodata)
+		}
+		if m == nil {
+			return nil, fmt.Errorf("map %s unavailable: %w", name, e.execMapsErr)
+		}
+		out[name] = m
+	}
+	return out, nil
 }
 
 func (e *Enforcer) linkPin(obj object, p program) string {
@@ -302,21 +395,14 @@ func (e *Enforcer) linkPin(obj object, p program) string {
 func (e *Enforcer) openObject(obj object, kernel *btf.Spec) error {
 	var missing []program
 	for _, p := range obj.progs {
-		if p.ifType != "" {
-			has := false
-			if kernel != nil {
-				_, err := kernel.AnyTypeByName(p.ifType)
-				has = err == nil
-			}
-			if has == p.lacks {
-				continue // the other variant serves this kernel
-			}
+		if p.params != 0 && lsmParams(kernel, p.hook) != p.params {
+			continue // another variant serves this kernel
 		}
 		pin := e.linkPin(obj, p)
 		l, err := link.LoadPinnedLink(pin, nil)
 		if err == nil {
 			e.links[p.name] = l
-			e.hooks = append(e.hooks, HookStatus{Name: p.hook, Layer: obj.layer, Attached: true, Adopted: true, Optional: p.optional})
+			e.hooks = append(e.hooks, HookStatus{Program: p.name, Name: p.hook, Layer: obj.layer, Attached: true, Adopted: true, Optional: p.optional})
 			continue
 		}
 		missing = append(missing, p)
@@ -333,7 +419,7 @@ func (e *Enforcer) openObject(obj object, kernel *btf.Spec) error {
 		if obj.layer == LayerLSM && kernel != nil {
 			if _, err := kernel.AnyTypeByName("bpf_lsm_" + p.hook); err != nil {
 				if p.optional {
-					e.hooks = append(e.hooks, HookStatus{Name: p.hook, Layer: obj.layer, Optional: true, Err: "hook not in this kernel"})
+					e.hooks = append(e.hooks, HookStatus{Program: p.name, Name: p.hook, Layer: obj.layer, Optional: true, Err: "hook not in this kernel"})
 					continue
 				}
 				return fmt.Errorf("LSM hook %s not in this kernel", p.hook)
@@ -349,9 +435,17 @@ func (e *Enforcer) openObject(obj object, kernel *btf.Spec) error {
 	if len(spec.Programs) == 0 {
 		return nil
 	}
-	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
-		MapReplacements: map[string]*ebpf.Map{"ceilings": e.ceilings, "events": e.events, "stats": e.stats},
-	})
+	repl, err := e.replacements(spec)
+	if err != nil {
+		return fmt.Errorf("load %s programs: %w", obj.layer, err)
+	}
+	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{MapReplacements: repl})
+	if err != nil && os.Getenv("ENFORCERD_VERIFIER_LOG") != "" {
+		var ve *ebpf.VerifierError
+		if errors.As(err, &ve) {
+			fmt.Fprintf(os.Stderr, "enforcerd: verifier log for %s:\n%+v\n", obj.layer, ve)
+		}
+	}
 	if err != nil {
 		if errors.Is(err, unix.EPERM) && obj.layer == LayerLSM {
 			return fmt.Errorf("the kernel refuses to load BPF LSM programs (EPERM; e.g. a sandboxed host kernel without trampolines): %w", unix.EPERM)
@@ -381,9 +475,26 @@ func (e *Enforcer) openObject(obj object, kernel *btf.Spec) error {
 			return fmt.Errorf("pin link %s: %w", p.hook, err)
 		}
 		e.links[p.name] = l
-		e.hooks = append(e.hooks, HookStatus{Name: p.hook, Layer: obj.layer, Attached: true, Optional: p.optional})
+		e.hooks = append(e.hooks, HookStatus{Program: p.name, Name: p.hook, Layer: obj.layer, Attached: true, Optional: p.optional})
 	}
 	return nil
+}
+
+// lsmParams returns the parameter count of bpf_lsm_<hook> in the kernel's
+// BTF, or -1 when unknown.
+func lsmParams(kernel *btf.Spec, hook string) int {
+	if kernel == nil {
+		return -1
+	}
+	var fn *btf.Func
+	if err := kernel.TypeByName("bpf_lsm_"+hook, &fn); err != nil {
+		return -1
+	}
+	proto, ok := fn.Type.(*btf.FuncProto)
+	if !ok {
+		return -1
+	}
+	return len(proto.Params)
 }
 
 // lsmUsable reports why BPF LSM programs would enforce nothing: "bpf" must
@@ -438,7 +549,7 @@ func (e *Enforcer) LayerError(l Layer) error {
 // host, else an error wrapping ErrCannotEnforce that names each field and why.
 // network=false is enforced by the LSM layer, or (inet sockets only) by the
 // cgroup-BPF layer; write=false needs the LSM layer; shell ceilings other
-// than full are not implemented by this build.
+// than full need the LSM layer (exec hooks).
 func (e *Enforcer) CanEnforce(c policy.KernelCeiling) error {
 	var why []string
 	if !c.Network && e.LayerError(LayerLSM) != nil && e.LayerError(LayerCgroup) != nil {
@@ -450,7 +561,9 @@ func (e *Enforcer) CanEnforce(c policy.KernelCeiling) error {
 		}
 	}
 	if c.Shell != policy.ShellFull {
-		why = append(why, fmt.Sprintf("shell=%s: exec control is not implemented in this build", c.Shell))
+		if err := e.LayerError(LayerLSM); err != nil {
+			why = append(why, fmt.Sprintf("shell=%s: needs BPF LSM programs: %v", c.Shell, err))
+		}
 	}
 	if len(why) > 0 {
 		return fmt.Errorf("%w: %s", ErrCannotEnforce, strings.Join(why, "; "))
@@ -495,14 +608,52 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
 	if en.Pending && !e.CanActivateAtExec() {
 		return fmt.Errorf("register cgroup %s: %w: activation at exec needs tp_btf/sched_process_exec: %v", cg.Group, ErrCannotEnforce, e.LayerError(LayerLifecycle))
 	}
+	if len(en.ExecAllow) > 0 {
+		if en.Ceiling.Shell != policy.ShellNone {
+			return fmt.Errorf("register cgroup %s: an exec allow list needs shell=none (have %s)", cg.Group, en.Ceiling.Shell)
+		}
+		if e.execAllow == nil {
+			return fmt.Errorf("register cgroup %s: %w: exec allow list: %v", cg.Group, ErrCannotEnforce, e.execMapsErr)
+		}
+		for _, f := range en.ExecAllow {
+			k := bpf.ExecExecKey{CgroupId: cg.ID, Ino: f.Ino, Dev: f.Dev}
+			if err := e.execAllow.Update(k, uint8(1), ebpf.UpdateAny); err != nil {
+				e.dropExecAllow(cg.ID)
+				return fmt.Errorf("register cgroup %s: exec allow list: %w", cg.Group, err)
+			}
+		}
+	}
 	if err := e.ceilings.Update(cg.ID, encode(en), ebpf.UpdateAny); err != nil {
+		e.dropExecAllow(cg.ID)
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
 	return nil
 }
 
+// dropExecAllow removes every allow-list entry of a cgroup.
+func (e *Enforcer) dropExecAllow(cgroupID uint64) {
+	if e.execAllow == nil {
+		return
+	}
+	var (
+		k    bpf.ExecExecKey
+		v    uint8
+		keys []bpf.ExecExecKey
+	)
+	it := e.execAllow.Iterate()
+	for it.Next(&k, &v) {
+		if k.CgroupId == cgroupID {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		_ = e.execAllow.Delete(k)
+	}
+}
+
 // Unregister removes the ceiling of a cgroup. Errors: ErrNotRegistered.
 func (e *Enforcer) Unregister(cgroupID uint64) error {
+	defer e.dropExecAllow(cgroupID)
 	if err := e.ceilings.Delete(cgroupID); err != nil {
 		if errors.Is(err, ebpf.ErrKeyNotExist) {
 			return fmt.Errorf("unregister cgroup id %d: %w", cgroupID, ErrNotRegistered)
@@ -562,7 +713,7 @@ func (e *Enforcer) Close() error {
 	for _, l := range e.links {
 		l.Close()
 	}
-	for _, m := range []*ebpf.Map{e.ceilings, e.events, e.stats} {
+	for _, m := range []*ebpf.Map{e.ceilings, e.events, e.stats, e.taskFlags, e.writtenInodes, e.execAllow} {
 		if m != nil {
 			m.Close()
 		}
@@ -589,6 +740,15 @@ func encode(en Entry) bpf.NetworkCeiling {
 	if !en.Ceiling.Write {
 		v.Deny |= denyWrite
 	}
+	switch en.Ceiling.Shell {
+	case policy.ShellFull:
+	case policy.ShellReadOnly:
+		v.Deny |= denyShellWrite
+	default: // none, and anything unknown: the narrowest
+		// Allow-listed programs keep the container's write; the meet
+		// with a read_only ancestor (OR of bits) adds denyShellWrite.
+		v.Deny |= denyShell
+	}
 	if en.AuditOnly {
 		v.Flags |= flagAuditOnly
 	}
@@ -603,9 +763,20 @@ func decode(v bpf.NetworkCeiling) Entry {
 		Ceiling: policy.KernelCeiling{
 			Network: v.Deny&denyNetwork == 0,
 			Write:   v.Deny&denyWrite == 0,
-			Shell:   policy.ShellFull,
+			Shell:   decodeShell(v.Deny),
 		},
 		AuditOnly: v.Flags&flagAuditOnly != 0,
 		Pending:   v.Flags&flagPending != 0,
+	}
+}
+
+func decodeShell(deny uint32) policy.Shell {
+	switch {
+	case deny&denyShell != 0:
+		return policy.ShellNone
+	case deny&denyShellWrite != 0:
+		return policy.ShellReadOnly
+	default:
+		return policy.ShellFull
 	}
 }

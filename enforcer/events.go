@@ -25,6 +25,10 @@ const (
 	ObjectNone   ObjectKind = 0
 	ObjectFile   ObjectKind = 1
 	ObjectSocket ObjectKind = 2
+	ObjectTask   ObjectKind = 3 // Ino holds the target process id
+	ObjectCgroup ObjectKind = 4 // Ino holds the target cgroup id
+	ObjectBPFCmd ObjectKind = 5 // Ino holds the bpf() command
+	ObjectMount  ObjectKind = 6 // no object
 )
 
 // Object is what a denied operation targeted.
@@ -83,6 +87,14 @@ func (o Object) String() string {
 			s += fmt.Sprintf(" peer socket ino %d (created outside the sandbox)", o.Ino)
 		}
 		return s
+	case ObjectTask:
+		return fmt.Sprintf("pid %d (outside the sandbox)", o.Ino)
+	case ObjectCgroup:
+		return fmt.Sprintf("cgroup id %d (outside the sandbox)", o.Ino)
+	case ObjectBPFCmd:
+		return fmt.Sprintf("bpf command %d", o.Ino)
+	case ObjectMount:
+		return "mount table"
 	}
 	return "-"
 }
@@ -183,6 +195,10 @@ func decodeEvent(raw []byte) (Denial, error) {
 		d.Field = "network"
 	case denyWrite:
 		d.Field = "write"
+	case denyShell, denyShellWrite:
+		d.Field = "shell"
+	case denyTamper:
+		d.Field = "tamper"
 	}
 	d.Object.Path = joinNames(ev.Names)
 	if d.Object.Kind == ObjectSocket {

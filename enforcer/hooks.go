@@ -44,6 +44,19 @@ const (
 	HookCgroupConnect6
 	HookCgroupSendmsg4
 	HookCgroupSendmsg6
+	HookBprmCheckSecurity
+	HookBPF
+	HookPtraceAccessCheck
+	HookTaskKill
+	HookInodePermission
+	HookSbMount
+	HookSbUmount
+	HookSbRemount
+	HookMoveMount
+	HookSbPivotroot
+	HookTTYIoctl
+	HookBPFFSUnlink
+	HookPtraceTraceme
 )
 
 type hookInfo struct {
@@ -86,12 +99,25 @@ var hookTable = map[Hook]hookInfo{
 	HookCgroupConnect6:    {"cgroup/connect6", "connect"},
 	HookCgroupSendmsg4:    {"cgroup/sendmsg4", "send"},
 	HookCgroupSendmsg6:    {"cgroup/sendmsg6", "send"},
+	HookBprmCheckSecurity: {"bprm_check_security", "exec"},
+	HookBPF:               {"bpf", "bpf"},
+	HookPtraceAccessCheck: {"ptrace_access_check", "ptrace"},
+	HookTaskKill:          {"task_kill", "signal"},
+	HookInodePermission:   {"inode_permission", "leave-cgroup"},
+	HookSbMount:           {"sb_mount", "mount"},
+	HookSbUmount:          {"sb_umount", "umount"},
+	HookSbRemount:         {"sb_remount", "remount"},
+	HookMoveMount:         {"move_mount", "move-mount"},
+	HookSbPivotroot:       {"sb_pivotroot", "pivot-root"},
+	HookTTYIoctl:          {"file_ioctl", "tty-inject"},
+	HookBPFFSUnlink:       {"inode_unlink", "remove-pin"},
+	HookPtraceTraceme:     {"ptrace_traceme", "ptrace-traceme"},
 }
 
 // AllHooks lists every hook, for exhaustiveness tests and metrics.
 var AllHooks = func() []Hook {
 	hs := make([]Hook, 0, len(hookTable))
-	for h := HookSocketCreate; h <= HookCgroupSendmsg6; h++ {
+	for h := HookSocketCreate; h <= HookPtraceTraceme; h++ {
 		hs = append(hs, h)
 	}
 	return hs

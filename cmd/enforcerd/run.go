@@ -260,6 +260,21 @@ func enforceAndRun(o runOptions, bin string, stderr io.Writer) int {
 		}
 	}()
 	entry := enforcer.Entry{Ceiling: o.ceiling, AuditOnly: o.auditOnly, Pending: enf.CanActivateAtExec()}
+	for _, p := range o.execAllow {
+		id, err := enforcer.FileIDOf(p)
+		if err != nil {
+			return fail("--exec-allow: %v", err)
+		}
+		entry.ExecAllow = append(entry.ExecAllow, id)
+	}
+	if o.ceiling.Shell == policy.ShellNone && !entry.Pending {
+		// Without activation at exec the entrypoint must be listed.
+		id, err := enforcer.FileIDOf(bin)
+		if err != nil {
+			return fail("%v", err)
+		}
+		entry.ExecAllow = append(entry.ExecAllow, id)
+	}
 	if err := enf.Register(cg, entry); err != nil {
 		return fail("%v", err)
 	}

@@ -1,0 +1,173 @@
+//go:build ignore
+
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The shell ceiling at exec (product.md "Kernel meaning"), decided on the
+ * file being executed (device + inode), never on its name:
+ *
+ *  - shell=none: only the container's entrypoint and the allow list may be
+ *    executed (X1: a symlink, copy or hard link of /bin/sh is a different
+ *    or unlisted inode; X2: busybox/awk/python reaching exec are checked at
+ *    the same hook; a script's interpreter is checked as a second
+ *    bprm_check_security; the dynamic loader is itself an unlisted file).
+ *  - shell=read_only: exec is allowed, but every process started by exec
+ *    runs write-denied (task_flags), even when the container may write.
+ *  - both: no exec of memfds or other files on kernel-internal mounts
+ *    (fexecve of a memfd), nor of files the sandbox wrote.
+ *
+ * Every program first honours the verdict of the LSM programs before it.
+ */
+#include "exec.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/*
+ * note_entrypoint: the first exec in a pending registration's subtree is the
+ * container's entrypoint; a shell=none registration allows that file from
+ * then on. Called before the lifecycle program activates the registration.
+ */
+__attribute__((noinline)) int note_entrypoint(__u64 ino, __u32 dev)
+{
+	for (int level = 0; level < MAX_CGROUP_LEVEL; level++) {
+		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+		if (!id)
+			return 0;
+		struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
+		if (!c || !(c->flags & CEILING_PENDING) || !(c->deny & DENY_SHELL))
+			continue;
+		struct exec_key k = {.cgroup_id = id, .ino = ino, .dev = dev};
+		__u8 one = 1;
+		bpf_map_update_elem(&exec_allow, &k, &one, BPF_ANY);
+	}
+	return 0;
+}
+
+/*
+ * exec_allowed: the meet over nested shell=none ceilings: the file must be on
+ * the allow list of EVERY active shell=none ancestor with the given audit
+ * mode (audit=1 checks the audit-only ones). Missing entry: deny.
+ */
+__attribute__((noinline)) int exec_allowed(__u64 ino, __u32 dev, int audit)
+{
+	for (int level = 0; level < MAX_CGROUP_LEVEL; level++) {
+		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+		if (!id)
+			return 1;
+		struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
+		if (!c || (c->flags & CEILING_PENDING) || !(c->deny & DENY_SHELL))
+			continue;
+		if (!!(c->flags & CEILING_AUDIT_ONLY) != !!audit)
+			continue;
+		struct exec_key k = {.cgroup_id = id, .ino = ino, .dev = dev};
+		if (!bpf_map_lookup_elem(&exec_allow, &k))
+			return 0;
+	}
+	return 0; /* deeper than the bound: deny */
+}
+
+static __always_inline int exec_event(struct effective *e, int v, __u32 bit,
+				      struct file *f, struct inode *inode)
+{
+	struct event *ev = event_begin(e, HOOK_BPRM_CHECK_SECURITY, v, bit, EPERM);
+	if (ev) {
+		ev->object_kind = OBJ_FILE;
+		ev->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		ev->ino = BPF_CORE_READ(inode, i_ino);
+		ev->mode = BPF_CORE_READ(inode, i_mode);
+		struct dentry *d = BPF_CORE_READ(f, f_path.dentry);
+		for (int i = 0; i < EVENT_NAMES; i++) {
+			if (!d)
+				break;
+			const unsigned char *name = BPF_CORE_READ(d, d_name.name);
+			bpf_probe_read_kernel_str(ev->names[i], EVENT_NAME_LEN, name);
+			struct dentry *parent = BPF_CORE_READ(d, d_parent);
+			if (parent == d)
+				break;
+			d = parent;
+		}
+		bpf_ringbuf_submit(ev, 0);
+	}
+	return verdict_ret(v);
+}
+
+/* X1/X2 and memfd/fexecve: every exec, every binfmt stage (a script, then
+ * its interpreter). */
+SEC("lsm/bprm_check_security")
+int BPF_PROG(bprm_check_security, struct linux_binprm *bprm, int ret)
+{
+	if (ret)
+		return ret;
+	/* Direct (BTF) dereferences: bpf_inode_storage_get needs a typed
+	 * inode pointer, not a probe-read scalar. */
+	struct file *f = bprm->file;
+	if (!f)
+		return -EPERM; /* fail closed: nothing to identify */
+	struct inode *inode = f->f_inode;
+	if (!inode)
+		return -EPERM;
+	__u64 ino = BPF_CORE_READ(inode, i_ino);
+	__u32 dev = BPF_CORE_READ(inode, i_sb, s_dev);
+
+	note_entrypoint(ino, dev);
+
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	int none = verdict(&e, DENY_SHELL);
+	int ro = verdict(&e, DENY_SHELL_WRITE);
+	if (!none && !ro)
+		return 0;
+	__u32 bit = none ? DENY_SHELL : DENY_SHELL_WRITE;
+	int v = none == DECISION_DENIED || ro == DECISION_DENIED ? DECISION_DENIED : DECISION_AUDITED;
+
+	/* Files on kernel-internal mounts: memfd, fexecve of anonymous files. */
+	int mnt_flags = BPF_CORE_READ(f, f_path.mnt, mnt_flags);
+	if (mnt_flags & MNT_INTERNAL_FLAG)
+		return exec_event(&e, v, bit, f, inode);
+	/* Files an enforced process wrote. */
+	if (bpf_inode_storage_get(&written_inodes, inode, 0, 0))
+		return exec_event(&e, v, bit, f, inode);
+	if (none == DECISION_DENIED && !exec_allowed(ino, dev, 0))
+		return exec_event(&e, DECISION_DENIED, DENY_SHELL, f, inode);
+	if (none == DECISION_AUDITED && !exec_allowed(ino, dev, 1))
+		return exec_event(&e, DECISION_AUDITED, DENY_SHELL, f, inode);
+	return 0;
+}
+
+/* shell=read_only: the process now running the new program is write-denied
+ * (file.bpf.c consults task_flags). Runs before sched_process_exec, so the
+ * entrypoint exec of a pending registration is not marked. */
+SEC("lsm/bprm_committed_creds")
+int BPF_PROG(bprm_committed_creds, struct linux_binprm *bprm)
+{
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	int ro = verdict(&e, DENY_SHELL_WRITE);
+	if (!ro)
+		return 0;
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u32 *f = bpf_task_storage_get(&task_flags, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (f)
+		*f |= ro == DECISION_DENIED ? TASK_EXEC_WRITE_DENIED : TASK_EXEC_WRITE_AUDITED;
+	return 0;
+}
+
+/* Children and threads inherit the write denial of their creator. */
+SEC("lsm/task_alloc")
+int BPF_PROG(task_alloc, struct task_struct *task, unsigned long clone_flags,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	struct task_struct *cur = bpf_get_current_task_btf();
+	__u32 *f = bpf_task_storage_get(&task_flags, cur, 0, 0);
+	if (!f || !*f)
+		return 0;
+	__u32 v = *f;
+	__u32 *nf = bpf_task_storage_get(&task_flags, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!nf)
+		return -ENOMEM; /* fail closed: the child would lose its denial */
+	*nf = v;
+	return 0;
+}

@@ -115,6 +115,9 @@ func buildCheckReport(pinDir string) checkReport {
 	_, err := os.Stat("/sys/kernel/btf/vmlinux")
 	r.BTF = err == nil
 	lsms, err := enforcer.ActiveLSMs()
+	if err != nil {
+		r.Error = err.Error()
+	}
 	r.ActiveLSMs = lsms
 	for _, l := range lsms {
 		if l == "bpf" {

@@ -89,8 +89,10 @@ func (e *vmEnv) startDaemon() {
 		e.t.Fatal(err)
 	}
 	e.daemon = cmd
+	t0 := time.Now()
+	defer func() { e.t.Logf("daemon up in %v", time.Since(t0)) }()
 	c := api.NewClient(e.sock, time.Second)
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(180 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if _, err := c.Status(context.Background()); err == nil {
 			return
 		}

@@ -216,7 +216,7 @@ func triState(t *testing.T, c tcase, ceiling policy.KernelCeiling, at where) {
 	r, a := run()
 	switch {
 	case r.Errno != 0 && c.absent != 0 && r.Errno == c.absent:
-		t.Logf("control: %v: not built into this kernel; the ceiling must still deny at the LSM hook", r)
+		t.Logf("%s control: %v: family not built into this kernel (a module); the ceiling must still deny at the LSM hook, which runs before the family lookup", c.name, r)
 	case r.Errno != 0:
 		t.Fatalf("control (no ceiling): %v, want success", r)
 	case a.effect != nil:

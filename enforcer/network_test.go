@@ -19,7 +19,7 @@ import (
 // Every listener lives in the test process, outside any sandbox. Loopback
 // and unix deliveries are synchronous: when the probe has exited, whatever
 // it sent is queued, so a short wait is enough to see it.
-const listenWait = 150 * time.Millisecond
+const listenWait = 100 * time.Millisecond
 
 func sockArgs(family, typ, proto int) []string {
 	return []string{strconv.Itoa(family), strconv.Itoa(typ), strconv.Itoa(proto)}

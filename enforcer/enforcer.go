@@ -605,6 +605,13 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
 			return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 		}
 	}
+	if en.Pending {
+		// Never turn an active registration back into a pending one: that
+		// would lift the ceiling until the next exec (fail open).
+		if old, err := e.Lookup(cg.ID); err == nil && !old.Pending {
+			en.Pending = false
+		}
+	}
 	if en.Pending && !e.CanActivateAtExec() {
 		return fmt.Errorf("register cgroup %s: %w: activation at exec needs tp_btf/sched_process_exec: %v", cg.Group, ErrCannotEnforce, e.LayerError(LayerLifecycle))
 	}

@@ -242,7 +242,7 @@ func enforceAndRun(o runOptions, bin string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "enforcerd run: warning: audit-only, and some fields cannot even be observed here: %v\n", err)
 	}
 	if !o.ceiling.Network && enf.NetworkCoverage() == "inet-only" {
-		fmt.Fprintf(stderr, "enforcerd run: warning: network=deny is enforced by cgroup-BPF only (AF_INET/AF_INET6 sockets); other families and unix brokers need BPF LSM: %v\n", enf.LayerError(enforcer.LayerLSM))
+		fmt.Fprintf(stderr, "enforcerd run: warning: network=deny is enforced by cgroup-BPF only (AF_INET/AF_INET6 sockets); other families, unix brokers and tamper protection (a root child leaving its cgroup) need BPF LSM: %v\n", enf.LayerError(enforcer.LayerLSM))
 	}
 	parent := o.cgroupParent
 	if parent == "" {

@@ -267,12 +267,10 @@ func TestControlsStayAllowed(t *testing.T) {
 	}
 }
 
-// TestMemfdResizeUnderWriteCeiling documents a known over-denial: product.md
-// keeps memfd writes allowed, but ftruncate(2) of a memfd (how every memfd
-// user sizes it) reaches inode_setattr, which exempts only character
-// devices, fifos and sockets, not files on kernel-internal mounts
-// (file_exempt). Not a bypass, so it does not fail the suite; it is logged
-// for the bpf owner and passes silently once fixed.
+// TestMemfdResizeUnderWriteCeiling: product.md keeps memfd writes allowed,
+// and ftruncate(2) of a memfd (how every memfd user sizes it) reaches
+// inode_setattr (6.3+) or path_truncate (6.1); both exempt pseudo files on
+// kernel-mounted superblocks (dentry_exempt in bpf/file.bpf.c).
 func TestMemfdResizeUnderWriteCeiling(t *testing.T) {
 	kernel(t)
 	sb := newSandbox(t)
@@ -287,7 +285,7 @@ func TestMemfdResizeUnderWriteCeiling(t *testing.T) {
 		for _, d := range denials(t, sb.cg.ID) {
 			hooks = append(hooks, d.Hook.String())
 		}
-		t.Logf("KNOWN OVER-DENIAL: ftruncate of a memfd under write=false: %v (hooks %v); memfds must stay writable", r, hooks)
+		t.Errorf("ftruncate of a memfd under write=false: %v (hooks %v); memfds must stay writable", r, hooks)
 	}
 }
 

@@ -1,0 +1,484 @@
+package escapetest
+
+// The child side: the test binary re-executes itself with envOp set, performs
+// exactly one operation and prints a result as JSON. Setup is set when the
+// probe could not attempt the operation (a test bug, never a pass).
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	envOp   = "ESCAPETEST_PROBE"
+	envArgs = "ESCAPETEST_ARGS" // JSON array of strings
+)
+
+type result struct {
+	Op     string
+	Errno  syscall.Errno // 0: the operation succeeded
+	Setup  string        `json:",omitempty"`
+	Exit   int           // exit status of a program the probe ran (-1: none)
+	Out    string        `json:",omitempty"`
+	Effect bool          // an effect only the probe can observe happened
+}
+
+func (r result) String() string {
+	s := r.Op
+	switch {
+	case r.Setup != "":
+		s += ": could not attempt: " + r.Setup
+	case r.Errno == 0:
+		s += ": succeeded"
+	default:
+		s += fmt.Sprintf(": %s (%d)", unix.ErrnoName(r.Errno), int(r.Errno))
+	}
+	if r.Exit > 0 {
+		s += fmt.Sprintf(" exit=%d", r.Exit)
+	}
+	if r.Out != "" {
+		s += fmt.Sprintf(" out=%q", r.Out)
+	}
+	return s
+}
+
+func (r result) denied() bool {
+	return r.Setup == "" && (r.Errno == unix.EPERM || r.Errno == unix.EACCES)
+}
+
+// probeMain runs the operation when the binary was started as a probe.
+func probeMain() {
+	op := os.Getenv(envOp)
+	if op == "" {
+		return
+	}
+	var args []string
+	if s := os.Getenv(envArgs); s != "" {
+		if err := json.Unmarshal([]byte(s), &args); err != nil {
+			fmt.Fprintln(os.Stderr, "probe args:", err)
+			os.Exit(3)
+		}
+	}
+	r := result{Op: op, Exit: -1}
+	f, ok := ops[op]
+	if !ok {
+		r.Setup = "unknown probe op " + op
+	} else {
+		f(&r, args)
+	}
+	b, _ := json.Marshal(r)
+	os.Stdout.Write(append(b, '\n'))
+	os.Exit(0)
+}
+
+// errnoOf extracts the errno; any other error is a setup failure.
+func errnoOf(r *result, err error, what string) bool {
+	if err == nil {
+		return true
+	}
+	var en syscall.Errno
+	if errors.As(err, &en) {
+		r.Errno = en
+		return false
+	}
+	r.Setup = fmt.Sprintf("%s: %v", what, err)
+	return false
+}
+
+func setup(r *result, err error, what string) bool {
+	if err != nil {
+		r.Setup = fmt.Sprintf("%s: %v", what, err)
+		return false
+	}
+	return true
+}
+
+// runProgram execs argv (with the probe env cleared unless env is given) and
+// records the exec errno or the exit status.
+func runProgram(r *result, argv []string, env []string, files []*os.File) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append([]string{"PATH=/bin:/sbin:/usr/bin"}, env...)
+	cmd.ExtraFiles = files
+	out, err := cmd.CombinedOutput()
+	r.Out = strings.TrimSpace(string(out))
+	if len(r.Out) > 300 {
+		r.Out = r.Out[:300]
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		r.Exit = ee.ExitCode()
+		return
+	}
+	if errnoOf(r, err, "exec "+argv[0]) {
+		r.Exit = 0
+	}
+}
+
+func copyFile(dst io.Writer, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	_, err = io.Copy(dst, in)
+	return err
+}
+
+func rawBPF(cmd int, attr unsafe.Pointer, size uintptr) syscall.Errno {
+	_, _, e := unix.Syscall(unix.SYS_BPF, uintptr(cmd), uintptr(attr), size)
+	return e
+}
+
+// bpfNextID is BPF_{MAP,PROG}_GET_NEXT_ID from id 0.
+func bpfNextID(cmd int) syscall.Errno {
+	var attr [16]byte // start_id, next_id, open_flags
+	return rawBPF(cmd, unsafe.Pointer(&attr[0]), unsafe.Sizeof(attr))
+}
+
+func bpfObjGet(path string) syscall.Errno {
+	p, err := unix.BytePtrFromString(path)
+	if err != nil {
+		return unix.EINVAL
+	}
+	var attr struct {
+		pathname uint64
+		bpfFd    uint32
+		flags    uint32
+	}
+	attr.pathname = uint64(uintptr(unsafe.Pointer(p)))
+	r, _, e := unix.Syscall(unix.SYS_BPF, unix.BPF_OBJ_GET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr))
+	runtime.KeepAlive(p)
+	if e == 0 {
+		unix.Close(int(r))
+	}
+	return e
+}
+
+func writeFile(path, data string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteString(data)
+	return err
+}
+
+// ptyPair opens a new pty and returns master and slave.
+func ptyPair() (int, int, error) {
+	m, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		return -1, -1, err
+	}
+	if err := unix.IoctlSetPointerInt(m, unix.TIOCSPTLCK, 0); err != nil {
+		return -1, -1, err
+	}
+	n, err := unix.IoctlGetInt(m, unix.TIOCGPTN)
+	if err != nil {
+		return -1, -1, err
+	}
+	s, err := unix.Open("/dev/pts/"+strconv.Itoa(n), unix.O_RDWR|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return -1, -1, err
+	}
+	return m, s, nil
+}
+
+// injected reports whether the slave has input to read (TIOCSTI of "\n").
+func injected(s int) bool {
+	buf := make([]byte, 8)
+	n, _ := unix.Read(s, buf)
+	return n > 0
+}
+
+var ops = map[string]func(r *result, a []string){
+	"noop": func(r *result, a []string) {},
+	"sleep": func(r *result, a []string) {
+		time.Sleep(60 * time.Second)
+	},
+	// exec PATH ARGS...: run a program, the probe env cleared.
+	"exec": func(r *result, a []string) { runProgram(r, a, nil, nil) },
+	// exec-probe PATH: run a copy of this binary as a noop probe.
+	"exec-probe": func(r *result, a []string) {
+		runProgram(r, a, []string{envOp + "=noop"}, nil)
+	},
+	// exec-probe-op PATH OP ARGS...: run a copy of this binary as probe OP;
+	// the inner result is reported as this one.
+	"exec-probe-op": func(r *result, a []string) {
+		b, _ := json.Marshal(a[2:])
+		var inner result
+		runProgram(r, []string{a[0]}, []string{envOp + "=" + a[1], envArgs + "=" + string(b)}, nil)
+		if r.Errno != 0 || r.Setup != "" {
+			return
+		}
+		if err := json.Unmarshal([]byte(r.Out), &inner); err != nil {
+			r.Setup = fmt.Sprintf("inner probe: %v: %q", err, r.Out)
+			return
+		}
+		*r = inner
+	},
+	// memfd-exec SRC: copy SRC into a memfd, exec it through /proc/self/fd.
+	"memfd-exec": func(r *result, a []string) {
+		fd, err := unix.MemfdCreate("escapetest", 0)
+		if !setup(r, err, "memfd_create") {
+			return
+		}
+		f := os.NewFile(uintptr(fd), "memfd")
+		if !setup(r, copyFile(f, a[0]), "copy into memfd") {
+			return
+		}
+		runProgram(r, []string{"/proc/self/fd/3"}, []string{envOp + "=noop"}, []*os.File{f})
+	},
+	// copy-exec SRC DST: write a copy of SRC to DST (opened for write by
+	// this process), then exec it as a noop probe.
+	"copy-exec": func(r *result, a []string) {
+		f, err := os.OpenFile(a[1], os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+		if !setup(r, err, "create copy") {
+			return
+		}
+		err = copyFile(f, a[0])
+		f.Close()
+		if !setup(r, err, "write copy") {
+			return
+		}
+		runProgram(r, []string{a[1]}, []string{envOp + "=noop"}, nil)
+	},
+	// fd-write-exec SRC DST ARGS...: write SRC through the inherited writable
+	// descriptor 3 (open on DST), then exec DST ARGS.
+	"fd-write-exec": func(r *result, a []string) {
+		f := os.NewFile(3, "inherited")
+		if _, err := f.Seek(0, 0); !setup(r, err, "seek fd 3") {
+			return
+		}
+		err := copyFile(f, a[0])
+		f.Close()
+		if !setup(r, err, "write through fd 3") {
+			return
+		}
+		runProgram(r, a[1:], []string{envOp + "=noop"}, nil)
+	},
+	// create PATH: create and write a file.
+	"create": func(r *result, a []string) {
+		f, err := os.OpenFile(a[0], os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o644)
+		if errnoOf(r, err, "create") {
+			_, err = f.WriteString("x")
+			errnoOf(r, err, "write")
+			f.Close()
+		}
+	},
+	"tiocsti": func(r *result, a []string) {
+		_, s, err := ptyPair()
+		if !setup(r, err, "open pty") {
+			return
+		}
+		c := byte('\n')
+		_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(s), unix.TIOCSTI, uintptr(unsafe.Pointer(&c)))
+		r.Errno = e
+		r.Effect = injected(s)
+	},
+	// tiocsti-compat: TIOCSTI through the 32-bit ioctl (compat_sys_ioctl).
+	"tiocsti-compat": func(r *result, a []string) {
+		_, s, err := ptyPair()
+		if !setup(r, err, "open pty") {
+			return
+		}
+		page, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_32BIT)
+		if !setup(r, err, "mmap MAP_32BIT") {
+			return
+		}
+		page[0] = '\n'
+		const i386Ioctl = 54
+		ret := Int80(i386Ioctl, uintptr(s), unix.TIOCSTI, uintptr(unsafe.Pointer(&page[0])))
+		if ret < 0 {
+			r.Errno = syscall.Errno(-ret)
+		}
+		if r.Errno == unix.ENOSYS {
+			r.Setup = "32-bit system calls are disabled in this kernel"
+		}
+		r.Effect = injected(s)
+	},
+	// write PATH DATA: open an existing file for write and write DATA.
+	"write": func(r *result, a []string) { errnoOf(r, writeFile(a[0], a[1]), "write "+a[0]) },
+	// move PROCS: write this process's pid to a cgroup.procs file.
+	"move": func(r *result, a []string) {
+		errnoOf(r, writeFile(a[0], strconv.Itoa(os.Getpid())), "write "+a[0])
+		g, _ := os.ReadFile("/proc/self/cgroup")
+		r.Out = strings.TrimSpace(string(g))
+	},
+	// unshare-move PROCS: a new cgroup namespace, then the same move.
+	"unshare-move": func(r *result, a []string) {
+		runtime.LockOSThread()
+		if !setup(r, unix.Unshare(unix.CLONE_NEWCGROUP), "unshare(CLONE_NEWCGROUP)") {
+			return
+		}
+		errnoOf(r, writeFile(a[0], strconv.Itoa(os.Getpid())), "write "+a[0])
+		g, _ := os.ReadFile("/proc/self/cgroup")
+		r.Out = strings.TrimSpace(string(g))
+	},
+	// clone-into DIR: start a child directly in cgroup DIR (clone3
+	// CLONE_INTO_CGROUP); the child reports its cgroup.
+	"clone-into": func(r *result, a []string) {
+		d, err := os.Open(a[0])
+		if !setup(r, err, "open cgroup dir") {
+			return
+		}
+		cmd := exec.Command("/proc/self/exe")
+		cmd.Env = []string{envOp + "=cgroup"}
+		cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(d.Fd())}
+		out, err := cmd.Output()
+		if errnoOf(r, err, "clone3 into "+a[0]) {
+			r.Out = strings.TrimSpace(string(out))
+		}
+	},
+	"cgroup": func(r *result, a []string) {
+		g, _ := os.ReadFile("/proc/self/cgroup")
+		r.Out = strings.TrimSpace(string(g))
+	},
+	"bpf-map-next-id":  func(r *result, a []string) { r.Errno = bpfNextID(unix.BPF_MAP_GET_NEXT_ID) },
+	"bpf-prog-next-id": func(r *result, a []string) { r.Errno = bpfNextID(unix.BPF_PROG_GET_NEXT_ID) },
+	"bpf-obj-get":      func(r *result, a []string) { r.Errno = bpfObjGet(a[0]) },
+	"ptrace-seize": func(r *result, a []string) {
+		runtime.LockOSThread()
+		pid, _ := strconv.Atoi(a[0])
+		errnoOf(r, unix.PtraceSeize(pid), "ptrace")
+	},
+	"mem-open": func(r *result, a []string) {
+		fd, err := unix.Open("/proc/"+a[0]+"/mem", unix.O_RDWR, 0)
+		if errnoOf(r, err, "open mem") {
+			unix.Close(fd)
+		}
+	},
+	"kill": func(r *result, a []string) {
+		pid, _ := strconv.Atoi(a[0])
+		errnoOf(r, unix.Kill(pid, unix.SIGKILL), "kill")
+	},
+	// kill-inside: start a child (inside the sandbox) and SIGKILL it.
+	"kill-inside": func(r *result, a []string) {
+		cmd := exec.Command("/proc/self/exe")
+		cmd.Env = []string{envOp + "=sleep"}
+		if !setup(r, cmd.Start(), "start child") {
+			return
+		}
+		errnoOf(r, cmd.Process.Signal(unix.SIGKILL), "kill")
+		err := cmd.Wait()
+		r.Effect = err != nil && strings.Contains(err.Error(), "killed")
+	},
+	// sigio-kill PID: a pipe whose owner is PID, F_SETSIG SIGKILL, O_ASYNC,
+	// then a write: the kernel sends SIGKILL to PID (send_sigio).
+	"sigio-kill": func(r *result, a []string) {
+		pid, _ := strconv.Atoi(a[0])
+		var p [2]int
+		if !setup(r, unix.Pipe(p[:]), "pipe") {
+			return
+		}
+		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETOWN, pid); !errnoOf(r, err, "F_SETOWN") {
+			return
+		}
+		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETSIG, int(unix.SIGKILL)); !errnoOf(r, err, "F_SETSIG") {
+			return
+		}
+		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETFL, unix.O_ASYNC); !errnoOf(r, err, "F_SETFL O_ASYNC") {
+			return
+		}
+		_, err := unix.Write(p[1], []byte("x"))
+		errnoOf(r, err, "write pipe")
+	},
+	"unlink": func(r *result, a []string) { errnoOf(r, unix.Unlink(a[0]), "unlink") },
+	"rename": func(r *result, a []string) { errnoOf(r, unix.Rename(a[0], a[1]), "rename") },
+	"rmdir":  func(r *result, a []string) { errnoOf(r, unix.Rmdir(a[0]), "rmdir") },
+	"mount-tmpfs": func(r *result, a []string) {
+		errnoOf(r, unix.Mount("escapetest", a[0], "tmpfs", 0, ""), "mount")
+	},
+	// mount-setattr PATH: clear MOUNT_ATTR_RDONLY on the mount at PATH.
+	"mount-setattr": func(r *result, a []string) {
+		attr := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+		errnoOf(r, unix.MountSetattr(unix.AT_FDCWD, a[0], 0, &attr), "mount_setattr")
+	},
+	// fspick-remount PATH: remount the superblock at PATH read-only with the
+	// new mount API (fspick + fsconfig RECONFIGURE).
+	"fspick-remount": func(r *result, a []string) {
+		fd, err := unix.Fspick(unix.AT_FDCWD, a[0], unix.FSPICK_CLOEXEC)
+		if !errnoOf(r, err, "fspick") {
+			return
+		}
+		if !errnoOf(r, unix.FsconfigSetFlag(fd, "ro"), "fsconfig ro") {
+			return
+		}
+		_, _, e := unix.Syscall6(unix.SYS_FSCONFIG, uintptr(fd), unix.FSCONFIG_CMD_RECONFIGURE, 0, 0, 0, 0)
+		r.Errno = e
+	},
+	// fsmount: a new tmpfs mount with fsopen/fsconfig/fsmount (detached).
+	"fsmount": func(r *result, a []string) {
+		fd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+		if !errnoOf(r, err, "fsopen") {
+			return
+		}
+		if !errnoOf(r, unix.FsconfigCreate(fd), "fsconfig create") {
+			return
+		}
+		m, err := unix.Fsmount(fd, unix.FSMOUNT_CLOEXEC, 0)
+		if errnoOf(r, err, "fsmount") {
+			unix.Close(m)
+		}
+	},
+	// core-pattern PATTERN: set the kernel's core pattern, then crash a
+	// child so the kernel runs the pattern's helper (outside any cgroup of
+	// ours, as root).
+	"core-pattern": func(r *result, a []string) {
+		if !errnoOf(r, writeFile("/proc/sys/kernel/core_pattern", a[0]), "write core_pattern") {
+			return
+		}
+		cmd := exec.Command("/proc/self/exe")
+		cmd.Env = []string{envOp + "=crash", "GOTRACEBACK=crash"}
+		_ = cmd.Run()
+	},
+	"crash": func(r *result, a []string) {
+		unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY})
+		panic("escapetest: crash for a core dump")
+	},
+	// flood N: N denied bpf() calls; Out is how many were not EPERM.
+	"flood": func(r *result, a []string) {
+		n, _ := strconv.Atoi(a[0])
+		bad := 0
+		for i := 0; i < n; i++ {
+			if bpfNextID(unix.BPF_MAP_GET_NEXT_ID) != unix.EPERM {
+				bad++
+			}
+		}
+		r.Out = strconv.Itoa(bad)
+	},
+}
+
+func init() {
+	// sub-then OP ARGS...: create a sub-cgroup of the own cgroup, move into
+	// it (must succeed), then run OP there.
+	ops["sub-then"] = func(r *result, a []string) {
+		g, err := os.ReadFile("/proc/self/cgroup")
+		if !setup(r, err, "own cgroup") {
+			return
+		}
+		dir := filepath.Join("/sys/fs/cgroup", strings.TrimPrefix(strings.TrimSpace(string(g)), "0::"), "sub")
+		if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
+			r.Setup = "mkdir sub-cgroup: " + err.Error()
+			return
+		}
+		if !setup(r, writeFile(filepath.Join(dir, "cgroup.procs"), strconv.Itoa(os.Getpid())), "move into sub-cgroup") {
+			return
+		}
+		ops[a[0]](r, a[1:])
+		r.Op = "sub-then " + a[0]
+	}
+}

@@ -3,6 +3,8 @@
 package metrics
 
 import (
+	"time"
+
 	"net/http"
 	"runtime/debug"
 
@@ -98,9 +100,17 @@ func New(src Sources) *Metrics {
 	return m
 }
 
-// Forget removes a container's per-container series (after unregister).
+// ForgetAfter is how long a container's series outlive its unregistration,
+// so that the denials of a short-lived container are still scraped (several
+// scrape intervals) before the series go away to bound cardinality.
+var ForgetAfter = 10 * time.Minute
+
+// Forget removes a container's per-container series ForgetAfter after
+// unregister.
 func (m *Metrics) Forget(container string) {
-	m.Denials.DeletePartialMatch(prometheus.Labels{"container": container})
+	time.AfterFunc(ForgetAfter, func() {
+		m.Denials.DeletePartialMatch(prometheus.Labels{"container": container})
+	})
 }
 
 // Handler serves /metrics.

@@ -1,0 +1,197 @@
+package daemon_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/internal/vmtest"
+)
+
+// runcBundle writes an OCI bundle whose busybox process tries an HTTP fetch
+// from addr and creating /probe in its rootfs, with the enforcerd hooks and
+// the given annotations.
+func runcBundle(t *testing.T, e *vmEnv, id, addr string, annotations map[string]string) string {
+	t.Helper()
+	b := filepath.Join(e.dir, "bundle-"+id)
+	bin := filepath.Join(b, "rootfs", "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bb, err := os.ReadFile("/bin/busybox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "busybox"), bb, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []string{"sh", "wget", "touch", "echo"} {
+		if err := os.Symlink("busybox", filepath.Join(bin, a)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hook := func(stage string) map[string]any {
+		return map[string]any{"path": e.bin, "args": []string{"enforcerd", "hook", "--socket", e.sock, stage}, "timeout": 60}
+	}
+	cfg := map[string]any{
+		"ociVersion": "1.0.2-dev",
+		"process": map[string]any{
+			"terminal": false,
+			"user":     map[string]int{"uid": 0, "gid": 0},
+			"args": []string{"/bin/sh", "-c", "wget -q -O- http://" + addr + "/ >/dev/null; echo wget=$?; " +
+				"touch /probe; echo touch=$?"},
+			"env": []string{"PATH=/bin"},
+			"cwd": "/",
+		},
+		"root":        map[string]any{"path": "rootfs"},
+		"hostname":    id,
+		"mounts":      []map[string]any{{"destination": "/proc", "type": "proc", "source": "proc"}},
+		"annotations": annotations,
+		"hooks":       map[string]any{"createRuntime": []any{hook("createRuntime")}, "poststop": []any{hook("poststop")}},
+		"linux": map[string]any{
+			// No network namespace: the container shares the guest's
+			// loopback, so only the ceiling stands between it and addr.
+			"namespaces":  []map[string]string{{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}},
+			"cgroupsPath": "/vmtest-runc/" + id,
+		},
+	}
+	buf, _ := json.MarshalIndent(cfg, "", " ")
+	if err := os.WriteFile(filepath.Join(b, "config.json"), buf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// runRunc runs a container to completion and returns runc's exit code and
+// combined output.
+func runRunc(t *testing.T, e *vmEnv, id, bundle string) (int, string) {
+	t.Helper()
+	cmd := exec.Command("runc", "--root", filepath.Join(e.dir, "runc-state"), "run", "--no-pivot", "--bundle", bundle, id)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("runc: %v", err)
+	}
+	// runc leaves the cgroup behind when a hook failed.
+	if cg, err := cgroup.Open(e.mount, "/vmtest-runc/"+id); err == nil {
+		cg.Remove(5 * time.Second)
+	}
+	return code, string(out)
+}
+
+// TestVMRuncCreateRuntimeHook runs real containers with Debian's runc and the
+// createRuntime hook: a control container (ceiling allows everything) reaches
+// a loopback listener and writes its rootfs; a no-network/read-only one is
+// denied both in the kernel with no side effect, the denial is in the audit
+// log and /metrics; a malformed annotation and a stopped daemon make runc
+// refuse the container before its process runs.
+func TestVMRuncCreateRuntimeHook(t *testing.T) {
+	vmtest.RequireLSM(t, nil)
+	bin := os.Getenv("ENFORCERD_BIN")
+	if bin == "" {
+		vmtest.Skip(t, "ENFORCERD_BIN not set")
+	}
+	if _, err := exec.LookPath("runc"); err != nil {
+		vmtest.Skip(t, "runc not installed (scripts/setup-deps installs it; scripts/vmtest packs it)")
+	}
+	mount, err := cgroup.Mountpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	e := &vmEnv{t: t, bin: bin, dir: dir, cfg: filepath.Join(dir, "config.yaml"), sock: filepath.Join(dir, "api.sock"),
+		audit: filepath.Join(dir, "audit.jsonl"), mount: mount}
+	os.WriteFile(e.cfg, []byte(fmt.Sprintf("socket: %s\nstate: %s/state.json\npin_dir: /sys/fs/bpf/enforcerd-vmtest\naudit:\n  path: %s\nmetrics:\n  listen: 127.0.0.1:19465\n",
+		e.sock, dir, e.audit)), 0o600)
+	e.startDaemon()
+	defer func() {
+		if e.daemon.ProcessState == nil {
+			e.daemon.Process.Signal(syscall.SIGTERM)
+			e.daemon.Wait()
+		}
+	}()
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var hits atomic.Int64
+	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		io.WriteString(w, "task")
+	}))
+	addr := ln.Addr().String()
+
+	// (a) control: the ceiling allows everything.
+	b := runcBundle(t, e, "ctl", addr, map[string]string{"enforcerd.io/ceiling": "network=true,write=true"})
+	code, out := runRunc(t, e, "ctl", b)
+	if code != 0 || !strings.Contains(out, "wget=0") || !strings.Contains(out, "touch=0") {
+		t.Fatalf("control container: runc exit %d, output:\n%s", code, out)
+	}
+	if hits.Load() != 1 {
+		t.Fatalf("control container: listener got %d requests, want 1", hits.Load())
+	}
+	if _, err := os.Stat(filepath.Join(b, "rootfs", "probe")); err != nil {
+		t.Fatalf("control container: /probe not created: %v", err)
+	}
+
+	// (b) enforced: denied in the kernel; (c) no side effect.
+	b = runcBundle(t, e, "ro", addr, map[string]string{"enforcerd.io/ceiling": "network=false,write=false"})
+	code, out = runRunc(t, e, "ro", b)
+	if code != 0 || !strings.Contains(out, "wget=1") || !strings.Contains(out, "touch=1") ||
+		!strings.Contains(out, "Operation not permitted") {
+		t.Fatalf("enforced container: runc exit %d, want 0 with wget=1 touch=1 (EPERM); output:\n%s", code, out)
+	}
+	if hits.Load() != 1 {
+		t.Fatalf("enforced container reached the listener (%d requests)", hits.Load())
+	}
+	if _, err := os.Stat(filepath.Join(b, "rootfs", "probe")); err == nil {
+		t.Fatal("enforced container created /probe")
+	}
+	var auditOK, metricsOK bool
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && !(auditOK && metricsOK); time.Sleep(100 * time.Millisecond) {
+		if buf, _ := os.ReadFile(e.audit); strings.Contains(string(buf), `"container":"ro"`) && strings.Contains(string(buf), `"decision":"denied"`) {
+			auditOK = true
+		}
+		if resp, err := http.Get("http://127.0.0.1:19465/metrics"); err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			metricsOK = strings.Contains(string(body), `enforcerd_denials_total{container="ro"`)
+		}
+	}
+	if !auditOK || !metricsOK {
+		buf, _ := os.ReadFile(e.audit)
+		t.Fatalf("audit log has the denial: %v; /metrics has it: %v\naudit:\n%s", auditOK, metricsOK, buf)
+	}
+
+	// Refusals: runc must fail and the process must never run.
+	b = runcBundle(t, e, "bad", addr, map[string]string{"enforcerd.io/ceiling": "network=maybe"})
+	code, out = runRunc(t, e, "bad", b)
+	if code == 0 || strings.Contains(out, "wget=") {
+		t.Fatalf("malformed annotation: runc exit %d (want non-zero, process not run); output:\n%s", code, out)
+	}
+	e.daemon.Process.Signal(syscall.SIGTERM)
+	e.daemon.Wait()
+	b = runcBundle(t, e, "down", addr, map[string]string{"enforcerd.io/ceiling": "network=false"})
+	code, out = runRunc(t, e, "down", b)
+	if code == 0 || strings.Contains(out, "wget=") {
+		t.Fatalf("daemon down: runc exit %d (want non-zero, process not run); output:\n%s", code, out)
+	}
+	if hits.Load() != 1 {
+		t.Fatalf("a refused container reached the listener (%d requests)", hits.Load())
+	}
+}

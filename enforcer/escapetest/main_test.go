@@ -12,6 +12,7 @@ package escapetest
 // absent. A probe that could not attempt the operation fails the test.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -39,6 +40,10 @@ func TestMain(m *testing.M) {
 	probeMain() // a re-executed probe exits here
 	code := m.Run()
 	if shared.enf != nil {
+		if sv := shared.survive.cg; sv.ID != 0 {
+			_ = shared.enf.Unregister(sv.ID)
+			_ = sv.Remove(5 * time.Second)
+		}
 		if err := shared.enf.Uninstall(); err != nil {
 			fmt.Fprintln(os.Stderr, "uninstall test pins:", err)
 			code = 1
@@ -67,6 +72,66 @@ var shared struct {
 	// bbAllowed is a copy of busybox made by the test, allowed where a case
 	// needs an allowed interpreter (awk) that is not /bin/sh's inode.
 	bbAllowed string
+	// survive: what probes saw in the cgroup registered by the killed
+	// loader, before this process opened any BPF object.
+	survive struct {
+		cg      cgroup.Cgroup
+		results []result
+		killed  bool // the outside process died
+	}
+}
+
+// loadAndKill runs the loader subprocess on the shared pin dir, SIGKILLs it
+// once it registered a cgroup, and probes that cgroup.
+func loadAndKill() error {
+	cg, err := cgroup.Create(shared.mount, shared.root+"/survive")
+	if err != nil {
+		return err
+	}
+	shared.survive.cg = cg
+	cmd := exec.Command(shared.self)
+	b, _ := json.Marshal([]string{shared.pin, shared.mount, cg.Group})
+	cmd.Env = []string{envOp + "=loader", envArgs + "=" + string(b)}
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	line, _ := bufio.NewReader(stdout).ReadString('\n')
+	_ = cmd.Process.Signal(unix.SIGKILL)
+	_ = cmd.Wait()
+	if !strings.Contains(line, "registered") {
+		return fmt.Errorf("loader: %q", line)
+	}
+	dir, err := cg.OpenDir()
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	sleep := exec.Command("/bin/busybox", "sleep", "120")
+	if err := sleep.Start(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() { _ = sleep.Wait(); close(done) }()
+	for _, c := range [][]string{{"bpf-map-next-id"}, {"kill", fmt.Sprint(sleep.Process.Pid)}, {"move", "/sys/fs/cgroup/cgroup.procs"}} {
+		r, err := probeRun(dir, nil, c[0], c[1:]...)
+		if err != nil {
+			return err
+		}
+		shared.survive.results = append(shared.survive.results, r)
+	}
+	select {
+	case <-done:
+		shared.survive.killed = true
+	case <-time.After(300 * time.Millisecond):
+	}
+	_ = sleep.Process.Kill()
+	<-done
+	return nil
 }
 
 func openShared() error {
@@ -86,11 +151,19 @@ func openShared() error {
 		if shared.err = copyPath(shared.self, shared.allowed); shared.err != nil {
 			return
 		}
-		shared.bbAllowed = filepath.Join(shared.tmp, "bb-allowed")
+		shared.bbAllowed = filepath.Join(shared.tmp, "busybox-allowed")
 		if shared.err = copyPath("/bin/busybox", shared.bbAllowed); shared.err != nil {
 			return
 		}
+		// The programs are loaded, and a cgroup registered, by a separate
+		// process that is SIGKILLed (TestEnforcementSurvivesLoaderKilled);
+		// this process then re-adopts the pins.
 		start := time.Now()
+		if shared.err = loadAndKill(); shared.err != nil {
+			return
+		}
+		fmt.Fprintf(os.Stderr, "escapetest: programs loaded by a killed loader in %v\n", time.Since(start).Round(time.Millisecond))
+		start = time.Now()
 		shared.enf, shared.err = enforcer.Open(enforcer.Options{PinDir: shared.pin, CgroupMount: shared.mount})
 		if shared.err != nil {
 			return
@@ -181,6 +254,14 @@ func (sb *sandbox) register(t *testing.T, en enforcer.Entry) {
 // probe runs op in the cgroup and returns its result.
 func probe(t *testing.T, dir *os.File, files []*os.File, op string, args ...string) result {
 	t.Helper()
+	r, err := probeRun(dir, files, op, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func probeRun(dir *os.File, files []*os.File, op string, args ...string) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	b, _ := json.Marshal(args)
@@ -195,15 +276,15 @@ func probe(t *testing.T, dir *os.File, files []*os.File, op string, args ...stri
 		f.Close()
 	}
 	if err != nil {
-		t.Fatalf("start probe %s: %v", op, err)
+		return result{}, fmt.Errorf("start probe %s: %v", op, err)
 	}
 	err = cmd.Wait()
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	var r result
 	if jerr := json.Unmarshal([]byte(lines[len(lines)-1]), &r); jerr != nil {
-		t.Fatalf("probe %s %v: no result (%v): stdout %q stderr %q", op, args, err, stdout.String(), stderr.String())
+		return r, fmt.Errorf("probe %s %v: no result (%v): stdout %q stderr %q", op, args, err, stdout.String(), stderr.String())
 	}
-	return r
+	return r, nil
 }
 
 // records returns the records decided by ceiling cgroup id since the last

@@ -328,6 +328,20 @@ var ops = map[string]func(r *result, a []string){
 		g, _ := os.ReadFile("/proc/self/cgroup")
 		r.Out = strings.TrimSpace(string(g))
 	},
+	// setns-move PROCS: join pid 1's cgroup namespace, then move.
+	"setns-move": func(r *result, a []string) {
+		runtime.LockOSThread()
+		fd, err := unix.Open("/proc/1/ns/cgroup", unix.O_RDONLY, 0)
+		if !errnoOf(r, err, "open /proc/1/ns/cgroup") {
+			return
+		}
+		if !errnoOf(r, unix.Setns(fd, unix.CLONE_NEWCGROUP), "setns") {
+			return
+		}
+		errnoOf(r, writeFile(a[0], strconv.Itoa(os.Getpid())), "write "+a[0])
+		g, _ := os.ReadFile("/proc/self/cgroup")
+		r.Out = strings.TrimSpace(string(g))
+	},
 	// clone-into DIR: start a child directly in cgroup DIR (clone3
 	// CLONE_INTO_CGROUP); the child reports its cgroup.
 	"clone-into": func(r *result, a []string) {

@@ -4,14 +4,11 @@ package escapetest
 // whatever its ceiling: here the ceiling allows everything else.
 
 import (
-	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,7 +25,8 @@ var tamperOnly = policy.KernelCeiling{Network: true, Write: true, Shell: policy.
 // inCgroup: the probe's /proc/self/cgroup names group (probe-observed).
 func inCgroup(r *result, group string) effect {
 	return func() (bool, string) {
-		return strings.TrimSpace(r.Out) == "0::"+group, "process now in " + group + " (" + r.Out + ")"
+		in := strings.TrimSpace(r.Out) == "0::"+group || strings.Contains(r.Out, `"0::`+group+`"`)
+		return in, "process now in " + group + " (" + r.Out + ")"
 	}
 }
 
@@ -58,11 +56,11 @@ func TestCgroupEscape(t *testing.T) {
 			r := probe(t, dir, nil, "clone-into", out.cg.Path())
 			return r, inCgroup(&r, out.cg.Group)
 		}},
-		{name: "E2 new cgroup namespace, then move out", hook: enforcer.HookInodePermission, attempt: func(t *testing.T, dir *os.File) (result, effect) {
-			r := probe(t, dir, nil, "unshare-move", "/sys/fs/cgroup/cgroup.procs")
-			return r, func() (bool, string) {
-				return !strings.Contains(r.Out, "case-") && !strings.Contains(r.Out, "control-"), "process left its cgroup (" + r.Out + ")"
-			}
+		// Entering the init cgroup namespace (the one a new namespace would
+		// have to escape to), then moving out.
+		{name: "E2 setns to the init cgroup namespace, then move out", hook: enforcer.HookPtraceAccessCheck, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+			r := probe(t, dir, nil, "setns-move", "/sys/fs/cgroup/cgroup.procs")
+			return r, inCgroup(&r, "/")
 		}},
 		// E1: a sub-cgroup the child creates and enters is still enforced.
 		{name: "E1 sub-cgroup, then bpf()", hook: enforcer.HookBPF, attempt: op("sub-then", "bpf-map-next-id")},
@@ -83,6 +81,22 @@ func TestCgroupEscape(t *testing.T) {
 		cases[i].ceiling = tamperOnly
 	}
 	runCases(t, cases)
+}
+
+// A new cgroup namespace widens nothing: the kernel itself refuses a move
+// outside the namespace root (ENOENT, also without a ceiling), and under the
+// ceiling the process stays inside.
+func TestNewCgroupNamespace(t *testing.T) {
+	kernel(t)
+	sb := newCgroup(t, "case")
+	sb.register(t, enforcer.Entry{Ceiling: tamperOnly})
+	r := probe(t, sb.dir, nil, "unshare-move", "/sys/fs/cgroup/cgroup.procs")
+	if r.Setup != "" || (r.Errno != unix.EPERM && r.Errno != unix.EACCES && r.Errno != unix.ENOENT) {
+		t.Errorf("BYPASS unshare(CLONE_NEWCGROUP) then move out: %v, want EPERM/EACCES/ENOENT", r)
+	}
+	if r.Out != "0::/" {
+		t.Errorf("BYPASS unshare(CLONE_NEWCGROUP) then move out: now in %q, want the namespace root (the sandbox)", r.Out)
+	}
 }
 
 // E1: moving into a sub-cgroup inside the sandbox stays allowed.
@@ -151,8 +165,8 @@ func TestProcessesOutside(t *testing.T) {
 		}},
 		{name: "E4 rename a pin", hook: enforcer.HookBPFFSUnlink, attempt: func(t *testing.T, dir *os.File) (result, effect) {
 			p := dummyPin(t)
-			t.Cleanup(func() { os.Remove(p + ".moved") })
-			return probe(t, dir, nil, "rename", p, p+".moved"), fileGone(p)
+			t.Cleanup(func() { os.Remove(p + "_moved") }) // bpffs refuses '.' in names
+			return probe(t, dir, nil, "rename", p, p+"_moved"), fileGone(p)
 		}},
 	}
 	for i := range cases {
@@ -267,45 +281,21 @@ func TestCorePatternHostSpawn(t *testing.T) {
 		}}})
 }
 
-// Enforcement survives the loader: a separate process loads the programs
-// (its own pin dir), registers a cgroup and is SIGKILLed; a fresh child in
-// that cgroup is still denied.
+// Enforcement survives the loader: a separate process loaded the programs,
+// registered a cgroup and was SIGKILLed (openShared, before this process
+// opened any BPF object); fresh children in that cgroup were still denied.
 func TestEnforcementSurvivesLoaderKilled(t *testing.T) {
 	kernel(t)
-	sb := newCgroup(t, "case")
-	pin := fmt.Sprintf("/sys/fs/bpf/escapetest-loader-%d", os.Getpid())
-	t.Cleanup(func() { os.RemoveAll(pin) })
-	cmd := exec.Command(shared.self)
-	cmd.Env = []string{envOp + "=loader", envArgs + "=" + fmt.Sprintf("[%q,%q,%q]", pin, shared.mount, sb.cg.Group)}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	if len(shared.survive.results) != 3 {
+		t.Fatalf("survive probes did not run: %v", shared.survive.results)
 	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, _ := bufio.NewReader(stdout).ReadString('\n')
-	if !strings.Contains(line, "registered") {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("loader: %q", line)
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
-	o := startOutside(t, nil)
-	for _, c := range []struct {
-		op   string
-		args []string
-	}{{"bpf-map-next-id", nil}, {"kill", []string{o.pid()}}, {"move", []string{"/sys/fs/cgroup/cgroup.procs"}}} {
-		if r := probe(t, sb.dir, nil, c.op, c.args...); !r.denied() {
+	for _, r := range shared.survive.results {
+		if !r.denied() {
 			t.Errorf("BYPASS after the loader was SIGKILLed: %v, want EPERM", r)
 		}
 	}
-	if ok, _ := o.dead()(); ok {
-		t.Errorf("BYPASS after the loader was SIGKILLed: outside process killed")
+	if shared.survive.killed {
+		t.Errorf("BYPASS after the loader was SIGKILLed: a process outside was killed")
 	}
 }
 

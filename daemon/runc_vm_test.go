@@ -114,8 +114,9 @@ func TestVMRuncCreateRuntimeHook(t *testing.T) {
 	dir := t.TempDir()
 	e := &vmEnv{t: t, bin: bin, dir: dir, cfg: filepath.Join(dir, "config.yaml"), sock: filepath.Join(dir, "api.sock"),
 		audit: filepath.Join(dir, "audit.jsonl"), mount: mount}
-	os.WriteFile(e.cfg, []byte(fmt.Sprintf("socket: %s\nstate: %s/state.json\npin_dir: /sys/fs/bpf/enforcerd-vmtest\naudit:\n  path: %s\nmetrics:\n  listen: 127.0.0.1:19465\n",
-		e.sock, dir, e.audit)), 0o600)
+	pin, _ := vmtest.PinDir("daemon-test")
+	os.WriteFile(e.cfg, []byte(fmt.Sprintf("socket: %s\nstate: %s/state.json\npin_dir: %s\naudit:\n  path: %s\nmetrics:\n  listen: 127.0.0.1:19465\n",
+		e.sock, dir, pin, e.audit)), 0o600)
 	e.startDaemon()
 	defer func() {
 		if e.daemon.ProcessState == nil {

@@ -33,7 +33,7 @@ import (
 func TestMain(m *testing.M) {
 	probe.Main() // a re-executed probe child exits here
 	code := m.Run()
-	if shared.enf != nil {
+	if shared.enf != nil && !shared.pinShared {
 		if err := shared.enf.Uninstall(); err != nil {
 			fmt.Fprintln(os.Stderr, "uninstall test pins:", err)
 			code = 1
@@ -50,6 +50,8 @@ var shared struct {
 	err   error
 	mount string
 	rd    *enforcer.Reader
+	// pinShared: the pins are the VM boot's shared ones (vmtest.PinDir).
+	pinShared bool
 }
 
 func openShared() error {
@@ -57,7 +59,8 @@ func openShared() error {
 		if shared.mount, shared.err = cgroup.Mountpoint(); shared.err != nil {
 			return
 		}
-		pin := fmt.Sprintf("/sys/fs/bpf/enforcerd-test-%d", os.Getpid())
+		var pin string
+		pin, shared.pinShared = vmtest.PinDir("enforcer-test")
 		shared.enf, shared.err = enforcer.Open(enforcer.Options{PinDir: pin, CgroupMount: shared.mount})
 		if shared.err != nil {
 			return

@@ -24,12 +24,14 @@ import (
 	"github.com/enforcerd/enforcerd/internal/vmtest"
 )
 
-var testPinDir = fmt.Sprintf("/sys/fs/bpf/enforcerd-runtest-%d", os.Getpid())
+var testPinDir, testPinShared = vmtest.PinDir("runtest")
 
 func TestMain(m *testing.M) {
 	probe.Main() // `enforcerd run -- <this binary>` runs a probe
 	code := m.Run()
-	os.RemoveAll(testPinDir)
+	if !testPinShared {
+		os.RemoveAll(testPinDir)
+	}
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}

@@ -8,6 +8,7 @@
 package vmtest
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -81,4 +82,22 @@ func RequireLSM(t testing.TB, probe func() error) {
 			Skip(t, "BPF LSM programs cannot be loaded here: "+err.Error())
 		}
 	}
+}
+
+// SharedPinDir is the bpffs directory every kernel test binary of one VM
+// boot pins enforcerd's programs in (enforcerd's default). Loading the
+// programs takes ~20 s under TCG; re-adopting pins takes ~1 s, so only the
+// first test binary of a boot pays for the load.
+const SharedPinDir = "/sys/fs/bpf/enforcerd"
+
+// PinDir returns the bpffs directory a kernel test should pass as
+// enforcer.Options.PinDir. Inside the VM it is SharedPinDir and shared is
+// true: the caller must not remove it (the guest is thrown away). On a host
+// it is private to this process (name distinguishes callers) and the caller
+// removes it when done.
+func PinDir(name string) (dir string, shared bool) {
+	if InVM() {
+		return SharedPinDir, true
+	}
+	return fmt.Sprintf("/sys/fs/bpf/enforcerd-%s-%d", name, os.Getpid()), false
 }

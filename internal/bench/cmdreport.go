@@ -1,0 +1,67 @@
+package bench
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+)
+
+// Report is the "report" subcommand: collect the docs emitted into each log
+// (host file or VM console), write the markdown table and print the summary.
+func Report(args []string) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	md := fs.String("md", "docs/benchmarks.md", "markdown output")
+	command := fs.String("cmd", "make bench", "the command that produced the run")
+	wall := fs.Float64("wall", 0, "wall time of the whole run, seconds")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var docs []*Doc
+	for _, p := range fs.Args() {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		d, err := Collect(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		docs = append(docs, d)
+	}
+	if len(docs) == 0 {
+		return fmt.Errorf("no results given")
+	}
+	f, err := os.Create(*md)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	Markdown(w, docs, *command, hostDescription(), *wall)
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	Summary(os.Stdout, docs)
+	return nil
+}
+
+// hostDescription: kernel, CPU model and count of the machine running the report.
+func hostDescription() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("Linux %s, %s, %d CPUs (shared, noisy VM); Go %s", uname(), model, runtime.NumCPU(), runtime.Version())
+}

@@ -1,0 +1,354 @@
+package bench
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+// Ceilings of the phases.
+var (
+	allowAll = enforcer.Entry{Ceiling: policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}}
+	denyAll  = enforcer.Entry{Ceiling: policy.KernelCeiling{Network: false, Write: false, Shell: policy.ShellNone}}
+	denyNet  = enforcer.Entry{Ceiling: policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull}}
+)
+
+// run holds what every part of a run shares.
+type run struct {
+	doc    *Doc
+	reps   int
+	target time.Duration // per operation per repetition
+	port   int
+	tar    string
+	exec   string
+	root   string // scratch root; each phase works in root/<phase>
+	iters  map[Op]int
+	log    func(format string, a ...any)
+}
+
+func newLogger(prefix string) func(string, ...any) {
+	start := time.Now()
+	return func(format string, a ...any) {
+		fmt.Fprintf(os.Stderr, "%s [%5.1fs] %s\n", prefix, time.Since(start).Seconds(), fmt.Sprintf(format, a...))
+	}
+}
+
+// listen starts a loopback TCP listener that accepts and closes connections.
+func listen() (int, func(), error) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return 0, nil, err
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				if errors.Is(err, net.ErrClosed) {
+					return
+				}
+				continue
+			}
+			c.Close()
+		}
+	}()
+	return l.Addr().(*net.TCPAddr).Port, func() { l.Close() }, nil
+}
+
+func joinOps(ops []Op) string {
+	s := make([]string, len(ops))
+	for i, o := range ops {
+		s[i] = string(o)
+	}
+	return strings.Join(s, ",")
+}
+
+func (r *run) args(phase string, extra ...string) []string {
+	a := []string{"-dir", filepath.Join(r.root, phase), "-port", strconv.Itoa(r.port), "-exec", r.exec}
+	if r.tar != "" {
+		a = append(a, "-tar", r.tar)
+	}
+	return append(a, extra...)
+}
+
+func (r *run) microArgs(phase string, ops []Op, extra ...string) []string {
+	its := make([]string, len(ops))
+	for i, o := range ops {
+		its[i] = strconv.Itoa(r.iters[o])
+	}
+	return r.args(phase, append([]string{"-mode", "micro", "-ops", joinOps(ops), "-iters", strings.Join(its, ",")}, extra...)...)
+}
+
+// calibrate picks iteration counts so that one repetition of one operation
+// takes about r.target (in cg, before anything is loaded).
+func (r *run) calibrate(cg cgroup.Cgroup, ops []Op) error {
+	res, err := runWorker(cg, r.args("cal", "-mode", "calibrate", "-ops", joinOps(ops), "-calibrate", "150ms")...)
+	if err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	for _, op := range ops {
+		n := int(float64(r.target.Nanoseconds()) / res.NsPerOp[op])
+		n = max(20, min(n, 2_000_000))
+		if op == OpMacro {
+			n = 1
+		}
+		r.iters[op] = n
+		r.log("calibrated %-14s %9.0f ns/op -> %d iterations", op, res.NsPerOp[op], n)
+	}
+	return nil
+}
+
+// micro runs one repetition of ops in cg and records it under phase.
+func (r *run) micro(cg cgroup.Cgroup, phase string, ops []Op, extra ...string) error {
+	res, err := runWorker(cg, r.microArgs(phase, ops, extra...)...)
+	if err != nil {
+		return fmt.Errorf("phase %s: %w", phase, err)
+	}
+	for _, op := range ops {
+		r.doc.add(op, phase, r.iters[op], res.NsPerOp[op], res.WallNsPerOp[op])
+	}
+	return nil
+}
+
+// denied runs one repetition of ops in cg under the deny-all ceiling e: the
+// worker sets up while cg is unregistered, then cg is registered.
+func (r *run) denied(enf *enforcer.Enforcer, cg cgroup.Cgroup, en enforcer.Entry, ops []Op) error {
+	w, err := startWorker(cg, r.microArgs(PhaseD, ops, "-deny")...)
+	if err != nil {
+		return err
+	}
+	if err := enf.Register(cg, en); err != nil {
+		_ = w.cmd.Process.Kill()
+		_, _ = w.result()
+		return err
+	}
+	defer func() { _ = enf.Unregister(cg.ID) }()
+	if err := w.start(); err != nil {
+		return err
+	}
+	res, err := w.result()
+	if err != nil {
+		return fmt.Errorf("phase d: %w", err)
+	}
+	for _, op := range ops {
+		r.doc.add(op, PhaseD, r.iters[op], res.NsPerOp[op], res.WallNsPerOp[op])
+	}
+	return nil
+}
+
+// loadResult is what the "load" subcommand prints.
+type loadResult struct {
+	LoadS  float64 `json:"load_s"`
+	HWMKiB float64 `json:"hwm_kib"`
+	RSSKiB float64 `json:"rss_kib"`
+	Hooks  int     `json:"hooks"`
+}
+
+// Load is the "load" subcommand: the loader alone (enforcer.Open, which
+// loads, attaches and pins every program), reporting its time and memory.
+func Load(args []string) error {
+	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	pin := fs.String("pin", enforcer.DefaultPinDir, "pin directory")
+	mount := fs.String("cgroup-mount", "", "attach point of the cgroup programs")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	enf, err := enforcer.Open(enforcer.Options{PinDir: *pin, CgroupMount: *mount})
+	if err != nil {
+		return err
+	}
+	res := loadResult{LoadS: time.Since(t0).Seconds()}
+	for _, h := range enf.Hooks() {
+		if h.Attached {
+			res.Hooks++
+		}
+	}
+	enf.Close()
+	res.HWMKiB, _ = procStatusKiB(os.Getpid(), "VmHWM")
+	res.RSSKiB, _ = procStatusKiB(os.Getpid(), "VmRSS")
+	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+// load runs the "load" subcommand as a child and records its figures.
+func (r *run) load(pin, mount string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(self, "load", "-pin", pin, "-cgroup-mount", mount)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("loader: %w", err)
+	}
+	var lr loadResult
+	if err := json.Unmarshal(out, &lr); err != nil {
+		return fmt.Errorf("loader output %q: %w", out, err)
+	}
+	r.log("loader: %d programs attached in %.1fs, VmHWM %.0f KiB", lr.Hooks, lr.LoadS, lr.HWMKiB)
+	r.doc.Values = append(r.doc.Values,
+		Value{"loader_load_time", lr.LoadS, "s"},
+		Value{"loader_peak_rss", lr.HWMKiB / 1024, "MiB"},
+		Value{"programs_attached", float64(lr.Hooks), "programs"})
+	return nil
+}
+
+func procStatusKiB(pid int, field string) (float64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && k == field {
+			fs := strings.Fields(v)
+			if len(fs) > 0 {
+				return strconv.ParseFloat(fs[0], 64)
+			}
+		}
+	}
+	return 0, fmt.Errorf("%s not in /proc/%d/status", field, pid)
+}
+
+// progStat is a snapshot of one attached program's run-time stats.
+type progStat struct {
+	runs uint64
+	ns   time.Duration
+}
+
+// profiler reads per-program run-time stats of every pinned link.
+type profiler struct {
+	progs map[string]*ebpf.Program // by link pin name
+	stats interface{ Close() error }
+}
+
+func newProfiler(pin string) (*profiler, error) {
+	st, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
+	if err != nil {
+		return nil, fmt.Errorf("enable BPF stats: %w", err)
+	}
+	p := &profiler{progs: map[string]*ebpf.Program{}, stats: st}
+	ents, err := os.ReadDir(filepath.Join(pin, "links"))
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	for _, e := range ents {
+		l, err := link.LoadPinnedLink(filepath.Join(pin, "links", e.Name()), nil)
+		if err != nil {
+			continue
+		}
+		info, err := l.Info()
+		l.Close()
+		if err != nil {
+			continue
+		}
+		prog, err := ebpf.NewProgramFromID(info.Program)
+		if err != nil {
+			continue
+		}
+		p.progs[e.Name()] = prog
+	}
+	return p, nil
+}
+
+func (p *profiler) snapshot() map[string]progStat {
+	out := map[string]progStat{}
+	for name, prog := range p.progs {
+		if s, err := prog.Stats(); err == nil {
+			out[name] = progStat{s.RunCount, s.Runtime}
+		}
+	}
+	return out
+}
+
+func (p *profiler) close() {
+	for _, prog := range p.progs {
+		prog.Close()
+	}
+	p.stats.Close()
+}
+
+// profile runs one worker per operation under phase with stats on and
+// records every program that ran at least once per 20 operations.
+func (r *run) profile(p *profiler, cg cgroup.Cgroup, phase string, ops []Op) error {
+	for _, op := range ops {
+		before := p.snapshot()
+		if err := r.micro(cg, "profile-"+phase, []Op{op}); err != nil {
+			return err
+		}
+		after := p.snapshot()
+		n := float64(r.iters[op]) * 1.1 // plus the warm-up tenth
+		for name, a := range after {
+			b := before[name]
+			runs := a.runs - b.runs
+			if runs == 0 || float64(runs)/n < 0.05 {
+				continue
+			}
+			r.doc.Profile = append(r.doc.Profile, ProfileRow{
+				Phase: phase, Op: op, Program: name,
+				RunsPerOp: float64(runs) / n,
+				NsPerRun:  float64((a.ns - b.ns).Nanoseconds()) / float64(runs),
+			})
+		}
+	}
+	// The profile passes are not figures.
+	cells := r.doc.Cells[:0]
+	for _, c := range r.doc.Cells {
+		if !strings.HasPrefix(c.Phase, "profile-") {
+			cells = append(cells, c)
+		}
+	}
+	r.doc.Cells = cells
+	return nil
+}
+
+func uname() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "unknown"
+	}
+	return unix.ByteSliceToString(u.Release[:])
+}
+
+// loadedPrograms counts BPF programs of the types enforcerd attaches that are
+// loaded in this kernel (phase (a) must start with none of ours).
+func loadedPrograms() int {
+	n := 0
+	id := ebpf.ProgramID(0)
+	for {
+		next, err := ebpf.ProgramGetNextID(id)
+		if err != nil {
+			return n
+		}
+		id = next
+		p, err := ebpf.NewProgramFromID(id)
+		if err != nil {
+			continue
+		}
+		switch p.Type() {
+		case ebpf.LSM, ebpf.CGroupSock, ebpf.CGroupSockAddr, ebpf.Tracing:
+			n++
+		}
+		p.Close()
+	}
+}

@@ -1,0 +1,369 @@
+package bench
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/enforcer"
+)
+
+// VM is the "vm" subcommand: the whole guest part of `make bench` in one
+// boot, in the order the phases need: (a) and (e) before the first program is
+// loaded, then the loader, then (b), (c), (d), scale, registration latency,
+// memory, the audit flood, and last the profile (BPF stats slow every
+// program down, so they are on only for the profile passes).
+func VM(args []string) error {
+	fs := flag.NewFlagSet("vm", flag.ContinueOnError)
+	reps := fs.Int("reps", 5, "repetitions per figure (medians)")
+	target := fs.Duration("target", 250*time.Millisecond, "time per operation per repetition")
+	tarPath := fs.String("tar", "", "tarball for the macro workload (none: no macro workload)")
+	execPath := fs.String("exec", "/bin/true", "static binary for the exec op")
+	pin := fs.String("pin", enforcer.DefaultPinDir, "pin directory")
+	fakes := fs.Int("fakes", 9999, "extra registered cgroup ids for the scale figure")
+	latN := fs.Int("latency", 50, "registration latency samples")
+	floodN := fs.Uint64("flood", 1_000_000, "audit flood: denied operations")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	r := &run{reps: *reps, target: *target, tar: *tarPath, exec: *execPath, root: "/tmp/bench",
+		iters: map[Op]int{}, log: newLogger("bench-vm")}
+	abi, _ := llsys.LandlockGetABIVersion()
+	r.doc = &Doc{Where: "vm", Kernel: uname(), Machine: "QEMU TCG (no KVM), -smp 2 -m 1G, busybox initramfs on tmpfs",
+		LandlockABI: abi, Reps: *reps}
+	if _, err := os.Stat(*pin); err == nil {
+		return fmt.Errorf("%s exists: phase (a) needs a boot where enforcerd was never loaded", *pin)
+	}
+	if n := loadedPrograms(); n > 0 {
+		r.doc.Notes = append(r.doc.Notes, fmt.Sprintf("%d LSM/cgroup/tracing BPF programs of other origin were loaded during (a)", n))
+	}
+	mount, err := cgroup.Mountpoint()
+	if err != nil {
+		return err
+	}
+	cgs := map[string]cgroup.Cgroup{}
+	for _, name := range []string{PhaseA, PhaseB, PhaseC, PhaseD, PhaseE, "lat", "flood"} {
+		cg, err := cgroup.Create(mount, "/bench/"+name)
+		if err != nil {
+			return err
+		}
+		cgs[name] = cg
+	}
+	port, stop, err := listen()
+	if err != nil {
+		return err
+	}
+	defer stop()
+	r.port = port
+
+	ops := MicroOps
+	var llOps, denyOps []Op
+	for _, op := range ops {
+		if LandlockExpresses(op, abi) {
+			llOps = append(llOps, op)
+		}
+		if Deniable(op) {
+			denyOps = append(denyOps, op)
+		}
+	}
+	macro := r.tar != ""
+	calOps := ops
+	if macro {
+		calOps = append(append([]Op{}, ops...), OpMacro)
+	}
+	r.log("kernel %s, Landlock ABI %d, %d reps of %v per op", r.doc.Kernel, abi, r.reps, r.target)
+	if err := r.calibrate(cgs[PhaseA], calOps); err != nil {
+		return err
+	}
+
+	// (a) and (e), interleaved, before anything of enforcerd is loaded.
+	for i := 0; i < r.reps; i++ {
+		r.log("round %d/%d: (a) (e)", i+1, r.reps)
+		if err := r.micro(cgs[PhaseA], PhaseA, ops); err != nil {
+			return err
+		}
+		if abi > 0 {
+			if err := r.micro(cgs[PhaseE], PhaseE, llOps, "-landlock"); err != nil {
+				return err
+			}
+		}
+		if macro {
+			if err := r.micro(cgs[PhaseA], PhaseA, []Op{OpMacro}); err != nil {
+				return err
+			}
+			if abi > 0 {
+				if err := r.micro(cgs[PhaseE], PhaseE, []Op{OpMacro}, "-landlock"); err != nil {
+					return err
+				}
+			}
+		}
+	}
+
+	r.log("loading enforcerd (loader child)")
+	if err := r.load(*pin, mount); err != nil {
+		return err
+	}
+	enf, err := enforcer.Open(enforcer.Options{PinDir: *pin, CgroupMount: mount})
+	if err != nil {
+		return err
+	}
+	defer enf.Close()
+	if err := enf.LayerError(enforcer.LayerLSM); err != nil {
+		return fmt.Errorf("BPF LSM layer not in force: %w", err)
+	}
+	if err := enf.Register(cgs[PhaseC], allowAll); err != nil {
+		return err
+	}
+
+	for i := 0; i < r.reps; i++ {
+		r.log("round %d/%d: (b) (c) (d)", i+1, r.reps)
+		if err := r.micro(cgs[PhaseB], PhaseB, ops); err != nil {
+			return err
+		}
+		if err := r.micro(cgs[PhaseC], PhaseC, ops); err != nil {
+			return err
+		}
+		if err := r.denied(enf, cgs[PhaseD], denyAll, denyOps); err != nil {
+			return err
+		}
+		if macro {
+			if err := r.micro(cgs[PhaseB], PhaseB, []Op{OpMacro}); err != nil {
+				return err
+			}
+			if err := r.micro(cgs[PhaseC], PhaseC, []Op{OpMacro}); err != nil {
+				return err
+			}
+		}
+	}
+
+	if err := r.scale(enf, cgs[PhaseC], *fakes, []Op{OpCreateWrite, OpRename, OpSocket}); err != nil {
+		return err
+	}
+	if err := r.latency(enf, cgs["lat"], *latN); err != nil {
+		return err
+	}
+	if err := r.runMemory(); err != nil {
+		r.doc.Notes = append(r.doc.Notes, "enforcerd run memory: "+err.Error())
+	}
+	if err := r.flood(enf, cgs["flood"], *floodN); err != nil {
+		return err
+	}
+
+	r.log("profile (BPF stats on)")
+	prof, err := newProfiler(*pin)
+	if err != nil {
+		return err
+	}
+	if err := r.profile(prof, cgs[PhaseB], PhaseB, ops); err != nil {
+		return err
+	}
+	if err := r.profile(prof, cgs[PhaseC], PhaseC, ops); err != nil {
+		return err
+	}
+	prof.close()
+	r.doc.ElapsedS = time.Since(t0).Seconds()
+	r.log("done in %.0fs", r.doc.ElapsedS)
+	return Emit(os.Stdout, r.doc)
+}
+
+// scale: the same operations in a registered cgroup with 1, then with
+// 1+fakes registered cgroups (fake ids: only the map size matters).
+func (r *run) scale(enf *enforcer.Enforcer, cg cgroup.Cgroup, fakes int, ops []Op) error {
+	r.log("scale: 1 registered")
+	for i := 0; i < r.reps; i++ {
+		if err := r.micro(cg, PhaseOne, ops); err != nil {
+			return err
+		}
+	}
+	t0 := time.Now()
+	ids := make([]uint64, 0, fakes)
+	for i := 0; i < fakes; i++ {
+		id := uint64(1)<<48 + uint64(i)
+		if err := enf.Register(cgroup.Cgroup{Group: "/bench-fake", ID: id, Level: 1}, allowAll); err != nil {
+			return fmt.Errorf("fake registration %d: %w", i, err)
+		}
+		ids = append(ids, id)
+	}
+	reg := time.Since(t0)
+	r.doc.Values = append(r.doc.Values, Value{"register_one_of_10k_mean", float64(reg.Microseconds()) / float64(max(fakes, 1)), "us"})
+	r.log("scale: %d registered (%.1fs to register)", fakes+1, reg.Seconds())
+	for i := 0; i < r.reps; i++ {
+		if err := r.micro(cg, PhaseTenK, ops); err != nil {
+			return err
+		}
+	}
+	for _, id := range ids {
+		_ = enf.Unregister(id)
+	}
+	return nil
+}
+
+// latency: a child loops on socket(); the time from the Register call to the
+// child's first denied socket(), n times (Unregister between samples).
+func (r *run) latency(enf *enforcer.Enforcer, cg cgroup.Cgroup, n int) error {
+	r.log("registration latency: %d samples", n)
+	w, err := startWorker(cg, r.args("lat", "-mode", "latency")...)
+	if err != nil {
+		return err
+	}
+	if err := w.start(); err != nil {
+		return err
+	}
+	next := func(want string) (int64, error) {
+		line, err := w.out.ReadString('\n')
+		if err != nil {
+			return 0, fmt.Errorf("latency worker: %w", err)
+		}
+		f := strings.Fields(line)
+		if len(f) != 2 || f[0] != want {
+			return 0, fmt.Errorf("latency worker said %q, want %s", line, want)
+		}
+		return strconv.ParseInt(f[1], 10, 64)
+	}
+	var lat []float64
+	for i := 0; i < n; i++ {
+		time.Sleep(5 * time.Millisecond) // let the child loop on allowed sockets
+		start := monotonicNs()
+		if err := enf.Register(cg, denyNet); err != nil {
+			return err
+		}
+		t, err := next("D")
+		if err != nil {
+			return err
+		}
+		lat = append(lat, float64(t-start)/1000)
+		if err := enf.Unregister(cg.ID); err != nil {
+			return err
+		}
+		if _, err := next("A"); err != nil {
+			return err
+		}
+	}
+	w.in.Close()
+	if err := w.cmd.Wait(); err != nil {
+		return fmt.Errorf("latency worker: %w", err)
+	}
+	r.doc.Values = append(r.doc.Values,
+		Value{"registration_latency_p50", Percentile(lat, 50), "us"},
+		Value{"registration_latency_p99", Percentile(lat, 99), "us"})
+	return nil
+}
+
+// runMemory: RSS of `enforcerd run` (programs already pinned: it adopts
+// them, as it does next to a running daemon) while its command runs.
+func (r *run) runMemory() error {
+	bin := os.Getenv("ENFORCERD_BIN")
+	if bin == "" {
+		bin = "/bin/enforcerd"
+	}
+	cmd := exec.Command(bin, "run", "-q", "--network", "deny", "--", "/bin/sleep", "3")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	var rss, hwm float64
+	for i := 0; i < 25; i++ {
+		time.Sleep(100 * time.Millisecond)
+		if v, err := procStatusKiB(cmd.Process.Pid, "VmRSS"); err == nil && v > rss {
+			rss = v
+		}
+		if v, err := procStatusKiB(cmd.Process.Pid, "VmHWM"); err == nil {
+			hwm = v
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("enforcerd run: %w", err)
+	}
+	r.doc.Values = append(r.doc.Values, Value{"enforcerd_run_rss", rss / 1024, "MiB"}, Value{"enforcerd_run_peak_rss", hwm / 1024, "MiB"})
+	return nil
+}
+
+// flood: a child does n denied socket() calls while a reader drains the ring
+// buffer; every call must be denied, and read + lost records must add up.
+func (r *run) flood(enf *enforcer.Enforcer, cg cgroup.Cgroup, n uint64) error {
+	r.log("audit flood: %d denied operations", n)
+	rd, err := enf.NewReader()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	// Drain what earlier phases left in the ring.
+	_ = rd.Flush()
+	for {
+		if _, err := rd.Read(); err != nil {
+			if errors.Is(err, enforcer.ErrFlushed) {
+				break
+			}
+			if errors.Is(err, enforcer.ErrClosed) {
+				return err
+			}
+		}
+	}
+	lost0, err := enf.LostRecords()
+	if err != nil {
+		return err
+	}
+	w, err := startWorker(cg, r.args("flood", "-mode", "flood", "-n", strconv.FormatUint(n, 10))...)
+	if err != nil {
+		return err
+	}
+	if err := enf.Register(cg, denyNet); err != nil {
+		return err
+	}
+	defer func() { _ = enf.Unregister(cg.ID) }()
+	got := make(chan uint64)
+	go func() {
+		var k uint64
+		for {
+			d, err := rd.Read()
+			if err == nil {
+				if d.CgroupID == cg.ID {
+					k++
+				}
+				continue
+			}
+			if errors.Is(err, enforcer.ErrFlushed) || errors.Is(err, enforcer.ErrClosed) {
+				got <- k
+				return
+			}
+		}
+	}()
+	if err := w.start(); err != nil {
+		return err
+	}
+	res, err := w.result()
+	if err != nil {
+		return err
+	}
+	_ = rd.Flush()
+	read := <-got
+	lost1, err := enf.LostRecords()
+	if err != nil {
+		return err
+	}
+	lost := lost1 - lost0
+	intact := 0.0
+	if res.Denied == n && res.Allowed == 0 && res.Other == 0 {
+		intact = 1
+	}
+	r.doc.Values = append(r.doc.Values,
+		Value{"flood_denials_per_s", float64(res.Denied) / (res.ElapsedNs / 1e9), "/s"},
+		Value{"flood_every_op_denied", intact, "(1=yes)"},
+		Value{"flood_records_read", float64(read), "records"},
+		Value{"flood_records_lost", float64(lost), "records"},
+		Value{"flood_records_unaccounted", float64(int64(res.Denied) - int64(read) - int64(lost)), "records"})
+	r.log("flood: %d denied, %d allowed, %d other in %.1fs; %d records read, %d lost", res.Denied, res.Allowed, res.Other, res.ElapsedNs/1e9, read, lost)
+	if intact != 1 {
+		return fmt.Errorf("audit flood: enforcement not intact: %d allowed, %d other errors of %d", res.Allowed, res.Other, n)
+	}
+	return nil
+}

@@ -1,0 +1,285 @@
+package bench
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+)
+
+// WorkerResult is what a worker prints on stdout (one JSON line) when done.
+type WorkerResult struct {
+	// NsPerOp is CPU time (this process's threads plus reaped children:
+	// the exec op's child), not wall time: time the worker waits while
+	// other work on a shared machine runs is not its cost.
+	NsPerOp     map[Op]float64 `json:"ns_per_op,omitempty"`
+	WallNsPerOp map[Op]float64 `json:"wall_ns_per_op,omitempty"`
+	// Flood: denied / allowed / other outcomes and the elapsed time.
+	Denied    uint64  `json:"denied,omitempty"`
+	Allowed   uint64  `json:"allowed,omitempty"`
+	Other     uint64  `json:"other,omitempty"`
+	ElapsedNs float64 `json:"elapsed_ns,omitempty"`
+}
+
+// Worker is the "worker" subcommand: set up, apply Landlock if asked, print
+// "ready", wait for a line on stdin, run, print the result.
+//
+// Modes: micro (each -ops op -iters times, after a warm-up of a tenth),
+// calibrate (each op for -calibrate, reporting ns/op), flood (-n denied
+// socket() calls), latency (socket() until stdin closes, printing the
+// CLOCK_MONOTONIC time of every allowed<->denied flip).
+func Worker(args []string) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	mode := fs.String("mode", "micro", "micro | calibrate | flood | latency")
+	ops := fs.String("ops", "", "comma-separated ops")
+	iters := fs.String("iters", "", "comma-separated iteration counts, one per op")
+	dir := fs.String("dir", "/tmp/bench", "scratch directory")
+	port := fs.Int("port", 0, "loopback listener port")
+	tarPath := fs.String("tar", "", "tarball for the macro workload")
+	execPath := fs.String("exec", "/bin/true", "static binary for the exec op")
+	deny := fs.Bool("deny", false, "denied path: every op must fail with EPERM")
+	ll := fs.Bool("landlock", false, "restrict self with Landlock: read-only / except -dir, TCP connect only to -port")
+	cal := fs.Duration("calibrate", 200*time.Millisecond, "calibrate: time per op")
+	n := fs.Uint64("n", 1_000_000, "flood: operations")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	e, err := newEnv(*dir, *port, *tarPath, *execPath, *deny)
+	if err != nil {
+		return fmt.Errorf("worker setup: %w", err)
+	}
+	if *ll {
+		if err := restrictLandlock(*dir, *port); err != nil {
+			return err
+		}
+	}
+	var opList []Op
+	var iterList []int
+	if *ops != "" {
+		for _, o := range strings.Split(*ops, ",") {
+			opList = append(opList, Op(o))
+		}
+	}
+	if *iters != "" {
+		for _, s := range strings.Split(*iters, ",") {
+			v, err := strconv.Atoi(s)
+			if err != nil {
+				return fmt.Errorf("-iters: %w", err)
+			}
+			iterList = append(iterList, v)
+		}
+	}
+	if *mode == "micro" && len(iterList) != len(opList) {
+		return fmt.Errorf("-iters has %d counts for %d ops", len(iterList), len(opList))
+	}
+	in := bufio.NewReader(os.Stdin)
+	fmt.Println("ready")
+	if _, err := in.ReadString('\n'); err != nil {
+		return fmt.Errorf("worker: waiting for go: %w", err)
+	}
+	res := WorkerResult{NsPerOp: map[Op]float64{}, WallNsPerOp: map[Op]float64{}}
+	switch *mode {
+	case "micro":
+		for i, op := range opList {
+			warm := iterList[i] / 10
+			for j := 0; j < warm; j++ {
+				if err := e.run(op); err != nil {
+					return err
+				}
+			}
+			c0, t0 := cpuNs(), time.Now()
+			for j := 0; j < iterList[i]; j++ {
+				if err := e.run(op); err != nil {
+					return err
+				}
+			}
+			res.WallNsPerOp[op] = float64(time.Since(t0).Nanoseconds()) / float64(iterList[i])
+			res.NsPerOp[op] = float64(cpuNs()-c0) / float64(iterList[i])
+		}
+	case "calibrate":
+		for _, op := range opList {
+			t0 := time.Now()
+			k := 0
+			for time.Since(t0) < *cal || k < 3 {
+				if err := e.run(op); err != nil {
+					return err
+				}
+				k++
+			}
+			res.NsPerOp[op] = float64(time.Since(t0).Nanoseconds()) / float64(k)
+		}
+	case "flood":
+		t0 := time.Now()
+		for i := uint64(0); i < *n; i++ {
+			fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			switch {
+			case err == nil:
+				unix.Close(fd)
+				res.Allowed++
+			case errors.Is(err, unix.EPERM):
+				res.Denied++
+			default:
+				res.Other++
+			}
+		}
+		res.ElapsedNs = float64(time.Since(t0).Nanoseconds())
+	case "latency":
+		return latencyLoop(in)
+	default:
+		return fmt.Errorf("unknown -mode %q", *mode)
+	}
+	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+// latencyLoop creates and closes sockets until stdin closes, printing
+// "D <ns>" at the first denial after an allowed one and "A <ns>" at the first
+// success after a denial (CLOCK_MONOTONIC, comparable across processes).
+func latencyLoop(in *bufio.Reader) error {
+	var stop atomic.Bool
+	go func() {
+		_, _ = io.Copy(io.Discard, in)
+		stop.Store(true)
+	}()
+	denied := false
+	out := bufio.NewWriter(os.Stdout)
+	for !stop.Load() {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		now := monotonicNs()
+		if err == nil {
+			unix.Close(fd)
+		} else if !errors.Is(err, unix.EPERM) {
+			return fmt.Errorf("latency probe: %w", err)
+		}
+		if d := err != nil; d != denied {
+			denied = d
+			tag := "A"
+			if d {
+				tag = "D"
+			}
+			fmt.Fprintf(out, "%s %d\n", tag, now)
+			out.Flush()
+		}
+	}
+	return nil
+}
+
+// cpuNs is the CPU time of this process and its reaped children, ns.
+func cpuNs() int64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts)
+	var ru unix.Rusage
+	_ = unix.Getrusage(unix.RUSAGE_CHILDREN, &ru)
+	return ts.Nano() + ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+func monotonicNs() int64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
+}
+
+// restrictLandlock applies the Landlock form of the ceiling "write only the
+// scratch directory, connect only to the listener": read-only (read + execute)
+// everywhere, read-write in dir, TCP connect to port (ABI >= 4; dropped by
+// best effort below that, where Landlock cannot express network rules).
+func restrictLandlock(dir string, port int) error {
+	rules := []landlock.Rule{landlock.RODirs("/"), landlock.RWDirs(dir).WithRefer()}
+	if port > 0 {
+		rules = append(rules, landlock.ConnectTCP(uint16(port)))
+	}
+	if err := landlock.V5.BestEffort().Restrict(rules...); err != nil {
+		return fmt.Errorf("landlock: %w", err)
+	}
+	return nil
+}
+
+// worker is a running worker process.
+type worker struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+}
+
+// startWorker starts this binary's worker subcommand directly inside cg
+// (CLONE_INTO_CGROUP) and waits until it is ready.
+func startWorker(cg cgroup.Cgroup, args ...string) (*worker, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := cg.OpenDir()
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	cmd := exec.Command(self, append([]string{"worker"}, args...)...)
+	cmd.SysProcAttr = cgroup.SysProcAttr(dir)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	outp, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start worker in %s: %w", cg, err)
+	}
+	w := &worker{cmd: cmd, in: in, out: bufio.NewReader(outp)}
+	line, err := w.out.ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "ready" {
+		_ = w.cmd.Wait()
+		return nil, fmt.Errorf("worker in %s did not get ready (%q): %v", cg, line, err)
+	}
+	return w, nil
+}
+
+// start lets the worker run.
+func (w *worker) start() error {
+	_, err := io.WriteString(w.in, "go\n")
+	return err
+}
+
+// result waits for the worker's JSON result and its exit.
+func (w *worker) result() (WorkerResult, error) {
+	var r WorkerResult
+	line, rerr := w.out.ReadString('\n')
+	w.in.Close()
+	werr := w.cmd.Wait()
+	if werr != nil {
+		return r, fmt.Errorf("worker %v: %w", w.cmd.Args[2:], werr)
+	}
+	if rerr != nil {
+		return r, fmt.Errorf("worker result: %w", rerr)
+	}
+	if err := json.Unmarshal([]byte(line), &r); err != nil {
+		return r, fmt.Errorf("worker result %q: %w", line, err)
+	}
+	return r, nil
+}
+
+// runWorker starts a worker in cg, lets it run and returns its result.
+func runWorker(cg cgroup.Cgroup, args ...string) (WorkerResult, error) {
+	w, err := startWorker(cg, args...)
+	if err != nil {
+		return WorkerResult{}, err
+	}
+	if err := w.start(); err != nil {
+		return WorkerResult{}, err
+	}
+	return w.result()
+}

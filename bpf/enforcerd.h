@@ -149,6 +149,9 @@ enum hook_id {
 	HOOK_TTY_IOCTL,
 	HOOK_BPFFS_UNLINK,
 	HOOK_PTRACE_TRACEME,
+	HOOK_FILE_FCNTL,
+	HOOK_CAPABLE,
+	HOOK_KERNEL_SETTING, /* inode_permission on a kernel tunable */
 };
 
 /* event.object_kind */
@@ -160,6 +163,8 @@ enum hook_id {
 #define OBJ_CGROUP 4 /* ino = target cgroup id (leaving the subtree) */
 #define OBJ_BPF_CMD 5 /* ino = bpf() command */
 #define OBJ_MOUNT 6  /* mount operations: no object */
+#define OBJ_CAPABILITY 7 /* ino = capability number */
+#define OBJ_FSMAGIC 8    /* ino = filesystem magic of a kernel tunable */
 
 /* event.decision */
 #define DECISION_DENIED 1

@@ -179,7 +179,10 @@ int BPF_PROG(file_permission, struct file *file, int mask, int ret)
 		return ret;
 	if (!(mask & (MAY_WRITE | MAY_APPEND)))
 		return 0;
-	return deny_write_file(file, HOOK_FILE_PERMISSION);
+	int r = deny_write_file(file, HOOK_FILE_PERMISSION);
+	if (r == 0)
+		mark_written(file); /* e.g. through a descriptor opened before */
+	return r;
 }
 
 /* W2: ftruncate on kernels >= 6.2 (security_file_truncate). Optional hook. */
@@ -213,7 +216,10 @@ int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot,
 		return 0;
 	if ((flags & 0x0f) != MAP_SHARED && (flags & 0x0f) != MAP_SHARED_VALIDATE)
 		return 0;
-	return deny_write_file(file, HOOK_MMAP_FILE);
+	int r = deny_write_file(file, HOOK_MMAP_FILE);
+	if (r == 0)
+		mark_written(file);
+	return r;
 }
 
 /* mprotect(PROT_WRITE) of a shared file mapping made before the ceiling. */

@@ -14,7 +14,16 @@
  *    cgroup_procs_write_permission), checked at inode_permission;
  *  - no mount, umount, remount, move_mount or pivot_root;
  *  - no unlink/rename of anything on a bpf filesystem (E4: our pins);
- *  - no TIOCSTI/TIOCLINUX terminal injection (X3).
+ *  - no TIOCSTI/TIOCLINUX terminal injection (X3), native or compat ioctl;
+ *  - no write to a cgroup file or directory outside the subtree (cgroup.kill,
+ *    freeze, limits, mkdir), to cgroup v1, or to kernel tunables that run
+ *    code outside the sandbox (/proc/sys: core_pattern, modprobe; sysrq;
+ *    sysfs: uevent_helper; securityfs, debugfs, tracefs, configfs, efivarfs);
+ *  - no F_SETOWN of a descriptor to another process (SIGIO/SIGURG signals);
+ *  - no capability that administers the kernel itself (CAP_SYS_ADMIN: mount,
+ *    mount_setattr, fsopen/fsmount; CAP_SYS_MODULE, CAP_SYS_RAWIO,
+ *    CAP_SYS_BOOT, CAP_MAC_*, CAP_BPF, CAP_PERFMON, and CAP_DAC_READ_SEARCH
+ *    for open_by_handle_at), in every user namespace.
  *
  * "Outside" is decided on the target's cgroup object: the sandbox is the
  * subtree of the deepest registered ancestor of the current task.
@@ -26,6 +35,15 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define CGROUP2_SUPER_MAGIC 0x63677270
+#define CGROUP_SUPER_MAGIC 0x27e0eb
+#define PROC_SUPER_MAGIC 0x9fa0
+#define SYSFS_MAGIC 0x62656572
+#define SECURITYFS_MAGIC 0x73636673
+#define DEBUGFS_MAGIC 0x64626720
+#define TRACEFS_MAGIC 0x74726163
+#define CONFIGFS_MAGIC 0x62656570
+#define EFIVARFS_MAGIC 0xde5e81e4
+#define PSTOREFS_MAGIC 0x6165676c
 #define BPF_FS_MAGIC 0xcafe4a11
 #define TIOCSTI 0x5412
 #define TIOCLINUX 0x541C
@@ -146,11 +164,37 @@ int BPF_PROG(task_kill, struct task_struct *p, struct kernel_siginfo *info,
 	return tamper(&e, HOOK_TASK_KILL, OBJ_TASK, BPF_CORE_READ(p, tgid));
 }
 
+/* proc_inode_of: the struct proc_inode around a procfs inode. */
+static __always_inline struct proc_inode *proc_inode_of(struct inode *inode)
+{
+	return (struct proc_inode *)((void *)inode -
+				     bpf_core_field_offset(struct proc_inode, vfs_inode));
+}
+
+/* proc_write_denied: /proc/sys (any sysctl: core_pattern and modprobe run
+ * helpers outside the sandbox) and /proc/sysrq-trigger. */
+static __always_inline bool proc_write_denied(struct inode *inode)
+{
+	struct proc_inode *pi = proc_inode_of(inode);
+	if (BPF_CORE_READ(pi, sysctl))
+		return true;
+	struct proc_dir_entry *pde = BPF_CORE_READ(pi, pde);
+	if (!pde)
+		return false;
+	char name[16] = {};
+	bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(pde, name));
+	return streq(name, "sysrq-trigger", 14);
+}
+
 /*
- * E2: write permission on a cgroup.procs/cgroup.threads file of a cgroup
- * outside the sandbox. The kernel asks for it on the common ancestor of
- * source and destination for every migration (write to cgroup.procs, and
- * clone3 with CLONE_INTO_CGROUP), so a move out of the subtree is refused.
+ * E2/E4 at inode_permission(MAY_WRITE), which every open for write, mkdir,
+ * and every cgroup migration passes:
+ *  - cgroup2: a file or directory of a cgroup outside the sandbox subtree.
+ *    The kernel asks for write permission on the common ancestor's
+ *    cgroup.procs for every migration (write to cgroup.procs, clone3 with
+ *    CLONE_INTO_CGROUP), so a move out of the subtree is refused, and so
+ *    are cgroup.kill/cgroup.freeze/limits of outside cgroups;
+ *  - kernel tunables and pseudo filesystems that act outside the sandbox.
  * Cheap checks first: this hook runs on every path walk step.
  */
 SEC("lsm/inode_permission")
@@ -160,21 +204,38 @@ int BPF_PROG(inode_permission, struct inode *inode, int mask, int ret)
 		return ret;
 	if (!(mask & MAY_WRITE))
 		return 0;
-	if (BPF_CORE_READ(inode, i_sb, s_magic) != CGROUP2_SUPER_MAGIC)
+	__u64 magic = BPF_CORE_READ(inode, i_sb, s_magic);
+	switch (magic) {
+	case CGROUP2_SUPER_MAGIC:
+	case CGROUP_SUPER_MAGIC:
+	case PROC_SUPER_MAGIC:
+	case SYSFS_MAGIC:
+	case SECURITYFS_MAGIC:
+	case DEBUGFS_MAGIC:
+	case TRACEFS_MAGIC:
+	case CONFIGFS_MAGIC:
+	case EFIVARFS_MAGIC:
+	case PSTOREFS_MAGIC:
+		break;
+	default:
 		return 0;
-	struct kernfs_node *kn = BPF_CORE_READ(inode, i_private);
-	if (!kn)
-		return 0;
-	char name[16] = {};
-	bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(kn, name));
-	bool procs = streq(name, "cgroup.procs", 13);
-	bool threads = streq(name, "cgroup.threads", 15);
-	if (!procs && !threads)
+	}
+	if (magic == PROC_SUPER_MAGIC && !proc_write_denied(inode))
 		return 0;
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
-	struct kernfs_node *dir = kn_parent(kn);
+	if (magic != CGROUP2_SUPER_MAGIC)
+		return tamper(&e, HOOK_KERNEL_SETTING, OBJ_FSMAGIC, magic);
+	struct kernfs_node *kn = BPF_CORE_READ(inode, i_private);
+	if (!kn)
+		return tamper(&e, HOOK_KERNEL_SETTING, OBJ_FSMAGIC, magic);
+	/* A cgroup directory's kernfs node carries the cgroup; a file's
+	 * parent does. */
+	struct kernfs_node *dir = kn;
+	__u32 fmt = BPF_CORE_READ(inode, i_mode) & S_IFMT;
+	if (fmt != 0040000)
+		dir = kn_parent(kn);
 	struct cgroup *cg = BPF_CORE_READ(dir, priv);
 	if (cgroup_in_subtree(cg, e.sandbox_level, e.sandbox_cgid))
 		return 0;
@@ -298,4 +359,117 @@ int BPF_PROG(tamper_file_ioctl, struct file *file, unsigned int cmd,
 	if (!resolve(&e))
 		return 0;
 	return tamper(&e, HOOK_TTY_IOCTL, OBJ_NONE, cmd);
+}
+
+/* X3 through the 32-bit compat ioctl entry (Linux 6.7+ has its own hook;
+ * older kernels pass compat ioctls through file_ioctl). Optional hook. */
+SEC("lsm/file_ioctl_compat")
+int BPF_PROG(tamper_file_ioctl_compat, struct file *file, unsigned int cmd,
+	     unsigned long arg, int ret)
+{
+	if (ret)
+		return ret;
+	if (cmd != TIOCSTI && cmd != TIOCLINUX)
+		return 0;
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	return tamper(&e, HOOK_TTY_IOCTL, OBJ_NONE, cmd);
+}
+
+#define F_SETOWN 8
+#define F_SETOWN_EX 15
+#define F_OWNER_TID 0
+#define F_OWNER_PID 1
+
+/* E4: F_SETOWN/F_SETOWN_EX make the kernel signal (SIGIO, SIGURG, or any
+ * F_SETSIG signal) another process or process group on I/O. Only the
+ * caller itself may be the owner. Fail direction: an unreadable
+ * f_owner_ex is denied. */
+SEC("lsm/file_fcntl")
+int BPF_PROG(file_fcntl, struct file *file, unsigned int cmd,
+	     unsigned long arg, int ret)
+{
+	if (ret)
+		return ret;
+	if (cmd != F_SETOWN && cmd != F_SETOWN_EX)
+		return 0;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
+	long owner = (int)arg;
+	if (cmd == F_SETOWN_EX) {
+		struct {
+			int type;
+			int pid;
+		} ex = {};
+		if (bpf_probe_read_user(&ex, sizeof(ex), (void *)arg) < 0)
+			owner = -1;
+		else if (ex.type == F_OWNER_TID || ex.type == F_OWNER_PID)
+			owner = ex.pid;
+		else
+			owner = -1; /* process group */
+	}
+	if (owner == 0 || owner == tgid || owner == tid)
+		return 0;
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	return tamper(&e, HOOK_FILE_FCNTL, OBJ_TASK, owner);
+}
+
+#define CAP_DAC_READ_SEARCH 2
+#define CAP_SYS_MODULE 16
+#define CAP_SYS_RAWIO 17
+#define CAP_SYS_ADMIN 21
+#define CAP_SYS_BOOT 22
+#define CAP_MAC_OVERRIDE 32
+#define CAP_MAC_ADMIN 33
+#define CAP_PERFMON 38
+#define CAP_BPF 39
+#define CAP_OPT_NOAUDIT (1U << 1)
+
+static __always_inline bool admin_cap(int cap)
+{
+	switch (cap) {
+	case CAP_DAC_READ_SEARCH:
+	case CAP_SYS_MODULE:
+	case CAP_SYS_RAWIO:
+	case CAP_SYS_ADMIN:
+	case CAP_SYS_BOOT:
+	case CAP_MAC_OVERRIDE:
+	case CAP_MAC_ADMIN:
+	case CAP_PERFMON:
+	case CAP_BPF:
+		return true;
+	}
+	return false;
+}
+
+/* Mount, remount, mount_setattr, fsopen/fsmount, module loading, raw I/O,
+ * open_by_handle_at: the capabilities that administer the kernel, refused
+ * in every user namespace (a user namespace the child creates gives it
+ * CAP_SYS_ADMIN there). */
+SEC("lsm/capable")
+int BPF_PROG(capable, const struct cred *cred, struct user_namespace *ns,
+	     int cap, unsigned int opts, int ret)
+{
+	if (ret)
+		return ret;
+	if (!admin_cap(cap))
+		return 0;
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	int v = verdict(&e, DENY_TAMPER);
+	if (!v)
+		return 0;
+	if (!(opts & CAP_OPT_NOAUDIT)) {
+		struct event *ev = event_begin(&e, HOOK_CAPABLE, v, DENY_TAMPER, EPERM);
+		if (ev) {
+			ev->object_kind = OBJ_CAPABILITY;
+			ev->ino = cap;
+			bpf_ringbuf_submit(ev, 0);
+		}
+	}
+	return verdict_ret(v);
 }

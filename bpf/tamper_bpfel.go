@@ -23,24 +23,27 @@ type TamperCeiling struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	TamperMapCeilings           = "ceilings"
-	TamperMapEvents             = "events"
-	TamperMapStats              = "stats"
-	TamperProgBpf               = "bpf"
-	TamperProgBpfV4             = "bpf_v4"
-	TamperProgInodePermission   = "inode_permission"
-	TamperProgMoveMount         = "move_mount"
-	TamperProgPtraceAccessCheck = "ptrace_access_check"
-	TamperProgPtraceTraceme     = "ptrace_traceme"
-	TamperProgSbMount           = "sb_mount"
-	TamperProgSbPivotroot       = "sb_pivotroot"
-	TamperProgSbRemount         = "sb_remount"
-	TamperProgSbUmount          = "sb_umount"
-	TamperProgTamperFileIoctl   = "tamper_file_ioctl"
-	TamperProgTamperInodeRename = "tamper_inode_rename"
-	TamperProgTamperInodeRmdir  = "tamper_inode_rmdir"
-	TamperProgTamperInodeUnlink = "tamper_inode_unlink"
-	TamperProgTaskKill          = "task_kill"
+	TamperMapCeilings               = "ceilings"
+	TamperMapEvents                 = "events"
+	TamperMapStats                  = "stats"
+	TamperProgBpf                   = "bpf"
+	TamperProgBpfV4                 = "bpf_v4"
+	TamperProgCapable               = "capable"
+	TamperProgFileFcntl             = "file_fcntl"
+	TamperProgInodePermission       = "inode_permission"
+	TamperProgMoveMount             = "move_mount"
+	TamperProgPtraceAccessCheck     = "ptrace_access_check"
+	TamperProgPtraceTraceme         = "ptrace_traceme"
+	TamperProgSbMount               = "sb_mount"
+	TamperProgSbPivotroot           = "sb_pivotroot"
+	TamperProgSbRemount             = "sb_remount"
+	TamperProgSbUmount              = "sb_umount"
+	TamperProgTamperFileIoctl       = "tamper_file_ioctl"
+	TamperProgTamperFileIoctlCompat = "tamper_file_ioctl_compat"
+	TamperProgTamperInodeRename     = "tamper_inode_rename"
+	TamperProgTamperInodeRmdir      = "tamper_inode_rmdir"
+	TamperProgTamperInodeUnlink     = "tamper_inode_unlink"
+	TamperProgTaskKill              = "task_kill"
 )
 
 // LoadTamper returns the embedded CollectionSpec for Tamper.
@@ -85,21 +88,24 @@ type TamperSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type TamperProgramSpecs struct {
-	Bpf               *ebpf.ProgramSpec `ebpf:"bpf"`
-	BpfV4             *ebpf.ProgramSpec `ebpf:"bpf_v4"`
-	InodePermission   *ebpf.ProgramSpec `ebpf:"inode_permission"`
-	MoveMount         *ebpf.ProgramSpec `ebpf:"move_mount"`
-	PtraceAccessCheck *ebpf.ProgramSpec `ebpf:"ptrace_access_check"`
-	PtraceTraceme     *ebpf.ProgramSpec `ebpf:"ptrace_traceme"`
-	SbMount           *ebpf.ProgramSpec `ebpf:"sb_mount"`
-	SbPivotroot       *ebpf.ProgramSpec `ebpf:"sb_pivotroot"`
-	SbRemount         *ebpf.ProgramSpec `ebpf:"sb_remount"`
-	SbUmount          *ebpf.ProgramSpec `ebpf:"sb_umount"`
-	TamperFileIoctl   *ebpf.ProgramSpec `ebpf:"tamper_file_ioctl"`
-	TamperInodeRename *ebpf.ProgramSpec `ebpf:"tamper_inode_rename"`
-	TamperInodeRmdir  *ebpf.ProgramSpec `ebpf:"tamper_inode_rmdir"`
-	TamperInodeUnlink *ebpf.ProgramSpec `ebpf:"tamper_inode_unlink"`
-	TaskKill          *ebpf.ProgramSpec `ebpf:"task_kill"`
+	Bpf                   *ebpf.ProgramSpec `ebpf:"bpf"`
+	BpfV4                 *ebpf.ProgramSpec `ebpf:"bpf_v4"`
+	Capable               *ebpf.ProgramSpec `ebpf:"capable"`
+	FileFcntl             *ebpf.ProgramSpec `ebpf:"file_fcntl"`
+	InodePermission       *ebpf.ProgramSpec `ebpf:"inode_permission"`
+	MoveMount             *ebpf.ProgramSpec `ebpf:"move_mount"`
+	PtraceAccessCheck     *ebpf.ProgramSpec `ebpf:"ptrace_access_check"`
+	PtraceTraceme         *ebpf.ProgramSpec `ebpf:"ptrace_traceme"`
+	SbMount               *ebpf.ProgramSpec `ebpf:"sb_mount"`
+	SbPivotroot           *ebpf.ProgramSpec `ebpf:"sb_pivotroot"`
+	SbRemount             *ebpf.ProgramSpec `ebpf:"sb_remount"`
+	SbUmount              *ebpf.ProgramSpec `ebpf:"sb_umount"`
+	TamperFileIoctl       *ebpf.ProgramSpec `ebpf:"tamper_file_ioctl"`
+	TamperFileIoctlCompat *ebpf.ProgramSpec `ebpf:"tamper_file_ioctl_compat"`
+	TamperInodeRename     *ebpf.ProgramSpec `ebpf:"tamper_inode_rename"`
+	TamperInodeRmdir      *ebpf.ProgramSpec `ebpf:"tamper_inode_rmdir"`
+	TamperInodeUnlink     *ebpf.ProgramSpec `ebpf:"tamper_inode_unlink"`
+	TaskKill              *ebpf.ProgramSpec `ebpf:"task_kill"`
 }
 
 // TamperMapSpecs contains maps before they are loaded into the kernel.
@@ -160,27 +166,32 @@ type TamperVariables struct {
 //
 // It can be passed to LoadTamperObjects or ebpf.CollectionSpec.LoadAndAssign.
 type TamperPrograms struct {
-	Bpf               *ebpf.Program `ebpf:"bpf"`
-	BpfV4             *ebpf.Program `ebpf:"bpf_v4"`
-	InodePermission   *ebpf.Program `ebpf:"inode_permission"`
-	MoveMount         *ebpf.Program `ebpf:"move_mount"`
-	PtraceAccessCheck *ebpf.Program `ebpf:"ptrace_access_check"`
-	PtraceTraceme     *ebpf.Program `ebpf:"ptrace_traceme"`
-	SbMount           *ebpf.Program `ebpf:"sb_mount"`
-	SbPivotroot       *ebpf.Program `ebpf:"sb_pivotroot"`
-	SbRemount         *ebpf.Program `ebpf:"sb_remount"`
-	SbUmount          *ebpf.Program `ebpf:"sb_umount"`
-	TamperFileIoctl   *ebpf.Program `ebpf:"tamper_file_ioctl"`
-	TamperInodeRename *ebpf.Program `ebpf:"tamper_inode_rename"`
-	TamperInodeRmdir  *ebpf.Program `ebpf:"tamper_inode_rmdir"`
-	TamperInodeUnlink *ebpf.Program `ebpf:"tamper_inode_unlink"`
-	TaskKill          *ebpf.Program `ebpf:"task_kill"`
+	Bpf                   *ebpf.Program `ebpf:"bpf"`
+	BpfV4                 *ebpf.Program `ebpf:"bpf_v4"`
+	Capable               *ebpf.Program `ebpf:"capable"`
+	FileFcntl             *ebpf.Program `ebpf:"file_fcntl"`
+	InodePermission       *ebpf.Program `ebpf:"inode_permission"`
+	MoveMount             *ebpf.Program `ebpf:"move_mount"`
+	PtraceAccessCheck     *ebpf.Program `ebpf:"ptrace_access_check"`
+	PtraceTraceme         *ebpf.Program `ebpf:"ptrace_traceme"`
+	SbMount               *ebpf.Program `ebpf:"sb_mount"`
+	SbPivotroot           *ebpf.Program `ebpf:"sb_pivotroot"`
+	SbRemount             *ebpf.Program `ebpf:"sb_remount"`
+	SbUmount              *ebpf.Program `ebpf:"sb_umount"`
+	TamperFileIoctl       *ebpf.Program `ebpf:"tamper_file_ioctl"`
+	TamperFileIoctlCompat *ebpf.Program `ebpf:"tamper_file_ioctl_compat"`
+	TamperInodeRename     *ebpf.Program `ebpf:"tamper_inode_rename"`
+	TamperInodeRmdir      *ebpf.Program `ebpf:"tamper_inode_rmdir"`
+	TamperInodeUnlink     *ebpf.Program `ebpf:"tamper_inode_unlink"`
+	TaskKill              *ebpf.Program `ebpf:"task_kill"`
 }
 
 func (p *TamperPrograms) Close() error {
 	return _TamperClose(
 		p.Bpf,
 		p.BpfV4,
+		p.Capable,
+		p.FileFcntl,
 		p.InodePermission,
 		p.MoveMount,
 		p.PtraceAccessCheck,
@@ -190,6 +201,7 @@ func (p *TamperPrograms) Close() error {
 		p.SbRemount,
 		p.SbUmount,
 		p.TamperFileIoctl,
+		p.TamperFileIoctlCompat,
 		p.TamperInodeRename,
 		p.TamperInodeRmdir,
 		p.TamperInodeUnlink,

@@ -212,6 +212,10 @@ var objects = []object{
 		{name: "tamper_inode_rename", hook: "inode_rename"},
 		{name: "tamper_inode_rmdir", hook: "inode_rmdir"},
 		{name: "tamper_file_ioctl", hook: "file_ioctl"},
+		// Linux 6.7+: 32-bit ioctls have their own hook.
+		{name: "tamper_file_ioctl_compat", hook: "file_ioctl_compat", optional: true},
+		{name: "file_fcntl", hook: "file_fcntl"},
+		{name: "capable", hook: "capable"},
 	}},
 	{LayerCgroup, bpf.LoadSock, []program{
 		{name: "sock_create", hook: "cgroup/sock_create", attach: ebpf.AttachCGroupInetSockCreate},

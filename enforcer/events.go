@@ -29,6 +29,8 @@ const (
 	ObjectCgroup ObjectKind = 4 // Ino holds the target cgroup id
 	ObjectBPFCmd ObjectKind = 5 // Ino holds the bpf() command
 	ObjectMount  ObjectKind = 6 // no object
+	ObjectCap    ObjectKind = 7 // Ino holds the capability number
+	ObjectFS     ObjectKind = 8 // Ino holds the filesystem magic
 )
 
 // Object is what a denied operation targeted.
@@ -55,6 +57,17 @@ var familyNames = map[uint16]string{
 	38: "AF_ALG", 40: "AF_VSOCK", 3: "AF_AX25", 4: "AF_IPX", 5: "AF_APPLETALK",
 	29: "AF_CAN", 30: "AF_TIPC", 31: "AF_BLUETOOTH", 41: "AF_KCM", 42: "AF_QIPCRTR",
 	43: "AF_SMC", 44: "AF_XDP", 45: "AF_MCTP",
+}
+
+var capNames = map[uint64]string{
+	2: "CAP_DAC_READ_SEARCH", 16: "CAP_SYS_MODULE", 17: "CAP_SYS_RAWIO", 21: "CAP_SYS_ADMIN",
+	22: "CAP_SYS_BOOT", 32: "CAP_MAC_OVERRIDE", 33: "CAP_MAC_ADMIN", 38: "CAP_PERFMON", 39: "CAP_BPF",
+}
+
+var fsNames = map[uint64]string{
+	0x27e0eb: "cgroup v1", 0x9fa0: "/proc/sys or sysrq", 0x62656572: "sysfs", 0x73636673: "securityfs",
+	0x64626720: "debugfs", 0x74726163: "tracefs", 0x62656570: "configfs", 0xde5e81e4: "efivarfs",
+	0x6165676c: "pstore", 0x63677270: "cgroup2",
 }
 
 var sockTypeNames = map[uint32]string{1: "SOCK_STREAM", 2: "SOCK_DGRAM", 3: "SOCK_RAW", 5: "SOCK_SEQPACKET"}
@@ -95,6 +108,16 @@ func (o Object) String() string {
 		return fmt.Sprintf("bpf command %d", o.Ino)
 	case ObjectMount:
 		return "mount table"
+	case ObjectFS:
+		if n, ok := fsNames[o.Ino]; ok {
+			return n
+		}
+		return fmt.Sprintf("filesystem 0x%x", o.Ino)
+	case ObjectCap:
+		if n, ok := capNames[o.Ino]; ok {
+			return n
+		}
+		return fmt.Sprintf("capability %d", o.Ino)
 	}
 	return "-"
 }

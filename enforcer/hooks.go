@@ -57,6 +57,9 @@ const (
 	HookTTYIoctl
 	HookBPFFSUnlink
 	HookPtraceTraceme
+	HookFileFcntl
+	HookCapable
+	HookKernelSetting
 )
 
 type hookInfo struct {
@@ -112,12 +115,15 @@ var hookTable = map[Hook]hookInfo{
 	HookTTYIoctl:          {"file_ioctl", "tty-inject"},
 	HookBPFFSUnlink:       {"inode_unlink", "remove-pin"},
 	HookPtraceTraceme:     {"ptrace_traceme", "ptrace-traceme"},
+	HookFileFcntl:         {"file_fcntl", "set-signal-owner"},
+	HookCapable:           {"capable", "use-capability"},
+	HookKernelSetting:     {"inode_permission", "write-kernel-setting"},
 }
 
 // AllHooks lists every hook, for exhaustiveness tests and metrics.
 var AllHooks = func() []Hook {
 	hs := make([]Hook, 0, len(hookTable))
-	for h := HookSocketCreate; h <= HookPtraceTraceme; h++ {
+	for h := HookSocketCreate; h <= HookKernelSetting; h++ {
 		hs = append(hs, h)
 	}
 	return hs

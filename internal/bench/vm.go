@@ -23,8 +23,8 @@ import (
 // program down, so they are on only for the profile passes).
 func VM(args []string) error {
 	fs := flag.NewFlagSet("vm", flag.ContinueOnError)
-	reps := fs.Int("reps", 5, "repetitions per figure (medians)")
-	target := fs.Duration("target", 250*time.Millisecond, "time per operation per repetition")
+	reps := fs.Int("reps", 7, "repetitions per figure (medians)")
+	target := fs.Duration("target", 200*time.Millisecond, "time per operation per repetition")
 	tarPath := fs.String("tar", "", "tarball for the macro workload (none: no macro workload)")
 	execPath := fs.String("exec", "/bin/true", "static binary for the exec op")
 	pin := fs.String("pin", enforcer.DefaultPinDir, "pin directory")
@@ -85,9 +85,42 @@ func VM(args []string) error {
 		return err
 	}
 
-	// (a) and (e), interleaved, before anything of enforcerd is loaded.
+	// a0: before anything of enforcerd is loaded in this boot.
+	for i := 0; i < min(3, r.reps); i++ {
+		r.log("a0 %d: nothing loaded yet", i+1)
+		if err := r.micro(cgs[PhaseA], PhaseA0, ops); err != nil {
+			return err
+		}
+	}
+
+	r.log("loading enforcerd (loader child)")
+	if err := r.load(*pin, mount); err != nil {
+		return err
+	}
+	set, err := captureAttachments(*pin, mount)
+	if err != nil {
+		return err
+	}
+	defer set.close()
+	enf, err := enforcer.Open(enforcer.Options{PinDir: *pin, CgroupMount: mount})
+	if err != nil {
+		return err
+	}
+	if err := enf.LayerError(enforcer.LayerLSM); err != nil {
+		return fmt.Errorf("BPF LSM layer not in force: %w", err)
+	}
+	if err := enf.Register(cgs[PhaseC], allowAll); err != nil {
+		return err
+	}
+	enf.Close()
+
+	// Rounds: (a) and (e) with every program detached, then (b), (c), (d)
+	// attached; paired ratios per round cancel the machine's drift.
 	for i := 0; i < r.reps; i++ {
-		r.log("round %d/%d: (a) (e)", i+1, r.reps)
+		r.log("round %d/%d: detached (a) (e)", i+1, r.reps)
+		if err := set.detach(); err != nil {
+			return err
+		}
 		if err := r.micro(cgs[PhaseA], PhaseA, ops); err != nil {
 			return err
 		}
@@ -106,26 +139,14 @@ func VM(args []string) error {
 				}
 			}
 		}
-	}
-
-	r.log("loading enforcerd (loader child)")
-	if err := r.load(*pin, mount); err != nil {
-		return err
-	}
-	enf, err := enforcer.Open(enforcer.Options{PinDir: *pin, CgroupMount: mount})
-	if err != nil {
-		return err
-	}
-	defer enf.Close()
-	if err := enf.LayerError(enforcer.LayerLSM); err != nil {
-		return fmt.Errorf("BPF LSM layer not in force: %w", err)
-	}
-	if err := enf.Register(cgs[PhaseC], allowAll); err != nil {
-		return err
-	}
-
-	for i := 0; i < r.reps; i++ {
-		r.log("round %d/%d: (b) (c) (d)", i+1, r.reps)
+		if err := set.attach(); err != nil {
+			return err
+		}
+		enf, err := enforcer.Open(enforcer.Options{PinDir: *pin, CgroupMount: mount})
+		if err != nil {
+			return err
+		}
+		r.log("round %d/%d: attached (b) (c) (d)", i+1, r.reps)
 		if err := r.micro(cgs[PhaseB], PhaseB, ops); err != nil {
 			return err
 		}
@@ -143,7 +164,13 @@ func VM(args []string) error {
 				return err
 			}
 		}
+		enf.Close()
 	}
+	enf, err = enforcer.Open(enforcer.Options{PinDir: *pin, CgroupMount: mount})
+	if err != nil {
+		return err
+	}
+	defer enf.Close()
 
 	if err := r.scale(enf, cgs[PhaseC], *fakes, []Op{OpCreateWrite, OpRename, OpSocket}); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -22,7 +23,7 @@ import (
 
 // WorkerResult is what a worker prints on stdout (one JSON line) when done.
 type WorkerResult struct {
-	// NsPerOp is CPU time (this process's threads plus reaped children:
+	// NsPerOp is CPU time (the measuring thread plus reaped children:
 	// the exec op's child), not wall time: time the worker waits while
 	// other work on a shared machine runs is not its cost.
 	NsPerOp     map[Op]float64 `json:"ns_per_op,omitempty"`
@@ -85,6 +86,7 @@ func Worker(args []string) error {
 	if *mode == "micro" && len(iterList) != len(opList) {
 		return fmt.Errorf("-iters has %d counts for %d ops", len(iterList), len(opList))
 	}
+	runtime.LockOSThread() // cpuNs measures this thread
 	in := bufio.NewReader(os.Stdin)
 	fmt.Println("ready")
 	if _, err := in.ReadString('\n'); err != nil {
@@ -176,10 +178,11 @@ func latencyLoop(in *bufio.Reader) error {
 	return nil
 }
 
-// cpuNs is the CPU time of this process and its reaped children, ns.
+// cpuNs is the CPU time of the calling (locked) thread and of reaped
+// children, ns: the Go runtime's own threads are not the operation's cost.
 func cpuNs() int64 {
 	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts)
+	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
 	var ru unix.Rusage
 	_ = unix.Getrusage(unix.RUSAGE_CHILDREN, &ru)
 	return ts.Nano() + ru.Utime.Nano() + ru.Stime.Nano()

@@ -27,11 +27,6 @@ const (
 	phaseProfB = "b"
 )
 
-var phaseTitle = map[string]string{
-	PhaseA: "(a) no programs", PhaseB: "(b) loaded, not enforced", PhaseC: "(c) enforced, all-allow",
-	PhaseD: "(d) enforced, denied", PhaseE: "(e) Landlock",
-}
-
 // Doc is the result of one part of the run (the native part or one VM boot).
 type Doc struct {
 	Where       string       `json:"where"` // "host" or "vm"
@@ -126,15 +121,6 @@ func (d *Doc) Ratio(op Op, phase, base string) (float64, bool) {
 		return Median(rs), true
 	}
 	return c.Median() / b.Median(), true
-}
-
-func (d *Doc) value(name string) (Value, bool) {
-	for _, v := range d.Values {
-		if v.Name == name {
-			return v, true
-		}
-	}
-	return Value{}, false
 }
 
 // Emit writes the doc as base64 chunks on lines of their own, so that it

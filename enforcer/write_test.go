@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -16,9 +17,35 @@ import (
 	"github.com/enforcerd/enforcerd/internal/probe"
 )
 
-// The xattr the fixture carries. trusted.* works on tmpfs on 6.1 and 6.12
-// alike (user.* on tmpfs needs 6.6), and the probes run as root.
-const fixtureXattr = "trusted.enforcerd"
+// The xattr namespace the fixture uses. user.* (tmpfs supports it since 6.6)
+// needs no capability, so its denial must come from the write ceiling's
+// inode_setxattr/inode_removexattr. Where tmpfs lacks it (6.1), security.*
+// is used; commoncap asks for CAP_SYS_ADMIN first, which every enforced
+// process is refused (tamper.bpf.c capable), so the denial arrives from the
+// capable hook instead; both are a denial with no side effect.
+var xattrNS = sync.OnceValue(func() string {
+	f, err := os.CreateTemp("", "enforcerd-xattr-")
+	if err != nil {
+		return "security."
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	if unix.Setxattr(f.Name(), "user.probe", []byte("1"), 0) == nil {
+		return "user."
+	}
+	return "security."
+})
+
+func fixtureXattr() string { return xattrNS() + "enforcerd" }
+
+// xattrHooks: the hook expected to deny an xattr change, and the
+// alternative accepted where security.* had to be used.
+func xattrHooks(h enforcer.Hook) (enforcer.Hook, enforcer.Hook) {
+	if xattrNS() == "user." {
+		return h, 0
+	}
+	return h, enforcer.HookCapable
+}
 
 // newFixture makes a directory outside any sandbox: f ("hello", 0644, with
 // an xattr), g ("other"), and an empty directory d.
@@ -32,7 +59,7 @@ func newFixture(t *testing.T) string {
 	must(t, os.WriteFile(filepath.Join(fx, "f"), []byte("hello"), 0o644))
 	must(t, os.WriteFile(filepath.Join(fx, "g"), []byte("other"), 0o644))
 	must(t, os.Mkdir(filepath.Join(fx, "d"), 0o755))
-	must(t, unix.Setxattr(filepath.Join(fx, "f"), fixtureXattr, []byte("1"), 0))
+	must(t, unix.Setxattr(filepath.Join(fx, "f"), fixtureXattr(), []byte("1"), 0))
 	return fx
 }
 
@@ -123,6 +150,21 @@ func pathCase(name, op string, hook enforcer.Hook, args ...string) tcase {
 	}}
 }
 
+// xattrCase: an xattr change of f in the namespace xattrNS picks.
+func xattrCase(name, op string, hook enforcer.Hook, attr string) tcase {
+	c := pathCase(name, op, hook, "f", "")
+	// Resolved when the case runs, not at package init (probe children
+	// initialise the package too, inside the sandbox).
+	c.hooks = func() (enforcer.Hook, enforcer.Hook) { return xattrHooks(hook) }
+	prepare := c.prepare
+	c.prepare = func(t *testing.T) attempt {
+		a := prepare(t)
+		a.cmd.Args[1] = xattrNS() + attr
+		return a
+	}
+	return c
+}
+
 // fdCase: an operation on a descriptor the test opened before the ceiling
 // applied (inherited as fd 3).
 func fdCase(name, op string, hook enforcer.Hook, file string, flags int, args ...string) tcase {
@@ -160,8 +202,8 @@ var writeCases = []tcase{
 	pathCase("W3/chmod", "chmod", enforcer.HookInodeSetattr, "f"),
 	pathCase("W3/chown", "chown", enforcer.HookInodeSetattr, "f"),
 	pathCase("W3/utimes", "utimes", enforcer.HookInodeSetattr, "f"),
-	pathCase("W3/setxattr", "setxattr", enforcer.HookInodeSetxattr, "f", "=trusted.new"),
-	pathCase("W3/removexattr", "removexattr", enforcer.HookInodeRemovexattr, "f", "="+fixtureXattr),
+	xattrCase("W3/setxattr", "setxattr", enforcer.HookInodeSetxattr, "new"),
+	xattrCase("W3/removexattr", "removexattr", enforcer.HookInodeRemovexattr, "enforcerd"),
 	// W4: descriptors opened before the ceiling.
 	fdCase("W4/write-inherited-fd", "write-fd", enforcer.HookFilePermission, "f", unix.O_WRONLY|unix.O_APPEND),
 	fdCase("W4/openat-inherited-dirfd", "openat-fd", enforcer.HookInodeCreate, ".", unix.O_RDONLY|unix.O_DIRECTORY, "new"),

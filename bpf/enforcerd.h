@@ -100,6 +100,26 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
+/*
+ * enforcerd_config[0].generation changes (to a fresh random value from user space, or
+ * an atomic increment from lifecycle.bpf.c) after every change of the
+ * ceilings map. resolve() caches its result per cgroup id together with the
+ * generation it was computed under, so a hook pays one hash lookup instead
+ * of the ancestor walk, and any change invalidates every cached result.
+ * Order that keeps this correct: writers change ceilings first, then the
+ * generation; resolve() reads the generation first, then walks.
+ */
+struct enforcerd_config {
+	__u64 generation;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct enforcerd_config);
+} enforcerd_config SEC(".maps");
+
 /* Hook identifiers in event.hook; names in enforcer/hooks.go. */
 enum hook_id {
 	HOOK_SOCKET_CREATE = 1,
@@ -239,7 +259,7 @@ static __always_inline int bit_index(__u32 bit)
  * A global (non-inlined) function: the verifier checks it once, not once per
  * hook and path, which keeps every program within the 6.1 verifier's limits.
  */
-__attribute__((noinline)) int resolve(struct effective *e)
+static __always_inline int walk(struct effective *e)
 {
 	int found = 0;
 
@@ -283,6 +303,44 @@ __attribute__((noinline)) int resolve(struct effective *e)
 	if (found && bpf_get_current_ancestor_cgroup_id(MAX_CGROUP_LEVEL))
 		e->deny |= DENY_ALL;
 	return found;
+}
+
+struct resolve_cache_entry {
+	__u64 generation;
+	__s32 found;
+	__u32 pad;
+	struct effective e;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64); /* current cgroup id */
+	__type(value, struct resolve_cache_entry);
+} resolve_cache SEC(".maps");
+
+/* resolve: walk(), through the per-cgroup cache (see struct enforcerd_config). */
+__attribute__((noinline)) int resolve(struct effective *e)
+{
+	if (!e)
+		return 0;
+	__u32 zero = 0;
+	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
+	if (!cfg)
+		return walk(e); /* cannot happen for an array; never skip */
+	__u64 gen = cfg->generation;
+	__u64 id = bpf_get_current_cgroup_id();
+	struct resolve_cache_entry *c = bpf_map_lookup_elem(&resolve_cache, &id);
+	if (c && c->generation == gen) {
+		__builtin_memcpy(e, &c->e, sizeof(*e));
+		return c->found;
+	}
+	struct resolve_cache_entry n = {};
+	n.found = walk(&n.e);
+	n.generation = gen;
+	bpf_map_update_elem(&resolve_cache, &id, &n, BPF_ANY);
+	__builtin_memcpy(e, &n.e, sizeof(*e));
+	return n.found;
 }
 
 /*
@@ -376,6 +434,23 @@ static __always_inline int verdict_ret(int decision)
 	else
 		asm volatile("%0 = 0" : "=r"(r));
 	return r;
+}
+
+/* tamper: the verdict and record for an escape/tamper attempt (every
+ * registration implies DENY_TAMPER). */
+static __always_inline int tamper(struct effective *e, __u16 hook,
+				  __u32 kind, __u64 target)
+{
+	int v = verdict(e, DENY_TAMPER);
+	if (!v)
+		return 0;
+	struct event *ev = event_begin(e, hook, v, DENY_TAMPER, EPERM);
+	if (ev) {
+		ev->object_kind = kind;
+		ev->ino = target;
+		bpf_ringbuf_submit(ev, 0);
+	}
+	return verdict_ret(v);
 }
 
 #endif /* ENFORCERD_H */

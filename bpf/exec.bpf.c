@@ -65,31 +65,6 @@ __attribute__((noinline)) int exec_allowed(__u64 ino, __u32 dev, int audit)
 	return 0; /* deeper than the bound: deny */
 }
 
-static __always_inline int exec_event(struct effective *e, int v, __u32 bit,
-				      struct file *f, struct inode *inode)
-{
-	struct event *ev = event_begin(e, HOOK_BPRM_CHECK_SECURITY, v, bit, EPERM);
-	if (ev) {
-		ev->object_kind = OBJ_FILE;
-		ev->dev = BPF_CORE_READ(inode, i_sb, s_dev);
-		ev->ino = BPF_CORE_READ(inode, i_ino);
-		ev->mode = BPF_CORE_READ(inode, i_mode);
-		struct dentry *d = BPF_CORE_READ(f, f_path.dentry);
-		for (int i = 0; i < EVENT_NAMES; i++) {
-			if (!d)
-				break;
-			const unsigned char *name = BPF_CORE_READ(d, d_name.name);
-			bpf_probe_read_kernel_str(ev->names[i], EVENT_NAME_LEN, name);
-			struct dentry *parent = BPF_CORE_READ(d, d_parent);
-			if (parent == d)
-				break;
-			d = parent;
-		}
-		bpf_ringbuf_submit(ev, 0);
-	}
-	return verdict_ret(v);
-}
-
 /* X1/X2 and memfd/fexecve: every exec, every binfmt stage (a script, then
  * its interpreter). */
 SEC("lsm/bprm_check_security")
@@ -171,3 +146,4 @@ int BPF_PROG(task_alloc, struct task_struct *task, unsigned long clone_flags,
 	*nf = v;
 	return 0;
 }
+

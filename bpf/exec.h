@@ -66,4 +66,58 @@ static __always_inline void task_write_denied(struct effective *e)
 	}
 }
 
+static __always_inline int exec_event(struct effective *e, int v, __u32 bit,
+				      struct file *f, struct inode *inode)
+{
+	struct event *ev = event_begin(e, HOOK_BPRM_CHECK_SECURITY, v, bit, EPERM);
+	if (ev) {
+		ev->object_kind = OBJ_FILE;
+		ev->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		ev->ino = BPF_CORE_READ(inode, i_ino);
+		ev->mode = BPF_CORE_READ(inode, i_mode);
+		struct dentry *d = BPF_CORE_READ(f, f_path.dentry);
+		for (int i = 0; i < EVENT_NAMES; i++) {
+			if (!d)
+				break;
+			const unsigned char *name = BPF_CORE_READ(d, d_name.name);
+			bpf_probe_read_kernel_str(ev->names[i], EVENT_NAME_LEN, name);
+			struct dentry *parent = BPF_CORE_READ(d, d_parent);
+			if (parent == d)
+				break;
+			d = parent;
+		}
+		bpf_ringbuf_submit(ev, 0);
+	}
+	return verdict_ret(v);
+}
+
+#define PROT_EXEC 0x4
+
+/* exec_restricted_file: a memfd / kernel-internal file, or one an enforced
+ * process wrote. */
+static __always_inline bool exec_restricted_file(struct file *f)
+{
+	int mnt_flags = BPF_CORE_READ(f, f_path.mnt, mnt_flags);
+	if (mnt_flags & MNT_INTERNAL_FLAG)
+		return true;
+	struct inode *inode = f->f_inode;
+	return inode && bpf_inode_storage_get(&written_inodes, inode, 0, 0);
+}
+
+/* deny_code_mapping: under shell=none/read_only, mapping a memfd or a file
+ * the sandbox wrote executable is exec by other means (the dynamic loader,
+ * or a hand-written one). */
+static __always_inline int deny_code_mapping(struct effective *e, struct file *f)
+{
+	int none = verdict(e, DENY_SHELL);
+	int ro = verdict(e, DENY_SHELL_WRITE);
+	if (!none && !ro)
+		return 0;
+	if (!exec_restricted_file(f))
+		return 0;
+	__u32 bit = none ? DENY_SHELL : DENY_SHELL_WRITE;
+	int v = none == DECISION_DENIED || ro == DECISION_DENIED ? DECISION_DENIED : DECISION_AUDITED;
+	return exec_event(e, v, bit, f, f->f_inode);
+}
+
 #endif /* ENFORCERD_EXEC_H */

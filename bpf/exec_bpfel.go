@@ -19,6 +19,11 @@ type ExecCeiling struct {
 	Flags uint32
 }
 
+type ExecEnforcerdConfig struct {
+	_          structs.HostLayout
+	Generation uint64
+}
+
 type ExecExecKey struct {
 	_        structs.HostLayout
 	CgroupId uint64
@@ -27,13 +32,32 @@ type ExecExecKey struct {
 	Pad      uint32
 }
 
+type ExecResolveCacheEntry struct {
+	_          structs.HostLayout
+	Generation uint64
+	Found      int32
+	Pad        uint32
+	E          struct {
+		_            structs.HostLayout
+		Deny         uint32
+		Audit        uint32
+		DenyCgid     [5]uint64
+		AuditCgid    [5]uint64
+		NetLevel     int32
+		SandboxLevel int32
+		SandboxCgid  uint64
+	}
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	ExecMapCeilings            = "ceilings"
+	ExecMapEnforcerdConfig     = "enforcerd_config"
 	ExecMapEvents              = "events"
 	ExecMapExecAllow           = "exec_allow"
+	ExecMapResolveCache        = "resolve_cache"
 	ExecMapStats               = "stats"
 	ExecMapTaskFlags           = "task_flags"
 	ExecMapWrittenInodes       = "written_inodes"
@@ -93,12 +117,14 @@ type ExecProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type ExecMapSpecs struct {
-	Ceilings      *ebpf.MapSpec `ebpf:"ceilings"`
-	Events        *ebpf.MapSpec `ebpf:"events"`
-	ExecAllow     *ebpf.MapSpec `ebpf:"exec_allow"`
-	Stats         *ebpf.MapSpec `ebpf:"stats"`
-	TaskFlags     *ebpf.MapSpec `ebpf:"task_flags"`
-	WrittenInodes *ebpf.MapSpec `ebpf:"written_inodes"`
+	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
+	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
+	Events          *ebpf.MapSpec `ebpf:"events"`
+	ExecAllow       *ebpf.MapSpec `ebpf:"exec_allow"`
+	ResolveCache    *ebpf.MapSpec `ebpf:"resolve_cache"`
+	Stats           *ebpf.MapSpec `ebpf:"stats"`
+	TaskFlags       *ebpf.MapSpec `ebpf:"task_flags"`
+	WrittenInodes   *ebpf.MapSpec `ebpf:"written_inodes"`
 }
 
 // ExecVariableSpecs contains global variables before they are loaded into the kernel.
@@ -127,19 +153,23 @@ func (o *ExecObjects) Close() error {
 //
 // It can be passed to LoadExecObjects or ebpf.CollectionSpec.LoadAndAssign.
 type ExecMaps struct {
-	Ceilings      *ebpf.Map `ebpf:"ceilings"`
-	Events        *ebpf.Map `ebpf:"events"`
-	ExecAllow     *ebpf.Map `ebpf:"exec_allow"`
-	Stats         *ebpf.Map `ebpf:"stats"`
-	TaskFlags     *ebpf.Map `ebpf:"task_flags"`
-	WrittenInodes *ebpf.Map `ebpf:"written_inodes"`
+	Ceilings        *ebpf.Map `ebpf:"ceilings"`
+	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
+	Events          *ebpf.Map `ebpf:"events"`
+	ExecAllow       *ebpf.Map `ebpf:"exec_allow"`
+	ResolveCache    *ebpf.Map `ebpf:"resolve_cache"`
+	Stats           *ebpf.Map `ebpf:"stats"`
+	TaskFlags       *ebpf.Map `ebpf:"task_flags"`
+	WrittenInodes   *ebpf.Map `ebpf:"written_inodes"`
 }
 
 func (m *ExecMaps) Close() error {
 	return _ExecClose(
 		m.Ceilings,
+		m.EnforcerdConfig,
 		m.Events,
 		m.ExecAllow,
+		m.ResolveCache,
 		m.Stats,
 		m.TaskFlags,
 		m.WrittenInodes,

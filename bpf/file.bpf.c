@@ -115,8 +115,14 @@ static __always_inline int deny_modify_dentry(struct dentry *d, __u16 hook)
 	return deny_write_dentry(d, hook);
 }
 
-/* deny_write_file: the common body of hooks with a struct file. */
-static __always_inline int deny_write_file(struct file *file, __u16 hook)
+/*
+ * deny_write_file: the common body of hooks with a struct file. When the
+ * write is allowed and mark is set, an inode written under a restricted
+ * shell is marked (written_inodes) so it cannot be executed afterwards:
+ * through a descriptor opened before the ceiling, a shared mapping, or open.
+ */
+static __always_inline int deny_write_file(struct file *file, __u16 hook,
+					   bool mark)
 {
 	if (file_exempt(file))
 		return 0;
@@ -125,8 +131,16 @@ static __always_inline int deny_write_file(struct file *file, __u16 hook)
 		return 0;
 	task_write_denied(&e);
 	int v = verdict(&e, DENY_WRITE);
-	if (!v)
-		return 0;
+	if (!v || v == DECISION_AUDITED) {
+		if (mark && ((e.deny | e.audit) & (DENY_SHELL | DENY_SHELL_WRITE))) {
+			__u64 *w = bpf_inode_storage_get(&written_inodes, file->f_inode, 0,
+							 BPF_LOCAL_STORAGE_GET_F_CREATE);
+			if (w)
+				*w = e.sandbox_cgid;
+		}
+		if (!v)
+			return 0;
+	}
 	struct event *ev = event_begin(&e, hook, v, DENY_WRITE, EPERM);
 	if (ev) {
 		fill_inode(ev, BPF_CORE_READ(file, f_inode));
@@ -136,20 +150,32 @@ static __always_inline int deny_write_file(struct file *file, __u16 hook)
 	return verdict_ret(v);
 }
 
-/* mark_written records that an enforced process opened a file for write,
- * so a restricted shell cannot execute it afterwards (exec.bpf.c). */
-static __always_inline void mark_written(struct file *file)
+#define BPF_FS_MAGIC 0xcafe4a11
+#define TIOCSTI 0x5412
+#define TIOCLINUX 0x541C
+
+/* E4: removing or replacing a pin (anything on a bpf filesystem), for every
+ * enforced process whatever its write ceiling. */
+static __always_inline int deny_bpffs(struct dentry *d)
 {
-	if (file_exempt(file))
-		return;
+	if (BPF_CORE_READ(d, d_sb, s_magic) != BPF_FS_MAGIC)
+		return 0;
 	struct effective e = {};
 	if (!resolve(&e))
-		return;
-	struct inode *inode = file->f_inode;
-	__u64 *v = bpf_inode_storage_get(&written_inodes, inode, 0,
-					 BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (v)
-		*v = e.sandbox_cgid;
+		return 0;
+	struct event *ev;
+	int v = verdict(&e, DENY_TAMPER);
+	if (!v)
+		return 0;
+	ev = event_begin(&e, HOOK_BPFFS_UNLINK, v, DENY_TAMPER, EPERM);
+	if (ev) {
+		ev->object_kind = OBJ_FILE;
+		ev->ino = BPF_CORE_READ(d, d_inode, i_ino);
+		bpf_probe_read_kernel_str(ev->names[0], EVENT_NAME_LEN,
+					  BPF_CORE_READ(d, d_name.name));
+		bpf_ringbuf_submit(ev, 0);
+	}
+	return verdict_ret(v);
 }
 
 /* W2/W5: open for write or with O_TRUNC (O_RDONLY|O_TRUNC truncates), by
@@ -163,10 +189,7 @@ int BPF_PROG(file_open, struct file *file, int ret)
 	__u32 fflags = BPF_CORE_READ(file, f_flags);
 	if (!(fmode & FMODE_WRITE) && !(fflags & O_TRUNC))
 		return 0;
-	int r = deny_write_file(file, HOOK_FILE_OPEN);
-	if (r == 0)
-		mark_written(file);
-	return r;
+	return deny_write_file(file, HOOK_FILE_OPEN, true);
 }
 
 /* W4/W5: every write through a descriptor, including ones opened before the
@@ -179,10 +202,7 @@ int BPF_PROG(file_permission, struct file *file, int mask, int ret)
 		return ret;
 	if (!(mask & (MAY_WRITE | MAY_APPEND)))
 		return 0;
-	int r = deny_write_file(file, HOOK_FILE_PERMISSION);
-	if (r == 0)
-		mark_written(file); /* e.g. through a descriptor opened before */
-	return r;
+	return deny_write_file(file, HOOK_FILE_PERMISSION, true);
 }
 
 /* W2: ftruncate on kernels >= 6.2 (security_file_truncate). Optional hook. */
@@ -191,7 +211,7 @@ int BPF_PROG(file_truncate, struct file *file, int ret)
 {
 	if (ret)
 		return ret;
-	return deny_write_file(file, HOOK_FILE_TRUNCATE);
+	return deny_write_file(file, HOOK_FILE_TRUNCATE, false);
 }
 
 /* W2: truncate(path), and ftruncate/O_TRUNC on kernels < 6.2. */
@@ -205,21 +225,30 @@ int BPF_PROG(path_truncate, const struct path *path, int ret)
 }
 
 /* Shared writable mapping of a file (needs a writable descriptor, e.g. one
- * inherited from before the ceiling). */
+ * inherited from before the ceiling); and, under a restricted shell, an
+ * executable mapping of a memfd or of a file the sandbox wrote. */
 SEC("lsm/mmap_file")
 int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot,
 	     unsigned long prot, unsigned long flags, int ret)
 {
 	if (ret)
 		return ret;
-	if (!file || !(prot & PROT_WRITE))
+	if (!file)
+		return 0;
+	if (prot & PROT_EXEC) {
+		/* shell=none/read_only: no code from memfds or written files. */
+		struct effective e = {};
+		if (resolve(&e)) {
+			int r = deny_code_mapping(&e, file);
+			if (r)
+				return r;
+		}
+	}
+	if (!(prot & PROT_WRITE))
 		return 0;
 	if ((flags & 0x0f) != MAP_SHARED && (flags & 0x0f) != MAP_SHARED_VALIDATE)
 		return 0;
-	int r = deny_write_file(file, HOOK_MMAP_FILE);
-	if (r == 0)
-		mark_written(file);
-	return r;
+	return deny_write_file(file, HOOK_MMAP_FILE, true);
 }
 
 /* mprotect(PROT_WRITE) of a shared file mapping made before the ceiling. */
@@ -229,15 +258,23 @@ int BPF_PROG(file_mprotect, struct vm_area_struct *vma, unsigned long reqprot,
 {
 	if (ret)
 		return ret;
+	struct file *file = vma->vm_file;
+	if (!file)
+		return 0;
+	if (prot & PROT_EXEC) {
+		struct effective e = {};
+		if (resolve(&e)) {
+			int r = deny_code_mapping(&e, file);
+			if (r)
+				return r;
+		}
+	}
 	if (!(prot & PROT_WRITE))
 		return 0;
 	unsigned long vm_flags = BPF_CORE_READ(vma, vm_flags);
 	if (!(vm_flags & VM_SHARED))
 		return 0;
-	struct file *file = BPF_CORE_READ(vma, vm_file);
-	if (!file)
-		return 0;
-	return deny_write_file(file, HOOK_FILE_MPROTECT);
+	return deny_write_file(file, HOOK_FILE_MPROTECT, true);
 }
 
 #define FS_IOC_SETFLAGS 0x40086602
@@ -250,9 +287,16 @@ int BPF_PROG(file_ioctl, struct file *file, unsigned int cmd,
 {
 	if (ret)
 		return ret;
+	if (cmd == TIOCSTI || cmd == TIOCLINUX) {
+		/* X3: injecting input into a terminal (every ceiling). */
+		struct effective e = {};
+		if (!resolve(&e))
+			return 0;
+		return tamper(&e, HOOK_TTY_IOCTL, OBJ_NONE, cmd);
+	}
 	if (cmd != FS_IOC_SETFLAGS && cmd != FS_IOC_FSSETXATTR)
 		return 0;
-	return deny_write_file(file, HOOK_FILE_IOCTL);
+	return deny_write_file(file, HOOK_FILE_IOCTL, false);
 }
 
 /* W1: every creation of a directory entry, by any syscall or io_uring op. */
@@ -279,6 +323,8 @@ int BPF_PROG(inode_unlink, struct inode *dir, struct dentry *dentry, int ret)
 {
 	if (ret)
 		return ret;
+	if (deny_bpffs(dentry))
+		return -EPERM;
 	return deny_write_dentry(dentry, HOOK_INODE_UNLINK);
 }
 
@@ -305,6 +351,8 @@ int BPF_PROG(inode_rmdir, struct inode *dir, struct dentry *dentry, int ret)
 {
 	if (ret)
 		return ret;
+	if (deny_bpffs(dentry))
+		return -EPERM;
 	return deny_write_dentry(dentry, HOOK_INODE_RMDIR);
 }
 
@@ -325,6 +373,8 @@ int BPF_PROG(inode_rename, struct inode *old_dir, struct dentry *old_dentry,
 {
 	if (ret)
 		return ret;
+	if (deny_bpffs(old_dentry) || deny_bpffs(new_dentry))
+		return -EPERM;
 	return deny_write_dentry(old_dentry, HOOK_INODE_RENAME);
 }
 

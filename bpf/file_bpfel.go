@@ -19,6 +19,11 @@ type FileCeiling struct {
 	Flags uint32
 }
 
+type FileEnforcerdConfig struct {
+	_          structs.HostLayout
+	Generation uint64
+}
+
 type FileExecKey struct {
 	_        structs.HostLayout
 	CgroupId uint64
@@ -27,13 +32,32 @@ type FileExecKey struct {
 	Pad      uint32
 }
 
+type FileResolveCacheEntry struct {
+	_          structs.HostLayout
+	Generation uint64
+	Found      int32
+	Pad        uint32
+	E          struct {
+		_            structs.HostLayout
+		Deny         uint32
+		Audit        uint32
+		DenyCgid     [5]uint64
+		AuditCgid    [5]uint64
+		NetLevel     int32
+		SandboxLevel int32
+		SandboxCgid  uint64
+	}
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	FileMapCeilings           = "ceilings"
+	FileMapEnforcerdConfig    = "enforcerd_config"
 	FileMapEvents             = "events"
 	FileMapExecAllow          = "exec_allow"
+	FileMapResolveCache       = "resolve_cache"
 	FileMapStats              = "stats"
 	FileMapTaskFlags          = "task_flags"
 	FileMapWrittenInodes      = "written_inodes"
@@ -129,12 +153,14 @@ type FileProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type FileMapSpecs struct {
-	Ceilings      *ebpf.MapSpec `ebpf:"ceilings"`
-	Events        *ebpf.MapSpec `ebpf:"events"`
-	ExecAllow     *ebpf.MapSpec `ebpf:"exec_allow"`
-	Stats         *ebpf.MapSpec `ebpf:"stats"`
-	TaskFlags     *ebpf.MapSpec `ebpf:"task_flags"`
-	WrittenInodes *ebpf.MapSpec `ebpf:"written_inodes"`
+	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
+	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
+	Events          *ebpf.MapSpec `ebpf:"events"`
+	ExecAllow       *ebpf.MapSpec `ebpf:"exec_allow"`
+	ResolveCache    *ebpf.MapSpec `ebpf:"resolve_cache"`
+	Stats           *ebpf.MapSpec `ebpf:"stats"`
+	TaskFlags       *ebpf.MapSpec `ebpf:"task_flags"`
+	WrittenInodes   *ebpf.MapSpec `ebpf:"written_inodes"`
 }
 
 // FileVariableSpecs contains global variables before they are loaded into the kernel.
@@ -163,19 +189,23 @@ func (o *FileObjects) Close() error {
 //
 // It can be passed to LoadFileObjects or ebpf.CollectionSpec.LoadAndAssign.
 type FileMaps struct {
-	Ceilings      *ebpf.Map `ebpf:"ceilings"`
-	Events        *ebpf.Map `ebpf:"events"`
-	ExecAllow     *ebpf.Map `ebpf:"exec_allow"`
-	Stats         *ebpf.Map `ebpf:"stats"`
-	TaskFlags     *ebpf.Map `ebpf:"task_flags"`
-	WrittenInodes *ebpf.Map `ebpf:"written_inodes"`
+	Ceilings        *ebpf.Map `ebpf:"ceilings"`
+	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
+	Events          *ebpf.Map `ebpf:"events"`
+	ExecAllow       *ebpf.Map `ebpf:"exec_allow"`
+	ResolveCache    *ebpf.Map `ebpf:"resolve_cache"`
+	Stats           *ebpf.Map `ebpf:"stats"`
+	TaskFlags       *ebpf.Map `ebpf:"task_flags"`
+	WrittenInodes   *ebpf.Map `ebpf:"written_inodes"`
 }
 
 func (m *FileMaps) Close() error {
 	return _FileClose(
 		m.Ceilings,
+		m.EnforcerdConfig,
 		m.Events,
 		m.ExecAllow,
+		m.ResolveCache,
 		m.Stats,
 		m.TaskFlags,
 		m.WrittenInodes,

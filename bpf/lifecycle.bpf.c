@@ -25,8 +25,14 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid,
 		if (!id)
 			return 0;
 		struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
-		if (c && (c->flags & CEILING_PENDING))
+		if (c && (c->flags & CEILING_PENDING)) {
 			c->flags = c->flags & ~CEILING_PENDING;
+			/* Invalidate every cached resolve() result. */
+			__u32 zero = 0;
+			struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
+			if (cfg)
+				__sync_fetch_and_add(&cfg->generation, 1);
+		}
 	}
 	return 0;
 }

@@ -19,12 +19,36 @@ type LifecycleCeiling struct {
 	Flags uint32
 }
 
+type LifecycleEnforcerdConfig struct {
+	_          structs.HostLayout
+	Generation uint64
+}
+
+type LifecycleResolveCacheEntry struct {
+	_          structs.HostLayout
+	Generation uint64
+	Found      int32
+	Pad        uint32
+	E          struct {
+		_            structs.HostLayout
+		Deny         uint32
+		Audit        uint32
+		DenyCgid     [5]uint64
+		AuditCgid    [5]uint64
+		NetLevel     int32
+		SandboxLevel int32
+		SandboxCgid  uint64
+	}
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	LifecycleMapCeilings          = "ceilings"
+	LifecycleMapEnforcerdConfig   = "enforcerd_config"
 	LifecycleMapEvents            = "events"
+	LifecycleMapResolveCache      = "resolve_cache"
 	LifecycleMapStats             = "stats"
 	LifecycleProgSchedProcessExec = "sched_process_exec"
 )
@@ -78,9 +102,11 @@ type LifecycleProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type LifecycleMapSpecs struct {
-	Ceilings *ebpf.MapSpec `ebpf:"ceilings"`
-	Events   *ebpf.MapSpec `ebpf:"events"`
-	Stats    *ebpf.MapSpec `ebpf:"stats"`
+	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
+	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
+	Events          *ebpf.MapSpec `ebpf:"events"`
+	ResolveCache    *ebpf.MapSpec `ebpf:"resolve_cache"`
+	Stats           *ebpf.MapSpec `ebpf:"stats"`
 }
 
 // LifecycleVariableSpecs contains global variables before they are loaded into the kernel.
@@ -109,15 +135,19 @@ func (o *LifecycleObjects) Close() error {
 //
 // It can be passed to LoadLifecycleObjects or ebpf.CollectionSpec.LoadAndAssign.
 type LifecycleMaps struct {
-	Ceilings *ebpf.Map `ebpf:"ceilings"`
-	Events   *ebpf.Map `ebpf:"events"`
-	Stats    *ebpf.Map `ebpf:"stats"`
+	Ceilings        *ebpf.Map `ebpf:"ceilings"`
+	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
+	Events          *ebpf.Map `ebpf:"events"`
+	ResolveCache    *ebpf.Map `ebpf:"resolve_cache"`
+	Stats           *ebpf.Map `ebpf:"stats"`
 }
 
 func (m *LifecycleMaps) Close() error {
 	return _LifecycleClose(
 		m.Ceilings,
+		m.EnforcerdConfig,
 		m.Events,
+		m.ResolveCache,
 		m.Stats,
 	)
 }

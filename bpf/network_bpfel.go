@@ -19,6 +19,11 @@ type NetworkCeiling struct {
 	Flags uint32
 }
 
+type NetworkEnforcerdConfig struct {
+	_          structs.HostLayout
+	Generation uint64
+}
+
 type NetworkEvent struct {
 	_               structs.HostLayout
 	TimeNs          uint64
@@ -44,12 +49,31 @@ type NetworkEvent struct {
 	Names           [4][64]int8
 }
 
+type NetworkResolveCacheEntry struct {
+	_          structs.HostLayout
+	Generation uint64
+	Found      int32
+	Pad        uint32
+	E          struct {
+		_            structs.HostLayout
+		Deny         uint32
+		Audit        uint32
+		DenyCgid     [5]uint64
+		AuditCgid    [5]uint64
+		NetLevel     int32
+		SandboxLevel int32
+		SandboxCgid  uint64
+	}
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	NetworkMapCeilings           = "ceilings"
+	NetworkMapEnforcerdConfig    = "enforcerd_config"
 	NetworkMapEvents             = "events"
+	NetworkMapResolveCache       = "resolve_cache"
 	NetworkMapStats              = "stats"
 	NetworkProgSocketAccept      = "socket_accept"
 	NetworkProgSocketBind        = "socket_bind"
@@ -120,9 +144,11 @@ type NetworkProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type NetworkMapSpecs struct {
-	Ceilings *ebpf.MapSpec `ebpf:"ceilings"`
-	Events   *ebpf.MapSpec `ebpf:"events"`
-	Stats    *ebpf.MapSpec `ebpf:"stats"`
+	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
+	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
+	Events          *ebpf.MapSpec `ebpf:"events"`
+	ResolveCache    *ebpf.MapSpec `ebpf:"resolve_cache"`
+	Stats           *ebpf.MapSpec `ebpf:"stats"`
 }
 
 // NetworkVariableSpecs contains global variables before they are loaded into the kernel.
@@ -152,15 +178,19 @@ func (o *NetworkObjects) Close() error {
 //
 // It can be passed to LoadNetworkObjects or ebpf.CollectionSpec.LoadAndAssign.
 type NetworkMaps struct {
-	Ceilings *ebpf.Map `ebpf:"ceilings"`
-	Events   *ebpf.Map `ebpf:"events"`
-	Stats    *ebpf.Map `ebpf:"stats"`
+	Ceilings        *ebpf.Map `ebpf:"ceilings"`
+	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
+	Events          *ebpf.Map `ebpf:"events"`
+	ResolveCache    *ebpf.Map `ebpf:"resolve_cache"`
+	Stats           *ebpf.Map `ebpf:"stats"`
 }
 
 func (m *NetworkMaps) Close() error {
 	return _NetworkClose(
 		m.Ceilings,
+		m.EnforcerdConfig,
 		m.Events,
+		m.ResolveCache,
 		m.Stats,
 	)
 }

@@ -19,18 +19,42 @@ type SockCeiling struct {
 	Flags uint32
 }
 
+type SockEnforcerdConfig struct {
+	_          structs.HostLayout
+	Generation uint64
+}
+
+type SockResolveCacheEntry struct {
+	_          structs.HostLayout
+	Generation uint64
+	Found      int32
+	Pad        uint32
+	E          struct {
+		_            structs.HostLayout
+		Deny         uint32
+		Audit        uint32
+		DenyCgid     [5]uint64
+		AuditCgid    [5]uint64
+		NetLevel     int32
+		SandboxLevel int32
+		SandboxCgid  uint64
+	}
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	SockMapCeilings    = "ceilings"
-	SockMapEvents      = "events"
-	SockMapStats       = "stats"
-	SockProgConnect4   = "connect4"
-	SockProgConnect6   = "connect6"
-	SockProgSendmsg4   = "sendmsg4"
-	SockProgSendmsg6   = "sendmsg6"
-	SockProgSockCreate = "sock_create"
+	SockMapCeilings        = "ceilings"
+	SockMapEnforcerdConfig = "enforcerd_config"
+	SockMapEvents          = "events"
+	SockMapResolveCache    = "resolve_cache"
+	SockMapStats           = "stats"
+	SockProgConnect4       = "connect4"
+	SockProgConnect6       = "connect6"
+	SockProgSendmsg4       = "sendmsg4"
+	SockProgSendmsg6       = "sendmsg6"
+	SockProgSockCreate     = "sock_create"
 )
 
 // LoadSock returns the embedded CollectionSpec for Sock.
@@ -86,9 +110,11 @@ type SockProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type SockMapSpecs struct {
-	Ceilings *ebpf.MapSpec `ebpf:"ceilings"`
-	Events   *ebpf.MapSpec `ebpf:"events"`
-	Stats    *ebpf.MapSpec `ebpf:"stats"`
+	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
+	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
+	Events          *ebpf.MapSpec `ebpf:"events"`
+	ResolveCache    *ebpf.MapSpec `ebpf:"resolve_cache"`
+	Stats           *ebpf.MapSpec `ebpf:"stats"`
 }
 
 // SockVariableSpecs contains global variables before they are loaded into the kernel.
@@ -117,15 +143,19 @@ func (o *SockObjects) Close() error {
 //
 // It can be passed to LoadSockObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SockMaps struct {
-	Ceilings *ebpf.Map `ebpf:"ceilings"`
-	Events   *ebpf.Map `ebpf:"events"`
-	Stats    *ebpf.Map `ebpf:"stats"`
+	Ceilings        *ebpf.Map `ebpf:"ceilings"`
+	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
+	Events          *ebpf.Map `ebpf:"events"`
+	ResolveCache    *ebpf.Map `ebpf:"resolve_cache"`
+	Stats           *ebpf.Map `ebpf:"stats"`
 }
 
 func (m *SockMaps) Close() error {
 	return _SockClose(
 		m.Ceilings,
+		m.EnforcerdConfig,
 		m.Events,
+		m.ResolveCache,
 		m.Stats,
 	)
 }

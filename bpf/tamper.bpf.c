@@ -14,7 +14,8 @@
  *    cgroup_procs_write_permission), checked at inode_permission;
  *  - no mount, umount, remount, move_mount or pivot_root;
  *  - no unlink/rename of anything on a bpf filesystem (E4: our pins);
- *  - no TIOCSTI/TIOCLINUX terminal injection (X3), native or compat ioctl;
+ *  - no TIOCSTI/TIOCLINUX terminal injection (X3), native (file.bpf.c's
+ *    file_ioctl) or compat ioctl;
  *  - no write to a cgroup file or directory outside the subtree (cgroup.kill,
  *    freeze, limits, mkdir), to cgroup v1, or to kernel tunables that run
  *    code outside the sandbox (/proc/sys: core_pattern, modprobe; sysrq;
@@ -30,7 +31,7 @@
  *
  * Every program first honours the verdict of the LSM programs before it.
  */
-#include "enforcerd.h"
+#include "exec.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -44,6 +45,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define CONFIGFS_MAGIC 0x62656570
 #define EFIVARFS_MAGIC 0xde5e81e4
 #define PSTOREFS_MAGIC 0x6165676c
+#define BINFMTFS_MAGIC 0x42494e4d
 #define BPF_FS_MAGIC 0xcafe4a11
 #define TIOCSTI 0x5412
 #define TIOCLINUX 0x541C
@@ -68,21 +70,6 @@ static __always_inline bool streq(const char *a, const char *b, int n)
 			return false;
 	}
 	return true;
-}
-
-static __always_inline int tamper(struct effective *e, __u16 hook,
-				  __u32 kind, __u64 target)
-{
-	int v = verdict(e, DENY_TAMPER);
-	if (!v)
-		return 0;
-	struct event *ev = event_begin(e, hook, v, DENY_TAMPER, EPERM);
-	if (ev) {
-		ev->object_kind = kind;
-		ev->ino = target;
-		bpf_ringbuf_submit(ev, 0);
-	}
-	return verdict_ret(v);
 }
 
 static __always_inline bool task_outside(struct effective *e,
@@ -130,9 +117,27 @@ int BPF_PROG(ptrace_access_check, struct task_struct *child, unsigned int mode,
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
-	if (!task_outside(&e, child))
+	if (task_outside(&e, child))
+		return tamper(&e, HOOK_PTRACE_ACCESS_CHECK, OBJ_TASK, BPF_CORE_READ(child, tgid));
+	/* shell=read_only: a write-denied process (started by exec) may not
+	 * ptrace or write the memory of one that may write (the entrypoint),
+	 * which would turn it into a writer. */
+	struct task_struct *cur = bpf_get_current_task_btf();
+	__u32 *cf = bpf_task_storage_get(&task_flags, cur, 0, 0);
+	if (!cf || !(*cf & (TASK_EXEC_WRITE_DENIED | TASK_EXEC_WRITE_AUDITED)))
 		return 0;
-	return tamper(&e, HOOK_PTRACE_ACCESS_CHECK, OBJ_TASK, BPF_CORE_READ(child, tgid));
+	__u32 cflags = *cf;
+	__u32 *tf = bpf_task_storage_get(&task_flags, child, 0, 0);
+	if (tf && (*tf & TASK_EXEC_WRITE_DENIED))
+		return 0;
+	int v = (cflags & TASK_EXEC_WRITE_DENIED) ? DECISION_DENIED : DECISION_AUDITED;
+	struct event *ev = event_begin(&e, HOOK_PTRACE_ACCESS_CHECK, v, DENY_SHELL_WRITE, EPERM);
+	if (ev) {
+		ev->object_kind = OBJ_TASK;
+		ev->ino = BPF_CORE_READ(child, tgid);
+		bpf_ringbuf_submit(ev, 0);
+	}
+	return verdict_ret(v);
 }
 
 /* E4: PTRACE_TRACEME hands control to a parent outside the sandbox. */
@@ -216,6 +221,8 @@ int BPF_PROG(inode_permission, struct inode *inode, int mask, int ret)
 	case CONFIGFS_MAGIC:
 	case EFIVARFS_MAGIC:
 	case PSTOREFS_MAGIC:
+	case BINFMTFS_MAGIC: /* binfmt_misc: registers interpreters run for
+			      * every exec on the host */
 		break;
 	default:
 		return 0;
@@ -291,74 +298,6 @@ int BPF_PROG(sb_pivotroot, const struct path *old_path,
 	if (ret)
 		return ret;
 	return deny_mount(HOOK_SB_PIVOTROOT);
-}
-
-/* E4: removing or replacing a pin (anything on a bpf filesystem). */
-static __always_inline int deny_bpffs(struct dentry *d)
-{
-	if (BPF_CORE_READ(d, d_sb, s_magic) != BPF_FS_MAGIC)
-		return 0;
-	struct effective e = {};
-	if (!resolve(&e))
-		return 0;
-	struct event *ev;
-	int v = verdict(&e, DENY_TAMPER);
-	if (!v)
-		return 0;
-	ev = event_begin(&e, HOOK_BPFFS_UNLINK, v, DENY_TAMPER, EPERM);
-	if (ev) {
-		ev->object_kind = OBJ_FILE;
-		ev->ino = BPF_CORE_READ(d, d_inode, i_ino);
-		bpf_probe_read_kernel_str(ev->names[0], EVENT_NAME_LEN,
-					  BPF_CORE_READ(d, d_name.name));
-		bpf_ringbuf_submit(ev, 0);
-	}
-	return verdict_ret(v);
-}
-
-SEC("lsm/inode_unlink")
-int BPF_PROG(tamper_inode_unlink, struct inode *dir, struct dentry *dentry,
-	     int ret)
-{
-	if (ret)
-		return ret;
-	return deny_bpffs(dentry);
-}
-
-SEC("lsm/inode_rename")
-int BPF_PROG(tamper_inode_rename, struct inode *old_dir,
-	     struct dentry *old_dentry, struct inode *new_dir,
-	     struct dentry *new_dentry, int ret)
-{
-	if (ret)
-		return ret;
-	if (deny_bpffs(old_dentry))
-		return -EPERM;
-	return deny_bpffs(new_dentry);
-}
-
-SEC("lsm/inode_rmdir")
-int BPF_PROG(tamper_inode_rmdir, struct inode *dir, struct dentry *dentry,
-	     int ret)
-{
-	if (ret)
-		return ret;
-	return deny_bpffs(dentry);
-}
-
-/* X3: injecting input into a terminal. */
-SEC("lsm/file_ioctl")
-int BPF_PROG(tamper_file_ioctl, struct file *file, unsigned int cmd,
-	     unsigned long arg, int ret)
-{
-	if (ret)
-		return ret;
-	if (cmd != TIOCSTI && cmd != TIOCLINUX)
-		return 0;
-	struct effective e = {};
-	if (!resolve(&e))
-		return 0;
-	return tamper(&e, HOOK_TTY_IOCTL, OBJ_NONE, cmd);
 }
 
 /* X3 through the 32-bit compat ioctl entry (Linux 6.7+ has its own hook;

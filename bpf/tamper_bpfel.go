@@ -19,13 +19,48 @@ type TamperCeiling struct {
 	Flags uint32
 }
 
+type TamperEnforcerdConfig struct {
+	_          structs.HostLayout
+	Generation uint64
+}
+
+type TamperExecKey struct {
+	_        structs.HostLayout
+	CgroupId uint64
+	Ino      uint64
+	Dev      uint32
+	Pad      uint32
+}
+
+type TamperResolveCacheEntry struct {
+	_          structs.HostLayout
+	Generation uint64
+	Found      int32
+	Pad        uint32
+	E          struct {
+		_            structs.HostLayout
+		Deny         uint32
+		Audit        uint32
+		DenyCgid     [5]uint64
+		AuditCgid    [5]uint64
+		NetLevel     int32
+		SandboxLevel int32
+		SandboxCgid  uint64
+	}
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	TamperMapCeilings               = "ceilings"
+	TamperMapEnforcerdConfig        = "enforcerd_config"
 	TamperMapEvents                 = "events"
+	TamperMapExecAllow              = "exec_allow"
+	TamperMapResolveCache           = "resolve_cache"
 	TamperMapStats                  = "stats"
+	TamperMapTaskFlags              = "task_flags"
+	TamperMapWrittenInodes          = "written_inodes"
 	TamperProgBpf                   = "bpf"
 	TamperProgBpfV4                 = "bpf_v4"
 	TamperProgCapable               = "capable"
@@ -38,11 +73,7 @@ const (
 	TamperProgSbPivotroot           = "sb_pivotroot"
 	TamperProgSbRemount             = "sb_remount"
 	TamperProgSbUmount              = "sb_umount"
-	TamperProgTamperFileIoctl       = "tamper_file_ioctl"
 	TamperProgTamperFileIoctlCompat = "tamper_file_ioctl_compat"
-	TamperProgTamperInodeRename     = "tamper_inode_rename"
-	TamperProgTamperInodeRmdir      = "tamper_inode_rmdir"
-	TamperProgTamperInodeUnlink     = "tamper_inode_unlink"
 	TamperProgTaskKill              = "task_kill"
 )
 
@@ -100,11 +131,7 @@ type TamperProgramSpecs struct {
 	SbPivotroot           *ebpf.ProgramSpec `ebpf:"sb_pivotroot"`
 	SbRemount             *ebpf.ProgramSpec `ebpf:"sb_remount"`
 	SbUmount              *ebpf.ProgramSpec `ebpf:"sb_umount"`
-	TamperFileIoctl       *ebpf.ProgramSpec `ebpf:"tamper_file_ioctl"`
 	TamperFileIoctlCompat *ebpf.ProgramSpec `ebpf:"tamper_file_ioctl_compat"`
-	TamperInodeRename     *ebpf.ProgramSpec `ebpf:"tamper_inode_rename"`
-	TamperInodeRmdir      *ebpf.ProgramSpec `ebpf:"tamper_inode_rmdir"`
-	TamperInodeUnlink     *ebpf.ProgramSpec `ebpf:"tamper_inode_unlink"`
 	TaskKill              *ebpf.ProgramSpec `ebpf:"task_kill"`
 }
 
@@ -112,9 +139,14 @@ type TamperProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type TamperMapSpecs struct {
-	Ceilings *ebpf.MapSpec `ebpf:"ceilings"`
-	Events   *ebpf.MapSpec `ebpf:"events"`
-	Stats    *ebpf.MapSpec `ebpf:"stats"`
+	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
+	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
+	Events          *ebpf.MapSpec `ebpf:"events"`
+	ExecAllow       *ebpf.MapSpec `ebpf:"exec_allow"`
+	ResolveCache    *ebpf.MapSpec `ebpf:"resolve_cache"`
+	Stats           *ebpf.MapSpec `ebpf:"stats"`
+	TaskFlags       *ebpf.MapSpec `ebpf:"task_flags"`
+	WrittenInodes   *ebpf.MapSpec `ebpf:"written_inodes"`
 }
 
 // TamperVariableSpecs contains global variables before they are loaded into the kernel.
@@ -143,16 +175,26 @@ func (o *TamperObjects) Close() error {
 //
 // It can be passed to LoadTamperObjects or ebpf.CollectionSpec.LoadAndAssign.
 type TamperMaps struct {
-	Ceilings *ebpf.Map `ebpf:"ceilings"`
-	Events   *ebpf.Map `ebpf:"events"`
-	Stats    *ebpf.Map `ebpf:"stats"`
+	Ceilings        *ebpf.Map `ebpf:"ceilings"`
+	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
+	Events          *ebpf.Map `ebpf:"events"`
+	ExecAllow       *ebpf.Map `ebpf:"exec_allow"`
+	ResolveCache    *ebpf.Map `ebpf:"resolve_cache"`
+	Stats           *ebpf.Map `ebpf:"stats"`
+	TaskFlags       *ebpf.Map `ebpf:"task_flags"`
+	WrittenInodes   *ebpf.Map `ebpf:"written_inodes"`
 }
 
 func (m *TamperMaps) Close() error {
 	return _TamperClose(
 		m.Ceilings,
+		m.EnforcerdConfig,
 		m.Events,
+		m.ExecAllow,
+		m.ResolveCache,
 		m.Stats,
+		m.TaskFlags,
+		m.WrittenInodes,
 	)
 }
 
@@ -178,11 +220,7 @@ type TamperPrograms struct {
 	SbPivotroot           *ebpf.Program `ebpf:"sb_pivotroot"`
 	SbRemount             *ebpf.Program `ebpf:"sb_remount"`
 	SbUmount              *ebpf.Program `ebpf:"sb_umount"`
-	TamperFileIoctl       *ebpf.Program `ebpf:"tamper_file_ioctl"`
 	TamperFileIoctlCompat *ebpf.Program `ebpf:"tamper_file_ioctl_compat"`
-	TamperInodeRename     *ebpf.Program `ebpf:"tamper_inode_rename"`
-	TamperInodeRmdir      *ebpf.Program `ebpf:"tamper_inode_rmdir"`
-	TamperInodeUnlink     *ebpf.Program `ebpf:"tamper_inode_unlink"`
 	TaskKill              *ebpf.Program `ebpf:"task_kill"`
 }
 
@@ -200,11 +238,7 @@ func (p *TamperPrograms) Close() error {
 		p.SbPivotroot,
 		p.SbRemount,
 		p.SbUmount,
-		p.TamperFileIoctl,
 		p.TamperFileIoctlCompat,
-		p.TamperInodeRename,
-		p.TamperInodeRmdir,
-		p.TamperInodeUnlink,
 		p.TaskKill,
 	)
 }

@@ -10,6 +10,8 @@
 package enforcer
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -120,6 +122,8 @@ type Enforcer struct {
 	ceilings *ebpf.Map
 	events   *ebpf.Map
 	stats    *ebpf.Map
+	config   *ebpf.Map // generation of the ceilings map (bpf/enforcerd.h)
+	cache    *ebpf.Map // per-cgroup resolve() results
 	// Shell ceiling state (bpf/exec.h); nil when the kernel cannot create
 	// task/inode storage maps (then the LSM layer is unavailable too).
 	taskFlags     *ebpf.Map
@@ -208,10 +212,6 @@ var objects = []object{
 		{name: "sb_remount", hook: "sb_remount"},
 		{name: "move_mount", hook: "move_mount"},
 		{name: "sb_pivotroot", hook: "sb_pivotroot"},
-		{name: "tamper_inode_unlink", hook: "inode_unlink"},
-		{name: "tamper_inode_rename", hook: "inode_rename"},
-		{name: "tamper_inode_rmdir", hook: "inode_rmdir"},
-		{name: "tamper_file_ioctl", hook: "file_ioctl"},
 		// Linux 6.7+: 32-bit ioctls have their own hook.
 		{name: "tamper_file_ioctl_compat", hook: "file_ioctl_compat", optional: true},
 		{name: "file_fcntl", hook: "file_fcntl"},
@@ -354,6 +354,12 @@ func (e *Enforcer) openMaps() error {
 	if e.stats, err = open("stats"); err != nil {
 		return err
 	}
+	if e.config, err = open("enforcerd_config"); err != nil {
+		return err
+	}
+	if e.cache, err = open("resolve_cache"); err != nil {
+		return err
+	}
 	// Task and inode storage need kernel support the cgroup layer does not;
 	// their absence disables only the LSM layer.
 	if e.taskFlags, err = open("task_flags"); err != nil {
@@ -374,6 +380,7 @@ func (e *Enforcer) openMaps() error {
 func (e *Enforcer) replacements(spec *ebpf.CollectionSpec) (map[string]*ebpf.Map, error) {
 	all := map[string]*ebpf.Map{
 		"ceilings": e.ceilings, "events": e.events, "stats": e.stats,
+		"enforcerd_config": e.config, "resolve_cache": e.cache,
 		"task_flags": e.taskFlags, "written_inodes": e.writtenInodes, "exec_allow": e.execAllow,
 	}
 	out := map[string]*ebpf.Map{}
@@ -638,6 +645,30 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
 		e.dropExecAllow(cg.ID)
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
+	if err := e.invalidate(); err != nil {
+		// The entry is in the map but cached results may not see it:
+		// undo, so nothing is half-applied.
+		_ = e.ceilings.Delete(cg.ID)
+		e.dropExecAllow(cg.ID)
+		_ = e.invalidate()
+		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+	}
+	return nil
+}
+
+// invalidate gives the ceilings map a new generation, so that every cached
+// resolve() result (bpf/enforcerd.h, struct enforcerd_config) is recomputed.
+// The value is random rather than incremented: two processes changing the
+// map at once must never both write the same generation.
+func (e *Enforcer) invalidate() error {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return fmt.Errorf("new generation: %w", err)
+	}
+	gen := binary.NativeEndian.Uint64(b[:])
+	if err := e.config.Update(uint32(0), gen, ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("invalidate cached ceilings: %w", err)
+	}
 	return nil
 }
 
@@ -669,6 +700,9 @@ func (e *Enforcer) Unregister(cgroupID uint64) error {
 		if errors.Is(err, ebpf.ErrKeyNotExist) {
 			return fmt.Errorf("unregister cgroup id %d: %w", cgroupID, ErrNotRegistered)
 		}
+		return fmt.Errorf("unregister cgroup id %d: %w", cgroupID, err)
+	}
+	if err := e.invalidate(); err != nil {
 		return fmt.Errorf("unregister cgroup id %d: %w", cgroupID, err)
 	}
 	return nil
@@ -724,7 +758,7 @@ func (e *Enforcer) Close() error {
 	for _, l := range e.links {
 		l.Close()
 	}
-	for _, m := range []*ebpf.Map{e.ceilings, e.events, e.stats, e.taskFlags, e.writtenInodes, e.execAllow} {
+	for _, m := range []*ebpf.Map{e.ceilings, e.events, e.stats, e.config, e.cache, e.taskFlags, e.writtenInodes, e.execAllow} {
 		if m != nil {
 			m.Close()
 		}

@@ -268,7 +268,17 @@ var ops = map[string]func(r *result, a []string){
 		if !setup(r, err, "write through fd 3") {
 			return
 		}
-		runProgram(r, a[1:], []string{envOp + "=noop"}, nil)
+		// The parent closes its copy of fd 3 just after starting this
+		// probe; until it has, exec fails with ETXTBSY before any LSM
+		// hook runs. Wait for that instead of testing nothing.
+		for i := 0; i < 100; i++ {
+			*r = result{Op: r.Op, Exit: -1}
+			runProgram(r, a[1:], []string{envOp + "=noop"}, nil)
+			if r.Errno != syscall.ETXTBSY {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	},
 	// create PATH: create and write a file.
 	"create": func(r *result, a []string) {

@@ -247,7 +247,7 @@ static __always_inline int bit_index(__u32 bit)
 }
 
 /*
- * resolve walks the current task's cgroup ancestors from the root (level 0)
+ * walk visits the current task's cgroup ancestors from the root (level 0)
  * down, and ORs the deny bits of every registered, active ceiling: the meet of
  * every enforced ancestor (threat model E1: a sub-cgroup the child creates is
  * still below the registered one, so it can never widen anything).
@@ -256,53 +256,67 @@ static __always_inline int bit_index(__u32 bit)
  * MAX_CGROUP_LEVEL is denied everything; a pending entry is not yet in force.
  * Returns 1 when any ancestor is registered (enforced or audited), else 0.
  *
- * A global (non-inlined) function: the verifier checks it once, not once per
- * hook and path, which keeps every program within the 6.1 verifier's limits.
+ * One level per bpf_loop() callback: the verifier checks the body once, not
+ * once per level, which keeps loading fast and within the 6.1 verifier.
  */
+struct walk_ctx {
+	struct effective e;
+	int found;
+	int done;
+};
+
+static long walk_level(__u32 level, void *ctx)
+{
+	struct walk_ctx *w = ctx;
+	__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+	if (!id) {
+		w->done = 1;
+		return 1;
+	}
+	struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
+	if (!c)
+		return 0;
+	__u32 flags = c->flags;
+	/* Every registration implies tamper protection. */
+	__u32 deny = (c->deny & DENY_ALL) | DENY_TAMPER;
+	if (flags & CEILING_PENDING)
+		return 0;
+	w->found = 1;
+	w->e.sandbox_level = level;
+	w->e.sandbox_cgid = id;
+	__u64 *cgid = w->e.deny_cgid;
+	if (flags & CEILING_AUDIT_ONLY) {
+		w->e.audit |= deny;
+		cgid = w->e.audit_cgid;
+	} else {
+		w->e.deny |= deny;
+	}
+	if (deny & DENY_NETWORK) {
+		cgid[0] = id;
+		w->e.net_level = level;
+	}
+	if (deny & DENY_WRITE)
+		cgid[1] = id;
+	if (deny & DENY_SHELL)
+		cgid[2] = id;
+	if (deny & DENY_SHELL_WRITE)
+		cgid[3] = id;
+	cgid[4] = id; /* DENY_TAMPER */
+	return 0;
+}
+
 static __always_inline int walk(struct effective *e)
 {
-	int found = 0;
-
-	if (!e)
-		return 0;
-	__builtin_memset(e, 0, sizeof(*e));
-	e->net_level = -1;
-	e->sandbox_level = -1;
-
-	for (int level = 0; level < MAX_CGROUP_LEVEL; level++) {
-		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
-		if (!id)
-			return found;
-		struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
-		if (!c)
-			continue;
-		__u32 flags = c->flags;
-		/* Every registration implies tamper protection. */
-		__u32 deny = (c->deny & DENY_ALL) | DENY_TAMPER;
-		if (flags & CEILING_PENDING)
-			continue;
-		found = 1;
-		e->sandbox_level = level;
-		e->sandbox_cgid = id;
-		if (flags & CEILING_AUDIT_ONLY)
-			e->audit |= deny;
-		else
-			e->deny |= deny;
-		for (int b = 0; b < NUM_DENY_BITS; b++) {
-			if (!(deny & (1U << b)))
-				continue;
-			if (flags & CEILING_AUDIT_ONLY)
-				e->audit_cgid[b] = id;
-			else
-				e->deny_cgid[b] = id;
-		}
-		if (deny & DENY_NETWORK)
-			e->net_level = level;
-	}
+	struct walk_ctx w = {};
+	w.e.net_level = -1;
+	w.e.sandbox_level = -1;
+	bpf_loop(MAX_CGROUP_LEVEL, walk_level, &w, 0);
 	/* Deeper than the bound: if anything above was enforced, deny all. */
-	if (found && bpf_get_current_ancestor_cgroup_id(MAX_CGROUP_LEVEL))
-		e->deny |= DENY_ALL;
-	return found;
+	if (!w.done && w.found &&
+	    bpf_get_current_ancestor_cgroup_id(MAX_CGROUP_LEVEL))
+		w.e.deny |= DENY_ALL;
+	__builtin_memcpy(e, &w.e, sizeof(*e));
+	return w.found;
 }
 
 struct resolve_cache_entry {

@@ -346,8 +346,10 @@ __attribute__((noinline)) int resolve(struct effective *e)
 	__u64 id = bpf_get_current_cgroup_id();
 	struct resolve_cache_entry *c = bpf_map_lookup_elem(&resolve_cache, &id);
 	if (c && c->generation == gen) {
+		if (!c->found)
+			return 0; /* the common case: a process nobody enforces */
 		__builtin_memcpy(e, &c->e, sizeof(*e));
-		return c->found;
+		return 1;
 	}
 	struct resolve_cache_entry n = {};
 	n.found = walk(&n.e);

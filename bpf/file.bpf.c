@@ -24,7 +24,8 @@ static __always_inline bool inode_exempt(struct inode *inode)
 {
 	if (!inode)
 		return false; /* fail closed: unknown object is a file */
-	__u32 fmt = BPF_CORE_READ(inode, i_mode) & S_IFMT;
+	/* Direct (BTF) loads on hot paths: no helper call. */
+	__u32 fmt = inode->i_mode & S_IFMT;
 	return fmt == S_IFCHR || fmt == S_IFIFO || fmt == S_IFSOCK;
 }
 
@@ -32,10 +33,10 @@ static __always_inline bool inode_exempt(struct inode *inode)
  * SysV shm, anon inodes), which no path in any mount namespace reaches. */
 static __always_inline bool file_exempt(struct file *file)
 {
-	if (inode_exempt(BPF_CORE_READ(file, f_inode)))
+	if (inode_exempt(file->f_inode))
 		return true;
-	int mnt_flags = BPF_CORE_READ(file, f_path.mnt, mnt_flags);
-	return (mnt_flags & MNT_INTERNAL_FLAG) != 0;
+	struct vfsmount *mnt = file->f_path.mnt;
+	return mnt && (mnt->mnt_flags & MNT_INTERNAL_FLAG) != 0;
 }
 
 static __always_inline void fill_inode(struct event *ev, struct inode *inode)
@@ -97,13 +98,12 @@ static __always_inline int deny_write_dentry(struct dentry *d, __u16 hook)
  * superblock only the kernel mounted (SB_KERNMOUNT). */
 static __always_inline bool dentry_exempt(struct dentry *d)
 {
-	if (inode_exempt(BPF_CORE_READ(d, d_inode)))
+	if (inode_exempt(d->d_inode))
 		return true;
-	struct dentry *parent = BPF_CORE_READ(d, d_parent);
-	struct super_block *sb = BPF_CORE_READ(d, d_sb);
-	if (parent != d || BPF_CORE_READ(sb, s_root) == d)
+	struct super_block *sb = d->d_sb;
+	if (d->d_parent != d || !sb || sb->s_root == d)
 		return false;
-	return (BPF_CORE_READ(sb, s_flags) & SB_KERNMOUNT) != 0;
+	return (sb->s_flags & SB_KERNMOUNT) != 0;
 }
 
 /* Same, for modifications of an existing inode where exempt objects (pipes,
@@ -158,7 +158,8 @@ static __always_inline int deny_write_file(struct file *file, __u16 hook,
  * enforced process whatever its write ceiling. */
 static __always_inline int deny_bpffs(struct dentry *d)
 {
-	if (BPF_CORE_READ(d, d_sb, s_magic) != BPF_FS_MAGIC)
+	struct super_block *sb = d->d_sb;
+	if (!sb || sb->s_magic != BPF_FS_MAGIC)
 		return 0;
 	struct effective e = {};
 	if (!resolve(&e))
@@ -185,8 +186,8 @@ int BPF_PROG(file_open, struct file *file, int ret)
 {
 	if (ret)
 		return ret;
-	__u32 fmode = BPF_CORE_READ(file, f_mode);
-	__u32 fflags = BPF_CORE_READ(file, f_flags);
+	__u32 fmode = file->f_mode;
+	__u32 fflags = file->f_flags;
 	if (!(fmode & FMODE_WRITE) && !(fflags & O_TRUNC))
 		return 0;
 	return deny_write_file(file, HOOK_FILE_OPEN, true);
@@ -220,7 +221,7 @@ int BPF_PROG(path_truncate, const struct path *path, int ret)
 {
 	if (ret)
 		return ret;
-	struct dentry *d = BPF_CORE_READ(path, dentry);
+	struct dentry *d = path->dentry;
 	return deny_modify_dentry(d, HOOK_PATH_TRUNCATE);
 }
 

@@ -209,7 +209,10 @@ int BPF_PROG(inode_permission, struct inode *inode, int mask, int ret)
 		return ret;
 	if (!(mask & MAY_WRITE))
 		return 0;
-	__u64 magic = BPF_CORE_READ(inode, i_sb, s_magic);
+	struct super_block *sb = inode->i_sb;
+	if (!sb)
+		return 0;
+	__u64 magic = sb->s_magic;
 	switch (magic) {
 	case CGROUP2_SUPER_MAGIC:
 	case CGROUP_SUPER_MAGIC:

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -165,7 +166,20 @@ func uringOpenatWrite(a []string) error {
 
 func uringWrite(r *ring, fd int32) error {
 	buf := []byte(Payload)
-	n, err := result(r.do(sqe{op: opWrite, fd: fd, addr: ptr(buf), len: uint32(len(buf))}))
+	var (
+		n   int32
+		err error
+	)
+	// A write punted to an io-wq worker comes back ECANCELED when the
+	// worker could not be started (seen under TCG load); that is not a
+	// permission decision, so try again before reporting it.
+	for i := 0; i < 5; i++ {
+		n, err = result(r.do(sqe{op: opWrite, fd: fd, addr: ptr(buf), len: uint32(len(buf))}))
+		if err != syscall.ECANCELED {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	runtime.KeepAlive(buf)
 	if err == nil && n != int32(len(buf)) {
 		return setupf("io_uring write: short write %d", n)

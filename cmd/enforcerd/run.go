@@ -254,9 +254,20 @@ func enforceAndRun(o runOptions, bin string, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	registered := false
 	defer func() {
+		// Kill what is left in the cgroup first, and only then lift the
+		// ceiling: the other order would leave stragglers (daemonized
+		// children) unenforced in between. If they cannot be killed, the
+		// ceiling stays registered.
 		if err := cg.Remove(5 * time.Second); err != nil {
-			fmt.Fprintf(stderr, "enforcerd run: cleanup: %v\n", err)
+			fmt.Fprintf(stderr, "enforcerd run: cleanup: %v (the ceiling stays registered)\n", err)
+			return
+		}
+		if registered {
+			if err := enf.Unregister(cg.ID); err != nil {
+				fmt.Fprintf(stderr, "enforcerd run: cleanup: %v\n", err)
+			}
 		}
 	}()
 	entry := enforcer.Entry{Ceiling: o.ceiling, AuditOnly: o.auditOnly, Pending: enf.CanActivateAtExec()}
@@ -278,7 +289,7 @@ func enforceAndRun(o runOptions, bin string, stderr io.Writer) int {
 	if err := enf.Register(cg, entry); err != nil {
 		return fail("%v", err)
 	}
-	defer enf.Unregister(cg.ID)
+	registered = true
 
 	done := make(chan struct{})
 	var rd *enforcer.Reader

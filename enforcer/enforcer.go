@@ -45,6 +45,10 @@ var (
 	ErrCannotEnforce = errors.New("ceiling cannot be enforced on this host")
 	// ErrNotRegistered: no ceiling is registered for the cgroup.
 	ErrNotRegistered = errors.New("cgroup not registered")
+
+	// errLayerUnsupported marks a layer this host cannot run at all (as
+	// opposed to one that failed to load).
+	errLayerUnsupported = errors.New("not supported on this host")
 )
 
 // Layer names a family of programs.
@@ -130,9 +134,14 @@ type Enforcer struct {
 	writtenInodes *ebpf.Map
 	execAllow     *ebpf.Map
 	execMapsErr   error
-	links         map[string]link.Link
-	hooks         []HookStatus
-	layerErr      map[Layer]error
+	// buildID holds the bpf.BuildID of the programs the pinned links run;
+	// stale is true when that is not this build's (the links are replaced).
+	buildID  *ebpf.Map
+	stale    bool
+	links    map[string]link.Link
+	replaced []link.Link // links of another build whose pins were taken over
+	hooks    []HookStatus
+	layerErr map[Layer]error
 }
 
 // Bits of struct ceiling in bpf/enforcerd.h.
@@ -257,6 +266,9 @@ func Open(opts Options) (*Enforcer, error) {
 	}
 	kernel, kerr := btf.LoadKernelSpec()
 	lsmErr := lsmUsable()
+	if lsmErr != nil {
+		lsmErr = fmt.Errorf("%w: %w", errLayerUnsupported, lsmErr)
+	}
 	for _, obj := range objects {
 		var err error
 		switch {
@@ -282,7 +294,46 @@ func Open(opts Options) (*Enforcer, error) {
 		}
 	}
 	sort.SliceStable(e.hooks, func(i, j int) bool { return e.hooks[i].Layer < e.hooks[j].Layer })
+	e.finishUpgrade()
 	return e, nil
+}
+
+// finishUpgrade completes the replacement of another build's pinned links:
+// it drops the handles on the replaced links (they detach: their pins now
+// name this build's links), removes pins of programs this build no longer
+// has, and records this build's id. It does nothing unless every layer this
+// host supports came up; a failed upgrade leaves the old programs pinned and
+// enforcing.
+func (e *Enforcer) finishUpgrade() {
+	if !e.stale {
+		return
+	}
+	for _, l := range e.replaced {
+		l.Close()
+	}
+	e.replaced = nil
+	for _, l := range []Layer{LayerLSM, LayerCgroup, LayerLifecycle} {
+		if err := e.layerErr[l]; err != nil && !errors.Is(err, errLayerUnsupported) {
+			return
+		}
+	}
+	known := map[string]bool{}
+	for _, obj := range objects {
+		for _, p := range obj.progs {
+			known[filepath.Base(e.linkPin(obj, p))] = true
+		}
+	}
+	dir := filepath.Join(e.opts.PinDir, "links")
+	entries, _ := os.ReadDir(dir)
+	for _, ent := range entries {
+		if !known[ent.Name()] {
+			_ = os.Remove(filepath.Join(dir, ent.Name()))
+		}
+	}
+	id := bpf.BuildID()
+	if err := e.buildID.Update(uint32(0), id, ebpf.UpdateAny); err == nil {
+		e.stale = false
+	}
 }
 
 func (e *Enforcer) hasProgram(name string) bool {
@@ -360,6 +411,9 @@ func (e *Enforcer) openMaps() error {
 	if e.cache, err = open("resolve_cache"); err != nil {
 		return err
 	}
+	if err := e.openBuildID(); err != nil {
+		return err
+	}
 	// Task and inode storage need kernel support the cgroup layer does not;
 	// their absence disables only the LSM layer.
 	if e.taskFlags, err = open("task_flags"); err != nil {
@@ -373,6 +427,33 @@ func (e *Enforcer) openMaps() error {
 	if e.execAllow, err = open("exec_allow"); err != nil {
 		e.execMapsErr = err
 	}
+	return nil
+}
+
+// openBuildID opens (or creates) the pinned build_id map and decides whether
+// the pinned links are this build's. A pinned link with no build id, or
+// another one, is stale.
+func (e *Enforcer) openBuildID() error {
+	pin := filepath.Join(e.opts.PinDir, "build_id")
+	m, err := ebpf.LoadPinnedMap(pin, nil)
+	if errors.Is(err, os.ErrNotExist) {
+		m, err = ebpf.NewMap(&ebpf.MapSpec{Name: "build_id", Type: ebpf.Array, KeySize: 4, ValueSize: 32, MaxEntries: 1})
+		if err != nil {
+			return fmt.Errorf("create map build_id: %w", err)
+		}
+		if err := m.Pin(pin); err != nil {
+			m.Close()
+			return fmt.Errorf("pin map %s: %w", pin, err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("pinned map %s: %w", pin, err)
+	}
+	e.buildID = m
+	var have [32]byte
+	if err := m.Lookup(uint32(0), &have); err != nil {
+		return fmt.Errorf("read %s: %w", pin, err)
+	}
+	e.stale = have != bpf.BuildID()
 	return nil
 }
 
@@ -411,10 +492,15 @@ func (e *Enforcer) openObject(obj object, kernel *btf.Spec) error {
 		}
 		pin := e.linkPin(obj, p)
 		l, err := link.LoadPinnedLink(pin, nil)
-		if err == nil {
+		if err == nil && !e.stale {
 			e.links[p.name] = l
 			e.hooks = append(e.hooks, HookStatus{Program: p.name, Name: p.hook, Layer: obj.layer, Attached: true, Adopted: true, Optional: p.optional})
 			continue
+		}
+		if err == nil {
+			// Another build's program: it keeps enforcing until the new
+			// one is attached and has taken over its pin.
+			e.replaced = append(e.replaced, l)
 		}
 		missing = append(missing, p)
 	}
@@ -459,7 +545,7 @@ func (e *Enforcer) openObject(obj object, kernel *btf.Spec) error {
 	}
 	if err != nil {
 		if errors.Is(err, unix.EPERM) && obj.layer == LayerLSM {
-			return fmt.Errorf("the kernel refuses to load BPF LSM programs (EPERM; e.g. a sandboxed host kernel without trampolines): %w", unix.EPERM)
+			return fmt.Errorf("%w: the kernel refuses to load BPF LSM programs (EPERM; e.g. a sandboxed host kernel without trampolines): %w", errLayerUnsupported, unix.EPERM)
 		}
 		return fmt.Errorf("load %s programs: %w", obj.layer, err)
 	}
@@ -481,7 +567,15 @@ func (e *Enforcer) openObject(obj object, kernel *btf.Spec) error {
 		if err != nil {
 			return fmt.Errorf("attach %s: %w", p.hook, err)
 		}
-		if err := l.Pin(e.linkPin(obj, p)); err != nil {
+		// Pin under a temporary name, then rename over any pin of another
+		// build: the hook is never without a program.
+		pin := e.linkPin(obj, p)
+		if err := l.Pin(pin + "_new"); err != nil {
+			l.Close()
+			return fmt.Errorf("pin link %s: %w", p.hook, err)
+		}
+		if err := os.Rename(pin+"_new", pin); err != nil {
+			l.Unpin()
 			l.Close()
 			return fmt.Errorf("pin link %s: %w", p.hook, err)
 		}
@@ -758,7 +852,10 @@ func (e *Enforcer) Close() error {
 	for _, l := range e.links {
 		l.Close()
 	}
-	for _, m := range []*ebpf.Map{e.ceilings, e.events, e.stats, e.config, e.cache, e.taskFlags, e.writtenInodes, e.execAllow} {
+	for _, l := range e.replaced {
+		l.Close()
+	}
+	for _, m := range []*ebpf.Map{e.ceilings, e.events, e.stats, e.config, e.cache, e.taskFlags, e.writtenInodes, e.execAllow, e.buildID} {
 		if m != nil {
 			m.Close()
 		}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -48,6 +50,11 @@ Flags:
                          (default: enforcerd's own cgroup)
   --pin-dir DIR          bpffs directory of the pinned programs and maps
                          (default /sys/fs/bpf/enforcerd)
+  --socket PATH          the enforcerd daemon's API socket (default
+                         /run/enforcerd/enforcerd.sock). When a daemon
+                         answers there it reads the denial records into its
+                         audit log, and run does not print them (a record
+                         has one reader).
   -q, --quiet            do not print denials
 
 --role and the explicit flags clamp together: the result is never wider than
@@ -111,6 +118,7 @@ type runOptions struct {
 	execAllow    []string
 	cgroupParent string
 	pinDir       string
+	socket       string
 	argv         []string
 }
 
@@ -140,6 +148,7 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 	fs.BoolVar(&o.quiet, "q", false, "")
 	fs.StringVar(&o.cgroupParent, "cgroup-parent", "", "")
 	fs.StringVar(&o.pinDir, "pin-dir", enforcer.DefaultPinDir, "")
+	fs.StringVar(&o.socket, "socket", api.DefaultSocket, "")
 	flagArgs := args
 	if dash >= 0 {
 		flagArgs = args[:dash]
@@ -293,7 +302,13 @@ func enforceAndRun(o runOptions, bin string, stderr io.Writer) int {
 
 	done := make(chan struct{})
 	var rd *enforcer.Reader
-	if !o.quiet {
+	switch {
+	case o.quiet:
+	case daemonRunning(o.socket):
+		// The denial ring buffer has one reader in practice: taking
+		// records here would remove them from the daemon's audit trail.
+		fmt.Fprintf(stderr, "enforcerd run: the enforcerd daemon (%s) records the denials of cgroup id %d in its audit log; not printing them here\n", o.socket, cg.ID)
+	default:
 		if rd, err = enf.NewReader(); err != nil {
 			return fail("%v", err)
 		}
@@ -347,6 +362,17 @@ func exitStatus(cmd *exec.Cmd, err error, stderr io.Writer) int {
 		return 128 + int(ws.Signal())
 	}
 	return cmd.ProcessState.ExitCode()
+}
+
+// daemonRunning reports whether something accepts connections on the
+// daemon's socket.
+func daemonRunning(socket string) bool {
+	c, err := net.DialTimeout("unix", socket, 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 // printDenials prints each record decided by the ceiling of cgroup id until

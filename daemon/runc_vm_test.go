@@ -2,7 +2,6 @@ package daemon_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -99,31 +98,12 @@ func runRunc(t *testing.T, e *vmEnv, id, bundle string) (int, string) {
 // log and /metrics; a malformed annotation and a stopped daemon make runc
 // refuse the container before its process runs.
 func TestVMRuncCreateRuntimeHook(t *testing.T) {
-	vmtest.RequireLSM(t, nil)
-	bin := os.Getenv("ENFORCERD_BIN")
-	if bin == "" {
-		vmtest.Skip(t, "ENFORCERD_BIN not set")
-	}
+	e := newVMEnv(t, "127.0.0.1:19465")
 	if _, err := exec.LookPath("runc"); err != nil {
 		vmtest.Skip(t, "runc not installed (scripts/setup-deps installs it; scripts/vmtest packs it)")
 	}
-	mount, err := cgroup.Mountpoint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	e := &vmEnv{t: t, bin: bin, dir: dir, cfg: filepath.Join(dir, "config.yaml"), sock: filepath.Join(dir, "api.sock"),
-		audit: filepath.Join(dir, "audit.jsonl"), mount: mount}
-	pin, _ := vmtest.PinDir("daemon-test")
-	os.WriteFile(e.cfg, []byte(fmt.Sprintf("socket: %s\nstate: %s/state.json\npin_dir: %s\naudit:\n  path: %s\nmetrics:\n  listen: 127.0.0.1:19465\n",
-		e.sock, dir, pin, e.audit)), 0o600)
 	e.startDaemon()
-	defer func() {
-		if e.daemon.ProcessState == nil {
-			e.daemon.Process.Signal(syscall.SIGTERM)
-			e.daemon.Wait()
-		}
-	}()
+	defer e.stopDaemon(false)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

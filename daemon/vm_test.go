@@ -77,6 +77,44 @@ type vmEnv struct {
 	daemon *exec.Cmd
 }
 
+// newVMEnv prepares a daemon configuration in a temp dir (socket, state,
+// audit log, the boot's shared pins, metrics on metricsAddr). It fails the
+// test in the VM when the enforcerd binary is missing.
+func newVMEnv(t *testing.T, metricsAddr string) *vmEnv {
+	t.Helper()
+	vmtest.RequireLSM(t, nil)
+	bin := os.Getenv("ENFORCERD_BIN")
+	if bin == "" {
+		vmtest.Skip(t, "ENFORCERD_BIN not set")
+	}
+	mount, err := cgroup.Mountpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	e := &vmEnv{t: t, bin: bin, dir: dir, cfg: filepath.Join(dir, "config.yaml"), sock: filepath.Join(dir, "api.sock"),
+		audit: filepath.Join(dir, "audit.jsonl"), mount: mount}
+	pin, _ := vmtest.PinDir("daemon-test")
+	cfg := fmt.Sprintf("socket: %s\nstate: %s/state.json\npin_dir: %s\naudit:\n  path: %s\nmetrics:\n  listen: %s\n",
+		e.sock, dir, pin, e.audit, metricsAddr)
+	if err := os.WriteFile(e.cfg, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// stopDaemon stops a daemon that is still running, and logs its output.
+func (e *vmEnv) stopDaemon(logOutput bool) {
+	if e.daemon != nil && e.daemon.ProcessState == nil {
+		e.daemon.Process.Signal(syscall.SIGTERM)
+		e.daemon.Wait()
+	}
+	if logOutput {
+		b, _ := os.ReadFile(filepath.Join(e.dir, "daemon.log"))
+		e.t.Logf("daemon log:\n%s", b)
+	}
+}
+
 func (e *vmEnv) startDaemon() {
 	e.t.Helper()
 	logf, err := os.OpenFile(filepath.Join(e.dir, "daemon.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
@@ -188,30 +226,9 @@ func (c *container) count() int {
 }
 
 func TestVMDaemonHookFlowAuditMetricsAndRestart(t *testing.T) {
-	vmtest.RequireLSM(t, nil)
-	bin := os.Getenv("ENFORCERD_BIN")
-	if bin == "" {
-		vmtest.Skip(t, "ENFORCERD_BIN not set")
-	}
-	mount, err := cgroup.Mountpoint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	e := &vmEnv{t: t, bin: bin, dir: dir, cfg: filepath.Join(dir, "config.yaml"), sock: filepath.Join(dir, "api.sock"),
-		audit: filepath.Join(dir, "audit.jsonl"), mount: mount}
-	pin, _ := vmtest.PinDir("daemon-test")
-	os.WriteFile(e.cfg, []byte(fmt.Sprintf("socket: %s\nstate: %s/state.json\npin_dir: %s\naudit:\n  path: %s\nmetrics:\n  listen: 127.0.0.1:19464\n",
-		e.sock, dir, pin, e.audit)), 0o600)
+	e := newVMEnv(t, "127.0.0.1:19464")
 	e.startDaemon()
-	defer func() {
-		if e.daemon.ProcessState == nil {
-			e.daemon.Process.Signal(syscall.SIGTERM)
-			e.daemon.Wait()
-		}
-		b, _ := os.ReadFile(filepath.Join(dir, "daemon.log"))
-		t.Logf("daemon log:\n%s", b)
-	}()
+	defer e.stopDaemon(true)
 
 	// Refusals: malformed annotation, then (below) daemon down.
 	bad, code, msg := e.create("bad", "network=maybe")

@@ -172,6 +172,9 @@ enum hook_id {
 	HOOK_FILE_FCNTL,
 	HOOK_CAPABLE,
 	HOOK_KERNEL_SETTING, /* inode_permission on a kernel tunable */
+	HOOK_KERNEL_MODULE_REQUEST,
+	HOOK_TASK_SETSCHED, /* nice, ioprio, scheduler, affinity, prlimit */
+	HOOK_PROC_WRITE,    /* inode_permission on /proc/<pid> of an outsider */
 };
 
 /* event.object_kind */
@@ -450,6 +453,31 @@ static __always_inline int verdict_ret(int decision)
 	else
 		asm volatile("%0 = 0" : "=r"(r));
 	return r;
+}
+
+#define PROC_SUPER_MAGIC 0x9fa0
+
+/* proc_pid_of: for a /proc/<pid>/... inode, the struct pid it describes;
+ * NULL for every other procfs inode (and for non-procfs inodes). */
+static __always_inline struct pid *proc_pid_of(struct inode *inode)
+{
+	struct super_block *sb = inode->i_sb;
+	if (!sb || sb->s_magic != PROC_SUPER_MAGIC)
+		return NULL;
+	struct proc_inode *pi = (struct proc_inode *)((void *)inode -
+		bpf_core_field_offset(struct proc_inode, vfs_inode));
+	return BPF_CORE_READ(pi, pid);
+}
+
+/* pid_task_of: the task a struct pid names (its PIDTYPE_PID task), NULL if
+ * it has exited. */
+static __always_inline struct task_struct *pid_task_of(struct pid *pid)
+{
+	struct hlist_node *first = BPF_CORE_READ(pid, tasks[0].first);
+	if (!first)
+		return NULL;
+	return (struct task_struct *)((void *)first -
+		bpf_core_field_offset(struct task_struct, pid_links));
 }
 
 /* tamper: the verdict and record for an escape/tamper attempt (every

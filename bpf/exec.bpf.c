@@ -83,7 +83,11 @@ int BPF_PROG(bprm_check_security, struct linux_binprm *bprm, int ret)
 	__u64 ino = BPF_CORE_READ(inode, i_ino);
 	__u32 dev = BPF_CORE_READ(inode, i_sb, s_dev);
 
-	note_entrypoint(ino, dev);
+	/* Only the file the entrypoint exec names is the entrypoint; a
+	 * script's interpreter (a later binfmt stage of the same exec, when
+	 * bprm->interp no longer is bprm->filename) is not allow-listed. */
+	if (bprm->interp == bprm->filename)
+		note_entrypoint(ino, dev);
 
 	struct effective e = {};
 	if (!resolve(&e))

@@ -33,7 +33,13 @@ static __always_inline bool inode_exempt(struct inode *inode)
  * SysV shm, anon inodes), which no path in any mount namespace reaches. */
 static __always_inline bool file_exempt(struct file *file)
 {
-	if (inode_exempt(file->f_inode))
+	struct inode *inode = file->f_inode;
+	if (inode_exempt(inode))
+		return true;
+	/* /proc/<pid>/... files are process state, not a filesystem's: the
+	 * write ceiling leaves them alone (tamper.bpf.c keeps a sandbox off
+	 * processes outside it). */
+	if (inode && proc_pid_of(inode))
 		return true;
 	struct vfsmount *mnt = file->f_path.mnt;
 	return mnt && (mnt->mnt_flags & MNT_INTERNAL_FLAG) != 0;
@@ -153,6 +159,8 @@ static __always_inline int deny_write_file(struct file *file, __u16 hook,
 #define BPF_FS_MAGIC 0xcafe4a11
 #define TIOCSTI 0x5412
 #define TIOCLINUX 0x541C
+#define FIOSETOWN 0x8901
+#define SIOCSPGRP 0x8902
 
 /* E4: removing or replacing a pin (anything on a bpf filesystem), for every
  * enforced process whatever its write ceiling. */
@@ -288,6 +296,20 @@ int BPF_PROG(file_ioctl, struct file *file, unsigned int cmd,
 {
 	if (ret)
 		return ret;
+	if (cmd == FIOSETOWN || cmd == SIOCSPGRP) {
+		/* E4: like fcntl(F_SETOWN): only the caller may own the file's
+		 * I/O signals (tamper.bpf.c file_fcntl, file_send_sigiotask). */
+		int owner = 0;
+		if (bpf_probe_read_user(&owner, sizeof(owner), (void *)arg) < 0)
+			owner = -1; /* unreadable: fail closed */
+		__u64 pid_tgid = bpf_get_current_pid_tgid();
+		if (owner == 0 || owner == (int)(pid_tgid >> 32) || owner == (int)(__u32)pid_tgid)
+			return 0;
+		struct effective e = {};
+		if (!resolve(&e))
+			return 0;
+		return tamper(&e, HOOK_FILE_FCNTL, OBJ_TASK, owner);
+	}
 	if (cmd == TIOCSTI || cmd == TIOCLINUX) {
 		/* X3: injecting input into a terminal (every ceiling). */
 		struct effective e = {};

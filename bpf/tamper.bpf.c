@@ -37,7 +37,6 @@ char LICENSE[] SEC("license") = "GPL";
 
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #define CGROUP_SUPER_MAGIC 0x27e0eb
-#define PROC_SUPER_MAGIC 0x9fa0
 #define SYSFS_MAGIC 0x62656572
 #define SECURITYFS_MAGIC 0x73636673
 #define DEBUGFS_MAGIC 0x64626720
@@ -230,11 +229,23 @@ int BPF_PROG(inode_permission, struct inode *inode, int mask, int ret)
 	default:
 		return 0;
 	}
-	if (magic == PROC_SUPER_MAGIC && !proc_write_denied(inode))
-		return 0;
+	struct pid *ppid = NULL;
+	if (magic == PROC_SUPER_MAGIC && !proc_write_denied(inode)) {
+		/* /proc/<pid>/... of a process outside (oom_score_adj,
+		 * coredump_filter, attr, ...): E4. Other procfs files: allow. */
+		ppid = proc_pid_of(inode);
+		if (!ppid)
+			return 0;
+	}
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
+	if (ppid) {
+		struct task_struct *target = pid_task_of(ppid);
+		if (!target || !task_outside(&e, target))
+			return 0;
+		return tamper(&e, HOOK_PROC_WRITE, OBJ_TASK, BPF_CORE_READ(target, tgid));
+	}
 	if (magic != CGROUP2_SUPER_MAGIC)
 		return tamper(&e, HOOK_KERNEL_SETTING, OBJ_FSMAGIC, magic);
 	struct kernfs_node *kn = BPF_CORE_READ(inode, i_private);
@@ -360,6 +371,11 @@ int BPF_PROG(file_fcntl, struct file *file, unsigned int cmd,
 }
 
 #define CAP_DAC_READ_SEARCH 2
+#define CAP_NET_ADMIN 12
+#define CAP_SYS_TIME 25
+#define CAP_SYS_TTY_CONFIG 26
+#define CAP_MKNOD 27
+#define CAP_SYSLOG 34
 #define CAP_SYS_MODULE 16
 #define CAP_SYS_RAWIO 17
 #define CAP_SYS_ADMIN 21
@@ -374,6 +390,11 @@ static __always_inline bool admin_cap(int cap)
 {
 	switch (cap) {
 	case CAP_DAC_READ_SEARCH:
+	case CAP_NET_ADMIN: /* interfaces, routes, firewall of the host */
+	case CAP_SYS_TIME:  /* the host clock */
+	case CAP_SYS_TTY_CONFIG: /* vhangup of a terminal shared with the host */
+	case CAP_MKNOD:	    /* device nodes: raw disks bypass every inode */
+	case CAP_SYSLOG:    /* kernel log, kptr */
 	case CAP_SYS_MODULE:
 	case CAP_SYS_RAWIO:
 	case CAP_SYS_ADMIN:
@@ -414,4 +435,101 @@ int BPF_PROG(capable, const struct cred *cred, struct user_namespace *ns,
 		}
 	}
 	return verdict_ret(v);
+}
+
+/* Usermode helpers: a module autoload (request_module: netdev-*, net-pf-*,
+ * key-type-*, fs-*, ...) runs modprobe as root outside every sandbox, with
+ * whatever the host's modprobe path names. Enforced processes never trigger
+ * one. */
+SEC("lsm/kernel_module_request")
+int BPF_PROG(kernel_module_request, char *kmod_name, int ret)
+{
+	if (ret)
+		return ret;
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	struct event *ev;
+	int v = verdict(&e, DENY_TAMPER);
+	if (!v)
+		return 0;
+	ev = event_begin(&e, HOOK_KERNEL_MODULE_REQUEST, v, DENY_TAMPER, EPERM);
+	if (ev) {
+		ev->object_kind = OBJ_FILE;
+		bpf_probe_read_kernel_str(ev->names[0], EVENT_NAME_LEN, kmod_name);
+		bpf_ringbuf_submit(ev, 0);
+	}
+	return verdict_ret(v);
+}
+
+/* E4: a signal the kernel sends on I/O (SIGIO/SIGURG or F_SETSIG) from an
+ * enforced process's I/O to a process outside, however its owner was set
+ * (fcntl F_SETOWN, ioctl FIOSETOWN/SIOCSPGRP, or before the ceiling). */
+SEC("lsm/file_send_sigiotask")
+int BPF_PROG(file_send_sigiotask, struct task_struct *tsk,
+	     struct fown_struct *fown, int sig, int ret)
+{
+	if (ret)
+		return ret;
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	if (!task_outside(&e, tsk))
+		return 0;
+	return tamper(&e, HOOK_TASK_KILL, OBJ_TASK, BPF_CORE_READ(tsk, tgid));
+}
+
+/* E4: nice, I/O priority, scheduling policy and CPU affinity of a process
+ * outside (setpriority, ioprio_set, sched_setscheduler/setattr/setaffinity). */
+static __always_inline int deny_task_outside(struct task_struct *p)
+{
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	if (!task_outside(&e, p))
+		return 0;
+	return tamper(&e, HOOK_TASK_SETSCHED, OBJ_TASK, BPF_CORE_READ(p, tgid));
+}
+
+SEC("lsm/task_setnice")
+int BPF_PROG(task_setnice, struct task_struct *p, int nice, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_task_outside(p);
+}
+
+SEC("lsm/task_setioprio")
+int BPF_PROG(task_setioprio, struct task_struct *p, int ioprio, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_task_outside(p);
+}
+
+SEC("lsm/task_setscheduler")
+int BPF_PROG(task_setscheduler, struct task_struct *p, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_task_outside(p);
+}
+
+#define LSM_PRLIMIT_WRITE 2
+
+/* E4: prlimit(2) on another process. The hook names credentials, not the
+ * process, so an enforced process may change only its own limits
+ * (prlimit(0, ...)/setrlimit never reach this hook). */
+SEC("lsm/task_prlimit")
+int BPF_PROG(task_prlimit, const struct cred *cred, const struct cred *tcred,
+	     unsigned int flags, int ret)
+{
+	if (ret)
+		return ret;
+	if (!(flags & LSM_PRLIMIT_WRITE))
+		return 0;
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	return tamper(&e, HOOK_TASK_SETSCHED, OBJ_NONE, 0);
 }

@@ -65,7 +65,9 @@ const (
 	TamperProgBpfV4                 = "bpf_v4"
 	TamperProgCapable               = "capable"
 	TamperProgFileFcntl             = "file_fcntl"
+	TamperProgFileSendSigiotask     = "file_send_sigiotask"
 	TamperProgInodePermission       = "inode_permission"
+	TamperProgKernelModuleRequest   = "kernel_module_request"
 	TamperProgMoveMount             = "move_mount"
 	TamperProgPtraceAccessCheck     = "ptrace_access_check"
 	TamperProgPtraceTraceme         = "ptrace_traceme"
@@ -75,6 +77,10 @@ const (
 	TamperProgSbUmount              = "sb_umount"
 	TamperProgTamperFileIoctlCompat = "tamper_file_ioctl_compat"
 	TamperProgTaskKill              = "task_kill"
+	TamperProgTaskPrlimit           = "task_prlimit"
+	TamperProgTaskSetioprio         = "task_setioprio"
+	TamperProgTaskSetnice           = "task_setnice"
+	TamperProgTaskSetscheduler      = "task_setscheduler"
 )
 
 // LoadTamper returns the embedded CollectionSpec for Tamper.
@@ -123,7 +129,9 @@ type TamperProgramSpecs struct {
 	BpfV4                 *ebpf.ProgramSpec `ebpf:"bpf_v4"`
 	Capable               *ebpf.ProgramSpec `ebpf:"capable"`
 	FileFcntl             *ebpf.ProgramSpec `ebpf:"file_fcntl"`
+	FileSendSigiotask     *ebpf.ProgramSpec `ebpf:"file_send_sigiotask"`
 	InodePermission       *ebpf.ProgramSpec `ebpf:"inode_permission"`
+	KernelModuleRequest   *ebpf.ProgramSpec `ebpf:"kernel_module_request"`
 	MoveMount             *ebpf.ProgramSpec `ebpf:"move_mount"`
 	PtraceAccessCheck     *ebpf.ProgramSpec `ebpf:"ptrace_access_check"`
 	PtraceTraceme         *ebpf.ProgramSpec `ebpf:"ptrace_traceme"`
@@ -133,6 +141,10 @@ type TamperProgramSpecs struct {
 	SbUmount              *ebpf.ProgramSpec `ebpf:"sb_umount"`
 	TamperFileIoctlCompat *ebpf.ProgramSpec `ebpf:"tamper_file_ioctl_compat"`
 	TaskKill              *ebpf.ProgramSpec `ebpf:"task_kill"`
+	TaskPrlimit           *ebpf.ProgramSpec `ebpf:"task_prlimit"`
+	TaskSetioprio         *ebpf.ProgramSpec `ebpf:"task_setioprio"`
+	TaskSetnice           *ebpf.ProgramSpec `ebpf:"task_setnice"`
+	TaskSetscheduler      *ebpf.ProgramSpec `ebpf:"task_setscheduler"`
 }
 
 // TamperMapSpecs contains maps before they are loaded into the kernel.
@@ -212,7 +224,9 @@ type TamperPrograms struct {
 	BpfV4                 *ebpf.Program `ebpf:"bpf_v4"`
 	Capable               *ebpf.Program `ebpf:"capable"`
 	FileFcntl             *ebpf.Program `ebpf:"file_fcntl"`
+	FileSendSigiotask     *ebpf.Program `ebpf:"file_send_sigiotask"`
 	InodePermission       *ebpf.Program `ebpf:"inode_permission"`
+	KernelModuleRequest   *ebpf.Program `ebpf:"kernel_module_request"`
 	MoveMount             *ebpf.Program `ebpf:"move_mount"`
 	PtraceAccessCheck     *ebpf.Program `ebpf:"ptrace_access_check"`
 	PtraceTraceme         *ebpf.Program `ebpf:"ptrace_traceme"`
@@ -222,6 +236,10 @@ type TamperPrograms struct {
 	SbUmount              *ebpf.Program `ebpf:"sb_umount"`
 	TamperFileIoctlCompat *ebpf.Program `ebpf:"tamper_file_ioctl_compat"`
 	TaskKill              *ebpf.Program `ebpf:"task_kill"`
+	TaskPrlimit           *ebpf.Program `ebpf:"task_prlimit"`
+	TaskSetioprio         *ebpf.Program `ebpf:"task_setioprio"`
+	TaskSetnice           *ebpf.Program `ebpf:"task_setnice"`
+	TaskSetscheduler      *ebpf.Program `ebpf:"task_setscheduler"`
 }
 
 func (p *TamperPrograms) Close() error {
@@ -230,7 +248,9 @@ func (p *TamperPrograms) Close() error {
 		p.BpfV4,
 		p.Capable,
 		p.FileFcntl,
+		p.FileSendSigiotask,
 		p.InodePermission,
+		p.KernelModuleRequest,
 		p.MoveMount,
 		p.PtraceAccessCheck,
 		p.PtraceTraceme,
@@ -240,6 +260,10 @@ func (p *TamperPrograms) Close() error {
 		p.SbUmount,
 		p.TamperFileIoctlCompat,
 		p.TaskKill,
+		p.TaskPrlimit,
+		p.TaskSetioprio,
+		p.TaskSetnice,
+		p.TaskSetscheduler,
 	)
 }
 

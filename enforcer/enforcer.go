@@ -225,6 +225,12 @@ var objects = []object{
 		{name: "tamper_file_ioctl_compat", hook: "file_ioctl_compat", optional: true},
 		{name: "file_fcntl", hook: "file_fcntl"},
 		{name: "capable", hook: "capable"},
+		{name: "kernel_module_request", hook: "kernel_module_request"},
+		{name: "file_send_sigiotask", hook: "file_send_sigiotask"},
+		{name: "task_setnice", hook: "task_setnice"},
+		{name: "task_setioprio", hook: "task_setioprio"},
+		{name: "task_setscheduler", hook: "task_setscheduler"},
+		{name: "task_prlimit", hook: "task_prlimit"},
 	}},
 	{LayerCgroup, bpf.LoadSock, []program{
 		{name: "sock_create", hook: "cgroup/sock_create", attach: ebpf.AttachCGroupInetSockCreate},

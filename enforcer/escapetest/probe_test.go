@@ -420,6 +420,73 @@ var ops = map[string]func(r *result, a []string){
 		_, err := unix.Write(p[1], []byte("x"))
 		errnoOf(r, err, "write pipe")
 	},
+	// sigio-ioctl PID: like sigio-kill, but the owner is set with the
+	// FIOSETOWN ioctl on a socketpair instead of fcntl(F_SETOWN).
+	"sigio-ioctl": func(r *result, a []string) {
+		pid, _ := strconv.Atoi(a[0])
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		if !setup(r, err, "socketpair") {
+			return
+		}
+		if !errnoOf(r, unix.IoctlSetPointerInt(fds[0], 0x8901 /* FIOSETOWN */, pid), "FIOSETOWN") {
+			return
+		}
+		if _, err := unix.FcntlInt(uintptr(fds[0]), unix.F_SETSIG, int(unix.SIGKILL)); !errnoOf(r, err, "F_SETSIG") {
+			return
+		}
+		if !errnoOf(r, unix.IoctlSetPointerInt(fds[0], 0x5452 /* FIOASYNC */, 1), "FIOASYNC") {
+			return
+		}
+		_, err = unix.Write(fds[1], []byte("x"))
+		errnoOf(r, err, "write socketpair")
+	},
+	// setpriority PID: renice a process to 19.
+	"setpriority": func(r *result, a []string) {
+		pid, _ := strconv.Atoi(a[0])
+		errnoOf(r, unix.Setpriority(unix.PRIO_PROCESS, pid, 19), "setpriority")
+	},
+	// prlimit-cpu PID: RLIMIT_CPU of 1 s (the kernel then kills it).
+	"prlimit-cpu": func(r *result, a []string) {
+		pid, _ := strconv.Atoi(a[0])
+		errnoOf(r, unix.Prlimit(pid, unix.RLIMIT_CPU, &unix.Rlimit{Cur: 1, Max: 1}, nil), "prlimit")
+	},
+	// ifflags: SIOCSIFFLAGS on lo with its current flags, via AF_UNIX.
+	"ifflags": func(r *result, a []string) {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
+		if !setup(r, err, "socket") {
+			return
+		}
+		ifr, err := unix.NewIfreq("lo")
+		if !setup(r, err, "ifreq") {
+			return
+		}
+		if !setup(r, unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr), "SIOCGIFFLAGS") {
+			return
+		}
+		errnoOf(r, unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr), "SIOCSIFFLAGS")
+	},
+	// settime: set the realtime clock to what it reads now.
+	"settime": func(r *result, a []string) {
+		var ts unix.Timespec
+		if !setup(r, unix.ClockGettime(unix.CLOCK_REALTIME, &ts), "clock_gettime") {
+			return
+		}
+		errnoOf(r, unix.ClockSettime(unix.CLOCK_REALTIME, &ts), "clock_settime")
+	},
+	// afsock FAMILY: socket() of an address family that is not loaded
+	// makes the kernel request_module("net-pf-FAMILY"): a usermode helper
+	// outside every sandbox.
+	"afsock": func(r *result, a []string) {
+		fam, _ := strconv.Atoi(a[0])
+		fd, err := unix.Socket(fam, unix.SOCK_SEQPACKET, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		if err == unix.EAFNOSUPPORT {
+			err = nil // not loaded either way; whether the helper ran decides
+		}
+		errnoOf(r, err, "socket")
+	},
 	"unlink": func(r *result, a []string) { errnoOf(r, unix.Unlink(a[0]), "unlink") },
 	"rename": func(r *result, a []string) { errnoOf(r, unix.Rename(a[0], a[1]), "rename") },
 	"rmdir":  func(r *result, a []string) { errnoOf(r, unix.Rmdir(a[0]), "rmdir") },

@@ -150,7 +150,9 @@ func TestProcessesOutside(t *testing.T) {
 			o := startOutside(t, nil)
 			return probe(t, dir, nil, "ptrace-seize", o.pid()), nil
 		}},
-		{name: "E4 /proc/pid/mem write open outside", hook: enforcer.HookPtraceAccessCheck, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+		// Refused at the inode (writes to /proc/<pid> of an outsider),
+		// before the ptrace check would refuse it too.
+		{name: "E4 /proc/pid/mem write open outside", hook: enforcer.HookProcWrite, attempt: func(t *testing.T, dir *os.File) (result, effect) {
 			o := startOutside(t, nil)
 			return probe(t, dir, nil, "mem-open", o.pid()), nil
 		}},
@@ -163,6 +165,23 @@ func TestProcessesOutside(t *testing.T) {
 		{name: "E4 SIGKILL outside via F_SETOWN/F_SETSIG", attempt: func(t *testing.T, dir *os.File) (result, effect) {
 			o := startOutside(t, nil)
 			return probe(t, dir, nil, "sigio-kill", o.pid()), o.dead()
+		}},
+		{name: "E4 SIGKILL outside via FIOSETOWN/F_SETSIG", attempt: func(t *testing.T, dir *os.File) (result, effect) {
+			o := startOutside(t, nil)
+			return probe(t, dir, nil, "sigio-ioctl", o.pid()), o.dead()
+		}},
+		{name: "E4 renice a process outside", hook: enforcer.HookTaskSetsched, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+			o := startOutside(t, nil)
+			return probe(t, dir, nil, "setpriority", o.pid()), niceChanged(o.cmd.Process.Pid)
+		}},
+		{name: "E4 RLIMIT_CPU of a process outside", hook: enforcer.HookTaskSetsched, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+			o := startOutside(t, nil)
+			return probe(t, dir, nil, "prlimit-cpu", o.pid()), cpuLimited(o.cmd.Process.Pid)
+		}},
+		{name: "E4 oom_score_adj of a process outside", hook: enforcer.HookProcWrite, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+			o := startOutside(t, nil)
+			f := fmt.Sprintf("/proc/%d/oom_score_adj", o.cmd.Process.Pid)
+			return probe(t, dir, nil, "write", f, "1000"), fileContent(f, "0")
 		}},
 		{name: "E4 unlink a pin", hook: enforcer.HookBPFFSUnlink, attempt: func(t *testing.T, dir *os.File) (result, effect) {
 			p := dummyPin(t)
@@ -378,4 +397,72 @@ func TestAuditOnly(t *testing.T) {
 		t.Errorf("audit-only: bpf(): %v, want allowed", r)
 	}
 	checkRecord(t, sb2.cg.ID, enforcer.HookBPF, true)
+}
+
+// niceChanged: the process's nice value is no longer 0.
+func niceChanged(pid int) effect {
+	return func() (bool, string) {
+		prio, err := unix.Getpriority(unix.PRIO_PROCESS, pid)
+		// getpriority returns 20-nice.
+		return err == nil && prio != 20, fmt.Sprintf("nice of pid %d changed (getpriority=%d)", pid, prio)
+	}
+}
+
+// cpuLimited: the process's RLIMIT_CPU is no longer unlimited.
+func cpuLimited(pid int) effect {
+	return func() (bool, string) {
+		var old unix.Rlimit
+		err := unix.Prlimit(pid, unix.RLIMIT_CPU, nil, &old)
+		return err == nil && old.Cur != unix.RLIM_INFINITY, fmt.Sprintf("RLIMIT_CPU of pid %d is %d", pid, old.Cur)
+	}
+}
+
+// fileContent: the effect is that path no longer holds want.
+func fileContent(path, want string) effect {
+	return func() (bool, string) {
+		b, err := os.ReadFile(path)
+		got := strings.TrimSpace(string(b))
+		return err == nil && got != want, fmt.Sprintf("%s is %q", path, got)
+	}
+}
+
+// The host itself: its network configuration, its clock, and the usermode
+// helpers the kernel runs outside every sandbox (module autoload).
+func TestHostStateOutside(t *testing.T) {
+	kernel(t)
+	runCases(t, []tcase{
+		{name: "E2 interface flags via an AF_UNIX socket (CAP_NET_ADMIN)", ceiling: tamperOnly, hook: enforcer.HookCapable, attempt: op("ifflags")},
+		{name: "E2 set the clock (CAP_SYS_TIME)", ceiling: tamperOnly, hook: enforcer.HookCapable, attempt: op("settime")},
+		// The kernel ignores a failed autoload (socket() still says
+		// EAFNOSUPPORT): judged by the helper not running and the record.
+		{name: "E2 module autoload runs modprobe outside", ceiling: tamperOnly, hook: enforcer.HookKernelModuleRequest, nested: true,
+			attempt: func(t *testing.T, dir *os.File) (result, effect) {
+				marker := tmpPath("modprobe-ran")
+				helper := tmpPath("modprobe.sh")
+				if err := os.WriteFile(helper, []byte("#!/bin/sh\n/bin/busybox touch "+marker+"\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				old, err := os.ReadFile("/proc/sys/kernel/modprobe")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile("/proc/sys/kernel/modprobe", []byte(helper), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.WriteFile("/proc/sys/kernel/modprobe", old, 0o644) })
+				// AF_ALG is a module in the guest kernels: socket()
+				// asks for "net-pf-38".
+				r := probe(t, dir, nil, "afsock", "38")
+				return r, func() (bool, string) {
+					// The helper runs asynchronously; give it a moment.
+					for i := 0; i < 50; i++ {
+						if _, err := os.Stat(marker); err == nil {
+							return true, "modprobe helper ran outside the sandbox"
+						}
+						time.Sleep(20 * time.Millisecond)
+					}
+					return false, "helper did not run"
+				}
+			}},
+	})
 }

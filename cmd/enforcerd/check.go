@@ -156,7 +156,8 @@ func buildCheckReport(pinDir string) checkReport {
 	full := policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}
 	field := func(name string, c policy.KernelCeiling, by string) {
 		if err := enf.CanEnforce(c); err != nil {
-			r.Fields[name] = checkField{Detail: strings.TrimPrefix(err.Error(), enforcer.ErrCannotEnforce.Error()+": ")}
+			d := strings.TrimPrefix(err.Error(), enforcer.ErrCannotEnforce.Error()+": ")
+			r.Fields[name] = checkField{Detail: strings.TrimPrefix(d, name+": ")}
 			return
 		}
 		r.Fields[name] = checkField{Enforceable: true, By: by}

@@ -146,7 +146,7 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	default:
-		return fail(exitUsage, "unknown stage (want createRuntime or poststop)")
+		return fail(exitUsage, "unknown stage (want createRuntime, prestart or poststop)")
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -214,8 +215,14 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	}
 	o, err := parseRunArgs(args, stderr)
 	if err != nil {
+		// The flag package names flags with one dash; the docs use two.
+		err = errors.New(strings.ReplaceAll(err.Error(), "flag -", "flag --"))
 		fmt.Fprintf(stderr, "enforcerd run: %v\nRun 'enforcerd run --help' for usage.\n", err)
 		return exitUsage
+	}
+	if st, err := os.Stat(o.argv[0]); err == nil && st.IsDir() && strings.Contains(o.argv[0], "/") {
+		fmt.Fprintf(stderr, "enforcerd run: %s: is a directory\n", o.argv[0])
+		return exitNotExecutable
 	}
 	bin, err := exec.LookPath(o.argv[0])
 	if err != nil {
@@ -258,6 +265,8 @@ func enforceAndRun(o runOptions, bin string, stderr io.Writer) int {
 		if parent, err = cgroup.PidGroup(os.Getpid()); err != nil {
 			return fail("%v", err)
 		}
+	} else if _, err := cgroup.Open(mount, parent); err != nil {
+		return fail("--cgroup-parent: %v", err)
 	}
 	cg, err := cgroup.Create(mount, path.Join(parent, fmt.Sprintf("enforcerd-run-%d", os.Getpid())))
 	if err != nil {
@@ -314,6 +323,7 @@ func enforceAndRun(o runOptions, bin string, stderr io.Writer) int {
 		}
 		go printDenials(rd, cg.ID, stderr, done)
 	}
+	lostBefore, _ := enf.LostRecords()
 
 	dir, err := cg.OpenDir()
 	if err != nil {
@@ -349,6 +359,9 @@ func enforceAndRun(o runOptions, bin string, stderr io.Writer) int {
 		_ = rd.Flush()
 		<-done
 		rd.Close()
+		if lost, err := enf.LostRecords(); err == nil && lost > lostBefore {
+			fmt.Fprintf(stderr, "enforcerd run: %d denial records were lost (ring buffer full); every one of those operations was still denied\n", lost-lostBefore)
+		}
 	}
 	return exitStatus(cmd, werr, stderr)
 }
@@ -362,6 +375,14 @@ func exitStatus(cmd *exec.Cmd, err error, stderr io.Writer) int {
 		return 128 + int(ws.Signal())
 	}
 	return cmd.ProcessState.ExitCode()
+}
+
+// printable escapes control characters, backslashes and invalid UTF-8 (as
+// strconv.Quote does, without the quotes) so untrusted names stay on one
+// line and cannot inject terminal sequences.
+func printable(s string) string {
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }
 
 // daemonRunning reports whether something accepts connections on the
@@ -391,6 +412,8 @@ func printDenials(rd *enforcer.Reader, id uint64, w io.Writer, done chan<- struc
 		if d.Audited {
 			verb = "audit: would deny"
 		}
-		fmt.Fprintf(w, "enforcerd: %s %s %s (%s) pid=%d comm=%s\n", verb, d.Operation(), d.Object, d.Hook, d.TGID, d.Comm)
+		// Names come from the sandbox: escape them so that a file name
+		// or comm cannot forge a line or drive the terminal.
+		fmt.Fprintf(w, "enforcerd: %s %s %s (%s) pid=%d comm=%s\n", verb, d.Operation(), printable(d.Object.String()), d.Hook, d.TGID, printable(d.Comm))
 	}
 }

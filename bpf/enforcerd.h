@@ -175,6 +175,7 @@ enum hook_id {
 	HOOK_KERNEL_MODULE_REQUEST,
 	HOOK_TASK_SETSCHED, /* nice, ioprio, scheduler, affinity, prlimit */
 	HOOK_PROC_WRITE,    /* inode_permission on /proc/<pid> of an outsider */
+	HOOK_KMSG_WRITE,    /* file_open of /dev/kmsg for write */
 };
 
 /* event.object_kind */

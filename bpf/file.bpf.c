@@ -160,6 +160,7 @@ static __always_inline int deny_write_file(struct file *file, __u16 hook,
 #define TIOCSTI 0x5412
 #define TIOCLINUX 0x541C
 #define FIOSETOWN 0x8901
+#define KMSG_RDEV ((1U << 20) | 11) /* /dev/kmsg, char 1:11 */
 #define SIOCSPGRP 0x8902
 
 /* E4: removing or replacing a pin (anything on a bpf filesystem), for every
@@ -198,6 +199,14 @@ int BPF_PROG(file_open, struct file *file, int ret)
 	__u32 fflags = file->f_flags;
 	if (!(fmode & FMODE_WRITE) && !(fflags & O_TRUNC))
 		return 0;
+	struct inode *inode = file->f_inode;
+	if (inode && (inode->i_mode & S_IFMT) == S_IFCHR && inode->i_rdev == KMSG_RDEV) {
+		/* Every ceiling: the kernel log is the host's audit trail too;
+		 * a sandbox may not write lines into it. */
+		struct effective e = {};
+		if (resolve(&e))
+			return tamper(&e, HOOK_KMSG_WRITE, OBJ_NONE, 0);
+	}
 	return deny_write_file(file, HOOK_FILE_OPEN, true);
 }
 

@@ -63,6 +63,7 @@ const (
 	HookKernelModuleRequest
 	HookTaskSetsched
 	HookProcWrite
+	HookKmsgWrite
 )
 
 type hookInfo struct {
@@ -124,12 +125,13 @@ var hookTable = map[Hook]hookInfo{
 	HookKernelModuleRequest: {"kernel_module_request", "load-kernel-module"},
 	HookTaskSetsched:        {"task_setscheduler", "change-process-limits"},
 	HookProcWrite:           {"inode_permission", "write-process-state"},
+	HookKmsgWrite:           {"file_open", "write-kernel-log"},
 }
 
 // AllHooks lists every hook, for exhaustiveness tests and metrics.
 var AllHooks = func() []Hook {
 	hs := make([]Hook, 0, len(hookTable))
-	for h := HookSocketCreate; h <= HookProcWrite; h++ {
+	for h := HookSocketCreate; h <= HookKmsgWrite; h++ {
 		hs = append(hs, h)
 	}
 	return hs

@@ -433,6 +433,7 @@ func TestHostStateOutside(t *testing.T) {
 	runCases(t, []tcase{
 		{name: "E2 interface flags via an AF_UNIX socket (CAP_NET_ADMIN)", ceiling: tamperOnly, hook: enforcer.HookCapable, attempt: op("ifflags")},
 		{name: "E2 set the clock (CAP_SYS_TIME)", ceiling: tamperOnly, hook: enforcer.HookCapable, attempt: op("settime")},
+		{name: "E6 write a line into the kernel log", ceiling: tamperOnly, hook: enforcer.HookKmsgWrite, attempt: op("write", "/dev/kmsg", "escapetest: forged kernel log line")},
 		// The kernel ignores a failed autoload (socket() still says
 		// EAFNOSUPPORT): judged by the helper not running and the record.
 		{name: "E2 module autoload runs modprobe outside", ceiling: tamperOnly, hook: enforcer.HookKernelModuleRequest, nested: true,

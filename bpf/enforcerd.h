@@ -231,6 +231,10 @@ struct effective {
 	__u64 audit_cgid[NUM_DENY_BITS]; /* deepest audit-only cgroup per bit */
 	__s32 net_level;     /* level of the deepest cgroup denying network, -1 */
 	__s32 sandbox_level; /* level of the deepest registered cgroup, -1 */
+	__s32 pending;	     /* some ancestor's registration is still pending:
+			      * the next exec is an entrypoint (exec.bpf.c,
+			      * lifecycle.bpf.c); set even when nothing is
+			      * enforced yet */
 	__u64 sandbox_cgid;  /* its id: the sandbox boundary for "outside" */
 };
 
@@ -283,8 +287,10 @@ static long walk_level(__u32 level, void *ctx)
 	__u32 flags = c->flags;
 	/* Every registration implies tamper protection. */
 	__u32 deny = (c->deny & DENY_ALL) | DENY_TAMPER;
-	if (flags & CEILING_PENDING)
+	if (flags & CEILING_PENDING) {
+		w->e.pending = 1;
 		return 0;
+	}
 	w->found = 1;
 	w->e.sandbox_level = level;
 	w->e.sandbox_cgid = id;
@@ -350,8 +356,11 @@ __attribute__((noinline)) int resolve(struct effective *e)
 	__u64 id = bpf_get_current_cgroup_id();
 	struct resolve_cache_entry *c = bpf_map_lookup_elem(&resolve_cache, &id);
 	if (c && c->generation == gen) {
-		if (!c->found)
-			return 0; /* the common case: a process nobody enforces */
+		if (!c->found) {
+			/* the common case: a process nobody enforces */
+			e->pending = c->e.pending;
+			return 0;
+		}
 		__builtin_memcpy(e, &c->e, sizeof(*e));
 		return 1;
 	}
@@ -458,6 +467,13 @@ static __always_inline int verdict_ret(int decision)
 
 #define PROC_SUPER_MAGIC 0x9fa0
 
+/* proc_inode_of: the struct proc_inode around a procfs inode. */
+static __always_inline struct proc_inode *proc_inode_of(struct inode *inode)
+{
+	return (struct proc_inode *)((void *)inode -
+				     bpf_core_field_offset(struct proc_inode, vfs_inode));
+}
+
 /* proc_pid_of: for a /proc/<pid>/... inode, the struct pid it describes;
  * NULL for every other procfs inode (and for non-procfs inodes). */
 static __always_inline struct pid *proc_pid_of(struct inode *inode)
@@ -465,9 +481,7 @@ static __always_inline struct pid *proc_pid_of(struct inode *inode)
 	struct super_block *sb = inode->i_sb;
 	if (!sb || sb->s_magic != PROC_SUPER_MAGIC)
 		return NULL;
-	struct proc_inode *pi = (struct proc_inode *)((void *)inode -
-		bpf_core_field_offset(struct proc_inode, vfs_inode));
-	return BPF_CORE_READ(pi, pid);
+	return BPF_CORE_READ(proc_inode_of(inode), pid);
 }
 
 /* pid_task_of: the task a struct pid names (its PIDTYPE_PID task), NULL if

@@ -83,14 +83,15 @@ int BPF_PROG(bprm_check_security, struct linux_binprm *bprm, int ret)
 	__u64 ino = BPF_CORE_READ(inode, i_ino);
 	__u32 dev = BPF_CORE_READ(inode, i_sb, s_dev);
 
+	struct effective e = {};
+	int found = resolve(&e);
 	/* Only the file the entrypoint exec names is the entrypoint; a
 	 * script's interpreter (a later binfmt stage of the same exec, when
-	 * bprm->interp no longer is bprm->filename) is not allow-listed. */
-	if (bprm->interp == bprm->filename)
+	 * bprm->interp no longer is bprm->filename) is not allow-listed. The
+	 * (cached) walk says whether any registration is pending at all. */
+	if (e.pending && bprm->interp == bprm->filename)
 		note_entrypoint(ino, dev);
-
-	struct effective e = {};
-	if (!resolve(&e))
+	if (!found)
 		return 0;
 	int none = verdict(&e, DENY_SHELL);
 	int ro = verdict(&e, DENY_SHELL_WRITE);

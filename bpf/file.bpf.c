@@ -199,14 +199,6 @@ int BPF_PROG(file_open, struct file *file, int ret)
 	__u32 fflags = file->f_flags;
 	if (!(fmode & FMODE_WRITE) && !(fflags & O_TRUNC))
 		return 0;
-	struct inode *inode = file->f_inode;
-	if (inode && (inode->i_mode & S_IFMT) == S_IFCHR && inode->i_rdev == KMSG_RDEV) {
-		/* Every ceiling: the kernel log is the host's audit trail too;
-		 * a sandbox may not write lines into it. */
-		struct effective e = {};
-		if (resolve(&e))
-			return tamper(&e, HOOK_KMSG_WRITE, OBJ_NONE, 0);
-	}
 	return deny_write_file(file, HOOK_FILE_OPEN, true);
 }
 
@@ -220,6 +212,16 @@ int BPF_PROG(file_permission, struct file *file, int mask, int ret)
 		return ret;
 	if (!(mask & (MAY_WRITE | MAY_APPEND)))
 		return 0;
+	struct inode *inode = file->f_inode;
+	if (inode && (inode->i_mode & S_IFMT) == S_IFCHR && inode->i_rdev == KMSG_RDEV) {
+		/* Every ceiling, every write path (write, splice, io_uring, a
+		 * descriptor from before the ceiling): the kernel log is the
+		 * host's audit trail too; a sandbox writes no lines into it. */
+		struct effective e = {};
+		if (resolve(&e))
+			return tamper(&e, HOOK_KMSG_WRITE, OBJ_NONE, 0);
+		return 0;
+	}
 	return deny_write_file(file, HOOK_FILE_PERMISSION, true);
 }
 

@@ -37,6 +37,8 @@ type LifecycleResolveCacheEntry struct {
 		AuditCgid    [5]uint64
 		NetLevel     int32
 		SandboxLevel int32
+		Pending      int32
+		_            [4]byte
 		SandboxCgid  uint64
 	}
 }

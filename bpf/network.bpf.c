@@ -49,9 +49,11 @@ static __always_inline void fill_sockaddr(struct event *ev, struct sockaddr *sa)
 	}
 }
 
+/* Direct (BTF) loads: every send and receive on the host passes here. */
 static __always_inline __u16 socket_family(struct socket *sock)
 {
-	return BPF_CORE_READ(sock, sk, __sk_common.skc_family);
+	struct sock *sk = sock->sk;
+	return sk ? sk->__sk_common.skc_family : 0;
 }
 
 /*
@@ -101,7 +103,8 @@ static __always_inline bool outside_sandbox(struct sock *sk, int net_level,
 /* check_unix_peer denies an AF_UNIX connect/send to a socket created outside
  * the sandbox; socketpair and sockets created inside keep working. */
 static __always_inline int check_unix_peer(struct socket *sock,
-					   struct sock *peer, __u16 hook)
+					   struct sock *peer, __u16 hook,
+					   bool connected)
 {
 	struct effective e = {};
 	if (!resolve(&e))
@@ -109,6 +112,14 @@ static __always_inline int check_unix_peer(struct socket *sock,
 	int d = verdict(&e, DENY_NETWORK);
 	if (!d)
 		return 0;
+	if (connected) {
+		/* A send on a connected socket: its peer decides. An
+		 * unconnected datagram has none (unix_may_send decides). */
+		struct unix_sock *u = (struct unix_sock *)BPF_CORE_READ(sock, sk);
+		peer = BPF_CORE_READ(u, peer);
+		if (!peer)
+			return 0;
+	}
 	__u64 sandbox = d == DECISION_DENIED ? e.deny_cgid[0] : e.audit_cgid[0];
 	if (!outside_sandbox(peer, e.net_level, sandbox))
 		return 0;
@@ -208,12 +219,7 @@ int BPF_PROG(socket_sendmsg, struct socket *sock, struct msghdr *msg, int size,
 		struct sockaddr *sa = BPF_CORE_READ(msg, msg_name);
 		return deny_inet(sock, HOOK_SOCKET_SENDMSG, sa);
 	}
-	struct sock *sk = BPF_CORE_READ(sock, sk);
-	struct unix_sock *u = (struct unix_sock *)sk;
-	struct sock *peer = BPF_CORE_READ(u, peer);
-	if (!peer)
-		return 0; /* unconnected dgram: unix_may_send decides */
-	return check_unix_peer(sock, peer, HOOK_SOCKET_SENDMSG);
+	return check_unix_peer(sock, NULL, HOOK_SOCKET_SENDMSG, true);
 }
 
 SEC("lsm/socket_recvmsg")
@@ -234,7 +240,7 @@ int BPF_PROG(unix_stream_connect, struct sock *sock, struct sock *other,
 	if (ret)
 		return ret;
 	struct socket *s = BPF_CORE_READ(sock, sk_socket);
-	return check_unix_peer(s, other, HOOK_UNIX_STREAM_CONNECT);
+	return check_unix_peer(s, other, HOOK_UNIX_STREAM_CONNECT, false);
 }
 
 /* N4/N5: datagram connect and every datagram send to a unix socket created
@@ -245,5 +251,5 @@ int BPF_PROG(unix_may_send, struct socket *sock, struct socket *other, int ret)
 	if (ret)
 		return ret;
 	struct sock *osk = BPF_CORE_READ(other, sk);
-	return check_unix_peer(sock, osk, HOOK_UNIX_MAY_SEND);
+	return check_unix_peer(sock, osk, HOOK_UNIX_MAY_SEND, false);
 }

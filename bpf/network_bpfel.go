@@ -62,6 +62,8 @@ type NetworkResolveCacheEntry struct {
 		AuditCgid    [5]uint64
 		NetLevel     int32
 		SandboxLevel int32
+		Pending      int32
+		_            [4]byte
 		SandboxCgid  uint64
 	}
 }

@@ -168,13 +168,6 @@ int BPF_PROG(task_kill, struct task_struct *p, struct kernel_siginfo *info,
 	return tamper(&e, HOOK_TASK_KILL, OBJ_TASK, BPF_CORE_READ(p, tgid));
 }
 
-/* proc_inode_of: the struct proc_inode around a procfs inode. */
-static __always_inline struct proc_inode *proc_inode_of(struct inode *inode)
-{
-	return (struct proc_inode *)((void *)inode -
-				     bpf_core_field_offset(struct proc_inode, vfs_inode));
-}
-
 /* proc_write_denied: /proc/sys (any sysctl: core_pattern and modprobe run
  * helpers outside the sandbox) and /proc/sysrq-trigger. */
 static __always_inline bool proc_write_denied(struct inode *inode)
@@ -229,18 +222,16 @@ int BPF_PROG(inode_permission, struct inode *inode, int mask, int ret)
 	default:
 		return 0;
 	}
-	struct pid *ppid = NULL;
-	if (magic == PROC_SUPER_MAGIC && !proc_write_denied(inode)) {
-		/* /proc/<pid>/... of a process outside (oom_score_adj,
-		 * coredump_filter, attr, ...): E4. Other procfs files: allow. */
-		ppid = proc_pid_of(inode);
-		if (!ppid)
-			return 0;
-	}
+	/* Unenforced processes stop here, before any procfs reads. */
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
-	if (ppid) {
+	if (magic == PROC_SUPER_MAGIC && !proc_write_denied(inode)) {
+		/* /proc/<pid>/... of a process outside (oom_score_adj,
+		 * coredump_filter, attr, ...): E4. Other procfs files: allow. */
+		struct pid *ppid = proc_pid_of(inode);
+		if (!ppid)
+			return 0;
 		struct task_struct *target = pid_task_of(ppid);
 		if (!target || !task_outside(&e, target))
 			return 0;

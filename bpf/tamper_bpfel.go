@@ -45,6 +45,8 @@ type TamperResolveCacheEntry struct {
 		AuditCgid    [5]uint64
 		NetLevel     int32
 		SandboxLevel int32
+		Pending      int32
+		_            [4]byte
 		SandboxCgid  uint64
 	}
 }

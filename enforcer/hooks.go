@@ -125,13 +125,13 @@ var hookTable = map[Hook]hookInfo{
 	HookKernelModuleRequest: {"kernel_module_request", "load-kernel-module"},
 	HookTaskSetsched:        {"task_setscheduler", "change-process-limits"},
 	HookProcWrite:           {"inode_permission", "write-process-state"},
-	HookKmsgWrite:           {"file_open", "write-kernel-log"},
+	HookKmsgWrite:           {"file_permission", "write-kernel-log"},
 }
 
 // AllHooks lists every hook, for exhaustiveness tests and metrics.
 var AllHooks = func() []Hook {
 	hs := make([]Hook, 0, len(hookTable))
-	for h := HookSocketCreate; h <= HookKmsgWrite; h++ {
+	for h := Hook(1); int(h) <= len(hookTable); h++ {
 		hs = append(hs, h)
 	}
 	return hs

@@ -226,7 +226,7 @@ func decodeEvent(raw []byte) (Denial, error) {
 	d.Object.Path = joinNames(ev.Names)
 	if d.Object.Kind == ObjectSocket {
 		switch {
-		case d.Object.Family == 2 || (d.Object.Family == 0 && ev.Addr[4] == 0 && ev.Addr[0] != 0):
+		case d.Object.Family == 2:
 			if a := netip.AddrFrom4([4]byte(ev.Addr[:4])); !a.IsUnspecified() || d.Object.Port != 0 {
 				d.Object.Addr = a
 			}

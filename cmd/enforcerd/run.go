@@ -168,7 +168,7 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 		return o, errors.New("missing command after --")
 	}
 	c := policy.DefaultSession()
-	if fs.Lookup("role") != nil && isFlagSet(fs, "role") {
+	if isFlagSet(fs, "role") {
 		res := policy.ResolveRole(*role)
 		c = policy.RequestedCeiling(res.Role, policy.DefaultSession())
 		if res.Source == policy.RoleFromUnknown {

@@ -176,6 +176,17 @@ enum hook_id {
 	HOOK_TASK_SETSCHED, /* nice, ioprio, scheduler, affinity, prlimit */
 	HOOK_PROC_WRITE,    /* inode_permission on /proc/<pid> of an outsider */
 	HOOK_KMSG_WRITE,    /* file_open of /dev/kmsg for write */
+	HOOK_SOCKET_GETSOCKOPT,
+	HOOK_SOCKET_SETSOCKOPT,
+	HOOK_SOCKET_SHUTDOWN,
+	HOOK_FILE_IOCTL_COMPAT,
+	HOOK_URING_CMD,
+	HOOK_IPC_PERMISSION,
+	HOOK_SHM_SHMAT,
+	HOOK_IPC_ASSOCIATE, /* shm_associate, msg_queue_associate, sem_associate */
+	HOOK_KEY_ALLOC,
+	HOOK_KEY_PERMISSION,
+	HOOK_TASK_SETRLIMIT,
 };
 
 /* event.object_kind */

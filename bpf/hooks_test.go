@@ -36,6 +36,7 @@ func TestHookTableMatchesBPFEnum(t *testing.T) {
 	aliases := map[string]string{
 		"TTY_IOCTL": "file_ioctl", "BPFFS_UNLINK": "inode_unlink", "KERNEL_SETTING": "inode_permission",
 		"TASK_SETSCHED": "task_setscheduler", "PROC_WRITE": "inode_permission", "KMSG_WRITE": "file_permission",
+		"IPC_ASSOCIATE": "shm_associate",
 	}
 	for i, n := range names {
 		h := enforcer.Hook(i + 1)

@@ -64,6 +64,17 @@ const (
 	HookTaskSetsched
 	HookProcWrite
 	HookKmsgWrite
+	HookSocketGetsockopt
+	HookSocketSetsockopt
+	HookSocketShutdown
+	HookFileIoctlCompat
+	HookUringCmd
+	HookIPCPermission
+	HookShmShmat
+	HookIPCAssociate
+	HookKeyAlloc
+	HookKeyPermission
+	HookTaskSetrlimit
 )
 
 type hookInfo struct {
@@ -87,7 +98,7 @@ var hookTable = map[Hook]hookInfo{
 	HookPathTruncate:        {"path_truncate", "truncate"},
 	HookMmapFile:            {"mmap_file", "mmap-shared-write"},
 	HookFileMprotect:        {"file_mprotect", "mprotect-shared-write"},
-	HookFileIoctl:           {"file_ioctl", "set-inode-flags"},
+	HookFileIoctl:           {"file_ioctl", "ioctl"},
 	HookInodeCreate:         {"inode_create", "create"},
 	HookInodeLink:           {"inode_link", "link"},
 	HookInodeUnlink:         {"inode_unlink", "unlink"},
@@ -126,6 +137,17 @@ var hookTable = map[Hook]hookInfo{
 	HookTaskSetsched:        {"task_setscheduler", "change-process-limits"},
 	HookProcWrite:           {"inode_permission", "write-process-state"},
 	HookKmsgWrite:           {"file_permission", "write-kernel-log"},
+	HookSocketGetsockopt:    {"socket_getsockopt", "getsockopt"},
+	HookSocketSetsockopt:    {"socket_setsockopt", "setsockopt"},
+	HookSocketShutdown:      {"socket_shutdown", "shutdown"},
+	HookFileIoctlCompat:     {"file_ioctl_compat", "ioctl"},
+	HookUringCmd:            {"uring_cmd", "io-uring-passthrough"},
+	HookIPCPermission:       {"ipc_permission", "use-ipc-object"},
+	HookShmShmat:            {"shm_shmat", "attach-shared-memory"},
+	HookIPCAssociate:        {"shm_associate", "open-ipc-object"},
+	HookKeyAlloc:            {"key_alloc", "create-key"},
+	HookKeyPermission:       {"key_permission", "use-key"},
+	HookTaskSetrlimit:       {"task_setrlimit", "change-resource-limit"},
 }
 
 // AllHooks lists every hook, for exhaustiveness tests and metrics.

@@ -25,8 +25,8 @@ char LICENSE[] SEC("license") = "GPL";
 /*
  * W9: chr_write_allowed: the character devices that stay writable (and accept
  * ioctls) under write=false, an allow list: they store nothing (null, zero,
- * full, random, urandom) or are the sandbox's own terminal (/dev/tty, ptmx,
- * pts). Every other character device is a channel to something outside:
+ * full, random, urandom) or are terminals (/dev/tty, console, ptmx, pty
+ * slaves, virtual consoles, serial lines). Every other character device is a channel to something outside:
  * raw disks (sg, bsg, NVMe generic), uinput (keystrokes into the host's
  * session), vcs (the host's consoles), console, fuse, tun, ...
  */
@@ -36,8 +36,12 @@ static __always_inline bool chr_write_allowed(__u32 rdev)
 	if (maj == 1)
 		return min == 3 || min == 5 || min == 7 || min == 8 || min == 9;
 	if (maj == 5)
-		return min == 0 || min == 2;
-	return maj >= 136 && maj <= 143; /* UNIX98 pty slaves */
+		return min <= 2; /* /dev/tty, /dev/console, /dev/ptmx */
+	/* virtual consoles and serial lines (4), UNIX98 pty slaves (136-143):
+	 * terminals; injecting input into them (TIOCSTI, TIOCLINUX) is
+	 * refused under every ceiling, their screen memory (vcs, major 7) is
+	 * not on this list. */
+	return maj == 4 || (maj >= 136 && maj <= 143);
 }
 
 /* N7: chr_network: character devices that are network interfaces or carry

@@ -560,9 +560,15 @@ static __always_inline struct cgroup *cgroup_of_kernfs_inode(struct inode *inode
 	return BPF_CORE_READ(dir, priv);
 }
 
-/* struct file embedded its fown_struct before Linux 6.12. */
-struct file___embedded_owner {
+/* struct file embedded its fown_struct before Linux 6.12 and points to
+ * one since. Field-existence checks on these flavours also match the
+ * field's type, so exactly one of them relocates on a given kernel. */
+struct file___owner_embedded {
 	struct fown_struct f_owner;
+} __attribute__((preserve_access_index));
+
+struct file___owner_ptr {
+	struct fown_struct *f_owner;
 } __attribute__((preserve_access_index));
 
 #define PIDTYPE_PID 0
@@ -574,11 +580,13 @@ struct file___embedded_owner {
 static __always_inline bool owner_outside(struct effective *e, struct file *file)
 {
 	struct fown_struct *fo;
-	if (bpf_core_field_size(file->f_owner) == sizeof(void *))
-		fo = BPF_CORE_READ(file, f_owner);
-	else
+	if (bpf_core_field_exists(struct file___owner_ptr, f_owner))
+		fo = BPF_CORE_READ((struct file___owner_ptr *)file, f_owner);
+	else if (bpf_core_field_exists(struct file___owner_embedded, f_owner))
 		fo = (struct fown_struct *)((void *)file +
-			bpf_core_field_offset(struct file___embedded_owner, f_owner));
+			bpf_core_field_offset(struct file___owner_embedded, f_owner));
+	else
+		return true; /* unknown layout: fail closed */
 	if (!fo)
 		return false; /* no owner was ever set */
 	struct pid *pid = BPF_CORE_READ(fo, pid);

@@ -374,7 +374,10 @@ func init() {
 			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}},
 		}
 		out, err := cmd.Output()
-		if !setup(r, err, "start child in new user+net namespace") {
+		if err != nil {
+			// An errno from clone/uid_map: the namespaces themselves
+			// were refused.
+			errnoOf(r, err, "start child in new user+net namespace")
 			return
 		}
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")

@@ -44,7 +44,8 @@ func extPath(t *testing.T, name string) string {
 	return p
 }
 
-// pwned is the shell command whose output proves the exec ran.
+// pwnedArgs: busybox (named busybox-*, so it takes the applet from argv[1])
+// runs a shell whose output proves the exec ran.
 var pwnedArgs = []string{"sh", "-c", "echo pwned"}
 
 func TestShellWrittenSurvivesEviction(t *testing.T) {
@@ -61,10 +62,10 @@ func TestShellWrittenSurvivesEviction(t *testing.T) {
 			return probeEffect(probeSync(t, dir, nil, between, "rewrite-wait-exec", args...))
 		}
 	}
-	fresh := func(t *testing.T) string { return extPath(t, "x") }
+	fresh := func(t *testing.T) string { return extPath(t, "busybox-x") }
 	theTool := func(*testing.T) string { return tool }
 	prepTool := func(t *testing.T) {
-		tool = extPath(t, "tool")
+		tool = extPath(t, "busybox-tool")
 		if err := copyPath("/bin/busybox", tool); err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +144,7 @@ func TestShellChangedAfterRegistration(t *testing.T) {
 	}
 	run := func(p string) []string { return append([]string{p}, pwnedArgs...) }
 	outsideWrites := func(t *testing.T, dir *os.File) (result, effect) {
-		p := tmpPath("late-busybox")
+		p := tmpPath("busybox-late")
 		if err := copyPath("/bin/busybox", p); err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +154,7 @@ func TestShellChangedAfterRegistration(t *testing.T) {
 	cases := []tcase{
 		{name: "read_only: exec of a file written outside after registration", ceiling: shellReadOnly, attempt: outsideWrites},
 		{name: "read_only: exec of a file written outside after registration, on ext4", ceiling: shellReadOnly, attempt: func(t *testing.T, dir *os.File) (result, effect) {
-			p := extPath(t, "late-busybox")
+			p := extPath(t, "busybox-late")
 			if err := copyPath("/bin/busybox", p); err != nil {
 				t.Fatal(err)
 			}
@@ -198,7 +199,7 @@ func TestShellChangedAfterRegistration(t *testing.T) {
 // its inode was evicted, and still maps executable.
 func TestShellExt4OldFileRuns(t *testing.T) {
 	kernel(t)
-	p := extPath(t, "old-busybox")
+	p := extPath(t, "busybox-old")
 	if err := copyPath("/bin/busybox", p); err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,9 @@ createRuntime
     registers it with the daemon. The ceiling takes effect at the
     container's first exec (its entrypoint), so the runtime's own init can
     finish setting up the container, and is in force before the
-    entrypoint's first instruction. Exits non-zero, so the runtime refuses
+    entrypoint's first instruction. Sets the init's RLIMIT_CORE to 1 (soft
+    and hard; the kernel then never runs a core_pattern pipe helper for the
+    container's processes). Exits non-zero, so the runtime refuses
     to start the container, when the daemon is unreachable, the state or
     the annotations are malformed, or the ceiling cannot be enforced.
 
@@ -118,6 +120,11 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		group, err := hookPidGroup(st.Pid)
 		if err != nil {
 			return fail(exitCannotEnforce, "container %s: %v", st.ID, err)
+		}
+		// Before the registration, so a refusal leaves nothing applied
+		// that matters: the init's processes inherit it.
+		if err := limitCore(st.Pid); err != nil {
+			return fail(exitCannotEnforce, "container %s: refusing the container: %v", st.ID, err)
 		}
 		c, err := client.Register(ctx, registry.Request{
 			ID: st.ID, Cgroup: group, PID: st.Pid, Role: req.Role, Ceiling: req.Ceiling,

@@ -27,6 +27,7 @@ func hookDaemon(t *testing.T) (string, *registrytest.Enforcer) {
 		return self, nil
 	}
 	t.Cleanup(func() { hookPidGroup = cgroup.PidGroup })
+	fakeCoreLimits(t, nil)
 	enf, cgs := registrytest.NewEnforcer(false), registrytest.NewCgroups()
 	cgs.Add(self)
 	cgs.Add("/host")

@@ -30,7 +30,9 @@ const runUsage = `Usage: enforcerd run [flags] -- CMD [ARG...]
 Run CMD in a fresh cgroup whose ceiling is enforced in the kernel by eBPF
 (BPF LSM hooks, and cgroup-BPF socket hooks). Every process CMD starts, and
 every sub-cgroup it creates, is held to the same ceiling. The ceiling takes
-effect at enforcerd's exec of CMD, before CMD's first instruction.
+effect at enforcerd's exec of CMD, before CMD's first instruction. CMD runs
+with RLIMIT_CORE 1 (soft and hard): the kernel then never runs a core_pattern
+pipe helper for it.
 
 Each denied operation is printed to stderr as it happens:
   enforcerd: denied <operation> <object> (<hook>)
@@ -303,6 +305,12 @@ func enforceAndRun(o runOptions, bin string, stderr io.Writer) int {
 			return fail("%v", err)
 		}
 		entry.ExecAllow = append(entry.ExecAllow, id)
+	}
+	// Before the registration: CMD inherits it from this process (Go
+	// cannot set a limit between fork and exec), and a failure leaves
+	// nothing registered.
+	if err := limitCore(0); err != nil {
+		return fail("%v", err)
 	}
 	if err := enf.Register(cg, entry); err != nil {
 		return fail("%v", err)

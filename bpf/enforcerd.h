@@ -28,6 +28,7 @@
 #define S_IFSOCK 0140000
 #define S_IFREG 0100000
 #define S_IFCHR 0020000
+#define S_IFBLK 0060000
 #define S_IFIFO 0010000
 
 #define FMODE_WRITE 0x2
@@ -504,6 +505,90 @@ static __always_inline struct task_struct *pid_task_of(struct pid *pid)
 		return NULL;
 	return (struct task_struct *)((void *)first -
 		bpf_core_field_offset(struct task_struct, pid_links));
+}
+
+/* task_outside: p's cgroup is not in the current sandbox's subtree. Fail
+ * direction: anything unreadable is outside. */
+static __always_inline bool task_outside(struct effective *e,
+					 struct task_struct *p)
+{
+	struct cgroup *cg = BPF_CORE_READ(p, cgroups, dfl_cgrp);
+	return !cgroup_in_subtree(cg, e->sandbox_level, e->sandbox_cgid);
+}
+
+/* kernfs_node.parent was renamed __parent in Linux 6.15. */
+struct kernfs_node___old {
+	struct kernfs_node *parent;
+} __attribute__((preserve_access_index));
+
+static __always_inline struct kernfs_node *kn_parent(struct kernfs_node *kn)
+{
+	if (bpf_core_field_exists(struct kernfs_node___old, parent))
+		return BPF_CORE_READ((struct kernfs_node___old *)kn, parent);
+	return BPF_CORE_READ(kn, __parent);
+}
+
+#define S_IFDIR 0040000
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#define CGROUP_SUPER_MAGIC 0x27e0eb
+#define SYSFS_MAGIC 0x62656572
+#define SECURITYFS_MAGIC 0x73636673
+#define DEBUGFS_MAGIC 0x64626720
+#define TRACEFS_MAGIC 0x74726163
+#define CONFIGFS_MAGIC 0x62656570
+#define EFIVARFS_MAGIC 0xde5e81e4
+#define PSTOREFS_MAGIC 0x6165676c
+#define BINFMTFS_MAGIC 0x42494e4d
+
+/* cgroup_of_kernfs_inode: the cgroup a cgroup2 inode belongs to (a
+ * directory's kernfs node carries it; a file's parent does), and the
+ * kernfs node of the file itself in *file_kn (NULL for a directory). */
+static __always_inline struct cgroup *cgroup_of_kernfs_inode(struct inode *inode,
+							   struct kernfs_node **file_kn)
+{
+	struct kernfs_node *kn = BPF_CORE_READ(inode, i_private);
+	*file_kn = NULL;
+	if (!kn)
+		return NULL;
+	struct kernfs_node *dir = kn;
+	if ((BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFDIR) {
+		*file_kn = kn;
+		dir = kn_parent(kn);
+	}
+	if (!dir)
+		return NULL;
+	return BPF_CORE_READ(dir, priv);
+}
+
+/* struct file embedded its fown_struct before Linux 6.12. */
+struct file___embedded_owner {
+	struct fown_struct f_owner;
+} __attribute__((preserve_access_index));
+
+#define PIDTYPE_PID 0
+#define PIDTYPE_TGID 1
+
+/* owner_outside: the descriptor's SIGIO/SIGURG owner (set by F_SETOWN or
+ * FIOSETOWN, possibly before the ceiling) is a process outside the
+ * sandbox. Process groups count as outside (fail closed). */
+static __always_inline bool owner_outside(struct effective *e, struct file *file)
+{
+	struct fown_struct *fo;
+	if (bpf_core_field_size(file->f_owner) == sizeof(void *))
+		fo = BPF_CORE_READ(file, f_owner);
+	else
+		fo = (struct fown_struct *)((void *)file +
+			bpf_core_field_offset(struct file___embedded_owner, f_owner));
+	if (!fo)
+		return false; /* no owner was ever set */
+	struct pid *pid = BPF_CORE_READ(fo, pid);
+	if (!pid)
+		return false;
+	int type = BPF_CORE_READ(fo, pid_type);
+	if (type != PIDTYPE_PID && type != PIDTYPE_TGID)
+		return true;
+	struct task_struct *t = pid_task_of(pid);
+	return !t || task_outside(e, t);
 }
 
 /* tamper: the verdict and record for an escape/tamper attempt (every

@@ -100,13 +100,18 @@ int BPF_PROG(bprm_check_security, struct linux_binprm *bprm, int ret)
 	__u32 bit = none ? DENY_SHELL : DENY_SHELL_WRITE;
 	int v = none == DECISION_DENIED || ro == DECISION_DENIED ? DECISION_DENIED : DECISION_AUDITED;
 
-	/* Files on kernel-internal mounts: memfd, fexecve of anonymous files. */
-	int mnt_flags = BPF_CORE_READ(f, f_path.mnt, mnt_flags);
-	if (mnt_flags & MNT_INTERNAL_FLAG)
+	/* memfds and other kernel-internal files, files the sandbox wrote or
+	 * could have written (exec.h). */
+	if (exec_restricted_file(f))
 		return exec_event(&e, v, bit, f, inode);
-	/* Files an enforced process wrote. */
-	if (bpf_inode_storage_get(&written_inodes, inode, 0, 0))
-		return exec_event(&e, v, bit, f, inode);
+	/* shell=read_only: the process this exec starts runs write-denied
+	 * (bprm_committed_creds sets the flag). Its storage is created here,
+	 * where the exec can still be refused: no storage, no exec. */
+	if (ro) {
+		struct task_struct *t = bpf_get_current_task_btf();
+		if (!bpf_task_storage_get(&task_flags, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE))
+			return exec_event(&e, DECISION_DENIED, DENY_SHELL_WRITE, f, inode);
+	}
 	if (none == DECISION_DENIED && !exec_allowed(ino, dev, 0))
 		return exec_event(&e, DECISION_DENIED, DENY_SHELL, f, inode);
 	if (none == DECISION_AUDITED && !exec_allowed(ino, dev, 1))
@@ -126,6 +131,8 @@ int BPF_PROG(bprm_committed_creds, struct linux_binprm *bprm)
 	int ro = verdict(&e, DENY_SHELL_WRITE);
 	if (!ro)
 		return 0;
+	/* Created by bprm_check_security of this exec (which refuses the
+	 * exec when it cannot be); bprm_committed_creds cannot refuse. */
 	struct task_struct *t = bpf_get_current_task_btf();
 	__u32 *f = bpf_task_storage_get(&task_flags, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (f)

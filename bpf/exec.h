@@ -93,15 +93,147 @@ static __always_inline int exec_event(struct effective *e, int v, __u32 bit,
 
 #define PROT_EXEC 0x4
 
-/* exec_restricted_file: a memfd / kernel-internal file, or one an enforced
- * process wrote. */
+/*
+ * ceiling_since: for each registered cgroup, the time of its registration
+ * (CLOCK_REALTIME nanoseconds, read from the kernel's coarse clock that
+ * stamps inode times, after one tick has passed: enforcer.Register).
+ * Under shell=none/read_only a file whose inode changed at or after that
+ * time counts as written by the sandbox.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_CEILINGS);
+	__type(key, __u64);   /* cgroup id */
+	__type(value, __u64); /* registration time, ns since the epoch */
+} ceiling_since SEC(".maps");
+
+/* restrict_since: the earliest registration time over the active
+ * ancestors whose shell ceiling restricts exec (the meet: the oldest
+ * registration sees the most files as written). Fail direction: an
+ * ancestor without a time returns 0, so every file counts as written. */
+static __noinline __u64 restrict_since(void)
+{
+	__u64 since = ~0ULL;
+	for (int level = 0; level < MAX_CGROUP_LEVEL; level++) {
+		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+		if (!id)
+			break;
+		struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
+		if (!c || (c->flags & CEILING_PENDING) ||
+		    !(c->deny & (DENY_SHELL | DENY_SHELL_WRITE)))
+			continue;
+		__u64 *t = bpf_map_lookup_elem(&ceiling_since, &id);
+		if (!t)
+			return 0;
+		if (*t < since)
+			since = *t;
+	}
+	return since;
+}
+
+/* The inode's ctime: i_ctime (timespec64) before 6.6, __i_ctime in
+ * 6.6-6.10, i_ctime_sec/i_ctime_nsec since 6.11. */
+struct inode___ctime_v66 {
+	struct timespec64 __i_ctime;
+} __attribute__((preserve_access_index));
+
+struct inode___ctime_v61 {
+	struct timespec64 i_ctime;
+} __attribute__((preserve_access_index));
+
+static __always_inline __s64 inode_ctime_ns(struct inode *inode)
+{
+	__s64 sec;
+	__s64 nsec;
+	if (bpf_core_field_exists(inode->i_ctime_sec)) {
+		sec = BPF_CORE_READ(inode, i_ctime_sec);
+		nsec = BPF_CORE_READ(inode, i_ctime_nsec);
+	} else if (bpf_core_field_exists(struct inode___ctime_v66, __i_ctime)) {
+		struct inode___ctime_v66 *i = (void *)inode;
+		sec = BPF_CORE_READ(i, __i_ctime.tv_sec);
+		nsec = BPF_CORE_READ(i, __i_ctime.tv_nsec);
+	} else {
+		struct inode___ctime_v61 *i = (void *)inode;
+		sec = BPF_CORE_READ(i, i_ctime.tv_sec);
+		nsec = BPF_CORE_READ(i, i_ctime.tv_nsec);
+	}
+	return sec * 1000000000LL + nsec;
+}
+
+#define EXT4_SUPER_MAGIC 0xEF53
+#define XFS_SUPER_MAGIC 0x58465342
+#define BTRFS_SUPER_MAGIC 0x9123683E
+#define TMPFS_MAGIC 0x01021994
+#define RAMFS_MAGIC 0x858458f6
+#define OVERLAYFS_SUPER_MAGIC 0x794c7630
+#define SQUASHFS_MAGIC 0x73717368
+#define EROFS_SUPER_MAGIC_V1 0xE0F5E1E2
+#define F2FS_SUPER_MAGIC 0xF2F52010
+#define ISOFS_SUPER_MAGIC 0x9660
+#define ZFS_SUPER_MAGIC 0x2fc12fc1
+#define BCACHEFS_SUPER_MAGIC 0xca451a4e
+
+/* ctime_local: filesystems whose inode times this kernel sets itself (an
+ * allow list). On FUSE, NFS, SMB, 9p, virtiofs, ... a server sets them. */
+static __always_inline bool ctime_local(__u64 magic)
+{
+	switch (magic) {
+	case EXT4_SUPER_MAGIC:
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+	case RAMFS_MAGIC:
+	case OVERLAYFS_SUPER_MAGIC:
+	case SQUASHFS_MAGIC:
+	case EROFS_SUPER_MAGIC_V1:
+	case F2FS_SUPER_MAGIC:
+	case ISOFS_SUPER_MAGIC:
+	case ZFS_SUPER_MAGIC:
+	case BCACHEFS_SUPER_MAGIC:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * changed_since_registration: X4, decided on persistent state only. Every
+ * change of a file's data or metadata (write, truncate, mmap write-back,
+ * chmod, link, xattr) sets its ctime, which the sandbox cannot set back
+ * (utimes sets atime/mtime only; CAP_SYS_TIME is refused) and which
+ * survives eviction of the in-memory inode (unlike inode storage: a DAX
+ * flag toggle, memory.reclaim or memory pressure drop it). The registration
+ * time is rounded down to the filesystem's timestamp granularity (1 s on
+ * ext4 with small inodes) so a truncated ctime is still "after". Files on
+ * filesystems with server-set times count as changed. Changes by processes
+ * outside after registration (a package upgrade) count too: such files
+ * cannot be executed by the sandbox until it is registered again.
+ */
+static __always_inline bool changed_since_registration(struct inode *inode)
+{
+	struct super_block *sb = BPF_CORE_READ(inode, i_sb);
+	if (!sb || !ctime_local(BPF_CORE_READ(sb, s_magic)))
+		return true;
+	__u64 since = restrict_since();
+	__u32 gran = BPF_CORE_READ(sb, s_time_gran);
+	if (gran > 1 && gran <= 1000000000)
+		since -= since % gran;
+	return inode_ctime_ns(inode) >= (__s64)since;
+}
+
+/* exec_restricted_file: a memfd / kernel-internal file, a file an enforced
+ * process wrote (inode mark: kept by tmpfs/ramfs for the file's lifetime),
+ * or one changed since registration (ctime: every other filesystem). */
 static __always_inline bool exec_restricted_file(struct file *f)
 {
 	int mnt_flags = BPF_CORE_READ(f, f_path.mnt, mnt_flags);
 	if (mnt_flags & MNT_INTERNAL_FLAG)
 		return true;
 	struct inode *inode = f->f_inode;
-	return inode && bpf_inode_storage_get(&written_inodes, inode, 0, 0);
+	if (!inode)
+		return true;
+	if (bpf_inode_storage_get(&written_inodes, inode, 0, 0))
+		return true;
+	return changed_since_registration(inode);
 }
 
 /* deny_code_mapping: under shell=none/read_only, mapping a memfd or a file

@@ -55,6 +55,7 @@ type ExecResolveCacheEntry struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	ExecMapCeilingSince        = "ceiling_since"
 	ExecMapCeilings            = "ceilings"
 	ExecMapEnforcerdConfig     = "enforcerd_config"
 	ExecMapEvents              = "events"
@@ -119,6 +120,7 @@ type ExecProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type ExecMapSpecs struct {
+	CeilingSince    *ebpf.MapSpec `ebpf:"ceiling_since"`
 	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
 	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
 	Events          *ebpf.MapSpec `ebpf:"events"`
@@ -155,6 +157,7 @@ func (o *ExecObjects) Close() error {
 //
 // It can be passed to LoadExecObjects or ebpf.CollectionSpec.LoadAndAssign.
 type ExecMaps struct {
+	CeilingSince    *ebpf.Map `ebpf:"ceiling_since"`
 	Ceilings        *ebpf.Map `ebpf:"ceilings"`
 	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
 	Events          *ebpf.Map `ebpf:"events"`
@@ -167,6 +170,7 @@ type ExecMaps struct {
 
 func (m *ExecMaps) Close() error {
 	return _ExecClose(
+		m.CeilingSince,
 		m.Ceilings,
 		m.EnforcerdConfig,
 		m.Events,

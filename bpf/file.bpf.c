@@ -19,14 +19,54 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* inode_exempt: objects whose "write" modifies no filesystem. */
+#define MAJOR(dev) ((__u32)(dev) >> 20)
+#define MINOR(dev) ((__u32)(dev) & 0xfffff)
+
+/*
+ * chr_write_allowed: the character devices that stay writable (and accept
+ * ioctls) under write=false, an allow list: they store nothing (null, zero,
+ * full, random, urandom) or are the sandbox's own terminal (/dev/tty, ptmx,
+ * pts). Every other character device is a channel to something outside:
+ * raw disks (sg, bsg, NVMe generic), uinput (keystrokes into the host's
+ * session), vcs (the host's consoles), console, fuse, tun, ...
+ */
+static __always_inline bool chr_write_allowed(__u32 rdev)
+{
+	__u32 maj = MAJOR(rdev), min = MINOR(rdev);
+	if (maj == 1)
+		return min == 3 || min == 5 || min == 7 || min == 8 || min == 9;
+	if (maj == 5)
+		return min == 0 || min == 2;
+	return maj >= 136 && maj <= 143; /* UNIX98 pty slaves */
+}
+
+/* chr_network: character devices that are network interfaces or carry
+ * packets to one (network=false): tun/tap (misc 200), vhost-net (238),
+ * vhost-vsock (241), ppp (major 108). Devices with dynamic numbers
+ * (vhost-vdpa) are outside this list; under write=false they are denied as
+ * any unlisted device. */
+static __always_inline bool chr_network(__u32 rdev)
+{
+	__u32 maj = MAJOR(rdev), min = MINOR(rdev);
+	if (maj == 108)
+		return true;
+	return maj == 10 && (min == 200 || min == 238 || min == 241);
+}
+
+#define SCSI_GENERIC_MAJOR 21
+
+/* inode_exempt: objects whose "write" modifies no filesystem: pipes
+ * (FIFOs), sockets (the network ceiling decides on them) and the allow
+ * list of character devices. */
 static __always_inline bool inode_exempt(struct inode *inode)
 {
 	if (!inode)
 		return false; /* fail closed: unknown object is a file */
 	/* Direct (BTF) loads on hot paths: no helper call. */
 	__u32 fmt = inode->i_mode & S_IFMT;
-	return fmt == S_IFCHR || fmt == S_IFIFO || fmt == S_IFSOCK;
+	if (fmt == S_IFIFO || fmt == S_IFSOCK)
+		return true;
+	return fmt == S_IFCHR && chr_write_allowed(inode->i_rdev);
 }
 
 /* file_exempt adds files on kernel-internal mounts (MNT_INTERNAL: memfd,
@@ -38,7 +78,7 @@ static __always_inline bool file_exempt(struct file *file)
 		return true;
 	/* /proc/<pid>/... files are process state, not a filesystem's: the
 	 * write ceiling leaves them alone (tamper.bpf.c keeps a sandbox off
-	 * processes outside it). */
+	 * processes outside it and off every other procfs file). */
 	if (inode && proc_pid_of(inode))
 		return true;
 	struct vfsmount *mnt = file->f_path.mnt;
@@ -99,24 +139,24 @@ static __always_inline int deny_write_dentry(struct dentry *d, __u16 hook)
 
 #define SB_KERNMOUNT (1U << 22)
 
-/* dentry_exempt: pipes, sockets and char devices, and pseudo files (memfd):
- * a dentry that is its own parent without being its filesystem's root, on a
- * superblock only the kernel mounted (SB_KERNMOUNT). */
-static __always_inline bool dentry_exempt(struct dentry *d)
+/* dentry_internal: pseudo files that no path reaches (anonymous pipes,
+ * sockets from socket(2), memfds): a dentry that is its own parent without
+ * being its filesystem's root, on a superblock only the kernel mounted. */
+static __always_inline bool dentry_internal(struct dentry *d)
 {
-	if (inode_exempt(d->d_inode))
-		return true;
 	struct super_block *sb = d->d_sb;
 	if (d->d_parent != d || !sb || sb->s_root == d)
 		return false;
 	return (sb->s_flags & SB_KERNMOUNT) != 0;
 }
 
-/* Same, for modifications of an existing inode where exempt objects (pipes,
- * sockets, char devices, memfds) may be changed. */
+/* Metadata changes (mode, owner, times, size, xattrs, ACLs) are writes for
+ * every inode type: a socket, FIFO or device node with a path is changed
+ * like a file (chmod 0777 of a container engine's socket opens it to every
+ * local user). Only pseudo files without a path are exempt. */
 static __always_inline int deny_modify_dentry(struct dentry *d, __u16 hook)
 {
-	if (dentry_exempt(d))
+	if (dentry_internal(d))
 		return 0;
 	return deny_write_dentry(d, hook);
 }
@@ -137,17 +177,28 @@ static __always_inline int deny_write_file(struct file *file, __u16 hook,
 		return 0;
 	task_write_denied(&e);
 	int v = verdict(&e, DENY_WRITE);
+	__u32 bit = DENY_WRITE;
 	if (!v || v == DECISION_AUDITED) {
+		/* Under a restricted shell, mark the inode written. tmpfs and
+		 * ramfs do not update ctime for writes through a shared
+		 * mapping, and their inodes (hence the mark) live as long as
+		 * the file; on other filesystems the ctime rule of exec.h
+		 * decides even after the mark is evicted. A mark that cannot
+		 * be created denies the write (never fail open). */
 		if (mark && ((e.deny | e.audit) & (DENY_SHELL | DENY_SHELL_WRITE))) {
 			__u64 *w = bpf_inode_storage_get(&written_inodes, file->f_inode, 0,
 							 BPF_LOCAL_STORAGE_GET_F_CREATE);
-			if (w)
+			if (w) {
 				*w = e.sandbox_cgid;
+			} else if (e.deny & (DENY_SHELL | DENY_SHELL_WRITE)) {
+				v = DECISION_DENIED;
+				bit = e.deny & DENY_SHELL ? DENY_SHELL : DENY_SHELL_WRITE;
+			}
 		}
 		if (!v)
 			return 0;
 	}
-	struct event *ev = event_begin(&e, hook, v, DENY_WRITE, EPERM);
+	struct event *ev = event_begin(&e, hook, v, bit, EPERM);
 	if (ev) {
 		fill_inode(ev, BPF_CORE_READ(file, f_inode));
 		fill_names(ev, BPF_CORE_READ(file, f_path.dentry));
@@ -157,11 +208,7 @@ static __always_inline int deny_write_file(struct file *file, __u16 hook,
 }
 
 #define BPF_FS_MAGIC 0xcafe4a11
-#define TIOCSTI 0x5412
-#define TIOCLINUX 0x541C
-#define FIOSETOWN 0x8901
 #define KMSG_RDEV ((1U << 20) | 11) /* /dev/kmsg, char 1:11 */
-#define SIOCSPGRP 0x8902
 
 /* E4: removing or replacing a pin (anything on a bpf filesystem), for every
  * enforced process whatever its write ceiling. */
@@ -188,13 +235,147 @@ static __always_inline int deny_bpffs(struct dentry *d)
 	return verdict_ret(v);
 }
 
+/*
+ * K2 (every ceiling): attributes of kernel interfaces. chmod/chown/utimes,
+ * xattrs and ACLs on sysfs, procfs, securityfs, debugfs, tracefs, configfs,
+ * efivarfs, pstore, binfmt_misc, bpffs (our pins) and cgroup filesystems
+ * would hand a tunable, a pin or a cgroup file to other users or change who
+ * may write it. Allowed: /proc/<pid> entries of the sandbox's own processes
+ * and cgroups strictly below the registered one (the sandbox's own
+ * sub-cgroups).
+ */
+static __always_inline int deny_kernel_attr(struct dentry *d, __u16 hook)
+{
+	struct inode *inode = d->d_inode;
+	if (!inode)
+		return 0;
+	struct super_block *sb = inode->i_sb;
+	if (!sb)
+		return 0;
+	__u64 magic = sb->s_magic;
+	switch (magic) {
+	case CGROUP2_SUPER_MAGIC:
+	case CGROUP_SUPER_MAGIC:
+	case PROC_SUPER_MAGIC:
+	case SYSFS_MAGIC:
+	case SECURITYFS_MAGIC:
+	case DEBUGFS_MAGIC:
+	case TRACEFS_MAGIC:
+	case CONFIGFS_MAGIC:
+	case EFIVARFS_MAGIC:
+	case PSTOREFS_MAGIC:
+	case BINFMTFS_MAGIC:
+	case BPF_FS_MAGIC:
+		break;
+	default:
+		return 0;
+	}
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	if (magic == PROC_SUPER_MAGIC) {
+		struct pid *ppid = proc_pid_of(inode);
+		struct task_struct *target = ppid ? pid_task_of(ppid) : NULL;
+		if (target && !task_outside(&e, target))
+			return 0;
+	}
+	if (magic == CGROUP2_SUPER_MAGIC) {
+		struct kernfs_node *file_kn;
+		struct cgroup *cg = cgroup_of_kernfs_inode(inode, &file_kn);
+		if (cgroup_in_subtree(cg, e.sandbox_level, e.sandbox_cgid) &&
+		    BPF_CORE_READ(cg, level) > e.sandbox_level)
+			return 0;
+	}
+	int v = verdict(&e, DENY_TAMPER);
+	if (!v)
+		return 0;
+	struct event *ev = event_begin(&e, hook, v, DENY_TAMPER, EPERM);
+	if (ev) {
+		fill_dentry(ev, d);
+		bpf_ringbuf_submit(ev, 0);
+	}
+	return verdict_ret(v);
+}
+
+/* deny_network_file: network=false for a file that is an inet socket or a
+ * network-class device. */
+static __always_inline int deny_network_file(struct file *file, __u16 hook)
+{
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	int v = verdict(&e, DENY_NETWORK);
+	if (!v)
+		return 0;
+	struct event *ev = event_begin(&e, hook, v, DENY_NETWORK, EPERM);
+	if (ev) {
+		fill_inode(ev, file->f_inode);
+		struct inode *inode = file->f_inode;
+		if (inode && (inode->i_mode & S_IFMT) == S_IFSOCK) {
+			struct socket *sock = (struct socket *)BPF_CORE_READ(file, private_data);
+			ev->object_kind = OBJ_SOCKET;
+			ev->family = BPF_CORE_READ(sock, sk, __sk_common.skc_family);
+			ev->sock_type = BPF_CORE_READ(sock, type);
+		}
+		bpf_ringbuf_submit(ev, 0);
+	}
+	return verdict_ret(v);
+}
+
+/* network_file: an inet (any family but AF_UNIX) socket, or a
+ * network-class character device. Fail direction: a socket whose family
+ * cannot be read is not AF_UNIX. */
+static __always_inline bool network_file(struct file *file, struct inode *inode)
+{
+	__u32 fmt = inode->i_mode & S_IFMT;
+	if (fmt == S_IFCHR)
+		return chr_network(inode->i_rdev);
+	if (fmt != S_IFSOCK)
+		return false;
+	struct socket *sock = (struct socket *)BPF_CORE_READ(file, private_data);
+	return BPF_CORE_READ(sock, sk, __sk_common.skc_family) != AF_UNIX;
+}
+
+/* deny_raw_storage (every ceiling): the SCSI generic driver (/dev/sg*)
+ * takes SCSI commands through write(2); raw disk writes bypass every inode
+ * check. */
+static __always_inline int deny_raw_storage(struct file *file, __u16 hook)
+{
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	int v = verdict(&e, DENY_TAMPER);
+	if (!v)
+		return 0;
+	struct event *ev = event_begin(&e, hook, v, DENY_TAMPER, EPERM);
+	if (ev) {
+		fill_inode(ev, file->f_inode);
+		fill_names(ev, BPF_CORE_READ(file, f_path.dentry));
+		bpf_ringbuf_submit(ev, 0);
+	}
+	return verdict_ret(v);
+}
+
 /* W2/W5: open for write or with O_TRUNC (O_RDONLY|O_TRUNC truncates), by
- * open(2), openat2, or io_uring IORING_OP_OPENAT alike. */
+ * open(2), openat2, or io_uring IORING_OP_OPENAT alike. N6: any open of a
+ * network-class device under network=false. Raw SCSI generic devices under
+ * every ceiling. */
 SEC("lsm/file_open")
 int BPF_PROG(file_open, struct file *file, int ret)
 {
 	if (ret)
 		return ret;
+	struct inode *inode = file->f_inode;
+	if (inode && (inode->i_mode & S_IFMT) == S_IFCHR) {
+		__u32 rdev = inode->i_rdev;
+		if (MAJOR(rdev) == SCSI_GENERIC_MAJOR)
+			return deny_raw_storage(file, HOOK_FILE_OPEN);
+		if (chr_network(rdev)) {
+			int r = deny_network_file(file, HOOK_FILE_OPEN);
+			if (r)
+				return r;
+		}
+	}
 	__u32 fmode = file->f_mode;
 	__u32 fflags = file->f_flags;
 	if (!(fmode & FMODE_WRITE) && !(fflags & O_TRUNC))
@@ -204,24 +385,38 @@ int BPF_PROG(file_open, struct file *file, int ret)
 
 /* W4/W5: every write through a descriptor, including ones opened before the
  * ceiling applied, io_uring IORING_OP_WRITE, splice, copy_file_range,
- * fallocate and reflink (all pass rw_verify_area/security_file_permission). */
+ * fallocate and reflink (all pass rw_verify_area/security_file_permission).
+ * N5: every read and write of an inet socket or a network device, whatever
+ * the entry (read/write, splice and sendfile on a socket inherited or
+ * passed in, io_uring read/write), under network=false. */
 SEC("lsm/file_permission")
 int BPF_PROG(file_permission, struct file *file, int mask, int ret)
 {
 	if (ret)
 		return ret;
+	struct inode *inode = file->f_inode;
+	if (inode) {
+		__u32 fmt = inode->i_mode & S_IFMT;
+		if (fmt == S_IFSOCK || fmt == S_IFCHR) {
+			if (network_file(file, inode)) {
+				int r = deny_network_file(file, HOOK_FILE_PERMISSION);
+				if (r)
+					return r;
+			}
+			if (fmt == S_IFCHR && (mask & (MAY_WRITE | MAY_APPEND)) &&
+			    inode->i_rdev == KMSG_RDEV) {
+				/* Every ceiling, every write path: the kernel log is
+				 * the host's audit trail too; a sandbox writes no
+				 * lines into it. */
+				struct effective e = {};
+				if (resolve(&e))
+					return tamper(&e, HOOK_KMSG_WRITE, OBJ_NONE, 0);
+				return 0;
+			}
+		}
+	}
 	if (!(mask & (MAY_WRITE | MAY_APPEND)))
 		return 0;
-	struct inode *inode = file->f_inode;
-	if (inode && (inode->i_mode & S_IFMT) == S_IFCHR && inode->i_rdev == KMSG_RDEV) {
-		/* Every ceiling, every write path (write, splice, io_uring, a
-		 * descriptor from before the ceiling): the kernel log is the
-		 * host's audit trail too; a sandbox writes no lines into it. */
-		struct effective e = {};
-		if (resolve(&e))
-			return tamper(&e, HOOK_KMSG_WRITE, OBJ_NONE, 0);
-		return 0;
-	}
 	return deny_write_file(file, HOOK_FILE_PERMISSION, true);
 }
 
@@ -245,8 +440,10 @@ int BPF_PROG(path_truncate, const struct path *path, int ret)
 }
 
 /* Shared writable mapping of a file (needs a writable descriptor, e.g. one
- * inherited from before the ceiling); and, under a restricted shell, an
- * executable mapping of a memfd or of a file the sandbox wrote. */
+ * inherited from before the ceiling); under a restricted shell, an
+ * executable mapping of a memfd or of a file the sandbox could have
+ * written; N5: any mapping of an inet socket (TCP_ZEROCOPY_RECEIVE) or a
+ * network device under network=false. */
 SEC("lsm/mmap_file")
 int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot,
 	     unsigned long prot, unsigned long flags, int ret)
@@ -255,6 +452,12 @@ int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot,
 		return ret;
 	if (!file)
 		return 0;
+	struct inode *inode = file->f_inode;
+	if (inode && network_file(file, inode)) {
+		int r = deny_network_file(file, HOOK_MMAP_FILE);
+		if (r)
+			return r;
+	}
 	if (prot & PROT_EXEC) {
 		/* shell=none/read_only: no code from memfds or written files. */
 		struct effective e = {};
@@ -297,16 +500,154 @@ int BPF_PROG(file_mprotect, struct vm_area_struct *vma, unsigned long reqprot,
 	return deny_write_file(file, HOOK_FILE_MPROTECT, true);
 }
 
-#define FS_IOC_SETFLAGS 0x40086602
-#define FS_IOC_FSSETXATTR 0x401c5820
+/* ioctl numbers (include/uapi); the _32 variants are the compat (32-bit)
+ * encodings of the same request where the argument size differs. */
+#define FIBMAP 0x00000001U /* also SCSI_IOCTL_SEND_COMMAND on devices */
+#define FIGETBSZ 0x00000002U
+#define HDIO_GETGEO 0x00000301U
+#define BLKROGET 0x0000125eU
+#define BLKGETSIZE 0x00001260U
+#define BLKSSZGET 0x00001268U
+#define BLKIOMIN 0x00001278U
+#define BLKIOOPT 0x00001279U
+#define BLKALIGNOFF 0x0000127aU
+#define BLKPBSZGET 0x0000127bU
+#define BLKDISCARDZEROES 0x0000127cU
+#define BLKROTATIONAL 0x0000127eU
+#define BLKBSZGET 0x80081270U
+#define BLKBSZGET_32 0x80041270U
+#define BLKGETSIZE64 0x80081272U
+#define BLKGETSIZE64_32 0x80041272U
+#define SG_IO 0x00002285U
+#define CDROM_SEND_PACKET 0x00005393U
+#define TCGETS 0x00005401U
+#define TIOCGPGRP 0x0000540fU
+#define TIOCSTI 0x00005412U
+#define TIOCGWINSZ 0x00005413U
+#define FIONREAD 0x0000541bU
+#define TIOCLINUX 0x0000541cU
+#define FIONBIO 0x00005421U
+#define FIONCLEX 0x00005450U
+#define FIOCLEX 0x00005451U
+#define FIOASYNC 0x00005452U
+#define FIOQSIZE 0x00005460U
+#define TCGETS2 0x802c542aU
+#define FIOSETOWN 0x00008901U
+#define SIOCSPGRP 0x00008902U
+#define FS_IOC_GETFLAGS 0x80086601U
+#define FS_IOC32_GETFLAGS 0x80046601U
+#define FS_IOC_GETVERSION 0x80087601U
+#define FS_IOC32_GETVERSION 0x80047601U
+#define FS_IOC_FSGETXATTR 0x801c581fU
+#define FS_IOC_FIEMAP 0xc020660bU
+#define FS_IOC_MEASURE_VERITY 0xc0046686U
+#define FS_IOC_READ_VERITY_METADATA 0xc0286687U
+#define FS_IOC_GET_ENCRYPTION_POLICY 0x400c6615U
+#define FS_IOC_GET_ENCRYPTION_POLICY_EX 0xc0096616U
+#define FS_IOC_GET_ENCRYPTION_KEY_STATUS 0xc080661aU
+#define FS_IOC_GETFSLABEL 0x81009431U
+#define FS_IOC_GETFSUUID 0x80111500U
+#define FS_IOC_GETFSSYSFSPATH 0x80811501U
+#define NVME_IOCTL_ADMIN_CMD 0xc0484e41U
+#define NVME_IOCTL_SUBMIT_IO 0x40304e42U
+#define NVME_IOCTL_IO_CMD 0xc0484e43U
+#define NVME_IOCTL_ADMIN64_CMD 0xc0504e47U
+#define NVME_IOCTL_IO64_CMD 0xc0504e48U
+#define NVME_IOCTL_IO64_CMD_VEC 0xc0504e49U
 
-/* W3: inode attribute flags (chattr +i/+a) and project ids via ioctl. */
-SEC("lsm/file_ioctl")
-int BPF_PROG(file_ioctl, struct file *file, unsigned int cmd,
-	     unsigned long arg, int ret)
+/* ioctl_read_only: the closed allow list of requests known not to modify
+ * the file, its inode or its filesystem (descriptor flags, sizes, flags and
+ * attribute reads, extent maps, verity and encryption status, terminal
+ * queries so isatty() answers ENOTTY). Everything else is a write under
+ * write=false: FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR, FS_IOC_SETVERSION,
+ * FS_IOC_ENABLE_VERITY (seals the file), encryption policies, FICLONE,
+ * FIDEDUPERANGE, EXT4_IOC_*, and whatever a kernel adds next. */
+static __always_inline bool ioctl_read_only(unsigned int cmd)
 {
-	if (ret)
-		return ret;
+	switch (cmd) {
+	case FIGETBSZ:
+	case HDIO_GETGEO:
+	case BLKROGET:
+	case BLKGETSIZE:
+	case BLKSSZGET:
+	case BLKIOMIN:
+	case BLKIOOPT:
+	case BLKALIGNOFF:
+	case BLKPBSZGET:
+	case BLKDISCARDZEROES:
+	case BLKROTATIONAL:
+	case BLKBSZGET:
+	case BLKBSZGET_32:
+	case BLKGETSIZE64:
+	case BLKGETSIZE64_32:
+	case TCGETS:
+	case TCGETS2:
+	case TIOCGPGRP:
+	case TIOCGWINSZ:
+	case FIONREAD:
+	case FIONBIO:
+	case FIONCLEX:
+	case FIOCLEX:
+	case FIOASYNC:
+	case FIOQSIZE:
+	case FS_IOC_GETFLAGS:
+	case FS_IOC32_GETFLAGS:
+	case FS_IOC_GETVERSION:
+	case FS_IOC32_GETVERSION:
+	case FS_IOC_FSGETXATTR:
+	case FS_IOC_FIEMAP:
+	case FS_IOC_MEASURE_VERITY:
+	case FS_IOC_READ_VERITY_METADATA:
+	case FS_IOC_GET_ENCRYPTION_POLICY:
+	case FS_IOC_GET_ENCRYPTION_POLICY_EX:
+	case FS_IOC_GET_ENCRYPTION_KEY_STATUS:
+	case FS_IOC_GETFSLABEL:
+	case FS_IOC_GETFSUUID:
+	case FS_IOC_GETFSSYSFSPATH:
+		return true;
+	}
+	return false;
+}
+
+/* raw_passthrough (every ceiling): SCSI and NVMe command passthrough write
+ * blocks below every filesystem check, whatever the descriptor's mode
+ * (the CAP_SYS_RAWIO check some drivers make is not enough: bsg allows
+ * WRITE commands on a descriptor opened for write). */
+static __always_inline bool raw_passthrough(unsigned int cmd, struct inode *inode)
+{
+	switch (cmd) {
+	case SG_IO:
+	case CDROM_SEND_PACKET:
+	case NVME_IOCTL_ADMIN_CMD:
+	case NVME_IOCTL_SUBMIT_IO:
+	case NVME_IOCTL_IO_CMD:
+	case NVME_IOCTL_ADMIN64_CMD:
+	case NVME_IOCTL_IO64_CMD:
+	case NVME_IOCTL_IO64_CMD_VEC:
+		return true;
+	case FIBMAP: /* SCSI_IOCTL_SEND_COMMAND on a device */
+		if (!inode)
+			return true;
+		__u32 fmt = inode->i_mode & S_IFMT;
+		return fmt == S_IFCHR || fmt == S_IFBLK;
+	}
+	return false;
+}
+
+/*
+ * ioctl_decision: one decision for the native and the 32-bit compat entry
+ * (file_ioctl, and file_ioctl_compat on Linux >= 6.7; older kernels pass
+ * compat requests, with their compat numbers, through file_ioctl).
+ *  - every ceiling: no I/O signal owner outside the sandbox (FIOSETOWN,
+ *    SIOCSPGRP; FIOASYNC while an outside owner is set), no terminal
+ *    injection (TIOCSTI, TIOCLINUX), no raw storage passthrough;
+ *  - network=false: no ioctl on an inet socket or a network device;
+ *  - write=false: only the closed read-only allow list, except on pipes,
+ *    unix sockets, allow-listed character devices and pseudo files.
+ */
+static __always_inline int ioctl_decision(struct file *file, unsigned int cmd,
+					  unsigned long arg, __u16 hook)
+{
 	if (cmd == FIOSETOWN || cmd == SIOCSPGRP) {
 		/* E4: like fcntl(F_SETOWN): only the caller may own the file's
 		 * I/O signals (tamper.bpf.c file_fcntl, file_send_sigiotask). */
@@ -321,6 +662,16 @@ int BPF_PROG(file_ioctl, struct file *file, unsigned int cmd,
 			return 0;
 		return tamper(&e, HOOK_FILE_FCNTL, OBJ_TASK, owner);
 	}
+	if (cmd == FIOASYNC) {
+		int on = 1;
+		if (bpf_probe_read_user(&on, sizeof(on), (void *)arg) < 0)
+			on = 1; /* unreadable: fail closed */
+		if (on) {
+			struct effective e = {};
+			if (resolve(&e) && owner_outside(&e, file))
+				return tamper(&e, HOOK_FILE_FCNTL, OBJ_NONE, 0);
+		}
+	}
 	if (cmd == TIOCSTI || cmd == TIOCLINUX) {
 		/* X3: injecting input into a terminal (every ceiling). */
 		struct effective e = {};
@@ -328,9 +679,37 @@ int BPF_PROG(file_ioctl, struct file *file, unsigned int cmd,
 			return 0;
 		return tamper(&e, HOOK_TTY_IOCTL, OBJ_NONE, cmd);
 	}
-	if (cmd != FS_IOC_SETFLAGS && cmd != FS_IOC_FSSETXATTR)
+	struct inode *inode = file->f_inode;
+	if (raw_passthrough(cmd, inode))
+		return deny_raw_storage(file, hook);
+	if (inode && network_file(file, inode)) {
+		int r = deny_network_file(file, hook);
+		if (r)
+			return r;
+	}
+	if (ioctl_read_only(cmd))
 		return 0;
-	return deny_write_file(file, HOOK_FILE_IOCTL, false);
+	return deny_write_file(file, hook, false);
+}
+
+SEC("lsm/file_ioctl")
+int BPF_PROG(file_ioctl, struct file *file, unsigned int cmd,
+	     unsigned long arg, int ret)
+{
+	if (ret)
+		return ret;
+	return ioctl_decision(file, cmd, arg, HOOK_FILE_IOCTL);
+}
+
+/* The 32-bit compat entry (int $0x80 / compat_sys_ioctl), Linux 6.7+.
+ * Optional hook: older kernels call file_ioctl for compat requests. */
+SEC("lsm/file_ioctl_compat")
+int BPF_PROG(file_ioctl_compat, struct file *file, unsigned int cmd,
+	     unsigned long arg, int ret)
+{
+	if (ret)
+		return ret;
+	return ioctl_decision(file, cmd, arg, HOOK_FILE_IOCTL_COMPAT);
 }
 
 /* W1: every creation of a directory entry, by any syscall or io_uring op. */
@@ -421,6 +800,9 @@ int BPF_PROG(inode_setattr, struct mnt_idmap *idmap, struct dentry *dentry,
 {
 	if (ret)
 		return ret;
+	int r = deny_kernel_attr(dentry, HOOK_INODE_SETATTR);
+	if (r)
+		return r;
 	return deny_modify_dentry(dentry, HOOK_INODE_SETATTR);
 }
 
@@ -430,6 +812,9 @@ int BPF_PROG(inode_setattr_pre63, struct dentry *dentry, struct iattr *attr,
 {
 	if (ret)
 		return ret;
+	int r = deny_kernel_attr(dentry, HOOK_INODE_SETATTR);
+	if (r)
+		return r;
 	return deny_modify_dentry(dentry, HOOK_INODE_SETATTR);
 }
 
@@ -443,6 +828,9 @@ int BPF_PROG(inode_setxattr, void *idmap, struct dentry *dentry,
 {
 	if (ret)
 		return ret;
+	int r = deny_kernel_attr(dentry, HOOK_INODE_SETXATTR);
+	if (r)
+		return r;
 	return deny_modify_dentry(dentry, HOOK_INODE_SETXATTR);
 }
 
@@ -453,6 +841,9 @@ int BPF_PROG(inode_removexattr, void *idmap, struct dentry *dentry,
 {
 	if (ret)
 		return ret;
+	int r = deny_kernel_attr(dentry, HOOK_INODE_REMOVEXATTR);
+	if (r)
+		return r;
 	return deny_modify_dentry(dentry, HOOK_INODE_REMOVEXATTR);
 }
 
@@ -463,6 +854,9 @@ int BPF_PROG(inode_set_acl, struct mnt_idmap *idmap, struct dentry *dentry,
 {
 	if (ret)
 		return ret;
+	int r = deny_kernel_attr(dentry, HOOK_INODE_SET_ACL);
+	if (r)
+		return r;
 	return deny_modify_dentry(dentry, HOOK_INODE_SET_ACL);
 }
 
@@ -472,5 +866,8 @@ int BPF_PROG(inode_remove_acl, struct mnt_idmap *idmap, struct dentry *dentry,
 {
 	if (ret)
 		return ret;
+	int r = deny_kernel_attr(dentry, HOOK_INODE_REMOVE_ACL);
+	if (r)
+		return r;
 	return deny_modify_dentry(dentry, HOOK_INODE_REMOVE_ACL);
 }

@@ -55,6 +55,7 @@ type FileResolveCacheEntry struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	FileMapCeilingSince       = "ceiling_since"
 	FileMapCeilings           = "ceilings"
 	FileMapEnforcerdConfig    = "enforcerd_config"
 	FileMapEvents             = "events"
@@ -64,6 +65,7 @@ const (
 	FileMapTaskFlags          = "task_flags"
 	FileMapWrittenInodes      = "written_inodes"
 	FileProgFileIoctl         = "file_ioctl"
+	FileProgFileIoctlCompat   = "file_ioctl_compat"
 	FileProgFileMprotect      = "file_mprotect"
 	FileProgFileOpen          = "file_open"
 	FileProgFilePermission    = "file_permission"
@@ -129,6 +131,7 @@ type FileSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type FileProgramSpecs struct {
 	FileIoctl         *ebpf.ProgramSpec `ebpf:"file_ioctl"`
+	FileIoctlCompat   *ebpf.ProgramSpec `ebpf:"file_ioctl_compat"`
 	FileMprotect      *ebpf.ProgramSpec `ebpf:"file_mprotect"`
 	FileOpen          *ebpf.ProgramSpec `ebpf:"file_open"`
 	FilePermission    *ebpf.ProgramSpec `ebpf:"file_permission"`
@@ -155,6 +158,7 @@ type FileProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type FileMapSpecs struct {
+	CeilingSince    *ebpf.MapSpec `ebpf:"ceiling_since"`
 	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
 	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
 	Events          *ebpf.MapSpec `ebpf:"events"`
@@ -191,6 +195,7 @@ func (o *FileObjects) Close() error {
 //
 // It can be passed to LoadFileObjects or ebpf.CollectionSpec.LoadAndAssign.
 type FileMaps struct {
+	CeilingSince    *ebpf.Map `ebpf:"ceiling_since"`
 	Ceilings        *ebpf.Map `ebpf:"ceilings"`
 	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
 	Events          *ebpf.Map `ebpf:"events"`
@@ -203,6 +208,7 @@ type FileMaps struct {
 
 func (m *FileMaps) Close() error {
 	return _FileClose(
+		m.CeilingSince,
 		m.Ceilings,
 		m.EnforcerdConfig,
 		m.Events,
@@ -225,6 +231,7 @@ type FileVariables struct {
 // It can be passed to LoadFileObjects or ebpf.CollectionSpec.LoadAndAssign.
 type FilePrograms struct {
 	FileIoctl         *ebpf.Program `ebpf:"file_ioctl"`
+	FileIoctlCompat   *ebpf.Program `ebpf:"file_ioctl_compat"`
 	FileMprotect      *ebpf.Program `ebpf:"file_mprotect"`
 	FileOpen          *ebpf.Program `ebpf:"file_open"`
 	FilePermission    *ebpf.Program `ebpf:"file_permission"`
@@ -250,6 +257,7 @@ type FilePrograms struct {
 func (p *FilePrograms) Close() error {
 	return _FileClose(
 		p.FileIoctl,
+		p.FileIoctlCompat,
 		p.FileMprotect,
 		p.FileOpen,
 		p.FilePermission,

@@ -253,3 +253,33 @@ int BPF_PROG(unix_may_send, struct socket *sock, struct socket *other, int ret)
 	struct sock *osk = BPF_CORE_READ(other, sk);
 	return check_unix_peer(sock, osk, HOOK_UNIX_MAY_SEND, false);
 }
+
+/* N5: options and shutdown of an inet socket inherited or passed in:
+ * getsockopt(TCP_ZEROCOPY_RECEIVE) moves received data into a mapping
+ * without recvmsg; setsockopt and shutdown act on the connection (shutdown
+ * sends a FIN). AF_UNIX sockets keep their options (SO_PEERCRED, ...). */
+SEC("lsm/socket_getsockopt")
+int BPF_PROG(socket_getsockopt, struct socket *sock, int level, int optname,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return deny_inet(sock, HOOK_SOCKET_GETSOCKOPT, NULL);
+}
+
+SEC("lsm/socket_setsockopt")
+int BPF_PROG(socket_setsockopt, struct socket *sock, int level, int optname,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return deny_inet(sock, HOOK_SOCKET_SETSOCKOPT, NULL);
+}
+
+SEC("lsm/socket_shutdown")
+int BPF_PROG(socket_shutdown, struct socket *sock, int how, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_inet(sock, HOOK_SOCKET_SHUTDOWN, NULL);
+}

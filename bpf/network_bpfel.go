@@ -81,9 +81,12 @@ const (
 	NetworkProgSocketBind        = "socket_bind"
 	NetworkProgSocketConnect     = "socket_connect"
 	NetworkProgSocketCreate      = "socket_create"
+	NetworkProgSocketGetsockopt  = "socket_getsockopt"
 	NetworkProgSocketListen      = "socket_listen"
 	NetworkProgSocketRecvmsg     = "socket_recvmsg"
 	NetworkProgSocketSendmsg     = "socket_sendmsg"
+	NetworkProgSocketSetsockopt  = "socket_setsockopt"
+	NetworkProgSocketShutdown    = "socket_shutdown"
 	NetworkProgUnixMaySend       = "unix_may_send"
 	NetworkProgUnixStreamConnect = "unix_stream_connect"
 	NetworkVarUnusedEvent        = "unused_event"
@@ -135,9 +138,12 @@ type NetworkProgramSpecs struct {
 	SocketBind        *ebpf.ProgramSpec `ebpf:"socket_bind"`
 	SocketConnect     *ebpf.ProgramSpec `ebpf:"socket_connect"`
 	SocketCreate      *ebpf.ProgramSpec `ebpf:"socket_create"`
+	SocketGetsockopt  *ebpf.ProgramSpec `ebpf:"socket_getsockopt"`
 	SocketListen      *ebpf.ProgramSpec `ebpf:"socket_listen"`
 	SocketRecvmsg     *ebpf.ProgramSpec `ebpf:"socket_recvmsg"`
 	SocketSendmsg     *ebpf.ProgramSpec `ebpf:"socket_sendmsg"`
+	SocketSetsockopt  *ebpf.ProgramSpec `ebpf:"socket_setsockopt"`
+	SocketShutdown    *ebpf.ProgramSpec `ebpf:"socket_shutdown"`
 	UnixMaySend       *ebpf.ProgramSpec `ebpf:"unix_may_send"`
 	UnixStreamConnect *ebpf.ProgramSpec `ebpf:"unix_stream_connect"`
 }
@@ -212,9 +218,12 @@ type NetworkPrograms struct {
 	SocketBind        *ebpf.Program `ebpf:"socket_bind"`
 	SocketConnect     *ebpf.Program `ebpf:"socket_connect"`
 	SocketCreate      *ebpf.Program `ebpf:"socket_create"`
+	SocketGetsockopt  *ebpf.Program `ebpf:"socket_getsockopt"`
 	SocketListen      *ebpf.Program `ebpf:"socket_listen"`
 	SocketRecvmsg     *ebpf.Program `ebpf:"socket_recvmsg"`
 	SocketSendmsg     *ebpf.Program `ebpf:"socket_sendmsg"`
+	SocketSetsockopt  *ebpf.Program `ebpf:"socket_setsockopt"`
+	SocketShutdown    *ebpf.Program `ebpf:"socket_shutdown"`
 	UnixMaySend       *ebpf.Program `ebpf:"unix_may_send"`
 	UnixStreamConnect *ebpf.Program `ebpf:"unix_stream_connect"`
 }
@@ -225,9 +234,12 @@ func (p *NetworkPrograms) Close() error {
 		p.SocketBind,
 		p.SocketConnect,
 		p.SocketCreate,
+		p.SocketGetsockopt,
 		p.SocketListen,
 		p.SocketRecvmsg,
 		p.SocketSendmsg,
+		p.SocketSetsockopt,
+		p.SocketShutdown,
 		p.UnixMaySend,
 		p.UnixStreamConnect,
 	)

@@ -35,47 +35,18 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define CGROUP2_SUPER_MAGIC 0x63677270
-#define CGROUP_SUPER_MAGIC 0x27e0eb
-#define SYSFS_MAGIC 0x62656572
-#define SECURITYFS_MAGIC 0x73636673
-#define DEBUGFS_MAGIC 0x64626720
-#define TRACEFS_MAGIC 0x74726163
-#define CONFIGFS_MAGIC 0x62656570
-#define EFIVARFS_MAGIC 0xde5e81e4
-#define PSTOREFS_MAGIC 0x6165676c
-#define BINFMTFS_MAGIC 0x42494e4d
-#define BPF_FS_MAGIC 0xcafe4a11
-#define TIOCSTI 0x5412
-#define TIOCLINUX 0x541C
 
-/* kernfs_node.parent was renamed __parent in Linux 6.15. */
-struct kernfs_node___old {
-	struct kernfs_node *parent;
-} __attribute__((preserve_access_index));
-
-static __always_inline struct kernfs_node *kn_parent(struct kernfs_node *kn)
+/* name_is compares a kernfs name with a literal of n bytes (NUL
+ * included, n <= 24). */
+static __always_inline bool name_is(const char *kname, const char *lit, int n)
 {
-	if (bpf_core_field_exists(struct kernfs_node___old, parent))
-		return BPF_CORE_READ((struct kernfs_node___old *)kn, parent);
-	return BPF_CORE_READ(kn, __parent);
-}
-
-/* streq compares n bytes (including the terminating NUL). */
-static __always_inline bool streq(const char *a, const char *b, int n)
-{
-	for (int i = 0; i < n && i < 16; i++) {
-		if (a[i] != b[i])
+	char buf[24] = {};
+	bpf_probe_read_kernel_str(buf, sizeof(buf), kname);
+	for (int i = 0; i < n && i < 24; i++) {
+		if (buf[i] != lit[i])
 			return false;
 	}
 	return true;
-}
-
-static __always_inline bool task_outside(struct effective *e,
-					 struct task_struct *p)
-{
-	struct cgroup *cg = BPF_CORE_READ(p, cgroups, dfl_cgrp);
-	return !cgroup_in_subtree(cg, e->sandbox_level, e->sandbox_cgid);
 }
 
 /* E3 */
@@ -170,27 +141,23 @@ int BPF_PROG(task_kill, struct task_struct *p, struct kernel_siginfo *info,
 
 /* proc_write_denied: /proc/sys (any sysctl: core_pattern and modprobe run
  * helpers outside the sandbox) and /proc/sysrq-trigger. */
-static __always_inline bool proc_write_denied(struct inode *inode)
-{
-	struct proc_inode *pi = proc_inode_of(inode);
-	if (BPF_CORE_READ(pi, sysctl))
-		return true;
-	struct proc_dir_entry *pde = BPF_CORE_READ(pi, pde);
-	if (!pde)
-		return false;
-	char name[16] = {};
-	bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(pde, name));
-	return streq(name, "sysrq-trigger", 14);
-}
-
 /*
- * E2/E4 at inode_permission(MAY_WRITE), which every open for write, mkdir,
- * and every cgroup migration passes:
+ * E2/E4/K1/K3 at inode_permission(MAY_WRITE), which every open for write,
+ * mkdir, and every cgroup migration passes:
  *  - cgroup2: a file or directory of a cgroup outside the sandbox subtree.
  *    The kernel asks for write permission on the common ancestor's
  *    cgroup.procs for every migration (write to cgroup.procs, clone3 with
  *    CLONE_INTO_CGROUP), so a move out of the subtree is refused, and so
  *    are cgroup.kill/cgroup.freeze/limits of outside cgroups;
+ *  - K3: the registered cgroup's own interface files: under cgroup v2
+ *    delegation its resource files (memory.*, pids.*, cpu.*, io.*,
+ *    cgroup.max.*, ...) belong to its parent; only cgroup.procs,
+ *    cgroup.threads and cgroup.subtree_control are the sandbox's.
+ *    Sub-cgroups the sandbox creates are entirely its own;
+ *  - K1: procfs is an allow list: only /proc/<pid>/... of the sandbox's own
+ *    processes (oom_score_adj, uid_map, attr, comm, ...). /proc/sys,
+ *    sysrq-trigger, irq affinities, PCI configuration space (/proc/bus/pci),
+ *    dynamic_debug, /proc/net and whatever a kernel adds next are denied;
  *  - kernel tunables and pseudo filesystems that act outside the sandbox.
  * Cheap checks first: this hook runs on every path walk step.
  */
@@ -226,32 +193,32 @@ int BPF_PROG(inode_permission, struct inode *inode, int mask, int ret)
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
-	if (magic == PROC_SUPER_MAGIC && !proc_write_denied(inode)) {
-		/* /proc/<pid>/... of a process outside (oom_score_adj,
-		 * coredump_filter, attr, ...): E4. Other procfs files: allow. */
+	if (magic == PROC_SUPER_MAGIC) {
 		struct pid *ppid = proc_pid_of(inode);
 		if (!ppid)
-			return 0;
+			return tamper(&e, HOOK_KERNEL_SETTING, OBJ_FSMAGIC, magic);
 		struct task_struct *target = pid_task_of(ppid);
-		if (!target || !task_outside(&e, target))
+		if (!target)
+			return 0; /* the process is gone: nothing to change */
+		if (!task_outside(&e, target))
 			return 0;
 		return tamper(&e, HOOK_PROC_WRITE, OBJ_TASK, BPF_CORE_READ(target, tgid));
 	}
 	if (magic != CGROUP2_SUPER_MAGIC)
 		return tamper(&e, HOOK_KERNEL_SETTING, OBJ_FSMAGIC, magic);
-	struct kernfs_node *kn = BPF_CORE_READ(inode, i_private);
-	if (!kn)
+	struct kernfs_node *file_kn;
+	struct cgroup *cg = cgroup_of_kernfs_inode(inode, &file_kn);
+	if (!cg)
 		return tamper(&e, HOOK_KERNEL_SETTING, OBJ_FSMAGIC, magic);
-	/* A cgroup directory's kernfs node carries the cgroup; a file's
-	 * parent does. */
-	struct kernfs_node *dir = kn;
-	__u32 fmt = BPF_CORE_READ(inode, i_mode) & S_IFMT;
-	if (fmt != 0040000)
-		dir = kn_parent(kn);
-	struct cgroup *cg = BPF_CORE_READ(dir, priv);
-	if (cgroup_in_subtree(cg, e.sandbox_level, e.sandbox_cgid))
+	if (!cgroup_in_subtree(cg, e.sandbox_level, e.sandbox_cgid))
+		return tamper(&e, HOOK_INODE_PERMISSION, OBJ_CGROUP, BPF_CORE_READ(cg, kn, id));
+	if (!file_kn || BPF_CORE_READ(cg, level) > e.sandbox_level)
+		return 0; /* a directory (mkdir below it), or a sub-cgroup */
+	const char *name = BPF_CORE_READ(file_kn, name);
+	if (name_is(name, "cgroup.procs", 13) || name_is(name, "cgroup.threads", 15) ||
+	    name_is(name, "cgroup.subtree_control", 23))
 		return 0;
-	return tamper(&e, HOOK_INODE_PERMISSION, OBJ_CGROUP, BPF_CORE_READ(dir, id));
+	return tamper(&e, HOOK_INODE_PERMISSION, OBJ_CGROUP, BPF_CORE_READ(cg, kn, id));
 }
 
 static __always_inline int deny_mount(__u16 hook)
@@ -305,28 +272,15 @@ int BPF_PROG(sb_pivotroot, const struct path *old_path,
 	return deny_mount(HOOK_SB_PIVOTROOT);
 }
 
-/* X3 through the 32-bit compat ioctl entry (Linux 6.7+ has its own hook;
- * older kernels pass compat ioctls through file_ioctl). Optional hook. */
-SEC("lsm/file_ioctl_compat")
-int BPF_PROG(tamper_file_ioctl_compat, struct file *file, unsigned int cmd,
-	     unsigned long arg, int ret)
-{
-	if (ret)
-		return ret;
-	if (cmd != TIOCSTI && cmd != TIOCLINUX)
-		return 0;
-	struct effective e = {};
-	if (!resolve(&e))
-		return 0;
-	return tamper(&e, HOOK_TTY_IOCTL, OBJ_NONE, cmd);
-}
-
+#define F_SETFL 4
+#define FASYNC 020000
 #define F_SETOWN 8
 #define F_SETOWN_EX 15
 #define F_OWNER_TID 0
 #define F_OWNER_PID 1
 
-/* E4: F_SETOWN/F_SETOWN_EX make the kernel signal (SIGIO, SIGURG, or any
+/* E4, native and compat (fcntl64 reaches the same hook with the same
+ * commands): F_SETOWN/F_SETOWN_EX make the kernel signal (SIGIO, SIGURG, or any
  * F_SETSIG signal) another process or process group on I/O. Only the
  * caller itself may be the owner. Fail direction: an unreadable
  * f_owner_ex is denied. */
@@ -336,6 +290,16 @@ int BPF_PROG(file_fcntl, struct file *file, unsigned int cmd,
 {
 	if (ret)
 		return ret;
+	if (cmd == F_SETFL) {
+		/* O_ASYNC on a descriptor whose owner is already outside (set
+		 * before the ceiling, or by the peer): the same signals. */
+		if (!(arg & FASYNC))
+			return 0;
+		struct effective e = {};
+		if (resolve(&e) && owner_outside(&e, file))
+			return tamper(&e, HOOK_FILE_FCNTL, OBJ_NONE, 0);
+		return 0;
+	}
 	if (cmd != F_SETOWN && cmd != F_SETOWN_EX)
 		return 0;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -361,55 +325,69 @@ int BPF_PROG(file_fcntl, struct file *file, unsigned int cmd,
 	return tamper(&e, HOOK_FILE_FCNTL, OBJ_TASK, owner);
 }
 
-#define CAP_DAC_READ_SEARCH 2
-#define CAP_NET_ADMIN 12
-#define CAP_SYS_TIME 25
-#define CAP_SYS_TTY_CONFIG 26
-#define CAP_MKNOD 27
-#define CAP_SYSLOG 34
-#define CAP_SYS_MODULE 16
-#define CAP_SYS_RAWIO 17
-#define CAP_SYS_ADMIN 21
-#define CAP_SYS_BOOT 22
-#define CAP_MAC_OVERRIDE 32
-#define CAP_MAC_ADMIN 33
-#define CAP_PERFMON 38
-#define CAP_BPF 39
+#define CAP_CHOWN 0
+#define CAP_DAC_OVERRIDE 1
+#define CAP_FOWNER 3
+#define CAP_FSETID 4
+#define CAP_KILL 5
+#define CAP_SETGID 6
+#define CAP_SETUID 7
+#define CAP_SETPCAP 8
+#define CAP_NET_BIND_SERVICE 10
+#define CAP_NET_RAW 13
+#define CAP_SYS_CHROOT 18
+#define CAP_AUDIT_WRITE 29
+#define CAP_SETFCAP 31
 #define CAP_OPT_NOAUDIT (1U << 1)
 
-static __always_inline bool admin_cap(int cap)
+/*
+ * K4: capabilities are an allow list: the set a default container runtime
+ * grants (runc/containerd/Docker defaults) minus CAP_MKNOD (device nodes
+ * reach raw disks below every inode check). Every other capability acts on
+ * the host or on shared kernel state and is refused: CAP_SYS_ADMIN (mounts,
+ * fsopen), CAP_SYS_MODULE, CAP_SYS_RAWIO, CAP_SYS_BOOT, CAP_SYS_TIME,
+ * CAP_SYS_PACCT (acct(2) records every exit on the host), CAP_AUDIT_CONTROL
+ * (the host's audit configuration), CAP_SYS_NICE (real-time priorities that
+ * starve host CPUs), CAP_SYS_RESOURCE, CAP_IPC_LOCK, CAP_IPC_OWNER,
+ * CAP_NET_ADMIN, CAP_SYSLOG, CAP_DAC_READ_SEARCH (open_by_handle_at),
+ * CAP_BPF, CAP_PERFMON, CAP_MAC_*, CAP_CHECKPOINT_RESTORE, and whatever a
+ * kernel adds next.
+ *
+ * The list is the same in every user namespace, including ones the sandbox
+ * creates: a capability there nominally acts only on that namespace's
+ * objects, but kernel code reached through namespaced CAP_SYS_ADMIN and
+ * CAP_NET_ADMIN has been a steady source of privilege escalations, and the
+ * mount hooks refuse what user-namespace sandboxes (bubblewrap) use them
+ * for anyway.
+ */
+static __always_inline bool allowed_cap(int cap)
 {
 	switch (cap) {
-	case CAP_DAC_READ_SEARCH:
-	case CAP_NET_ADMIN: /* interfaces, routes, firewall of the host */
-	case CAP_SYS_TIME:  /* the host clock */
-	case CAP_SYS_TTY_CONFIG: /* vhangup of a terminal shared with the host */
-	case CAP_MKNOD:	    /* device nodes: raw disks bypass every inode */
-	case CAP_SYSLOG:    /* kernel log, kptr */
-	case CAP_SYS_MODULE:
-	case CAP_SYS_RAWIO:
-	case CAP_SYS_ADMIN:
-	case CAP_SYS_BOOT:
-	case CAP_MAC_OVERRIDE:
-	case CAP_MAC_ADMIN:
-	case CAP_PERFMON:
-	case CAP_BPF:
+	case CAP_CHOWN:
+	case CAP_DAC_OVERRIDE:
+	case CAP_FOWNER:
+	case CAP_FSETID:
+	case CAP_KILL:
+	case CAP_SETGID:
+	case CAP_SETUID:
+	case CAP_SETPCAP:
+	case CAP_NET_BIND_SERVICE:
+	case CAP_NET_RAW:
+	case CAP_SYS_CHROOT:
+	case CAP_AUDIT_WRITE:
+	case CAP_SETFCAP:
 		return true;
 	}
 	return false;
 }
 
-/* Mount, remount, mount_setattr, fsopen/fsmount, module loading, raw I/O,
- * open_by_handle_at: the capabilities that administer the kernel, refused
- * in every user namespace (a user namespace the child creates gives it
- * CAP_SYS_ADMIN there). */
 SEC("lsm/capable")
 int BPF_PROG(capable, const struct cred *cred, struct user_namespace *ns,
 	     int cap, unsigned int opts, int ret)
 {
 	if (ret)
 		return ret;
-	if (!admin_cap(cap))
+	if (allowed_cap(cap))
 		return 0;
 	struct effective e = {};
 	if (!resolve(&e))
@@ -417,6 +395,8 @@ int BPF_PROG(capable, const struct cred *cred, struct user_namespace *ns,
 	int v = verdict(&e, DENY_TAMPER);
 	if (!v)
 		return 0;
+	/* Checks the kernel makes quietly (CAP_OPT_NOAUDIT, e.g. the
+	 * overcommit reserve) are refused without a record. */
 	if (!(opts & CAP_OPT_NOAUDIT)) {
 		struct event *ev = event_begin(&e, HOOK_CAPABLE, v, DENY_TAMPER, EPERM);
 		if (ev) {
@@ -523,4 +503,49 @@ int BPF_PROG(task_prlimit, const struct cred *cred, const struct cred *tcred,
 	if (!resolve(&e))
 		return 0;
 	return tamper(&e, HOOK_TASK_SETSCHED, OBJ_NONE, 0);
+}
+
+#define RLIMIT_CORE 4
+
+/*
+ * K6: core-dump pipe helpers. With core_pattern piping to a helper
+ * (systemd-coredump, apport), a crash makes the kernel run the helper as
+ * root outside the sandbox, fed with sandbox-chosen memory. do_coredump
+ * aborts pipe dumps when the soft RLIMIT_CORE is exactly 1
+ * (fs/coredump.c), so enforcerd sets 1 before the entrypoint and an
+ * enforced process may not set RLIMIT_CORE to anything else (setrlimit,
+ * prlimit on itself or on a process of its own; prlimit on outsiders is
+ * refused by task_prlimit).
+ */
+SEC("lsm/task_setrlimit")
+int BPF_PROG(task_setrlimit, struct task_struct *p, unsigned int resource,
+	     struct rlimit *new_rlim, int ret)
+{
+	if (ret)
+		return ret;
+	if (resource != RLIMIT_CORE)
+		return 0;
+	if (BPF_CORE_READ(new_rlim, rlim_cur) == 1)
+		return 0;
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	return tamper(&e, HOOK_TASK_SETRLIMIT, OBJ_NONE, resource);
+}
+
+/*
+ * K5: io_uring command passthrough (IORING_OP_URING_CMD) hands a driver a
+ * raw command: NVMe I/O and admin commands on /dev/ng*, socket options,
+ * ublk. None is on the allow list (there is none): refused under every
+ * ceiling, as the raw passthrough ioctls are.
+ */
+SEC("lsm/uring_cmd")
+int BPF_PROG(uring_cmd, struct io_uring_cmd *ioucmd, int ret)
+{
+	if (ret)
+		return ret;
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	return tamper(&e, HOOK_URING_CMD, OBJ_NONE, 0);
 }

@@ -55,34 +55,36 @@ type TamperResolveCacheEntry struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	TamperMapCeilings               = "ceilings"
-	TamperMapEnforcerdConfig        = "enforcerd_config"
-	TamperMapEvents                 = "events"
-	TamperMapExecAllow              = "exec_allow"
-	TamperMapResolveCache           = "resolve_cache"
-	TamperMapStats                  = "stats"
-	TamperMapTaskFlags              = "task_flags"
-	TamperMapWrittenInodes          = "written_inodes"
-	TamperProgBpf                   = "bpf"
-	TamperProgBpfV4                 = "bpf_v4"
-	TamperProgCapable               = "capable"
-	TamperProgFileFcntl             = "file_fcntl"
-	TamperProgFileSendSigiotask     = "file_send_sigiotask"
-	TamperProgInodePermission       = "inode_permission"
-	TamperProgKernelModuleRequest   = "kernel_module_request"
-	TamperProgMoveMount             = "move_mount"
-	TamperProgPtraceAccessCheck     = "ptrace_access_check"
-	TamperProgPtraceTraceme         = "ptrace_traceme"
-	TamperProgSbMount               = "sb_mount"
-	TamperProgSbPivotroot           = "sb_pivotroot"
-	TamperProgSbRemount             = "sb_remount"
-	TamperProgSbUmount              = "sb_umount"
-	TamperProgTamperFileIoctlCompat = "tamper_file_ioctl_compat"
-	TamperProgTaskKill              = "task_kill"
-	TamperProgTaskPrlimit           = "task_prlimit"
-	TamperProgTaskSetioprio         = "task_setioprio"
-	TamperProgTaskSetnice           = "task_setnice"
-	TamperProgTaskSetscheduler      = "task_setscheduler"
+	TamperMapCeilingSince         = "ceiling_since"
+	TamperMapCeilings             = "ceilings"
+	TamperMapEnforcerdConfig      = "enforcerd_config"
+	TamperMapEvents               = "events"
+	TamperMapExecAllow            = "exec_allow"
+	TamperMapResolveCache         = "resolve_cache"
+	TamperMapStats                = "stats"
+	TamperMapTaskFlags            = "task_flags"
+	TamperMapWrittenInodes        = "written_inodes"
+	TamperProgBpf                 = "bpf"
+	TamperProgBpfV4               = "bpf_v4"
+	TamperProgCapable             = "capable"
+	TamperProgFileFcntl           = "file_fcntl"
+	TamperProgFileSendSigiotask   = "file_send_sigiotask"
+	TamperProgInodePermission     = "inode_permission"
+	TamperProgKernelModuleRequest = "kernel_module_request"
+	TamperProgMoveMount           = "move_mount"
+	TamperProgPtraceAccessCheck   = "ptrace_access_check"
+	TamperProgPtraceTraceme       = "ptrace_traceme"
+	TamperProgSbMount             = "sb_mount"
+	TamperProgSbPivotroot         = "sb_pivotroot"
+	TamperProgSbRemount           = "sb_remount"
+	TamperProgSbUmount            = "sb_umount"
+	TamperProgTaskKill            = "task_kill"
+	TamperProgTaskPrlimit         = "task_prlimit"
+	TamperProgTaskSetioprio       = "task_setioprio"
+	TamperProgTaskSetnice         = "task_setnice"
+	TamperProgTaskSetrlimit       = "task_setrlimit"
+	TamperProgTaskSetscheduler    = "task_setscheduler"
+	TamperProgUringCmd            = "uring_cmd"
 )
 
 // LoadTamper returns the embedded CollectionSpec for Tamper.
@@ -127,32 +129,34 @@ type TamperSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type TamperProgramSpecs struct {
-	Bpf                   *ebpf.ProgramSpec `ebpf:"bpf"`
-	BpfV4                 *ebpf.ProgramSpec `ebpf:"bpf_v4"`
-	Capable               *ebpf.ProgramSpec `ebpf:"capable"`
-	FileFcntl             *ebpf.ProgramSpec `ebpf:"file_fcntl"`
-	FileSendSigiotask     *ebpf.ProgramSpec `ebpf:"file_send_sigiotask"`
-	InodePermission       *ebpf.ProgramSpec `ebpf:"inode_permission"`
-	KernelModuleRequest   *ebpf.ProgramSpec `ebpf:"kernel_module_request"`
-	MoveMount             *ebpf.ProgramSpec `ebpf:"move_mount"`
-	PtraceAccessCheck     *ebpf.ProgramSpec `ebpf:"ptrace_access_check"`
-	PtraceTraceme         *ebpf.ProgramSpec `ebpf:"ptrace_traceme"`
-	SbMount               *ebpf.ProgramSpec `ebpf:"sb_mount"`
-	SbPivotroot           *ebpf.ProgramSpec `ebpf:"sb_pivotroot"`
-	SbRemount             *ebpf.ProgramSpec `ebpf:"sb_remount"`
-	SbUmount              *ebpf.ProgramSpec `ebpf:"sb_umount"`
-	TamperFileIoctlCompat *ebpf.ProgramSpec `ebpf:"tamper_file_ioctl_compat"`
-	TaskKill              *ebpf.ProgramSpec `ebpf:"task_kill"`
-	TaskPrlimit           *ebpf.ProgramSpec `ebpf:"task_prlimit"`
-	TaskSetioprio         *ebpf.ProgramSpec `ebpf:"task_setioprio"`
-	TaskSetnice           *ebpf.ProgramSpec `ebpf:"task_setnice"`
-	TaskSetscheduler      *ebpf.ProgramSpec `ebpf:"task_setscheduler"`
+	Bpf                 *ebpf.ProgramSpec `ebpf:"bpf"`
+	BpfV4               *ebpf.ProgramSpec `ebpf:"bpf_v4"`
+	Capable             *ebpf.ProgramSpec `ebpf:"capable"`
+	FileFcntl           *ebpf.ProgramSpec `ebpf:"file_fcntl"`
+	FileSendSigiotask   *ebpf.ProgramSpec `ebpf:"file_send_sigiotask"`
+	InodePermission     *ebpf.ProgramSpec `ebpf:"inode_permission"`
+	KernelModuleRequest *ebpf.ProgramSpec `ebpf:"kernel_module_request"`
+	MoveMount           *ebpf.ProgramSpec `ebpf:"move_mount"`
+	PtraceAccessCheck   *ebpf.ProgramSpec `ebpf:"ptrace_access_check"`
+	PtraceTraceme       *ebpf.ProgramSpec `ebpf:"ptrace_traceme"`
+	SbMount             *ebpf.ProgramSpec `ebpf:"sb_mount"`
+	SbPivotroot         *ebpf.ProgramSpec `ebpf:"sb_pivotroot"`
+	SbRemount           *ebpf.ProgramSpec `ebpf:"sb_remount"`
+	SbUmount            *ebpf.ProgramSpec `ebpf:"sb_umount"`
+	TaskKill            *ebpf.ProgramSpec `ebpf:"task_kill"`
+	TaskPrlimit         *ebpf.ProgramSpec `ebpf:"task_prlimit"`
+	TaskSetioprio       *ebpf.ProgramSpec `ebpf:"task_setioprio"`
+	TaskSetnice         *ebpf.ProgramSpec `ebpf:"task_setnice"`
+	TaskSetrlimit       *ebpf.ProgramSpec `ebpf:"task_setrlimit"`
+	TaskSetscheduler    *ebpf.ProgramSpec `ebpf:"task_setscheduler"`
+	UringCmd            *ebpf.ProgramSpec `ebpf:"uring_cmd"`
 }
 
 // TamperMapSpecs contains maps before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type TamperMapSpecs struct {
+	CeilingSince    *ebpf.MapSpec `ebpf:"ceiling_since"`
 	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
 	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
 	Events          *ebpf.MapSpec `ebpf:"events"`
@@ -189,6 +193,7 @@ func (o *TamperObjects) Close() error {
 //
 // It can be passed to LoadTamperObjects or ebpf.CollectionSpec.LoadAndAssign.
 type TamperMaps struct {
+	CeilingSince    *ebpf.Map `ebpf:"ceiling_since"`
 	Ceilings        *ebpf.Map `ebpf:"ceilings"`
 	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
 	Events          *ebpf.Map `ebpf:"events"`
@@ -201,6 +206,7 @@ type TamperMaps struct {
 
 func (m *TamperMaps) Close() error {
 	return _TamperClose(
+		m.CeilingSince,
 		m.Ceilings,
 		m.EnforcerdConfig,
 		m.Events,
@@ -222,26 +228,27 @@ type TamperVariables struct {
 //
 // It can be passed to LoadTamperObjects or ebpf.CollectionSpec.LoadAndAssign.
 type TamperPrograms struct {
-	Bpf                   *ebpf.Program `ebpf:"bpf"`
-	BpfV4                 *ebpf.Program `ebpf:"bpf_v4"`
-	Capable               *ebpf.Program `ebpf:"capable"`
-	FileFcntl             *ebpf.Program `ebpf:"file_fcntl"`
-	FileSendSigiotask     *ebpf.Program `ebpf:"file_send_sigiotask"`
-	InodePermission       *ebpf.Program `ebpf:"inode_permission"`
-	KernelModuleRequest   *ebpf.Program `ebpf:"kernel_module_request"`
-	MoveMount             *ebpf.Program `ebpf:"move_mount"`
-	PtraceAccessCheck     *ebpf.Program `ebpf:"ptrace_access_check"`
-	PtraceTraceme         *ebpf.Program `ebpf:"ptrace_traceme"`
-	SbMount               *ebpf.Program `ebpf:"sb_mount"`
-	SbPivotroot           *ebpf.Program `ebpf:"sb_pivotroot"`
-	SbRemount             *ebpf.Program `ebpf:"sb_remount"`
-	SbUmount              *ebpf.Program `ebpf:"sb_umount"`
-	TamperFileIoctlCompat *ebpf.Program `ebpf:"tamper_file_ioctl_compat"`
-	TaskKill              *ebpf.Program `ebpf:"task_kill"`
-	TaskPrlimit           *ebpf.Program `ebpf:"task_prlimit"`
-	TaskSetioprio         *ebpf.Program `ebpf:"task_setioprio"`
-	TaskSetnice           *ebpf.Program `ebpf:"task_setnice"`
-	TaskSetscheduler      *ebpf.Program `ebpf:"task_setscheduler"`
+	Bpf                 *ebpf.Program `ebpf:"bpf"`
+	BpfV4               *ebpf.Program `ebpf:"bpf_v4"`
+	Capable             *ebpf.Program `ebpf:"capable"`
+	FileFcntl           *ebpf.Program `ebpf:"file_fcntl"`
+	FileSendSigiotask   *ebpf.Program `ebpf:"file_send_sigiotask"`
+	InodePermission     *ebpf.Program `ebpf:"inode_permission"`
+	KernelModuleRequest *ebpf.Program `ebpf:"kernel_module_request"`
+	MoveMount           *ebpf.Program `ebpf:"move_mount"`
+	PtraceAccessCheck   *ebpf.Program `ebpf:"ptrace_access_check"`
+	PtraceTraceme       *ebpf.Program `ebpf:"ptrace_traceme"`
+	SbMount             *ebpf.Program `ebpf:"sb_mount"`
+	SbPivotroot         *ebpf.Program `ebpf:"sb_pivotroot"`
+	SbRemount           *ebpf.Program `ebpf:"sb_remount"`
+	SbUmount            *ebpf.Program `ebpf:"sb_umount"`
+	TaskKill            *ebpf.Program `ebpf:"task_kill"`
+	TaskPrlimit         *ebpf.Program `ebpf:"task_prlimit"`
+	TaskSetioprio       *ebpf.Program `ebpf:"task_setioprio"`
+	TaskSetnice         *ebpf.Program `ebpf:"task_setnice"`
+	TaskSetrlimit       *ebpf.Program `ebpf:"task_setrlimit"`
+	TaskSetscheduler    *ebpf.Program `ebpf:"task_setscheduler"`
+	UringCmd            *ebpf.Program `ebpf:"uring_cmd"`
 }
 
 func (p *TamperPrograms) Close() error {
@@ -260,12 +267,13 @@ func (p *TamperPrograms) Close() error {
 		p.SbPivotroot,
 		p.SbRemount,
 		p.SbUmount,
-		p.TamperFileIoctlCompat,
 		p.TaskKill,
 		p.TaskPrlimit,
 		p.TaskSetioprio,
 		p.TaskSetnice,
+		p.TaskSetrlimit,
 		p.TaskSetscheduler,
+		p.UringCmd,
 	)
 }
 

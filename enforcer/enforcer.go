@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -133,6 +134,7 @@ type Enforcer struct {
 	taskFlags     *ebpf.Map
 	writtenInodes *ebpf.Map
 	execAllow     *ebpf.Map
+	since         *ebpf.Map // registration times (bpf/exec.h ceiling_since)
 	execMapsErr   error
 	// buildID holds the bpf.BuildID of the programs the pinned links run;
 	// stale is true when that is not this build's (the links are replaced).
@@ -192,6 +194,7 @@ var objects = []object{
 	{LayerLSM, bpf.LoadNetwork, lsmProgs([]string{
 		"socket_create", "socket_bind", "socket_connect", "socket_listen",
 		"socket_accept", "socket_sendmsg", "socket_recvmsg",
+		"socket_getsockopt", "socket_setsockopt", "socket_shutdown",
 		"unix_stream_connect", "unix_may_send"})},
 	{LayerLSM, bpf.LoadFile, append(lsmProgs([]string{
 		"file_open", "file_permission", "file_truncate", "path_truncate",
@@ -199,10 +202,13 @@ var objects = []object{
 		"inode_link", "inode_unlink", "inode_symlink", "inode_mkdir",
 		"inode_rmdir", "inode_mknod", "inode_rename",
 		"inode_setxattr", "inode_removexattr", "inode_set_acl",
-		"inode_remove_acl"},
+		"inode_remove_acl", "file_ioctl_compat"},
 		// Added in Linux 6.2; 6.1 reaches the same operations through
 		// path_truncate and inode_setxattr.
-		"file_truncate", "inode_set_acl", "inode_remove_acl"),
+		"file_truncate", "inode_set_acl", "inode_remove_acl",
+		// Linux 6.7+: 32-bit ioctls have their own hook; older kernels
+		// pass them (with their compat numbers) through file_ioctl.
+		"file_ioctl_compat"),
 		// inode_setattr gained a struct mnt_idmap * first argument in 6.3.
 		program{name: "inode_setattr", hook: "inode_setattr", params: 3},
 		program{name: "inode_setattr_pre63", hook: "inode_setattr", params: 2},
@@ -221,8 +227,6 @@ var objects = []object{
 		{name: "sb_remount", hook: "sb_remount"},
 		{name: "move_mount", hook: "move_mount"},
 		{name: "sb_pivotroot", hook: "sb_pivotroot"},
-		// Linux 6.7+: 32-bit ioctls have their own hook.
-		{name: "tamper_file_ioctl_compat", hook: "file_ioctl_compat", optional: true},
 		{name: "file_fcntl", hook: "file_fcntl"},
 		{name: "capable", hook: "capable"},
 		{name: "kernel_module_request", hook: "kernel_module_request"},
@@ -231,6 +235,9 @@ var objects = []object{
 		{name: "task_setioprio", hook: "task_setioprio"},
 		{name: "task_setscheduler", hook: "task_setscheduler"},
 		{name: "task_prlimit", hook: "task_prlimit"},
+		{name: "task_setrlimit", hook: "task_setrlimit"},
+		// Absent from kernels built without io_uring.
+		{name: "uring_cmd", hook: "uring_cmd", optional: true},
 	}},
 	{LayerCgroup, bpf.LoadSock, []program{
 		{name: "sock_create", hook: "cgroup/sock_create", attach: ebpf.AttachCGroupInetSockCreate},
@@ -432,6 +439,10 @@ func (e *Enforcer) openMaps() error {
 	}
 	if e.execAllow, err = open("exec_allow"); err != nil {
 		e.execMapsErr = err
+		return nil
+	}
+	if e.since, err = open("ceiling_since"); err != nil {
+		e.execMapsErr = err
 	}
 	return nil
 }
@@ -469,6 +480,7 @@ func (e *Enforcer) replacements(spec *ebpf.CollectionSpec) (map[string]*ebpf.Map
 		"ceilings": e.ceilings, "events": e.events, "stats": e.stats,
 		"enforcerd_config": e.config, "resolve_cache": e.cache,
 		"task_flags": e.taskFlags, "written_inodes": e.writtenInodes, "exec_allow": e.execAllow,
+		"ceiling_since": e.since,
 	}
 	out := map[string]*ebpf.Map{}
 	for name := range spec.Maps {
@@ -741,6 +753,10 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
 			}
 		}
 	}
+	if err := e.setSince(cg.ID, en.Ceiling.Shell != policy.ShellFull); err != nil {
+		e.dropExecAllow(cg.ID)
+		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+	}
 	if err := e.ceilings.Update(cg.ID, encode(en), ebpf.UpdateAny); err != nil {
 		e.dropExecAllow(cg.ID)
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
@@ -793,9 +809,64 @@ func (e *Enforcer) dropExecAllow(cgroupID uint64) {
 	}
 }
 
+// setSince records when the cgroup was registered (bpf/exec.h
+// ceiling_since): under shell=none/read_only, files whose inode changed at
+// or after that time count as written by the sandbox. The time comes from
+// CLOCK_REALTIME_COARSE, the clock that stamps inode times, after waiting
+// for its next tick (at most one jiffy): every change made after Register
+// returns carries a ctime at or after it, and nothing changed before
+// Register began does. A re-registration keeps the earlier time (the
+// narrower choice). Errors: the clock or the map; ErrCannotEnforce when
+// needed (a restricted shell) and the shell layer's maps are missing.
+func (e *Enforcer) setSince(cgroupID uint64, needed bool) error {
+	if e.since == nil {
+		if needed {
+			return fmt.Errorf("%w: registration time: %v", ErrCannotEnforce, e.execMapsErr)
+		}
+		return nil
+	}
+	var old uint64
+	if err := e.since.Lookup(cgroupID, &old); err == nil && old != 0 {
+		return nil
+	}
+	now, err := coarseTick()
+	if err != nil {
+		return err
+	}
+	if err := e.since.Update(cgroupID, now, ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("registration time: %w", err)
+	}
+	return nil
+}
+
+// coarseTick waits until CLOCK_REALTIME_COARSE moves on and returns its new
+// value in nanoseconds since the epoch.
+func coarseTick() (uint64, error) {
+	var t0 unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &t0); err != nil {
+		return 0, fmt.Errorf("clock_gettime(CLOCK_REALTIME_COARSE): %w", err)
+	}
+	for i := 0; ; i++ {
+		var t unix.Timespec
+		if err := unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &t); err != nil {
+			return 0, fmt.Errorf("clock_gettime(CLOCK_REALTIME_COARSE): %w", err)
+		}
+		if t != t0 {
+			return uint64(t.Nano()), nil
+		}
+		if i > 10000 {
+			return 0, errors.New("CLOCK_REALTIME_COARSE did not advance in 1 s")
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
 // Unregister removes the ceiling of a cgroup. Errors: ErrNotRegistered.
 func (e *Enforcer) Unregister(cgroupID uint64) error {
 	defer e.dropExecAllow(cgroupID)
+	if e.since != nil {
+		defer func() { _ = e.since.Delete(cgroupID) }()
+	}
 	if err := e.ceilings.Delete(cgroupID); err != nil {
 		if errors.Is(err, ebpf.ErrKeyNotExist) {
 			return fmt.Errorf("unregister cgroup id %d: %w", cgroupID, ErrNotRegistered)
@@ -861,7 +932,7 @@ func (e *Enforcer) Close() error {
 	for _, l := range e.replaced {
 		l.Close()
 	}
-	for _, m := range []*ebpf.Map{e.ceilings, e.events, e.stats, e.config, e.cache, e.taskFlags, e.writtenInodes, e.execAllow, e.buildID} {
+	for _, m := range []*ebpf.Map{e.ceilings, e.events, e.stats, e.config, e.cache, e.taskFlags, e.writtenInodes, e.execAllow, e.since, e.buildID} {
 		if m != nil {
 			m.Close()
 		}

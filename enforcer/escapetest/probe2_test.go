@@ -40,7 +40,6 @@ const (
 	fsIOCFsgetxattr   = 0x801c581f
 	fsIOCFssetxattr   = 0x401c5820
 	fsIOCGetversion   = 0x80087601
-	fsIOCSetversion   = 0x40087602
 	fsIOCFiemap       = 0xc020660b
 	fsIOCEnableVerity = 0x40806685
 	figetbsz          = 0x2
@@ -116,8 +115,10 @@ type uringParams struct {
 }
 
 const (
-	uringOpRead = 22
-	uringOpRecv = 27
+	uringOpRead  = 22
+	uringOpWrite = 23
+	uringOpSend  = 26
+	uringOpRecv  = 27
 )
 
 func newUring() (*uring, error) {
@@ -176,6 +177,20 @@ func (u *uring) do(op uint8, fd int, buf []byte) (int32, error) {
 	return res, nil
 }
 
+func uringSend(r *result, op uint8) {
+	u, err := newUring()
+	if !setup(r, err, "io_uring") {
+		return
+	}
+	n, err := u.do(op, inFD, []byte(sentData))
+	if !setup(r, err, "io_uring") {
+		return
+	}
+	if n < 0 {
+		r.Errno = syscall.Errno(-n)
+	}
+}
+
 func uringRecv(r *result, op uint8) {
 	if !waitIn(r) {
 		return
@@ -198,20 +213,29 @@ func uringRecv(r *result, op uint8) {
 
 // sgWrite issues SCSI WRITE(10) of nblk blocks of mark at lba through
 // SG_IO on dev (sg v3 header, or bsg v4 for /dev/bsg/*).
-func sgWrite(r *result, dev string, flags int, lba uint32, nblk, bs int, mark string) {
+func sgWrite(r *result, dev string, flags int, lba uint32, nblk, bs int, mark string, compat bool) {
 	fd, err := unix.Open(dev, flags, 0)
 	if !errnoOf(r, err, "open "+dev) {
 		return
 	}
 	defer unix.Close(fd)
-	data := bytes.Repeat([]byte(mark), nblk*bs/len(mark)+1)[:nblk*bs]
-	cdb := []byte{0x2a, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	// Everything below 4 GiB, for the int $0x80 entry.
+	mem, err := page32(nblk*bs + 4096)
+	if !setup(r, err, "mmap MAP_32BIT") {
+		return
+	}
+	data := mem[:nblk*bs]
+	copy(data, bytes.Repeat([]byte(mark), nblk*bs/len(mark)+1))
+	cdb := mem[nblk*bs : nblk*bs+16]
+	copy(cdb, []byte{0x2a, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	cdb = cdb[:10]
 	binary.BigEndian.PutUint32(cdb[2:], lba)
 	binary.BigEndian.PutUint16(cdb[7:], uint16(nblk))
-	sense := make([]byte, 64)
+	sense := mem[nblk*bs+64 : nblk*bs+128]
 	var e syscall.Errno
 	if strings.HasPrefix(dev, "/dev/bsg/") {
-		var h [160]byte
+		// struct sg_io_v4 has the same layout for 32-bit callers.
+		h := mem[nblk*bs+256 : nblk*bs+256+160]
 		le := binary.LittleEndian
 		le.PutUint32(h[0:], 'Q')
 		le.PutUint32(h[12:], uint32(len(cdb)))
@@ -221,12 +245,21 @@ func sgWrite(r *result, dev string, flags int, lba uint32, nblk, bs int, mark st
 		le.PutUint32(h[60:], uint32(len(data)))
 		le.PutUint64(h[72:], uint64(uintptr(unsafe.Pointer(&data[0]))))
 		le.PutUint32(h[88:], 20000)
-		e = ioctlPtr(fd, sgIO, unsafe.Pointer(&h[0]))
+		if compat {
+			compatIoctl(r, fd, sgIO, unsafe.Pointer(&h[0]))
+			e = r.Errno
+		} else {
+			e = ioctlPtr(fd, sgIO, unsafe.Pointer(&h[0]))
+		}
 		r.Out = fmt.Sprintf("driver=%d transport=%d device=%d", le.Uint32(h[108:]), le.Uint32(h[112:]), le.Uint32(h[116:]))
 		if e == 0 && (le.Uint32(h[108:]) != 0 || le.Uint32(h[112:]) != 0 || le.Uint32(h[116:]) != 0) {
 			r.Setup = "WRITE(10) failed in the device: " + r.Out
 		}
 	} else {
+		if compat {
+			r.Setup = "compat SG_IO is only implemented for bsg"
+			return
+		}
 		var h [88]byte
 		le := binary.LittleEndian
 		le.PutUint32(h[0:], 'S')
@@ -244,9 +277,6 @@ func sgWrite(r *result, dev string, flags int, lba uint32, nblk, bs int, mark st
 			r.Setup = "WRITE(10) failed in the device: " + r.Out
 		}
 	}
-	runtime.KeepAlive(data)
-	runtime.KeepAlive(cdb)
-	runtime.KeepAlive(sense)
 	r.Errno = e
 }
 
@@ -404,6 +434,19 @@ func init() {
 			_, err := unix.Write(inFD, []byte(sentData))
 			errnoOf(r, err, "write")
 		},
+		"fd-splice-out": func(r *result, a []string) {
+			var p [2]int
+			if !setup(r, unix.Pipe(p[:]), "pipe") {
+				return
+			}
+			if _, err := unix.Write(p[1], []byte(sentData)); !setup(r, err, "write pipe") {
+				return
+			}
+			_, err := unix.Splice(p[0], nil, inFD, nil, len(sentData), 0)
+			errnoOf(r, err, "splice")
+		},
+		"fd-uring-write": func(r *result, a []string) { uringSend(r, uringOpWrite) },
+		"fd-uring-send":  func(r *result, a []string) { uringSend(r, uringOpSend) },
 		"fd-sendfile": func(r *result, a []string) {
 			in, err := unix.Open(a[0], unix.O_RDONLY, 0)
 			if !setup(r, err, "open "+a[0]) {
@@ -419,6 +462,54 @@ func init() {
 			errnoOf(r, unix.Shutdown(inFD, unix.SHUT_WR), "shutdown")
 		},
 
+		// selfpair OP: OP on one end (dup'ed to fd 3) of a socketpair made
+		// inside the sandbox; Effect: OP's side effect seen at the other
+		// end (or, for receiving ops, what OP reported).
+		"selfpair": func(r *result, a []string) {
+			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+			if !setup(r, err, "socketpair") {
+				return
+			}
+			if !setup(r, unix.Dup2(fds[1], inFD), "dup2") {
+				return
+			}
+			peer := fds[0]
+			recv := a[1] == "recv"
+			if recv {
+				if _, err := unix.Write(peer, []byte(peerData)); !setup(r, err, "write peer") {
+					return
+				}
+			}
+			if a[0] == "fd-sendfile" {
+				f, err := os.CreateTemp("", "selfpair")
+				if !setup(r, err, "temp file") {
+					return
+				}
+				f.WriteString(sentData)
+				f.Close()
+				defer os.Remove(f.Name())
+				a = append(a, f.Name())
+			}
+			ops[a[0]](r, a[2:])
+			r.Op = "selfpair " + a[0]
+			if recv || r.Errno != 0 || r.Setup != "" {
+				return
+			}
+			switch a[0] {
+			case "fd-setsockopt":
+				v, _ := unix.GetsockoptInt(inFD, unix.SOL_SOCKET, unix.SO_PRIORITY)
+				r.Effect = v == 6
+			case "fd-shutdown":
+				// Both ends stay open: only the shutdown ends the stream.
+				b := make([]byte, 16)
+				n, _, err := unix.Recvfrom(peer, b, unix.MSG_DONTWAIT)
+				r.Effect = n == 0 && err == nil
+			default:
+				b := make([]byte, 256)
+				n, _, _ := unix.Recvfrom(peer, b, unix.MSG_DONTWAIT)
+				r.Effect = n > 0 && bytes.Contains(b[:n], []byte(sentData))
+			}
+		},
 		// tun-inject NAME SRC DST PORT: attach to tun NAME (O_RDWR) and
 		// write an IPv4/UDP datagram SRC -> DST:PORT into the host stack.
 		"tun-inject": func(r *result, a []string) {
@@ -520,7 +611,7 @@ func init() {
 			lba, _ := strconv.ParseUint(a[2], 10, 32)
 			nblk, _ := strconv.Atoi(a[3])
 			bs, _ := strconv.Atoi(a[4])
-			sgWrite(r, a[0], openFlags(a[1]), uint32(lba), nblk, bs, a[5])
+			sgWrite(r, a[0], openFlags(a[1]), uint32(lba), nblk, bs, a[5], len(a) > 6 && a[6] == "compat")
 		},
 
 		// Ioctls on a file opened read-only.
@@ -557,6 +648,26 @@ func init() {
 			}
 			binary.LittleEndian.PutUint32(p, old|uint32(add))
 			compatIoctl(r, fd, fsIOC32Setflags, unsafe.Pointer(&p[0]))
+		},
+		// setflags64-compat PATH FLAGS: the 64-bit FS_IOC_SETFLAGS number
+		// through int $0x80 (compat_sys_ioctl passes it on unchanged).
+		"setflags64-compat": func(r *result, a []string) {
+			fd, ok := openRO(r, a[0])
+			if !ok {
+				return
+			}
+			defer unix.Close(fd)
+			add, _ := strconv.ParseUint(a[1], 0, 32)
+			old, err := unix.IoctlGetUint32(fd, fsIOCGetflags)
+			if !setup(r, err, "FS_IOC_GETFLAGS") {
+				return
+			}
+			p, err := page32(8)
+			if !setup(r, err, "mmap MAP_32BIT") {
+				return
+			}
+			binary.LittleEndian.PutUint32(p, old|uint32(add))
+			compatIoctl(r, fd, fsIOCSetflags, unsafe.Pointer(&p[0]))
 		},
 		// fssetxattr PATH XFLAGS / fssetxattr-compat PATH XFLAGS: add
 		// XFLAGS to fsx_xflags (FS_IOC_FSSETXATTR, native or int $0x80).
@@ -609,27 +720,25 @@ func init() {
 		},
 		// enable-verity PATH: FS_IOC_ENABLE_VERITY (sha256, 4 KiB blocks)
 		// on a read-only descriptor: the file is sealed for ever.
+		// enable-verity PATH [compat]: also through int $0x80.
 		"enable-verity": func(r *result, a []string) {
 			fd, ok := openRO(r, a[0])
 			if !ok {
 				return
 			}
 			defer unix.Close(fd)
-			var arg [128]byte
+			arg, err := page32(128)
+			if !setup(r, err, "mmap MAP_32BIT") {
+				return
+			}
 			binary.LittleEndian.PutUint32(arg[0:], 1)    // version
 			binary.LittleEndian.PutUint32(arg[4:], 1)    // FS_VERITY_HASH_ALG_SHA256
 			binary.LittleEndian.PutUint32(arg[8:], 4096) // block_size
-			r.Errno = ioctlPtr(fd, fsIOCEnableVerity, unsafe.Pointer(&arg[0]))
-		},
-		// setversion PATH N: FS_IOC_SETVERSION (the inode generation).
-		"setversion": func(r *result, a []string) {
-			fd, ok := openRO(r, a[0])
-			if !ok {
+			if len(a) > 1 && a[1] == "compat" {
+				compatIoctl(r, fd, fsIOCEnableVerity, unsafe.Pointer(&arg[0]))
 				return
 			}
-			defer unix.Close(fd)
-			v, _ := strconv.ParseInt(a[1], 10, 64)
-			r.Errno = ioctlPtr(fd, fsIOCSetversion, unsafe.Pointer(&v))
+			r.Errno = ioctlPtr(fd, fsIOCEnableVerity, unsafe.Pointer(&arg[0]))
 		},
 		// move-ext: EXT4_IOC_MOVE_EXT of block 0 from the donor (fd 4) into
 		// the file at fd 3, both writable descriptors from outside.

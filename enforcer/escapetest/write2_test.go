@@ -116,6 +116,17 @@ func fileOp(where func(*testing.T) string, op string, eff func(path string) effe
 
 func tmpDir(*testing.T) string { return shared.tmp }
 
+// sealed: fs-verity is on, no open for write succeeds.
+func sealed(p string) effect {
+	return func() (bool, string) {
+		fd, err := unix.Open(p, unix.O_WRONLY, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err != nil, fmt.Sprintf("%s sealed: open for write: %v", p, err)
+	}
+}
+
 func TestIoctlModifiesFile(t *testing.T) {
 	kernel(t)
 	hex := func(v int) string { return "0x" + strconv.FormatInt(int64(v), 16) }
@@ -127,6 +138,8 @@ func TestIoctlModifiesFile(t *testing.T) {
 		{tcase: tcase{name: "W3 FS_IOC32_SETFLAGS +a via int 0x80 (ext4)", attempt: fileOp(extDir, "setflags-compat", setFl(flAppend), hex(flAppend))}, hooks: compatHooks},
 		{tcase: tcase{name: "W3 FS_IOC32_SETFLAGS +d via int 0x80 (ext4)", attempt: fileOp(extDir, "setflags-compat", setFl(flNodump), hex(flNodump))}, hooks: compatHooks},
 		{tcase: tcase{name: "W3 FS_IOC32_SETFLAGS +i via int 0x80 (tmpfs)", attempt: fileOp(tmpDir, "setflags-compat", setFl(flImmutable), hex(flImmutable))}, hooks: compatHooks},
+		{tcase: tcase{name: "W3 FS_IOC_SETFLAGS (64-bit number) +i via int 0x80 (ext4)", attempt: fileOp(extDir, "setflags64-compat", setFl(flImmutable), hex(flImmutable))}, hooks: compatHooks},
+		{tcase: tcase{name: "W3 FS_IOC_ENABLE_VERITY via int 0x80 (ext4)", attempt: fileOp(extDir, "enable-verity", sealed, "compat")}, hooks: compatHooks},
 		{tcase: tcase{name: "W3 FS_IOC_FSSETXATTR append via int 0x80 (ext4)", attempt: fileOp(extDir, "fssetxattr-compat", setXfl(xflAppend), hex(xflAppend))}, hooks: compatHooks},
 		// The native entry.
 		{tcase: tcase{name: "W3 FS_IOC_SETFLAGS (EXT4_IOC_SETFLAGS) +i (ext4)", attempt: fileOp(extDir, "setflags", setFl(flImmutable), hex(flImmutable))}, hooks: ioctlHooks},
@@ -134,27 +147,7 @@ func TestIoctlModifiesFile(t *testing.T) {
 		{tcase: tcase{name: "W3 FS_IOC_FSSETXATTR append (ext4)", attempt: fileOp(extDir, "fssetxattr", setXfl(xflAppend), hex(xflAppend))}, hooks: ioctlHooks},
 		// fs-verity seals the file for ever: no open for write succeeds
 		// afterwards.
-		{tcase: tcase{name: "W3 FS_IOC_ENABLE_VERITY on a read-only descriptor (ext4)", attempt: fileOp(extDir, "enable-verity", func(p string) effect {
-			return func() (bool, string) {
-				fd, err := unix.Open(p, unix.O_WRONLY, 0)
-				if err == nil {
-					unix.Close(fd)
-				}
-				return err != nil, fmt.Sprintf("%s sealed: open for write: %v", p, err)
-			}
-		})}, hooks: ioctlHooks},
-		{tcase: tcase{name: "W3 FS_IOC_SETVERSION (ext4)", attempt: fileOp(extDir, "setversion", func(p string) effect {
-			return func() (bool, string) {
-				fd, err := unix.Open(p, unix.O_RDONLY, 0)
-				if err != nil {
-					return false, err.Error()
-				}
-				defer unix.Close(fd)
-				var v int64
-				e := ioctlPtr(fd, fsIOCGetversion, unsafe.Pointer(&v))
-				return e == 0 && v == 424242, fmt.Sprintf("%s generation is %d (%v)", p, v, e)
-			}
-		}, "424242")}, hooks: ioctlHooks},
+		{tcase: tcase{name: "W3 FS_IOC_ENABLE_VERITY on a read-only descriptor (ext4)", attempt: fileOp(extDir, "enable-verity", sealed)}, hooks: ioctlHooks},
 		// EXT4_IOC_MOVE_EXT swaps file data between two descriptors
 		// opened for write before the ceiling: no write(2), no
 		// file_permission.
@@ -174,9 +167,16 @@ func TestIoctlModifiesFile(t *testing.T) {
 				files = append(files, f)
 			}
 			r := probe(t, dir, files, "move-ext")
+			// The orig file keeps its data on new blocks (the ioctl is
+			// defragmentation's); the donor file now holds the orig's
+			// old blocks, hence its data.
 			return r, func() (bool, string) {
-				b, _ := os.ReadFile(orig)
-				return bytes.Contains(b, []byte("DDDD")), fmt.Sprintf("%s now holds the donor's data (%.8q)", orig, b)
+				unix.Sync()
+				if err := writeFile("/proc/sys/vm/drop_caches", "3"); err != nil {
+					return false, "drop_caches: " + err.Error()
+				}
+				b, _ := os.ReadFile(donor)
+				return bytes.Contains(b, []byte("OOOO")), fmt.Sprintf("donor %s now holds the other file's data (%.8q)", donor, b)
 			}
 		}}, hooks: ioctlHooks},
 	}
@@ -338,6 +338,15 @@ func TestCharDeviceWrites(t *testing.T) {
 		}}, hooks: hooks(enforcer.HookFileOpen)},
 		{tcase: tcase{name: "W4 write /dev/vcs (the console's screen)", attempt: vcs("/dev/vcs")}, hooks: hooks(enforcer.HookFileOpen)},
 		{tcase: tcase{name: "W4 write /dev/vcs1", attempt: vcs("/dev/vcs1")}, hooks: hooks(enforcer.HookFileOpen)},
+		// The console's terminal: what is written shows on its screen.
+		{tcase: tcase{name: "W4 write /dev/tty1 (a console terminal)", attempt: func(t *testing.T, dir *os.File) (result, effect) {
+			mustExist(t, "/dev/tty1", "a virtual console")
+			mustExist(t, "/dev/vcs1", "a virtual console")
+			mark := fmt.Sprintf("PWNED%d", seq.Add(1))
+			return probe(t, dir, nil, "write-dev", "/dev/tty1", mark), func() (bool, string) {
+				return strings.Contains(readAll("/dev/vcs1"), mark), "/dev/vcs1 shows " + mark
+			}
+		}}, hooks: hooks(enforcer.HookFileOpen)},
 	}
 	for i := range cases {
 		cases[i].ceiling = fullNoWrite
@@ -433,11 +442,11 @@ func (d diskTarget) changed() effect {
 	}
 }
 
-func sgCase(name, which, mode string) hcase {
+func sgCase(name, which, mode string, extra ...string) hcase {
 	return hcase{tcase: tcase{name: name, attempt: func(t *testing.T, dir *os.File) (result, effect) {
 		d := newDiskTarget(t)
 		dev := map[string]string{"sg": d.sg, "bsg": d.bsg, "disk": d.disk}[which]
-		r := probe(t, dir, nil, "sg-write", dev, mode, fmt.Sprint(d.lba), fmt.Sprint(d.nblk), fmt.Sprint(d.bs), fmt.Sprintf("PWNED%d-", seq.Add(1)))
+		r := probe(t, dir, nil, "sg-write", dev, mode, fmt.Sprint(d.lba), fmt.Sprint(d.nblk), fmt.Sprint(d.bs), fmt.Sprintf("PWNED%d-", seq.Add(1)), strings.Join(extra, ""))
 		return r, d.changed()
 	}}, hooks: hooks(enforcer.HookFileIoctl, enforcer.HookFileOpen)}
 }
@@ -452,6 +461,7 @@ func TestRawStoragePassthrough(t *testing.T) {
 		sgCase("W4 SG_IO WRITE(10) via /dev/sgN opened read-only", "sg", "ro"),
 		sgCase("W4 SG_IO WRITE(10) via /dev/bsg opened read-only", "bsg", "ro"),
 		sgCase("W4 SG_IO WRITE(10) via the disk opened read-only", "disk", "ro"),
+		sgCase("W4 SG_IO WRITE(10) via /dev/bsg opened read-only, through int 0x80", "bsg", "ro", "compat"),
 	}
 	for i := range noWrite {
 		noWrite[i].ceiling = fullNoWrite
@@ -462,6 +472,7 @@ func TestRawStoragePassthrough(t *testing.T) {
 		sgCase("E3 SG_IO WRITE(10) via /dev/bsg opened for write", "bsg", "rw"),
 		sgCase("E3 SG_IO WRITE(10) via the disk opened for write", "disk", "rw"),
 		sgCase("E3 SG_IO WRITE(10) via the disk opened read-only", "disk", "ro"),
+		sgCase("E3 SG_IO WRITE(10) via /dev/bsg opened read-only, through int 0x80", "bsg", "ro", "compat"),
 	}
 	for i := range every {
 		every[i].ceiling = tamperOnly

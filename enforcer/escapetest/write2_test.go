@@ -443,12 +443,16 @@ func (d diskTarget) changed() effect {
 }
 
 func sgCase(name, which, mode string, extra ...string) hcase {
-	return hcase{tcase: tcase{name: name, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+	c := hcase{tcase: tcase{name: name, attempt: func(t *testing.T, dir *os.File) (result, effect) {
 		d := newDiskTarget(t)
 		dev := map[string]string{"sg": d.sg, "bsg": d.bsg, "disk": d.disk}[which]
 		r := probe(t, dir, nil, "sg-write", dev, mode, fmt.Sprint(d.lba), fmt.Sprint(d.nblk), fmt.Sprint(d.bs), fmt.Sprintf("PWNED%d-", seq.Add(1)), strings.Join(extra, ""))
 		return r, d.changed()
 	}}, hooks: hooks(enforcer.HookFileIoctl, enforcer.HookFileOpen)}
+	if len(extra) > 0 {
+		c.hooks = append(c.hooks, enforcer.HookFileIoctlCompat)
+	}
+	return c
 }
 
 // Raw SCSI passthrough writes a disk's blocks under every inode: WRITE(10)

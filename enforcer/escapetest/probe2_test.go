@@ -470,10 +470,24 @@ func init() {
 			if !setup(r, err, "socketpair") {
 				return
 			}
-			if !setup(r, unix.Dup2(fds[1], inFD), "dup2") {
+			// Both ends above fd 3 first: socketpair may return fd 3.
+			peer, err := unix.FcntlInt(uintptr(fds[0]), unix.F_DUPFD_CLOEXEC, 10)
+			if !setup(r, err, "dup peer") {
 				return
 			}
-			peer := fds[0]
+			end, err := unix.FcntlInt(uintptr(fds[1]), unix.F_DUPFD_CLOEXEC, 10)
+			if !setup(r, err, "dup end") {
+				return
+			}
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+			if _, err := unix.FcntlInt(inFD, unix.F_GETFD, 0); err != unix.EBADF {
+				r.Setup = fmt.Sprintf("fd 3 is in use in the probe (%v)", err)
+				return
+			}
+			if !setup(r, unix.Dup2(end, inFD), "dup2") {
+				return
+			}
 			recv := a[1] == "recv"
 			if recv {
 				if _, err := unix.Write(peer, []byte(peerData)); !setup(r, err, "write peer") {

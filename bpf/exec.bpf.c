@@ -104,7 +104,7 @@ int BPF_PROG(bprm_check_security, struct linux_binprm *bprm, int ret)
 	 * could have written (exec.h). */
 	if (exec_restricted_file(f))
 		return exec_event(&e, v, bit, f, inode);
-	/* shell=read_only: the process this exec starts runs write-denied
+	/* X5, shell=read_only: the process this exec starts runs write-denied
 	 * (bprm_committed_creds sets the flag). Its storage is created here,
 	 * where the exec can still be refused: no storage, no exec. */
 	if (ro) {

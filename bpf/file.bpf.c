@@ -23,10 +23,10 @@ char LICENSE[] SEC("license") = "GPL";
 #define MINOR(dev) ((__u32)(dev) & 0xfffff)
 
 /*
- * chr_write_allowed: the character devices that stay writable (and accept
+ * W9: chr_write_allowed: the character devices that stay writable (and accept
  * ioctls) under write=false, an allow list: they store nothing (null, zero,
- * full, random, urandom) or are the sandbox's own terminal (/dev/tty, ptmx,
- * pts). Every other character device is a channel to something outside:
+ * full, random, urandom) or are terminals (/dev/tty, console, ptmx, pty
+ * slaves, virtual consoles, serial lines). Every other character device is a channel to something outside:
  * raw disks (sg, bsg, NVMe generic), uinput (keystrokes into the host's
  * session), vcs (the host's consoles), console, fuse, tun, ...
  */
@@ -36,11 +36,15 @@ static __always_inline bool chr_write_allowed(__u32 rdev)
 	if (maj == 1)
 		return min == 3 || min == 5 || min == 7 || min == 8 || min == 9;
 	if (maj == 5)
-		return min == 0 || min == 2;
-	return maj >= 136 && maj <= 143; /* UNIX98 pty slaves */
+		return min <= 2; /* /dev/tty, /dev/console, /dev/ptmx */
+	/* virtual consoles and serial lines (4), UNIX98 pty slaves (136-143):
+	 * terminals; injecting input into them (TIOCSTI, TIOCLINUX) is
+	 * refused under every ceiling, their screen memory (vcs, major 7) is
+	 * not on this list. */
+	return maj == 4 || (maj >= 136 && maj <= 143);
 }
 
-/* chr_network: character devices that are network interfaces or carry
+/* N7: chr_network: character devices that are network interfaces or carry
  * packets to one (network=false): tun/tap (misc 200), vhost-net (238),
  * vhost-vsock (241), ppp (major 108). Devices with dynamic numbers
  * (vhost-vdpa) are outside this list; under write=false they are denied as
@@ -150,7 +154,7 @@ static __always_inline bool dentry_internal(struct dentry *d)
 	return (sb->s_flags & SB_KERNMOUNT) != 0;
 }
 
-/* Metadata changes (mode, owner, times, size, xattrs, ACLs) are writes for
+/* W8: metadata changes (mode, owner, times, size, xattrs, ACLs) are writes for
  * every inode type: a socket, FIFO or device node with a path is changed
  * like a file (chmod 0777 of a container engine's socket opens it to every
  * local user). Only pseudo files without a path are exempt. */
@@ -179,7 +183,7 @@ static __always_inline int deny_write_file(struct file *file, __u16 hook,
 	int v = verdict(&e, DENY_WRITE);
 	__u32 bit = DENY_WRITE;
 	if (!v || v == DECISION_AUDITED) {
-		/* Under a restricted shell, mark the inode written. tmpfs and
+		/* X5: under a restricted shell, mark the inode written. tmpfs and
 		 * ramfs do not update ctime for writes through a shared
 		 * mapping, and their inodes (hence the mark) live as long as
 		 * the file; on other filesystems the ctime rule of exec.h
@@ -336,7 +340,7 @@ static __always_inline bool network_file(struct file *file, struct inode *inode)
 	return BPF_CORE_READ(sock, sk, __sk_common.skc_family) != AF_UNIX;
 }
 
-/* deny_raw_storage (every ceiling): the SCSI generic driver (/dev/sg*)
+/* K5: deny_raw_storage (every ceiling): the SCSI generic driver (/dev/sg*)
  * takes SCSI commands through write(2); raw disk writes bypass every inode
  * check. */
 static __always_inline int deny_raw_storage(struct file *file, __u16 hook)
@@ -357,7 +361,7 @@ static __always_inline int deny_raw_storage(struct file *file, __u16 hook)
 }
 
 /* W2/W5: open for write or with O_TRUNC (O_RDONLY|O_TRUNC truncates), by
- * open(2), openat2, or io_uring IORING_OP_OPENAT alike. N6: any open of a
+ * open(2), openat2, or io_uring IORING_OP_OPENAT alike. N7: any open of a
  * network-class device under network=false. Raw SCSI generic devices under
  * every ceiling. */
 SEC("lsm/file_open")
@@ -386,7 +390,7 @@ int BPF_PROG(file_open, struct file *file, int ret)
 /* W4/W5: every write through a descriptor, including ones opened before the
  * ceiling applied, io_uring IORING_OP_WRITE, splice, copy_file_range,
  * fallocate and reflink (all pass rw_verify_area/security_file_permission).
- * N5: every read and write of an inet socket or a network device, whatever
+ * N6: every read and write of an inet socket or a network device, whatever
  * the entry (read/write, splice and sendfile on a socket inherited or
  * passed in, io_uring read/write), under network=false. */
 SEC("lsm/file_permission")
@@ -442,7 +446,7 @@ int BPF_PROG(path_truncate, const struct path *path, int ret)
 /* Shared writable mapping of a file (needs a writable descriptor, e.g. one
  * inherited from before the ceiling); under a restricted shell, an
  * executable mapping of a memfd or of a file the sandbox could have
- * written; N5: any mapping of an inet socket (TCP_ZEROCOPY_RECEIVE) or a
+ * written; N6: any mapping of an inet socket (TCP_ZEROCOPY_RECEIVE) or a
  * network device under network=false. */
 SEC("lsm/mmap_file")
 int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot,
@@ -555,7 +559,7 @@ int BPF_PROG(file_mprotect, struct vm_area_struct *vma, unsigned long reqprot,
 #define NVME_IOCTL_IO64_CMD 0xc0504e48U
 #define NVME_IOCTL_IO64_CMD_VEC 0xc0504e49U
 
-/* ioctl_read_only: the closed allow list of requests known not to modify
+/* W7: ioctl_read_only: the closed allow list of requests known not to modify
  * the file, its inode or its filesystem (descriptor flags, sizes, flags and
  * attribute reads, extent maps, verity and encryption status, terminal
  * queries so isatty() answers ENOTTY). Everything else is a write under
@@ -609,7 +613,7 @@ static __always_inline bool ioctl_read_only(unsigned int cmd)
 	return false;
 }
 
-/* raw_passthrough (every ceiling): SCSI and NVMe command passthrough write
+/* K5: raw_passthrough (every ceiling): SCSI and NVMe command passthrough write
  * blocks below every filesystem check, whatever the descriptor's mode
  * (the CAP_SYS_RAWIO check some drivers make is not enough: bsg allows
  * WRITE commands on a descriptor opened for write). */
@@ -635,7 +639,7 @@ static __always_inline bool raw_passthrough(unsigned int cmd, struct inode *inod
 }
 
 /*
- * ioctl_decision: one decision for the native and the 32-bit compat entry
+ * ioctl_decision (W6): one decision for the native and the 32-bit compat entry
  * (file_ioctl, and file_ioctl_compat on Linux >= 6.7; older kernels pass
  * compat requests, with their compat numbers, through file_ioctl).
  *  - every ceiling: no I/O signal owner outside the sandbox (FIOSETOWN,

@@ -254,7 +254,7 @@ int BPF_PROG(unix_may_send, struct socket *sock, struct socket *other, int ret)
 	return check_unix_peer(sock, osk, HOOK_UNIX_MAY_SEND, false);
 }
 
-/* N5: options and shutdown of an inet socket inherited or passed in:
+/* N6: options and shutdown of an inet socket inherited or passed in:
  * getsockopt(TCP_ZEROCOPY_RECEIVE) moves received data into a mapping
  * without recvmsg; setsockopt and shutdown act on the connection (shutdown
  * sends a FIN). AF_UNIX sockets keep their options (SO_PEERCRED, ...). */

@@ -275,6 +275,7 @@ int BPF_PROG(sb_pivotroot, const struct path *old_path,
 #define F_SETFL 4
 #define FASYNC 020000
 #define F_SETOWN 8
+#define F_SETSIG 10
 #define F_SETOWN_EX 15
 #define F_OWNER_TID 0
 #define F_OWNER_PID 1
@@ -290,10 +291,13 @@ int BPF_PROG(file_fcntl, struct file *file, unsigned int cmd,
 {
 	if (ret)
 		return ret;
-	if (cmd == F_SETFL) {
+	if (cmd == F_SETFL || cmd == F_SETSIG) {
 		/* O_ASYNC on a descriptor whose owner is already outside (set
-		 * before the ceiling, or by the peer): the same signals. */
-		if (!(arg & FASYNC))
+		 * before the ceiling, or by the peer), or choosing the signal
+		 * (F_SETSIG, e.g. SIGKILL) such an owner receives when the
+		 * peer does I/O: the same signals, sent in the peer's context
+		 * where file_send_sigiotask sees an unenforced task. */
+		if (cmd == F_SETFL && !(arg & FASYNC))
 			return 0;
 		struct effective e = {};
 		if (resolve(&e) && owner_outside(&e, file))

@@ -205,7 +205,9 @@ var networkCases = []tcase{
 	tcpCase("N1/tcp4-connect-new", "tcp-connect", false, false, enforcer.HookSocketCreate),
 	tcpCase("N1/tcp6-connect-new", "tcp-connect", true, false, enforcer.HookSocketCreate),
 	tcpCase("N1/tcp4-connect-inherited", "connect-fd", false, true, enforcer.HookSocketConnect),
-	connectedCase("N1/tcp4-write-inherited-connected", "tcp", enforcer.HookSocketSendmsg),
+	// write(2) on a socket passes rw_verify_area first: file_permission
+	// denies before sock_sendmsg is reached (N6).
+	connectedCase("N1/tcp4-write-inherited-connected", "tcp", enforcer.HookFilePermission),
 	// N2: io_uring.
 	{name: "N2/io_uring-socket", hook: enforcer.HookSocketCreate, prepare: func(t *testing.T) attempt {
 		return attempt{cmd: probe.Cmd{Op: "uring-socket", Args: sockArgs(unix.AF_INET, unix.SOCK_STREAM, 0)}}

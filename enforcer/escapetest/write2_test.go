@@ -337,15 +337,6 @@ func TestCharDeviceWrites(t *testing.T) {
 		}}, hooks: hooks(enforcer.HookFileOpen)},
 		{tcase: tcase{name: "W4 write /dev/vcs (the console's screen)", attempt: vcs("/dev/vcs")}, hooks: hooks(enforcer.HookFileOpen)},
 		{tcase: tcase{name: "W4 write /dev/vcs1", attempt: vcs("/dev/vcs1")}, hooks: hooks(enforcer.HookFileOpen)},
-		// The console's terminal: what is written shows on its screen.
-		{tcase: tcase{name: "W4 write /dev/tty1 (a console terminal)", attempt: func(t *testing.T, dir *os.File) (result, effect) {
-			mustExist(t, "/dev/tty1", "a virtual console")
-			mustExist(t, "/dev/vcs1", "a virtual console")
-			mark := fmt.Sprintf("PWNED%d", seq.Add(1))
-			return probe(t, dir, nil, "write-dev", "/dev/tty1", mark), func() (bool, string) {
-				return strings.Contains(readAll("/dev/vcs1"), mark), "/dev/vcs1 shows " + mark
-			}
-		}}, hooks: hooks(enforcer.HookFileOpen)},
 	}
 	for i := range cases {
 		cases[i].ceiling = fullNoWrite

@@ -1,0 +1,119 @@
+package escapetest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+var netOff = policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull}
+
+// hcase is a tcase whose denial may be recorded by one of several hooks
+// (e.g. file_ioctl_compat on kernels that have it, file_ioctl before).
+type hcase struct {
+	tcase
+	hooks []enforcer.Hook
+}
+
+// triStateHooks runs c as triState does and then requires a record by one
+// of hooks for the ceiling's cgroup.
+func triStateHooks(t *testing.T, c hcase) {
+	t.Helper()
+	var id uint64
+	att := c.attempt
+	c.attempt = func(t *testing.T, dir *os.File) (result, effect) {
+		var st unix.Stat_t
+		if err := unix.Fstat(int(dir.Fd()), &st); err != nil {
+			t.Fatal(err)
+		}
+		id = st.Ino // a cgroup's id is its directory's inode number
+		return att(t, dir)
+	}
+	c.hook = 0
+	triState(t, c.tcase)
+	if len(c.hooks) > 0 {
+		checkRecordFrom(t, id, c.hooks)
+	}
+}
+
+func runHCases(t *testing.T, cases []hcase) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { triStateHooks(t, c) })
+	}
+}
+
+func checkRecordFrom(t *testing.T, ceiling uint64, hooks []enforcer.Hook) {
+	t.Helper()
+	var seen []string
+	for _, d := range records(t, ceiling) {
+		for _, h := range hooks {
+			if d.Hook == h && !d.Audited {
+				if d.Errno != unix.EPERM {
+					t.Errorf("record %s: errno %v, want EPERM", d.Hook, d.Errno)
+				}
+				return
+			}
+		}
+		seen = append(seen, fmt.Sprintf("%s/%s", d.Hook, d.Decision()))
+	}
+	t.Errorf("no record by any of %v for ceiling cgroup %d; records: %v", hooks, ceiling, seen)
+}
+
+// hooks is a shorthand for a hook list.
+func hooks(h ...enforcer.Hook) []enforcer.Hook { return h }
+
+// mustEnv returns the VM environment variable name or fails the test: the
+// case needs the VM's extra infrastructure and must not pass without it.
+func mustEnv(t *testing.T, name string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		t.Fatalf("%s is not set: this case needs the VM's ext4 disk (scripts/vmtest infrastructure), it cannot run without it", name)
+	}
+	return v
+}
+
+// mustExist fails the test when a device the case attacks is missing.
+func mustExist(t *testing.T, path, why string) {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("%s: %v: the case needs %s in the VM", path, err, why)
+	}
+}
+
+// pollRead reads what fd has within d (nil on timeout).
+func pollRead(fd int, d time.Duration) ([]byte, bool) {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	if n, _ := unix.Poll(fds, int(d/time.Millisecond)); n != 1 {
+		return nil, false
+	}
+	b := make([]byte, 4096)
+	n, err := unix.Read(fd, b)
+	if err != nil || n < 0 {
+		return nil, true
+	}
+	return b[:n], true
+}
+
+func contains(b []byte, s string) bool { return bytes.Contains(b, []byte(s)) }
+
+// dupFile passes a duplicate of fd to a probe (probeRun closes it); the
+// test keeps fd, so the object outlives the probe.
+func dupFile(t *testing.T, fd int) *os.File {
+	t.Helper()
+	d, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return os.NewFile(uintptr(d), "inherited")
+}
+
+func trimmed(path string) string { return strings.TrimSpace(readAll(path)) }

@@ -1,0 +1,297 @@
+package escapetest
+
+// Network ceiling, second round: an inet socket the sandbox inherited from
+// outside (connected before the ceiling applied) is used through every path
+// that is not sendmsg/recvmsg/connect; and network-class character devices
+// (tun, vhost, ppp) that reach the host's network without any socket.
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/enforcer"
+)
+
+// sockPair: peer stays with the test (outside every sandbox); probe's end
+// is passed to the probe as fd 3 (the test keeps its own copy, so the
+// connection outlives the probe and a shutdown is the probe's doing).
+type sockPair struct{ peer, probe int }
+
+func inetPair(t *testing.T) sockPair {
+	t.Helper()
+	l, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(l)
+	if err := unix.Bind(l, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(l, 1); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := unix.Getsockname(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Connect(c, sa); err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := unix.Accept4(l, unix.SOCK_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(c); unix.Close(s) })
+	return sockPair{peer: s, probe: c}
+}
+
+// sockEffect is how a socket op's side effect is seen.
+type sockEffect int
+
+const (
+	effReceived sockEffect = iota // the probe obtained the peer's data
+	effPeerGot                    // the peer received the probe's data
+	effPeerEOF                    // the peer saw the probe's shutdown
+	effOption                     // SO_PRIORITY of the socket is 6
+	effNone                       // only the result counts (mmap)
+)
+
+// sockOp: a fresh pair from mk; for receiving ops the peer sends first.
+func sockOp(mk func(*testing.T) sockPair, op string, eff sockEffect) func(*testing.T, *os.File) (result, effect) {
+	return func(t *testing.T, dir *os.File) (result, effect) {
+		p := mk(t)
+		var args []string
+		switch op {
+		case "fd-sendfile":
+			f := tmpPath("sendfile-src")
+			if err := os.WriteFile(f, []byte(sentData), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args = []string{f}
+		}
+		if eff == effReceived || op == "fd-mmap" {
+			if _, err := unix.Write(p.peer, []byte(peerData)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := probe(t, dir, []*os.File{dupFile(t, p.probe)}, op, args...)
+		switch eff {
+		case effReceived:
+			return r, func() (bool, string) { return r.Effect, fmt.Sprintf("the probe received the peer's data (%q)", r.Out) }
+		case effPeerGot:
+			return r, func() (bool, string) {
+				b, _ := pollRead(p.peer, 500*time.Millisecond)
+				return contains(b, sentData), fmt.Sprintf("the peer received %q", b)
+			}
+		case effPeerEOF:
+			return r, func() (bool, string) {
+				b, ok := pollRead(p.peer, 500*time.Millisecond)
+				return ok && len(b) == 0, "the peer saw end of stream"
+			}
+		case effOption:
+			return r, func() (bool, string) {
+				v, err := unix.GetsockoptInt(p.probe, unix.SOL_SOCKET, unix.SO_PRIORITY)
+				return err == nil && v == 6, fmt.Sprintf("SO_PRIORITY is %d (%v)", v, err)
+			}
+		}
+		return r, nil
+	}
+}
+
+// inheritedSocketOps: every use of a socket besides sendmsg/recvmsg.
+var inheritedSocketOps = []struct {
+	name, op string
+	eff      sockEffect
+	hooks    []enforcer.Hook
+}{
+	{"read", "fd-read", effReceived, hooks(enforcer.HookFilePermission)},
+	{"readv", "fd-readv", effReceived, hooks(enforcer.HookFilePermission)},
+	{"splice socket to pipe", "fd-splice", effReceived, hooks(enforcer.HookFilePermission)},
+	{"io_uring IORING_OP_READ", "fd-uring-read", effReceived, hooks(enforcer.HookFilePermission)},
+	// IORING_OP_RECV goes through sock_recvmsg, not rw_verify_area.
+	{"io_uring IORING_OP_RECV", "fd-uring-recv", effReceived, hooks(enforcer.HookFilePermission, enforcer.HookSocketRecvmsg)},
+	{"ioctl SIOCINQ", "fd-fionread", effReceived, hooks(enforcer.HookFileIoctl)},
+	{"write", "fd-write", effPeerGot, hooks(enforcer.HookFilePermission)},
+	{"sendfile file to socket", "fd-sendfile", effPeerGot, hooks(enforcer.HookFilePermission)},
+	{"splice pipe to socket", "fd-splice-out", effPeerGot, hooks(enforcer.HookFilePermission)},
+	{"io_uring IORING_OP_WRITE", "fd-uring-write", effPeerGot, hooks(enforcer.HookFilePermission)},
+	// IORING_OP_SEND goes through sock_sendmsg, not rw_verify_area.
+	{"io_uring IORING_OP_SEND", "fd-uring-send", effPeerGot, hooks(enforcer.HookFilePermission, enforcer.HookSocketSendmsg)},
+	{"setsockopt SO_PRIORITY", "fd-setsockopt", effOption, hooks(enforcer.HookSocketSetsockopt)},
+	{"shutdown SHUT_WR", "fd-shutdown", effPeerEOF, hooks(enforcer.HookSocketShutdown)},
+}
+
+// tcpOnlyOps exist for TCP sockets only.
+var tcpOnlyOps = []struct {
+	name, op string
+	eff      sockEffect
+	hooks    []enforcer.Hook
+}{
+	{"getsockopt TCP_ZEROCOPY_RECEIVE (copy fallback)", "fd-zerocopy", effReceived, hooks(enforcer.HookSocketGetsockopt)},
+	{"mmap of the socket", "fd-mmap", effNone, hooks(enforcer.HookMmapFile)},
+}
+
+func TestInheritedInetSocket(t *testing.T) {
+	kernel(t)
+	var cases []hcase
+	for _, o := range append(inheritedSocketOps, tcpOnlyOps...) {
+		cases = append(cases, hcase{tcase: tcase{name: "N1 inherited tcp4 " + o.name, ceiling: netOff, attempt: sockOp(inetPair, o.op, o.eff)}, hooks: o.hooks})
+	}
+	runHCases(t, cases)
+}
+
+// The same uses of an AF_UNIX socketpair the sandbox made itself stay
+// allowed under network=false.
+func TestSandboxSocketpairAllowed(t *testing.T) {
+	kernel(t)
+	for _, o := range inheritedSocketOps {
+		t.Run(o.name, func(t *testing.T) {
+			sb := newCgroup(t, "case")
+			sb.register(t, enforcer.Entry{Ceiling: netOff})
+			dir := "send"
+			if o.eff == effReceived {
+				dir = "recv"
+			}
+			r := probe(t, sb.dir, nil, "selfpair", o.op, dir)
+			if r.Setup != "" {
+				t.Fatalf("probe could not attempt the operation: %v", r)
+			}
+			if r.Errno != 0 || !r.Effect {
+				t.Errorf("AF_UNIX socketpair %s under %v: %v (effect %v), want success with its effect", o.name, netOff, r, r.Effect)
+			}
+			if ds := records(t, sb.cg.ID); len(ds) > 0 {
+				t.Errorf("AF_UNIX socketpair %s: unexpected records %v", o.name, ds)
+			}
+		})
+	}
+}
+
+const (
+	tunSetPersist = 0x400454cb
+)
+
+// persistentTun creates a persistent tun device owned by nobody in
+// particular (attaching needs no capability), addresses it 10.77.N.1/24
+// and brings it up. Returns its name and N.
+func persistentTun(t *testing.T) (string, int) {
+	t.Helper()
+	mustExist(t, "/dev/net/tun", "the tun module")
+	n := int(seq.Add(1)%200) + 20
+	name := fmt.Sprintf("esct%d", n)
+	tunctl := func(persist int) error {
+		fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		var ifr [40]byte
+		copy(ifr[:16], name)
+		*(*uint16)(unsafe.Pointer(&ifr[16])) = iffTun | iffNoPI
+		if e := ioctlPtr(fd, tunSetIff, unsafe.Pointer(&ifr[0])); e != 0 {
+			return fmt.Errorf("TUNSETIFF %s: %v", name, e)
+		}
+		if err := unix.IoctlSetInt(fd, tunSetPersist, persist); err != nil {
+			return fmt.Errorf("TUNSETPERSIST: %v", err)
+		}
+		return nil
+	}
+	if err := tunctl(1); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tunctl(0) })
+	for _, c := range [][]string{
+		{"ip", "addr", "add", fmt.Sprintf("10.77.%d.1/24", n), "dev", name},
+		{"ip", "link", "set", name, "up"},
+	} {
+		if out, err := exec.Command("/bin/busybox", c...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v: %s", c, err, out)
+		}
+	}
+	return name, n
+}
+
+func udpListener(t *testing.T, ip string) (int, int) {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	var a [4]byte
+	copy(a[:], parseIP4(ip))
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: a}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fd, sa.(*unix.SockaddrInet4).Port
+}
+
+func TestNetworkDevices(t *testing.T) {
+	kernel(t)
+	open := func(path, why string) func(*testing.T, *os.File) (result, effect) {
+		return func(t *testing.T, dir *os.File) (result, effect) {
+			mustExist(t, path, why)
+			return probe(t, dir, nil, "open-rw", path), nil
+		}
+	}
+	runHCases(t, []hcase{
+		// A tun device the host set up: the sandbox attaches to it and
+		// writes a datagram that the host's stack delivers to a
+		// listener of the test.
+		{tcase: tcase{name: "N3 /dev/net/tun inject a datagram into the host", ceiling: netOff, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+			name, n := persistentTun(t)
+			host := fmt.Sprintf("10.77.%d.1", n)
+			l, port := udpListener(t, host)
+			r := probe(t, dir, nil, "tun-inject", name, fmt.Sprintf("10.77.%d.2", n), host, fmt.Sprint(port))
+			return r, func() (bool, string) {
+				b, _ := pollRead(l, 500*time.Millisecond)
+				return contains(b, sentData), fmt.Sprintf("the host's listener %s:%d received %q", host, port, b)
+			}
+		}}, hooks: hooks(enforcer.HookFileOpen)},
+		// Read-only: the sandbox receives what the host routes into it.
+		{tcase: tcase{name: "N3 /dev/net/tun read-only receives host traffic", ceiling: netOff, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+			name, n := persistentTun(t)
+			s, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(s)
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				dst := &unix.SockaddrInet4{Port: 9999, Addr: [4]byte{10, 77, byte(n), 2}}
+				for {
+					_ = unix.Sendto(s, []byte(peerData), 0, dst)
+					select {
+					case <-stop:
+						return
+					case <-time.After(50 * time.Millisecond):
+					}
+				}
+			}()
+			r := probe(t, dir, nil, "tun-sniff", name)
+			close(stop)
+			wg.Wait()
+			return r, func() (bool, string) { return r.Effect, "the probe read the host's datagram from the tun device" }
+		}}, hooks: hooks(enforcer.HookFileOpen)},
+		{tcase: tcase{name: "N3 open /dev/vhost-net", ceiling: netOff, attempt: open("/dev/vhost-net", "the vhost_net module")}, hooks: hooks(enforcer.HookFileOpen)},
+		{tcase: tcase{name: "N3 open /dev/vhost-vsock", ceiling: netOff, attempt: open("/dev/vhost-vsock", "the vhost_vsock module")}, hooks: hooks(enforcer.HookFileOpen)},
+		{tcase: tcase{name: "N3 open /dev/ppp", ceiling: netOff, attempt: open("/dev/ppp", "the ppp_generic module")}, hooks: hooks(enforcer.HookFileOpen)},
+	})
+}

@@ -8,8 +8,10 @@ package escapetest
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -480,11 +482,11 @@ func init() {
 			}
 			unix.Close(fds[0])
 			unix.Close(fds[1])
-			if _, err := unix.FcntlInt(inFD, unix.F_GETFD, 0); err != unix.EBADF {
-				r.Setup = fmt.Sprintf("fd 3 is in use in the probe (%v)", err)
-				return
-			}
-			if !setup(r, unix.Dup2(end, inFD), "dup2") {
+			// The op runs in a child of this probe (same cgroup) that finds
+			// the socket at fd 3 like an inherited one: this process's own
+			// fd 3 may belong to the Go runtime.
+			self, err := os.Executable()
+			if !setup(r, err, "executable") {
 				return
 			}
 			recv := a[1] == "recv"
@@ -503,14 +505,23 @@ func init() {
 				defer os.Remove(f.Name())
 				a = append(a, f.Name())
 			}
-			ops[a[0]](r, a[2:])
+			args, _ := json.Marshal(a[2:])
+			child := exec.Command(self)
+			child.Env = []string{envOp + "=" + a[0], envArgs + "=" + string(args), "PATH=/bin:/sbin:/usr/bin", "TMPDIR=/tmp"}
+			child.ExtraFiles = []*os.File{os.NewFile(uintptr(end), "selfpair-end")}
+			out, err := child.Output()
+			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+			if jerr := json.Unmarshal([]byte(lines[len(lines)-1]), r); jerr != nil {
+				r.Setup = fmt.Sprintf("selfpair child %s: no result (%v): %q", a[0], err, out)
+				return
+			}
 			r.Op = "selfpair " + a[0]
 			if recv || r.Errno != 0 || r.Setup != "" {
 				return
 			}
 			switch a[0] {
 			case "fd-setsockopt":
-				v, _ := unix.GetsockoptInt(inFD, unix.SOL_SOCKET, unix.SO_PRIORITY)
+				v, _ := unix.GetsockoptInt(end, unix.SOL_SOCKET, unix.SO_PRIORITY)
 				r.Effect = v == 6
 			case "fd-shutdown":
 				// Both ends stay open: only the shutdown ends the stream.

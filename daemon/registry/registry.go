@@ -698,7 +698,7 @@ func (r *Registry) freezeLocked(c state.Container, en enforcer.Entry, why string
 			c.State, c.PendingDeadline = state.StateActive, nil
 			return c, r.event(c, EventActivatedAtExec, "")
 		}
-		c.State, c.PendingDeadline = state.StateFrozen, nil
+		c.State, c.PendingDeadline, c.ActivationReason = state.StateFrozen, nil, why
 		r.o.Log.Warn("pending registration frozen", "container", c.ID, "cgroup", c.Cgroup, "reason", why)
 		return c, r.event(c, EventFrozen, why)
 	}
@@ -711,8 +711,8 @@ func (r *Registry) freezeLocked(c state.Container, en enforcer.Entry, why string
 		if err := r.o.Enforcer.Register(cg, active); err != nil {
 			r.o.Log.Error("activate a killed pending registration", "container", c.ID, "cgroup", c.Cgroup, "err", err)
 		}
-		c.State, c.PendingDeadline = state.StateKilled, nil
 		why = fmt.Sprintf("%s; freezing failed: %v", why, ferr)
+		c.State, c.PendingDeadline, c.ActivationReason = state.StateKilled, nil, why
 		r.o.Log.Error("pending registration killed", "container", c.ID, "cgroup", c.Cgroup, "reason", why)
 		return c, r.event(c, EventKilled, why)
 	}

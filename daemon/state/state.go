@@ -54,7 +54,7 @@ type Container struct {
 	// Activation is "immediate" (in force when the registration returned)
 	// or "at-exec" (pending until the first exec in the cgroup subtree);
 	// ActivationReason says why a registration that asked for activation
-	// at exec was put in force without one.
+	// at exec was put in force without one, or why it was frozen/killed.
 	Activation       string `json:"activation,omitempty"`
 	ActivationReason string `json:"activation_reason,omitempty"`
 	// State is StatePending, StateActive, StateFrozen or StateKilled.

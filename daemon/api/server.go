@@ -369,7 +369,8 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	}
 	s.count(metrics.ResultOK)
 	s.Log.Info("registered", "container", c.ID, "cgroup", c.Cgroup, "cgroup_id", c.CgroupID,
-		"kernel", c.Kernel.String(), "audit_only", c.AuditOnly, "activate", req.Activate, "fingerprint", c.Fingerprint)
+		"kernel", c.Kernel.String(), "audit_only", c.AuditOnly, "activate", req.Activate, "activation", c.Activation,
+		"activation_reason", c.ActivationReason, "fingerprint", c.Fingerprint)
 	writeJSON(w, http.StatusCreated, c)
 }
 

@@ -140,7 +140,7 @@ func (e *vmEnv) startDaemon() {
 }
 
 func (e *vmEnv) hook(stage, stdin string) (int, string) {
-	cmd := exec.Command(e.bin, "hook", "--socket", e.sock, stage)
+	cmd := exec.Command(e.bin, "hook", "--socket", e.sock, "--timeout", "60s", stage)
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError

@@ -217,3 +217,97 @@ func PidGroup(pid int) (string, error) {
 	}
 	return g, nil
 }
+
+// ErrNotFrozen: the cgroup did not reach the frozen state in time.
+var ErrNotFrozen = errors.New("cgroup did not freeze")
+
+func (c Cgroup) manager() (*cgroup2.Manager, error) {
+	m, err := cgroup2.Load(c.Group, cgroup2.WithMountpoint(c.Mountpoint))
+	if err != nil {
+		return nil, fmt.Errorf("cgroup %s: %w", c.Group, err)
+	}
+	return m, nil
+}
+
+// Procs returns the pids (thread group ids) of every process in the cgroup
+// and its descendants, from cgroup.procs. Exited processes are not listed.
+func (c Cgroup) Procs() ([]int, error) {
+	m, err := c.manager()
+	if err != nil {
+		return nil, err
+	}
+	ps, err := m.Procs(true)
+	if err != nil {
+		return nil, fmt.Errorf("processes of cgroup %s: %w", c.Group, err)
+	}
+	out := make([]int, len(ps))
+	for i, p := range ps {
+		out[i] = int(p)
+	}
+	return out, nil
+}
+
+// Freeze writes cgroup.freeze (the whole subtree stops) and waits up to
+// timeout for cgroup.events to report "frozen 1". Errors: the write failed;
+// ErrNotFrozen when the kernel did not finish freezing in time.
+func (c Cgroup) Freeze(timeout time.Duration) error {
+	m, err := c.manager()
+	if err != nil {
+		return err
+	}
+	if err := m.Freeze(); err != nil {
+		return fmt.Errorf("freeze cgroup %s: %w", c.Group, err)
+	}
+	for deadline := time.Now().Add(timeout); ; time.Sleep(5 * time.Millisecond) {
+		frozen, err := c.Frozen()
+		if err != nil {
+			return fmt.Errorf("freeze cgroup %s: %w", c.Group, err)
+		}
+		if frozen {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("freeze cgroup %s: %w within %v", c.Group, ErrNotFrozen, timeout)
+		}
+	}
+}
+
+// Frozen reports whether cgroup.events says "frozen 1": every process of
+// the subtree is stopped.
+func (c Cgroup) Frozen() (bool, error) {
+	b, err := os.ReadFile(filepath.Join(c.Path(), "cgroup.events"))
+	if err != nil {
+		return false, fmt.Errorf("cgroup %s: %w", c.Group, err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, " "); ok && k == "frozen" {
+			return strings.TrimSpace(v) == "1", nil
+		}
+	}
+	return false, fmt.Errorf("cgroup %s: cgroup.events has no frozen key", c.Group)
+}
+
+// Thaw writes 0 to cgroup.freeze.
+func (c Cgroup) Thaw() error {
+	m, err := c.manager()
+	if err != nil {
+		return err
+	}
+	if err := m.Thaw(); err != nil {
+		return fmt.Errorf("thaw cgroup %s: %w", c.Group, err)
+	}
+	return nil
+}
+
+// Kill sends SIGKILL to every process of the subtree (cgroup.kill, or
+// freeze, signal each process, thaw on kernels before 5.14).
+func (c Cgroup) Kill() error {
+	m, err := c.manager()
+	if err != nil {
+		return err
+	}
+	if err := m.Kill(); err != nil {
+		return fmt.Errorf("kill cgroup %s: %w", c.Group, err)
+	}
+	return nil
+}

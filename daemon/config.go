@@ -34,8 +34,21 @@ type Config struct {
 	// SweepInterval: how often containers whose cgroup vanished without a
 	// poststop hook are dropped ("0s" disables).
 	SweepInterval time.Duration `yaml:"sweep_interval"`
+	Pending       PendingConfig `yaml:"pending"`
 	Audit         AuditConfig   `yaml:"audit"`
 	Metrics       MetricsConfig `yaml:"metrics"`
+}
+
+// PendingConfig bounds registrations that activate at exec.
+type PendingConfig struct {
+	// Deadline: a registration still pending (no exec in its cgroup) this
+	// long after it was made has its cgroup frozen (killed when freezing
+	// fails). Must be positive.
+	Deadline time.Duration `yaml:"deadline"`
+	// CheckInterval: how often pending cgroups are checked for an exec,
+	// for processes that entered without exec (activated at once) and for
+	// a passed deadline. Must be positive.
+	CheckInterval time.Duration `yaml:"check_interval"`
 }
 
 // AuditConfig configures the audit log.
@@ -62,6 +75,7 @@ func DefaultConfig() Config {
 		State:         state.DefaultPath,
 		PinDir:        enforcer.DefaultPinDir,
 		SweepInterval: 30 * time.Second,
+		Pending:       PendingConfig{Deadline: 30 * time.Second, CheckInterval: 100 * time.Millisecond},
 		Audit:         AuditConfig{Path: "/var/log/enforcerd/audit.jsonl", MaxSizeMB: 64, MaxBackups: 5},
 		Metrics:       MetricsConfig{Listen: "127.0.0.1:9464"},
 	}
@@ -119,6 +133,12 @@ func (c Config) Validate() error {
 	}
 	if c.SweepInterval < 0 {
 		return fmt.Errorf("sweep_interval: %s must not be negative", c.SweepInterval)
+	}
+	if c.Pending.Deadline <= 0 {
+		return fmt.Errorf("pending.deadline: %s must be positive (a pending registration must not stay open forever)", c.Pending.Deadline)
+	}
+	if c.Pending.CheckInterval <= 0 {
+		return fmt.Errorf("pending.check_interval: %s must be positive", c.Pending.CheckInterval)
 	}
 	if c.Metrics.Listen != "" {
 		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {

@@ -18,18 +18,20 @@ func TestConfig(t *testing.T) {
 		t.Fatal("absent file named with --config accepted")
 	}
 	p := filepath.Join(dir, "c.yaml")
-	os.WriteFile(p, []byte("socket: /tmp/x.sock\naudit:\n  max_size_mb: 1\nsweep_interval: 5s\nmetrics:\n  listen: \"\"\n"), 0o600)
+	os.WriteFile(p, []byte("socket: /tmp/x.sock\naudit:\n  max_size_mb: 1\nsweep_interval: 5s\nmetrics:\n  listen: \"\"\npending:\n  deadline: 2m\n"), 0o600)
 	c, err = LoadConfig(p, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Socket != "/tmp/x.sock" || c.Audit.MaxSizeMB != 1 || c.Audit.Path != DefaultConfig().Audit.Path ||
-		c.SweepInterval != 5*time.Second || c.Metrics.Listen != "" {
+		c.SweepInterval != 5*time.Second || c.Metrics.Listen != "" ||
+		c.Pending.Deadline != 2*time.Minute || c.Pending.CheckInterval != DefaultConfig().Pending.CheckInterval {
 		t.Fatalf("config = %+v", c)
 	}
 	for _, bad := range []string{
 		"sockett: /x\n", "audit:\n  size: 3\n", "socket: relative\n", "audit:\n  max_size_mb: 0\n",
 		"metrics:\n  listen: nohostport\n", "socket: /" + strings.Repeat("a", 120) + "\n", "state: [\n",
+		"pending:\n  deadline: 0s\n", "pending:\n  check_interval: -1s\n", "pending:\n  deadlin: 3s\n",
 	} {
 		c := DefaultConfig()
 		if err := ParseConfig([]byte(bad), &c); err == nil {

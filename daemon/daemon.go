@@ -81,9 +81,18 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 	if err != nil {
 		return err
 	}
+	// Activation and freeze decisions go to the audit log, the followers
+	// and metrics once those exist (events during Reconcile: log only).
+	var onEvent func(registry.Event)
 	reg := registry.New(registry.Options{
 		Enforcer: enf, Cgroups: registry.SystemCgroups{Mount: mount},
 		StatePath: cfg.State, SelfGroup: self, Log: log,
+		PendingDeadline: cfg.Pending.Deadline,
+		OnEvent: func(ev registry.Event) {
+			if onEvent != nil {
+				onEvent(ev)
+			}
+		},
 	})
 	rep, err := reg.Reconcile()
 	if err != nil {
@@ -103,6 +112,18 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 	m := metrics.New(metrics.Sources{
 		Registered: reg.Len, LostRecords: enf.LostRecords, Hooks: enf.Hooks, Dropped: hub.Dropped,
 	})
+	onEvent = func(ev registry.Event) {
+		m.Pending.WithLabelValues(ev.Kind).Inc()
+		log.Info("activation", "container", ev.Container, "cgroup", ev.Cgroup, "outcome", ev.Kind, "reason", ev.Reason)
+		rec := audit.Event(ev.Time, ev.Container, ev.CgroupID, ev.Cgroup, ev.Kind, ev.Reason, ev.Fingerprint)
+		if alog != nil {
+			if err := alog.Write(rec); err != nil {
+				m.AuditErrors.Inc()
+				log.Error("audit log", "err", err)
+			}
+		}
+		hub.Publish(rec)
+	}
 	rd, err := enf.NewReader()
 	if err != nil {
 		return err
@@ -154,6 +175,8 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		defer t.Stop()
 		tick = t.C
 	}
+	pendingTick := time.NewTicker(cfg.Pending.CheckInterval)
+	defer pendingTick.Stop()
 	log.Info("serving", "socket", cfg.Socket, "metrics", cfg.Metrics.Listen, "state", cfg.State,
 		"pin_dir", cfg.PinDir, "containers", reg.Len(), "network_coverage", enf.NetworkCoverage())
 	notify("READY=1")
@@ -168,6 +191,10 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 			return nil
 		case err := <-errc:
 			return err
+		case <-pendingTick.C:
+			if _, err := reg.CheckPending(); err != nil {
+				log.Error("pending check", "err", err)
+			}
 		case <-tick:
 			rep, err := reg.Sweep()
 			if err != nil {

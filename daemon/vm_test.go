@@ -80,7 +80,7 @@ type vmEnv struct {
 // newVMEnv prepares a daemon configuration in a temp dir (socket, state,
 // audit log, the boot's shared pins, metrics on metricsAddr). It fails the
 // test in the VM when the enforcerd binary is missing.
-func newVMEnv(t *testing.T, metricsAddr string) *vmEnv {
+func newVMEnv(t *testing.T, metricsAddr string, extraCfg ...string) *vmEnv {
 	t.Helper()
 	vmtest.RequireLSM(t, nil)
 	bin := os.Getenv("ENFORCERD_BIN")
@@ -96,7 +96,7 @@ func newVMEnv(t *testing.T, metricsAddr string) *vmEnv {
 		audit: filepath.Join(dir, "audit.jsonl"), mount: mount}
 	pin, _ := vmtest.PinDir("daemon-test")
 	cfg := fmt.Sprintf("socket: %s\nstate: %s/state.json\npin_dir: %s\naudit:\n  path: %s\nmetrics:\n  listen: %s\n",
-		e.sock, dir, pin, e.audit, metricsAddr)
+		e.sock, dir, pin, e.audit, metricsAddr) + strings.Join(extraCfg, "")
 	if err := os.WriteFile(e.cfg, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func (e *vmEnv) startDaemon() {
 }
 
 func (e *vmEnv) hook(stage, stdin string) (int, string) {
-	cmd := exec.Command(e.bin, "hook", "--socket", e.sock, stage)
+	cmd := exec.Command(e.bin, "hook", "--socket", e.sock, "--timeout", "60s", stage)
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError

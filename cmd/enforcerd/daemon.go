@@ -49,6 +49,11 @@ Configuration (every key optional; defaults shown):
   pin_dir: /sys/fs/bpf/enforcerd             # pinned programs and maps
   cgroup_mount: ""                           # cgroup2 mount; "" = from mountinfo
   sweep_interval: 30s                        # drop containers whose cgroup vanished
+  pending:
+    deadline: 30s                            # pending (activate=exec) with no exec by
+                                             # then: the cgroup is frozen (killed if
+                                             # freezing fails); must be positive
+    check_interval: 100ms                    # how often pending cgroups are checked
   audit:
     path: /var/log/enforcerd/audit.jsonl     # "" = no file (journal only)
     max_size_mb: 64                          # rotate at this size
@@ -60,7 +65,8 @@ API (curl --unix-socket /run/enforcerd/enforcerd.sock http://x/v1/...):
   GET    /v1/status                   hooks attached, network coverage, counts
   POST   /v1/containers               register {"id", "cgroup" or "pid", "role",
                                       "ceiling", "parent", "audit_only",
-                                      "tool_groups", "activate": "now"|"exec"}
+                                      "tool_groups", "activate": "now"|"exec",
+                                      "init_pid"}
   GET    /v1/containers               list
   GET    /v1/containers/{id}          one container
   DELETE /v1/containers/{id}          unregister
@@ -70,6 +76,30 @@ API (curl --unix-socket /run/enforcerd/enforcerd.sock http://x/v1/...):
   A caller running inside an enforced cgroup may only read its own surface
   and narrow itself. Errors are {"error", "code"} with HTTP 400 (malformed),
   403, 404 (unknown id), 409 (already registered), 422 (cannot enforce).
+
+Activation: "activate": "exec" registers the ceiling pending, in force from
+the first exec in the cgroup subtree (the entrypoint), so a runtime's init
+can finish setting up. "init_pid" names that init (the OCI hook passes the
+state's pid); it must be in the cgroup. If the cgroup holds any other
+process (without init_pid: any process), the ceiling is in force at once
+and the response says "activation": "immediate" with "activation_reason";
+otherwise "activation": "at-exec". While pending, the daemon checks the
+cgroup every pending.check_interval: a process that entered without exec
+(clone3 CLONE_INTO_CGROUP, a write to cgroup.procs) makes the ceiling active
+at once; it may run unenforced until that check, as the kernel gives no
+event for it (closing that needs an in-kernel hook). Past pending.deadline
+the cgroup is frozen and kept frozen, or killed when freezing fails; it is
+never activated mid-setup. "state" of a container: "pending", "active",
+"frozen: pending deadline passed" or "killed: pending deadline passed";
+"pending_deadline" while pending. Each decision is an audit record (hook
+"enforcerd") and counts in enforcerd_pending_outcomes_total. Unregistering
+a frozen container leaves its cgroup frozen (thawing it would run it with no
+ceiling): kill or remove it.
+
+Callers: the API identifies a caller by the process that connected, through
+a pidfd (SO_PEERPIDFD, Linux 6.5+) so that a pid reused after the caller
+exited is never mistaken for it; older kernels fall back to the
+SO_PEERCRED pid checked against the process's start time.
 
 Effective ceiling of a container: the session is the parent's effective
 ceiling (default network=true,write=true,shell=full,tools=true,depth=1)

@@ -32,9 +32,13 @@ createRuntime
     registers it with the daemon. The ceiling takes effect at the
     container's first exec (its entrypoint), so the runtime's own init can
     finish setting up the container, and is in force before the
-    entrypoint's first instruction. Sets the init's RLIMIT_CORE to 1 (soft
-    and hard; the kernel then never runs a core_pattern pipe helper for the
-    container's processes). Exits non-zero, so the runtime refuses
+    entrypoint's first instruction. The state's pid is named as the
+    runtime's init: if the cgroup holds any other process, the ceiling is
+    in force at once instead; if no exec happens within the daemon's
+    pending deadline, the daemon freezes the container. Sets the init's
+    RLIMIT_CORE to 1 (soft and hard; the kernel then never runs a
+    core_pattern pipe helper for the container's processes). Exits
+    non-zero, so the runtime refuses
     to start the container, when the daemon is unreachable, the state or
     the annotations are malformed, or the ceiling cannot be enforced.
 
@@ -129,13 +133,16 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		c, err := client.Register(ctx, registry.Request{
 			ID: st.ID, Cgroup: group, PID: st.Pid, Role: req.Role, Ceiling: req.Ceiling,
 			Parent: req.Parent, AuditOnly: req.AuditOnly, ToolGroups: req.ToolGroups,
-			Activate: registry.ActivateExec,
+			Activate: registry.ActivateExec, InitPID: st.Pid,
 		})
 		if err != nil {
 			return fail(hookExit(err), "container %s: refusing the container: %v", st.ID, err)
 		}
-		fmt.Fprintf(stderr, "enforcerd hook createRuntime: container %s registered: cgroup %s (id %d), kernel %s, audit_only=%t, fingerprint %s\n",
-			c.ID, c.Cgroup, c.CgroupID, c.Kernel, c.AuditOnly, c.Fingerprint)
+		fmt.Fprintf(stderr, "enforcerd hook createRuntime: container %s registered: cgroup %s (id %d), kernel %s, audit_only=%t, fingerprint %s, activation %s\n",
+			c.ID, c.Cgroup, c.CgroupID, c.Kernel, c.AuditOnly, c.Fingerprint, c.Activation)
+		if c.ActivationReason != "" {
+			fmt.Fprintf(stderr, "enforcerd hook createRuntime: container %s: in force at once: %s\n", c.ID, c.ActivationReason)
+		}
 		return exitOK
 	case "poststop":
 		st, err := oci.DecodeState(stdin, false)

@@ -18,6 +18,16 @@
 // ancestor has a ceiling) may only read its own container's surface and
 // narrow its own container; everything else is 403. A peer whose identity
 // cannot be established is refused (fail closed).
+//
+// Caller identity: the peer is the process that connected. Its cgroup is
+// read from /proc/PID/cgroup for each request, and the pid must still name
+// that process when the read is done: on Linux 6.5+ the daemon holds a
+// pidfd of the peer (SO_PEERPIDFD) and refuses the request when the peer has
+// exited (its pid may have been reused, e.g. by a confined process); on
+// older kernels it checks that the process at PID started no later than
+// the connection was accepted and did not change during the read (start
+// time, /proc/PID/stat), which leaves only a pid reused within the same
+// clock tick (10 ms) as the accept undetected.
 package api
 
 import (
@@ -31,6 +41,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -41,6 +52,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/metrics"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/internal/procid"
 )
 
 // DefaultSocket is the API socket path.
@@ -61,30 +73,102 @@ type Server struct {
 	PeerGroup func(pid int) (string, error)
 	MaxBody   int64
 	Log       *slog.Logger
+
+	pidfds sync.Map // net.Conn → *os.File (the peer's pidfd)
 }
 
 type ctxKey struct{}
 
-// peer is the SO_PEERCRED of a connection.
+// ErrPeerGone: the process that connected has exited (or its pid now names
+// another process), so the caller cannot be identified.
+var ErrPeerGone = errors.New("the connecting process is gone")
+
+// peer is the identity of a connection's other end.
 type peer struct {
 	ok       bool
-	pid, uid int
+	pid, uid int // SO_PEERCRED
+	// pidfd of the peer (SO_PEERPIDFD, Linux 6.5+); nil on older kernels.
+	pidfd *os.File
+	// accepted: CLOCK_BOOTTIME in clock ticks when the connection was
+	// accepted (the fallback check without pidfd).
+	accepted uint64
 }
 
-// ConnContext records the peer credentials of each connection.
-func ConnContext(ctx context.Context, c net.Conn) context.Context {
+// peerOf reads the credentials of a unix connection.
+func peerOf(c net.Conn) peer {
 	p := peer{}
-	if uc, ok := c.(*net.UnixConn); ok {
-		if raw, err := uc.SyscallConn(); err == nil {
-			_ = raw.Control(func(fd uintptr) {
-				cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-				if err == nil {
-					p = peer{ok: true, pid: int(cred.Pid), uid: int(cred.Uid)}
-				}
-			})
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return p
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return p
+	}
+	now, nerr := procid.Now()
+	_ = raw.Control(func(fd uintptr) {
+		cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+		if err != nil || nerr != nil {
+			return
 		}
+		p = peer{ok: true, pid: int(cred.Pid), uid: int(cred.Uid), accepted: now}
+		if pfd, err := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PEERPIDFD); err == nil && pfd >= 0 {
+			unix.CloseOnExec(pfd)
+			p.pidfd = os.NewFile(uintptr(pfd), fmt.Sprintf("pidfd:%d", cred.Pid))
+		}
+	})
+	return p
+}
+
+// connContext records the peer of each connection; connState closes its
+// pidfd with the connection.
+func (s *Server) connContext(ctx context.Context, c net.Conn) context.Context {
+	p := peerOf(c)
+	if p.pidfd != nil {
+		s.pidfds.Store(c, p.pidfd)
 	}
 	return context.WithValue(ctx, ctxKey{}, p)
+}
+
+func (s *Server) connState(c net.Conn, st http.ConnState) {
+	if st != http.StateClosed && st != http.StateHijacked {
+		return
+	}
+	if f, ok := s.pidfds.LoadAndDelete(c); ok {
+		f.(*os.File).Close()
+	}
+}
+
+// peerGroup returns the cgroup of the peer, read while the peer's pid
+// provably names the process that connected. Errors: ErrPeerGone; the
+// cgroup cannot be read.
+func (s *Server) peerGroup(p peer) (string, error) {
+	if p.pidfd != nil {
+		group, err := s.PeerGroup(p.pid)
+		if err != nil {
+			return "", err
+		}
+		// Alive now: the pid was not reused while its cgroup was read.
+		if err := unix.PidfdSendSignal(int(p.pidfd.Fd()), 0, nil, 0); err != nil {
+			return "", fmt.Errorf("caller pid %d: %w (pidfd: %v)", p.pid, ErrPeerGone, err)
+		}
+		return group, nil
+	}
+	before, err := procid.StartTime(p.pid)
+	if err != nil {
+		return "", fmt.Errorf("caller pid %d: %w: %v", p.pid, ErrPeerGone, err)
+	}
+	if before > p.accepted {
+		return "", fmt.Errorf("caller pid %d: %w: the process at that pid started after the connection was accepted", p.pid, ErrPeerGone)
+	}
+	group, err := s.PeerGroup(p.pid)
+	if err != nil {
+		return "", err
+	}
+	if after, err := procid.StartTime(p.pid); err != nil || after != before {
+		return "", fmt.Errorf("caller pid %d: %w while its cgroup was read", p.pid, ErrPeerGone)
+	}
+	return group, nil
 }
 
 // Listen creates the unix socket at path, mode 0600, replacing a stale
@@ -123,7 +207,8 @@ func Listen(path string) (net.Listener, error) {
 func (s *Server) NewHTTPServer() *http.Server {
 	return &http.Server{
 		Handler:           s.Handler(),
-		ConnContext:       ConnContext,
+		ConnContext:       s.connContext,
+		ConnState:         s.connState,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       time.Minute,
 	}
@@ -168,7 +253,7 @@ func (s *Server) guard(selfOK bool, h http.HandlerFunc) http.HandlerFunc {
 			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("uid %d: the API is root-only", p.uid))
 			return
 		}
-		group, err := s.PeerGroup(p.pid)
+		group, err := s.peerGroup(p)
 		if err != nil {
 			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("cannot identify the caller's cgroup: %v", err))
 			return
@@ -284,7 +369,8 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	}
 	s.count(metrics.ResultOK)
 	s.Log.Info("registered", "container", c.ID, "cgroup", c.Cgroup, "cgroup_id", c.CgroupID,
-		"kernel", c.Kernel.String(), "audit_only", c.AuditOnly, "activate", req.Activate, "fingerprint", c.Fingerprint)
+		"kernel", c.Kernel.String(), "audit_only", c.AuditOnly, "activate", req.Activate, "activation", c.Activation,
+		"activation_reason", c.ActivationReason, "fingerprint", c.Fingerprint)
 	writeJSON(w, http.StatusCreated, c)
 }
 

@@ -32,8 +32,29 @@ type Record struct {
 	Field           string `json:"field"`
 	Errno           int    `json:"errno"`
 	Error           string `json:"error,omitempty"` // errno name, e.g. EPERM
-	Decision        string `json:"decision"`        // denied | audited
+	Decision        string `json:"decision"`        // denied | audited; daemon events: see Event
 	Fingerprint     string `json:"fingerprint"`
+	Reason          string `json:"reason,omitempty"` // daemon events: why
+}
+
+// HookDaemon is Record.Hook of decisions the daemon made (not a kernel
+// hook): Operation "activation" with Decision "activated_at_exec" or
+// "activated_immediately", Operation "pending_deadline" with Decision
+// "frozen", "refrozen" or "killed".
+const HookDaemon = "enforcerd"
+
+// Event builds the record of a daemon decision about a container: kind is
+// the Decision (e.g. "frozen"), object the cgroup path, reason why.
+func Event(t time.Time, container string, cgroupID uint64, cgroupPath, kind, reason, fingerprint string) Record {
+	op := "activation"
+	switch kind {
+	case "frozen", "refrozen", "killed":
+		op = "pending_deadline"
+	}
+	return Record{
+		Time: t.UTC().Format(time.RFC3339Nano), Container: container, CgroupID: cgroupID, CeilingCgroupID: cgroupID,
+		Hook: HookDaemon, Operation: op, Object: cgroupPath, Decision: kind, Reason: reason, Fingerprint: fingerprint,
+	}
 }
 
 // FromDenial builds a record; container and fingerprint are "" when the

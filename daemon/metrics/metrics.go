@@ -39,7 +39,10 @@ type Metrics struct {
 	Registry      *prometheus.Registry
 	Denials       *prometheus.CounterVec
 	Registrations *prometheus.CounterVec
-	AuditErrors   prometheus.Counter
+	// Pending counts activation and freeze decisions about registrations
+	// made with activation at exec, by outcome (registry.Event kinds).
+	Pending     *prometheus.CounterVec
+	AuditErrors prometheus.Counter
 }
 
 // New registers every metric on a fresh registry.
@@ -55,12 +58,16 @@ func New(src Sources) *Metrics {
 			Name: "enforcerd_registrations_total",
 			Help: "Container registration requests, by result.",
 		}, []string{"result"}),
+		Pending: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "enforcerd_pending_outcomes_total",
+			Help: "Registrations made pending (activation at exec) by outcome: activated_at_exec, activated_immediately (a process other than the runtime init was in the cgroup), frozen or killed (the pending deadline passed), refrozen.",
+		}, []string{"outcome"}),
 		AuditErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "enforcerd_audit_write_errors_total",
 			Help: "Audit records that could not be written to the audit log.",
 		}),
 	}
-	reg.MustRegister(m.Denials, m.Registrations, m.AuditErrors)
+	reg.MustRegister(m.Denials, m.Registrations, m.Pending, m.AuditErrors)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "enforcerd_registered_containers",
 		Help: "Containers currently registered with the daemon.",

@@ -27,6 +27,7 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/procid"
 	"github.com/enforcerd/enforcerd/oci"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -57,6 +58,15 @@ type Cgroups interface {
 	PidGroup(pid int) (string, error)
 	// LiveIDs is the set of ids of every cgroup that exists now.
 	LiveIDs() (map[uint64]bool, error)
+	// Procs lists the pids of every process in the group's subtree.
+	Procs(group string) ([]int, error)
+	// Freeze freezes the group's subtree and returns once it is frozen;
+	// Frozen reports whether it is; Thaw undoes Freeze.
+	Freeze(group string) error
+	Frozen(group string) (bool, error)
+	Thaw(group string) error
+	// Kill sends SIGKILL to every process of the group's subtree.
+	Kill(group string) error
 }
 
 // SystemCgroups is Cgroups on the real cgroup2 mount.
@@ -67,6 +77,55 @@ func (s SystemCgroups) Open(group string) (cgroup.Cgroup, error) { return cgroup
 
 // PidGroup implements Cgroups.
 func (s SystemCgroups) PidGroup(pid int) (string, error) { return cgroup.PidGroup(pid) }
+
+// FreezeTimeout bounds how long SystemCgroups.Freeze waits for the kernel
+// to report the subtree frozen.
+const FreezeTimeout = 2 * time.Second
+
+// Procs implements Cgroups.
+func (s SystemCgroups) Procs(group string) ([]int, error) {
+	cg, err := cgroup.Open(s.Mount, group)
+	if err != nil {
+		return nil, err
+	}
+	return cg.Procs()
+}
+
+// Freeze implements Cgroups (waits up to FreezeTimeout).
+func (s SystemCgroups) Freeze(group string) error {
+	cg, err := cgroup.Open(s.Mount, group)
+	if err != nil {
+		return err
+	}
+	return cg.Freeze(FreezeTimeout)
+}
+
+// Frozen implements Cgroups.
+func (s SystemCgroups) Frozen(group string) (bool, error) {
+	cg, err := cgroup.Open(s.Mount, group)
+	if err != nil {
+		return false, err
+	}
+	return cg.Frozen()
+}
+
+// Thaw implements Cgroups.
+func (s SystemCgroups) Thaw(group string) error {
+	cg, err := cgroup.Open(s.Mount, group)
+	if err != nil {
+		return err
+	}
+	return cg.Thaw()
+}
+
+// Kill implements Cgroups.
+func (s SystemCgroups) Kill(group string) error {
+	cg, err := cgroup.Open(s.Mount, group)
+	if err != nil {
+		return err
+	}
+	return cg.Kill()
+}
 
 // LiveIDs walks the cgroup2 hierarchy.
 func (s SystemCgroups) LiveIDs() (map[uint64]bool, error) {
@@ -108,6 +167,50 @@ type Options struct {
 	Save func(path string, cs []state.Container) error
 	Now  func() time.Time
 	Log  *slog.Logger
+	// PendingDeadline is how long a registration may stay pending (no
+	// exec in its cgroup) before CheckPending freezes the cgroup
+	// (default DefaultPendingDeadline).
+	PendingDeadline time.Duration
+	// StartTime returns a process's start time in clock ticks after boot
+	// (default procid.StartTime); tests substitute it.
+	StartTime func(pid int) (uint64, error)
+	// OnEvent, when set, is told of every activation and freeze decision
+	// (the daemon writes them to the audit log and metrics). It is called
+	// without the registry's lock held.
+	OnEvent func(Event)
+}
+
+// DefaultPendingDeadline is Options.PendingDeadline's default.
+const DefaultPendingDeadline = 30 * time.Second
+
+// Event kinds.
+const (
+	// EventActivatedAtExec: a pending ceiling was activated by the first
+	// exec in its cgroup (the normal path).
+	EventActivatedAtExec = "activated_at_exec"
+	// EventActivatedImmediately: a registration that asked for activation
+	// at exec was put in force without an exec, because its cgroup held
+	// (or later gained) a process other than the runtime's init.
+	EventActivatedImmediately = "activated_immediately"
+	// EventFrozen: the pending deadline passed; the cgroup was frozen.
+	EventFrozen = "frozen"
+	// EventKilled: the pending deadline passed and freezing failed; the
+	// cgroup's processes were killed.
+	EventKilled = "killed"
+	// EventRefrozen: a frozen pending cgroup was found thawed and was
+	// frozen again.
+	EventRefrozen = "refrozen"
+)
+
+// Event is one activation or freeze decision about a container.
+type Event struct {
+	Time        time.Time
+	Kind        string // one of the Event* kinds
+	Container   string
+	Cgroup      string
+	CgroupID    uint64
+	Fingerprint string
+	Reason      string
 }
 
 // Registry holds the registered containers.
@@ -128,6 +231,12 @@ func New(o Options) *Registry {
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.PendingDeadline <= 0 {
+		o.PendingDeadline = DefaultPendingDeadline
+	}
+	if o.StartTime == nil {
+		o.StartTime = procid.StartTime
 	}
 	return &Registry{o: o, byID: map[string]state.Container{}, byCgroup: map[uint64]string{}}
 }
@@ -158,6 +267,13 @@ type Request struct {
 	AuditOnly  bool       `json:"audit_only,omitempty"`
 	ToolGroups string     `json:"tool_groups,omitempty"`
 	Activate   Activation `json:"activate,omitempty"` // default now
+	// InitPID (only with Activate exec) is the container runtime's init
+	// process (for OCI hooks: the state's pid), which must be in the
+	// cgroup's subtree. It is the only process that may be there while
+	// the registration is pending: any other process (or, without
+	// InitPID, any process at all) makes the ceiling active at once, and
+	// the response says "activation": "immediate".
+	InitPID int `json:"init_pid,omitempty"`
 }
 
 func badf(format string, a ...any) error {
@@ -209,6 +325,11 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	default:
 		return state.Container{}, badf("activate %q: want now|exec", req.Activate)
 	}
+	if req.InitPID < 0 || req.InitPID > 0 && req.Activate != ActivateExec {
+		return state.Container{}, badf("container %s: init_pid %d: want a pid, and only with activate=exec", req.ID, req.InitPID)
+	}
+	var evs []Event
+	defer func() { r.emit(evs) }()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.byID[req.ID]; ok {
@@ -236,17 +357,51 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	if _, err := r.o.Enforcer.Lookup(cg.ID); err == nil {
 		return state.Container{}, fmt.Errorf("%w: cgroup %s already has a ceiling not registered through the daemon (enforcerd run?)", ErrConflict, cg)
 	}
+	now := r.o.Now().UTC()
 	c := state.Container{
 		ID: req.ID, Cgroup: cg.Group, CgroupID: cg.ID, Role: req.Role,
 		Session: session, Ceiling: surf.Ceiling, Kernel: surf.Kernel, Fingerprint: surf.Fingerprint,
 		Parent: req.Parent, AuditOnly: req.AuditOnly, ToolGroups: req.ToolGroups,
-		Registered: r.o.Now().UTC(),
+		Registered: now, Activation: state.ActivationImmediate, State: state.StateActive,
+	}
+	if req.InitPID > 0 {
+		g, err := r.o.Cgroups.PidGroup(req.InitPID)
+		if err != nil {
+			return state.Container{}, badf("container %s: init_pid: %v", req.ID, err)
+		}
+		if g = path.Clean(g); g != cg.Group && !strings.HasPrefix(g, cg.Group+"/") {
+			return state.Container{}, badf("container %s: init_pid %d is in cgroup %s, outside %s", req.ID, req.InitPID, g, cg.Group)
+		}
+		if c.InitStart, err = r.o.StartTime(req.InitPID); err != nil {
+			return state.Container{}, badf("container %s: init_pid: %v", req.ID, err)
+		}
+		c.InitPID = req.InitPID
 	}
 	entry := enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, Pending: req.Activate == ActivateExec}
 	if err := r.o.Enforcer.Register(cg, entry); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
+	if entry.Pending {
+		// Look for other processes only now that the pending entry is
+		// installed: one that enters later is the watcher's (CheckPending).
+		if why := r.intruders(c); why != "" {
+			entry.Pending = false
+			if err := r.o.Enforcer.Register(cg, entry); err != nil {
+				if uerr := r.o.Enforcer.Unregister(cg.ID); uerr != nil {
+					r.o.Log.Error("rollback of a failed registration", "container", c.ID, "cgroup_id", cg.ID, "err", uerr)
+				}
+				return state.Container{}, fmt.Errorf("container %s: activate at once (%s): %w", req.ID, why, err)
+			}
+			c.ActivationReason = why
+			evs = append(evs, r.event(c, EventActivatedImmediately, why))
+		} else {
+			c.Activation, c.State = state.ActivationAtExec, state.StatePending
+			d := now.Add(r.o.PendingDeadline)
+			c.PendingDeadline = &d
+		}
+	}
 	if err := r.o.Save(r.o.StatePath, r.snapshotWith(c, "")); err != nil {
+		evs = nil // nothing was registered
 		if uerr := r.o.Enforcer.Unregister(cg.ID); uerr != nil {
 			r.o.Log.Error("rollback of a failed registration", "container", c.ID, "cgroup_id", cg.ID, "err", uerr)
 		}
@@ -255,6 +410,51 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	r.byID[c.ID] = c
 	r.byCgroup[c.CgroupID] = c.ID
 	return c, nil
+}
+
+// intruders returns why the pending registration c must not stay pending:
+// its cgroup subtree holds a process other than its runtime init (same pid
+// and start time), or its processes cannot be listed (fail closed). ""
+// when only the init (or nothing) is there.
+func (r *Registry) intruders(c state.Container) string {
+	pids, err := r.o.Cgroups.Procs(c.Cgroup)
+	if err != nil {
+		return fmt.Sprintf("cannot list the processes of cgroup %s: %v", c.Cgroup, err)
+	}
+	var others []int
+	for _, pid := range pids {
+		if c.InitPID > 0 && pid == c.InitPID {
+			if st, err := r.o.StartTime(pid); err == nil && st == c.InitStart {
+				continue
+			}
+		}
+		others = append(others, pid)
+	}
+	if len(others) == 0 {
+		return ""
+	}
+	sort.Ints(others)
+	if len(others) > 8 {
+		others = others[:8]
+	}
+	if c.InitPID > 0 {
+		return fmt.Sprintf("cgroup %s holds processes other than the runtime init %d: %v", c.Cgroup, c.InitPID, others)
+	}
+	return fmt.Sprintf("cgroup %s already holds processes (%v) and no runtime init was named", c.Cgroup, others)
+}
+
+func (r *Registry) event(c state.Container, kind, reason string) Event {
+	return Event{Time: r.o.Now().UTC(), Kind: kind, Container: c.ID, Cgroup: c.Cgroup, CgroupID: c.CgroupID,
+		Fingerprint: c.Fingerprint, Reason: reason}
+}
+
+func (r *Registry) emit(evs []Event) {
+	if r.o.OnEvent == nil {
+		return
+	}
+	for _, e := range evs {
+		r.o.OnEvent(e)
+	}
 }
 
 func (r *Registry) resolveCgroup(req Request) (cgroup.Cgroup, error) {
@@ -383,7 +583,147 @@ func (r *Registry) Get(id string) (state.Container, error) {
 	if !ok {
 		return state.Container{}, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
-	return c, nil
+	return r.live(c), nil
+}
+
+// live is c with State read from the map for a pending registration (an
+// exec may have activated it since CheckPending last looked).
+func (r *Registry) live(c state.Container) state.Container {
+	if c.State != state.StatePending {
+		return c
+	}
+	if en, err := r.o.Enforcer.Lookup(c.CgroupID); err == nil && !en.Pending {
+		c.State, c.PendingDeadline = state.StateActive, nil
+	}
+	return c
+}
+
+// CheckPending watches pending registrations; the daemon calls it every
+// pending check interval with the current time. For each pending
+// container: an exec has activated it (the map entry is no longer
+// pending) → active; its cgroup subtree holds a process other than the
+// runtime init (one that entered without exec, e.g. by clone3
+// CLONE_INTO_CGROUP or a write to cgroup.procs) → activated at once; its
+// deadline has passed → the cgroup is frozen, or killed when freezing
+// fails (it is never activated mid-setup, and never left open). A frozen
+// container whose cgroup was thawed while still pending is frozen again.
+// Changes are persisted; errors saving them are returned with the events
+// (the decisions themselves are already applied to the kernel).
+func (r *Registry) CheckPending() ([]Event, error) {
+	var evs []Event
+	defer func() { r.emit(evs) }()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.o.Now()
+	changed := false
+	ids := make([]string, 0, len(r.byID))
+	for id, c := range r.byID {
+		if c.State == state.StatePending || c.State == state.StateFrozen {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		c := r.byID[id]
+		en, err := r.o.Enforcer.Lookup(c.CgroupID)
+		if err != nil {
+			continue // not in the map: Sweep re-installs it, in force
+		}
+		if !en.Pending {
+			if c.State == state.StatePending {
+				c.State, c.PendingDeadline = state.StateActive, nil
+				evs = append(evs, r.event(c, EventActivatedAtExec, ""))
+				r.byID[id], changed = c, true
+			}
+			continue
+		}
+		if c.State == state.StateFrozen {
+			if frozen, err := r.o.Cgroups.Frozen(c.Cgroup); err != nil || frozen {
+				continue // gone (Sweep drops it) or still frozen
+			}
+			c, ev := r.freezeLocked(c, en, "the cgroup was thawed while its registration is still pending")
+			if ev.Kind == EventFrozen {
+				ev.Kind = EventRefrozen
+			}
+			evs = append(evs, ev)
+			r.byID[id], changed = c, true
+			continue
+		}
+		if why := r.intruders(c); why != "" {
+			if _, err := r.o.Cgroups.Open(c.Cgroup); err != nil {
+				continue // the cgroup is gone: Sweep drops it
+			}
+			active := en
+			active.Pending = false
+			cg := cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}
+			if err := r.o.Enforcer.Register(cg, active); err != nil {
+				c, ev := r.freezeLocked(c, en, fmt.Sprintf("%s, and activating failed: %v", why, err))
+				evs = append(evs, ev)
+				r.byID[id], changed = c, true
+				continue
+			}
+			c.State, c.PendingDeadline = state.StateActive, nil
+			c.ActivationReason = why + " (entered after registration without exec)"
+			evs = append(evs, r.event(c, EventActivatedImmediately, c.ActivationReason))
+			r.byID[id], changed = c, true
+			continue
+		}
+		if c.PendingDeadline != nil && !now.Before(*c.PendingDeadline) {
+			c, ev := r.freezeLocked(c, en, fmt.Sprintf("no exec in cgroup %s by the pending deadline %s", c.Cgroup, c.PendingDeadline.Format(time.RFC3339)))
+			evs = append(evs, ev)
+			r.byID[id], changed = c, true
+		}
+	}
+	if !changed {
+		return evs, nil
+	}
+	if err := r.o.Save(r.o.StatePath, r.snapshotWith(state.Container{}, "")); err != nil {
+		return evs, fmt.Errorf("pending check: %w", err)
+	}
+	return evs, nil
+}
+
+// freezeLocked stops a pending container that must not run on unenforced:
+// freeze its cgroup; if that fails, kill its processes; if that fails too,
+// activate the ceiling (fail closed: setup may break, nothing runs open).
+// An exec that activated the entry while the freeze was under way wins:
+// the cgroup is thawed and the container is active.
+func (r *Registry) freezeLocked(c state.Container, en enforcer.Entry, why string) (state.Container, Event) {
+	ferr := r.o.Cgroups.Freeze(c.Cgroup)
+	if ferr == nil {
+		if now, err := r.o.Enforcer.Lookup(c.CgroupID); err == nil && !now.Pending {
+			if err := r.o.Cgroups.Thaw(c.Cgroup); err != nil {
+				r.o.Log.Error("thaw of a container activated while freezing", "container", c.ID, "cgroup", c.Cgroup, "err", err)
+			}
+			c.State, c.PendingDeadline = state.StateActive, nil
+			return c, r.event(c, EventActivatedAtExec, "")
+		}
+		c.State, c.PendingDeadline, c.ActivationReason = state.StateFrozen, nil, why
+		r.o.Log.Warn("pending registration frozen", "container", c.ID, "cgroup", c.Cgroup, "reason", why)
+		return c, r.event(c, EventFrozen, why)
+	}
+	active := en
+	active.Pending = false
+	cg := cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}
+	kerr := r.o.Cgroups.Kill(c.Cgroup)
+	if kerr == nil {
+		// Nothing is left to set up: whatever enters later is enforced.
+		if err := r.o.Enforcer.Register(cg, active); err != nil {
+			r.o.Log.Error("activate a killed pending registration", "container", c.ID, "cgroup", c.Cgroup, "err", err)
+		}
+		why = fmt.Sprintf("%s; freezing failed: %v", why, ferr)
+		c.State, c.PendingDeadline, c.ActivationReason = state.StateKilled, nil, why
+		r.o.Log.Error("pending registration killed", "container", c.ID, "cgroup", c.Cgroup, "reason", why)
+		return c, r.event(c, EventKilled, why)
+	}
+	why = fmt.Sprintf("%s; freezing failed: %v; killing failed: %v", why, ferr, kerr)
+	if err := r.o.Enforcer.Register(cg, active); err != nil {
+		r.o.Log.Error("pending registration could be neither frozen, killed nor activated", "container", c.ID, "cgroup", c.Cgroup, "reason", why, "err", err)
+		return c, r.event(c, EventActivatedImmediately, why+"; activating failed: "+err.Error())
+	}
+	c.State, c.PendingDeadline, c.ActivationReason = state.StateActive, nil, why
+	r.o.Log.Error("pending registration activated: freezing and killing failed", "container", c.ID, "cgroup", c.Cgroup, "reason", why)
+	return c, r.event(c, EventActivatedImmediately, why)
 }
 
 // ByCgroup returns the container registered for a cgroup id.
@@ -403,7 +743,7 @@ func (r *Registry) List() []state.Container {
 	defer r.mu.Unlock()
 	out := make([]state.Container, 0, len(r.byID))
 	for _, c := range r.byID {
-		out = append(out, c)
+		out = append(out, r.live(c))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
@@ -486,6 +826,14 @@ func (r *Registry) Reconcile() (Report, error) {
 	r.byID = map[string]state.Container{}
 	r.byCgroup = map[uint64]string{}
 	for _, c := range cs {
+		if c.State == "" {
+			// A state file from before activation states were kept.
+			c.State = state.StateActive
+			if en, err := r.o.Enforcer.Lookup(c.CgroupID); err == nil && en.Pending {
+				d := r.o.Now().UTC().Add(r.o.PendingDeadline)
+				c.State, c.PendingDeadline = state.StatePending, &d
+			}
+		}
 		r.byID[c.ID] = c
 		r.byCgroup[c.CgroupID] = c.ID
 	}
@@ -552,6 +900,10 @@ func (r *Registry) sweepLocked(orphans bool) Report {
 				r.o.Log.Error("reconcile: cannot re-install ceiling", "container", id, "cgroup", c.Cgroup, "err", err)
 				rep.Failed = append(rep.Failed, id)
 				continue
+			}
+			if c.State == state.StatePending {
+				c.State, c.PendingDeadline = state.StateActive, nil
+				r.byID[id] = c
 			}
 			rep.Reinstalled = append(rep.Reinstalled, id)
 		}

@@ -45,7 +45,41 @@ type Container struct {
 	AuditOnly   bool                 `json:"audit_only"`
 	ToolGroups  string               `json:"tool_groups,omitempty"`
 	Registered  time.Time            `json:"registered"`
+	// InitPID is the container runtime's init process, which may be in
+	// the cgroup while the registration is pending (0: none), and
+	// InitStart its start time (clock ticks after boot), so that a reused
+	// pid is never taken for it.
+	InitPID   int    `json:"init_pid,omitempty"`
+	InitStart uint64 `json:"init_start,omitempty"`
+	// Activation is "immediate" (in force when the registration returned)
+	// or "at-exec" (pending until the first exec in the cgroup subtree);
+	// ActivationReason says why a registration that asked for activation
+	// at exec was put in force without one, or why it was frozen/killed.
+	Activation       string `json:"activation,omitempty"`
+	ActivationReason string `json:"activation_reason,omitempty"`
+	// State is StatePending, StateActive, StateFrozen or StateKilled.
+	State string `json:"state,omitempty"`
+	// PendingDeadline: when a registration still pending is frozen (only
+	// while State is StatePending).
+	PendingDeadline *time.Time `json:"pending_deadline,omitempty"`
 }
+
+// Activations and states of a Container.
+const (
+	ActivationImmediate = "immediate"
+	ActivationAtExec    = "at-exec"
+
+	// StatePending: registered, not in force until the first exec.
+	StatePending = "pending"
+	// StateActive: the ceiling is in force.
+	StateActive = "active"
+	// StateFrozen: the pending deadline passed without an exec; the
+	// daemon froze the cgroup (cgroup.freeze) and keeps it frozen.
+	StateFrozen = "frozen: pending deadline passed"
+	// StateKilled: as StateFrozen, but freezing failed and the daemon
+	// killed every process of the cgroup (cgroup.kill).
+	StateKilled = "killed: pending deadline passed"
+)
 
 // File is the on-disk form.
 type File struct {

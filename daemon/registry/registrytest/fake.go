@@ -85,16 +85,26 @@ func (e *Enforcer) Len() int {
 }
 
 // Cgroups is a fake cgroup tree: group path → id, and pid → group.
+// Freezing sets a flag per group; FailFreeze and FailKill inject errors;
+// Thawed and Killed record what was done.
 type Cgroups struct {
-	mu     sync.Mutex
-	groups map[string]uint64
-	pids   map[int]string
-	next   uint64
+	mu         sync.Mutex
+	groups     map[string]uint64
+	pids       map[int]string
+	next       uint64
+	frozen     map[string]bool
+	FailFreeze bool
+	FailKill   bool
+	FailProcs  bool
+	Killed     []string
+	// BeforeFreeze, when set, runs at the start of Freeze (without the
+	// fake's lock): tests simulate an exec racing the freeze.
+	BeforeFreeze func(group string)
 }
 
 // NewCgroups returns a tree holding only the root (id 1).
 func NewCgroups() *Cgroups {
-	return &Cgroups{groups: map[string]uint64{"/": 1}, pids: map[int]string{}, next: 100}
+	return &Cgroups{groups: map[string]uint64{"/": 1}, pids: map[int]string{}, next: 100, frozen: map[string]bool{}}
 }
 
 // Add creates a group (and its parents) and returns its id.
@@ -128,6 +138,81 @@ func (c *Cgroups) SetPid(pid int, group string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.pids[pid] = group
+}
+
+// RemovePid makes pid exit.
+func (c *Cgroups) RemovePid(pid int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.pids, pid)
+}
+
+// Procs implements registry.Cgroups: the pids in group or below.
+func (c *Cgroups) Procs(group string) ([]int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.FailProcs {
+		return nil, fmt.Errorf("processes of cgroup %s: injected failure", group)
+	}
+	if _, ok := c.groups[group]; !ok {
+		return nil, fmt.Errorf("cgroup %s: %w", group, os.ErrNotExist)
+	}
+	var out []int
+	for pid, g := range c.pids {
+		if g == group || len(g) > len(group) && g[:len(group)+1] == group+"/" {
+			out = append(out, pid)
+		}
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+// Freeze implements registry.Cgroups.
+func (c *Cgroups) Freeze(group string) error {
+	if c.BeforeFreeze != nil {
+		c.BeforeFreeze(group)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.FailFreeze {
+		return fmt.Errorf("freeze cgroup %s: injected failure", group)
+	}
+	c.frozen[group] = true
+	return nil
+}
+
+// Frozen implements registry.Cgroups.
+func (c *Cgroups) Frozen(group string) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.groups[group]; !ok {
+		return false, fmt.Errorf("cgroup %s: %w", group, os.ErrNotExist)
+	}
+	return c.frozen[group], nil
+}
+
+// Thaw implements registry.Cgroups.
+func (c *Cgroups) Thaw(group string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.frozen, group)
+	return nil
+}
+
+// Kill implements registry.Cgroups: every pid of the subtree exits.
+func (c *Cgroups) Kill(group string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.FailKill {
+		return fmt.Errorf("kill cgroup %s: injected failure", group)
+	}
+	for pid, g := range c.pids {
+		if g == group || len(g) > len(group) && g[:len(group)+1] == group+"/" {
+			delete(c.pids, pid)
+		}
+	}
+	c.Killed = append(c.Killed, group)
+	return nil
 }
 
 // Open implements registry.Cgroups.

@@ -134,6 +134,10 @@ type Enforcer struct {
 	writtenInodes *ebpf.Map
 	execAllow     *ebpf.Map
 	execMapsErr   error
+	// Creators of SysV IPC objects and keys (bpf/ipc.bpf.c), pinned so
+	// that records outlive an upgrade.
+	ipcOwners *ebpf.Map
+	keyOwners *ebpf.Map
 	// buildID holds the bpf.BuildID of the programs the pinned links run;
 	// stale is true when that is not this build's (the links are replaced).
 	buildID  *ebpf.Map
@@ -231,6 +235,27 @@ var objects = []object{
 		{name: "task_setioprio", hook: "task_setioprio"},
 		{name: "task_setscheduler", hook: "task_setscheduler"},
 		{name: "task_prlimit", hook: "task_prlimit"},
+	}},
+	{LayerLSM, bpf.LoadIpc, []program{
+		{name: "ipc_permission", hook: "ipc_permission"},
+		{name: "shm_shmctl", hook: "shm_shmctl"},
+		{name: "msg_queue_msgctl", hook: "msg_queue_msgctl"},
+		{name: "sem_semctl", hook: "sem_semctl"},
+		{name: "shm_shmat", hook: "shm_shmat"},
+		{name: "shm_associate", hook: "shm_associate"},
+		{name: "msg_queue_associate", hook: "msg_queue_associate"},
+		{name: "sem_associate", hook: "sem_associate"},
+		{name: "shm_alloc_security", hook: "shm_alloc_security"},
+		{name: "msg_queue_alloc_security", hook: "msg_queue_alloc_security"},
+		{name: "sem_alloc_security", hook: "sem_alloc_security"},
+		{name: "shm_free_security", hook: "shm_free_security"},
+		{name: "msg_queue_free_security", hook: "msg_queue_free_security"},
+		{name: "sem_free_security", hook: "sem_free_security"},
+		{name: "key_alloc", hook: "key_alloc"},
+		// Linux 6.1 has it; 6.12 has no bpf_lsm_key_free: there a record
+		// is replaced at the next key_alloc of the same address.
+		{name: "key_free", hook: "key_free", optional: true},
+		{name: "key_permission", hook: "key_permission"},
 	}},
 	{LayerCgroup, bpf.LoadSock, []program{
 		{name: "sock_create", hook: "cgroup/sock_create", attach: ebpf.AttachCGroupInetSockCreate},
@@ -377,10 +402,17 @@ func (e *Enforcer) openMaps() error {
 	if err != nil {
 		return fmt.Errorf("load map specs: %w", err)
 	}
+	ipcSpec, err := bpf.LoadIpc()
+	if err != nil {
+		return fmt.Errorf("load map specs: %w", err)
+	}
 	open := func(name string) (*ebpf.Map, error) {
 		ms := spec.Maps[name]
 		if ms == nil {
 			ms = execSpec.Maps[name]
+		}
+		if ms == nil {
+			ms = ipcSpec.Maps[name]
 		}
 		pin := filepath.Join(e.opts.PinDir, name)
 		if m, err := ebpf.LoadPinnedMap(pin, nil); err == nil {
@@ -415,6 +447,12 @@ func (e *Enforcer) openMaps() error {
 		return err
 	}
 	if e.cache, err = open("resolve_cache"); err != nil {
+		return err
+	}
+	if e.ipcOwners, err = open("ipc_owners"); err != nil {
+		return err
+	}
+	if e.keyOwners, err = open("key_owners"); err != nil {
 		return err
 	}
 	if err := e.openBuildID(); err != nil {
@@ -469,6 +507,7 @@ func (e *Enforcer) replacements(spec *ebpf.CollectionSpec) (map[string]*ebpf.Map
 		"ceilings": e.ceilings, "events": e.events, "stats": e.stats,
 		"enforcerd_config": e.config, "resolve_cache": e.cache,
 		"task_flags": e.taskFlags, "written_inodes": e.writtenInodes, "exec_allow": e.execAllow,
+		"ipc_owners": e.ipcOwners, "key_owners": e.keyOwners,
 	}
 	out := map[string]*ebpf.Map{}
 	for name := range spec.Maps {
@@ -861,7 +900,7 @@ func (e *Enforcer) Close() error {
 	for _, l := range e.replaced {
 		l.Close()
 	}
-	for _, m := range []*ebpf.Map{e.ceilings, e.events, e.stats, e.config, e.cache, e.taskFlags, e.writtenInodes, e.execAllow, e.buildID} {
+	for _, m := range []*ebpf.Map{e.ceilings, e.events, e.stats, e.config, e.cache, e.taskFlags, e.writtenInodes, e.execAllow, e.ipcOwners, e.keyOwners, e.buildID} {
 		if m != nil {
 			m.Close()
 		}

@@ -326,20 +326,29 @@ int BPF_PROG(key_free, struct key *key)
 
 /* Every permission check on a key or keyring (view, read, write, search,
  * link, setattr, unlink, invalidate, assume authority, the deferred checks
- * of keyctl read): refused on anything created outside the sandbox. The
- * key_ref's low bit is the possession flag. */
+ * of keyctl read): refused on anything created outside the sandbox.
+ *
+ * key_permission(key_ref_t key_ref, const struct cred *cred,
+ *                enum key_need_perm need_perm) on 6.1 and 6.12. key_ref_t
+ * points to a declared-only struct, which the verifier refuses to load
+ * from the context, so the argument is fetched with bpf_get_func_arg();
+ * its low bit is the possession flag. */
 SEC("lsm/key_permission")
-int BPF_PROG(key_permission, key_ref_t key_ref, const struct cred *cred,
-	     enum key_need_perm need_perm, int ret)
+int key_permission(__u64 *ctx)
 {
+	int ret = (int)ctx[3];
 	if (ret)
 		return ret;
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
-	__u64 k = (__u64)key_ref & ~1ULL;
+	__u64 ref = 0;
+	bpf_get_func_arg(ctx, 0, &ref); /* on failure 0: no record, outside */
+	__u64 k = ref & ~1ULL;
 	if (created_inside(&key_owners, k, &e))
 		return 0;
-	return tamper(&e, HOOK_KEY_PERMISSION, OBJ_NONE,
-		      (__u32)BPF_CORE_READ((struct key *)k, serial));
+	__s32 serial = 0;
+	bpf_probe_read_kernel(&serial, sizeof(serial),
+			      (void *)k + bpf_core_field_offset(struct key, serial));
+	return tamper(&e, HOOK_KEY_PERMISSION, OBJ_NONE, (__u32)serial);
 }

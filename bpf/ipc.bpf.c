@@ -67,28 +67,33 @@ struct {
 	__type(value, struct owner);
 } key_owners SEC(".maps");
 
-/* Builds a record off the 512-byte stack. */
+/* A zeroed record: the value every new record starts from (never written). */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct owner);
-} owner_scratch SEC(".maps");
+} owner_zero SEC(".maps");
 
 /* record_creator records the current task as the creator of obj. Returns 0,
  * or the error that refuses the creation when the record cannot be made and
- * the creator is enforced (or pending). */
+ * the creator is enforced (or pending). The record is filled in place (too
+ * big for the stack; a per-CPU scratch value could be overwritten by a task
+ * that preempts this one): until then it names no cgroup, so anything that
+ * looks at it meanwhile sees an outside object. */
 static __always_inline int record_creator(void *owners, __u64 obj, __u16 hook)
 {
 	__u32 zero = 0;
-	struct owner *o = bpf_map_lookup_elem(&owner_scratch, &zero);
-	if (o) {
-		for (int i = 0; i < MAX_CGROUP_LEVEL; i++)
-			o->anc[i] = bpf_get_current_ancestor_cgroup_id(i);
-		if (bpf_map_update_elem(owners, &obj, o, BPF_ANY) == 0)
+	struct owner *z = bpf_map_lookup_elem(&owner_zero, &zero);
+	if (z && bpf_map_update_elem(owners, &obj, z, BPF_ANY) == 0) {
+		struct owner *o = bpf_map_lookup_elem(owners, &obj);
+		if (o) {
+			for (int i = 0; i < MAX_CGROUP_LEVEL; i++)
+				o->anc[i] = bpf_get_current_ancestor_cgroup_id(i);
 			return 0;
+		}
 	}
-	/* Map full (or no scratch): never leave a stale record behind. */
+	/* Map full: never leave a stale record behind. */
 	bpf_map_delete_elem(owners, &obj);
 	struct effective e = {};
 	if (resolve(&e))

@@ -57,7 +57,7 @@ const (
 	IpcMapEvents                 = "events"
 	IpcMapIpcOwners              = "ipc_owners"
 	IpcMapKeyOwners              = "key_owners"
-	IpcMapOwnerScratch           = "owner_scratch"
+	IpcMapOwnerZero              = "owner_zero"
 	IpcMapResolveCache           = "resolve_cache"
 	IpcMapStats                  = "stats"
 	IpcProgIpcPermission         = "ipc_permission"
@@ -149,7 +149,7 @@ type IpcMapSpecs struct {
 	Events          *ebpf.MapSpec `ebpf:"events"`
 	IpcOwners       *ebpf.MapSpec `ebpf:"ipc_owners"`
 	KeyOwners       *ebpf.MapSpec `ebpf:"key_owners"`
-	OwnerScratch    *ebpf.MapSpec `ebpf:"owner_scratch"`
+	OwnerZero       *ebpf.MapSpec `ebpf:"owner_zero"`
 	ResolveCache    *ebpf.MapSpec `ebpf:"resolve_cache"`
 	Stats           *ebpf.MapSpec `ebpf:"stats"`
 }
@@ -185,7 +185,7 @@ type IpcMaps struct {
 	Events          *ebpf.Map `ebpf:"events"`
 	IpcOwners       *ebpf.Map `ebpf:"ipc_owners"`
 	KeyOwners       *ebpf.Map `ebpf:"key_owners"`
-	OwnerScratch    *ebpf.Map `ebpf:"owner_scratch"`
+	OwnerZero       *ebpf.Map `ebpf:"owner_zero"`
 	ResolveCache    *ebpf.Map `ebpf:"resolve_cache"`
 	Stats           *ebpf.Map `ebpf:"stats"`
 }
@@ -197,7 +197,7 @@ func (m *IpcMaps) Close() error {
 		m.Events,
 		m.IpcOwners,
 		m.KeyOwners,
-		m.OwnerScratch,
+		m.OwnerZero,
 		m.ResolveCache,
 		m.Stats,
 	)

@@ -233,10 +233,13 @@ func init() {
 		}
 		serial, err := unix.AddKey("user", "escapetest-own", []byte("inside"), unix.KEY_SPEC_SESSION_KEYRING)
 		if !errnoOf(r, err, "add_key") {
+			r.Out = "add_key"
 			return
 		}
 		p, err := keyRead(serial)
-		if errnoOf(r, err, "keyctl read") {
+		if !errnoOf(r, err, "keyctl read") {
+			r.Out = "keyctl read"
+		} else {
 			r.Out = p
 			r.Effect = p == "inside"
 		}

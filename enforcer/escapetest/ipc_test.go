@@ -281,7 +281,7 @@ func TestKeys(t *testing.T) {
 		sb := newCgroup(t, "case")
 		sb.register(t, enforcer.Entry{Ceiling: tamperOnly})
 		if r := probe(t, sb.dir, nil, "key-own"); r.Setup != "" || r.Errno != 0 || !r.Effect {
-			t.Errorf("add_key and read in the sandbox's own session keyring: %v, want success", r)
+			t.Errorf("add_key and read in the sandbox's own session keyring: %v, want success; records %v", r, records(t, sb.cg.ID))
 		}
 	})
 }

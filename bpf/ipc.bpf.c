@@ -81,7 +81,8 @@ struct {
  * big for the stack; a per-CPU scratch value could be overwritten by a task
  * that preempts this one): until then it names no cgroup, so anything that
  * looks at it meanwhile sees an outside object. */
-static __always_inline int record_creator(void *owners, __u64 obj, __u16 hook)
+static __always_inline int record_creator(void *owners, __u64 obj, __u16 hook,
+					  struct effective *e)
 {
 	__u32 zero = 0;
 	struct owner *z = bpf_map_lookup_elem(&owner_zero, &zero);
@@ -95,10 +96,9 @@ static __always_inline int record_creator(void *owners, __u64 obj, __u16 hook)
 	}
 	/* Map full: never leave a stale record behind. */
 	bpf_map_delete_elem(owners, &obj);
-	struct effective e = {};
-	if (resolve(&e))
-		return tamper(&e, hook, OBJ_NONE, 0);
-	if (e.pending)
+	if (resolve(e))
+		return tamper(e, hook, OBJ_NONE, 0);
+	if (e->pending)
 		return -ENOMEM; /* not enforced yet, but its objects must be
 				 * the sandbox's: refuse rather than fail open */
 	return 0;
@@ -212,7 +212,8 @@ int BPF_PROG(shm_alloc_security, struct kern_ipc_perm *perm, int ret)
 {
 	if (ret)
 		return ret;
-	return record_creator(&ipc_owners, (__u64)perm, HOOK_IPC_PERMISSION);
+	struct effective e = {};
+	return record_creator(&ipc_owners, (__u64)perm, HOOK_IPC_PERMISSION, &e);
 }
 
 SEC("lsm/msg_queue_alloc_security")
@@ -220,7 +221,8 @@ int BPF_PROG(msg_queue_alloc_security, struct kern_ipc_perm *perm, int ret)
 {
 	if (ret)
 		return ret;
-	return record_creator(&ipc_owners, (__u64)perm, HOOK_IPC_PERMISSION);
+	struct effective e = {};
+	return record_creator(&ipc_owners, (__u64)perm, HOOK_IPC_PERMISSION, &e);
 }
 
 SEC("lsm/sem_alloc_security")
@@ -228,7 +230,8 @@ int BPF_PROG(sem_alloc_security, struct kern_ipc_perm *perm, int ret)
 {
 	if (ret)
 		return ret;
-	return record_creator(&ipc_owners, (__u64)perm, HOOK_IPC_PERMISSION);
+	struct effective e = {};
+	return record_creator(&ipc_owners, (__u64)perm, HOOK_IPC_PERMISSION, &e);
 }
 
 /* Also called when a creation fails after *_alloc_security. */
@@ -300,22 +303,23 @@ int BPF_PROG(key_alloc, struct key *key, const struct cred *cred,
 	if (ret)
 		return ret;
 	__u64 k = (__u64)key;
-	char name[24] = {};
-	bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(key, type, name));
-	if (bytes_eq(name, ".request_key_auth", 18)) {
+	struct effective e = {}; /* one for every path: the 6.1 verifier's
+				  * combined stack limit */
+	char buf[24] = {};
+	bpf_probe_read_kernel_str(buf, sizeof(buf), BPF_CORE_READ(key, type, name));
+	if (bytes_eq(buf, ".request_key_auth", 18)) {
 		bpf_map_delete_elem(&key_owners, &k);
-		struct effective e = {};
 		if (!resolve(&e))
 			return 0;
 		return tamper(&e, HOOK_KEY_ALLOC, OBJ_NONE, 0);
 	}
-	char desc[24] = {};
-	bpf_probe_read_kernel_str(desc, sizeof(desc), BPF_CORE_READ(key, description));
-	if ((flags & KEY_ALLOC_UID_KEYRING) || key_shared_name(desc)) {
+	__builtin_memset(buf, 0, sizeof(buf));
+	bpf_probe_read_kernel_str(buf, sizeof(buf), BPF_CORE_READ(key, description));
+	if ((flags & KEY_ALLOC_UID_KEYRING) || key_shared_name(buf)) {
 		bpf_map_delete_elem(&key_owners, &k);
 		return 0;
 	}
-	return record_creator(&key_owners, k, HOOK_KEY_ALLOC);
+	return record_creator(&key_owners, k, HOOK_KEY_ALLOC, &e);
 }
 
 /* Linux 6.1 has this hook; 6.12 has no bpf_lsm_key_free. There a record

@@ -5,6 +5,7 @@
 //   - file.bpf.c:      write=false at LSM file and inode hooks
 //   - exec.bpf.c:      shell=none|read_only at LSM exec hooks (exec.h: shared state)
 //   - tamper.bpf.c:    escape and tamper protection for every enforced process
+//   - ipc.bpf.c:       SysV IPC objects and kernel keys created outside the sandbox
 //   - sock.bpf.c:      network=false at cgroup-BPF hooks (works without BPF LSM)
 //   - lifecycle.bpf.c: activation of pending ceilings at the first exec
 //
@@ -22,3 +23,4 @@ package bpf
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Tamper tamper.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Sock sock.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Lifecycle lifecycle.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Ipc ipc.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.

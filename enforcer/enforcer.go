@@ -136,6 +136,10 @@ type Enforcer struct {
 	execAllow     *ebpf.Map
 	since         *ebpf.Map // registration times (bpf/exec.h ceiling_since)
 	execMapsErr   error
+	// Creators of SysV IPC objects and keys (bpf/ipc.bpf.c), pinned so
+	// that records outlive an upgrade.
+	ipcOwners *ebpf.Map
+	keyOwners *ebpf.Map
 	// buildID holds the bpf.BuildID of the programs the pinned links run;
 	// stale is true when that is not this build's (the links are replaced).
 	buildID  *ebpf.Map
@@ -238,6 +242,27 @@ var objects = []object{
 		{name: "task_setrlimit", hook: "task_setrlimit"},
 		// Absent from kernels built without io_uring.
 		{name: "uring_cmd", hook: "uring_cmd", optional: true},
+	}},
+	{LayerLSM, bpf.LoadIpc, []program{
+		{name: "ipc_permission", hook: "ipc_permission"},
+		{name: "shm_shmctl", hook: "shm_shmctl"},
+		{name: "msg_queue_msgctl", hook: "msg_queue_msgctl"},
+		{name: "sem_semctl", hook: "sem_semctl"},
+		{name: "shm_shmat", hook: "shm_shmat"},
+		{name: "shm_associate", hook: "shm_associate"},
+		{name: "msg_queue_associate", hook: "msg_queue_associate"},
+		{name: "sem_associate", hook: "sem_associate"},
+		{name: "shm_alloc_security", hook: "shm_alloc_security"},
+		{name: "msg_queue_alloc_security", hook: "msg_queue_alloc_security"},
+		{name: "sem_alloc_security", hook: "sem_alloc_security"},
+		{name: "shm_free_security", hook: "shm_free_security"},
+		{name: "msg_queue_free_security", hook: "msg_queue_free_security"},
+		{name: "sem_free_security", hook: "sem_free_security"},
+		{name: "key_alloc", hook: "key_alloc"},
+		// Linux 6.1 has it; 6.12 has no bpf_lsm_key_free: there a record
+		// is replaced at the next key_alloc of the same address.
+		{name: "key_free", hook: "key_free", optional: true},
+		{name: "key_permission", hook: "key_permission"},
 	}},
 	{LayerCgroup, bpf.LoadSock, []program{
 		{name: "sock_create", hook: "cgroup/sock_create", attach: ebpf.AttachCGroupInetSockCreate},
@@ -384,10 +409,17 @@ func (e *Enforcer) openMaps() error {
 	if err != nil {
 		return fmt.Errorf("load map specs: %w", err)
 	}
+	ipcSpec, err := bpf.LoadIpc()
+	if err != nil {
+		return fmt.Errorf("load map specs: %w", err)
+	}
 	open := func(name string) (*ebpf.Map, error) {
 		ms := spec.Maps[name]
 		if ms == nil {
 			ms = execSpec.Maps[name]
+		}
+		if ms == nil {
+			ms = ipcSpec.Maps[name]
 		}
 		pin := filepath.Join(e.opts.PinDir, name)
 		if m, err := ebpf.LoadPinnedMap(pin, nil); err == nil {
@@ -422,6 +454,12 @@ func (e *Enforcer) openMaps() error {
 		return err
 	}
 	if e.cache, err = open("resolve_cache"); err != nil {
+		return err
+	}
+	if e.ipcOwners, err = open("ipc_owners"); err != nil {
+		return err
+	}
+	if e.keyOwners, err = open("key_owners"); err != nil {
 		return err
 	}
 	if err := e.openBuildID(); err != nil {
@@ -480,7 +518,7 @@ func (e *Enforcer) replacements(spec *ebpf.CollectionSpec) (map[string]*ebpf.Map
 		"ceilings": e.ceilings, "events": e.events, "stats": e.stats,
 		"enforcerd_config": e.config, "resolve_cache": e.cache,
 		"task_flags": e.taskFlags, "written_inodes": e.writtenInodes, "exec_allow": e.execAllow,
-		"ceiling_since": e.since,
+		"ceiling_since": e.since, "ipc_owners": e.ipcOwners, "key_owners": e.keyOwners,
 	}
 	out := map[string]*ebpf.Map{}
 	for name := range spec.Maps {
@@ -932,7 +970,7 @@ func (e *Enforcer) Close() error {
 	for _, l := range e.replaced {
 		l.Close()
 	}
-	for _, m := range []*ebpf.Map{e.ceilings, e.events, e.stats, e.config, e.cache, e.taskFlags, e.writtenInodes, e.execAllow, e.since, e.buildID} {
+	for _, m := range []*ebpf.Map{e.ceilings, e.events, e.stats, e.config, e.cache, e.taskFlags, e.writtenInodes, e.execAllow, e.since, e.ipcOwners, e.keyOwners, e.buildID} {
 		if m != nil {
 			m.Close()
 		}

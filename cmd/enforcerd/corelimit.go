@@ -18,16 +18,37 @@ var prlimit = unix.Prlimit
 // limitCore sets pid's RLIMIT_CORE to coreLimit/coreLimit (pid 0: this
 // process, whose children inherit it) and checks that it took.
 func limitCore(pid int) error {
+	_, err := limitCoreSaving(pid)
+	return err
+}
+
+// limitCoreSaving is limitCore that also returns a function putting the
+// previous limit back, for a caller whose next step may still refuse the
+// workload (nothing half-applied). The restore is best effort: it reports
+// its error.
+func limitCoreSaving(pid int) (restore func() error, err error) {
+	var old unix.Rlimit
+	if err := prlimit(pid, unix.RLIMIT_CORE, nil, &old); err != nil {
+		return nil, fmt.Errorf("read RLIMIT_CORE of pid %d: %w", pid, err)
+	}
+	restore = func() error {
+		if err := prlimit(pid, unix.RLIMIT_CORE, &old, nil); err != nil {
+			return fmt.Errorf("restore RLIMIT_CORE of pid %d to %d/%d: %w", pid, old.Cur, old.Max, err)
+		}
+		return nil
+	}
 	want := unix.Rlimit{Cur: coreLimit, Max: coreLimit}
 	if err := prlimit(pid, unix.RLIMIT_CORE, &want, nil); err != nil {
-		return fmt.Errorf("set RLIMIT_CORE of pid %d to %d: %w", pid, coreLimit, err)
+		return nil, fmt.Errorf("set RLIMIT_CORE of pid %d to %d: %w", pid, coreLimit, err)
 	}
 	var got unix.Rlimit
 	if err := prlimit(pid, unix.RLIMIT_CORE, nil, &got); err != nil {
-		return fmt.Errorf("read RLIMIT_CORE of pid %d: %w", pid, err)
+		_ = restore()
+		return nil, fmt.Errorf("read RLIMIT_CORE of pid %d: %w", pid, err)
 	}
 	if got != want {
-		return fmt.Errorf("RLIMIT_CORE of pid %d is %d/%d, want %d/%d", pid, got.Cur, got.Max, want.Cur, want.Max)
+		_ = restore()
+		return nil, fmt.Errorf("RLIMIT_CORE of pid %d is %d/%d, want %d/%d", pid, got.Cur, got.Max, want.Cur, want.Max)
 	}
-	return nil
+	return restore, nil
 }

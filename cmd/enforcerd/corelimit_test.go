@@ -98,3 +98,23 @@ func TestRunLimitsCore(t *testing.T) {
 	}
 	t.Errorf("no core limit line (exit %d): %s %s", r.code, r.stdout, r.stderr)
 }
+
+// TestHookRefusedRegistrationRestoresCoreLimit: nothing half-applied: when
+// the daemon refuses the container, the init's RLIMIT_CORE is put back.
+func TestHookRefusedRegistrationRestoresCoreLimit(t *testing.T) {
+	sock, enf := hookDaemon(t)
+	lims := fakeCoreLimits(t, nil)
+	before := unix.Rlimit{Cur: 0, Max: unix.RLIM_INFINITY}
+	lims[os.Getpid()] = before
+	// write=false cannot be enforced by the fake enforcer: a refusal.
+	code, msg := runHookWith(sock, "createRuntime", stateJSON("c1", os.Getpid(), `"enforcerd.io/ceiling":"write=false"`))
+	if code == exitOK {
+		t.Fatalf("createRuntime accepted a ceiling the daemon refuses: %s", msg)
+	}
+	if got := lims[os.Getpid()]; got != before {
+		t.Errorf("RLIMIT_CORE after a refused registration: %v, want the previous %v", got, before)
+	}
+	if enf.Len() != 0 {
+		t.Errorf("registered although refused")
+	}
+}

@@ -125,9 +125,10 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(exitCannotEnforce, "container %s: %v", st.ID, err)
 		}
-		// Before the registration, so a refusal leaves nothing applied
-		// that matters: the init's processes inherit it.
-		if err := limitCore(st.Pid); err != nil {
+		// Before the registration (the init's processes inherit it);
+		// put back if the registration is refused: nothing half-applied.
+		restoreCore, err := limitCoreSaving(st.Pid)
+		if err != nil {
 			return fail(exitCannotEnforce, "container %s: refusing the container: %v", st.ID, err)
 		}
 		c, err := client.Register(ctx, registry.Request{
@@ -136,6 +137,9 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			Activate: registry.ActivateExec, InitPID: st.Pid,
 		})
 		if err != nil {
+			if rerr := restoreCore(); rerr != nil {
+				fmt.Fprintf(stderr, "enforcerd hook %s: container %s: %v\n", fs.Arg(0), st.ID, rerr)
+			}
 			return fail(hookExit(err), "container %s: refusing the container: %v", st.ID, err)
 		}
 		fmt.Fprintf(stderr, "enforcerd hook createRuntime: container %s registered: cgroup %s (id %d), kernel %s, audit_only=%t, fingerprint %s, activation %s\n",

@@ -36,9 +36,11 @@ const (
 // Object is what a denied operation targeted.
 type Object struct {
 	Kind ObjectKind
-	// Files: the full path where the hook allows bpf_d_path (file_open,
-	// file_permission), else the name of the directory entry; device and
-	// inode of the target (0 when it did not exist yet, e.g. a create).
+	// Files: the last (up to 4) components of the path within the file's
+	// own filesystem, "/"-joined from that filesystem's root (so /tmp/x on
+	// a tmpfs mounted at /tmp reads "/x"; the programs walk d_parent, as
+	// bpf_d_path is not allowed in these hooks); device and inode of the
+	// target (0 when it did not exist yet, e.g. a create).
 	Path string
 	Dev  uint32 // kernel dev_t (major<<20 | minor)
 	Ino  uint64

@@ -1,0 +1,122 @@
+package escapetest
+
+// Probe ops of the attack round (attack_test.go).
+
+import (
+	"encoding/binary"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// fiemapPhysical returns the physical byte offset on the block device of
+// the file's first extent (FS_IOC_FIEMAP, on the read-only ioctl list;
+// FIEMAP_FLAG_SYNC writes the file back first).
+func fiemapPhysical(fd int) (uint64, error) {
+	const (
+		fiemapFlagSync = 0x1
+		hdr            = 32
+		ext            = 56
+	)
+	buf := make([]byte, hdr+ext)
+	binary.LittleEndian.PutUint64(buf[0:], 0)          // fm_start
+	binary.LittleEndian.PutUint64(buf[8:], ^uint64(0)) // fm_length
+	binary.LittleEndian.PutUint32(buf[16:], fiemapFlagSync)
+	binary.LittleEndian.PutUint32(buf[24:], 1) // fm_extent_count
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), fsIOCFiemap, uintptr(unsafe.Pointer(&buf[0]))); e != 0 {
+		return 0, e
+	}
+	if binary.LittleEndian.Uint32(buf[20:]) < 1 { // fm_mapped_extents
+		return 0, unix.ENODATA
+	}
+	if binary.LittleEndian.Uint64(buf[hdr:]) != 0 { // fe_logical
+		return 0, unix.ENODATA
+	}
+	return binary.LittleEndian.Uint64(buf[hdr+8:]), nil // fe_physical
+}
+
+func init() {
+	// blk-rewrite-exec DEV FILE HEX ARGV...: check that FILE does not run
+	// with ARGV; write the bytes HEX over the
+	// first bytes of FILE's data, through the block device DEV (no inode
+	// of FILE is touched: its ctime stays what it was), drop FILE's clean
+	// page cache, then exec FILE with ARGV (argv[0] = FILE).
+	ops["blk-rewrite-exec"] = func(r *result, a []string) {
+		dev, file := a[0], a[1]
+		patch := make([]byte, len(a[2])/2)
+		for i := range patch {
+			var b byte
+			for _, c := range a[2][2*i : 2*i+2] {
+				b <<= 4
+				switch {
+				case c >= '0' && c <= '9':
+					b |= byte(c - '0')
+				default:
+					b |= byte(c-'a') + 10
+				}
+			}
+			patch[i] = b
+		}
+		// Before: the file does not run (the test broke its ELF magic).
+		var before result
+		runProgram(&before, append([]string{file}, a[3:]...), nil, nil)
+		if before.Setup != "" || (before.Errno == 0 && before.Exit == 0) {
+			r.Setup = "the file ran before the rewrite: " + before.String()
+			return
+		}
+		fd, err := unix.Open(file, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if !setup(r, err, "open "+file) {
+			return
+		}
+		phys, err := fiemapPhysical(fd)
+		if !setup(r, err, "FIEMAP "+file) {
+			return
+		}
+		bd, err := unix.Open(dev, unix.O_RDWR|unix.O_CLOEXEC, 0)
+		if !errnoOf(r, err, "open "+dev+" for write") {
+			return
+		}
+		if _, err := unix.Pwrite(bd, patch, int64(phys)); !errnoOf(r, err, "pwrite "+dev) {
+			return
+		}
+		if !errnoOf(r, unix.Fsync(bd), "fsync "+dev) {
+			return
+		}
+		unix.Close(bd)
+		// The file's pages are clean (written back before): drop them so
+		// the exec reads the blocks from the disk.
+		if !setup(r, unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED), "fadvise DONTNEED") {
+			return
+		}
+		unix.Close(fd)
+		runProgram(r, append([]string{file}, a[3:]...), nil, nil)
+	}
+
+	// keyctl-dh-kdf NAME: KEYCTL_DH_COMPUTE with a KDF hash NAME. The
+	// crypto API looks NAME up before any key is read: an unknown
+	// template "T(sha256)" makes the crypto manager probe T in a kernel
+	// thread, which asks for module "crypto-T". The call itself fails
+	// whatever happens (no such keys): the effect is the helper running.
+	ops["keyctl-dh-kdf"] = func(r *result, a []string) {
+		const keyctlDHCompute = 23
+		name := append([]byte(a[0]), 0)
+		params := [3]int32{1, 2, 3}
+		var kdf struct {
+			hashname     uintptr
+			otherinfo    uintptr
+			otherinfolen uint32
+			spare        [8]uint32
+		}
+		kdf.hashname = uintptr(unsafe.Pointer(&name[0]))
+		out := make([]byte, 32)
+		_, _, e := unix.Syscall6(unix.SYS_KEYCTL, keyctlDHCompute, uintptr(unsafe.Pointer(&params[0])),
+			uintptr(unsafe.Pointer(&out[0])), uintptr(len(out)), uintptr(unsafe.Pointer(&kdf)), 0)
+		if e == unix.EOPNOTSUPP {
+			r.Setup = "KEYCTL_DH_COMPUTE is not built in (CONFIG_KEY_DH_OPERATIONS)"
+			return
+		}
+		// ENOENT/ENOKEY/...: the lookup happened; the call's own result
+		// says nothing about the helper.
+		r.Out = unix.ErrnoName(e)
+	}
+}

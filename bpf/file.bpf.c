@@ -16,6 +16,7 @@
  * Every program first honours the verdict of the LSM programs before it.
  */
 #include "exec.h"
+#include "net.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -257,23 +258,8 @@ static __always_inline int deny_kernel_attr(struct dentry *d, __u16 hook)
 	if (!sb)
 		return 0;
 	__u64 magic = sb->s_magic;
-	switch (magic) {
-	case CGROUP2_SUPER_MAGIC:
-	case CGROUP_SUPER_MAGIC:
-	case PROC_SUPER_MAGIC:
-	case SYSFS_MAGIC:
-	case SECURITYFS_MAGIC:
-	case DEBUGFS_MAGIC:
-	case TRACEFS_MAGIC:
-	case CONFIGFS_MAGIC:
-	case EFIVARFS_MAGIC:
-	case PSTOREFS_MAGIC:
-	case BINFMTFS_MAGIC:
-	case BPF_FS_MAGIC:
-		break;
-	default:
+	if (!kernel_fs_magic(magic) && magic != BPF_FS_MAGIC)
 		return 0;
-	}
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
@@ -362,14 +348,19 @@ static __always_inline int deny_raw_storage(struct file *file, __u16 hook)
 
 /* W2/W5: open for write or with O_TRUNC (O_RDONLY|O_TRUNC truncates), by
  * open(2), openat2, or io_uring IORING_OP_OPENAT alike. N7: any open of a
- * network-class device under network=false. Raw SCSI generic devices under
- * every ceiling. */
+ * network-class device under network=false. K5, every ceiling: block
+ * devices for write (raw disk writes change files below every inode check,
+ * ctime included) and SCSI generic devices. */
 SEC("lsm/file_open")
 int BPF_PROG(file_open, struct file *file, int ret)
 {
 	if (ret)
 		return ret;
 	struct inode *inode = file->f_inode;
+	__u32 fmode = file->f_mode;
+	__u32 fflags = file->f_flags;
+	if (inode && (inode->i_mode & S_IFMT) == S_IFBLK && (fmode & FMODE_WRITE))
+		return deny_raw_storage(file, HOOK_FILE_OPEN);
 	if (inode && (inode->i_mode & S_IFMT) == S_IFCHR) {
 		__u32 rdev = inode->i_rdev;
 		if (MAJOR(rdev) == SCSI_GENERIC_MAJOR)
@@ -380,8 +371,6 @@ int BPF_PROG(file_open, struct file *file, int ret)
 				return r;
 		}
 	}
-	__u32 fmode = file->f_mode;
-	__u32 fflags = file->f_flags;
 	if (!(fmode & FMODE_WRITE) && !(fflags & O_TRUNC))
 		return 0;
 	return deny_write_file(file, HOOK_FILE_OPEN, true);
@@ -401,9 +390,19 @@ int BPF_PROG(file_permission, struct file *file, int mask, int ret)
 	struct inode *inode = file->f_inode;
 	if (inode) {
 		__u32 fmt = inode->i_mode & S_IFMT;
+		if (fmt == S_IFBLK && (mask & (MAY_WRITE | MAY_APPEND)))
+			return deny_raw_storage(file, HOOK_FILE_PERMISSION);
 		if (fmt == S_IFSOCK || fmt == S_IFCHR) {
 			if (network_file(file, inode)) {
 				int r = deny_network_file(file, HOOK_FILE_PERMISSION);
+				if (r)
+					return r;
+			} else if (fmt == S_IFSOCK && (mask & (MAY_WRITE | MAY_APPEND))) {
+				/* N4: a unix socket connected outside; sendfile and
+				 * splice reach unix_stream_sendpage on 6.1 without
+				 * socket_sendmsg. */
+				struct socket *sock = (struct socket *)BPF_CORE_READ(file, private_data);
+				int r = check_unix_peer(sock, NULL, HOOK_FILE_PERMISSION, true);
 				if (r)
 					return r;
 			}
@@ -421,6 +420,20 @@ int BPF_PROG(file_permission, struct file *file, int mask, int ret)
 	}
 	if (!(mask & (MAY_WRITE | MAY_APPEND)))
 		return 0;
+	if (inode) {
+		/* Every ceiling: a write to a kernel interface through a
+		 * descriptor opened outside and passed in (inode_permission
+		 * decided only at open). */
+		struct super_block *sb = inode->i_sb;
+		if (sb && kernel_fs_magic(sb->s_magic)) {
+			struct effective e = {};
+			if (resolve(&e)) {
+				int r = deny_kernel_write(&e, inode, sb->s_magic);
+				if (r)
+					return r;
+			}
+		}
+	}
 	return deny_write_file(file, HOOK_FILE_PERMISSION, true);
 }
 
@@ -558,6 +571,9 @@ int BPF_PROG(file_mprotect, struct vm_area_struct *vma, unsigned long reqprot,
 #define NVME_IOCTL_ADMIN64_CMD 0xc0504e47U
 #define NVME_IOCTL_IO64_CMD 0xc0504e48U
 #define NVME_IOCTL_IO64_CMD_VEC 0xc0504e49U
+#define BLKDISCARD 0x00001277U
+#define BLKSECDISCARD 0x0000127dU
+#define BLKZEROOUT 0x0000127fU
 
 /* W7: ioctl_read_only: the closed allow list of requests known not to modify
  * the file, its inode or its filesystem (descriptor flags, sizes, flags and
@@ -628,6 +644,9 @@ static __always_inline bool raw_passthrough(unsigned int cmd, struct inode *inod
 	case NVME_IOCTL_ADMIN64_CMD:
 	case NVME_IOCTL_IO64_CMD:
 	case NVME_IOCTL_IO64_CMD_VEC:
+	case BLKDISCARD:
+	case BLKSECDISCARD:
+	case BLKZEROOUT:
 		return true;
 	case FIBMAP: /* SCSI_IOCTL_SEND_COMMAND on a device */
 		if (!inode)
@@ -676,8 +695,12 @@ static __always_inline int ioctl_decision(struct file *file, unsigned int cmd,
 				return tamper(&e, HOOK_FILE_FCNTL, OBJ_NONE, 0);
 		}
 	}
-	if (cmd == TIOCSTI || cmd == TIOCLINUX) {
-		/* X3: injecting input into a terminal (every ceiling). */
+	if (cmd == TIOCSTI || cmd == TIOCLINUX ||
+	    ((cmd & 0xff00) == 0x4b00 && (cmd >> 16) == 0) ||
+	    ((cmd & 0xff00) == 0x5600 && (cmd >> 16) == 0)) {
+		/* X3: injecting input into a terminal, and the console and
+		 * keyboard state of the host's virtual consoles (KD* keymaps,
+		 * fonts and modes, VT_* switching) (every ceiling). */
 		struct effective e = {};
 		if (!resolve(&e))
 			return 0;

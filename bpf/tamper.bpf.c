@@ -36,19 +36,6 @@
 char LICENSE[] SEC("license") = "GPL";
 
 
-/* name_is compares a kernfs name with a literal of n bytes (NUL
- * included, n <= 24). */
-static __always_inline bool name_is(const char *kname, const char *lit, int n)
-{
-	char buf[24] = {};
-	bpf_probe_read_kernel_str(buf, sizeof(buf), kname);
-	for (int i = 0; i < n && i < 24; i++) {
-		if (buf[i] != lit[i])
-			return false;
-	}
-	return true;
-}
-
 /* E3 */
 SEC("lsm/bpf")
 int BPF_PROG(bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
@@ -172,53 +159,13 @@ int BPF_PROG(inode_permission, struct inode *inode, int mask, int ret)
 	if (!sb)
 		return 0;
 	__u64 magic = sb->s_magic;
-	switch (magic) {
-	case CGROUP2_SUPER_MAGIC:
-	case CGROUP_SUPER_MAGIC:
-	case PROC_SUPER_MAGIC:
-	case SYSFS_MAGIC:
-	case SECURITYFS_MAGIC:
-	case DEBUGFS_MAGIC:
-	case TRACEFS_MAGIC:
-	case CONFIGFS_MAGIC:
-	case EFIVARFS_MAGIC:
-	case PSTOREFS_MAGIC:
-	case BINFMTFS_MAGIC: /* binfmt_misc: registers interpreters run for
-			      * every exec on the host */
-		break;
-	default:
+	if (!kernel_fs_magic(magic))
 		return 0;
-	}
 	/* Unenforced processes stop here, before any procfs reads. */
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
-	if (magic == PROC_SUPER_MAGIC) {
-		struct pid *ppid = proc_pid_of(inode);
-		if (!ppid)
-			return tamper(&e, HOOK_KERNEL_SETTING, OBJ_FSMAGIC, magic);
-		struct task_struct *target = pid_task_of(ppid);
-		if (!target)
-			return 0; /* the process is gone: nothing to change */
-		if (!task_outside(&e, target))
-			return 0;
-		return tamper(&e, HOOK_PROC_WRITE, OBJ_TASK, BPF_CORE_READ(target, tgid));
-	}
-	if (magic != CGROUP2_SUPER_MAGIC)
-		return tamper(&e, HOOK_KERNEL_SETTING, OBJ_FSMAGIC, magic);
-	struct kernfs_node *file_kn;
-	struct cgroup *cg = cgroup_of_kernfs_inode(inode, &file_kn);
-	if (!cg)
-		return tamper(&e, HOOK_KERNEL_SETTING, OBJ_FSMAGIC, magic);
-	if (!cgroup_in_subtree(cg, e.sandbox_level, e.sandbox_cgid))
-		return tamper(&e, HOOK_INODE_PERMISSION, OBJ_CGROUP, BPF_CORE_READ(cg, kn, id));
-	if (!file_kn || BPF_CORE_READ(cg, level) > e.sandbox_level)
-		return 0; /* a directory (mkdir below it), or a sub-cgroup */
-	const char *name = BPF_CORE_READ(file_kn, name);
-	if (name_is(name, "cgroup.procs", 13) || name_is(name, "cgroup.threads", 15) ||
-	    name_is(name, "cgroup.subtree_control", 23))
-		return 0;
-	return tamper(&e, HOOK_INODE_PERMISSION, OBJ_CGROUP, BPF_CORE_READ(cg, kn, id));
+	return deny_kernel_write(&e, inode, magic);
 }
 
 static __always_inline int deny_mount(__u16 hook)
@@ -412,26 +359,140 @@ int BPF_PROG(capable, const struct cred *cred, struct user_namespace *ns,
 	return verdict_ret(v);
 }
 
-/* Usermode helpers: a module autoload (request_module: netdev-*, net-pf-*,
- * key-type-*, fs-*, ...) runs modprobe as root outside every sandbox, with
- * whatever the host's modprobe path names. Enforced processes never trigger
- * one. */
+#define PF_KTHREAD 0x00200000
+#define CRYPTO_NAME_LEN 48
+#define CRYPTO_TAINT_NS (60ULL * 1000000000ULL)
+
+/* A name (template or algorithm) an enforced process asked the crypto API
+ * for, and failed to get a module for. */
+struct crypto_taint_key {
+	char name[CRYPTO_NAME_LEN];
+};
+
+struct crypto_taint {
+	__u64 time_ns; /* bpf_ktime_get_boot_ns of the refused request */
+	__u64 cgroup_id; /* the ceiling cgroup that refused it */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct crypto_taint_key);
+	__type(value, struct crypto_taint);
+} crypto_taint SEC(".maps");
+
+static __always_inline bool crypto_prefix(const char *b)
+{
+	return b[0] == 'c' && b[1] == 'r' && b[2] == 'y' && b[3] == 'p' &&
+	       b[4] == 't' && b[5] == 'o' && b[6] == '-';
+}
+
+/* taint_crypto records every name in "crypto-T1(T2(alg),...)". */
+static __always_inline void taint_crypto(const char *buf, __u64 cgid)
+{
+	struct crypto_taint_key k = {};
+	struct crypto_taint v = {.time_ns = bpf_ktime_get_boot_ns(), .cgroup_id = cgid};
+	int j = 0;
+	for (int i = 7; i < EVENT_NAME_LEN; i++) {
+		char c = buf[i];
+		if (c == '(' || c == ')' || c == ',' || c == 0) {
+			if (j > 0) {
+				bpf_map_update_elem(&crypto_taint, &k, &v, BPF_ANY);
+				__builtin_memset(&k, 0, sizeof(k));
+				j = 0;
+			}
+			if (c == 0)
+				break;
+			continue;
+		}
+		if (j >= 0 && j < CRYPTO_NAME_LEN - 1) {
+			k.name[j] = c;
+			j++;
+		}
+	}
+}
+
+/* crypto_tainted: the first name of "crypto-NAME[(...)][-all]" was refused
+ * to an enforced process less than CRYPTO_TAINT_NS ago; returns that
+ * ceiling cgroup's id, else 0. */
+static __always_inline __u64 crypto_tainted(const char *buf)
+{
+	struct crypto_taint_key k = {};
+	int j = 0;
+	for (int i = 7; i < EVENT_NAME_LEN; i++) {
+		char c = buf[i];
+		if (c == '(' || c == ')' || c == ',' || c == 0)
+			break;
+		if (j >= 0 && j < CRYPTO_NAME_LEN - 1) {
+			k.name[j] = c;
+			j++;
+		}
+	}
+	/* "-all": the second request crypto_larval_lookup makes. */
+	if (j >= 4 && j < CRYPTO_NAME_LEN && k.name[j - 4] == '-' && k.name[j - 3] == 'a' &&
+	    k.name[j - 2] == 'l' && k.name[j - 1] == 'l') {
+		k.name[j - 4] = 0;
+		k.name[j - 3] = 0;
+		k.name[j - 2] = 0;
+		k.name[j - 1] = 0;
+	}
+	struct crypto_taint *t = bpf_map_lookup_elem(&crypto_taint, &k);
+	if (!t || bpf_ktime_get_boot_ns() - t->time_ns > CRYPTO_TAINT_NS)
+		return 0;
+	return t->cgroup_id;
+}
+
+/*
+ * K9: usermode helpers. A module autoload (request_module: netdev-*,
+ * net-pf-*, key-type-*, fs-*, crypto-*, ...) runs modprobe as root outside
+ * every sandbox, with whatever the host's modprobe path names. Enforced
+ * processes never trigger one.
+ *
+ * The crypto API also asks on a process's behalf from a kernel thread: an
+ * unknown "tmpl(alg)" (AF_ALG bind, keyctl KEYCTL_DH_COMPUTE's KDF hash, ...)
+ * makes the crypto manager start a cryptomgr_probe thread, in the root
+ * cgroup, that requests "crypto-tmpl". So every name in a crypto request
+ * refused to an enforced process is remembered for a minute, and a kernel
+ * thread's request for it is refused too (a host request for the same
+ * unloaded module in that minute fails as well: fail closed).
+ */
 SEC("lsm/kernel_module_request")
 int BPF_PROG(kernel_module_request, char *kmod_name, int ret)
 {
 	if (ret)
 		return ret;
 	struct effective e = {};
-	if (!resolve(&e))
-		return 0;
 	struct event *ev;
+	char buf[EVENT_NAME_LEN] = {};
+	if (!resolve(&e)) {
+		struct task_struct *t = bpf_get_current_task_btf();
+		if (!(t->flags & PF_KTHREAD))
+			return 0;
+		bpf_probe_read_kernel_str(buf, sizeof(buf), kmod_name);
+		if (!crypto_prefix(buf))
+			return 0;
+		__u64 cgid = crypto_tainted(buf);
+		if (!cgid)
+			return 0;
+		ev = event_begin(&e, HOOK_KERNEL_MODULE_REQUEST, DECISION_DENIED, DENY_TAMPER, EPERM);
+		if (ev) {
+			ev->ceiling_cgroup_id = cgid;
+			ev->object_kind = OBJ_FILE;
+			__builtin_memcpy(ev->names[0], buf, EVENT_NAME_LEN);
+			bpf_ringbuf_submit(ev, 0);
+		}
+		return verdict_ret(DECISION_DENIED);
+	}
 	int v = verdict(&e, DENY_TAMPER);
 	if (!v)
 		return 0;
+	bpf_probe_read_kernel_str(buf, sizeof(buf), kmod_name);
+	if (v == DECISION_DENIED && crypto_prefix(buf))
+		taint_crypto(buf, e.deny_cgid[4]);
 	ev = event_begin(&e, HOOK_KERNEL_MODULE_REQUEST, v, DENY_TAMPER, EPERM);
 	if (ev) {
 		ev->object_kind = OBJ_FILE;
-		bpf_probe_read_kernel_str(ev->names[0], EVENT_NAME_LEN, kmod_name);
+		__builtin_memcpy(ev->names[0], buf, EVENT_NAME_LEN);
 		bpf_ringbuf_submit(ev, 0);
 	}
 	return verdict_ret(v);

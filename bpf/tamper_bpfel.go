@@ -19,6 +19,17 @@ type TamperCeiling struct {
 	Flags uint32
 }
 
+type TamperCryptoTaint struct {
+	_        structs.HostLayout
+	TimeNs   uint64
+	CgroupId uint64
+}
+
+type TamperCryptoTaintKey struct {
+	_    structs.HostLayout
+	Name [48]int8
+}
+
 type TamperEnforcerdConfig struct {
 	_          structs.HostLayout
 	Generation uint64
@@ -57,6 +68,7 @@ type TamperResolveCacheEntry struct {
 const (
 	TamperMapCeilingSince         = "ceiling_since"
 	TamperMapCeilings             = "ceilings"
+	TamperMapCryptoTaint          = "crypto_taint"
 	TamperMapEnforcerdConfig      = "enforcerd_config"
 	TamperMapEvents               = "events"
 	TamperMapExecAllow            = "exec_allow"
@@ -158,6 +170,7 @@ type TamperProgramSpecs struct {
 type TamperMapSpecs struct {
 	CeilingSince    *ebpf.MapSpec `ebpf:"ceiling_since"`
 	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
+	CryptoTaint     *ebpf.MapSpec `ebpf:"crypto_taint"`
 	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
 	Events          *ebpf.MapSpec `ebpf:"events"`
 	ExecAllow       *ebpf.MapSpec `ebpf:"exec_allow"`
@@ -195,6 +208,7 @@ func (o *TamperObjects) Close() error {
 type TamperMaps struct {
 	CeilingSince    *ebpf.Map `ebpf:"ceiling_since"`
 	Ceilings        *ebpf.Map `ebpf:"ceilings"`
+	CryptoTaint     *ebpf.Map `ebpf:"crypto_taint"`
 	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
 	Events          *ebpf.Map `ebpf:"events"`
 	ExecAllow       *ebpf.Map `ebpf:"exec_allow"`
@@ -208,6 +222,7 @@ func (m *TamperMaps) Close() error {
 	return _TamperClose(
 		m.CeilingSince,
 		m.Ceilings,
+		m.CryptoTaint,
 		m.EnforcerdConfig,
 		m.Events,
 		m.ExecAllow,

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Socket decisions shared by network.bpf.c (socket hooks) and file.bpf.c
+ * (reads and writes of socket files: splice, sendfile, write(2)).
+ */
+#ifndef ENFORCERD_NET_H
+#define ENFORCERD_NET_H
+
+#include "enforcerd.h"
+
+static __always_inline void fill_socket(struct event *ev, struct socket *sock)
+{
+	ev->object_kind = OBJ_SOCKET;
+	ev->family = BPF_CORE_READ(sock, sk, __sk_common.skc_family);
+	ev->sock_type = BPF_CORE_READ(sock, type);
+	ev->protocol = BPF_CORE_READ(sock, sk, sk_protocol);
+}
+
+/*
+ * outside_sandbox reports whether sk was created outside the subtree of the
+ * deepest cgroup that denies network to the current task (at level
+ * net_level). A socket records its creator's cgroup at allocation
+ * (sk->sk_cgrp_data.cgroup); decide on that object, not on a path or name,
+ * so filesystem and abstract unix sockets are treated alike (N4, N5).
+ *
+ * Fail direction: anything unreadable counts as outside (deny).
+ */
+static __always_inline bool outside_sandbox(struct sock *sk, int net_level,
+					    __u64 sandbox_id)
+{
+	if (!sk)
+		return true;
+	struct cgroup *cg = BPF_CORE_READ(sk, sk_cgrp_data.cgroup);
+	return !cgroup_in_subtree(cg, net_level, sandbox_id);
+}
+
+/* check_unix_peer denies an AF_UNIX connect/send to a socket created outside
+ * the sandbox; socketpair and sockets created inside keep working. */
+static __always_inline int check_unix_peer(struct socket *sock,
+					   struct sock *peer, __u16 hook,
+					   bool connected)
+{
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	int d = verdict(&e, DENY_NETWORK);
+	if (!d)
+		return 0;
+	if (connected) {
+		/* A send on a connected socket: its peer decides. An
+		 * unconnected datagram has none (unix_may_send decides). */
+		struct unix_sock *u = (struct unix_sock *)BPF_CORE_READ(sock, sk);
+		peer = BPF_CORE_READ(u, peer);
+		if (!peer)
+			return 0;
+	}
+	__u64 sandbox = d == DECISION_DENIED ? e.deny_cgid[0] : e.audit_cgid[0];
+	if (!outside_sandbox(peer, e.net_level, sandbox))
+		return 0;
+	struct event *ev = event_begin(&e, hook, d, DENY_NETWORK, EPERM);
+	if (ev) {
+		fill_socket(ev, sock);
+		/* The peer's inode identifies the broker socket. */
+		struct socket *ps = BPF_CORE_READ(peer, sk_socket);
+		if (ps) {
+			struct inode *ino = BPF_CORE_READ(ps, file, f_inode);
+			if (ino)
+				ev->ino = BPF_CORE_READ(ino, i_ino);
+		}
+		bpf_ringbuf_submit(ev, 0);
+	}
+	return verdict_ret(d);
+}
+
+#endif /* ENFORCERD_NET_H */

@@ -387,56 +387,73 @@ static __always_inline bool crypto_prefix(const char *b)
 	       b[4] == 't' && b[5] == 'o' && b[6] == '-';
 }
 
-/* taint_crypto records every name in "crypto-T1(T2(alg),...)". */
-static __always_inline void taint_crypto(const char *buf, __u64 cgid)
+/* One pass over "crypto-NAME..." (bpf_loop callback: verified once, not
+ * once per character). record=1: store every name in the map; record=0:
+ * stop after the first name, left in k (length j). */
+struct crypto_scan {
+	char buf[EVENT_NAME_LEN];
+	struct crypto_taint_key k;
+	struct crypto_taint v;
+	__u32 j;
+	__u32 record;
+};
+
+static long crypto_scan_char(__u32 i, void *ctx)
 {
-	struct crypto_taint_key k = {};
-	struct crypto_taint v = {.time_ns = bpf_ktime_get_boot_ns(), .cgroup_id = cgid};
-	int j = 0;
-	for (int i = 7; i < EVENT_NAME_LEN; i++) {
-		char c = buf[i];
-		if (c == '(' || c == ')' || c == ',' || c == 0) {
-			if (j > 0) {
-				bpf_map_update_elem(&crypto_taint, &k, &v, BPF_ANY);
-				__builtin_memset(&k, 0, sizeof(k));
-				j = 0;
-			}
-			if (c == 0)
-				break;
-			continue;
+	struct crypto_scan *s = ctx;
+	__u32 idx = i + 7;
+	if (idx >= EVENT_NAME_LEN)
+		return 1;
+	char c = s->buf[idx];
+	if (c == '(' || c == ')' || c == ',' || c == 0) {
+		if (!s->record)
+			return 1;
+		if (s->j > 0) {
+			bpf_map_update_elem(&crypto_taint, &s->k, &s->v, BPF_ANY);
+			__builtin_memset(&s->k, 0, sizeof(s->k));
+			s->j = 0;
 		}
-		if (j >= 0 && j < CRYPTO_NAME_LEN - 1) {
-			k.name[j] = c;
-			j++;
-		}
+		return c == 0;
 	}
+	__u32 j = s->j;
+	if (j < CRYPTO_NAME_LEN - 1) {
+		s->k.name[j] = c;
+		s->j = j + 1;
+	}
+	return 0;
+}
+
+/* taint_crypto records every name in "crypto-T1(T2(alg),...)". */
+static __always_inline void taint_crypto(struct crypto_scan *s, __u64 cgid)
+{
+	s->record = 1;
+	s->j = 0;
+	s->v.time_ns = bpf_ktime_get_boot_ns();
+	s->v.cgroup_id = cgid;
+	bpf_loop(EVENT_NAME_LEN - 7, crypto_scan_char, s, 0);
 }
 
 /* crypto_tainted: the first name of "crypto-NAME[(...)][-all]" was refused
  * to an enforced process less than CRYPTO_TAINT_NS ago; returns that
  * ceiling cgroup's id, else 0. */
-static __always_inline __u64 crypto_tainted(const char *buf)
+static __always_inline __u64 crypto_tainted(struct crypto_scan *s)
 {
-	struct crypto_taint_key k = {};
-	int j = 0;
-	for (int i = 7; i < EVENT_NAME_LEN; i++) {
-		char c = buf[i];
-		if (c == '(' || c == ')' || c == ',' || c == 0)
-			break;
-		if (j >= 0 && j < CRYPTO_NAME_LEN - 1) {
-			k.name[j] = c;
-			j++;
+	s->record = 0;
+	s->j = 0;
+	bpf_loop(EVENT_NAME_LEN - 7, crypto_scan_char, s, 0);
+	/* "-all": the second request crypto_larval_lookup makes. */
+	__u32 j = s->j;
+	if (j >= 4 && j < CRYPTO_NAME_LEN) {
+		__u32 d = j - 4;
+		if (d < CRYPTO_NAME_LEN - 4 && s->k.name[d] == '-' && s->k.name[d + 1] == 'a' &&
+		    s->k.name[d + 2] == 'l' && s->k.name[d + 3] == 'l') {
+			s->k.name[d] = 0;
+			s->k.name[d + 1] = 0;
+			s->k.name[d + 2] = 0;
+			s->k.name[d + 3] = 0;
 		}
 	}
-	/* "-all": the second request crypto_larval_lookup makes. */
-	if (j >= 4 && j < CRYPTO_NAME_LEN && k.name[j - 4] == '-' && k.name[j - 3] == 'a' &&
-	    k.name[j - 2] == 'l' && k.name[j - 1] == 'l') {
-		k.name[j - 4] = 0;
-		k.name[j - 3] = 0;
-		k.name[j - 2] = 0;
-		k.name[j - 1] = 0;
-	}
-	struct crypto_taint *t = bpf_map_lookup_elem(&crypto_taint, &k);
+	struct crypto_taint *t = bpf_map_lookup_elem(&crypto_taint, &s->k);
 	if (!t || bpf_ktime_get_boot_ns() - t->time_ns > CRYPTO_TAINT_NS)
 		return 0;
 	return t->cgroup_id;
@@ -463,22 +480,22 @@ int BPF_PROG(kernel_module_request, char *kmod_name, int ret)
 		return ret;
 	struct effective e = {};
 	struct event *ev;
-	char buf[EVENT_NAME_LEN] = {};
+	struct crypto_scan scan = {};
 	if (!resolve(&e)) {
 		struct task_struct *t = bpf_get_current_task_btf();
 		if (!(t->flags & PF_KTHREAD))
 			return 0;
-		bpf_probe_read_kernel_str(buf, sizeof(buf), kmod_name);
-		if (!crypto_prefix(buf))
+		bpf_probe_read_kernel_str(scan.buf, sizeof(scan.buf), kmod_name);
+		if (!crypto_prefix(scan.buf))
 			return 0;
-		__u64 cgid = crypto_tainted(buf);
+		__u64 cgid = crypto_tainted(&scan);
 		if (!cgid)
 			return 0;
 		ev = event_begin(&e, HOOK_KERNEL_MODULE_REQUEST, DECISION_DENIED, DENY_TAMPER, EPERM);
 		if (ev) {
 			ev->ceiling_cgroup_id = cgid;
 			ev->object_kind = OBJ_FILE;
-			__builtin_memcpy(ev->names[0], buf, EVENT_NAME_LEN);
+			__builtin_memcpy(ev->names[0], scan.buf, EVENT_NAME_LEN);
 			bpf_ringbuf_submit(ev, 0);
 		}
 		return verdict_ret(DECISION_DENIED);
@@ -486,13 +503,13 @@ int BPF_PROG(kernel_module_request, char *kmod_name, int ret)
 	int v = verdict(&e, DENY_TAMPER);
 	if (!v)
 		return 0;
-	bpf_probe_read_kernel_str(buf, sizeof(buf), kmod_name);
-	if (v == DECISION_DENIED && crypto_prefix(buf))
-		taint_crypto(buf, e.deny_cgid[4]);
+	bpf_probe_read_kernel_str(scan.buf, sizeof(scan.buf), kmod_name);
+	if (v == DECISION_DENIED && crypto_prefix(scan.buf))
+		taint_crypto(&scan, e.deny_cgid[4]);
 	ev = event_begin(&e, HOOK_KERNEL_MODULE_REQUEST, v, DENY_TAMPER, EPERM);
 	if (ev) {
 		ev->object_kind = OBJ_FILE;
-		__builtin_memcpy(ev->names[0], buf, EVENT_NAME_LEN);
+		__builtin_memcpy(ev->names[0], scan.buf, EVENT_NAME_LEN);
 		bpf_ringbuf_submit(ev, 0);
 	}
 	return verdict_ret(v);

@@ -110,25 +110,37 @@ struct {
 /* restrict_since: the earliest registration time over the active
  * ancestors whose shell ceiling restricts exec (the meet: the oldest
  * registration sees the most files as written). Fail direction: an
- * ancestor without a time returns 0, so every file counts as written. */
-static __noinline __u64 restrict_since(void)
+ * ancestor without a time gives 0, so every file counts as written. One
+ * level per bpf_loop() callback, like the ancestor walk. */
+struct since_ctx {
+	__u64 since;
+};
+
+static long since_level(__u32 level, void *ctx)
 {
-	__u64 since = ~0ULL;
-	for (int level = 0; level < MAX_CGROUP_LEVEL; level++) {
-		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
-		if (!id)
-			break;
-		struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
-		if (!c || (c->flags & CEILING_PENDING) ||
-		    !(c->deny & (DENY_SHELL | DENY_SHELL_WRITE)))
-			continue;
-		__u64 *t = bpf_map_lookup_elem(&ceiling_since, &id);
-		if (!t)
-			return 0;
-		if (*t < since)
-			since = *t;
+	struct since_ctx *s = ctx;
+	__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+	if (!id)
+		return 1;
+	struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
+	if (!c || (c->flags & CEILING_PENDING) ||
+	    !(c->deny & (DENY_SHELL | DENY_SHELL_WRITE)))
+		return 0;
+	__u64 *t = bpf_map_lookup_elem(&ceiling_since, &id);
+	if (!t) {
+		s->since = 0;
+		return 1;
 	}
-	return since;
+	if (*t < s->since)
+		s->since = *t;
+	return 0;
+}
+
+static __always_inline __u64 restrict_since(void)
+{
+	struct since_ctx s = {.since = ~0ULL};
+	bpf_loop(MAX_CGROUP_LEVEL, since_level, &s, 0);
+	return s.since;
 }
 
 /* The inode's ctime: i_ctime (timespec64) before 6.6, __i_ctime in

@@ -423,37 +423,44 @@ static long crypto_scan_char(__u32 i, void *ctx)
 	return 0;
 }
 
-/* taint_crypto records every name in "crypto-T1(T2(alg),...)". */
-static __always_inline void taint_crypto(struct crypto_scan *s, __u64 cgid)
+/* taint_crypto records every name in "crypto-T1(T2(alg),...)" that an
+ * enforced process was refused. Its own frame (noinline): the scan buffer
+ * stays off the hook's stack, which also holds resolve()'s frame. */
+static __noinline void taint_crypto(const char *kmod_name, __u64 cgid)
 {
-	s->record = 1;
-	s->j = 0;
-	s->v.time_ns = bpf_ktime_get_boot_ns();
-	s->v.cgroup_id = cgid;
-	bpf_loop(EVENT_NAME_LEN - 7, crypto_scan_char, s, 0);
+	struct crypto_scan s = {};
+	bpf_probe_read_kernel_str(s.buf, sizeof(s.buf), kmod_name);
+	if (!crypto_prefix(s.buf))
+		return;
+	s.record = 1;
+	s.v.time_ns = bpf_ktime_get_boot_ns();
+	s.v.cgroup_id = cgid;
+	bpf_loop(EVENT_NAME_LEN - 7, crypto_scan_char, &s, 0);
 }
 
-/* crypto_tainted: the first name of "crypto-NAME[(...)][-all]" was refused
- * to an enforced process less than CRYPTO_TAINT_NS ago; returns that
- * ceiling cgroup's id, else 0. */
-static __always_inline __u64 crypto_tainted(struct crypto_scan *s)
+/* crypto_tainted: a kernel thread's "crypto-NAME[(...)][-all]" request
+ * whose first name was refused to an enforced process less than
+ * CRYPTO_TAINT_NS ago; returns that ceiling cgroup's id, else 0. */
+static __noinline __u64 crypto_tainted(const char *kmod_name)
 {
-	s->record = 0;
-	s->j = 0;
-	bpf_loop(EVENT_NAME_LEN - 7, crypto_scan_char, s, 0);
+	struct crypto_scan s = {};
+	bpf_probe_read_kernel_str(s.buf, sizeof(s.buf), kmod_name);
+	if (!crypto_prefix(s.buf))
+		return 0;
+	bpf_loop(EVENT_NAME_LEN - 7, crypto_scan_char, &s, 0);
 	/* "-all": the second request crypto_larval_lookup makes. */
-	__u32 j = s->j;
+	__u32 j = s.j;
 	if (j >= 4 && j < CRYPTO_NAME_LEN) {
 		__u32 d = j - 4;
-		if (d < CRYPTO_NAME_LEN - 4 && s->k.name[d] == '-' && s->k.name[d + 1] == 'a' &&
-		    s->k.name[d + 2] == 'l' && s->k.name[d + 3] == 'l') {
-			s->k.name[d] = 0;
-			s->k.name[d + 1] = 0;
-			s->k.name[d + 2] = 0;
-			s->k.name[d + 3] = 0;
+		if (d < CRYPTO_NAME_LEN - 4 && s.k.name[d] == '-' && s.k.name[d + 1] == 'a' &&
+		    s.k.name[d + 2] == 'l' && s.k.name[d + 3] == 'l') {
+			s.k.name[d] = 0;
+			s.k.name[d + 1] = 0;
+			s.k.name[d + 2] = 0;
+			s.k.name[d + 3] = 0;
 		}
 	}
-	struct crypto_taint *t = bpf_map_lookup_elem(&crypto_taint, &s->k);
+	struct crypto_taint *t = bpf_map_lookup_elem(&crypto_taint, &s.k);
 	if (!t || bpf_ktime_get_boot_ns() - t->time_ns > CRYPTO_TAINT_NS)
 		return 0;
 	return t->cgroup_id;
@@ -480,22 +487,18 @@ int BPF_PROG(kernel_module_request, char *kmod_name, int ret)
 		return ret;
 	struct effective e = {};
 	struct event *ev;
-	struct crypto_scan scan = {};
 	if (!resolve(&e)) {
 		struct task_struct *t = bpf_get_current_task_btf();
 		if (!(t->flags & PF_KTHREAD))
 			return 0;
-		bpf_probe_read_kernel_str(scan.buf, sizeof(scan.buf), kmod_name);
-		if (!crypto_prefix(scan.buf))
-			return 0;
-		__u64 cgid = crypto_tainted(&scan);
+		__u64 cgid = crypto_tainted(kmod_name);
 		if (!cgid)
 			return 0;
 		ev = event_begin(&e, HOOK_KERNEL_MODULE_REQUEST, DECISION_DENIED, DENY_TAMPER, EPERM);
 		if (ev) {
 			ev->ceiling_cgroup_id = cgid;
 			ev->object_kind = OBJ_FILE;
-			__builtin_memcpy(ev->names[0], scan.buf, EVENT_NAME_LEN);
+			bpf_probe_read_kernel_str(ev->names[0], EVENT_NAME_LEN, kmod_name);
 			bpf_ringbuf_submit(ev, 0);
 		}
 		return verdict_ret(DECISION_DENIED);
@@ -503,13 +506,12 @@ int BPF_PROG(kernel_module_request, char *kmod_name, int ret)
 	int v = verdict(&e, DENY_TAMPER);
 	if (!v)
 		return 0;
-	bpf_probe_read_kernel_str(scan.buf, sizeof(scan.buf), kmod_name);
-	if (v == DECISION_DENIED && crypto_prefix(scan.buf))
-		taint_crypto(&scan, e.deny_cgid[4]);
+	if (v == DECISION_DENIED)
+		taint_crypto(kmod_name, e.deny_cgid[4]);
 	ev = event_begin(&e, HOOK_KERNEL_MODULE_REQUEST, v, DENY_TAMPER, EPERM);
 	if (ev) {
 		ev->object_kind = OBJ_FILE;
-		__builtin_memcpy(ev->names[0], scan.buf, EVENT_NAME_LEN);
+		bpf_probe_read_kernel_str(ev->names[0], EVENT_NAME_LEN, kmod_name);
 		bpf_ringbuf_submit(ev, 0);
 	}
 	return verdict_ret(v);

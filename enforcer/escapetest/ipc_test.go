@@ -12,11 +12,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
 )
 
@@ -154,23 +152,7 @@ func TestIPC(t *testing.T) {
 // newSubCgroup creates a cgroup below parent's.
 func newSubCgroup(t *testing.T, parent *sandbox, name string) *sandbox {
 	t.Helper()
-	cg, err := cgroup.Create(shared.mount, parent.cg.Group+"/"+name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := cg.OpenDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb := &sandbox{cg: cg, dir: dir}
-	t.Cleanup(func() {
-		dir.Close()
-		_ = shared.enf.Unregister(cg.ID)
-		if err := cg.Remove(5 * time.Second); err != nil {
-			t.Errorf("remove %s: %v", cg, err)
-		}
-	})
-	return sb
+	return cgroupAt(t, parent.cg.Group+"/"+name)
 }
 
 // hostKey adds a "user" key to root's user keyring, from outside.

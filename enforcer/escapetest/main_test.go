@@ -220,7 +220,13 @@ type sandbox struct {
 // newCgroup creates a fresh cgroup below this binary's root.
 func newCgroup(t *testing.T, kind string) *sandbox {
 	t.Helper()
-	group := fmt.Sprintf("%s/%s-%d", shared.root, kind, seq.Add(1))
+	return cgroupAt(t, fmt.Sprintf("%s/%s-%d", shared.root, kind, seq.Add(1)))
+}
+
+// cgroupAt creates the cgroup group (below this binary's root), removed
+// and unregistered when the test ends.
+func cgroupAt(t *testing.T, group string) *sandbox {
+	t.Helper()
 	cg, err := cgroup.Create(shared.mount, group)
 	if err != nil {
 		t.Fatal(err)

@@ -226,7 +226,7 @@ var networkCases = []tcase{
 	// N4: unix-socket brokers created outside the sandbox.
 	unixStreamCase("N4/unix-connect-path", false),
 	unixStreamCase("N4/unix-connect-abstract", true),
-	connectedCase("N4/unix-write-inherited-connected", "unix", enforcer.HookSocketSendmsg),
+	connectedCase("N4/unix-write-inherited-connected", "unix", enforcer.HookFilePermission), // write(2): rw_verify_area first
 	// N5: a datagram to the host resolver's socket.
 	unixDgramCase("N5/unix-dgram-resolver-path", false),
 	unixDgramCase("N5/unix-dgram-abstract", true),

@@ -113,19 +113,29 @@ func (r *ring) do(s sqe) (int32, error) {
 	binary.LittleEndian.PutUint64(e[32:], 0x656e66) // user_data
 	*r.u32(r.sq, r.p.SQOff.Array+idx*4) = idx
 	atomic.StoreUint32(r.u32(r.sq, r.p.SQOff.Tail), tail+1)
-	for {
-		_, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 1, 1, enterGetEvents, 0, 0)
+	// Submit once, then wait until the completion is there: a wait can
+	// end early (EINTR, or task work run on the way) without a CQE.
+	toSubmit := uintptr(1)
+	var head uint32
+	for i := 0; ; i++ {
+		n, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), toSubmit, 1, enterGetEvents, 0, 0)
 		if errno == unix.EINTR {
 			continue
 		}
 		if errno != 0 {
 			return 0, setupf("io_uring_enter: %v", errno)
 		}
-		break
-	}
-	head := atomic.LoadUint32(r.u32(r.cq, r.p.CQOff.Head))
-	if head == atomic.LoadUint32(r.u32(r.cq, r.p.CQOff.Tail)) {
-		return 0, setupf("io_uring: no completion")
+		if n >= toSubmit {
+			toSubmit = 0
+		}
+		head = atomic.LoadUint32(r.u32(r.cq, r.p.CQOff.Head))
+		if head != atomic.LoadUint32(r.u32(r.cq, r.p.CQOff.Tail)) {
+			break
+		}
+		if i >= 1000 {
+			return 0, setupf("io_uring: no completion")
+		}
+		time.Sleep(time.Millisecond)
 	}
 	off := r.p.CQOff.CQEs + (head&*r.u32(r.cq, r.p.CQOff.RingMask))*16
 	res := int32(binary.LittleEndian.Uint32(r.cq[off+8:]))

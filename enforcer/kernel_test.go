@@ -4,7 +4,7 @@ package enforcer_test
 // inside the scripts/vmtest guest (make vmtest KERNEL=6.12|6.1) and skip with
 // the reason on hosts that refuse LSM programs.
 //
-// Every case is tri-state (shared/docs/threat-model.md): (a) a control run in
+// Every case is tri-state (docs/threat-model.md): (a) a control run in
 // an unregistered cgroup succeeds and has its side effect; (b) under the
 // ceiling the operation fails with EPERM/EACCES; (c) the side effect is
 // absent. Each run is a child probe (internal/probe) started directly inside

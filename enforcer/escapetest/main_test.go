@@ -6,7 +6,7 @@ package escapetest
 // is the entrypoint (the first exec after registration): under shell=none it
 // is the allowed entrypoint, under shell=read_only it is not write-denied.
 //
-// Each case is tri-state (shared/docs/threat-model.md): (a) a control run in
+// Each case is tri-state (docs/threat-model.md): (a) a control run in
 // an unregistered cgroup succeeds and has its side effect; (b) under the
 // ceiling the operation fails with EPERM/EACCES; (c) the side effect is
 // absent. A probe that could not attempt the operation fails the test.

@@ -5,83 +5,134 @@ package escapetest
 // the kind is closed.
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/policy"
 )
 
-// X4 through EXT4_IOC_MOVE_EXT (write=true leaves every ioctl open): the
-// ioctl swaps data blocks between two files without setting either
-// inode's ctime, so a file older than the registration gets new contents
-// and keeps its old ctime. The donor was opened for write (marked), but
-// the mark is in-memory and lost with the inode (eviction modelled by the
-// test's drop_caches, as in TestShellWrittenSurvivesEviction).
-func TestAttack2ShellMoveExtent(t *testing.T) {
-	kernel(t)
-	extDir(t)
-	var tool string
-	prepBroken := func(t *testing.T) {
-		tool = extPath(t, "busybox-mext")
-		b, err := os.ReadFile("/bin/busybox")
-		if err != nil {
-			t.Fatal(err)
-		}
-		copy(b, "XXXX") // cannot run: ENOEXEC
-		if err := os.WriteFile(tool, b, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		unix.Sync()
-		time.Sleep(100 * time.Millisecond)
-	}
-	attempt := func(t *testing.T, dir *os.File) (result, effect) {
-		orig := extPath(t, "busybox-orig")
-		args := append([]string{"/bin/busybox", orig, tool}, pwnedArgs...)
-		return probeEffect(probeSync(t, dir, nil, func() { evictCaches(t) }, "moveext-exec", args...))
-	}
-	cases := []tcase{
-		{name: "X4 none: allowed file given new blocks by EXT4_IOC_MOVE_EXT, then run", ceiling: shellNone, prep: prepBroken,
-			allow: allowList(func() string { return tool }), attempt: attempt},
-		{name: "X4 read_only: old file given new blocks by EXT4_IOC_MOVE_EXT, then run", ceiling: shellReadOnly, prep: prepBroken, attempt: attempt},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			triState(t, c)
-			checkAnyRecord(t, records(t, 0), []enforcer.Hook{enforcer.HookBprmCheckSecurity, enforcer.HookFileIoctl}, -1)
-		})
-	}
-}
-
 // E4 through the session autogroup: /proc/self/autogroup is the sandbox's
-// own /proc/<pid> entry, but its nice level is that of the session's
-// autogroup, which processes outside the sandbox share (the same session).
+// own /proc/<pid> entry, but the nice level written there is that of the
+// session's autogroup (a scheduling group), which every process of the
+// session shares, inside the sandbox or not. A session leader outside
+// (setsid: its own autogroup) starts a process that stays outside, then
+// moves itself into the sandbox and execs the probe (the entrypoint).
 func TestAttack2AutogroupNice(t *testing.T) {
 	kernel(t)
 	if _, err := os.Stat("/proc/self/autogroup"); err != nil {
 		t.Fatalf("no /proc/self/autogroup (CONFIG_SCHED_AUTOGROUP): %v", err)
 	}
-	var o *outside
-	reset := func(t *testing.T) {
-		if o == nil {
-			o = startOutside(t, nil)
+	attempt := func(t *testing.T, dir *os.File) (result, effect) {
+		pidFile := tmpPath("outside-pid")
+		b, _ := json.Marshal([]string{"19"})
+		script := "/bin/busybox sleep 30 </dev/null >/dev/null 2>&1 & echo $! > " + pidFile + "; echo $$ > /proc/self/fd/3/cgroup.procs && exec " + shared.self
+		cmd := exec.Command("/bin/busybox", "sh", "-c", script)
+		cmd.Env = []string{envOp + "=autogroup-nice", envArgs + "=" + string(b), "PATH=/bin:/sbin:/usr/bin"}
+		cmd.ExtraFiles = []*os.File{dir}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		out, err := cmd.Output()
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		var r result
+		if json.Unmarshal([]byte(lines[len(lines)-1]), &r) != nil {
+			t.Fatalf("autogroup probe: no result (%v): %q", err, out)
 		}
-		time.Sleep(150 * time.Millisecond)
-		if err := writeFile("/proc/self/autogroup", "0"); err != nil {
-			t.Fatalf("reset autogroup nice: %v", err)
+		pb, _ := os.ReadFile(pidFile)
+		pid := strings.TrimSpace(string(pb))
+		if pid == "" {
+			t.Fatal("no outside pid")
+		}
+		t.Cleanup(func() {
+			if n, err := strconv.Atoi(pid); err == nil {
+				_ = unix.Kill(n, unix.SIGKILL)
+			}
+		})
+		return r, func() (bool, string) {
+			s := strings.TrimSpace(readAll("/proc/" + pid + "/autogroup"))
+			return strings.Contains(s, "nice 19"), "outside process " + pid + " autogroup: " + s
 		}
 	}
-	t.Cleanup(func() { _ = writeFile("/proc/self/autogroup", "0") })
-	c := tcase{name: "E4: nice 19 on the session autogroup shared with a process outside", ceiling: tamperOnly, prep: reset,
-		attempt: func(t *testing.T, dir *os.File) (result, effect) {
-			r := probe(t, dir, nil, "autogroup-nice", "19")
-			return r, func() (bool, string) {
-				s := strings.TrimSpace(readAll("/proc/" + o.pid() + "/autogroup"))
-				return strings.Contains(s, "nice 19"), "outside process " + o.pid() + " autogroup: " + s
+	runCases(t, []tcase{{name: "E4: nice 19 on the session autogroup shared with a process outside", ceiling: tamperOnly, attempt: attempt}})
+}
+
+// K9 through the crypto taint's 64-byte window: the taint records the
+// names of the refused request "crypto-NAME" only within its first 64
+// bytes (EVENT_NAME_LEN), while a crypto name may be 128 bytes long. With
+// "hmac(hmac(...(T(sha256))...))", T beyond the window, every cryptomgr
+// kthread asks for a tainted "crypto-hmac(...)" until the innermost asks
+// for "crypto-T(sha256)" and "crypto-T": untainted, so modprobe runs.
+func TestAttack2ModuleAutoloadLongCryptoName(t *testing.T) {
+	kernel(t)
+	attempt := func(t *testing.T, dir *os.File) (result, effect) {
+		marker := tmpPath("modprobe-ran")
+		helper := tmpPath("modprobe.sh")
+		if err := os.WriteFile(helper, []byte("#!/bin/sh\necho \"$@\" >> "+marker+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		old, err := os.ReadFile("/proc/sys/kernel/modprobe")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile("/proc/sys/kernel/modprobe", []byte(helper), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.WriteFile("/proc/sys/kernel/modprobe", old, 0o644) })
+		tmpl := fmt.Sprintf("esc%d", seq.Add(1))
+		name := strings.Repeat("hmac(", 12) + tmpl + "(sha256)" + strings.Repeat(")", 12)
+		r := probe(t, dir, nil, "keyctl-dh-kdf", name)
+		return r, func() (bool, string) {
+			for i := 0; i < 150; i++ {
+				if b, err := os.ReadFile(marker); err == nil && strings.Contains(string(b), "crypto-"+tmpl) {
+					return true, fmt.Sprintf("modprobe helper ran outside the sandbox: %q", strings.TrimSpace(string(b)))
+				}
+				time.Sleep(20 * time.Millisecond)
 			}
-		}}
-	triState(t, c)
+			b, _ := os.ReadFile(marker)
+			return false, fmt.Sprintf("helper did not run for crypto-%s (marker: %q)", tmpl, string(b))
+		}
+	}
+	strictest := policy.KernelCeiling{Network: false, Write: false, Shell: policy.ShellNone}
+	runCases(t, []tcase{
+		{name: "K9 long nested crypto name (KEYCTL_DH_COMPUTE KDF) runs modprobe outside", ceiling: tamperOnly, nested: true, attempt: attempt},
+		{name: "K9 long nested crypto name under network=false,write=false,shell=none", ceiling: strictest, allow: allowList(), nested: true, attempt: attempt},
+	})
+}
+
+// K10 through NETLINK_AUDIT: CAP_AUDIT_WRITE is on the capability allow
+// list, and with network=true AF_NETLINK sockets are allowed: a user
+// message (AUDIT_USER_AVC passes even with audit disabled) goes to the
+// host's audit trail, or with no auditd into the kernel log (kauditd
+// prints held records).
+func TestAttack2AuditUserMessage(t *testing.T) {
+	kernel(t)
+	attempt := func(t *testing.T, dir *os.File) (result, effect) {
+		marker := fmt.Sprintf("escapetest-audit-%d", seq.Add(1))
+		r := probe(t, dir, nil, "audit-user-msg", marker)
+		return r, func() (bool, string) {
+			for i := 0; i < 50; i++ {
+				buf := make([]byte, 1<<20)
+				n, err := unix.Klogctl(3, buf) // SYSLOG_ACTION_READ_ALL
+				if err == nil {
+					for _, l := range strings.Split(string(buf[:n]), "\n") {
+						if strings.Contains(l, marker) {
+							return true, "kernel log: " + strings.TrimSpace(l)
+						}
+					}
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			return false, "marker " + marker + " in the kernel log"
+		}
+	}
+	runCases(t, []tcase{
+		{name: "K10 AUDIT_USER_AVC over NETLINK_AUDIT reaches the kernel log", ceiling: tamperOnly, attempt: attempt},
+	})
 }

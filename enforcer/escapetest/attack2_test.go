@@ -63,12 +63,14 @@ func TestAttack2AutogroupNice(t *testing.T) {
 	runCases(t, []tcase{{name: "E4: nice 19 on the session autogroup shared with a process outside", ceiling: tamperOnly, attempt: attempt}})
 }
 
-// K9 through the crypto taint's 64-byte window: the taint records the
-// names of the refused request "crypto-NAME" only within its first 64
-// bytes (EVENT_NAME_LEN), while a crypto name may be 128 bytes long. With
-// "hmac(hmac(...(T(sha256))...))", T beyond the window, every cryptomgr
-// kthread asks for a tainted "crypto-hmac(...)" until the innermost asks
-// for "crypto-T(sha256)" and "crypto-T": untainted, so modprobe runs.
+// K9 through a crypto name too long for a module name: __request_module
+// returns ENAMETOOLONG for "crypto-NAME" of MODULE_NAME_LEN (56) bytes or
+// more before calling the kernel_module_request hook, so the sandbox's own
+// (caller-context) request never reaches enforcerd and nothing is tainted.
+// The crypto manager then probes "hmac(hmac(...(T(sha256))...))" level by
+// level in cryptomgr_probe kthreads, whose shorter requests
+// ("crypto-hmac(...)", "crypto-T(sha256)", "crypto-T") are untainted:
+// modprobe runs as root outside, under every ceiling.
 func TestAttack2ModuleAutoloadLongCryptoName(t *testing.T) {
 	kernel(t)
 	attempt := func(t *testing.T, dir *os.File) (result, effect) {

@@ -73,38 +73,43 @@ func TestAttack2AutogroupNice(t *testing.T) {
 // modprobe runs as root outside, under every ceiling.
 func TestAttack2ModuleAutoloadLongCryptoName(t *testing.T) {
 	kernel(t)
-	attempt := func(t *testing.T, dir *os.File) (result, effect) {
-		marker := tmpPath("modprobe-ran")
-		helper := tmpPath("modprobe.sh")
-		if err := os.WriteFile(helper, []byte("#!/bin/sh\necho \"$@\" >> "+marker+"\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		old, err := os.ReadFile("/proc/sys/kernel/modprobe")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile("/proc/sys/kernel/modprobe", []byte(helper), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.WriteFile("/proc/sys/kernel/modprobe", old, 0o644) })
-		tmpl := fmt.Sprintf("esc%d", seq.Add(1))
-		name := strings.Repeat("hmac(", 12) + tmpl + "(sha256)" + strings.Repeat(")", 12)
-		r := probe(t, dir, nil, "keyctl-dh-kdf", name)
-		return r, func() (bool, string) {
-			for i := 0; i < 150; i++ {
-				if b, err := os.ReadFile(marker); err == nil && strings.Contains(string(b), "crypto-"+tmpl) {
-					return true, fmt.Sprintf("modprobe helper ran outside the sandbox: %q", strings.TrimSpace(string(b)))
-				}
-				time.Sleep(20 * time.Millisecond)
+	attemptN := func(nest int) func(t *testing.T, dir *os.File) (result, effect) {
+		return func(t *testing.T, dir *os.File) (result, effect) {
+			marker := tmpPath("modprobe-ran")
+			helper := tmpPath("modprobe.sh")
+			if err := os.WriteFile(helper, []byte("#!/bin/sh\necho \"$@\" >> "+marker+"\n"), 0o755); err != nil {
+				t.Fatal(err)
 			}
-			b, _ := os.ReadFile(marker)
-			return false, fmt.Sprintf("helper did not run for crypto-%s (marker: %q)", tmpl, string(b))
+			old, err := os.ReadFile("/proc/sys/kernel/modprobe")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile("/proc/sys/kernel/modprobe", []byte(helper), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.WriteFile("/proc/sys/kernel/modprobe", old, 0o644) })
+			tmpl := fmt.Sprintf("esc%d", seq.Add(1))
+			name := strings.Repeat("hmac(", nest) + tmpl + "(sha256)" + strings.Repeat(")", nest)
+			r := probe(t, dir, nil, "keyctl-dh-kdf", name)
+			return r, func() (bool, string) {
+				for i := 0; i < 150; i++ {
+					if b, err := os.ReadFile(marker); err == nil && strings.Contains(string(b), "crypto-"+tmpl) {
+						return true, fmt.Sprintf("modprobe helper ran outside the sandbox: %q", strings.TrimSpace(string(b)))
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				b, _ := os.ReadFile(marker)
+				return false, fmt.Sprintf("helper did not run for crypto-%s (marker: %q)", tmpl, string(b))
+			}
 		}
 	}
 	strictest := policy.KernelCeiling{Network: false, Write: false, Shell: policy.ShellNone}
 	runCases(t, []tcase{
-		{name: "K9 long nested crypto name (KEYCTL_DH_COMPUTE KDF) runs modprobe outside", ceiling: tamperOnly, nested: true, attempt: attempt},
-		{name: "K9 long nested crypto name under network=false,write=false,shell=none", ceiling: strictest, allow: allowList(), nested: true, attempt: attempt},
+		{name: "K9 long nested crypto name (KEYCTL_DH_COMPUTE KDF) runs modprobe outside", ceiling: tamperOnly, nested: true, attempt: attemptN(12)},
+		{name: "K9 long nested crypto name under network=false,write=false,shell=none", ceiling: strictest, allow: allowList(), nested: true, attempt: attemptN(12)},
+		// "crypto-" + 6 x "hmac(" + "escN(sha256)" + 6 x ")" is >= 56 bytes:
+		// just over MODULE_NAME_LEN, the smallest such name.
+		{name: "K9 crypto name just over MODULE_NAME_LEN under network=false,write=false,shell=none", ceiling: strictest, allow: allowList(), nested: true, attempt: attemptN(6)},
 	})
 }
 

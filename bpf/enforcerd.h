@@ -274,14 +274,23 @@ static __always_inline int bit_index(__u32 bit)
  *
  * Fail direction: a process below an enforced cgroup but deeper than
  * MAX_CGROUP_LEVEL is denied everything; a pending entry is not yet in force.
- * Returns 1 when any ancestor is registered (enforced or audited), else 0.
+ * Sets found when any ancestor is registered (enforced or audited).
  *
  * One level per bpf_loop() callback: the verifier checks the body once, not
  * once per level, which keeps loading fast and within the 6.1 verifier.
  */
-struct walk_ctx {
+struct resolve_cache_entry {
+	__u64 generation;
+	__s32 found;
+	__u32 pad;
 	struct effective e;
-	int found;
+};
+
+/* The walk fills a cache entry in place (one copy on the stack: the
+ * callers' frames and resolve()'s add up against the verifier's combined
+ * stack limit). */
+struct walk_ctx {
+	struct resolve_cache_entry n;
 	int done;
 };
 
@@ -300,22 +309,22 @@ static long walk_level(__u32 level, void *ctx)
 	/* Every registration implies tamper protection. */
 	__u32 deny = (c->deny & DENY_ALL) | DENY_TAMPER;
 	if (flags & CEILING_PENDING) {
-		w->e.pending = 1;
+		w->n.e.pending = 1;
 		return 0;
 	}
-	w->found = 1;
-	w->e.sandbox_level = level;
-	w->e.sandbox_cgid = id;
-	__u64 *cgid = w->e.deny_cgid;
+	w->n.found = 1;
+	w->n.e.sandbox_level = level;
+	w->n.e.sandbox_cgid = id;
+	__u64 *cgid = w->n.e.deny_cgid;
 	if (flags & CEILING_AUDIT_ONLY) {
-		w->e.audit |= deny;
-		cgid = w->e.audit_cgid;
+		w->n.e.audit |= deny;
+		cgid = w->n.e.audit_cgid;
 	} else {
-		w->e.deny |= deny;
+		w->n.e.deny |= deny;
 	}
 	if (deny & DENY_NETWORK) {
 		cgid[0] = id;
-		w->e.net_level = level;
+		w->n.e.net_level = level;
 	}
 	if (deny & DENY_WRITE)
 		cgid[1] = id;
@@ -327,26 +336,17 @@ static long walk_level(__u32 level, void *ctx)
 	return 0;
 }
 
-static __always_inline int walk(struct effective *e)
+/* walk fills w->n (found, e) for the current task. */
+static __always_inline void walk(struct walk_ctx *w)
 {
-	struct walk_ctx w = {};
-	w.e.net_level = -1;
-	w.e.sandbox_level = -1;
-	bpf_loop(MAX_CGROUP_LEVEL, walk_level, &w, 0);
+	w->n.e.net_level = -1;
+	w->n.e.sandbox_level = -1;
+	bpf_loop(MAX_CGROUP_LEVEL, walk_level, w, 0);
 	/* Deeper than the bound: if anything above was enforced, deny all. */
-	if (!w.done && w.found &&
+	if (!w->done && w->n.found &&
 	    bpf_get_current_ancestor_cgroup_id(MAX_CGROUP_LEVEL))
-		w.e.deny |= DENY_ALL;
-	__builtin_memcpy(e, &w.e, sizeof(*e));
-	return w.found;
+		w->n.e.deny |= DENY_ALL;
 }
-
-struct resolve_cache_entry {
-	__u64 generation;
-	__s32 found;
-	__u32 pad;
-	struct effective e;
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -361,9 +361,14 @@ __attribute__((noinline)) int resolve(struct effective *e)
 	if (!e)
 		return 0;
 	__u32 zero = 0;
+	struct walk_ctx w = {};
 	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
-	if (!cfg)
-		return walk(e); /* cannot happen for an array; never skip */
+	if (!cfg) {
+		/* cannot happen for an array; never skip */
+		walk(&w);
+		__builtin_memcpy(e, &w.n.e, sizeof(*e));
+		return w.n.found;
+	}
 	__u64 gen = cfg->generation;
 	__u64 id = bpf_get_current_cgroup_id();
 	struct resolve_cache_entry *c = bpf_map_lookup_elem(&resolve_cache, &id);
@@ -376,12 +381,11 @@ __attribute__((noinline)) int resolve(struct effective *e)
 		__builtin_memcpy(e, &c->e, sizeof(*e));
 		return 1;
 	}
-	struct resolve_cache_entry n = {};
-	n.found = walk(&n.e);
-	n.generation = gen;
-	bpf_map_update_elem(&resolve_cache, &id, &n, BPF_ANY);
-	__builtin_memcpy(e, &n.e, sizeof(*e));
-	return n.found;
+	walk(&w);
+	w.n.generation = gen;
+	bpf_map_update_elem(&resolve_cache, &id, &w.n, BPF_ANY);
+	__builtin_memcpy(e, &w.n.e, sizeof(*e));
+	return w.n.found;
 }
 
 /*

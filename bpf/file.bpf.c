@@ -172,16 +172,13 @@ static __always_inline int deny_modify_dentry(struct dentry *d, __u16 hook)
  * shell is marked (written_inodes) so it cannot be executed afterwards:
  * through a descriptor opened before the ceiling, a shared mapping, or open.
  */
-static __always_inline int deny_write_file(struct file *file, __u16 hook,
-					   bool mark)
+/* deny_write_file_e: the body, for a caller that resolved e (found) and
+ * checked file_exempt already. */
+static __always_inline int deny_write_file_e(struct effective *e, struct file *file,
+					     __u16 hook, bool mark)
 {
-	if (file_exempt(file))
-		return 0;
-	struct effective e = {};
-	if (!resolve(&e))
-		return 0;
-	task_write_denied(&e);
-	int v = verdict(&e, DENY_WRITE);
+	task_write_denied(e);
+	int v = verdict(e, DENY_WRITE);
 	__u32 bit = DENY_WRITE;
 	if (!v || v == DECISION_AUDITED) {
 		/* X5: under a restricted shell, mark the inode written. tmpfs and
@@ -190,26 +187,37 @@ static __always_inline int deny_write_file(struct file *file, __u16 hook,
 		 * the file; on other filesystems the ctime rule of exec.h
 		 * decides even after the mark is evicted. A mark that cannot
 		 * be created denies the write (never fail open). */
-		if (mark && ((e.deny | e.audit) & (DENY_SHELL | DENY_SHELL_WRITE))) {
+		if (mark && ((e->deny | e->audit) & (DENY_SHELL | DENY_SHELL_WRITE))) {
 			__u64 *w = bpf_inode_storage_get(&written_inodes, file->f_inode, 0,
 							 BPF_LOCAL_STORAGE_GET_F_CREATE);
 			if (w) {
-				*w = e.sandbox_cgid;
-			} else if (e.deny & (DENY_SHELL | DENY_SHELL_WRITE)) {
+				*w = e->sandbox_cgid;
+			} else if (e->deny & (DENY_SHELL | DENY_SHELL_WRITE)) {
 				v = DECISION_DENIED;
-				bit = e.deny & DENY_SHELL ? DENY_SHELL : DENY_SHELL_WRITE;
+				bit = e->deny & DENY_SHELL ? DENY_SHELL : DENY_SHELL_WRITE;
 			}
 		}
 		if (!v)
 			return 0;
 	}
-	struct event *ev = event_begin(&e, hook, v, bit, EPERM);
+	struct event *ev = event_begin(e, hook, v, bit, EPERM);
 	if (ev) {
 		fill_inode(ev, BPF_CORE_READ(file, f_inode));
 		fill_names(ev, BPF_CORE_READ(file, f_path.dentry));
 		bpf_ringbuf_submit(ev, 0);
 	}
 	return verdict_ret(v);
+}
+
+static __always_inline int deny_write_file(struct file *file, __u16 hook,
+					   bool mark)
+{
+	if (file_exempt(file))
+		return 0;
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	return deny_write_file_e(&e, file, hook, mark);
 }
 
 #define BPF_FS_MAGIC 0xcafe4a11
@@ -289,15 +297,13 @@ static __always_inline int deny_kernel_attr(struct dentry *d, __u16 hook)
 
 /* deny_network_file: network=false for a file that is an inet socket or a
  * network-class device. */
-static __always_inline int deny_network_file(struct file *file, __u16 hook)
+static __always_inline int deny_network_file_e(struct effective *e, struct file *file,
+					       __u16 hook)
 {
-	struct effective e = {};
-	if (!resolve(&e))
-		return 0;
-	int v = verdict(&e, DENY_NETWORK);
+	int v = verdict(e, DENY_NETWORK);
 	if (!v)
 		return 0;
-	struct event *ev = event_begin(&e, hook, v, DENY_NETWORK, EPERM);
+	struct event *ev = event_begin(e, hook, v, DENY_NETWORK, EPERM);
 	if (ev) {
 		fill_inode(ev, file->f_inode);
 		struct inode *inode = file->f_inode;
@@ -310,6 +316,14 @@ static __always_inline int deny_network_file(struct file *file, __u16 hook)
 		bpf_ringbuf_submit(ev, 0);
 	}
 	return verdict_ret(v);
+}
+
+static __always_inline int deny_network_file(struct file *file, __u16 hook)
+{
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	return deny_network_file_e(&e, file, hook);
 }
 
 /* network_file: an inet (any family but AF_UNIX) socket, or a
@@ -329,21 +343,27 @@ static __always_inline bool network_file(struct file *file, struct inode *inode)
 /* K5: deny_raw_storage (every ceiling): the SCSI generic driver (/dev/sg*)
  * takes SCSI commands through write(2); raw disk writes bypass every inode
  * check. */
-static __always_inline int deny_raw_storage(struct file *file, __u16 hook)
+static __always_inline int deny_raw_storage_e(struct effective *e, struct file *file,
+					      __u16 hook)
 {
-	struct effective e = {};
-	if (!resolve(&e))
-		return 0;
-	int v = verdict(&e, DENY_TAMPER);
+	int v = verdict(e, DENY_TAMPER);
 	if (!v)
 		return 0;
-	struct event *ev = event_begin(&e, hook, v, DENY_TAMPER, EPERM);
+	struct event *ev = event_begin(e, hook, v, DENY_TAMPER, EPERM);
 	if (ev) {
 		fill_inode(ev, file->f_inode);
 		fill_names(ev, BPF_CORE_READ(file, f_path.dentry));
 		bpf_ringbuf_submit(ev, 0);
 	}
 	return verdict_ret(v);
+}
+
+static __always_inline int deny_raw_storage(struct file *file, __u16 hook)
+{
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	return deny_raw_storage_e(&e, file, hook);
 }
 
 /* W2/W5: open for write or with O_TRUNC (O_RDONLY|O_TRUNC truncates), by
@@ -388,53 +408,64 @@ int BPF_PROG(file_permission, struct file *file, int mask, int ret)
 	if (ret)
 		return ret;
 	struct inode *inode = file->f_inode;
-	if (inode) {
-		__u32 fmt = inode->i_mode & S_IFMT;
-		if (fmt == S_IFBLK && (mask & (MAY_WRITE | MAY_APPEND)))
-			return deny_raw_storage(file, HOOK_FILE_PERMISSION);
-		if (fmt == S_IFSOCK || fmt == S_IFCHR) {
-			if (network_file(file, inode)) {
-				int r = deny_network_file(file, HOOK_FILE_PERMISSION);
-				if (r)
-					return r;
-			} else if (fmt == S_IFSOCK && (mask & (MAY_WRITE | MAY_APPEND))) {
-				/* N4: a unix socket connected outside; sendfile and
-				 * splice reach unix_stream_sendpage on 6.1 without
-				 * socket_sendmsg. */
-				struct socket *sock = (struct socket *)BPF_CORE_READ(file, private_data);
-				int r = check_unix_peer(sock, NULL, HOOK_FILE_PERMISSION, true);
-				if (r)
-					return r;
-			}
-			if (fmt == S_IFCHR && (mask & (MAY_WRITE | MAY_APPEND)) &&
-			    inode->i_rdev == KMSG_RDEV) {
-				/* Every ceiling, every write path: the kernel log is
-				 * the host's audit trail too; a sandbox writes no
-				 * lines into it. */
-				struct effective e = {};
-				if (resolve(&e))
-					return tamper(&e, HOOK_KMSG_WRITE, OBJ_NONE, 0);
-				return 0;
-			}
-		}
+	bool write = (mask & (MAY_WRITE | MAY_APPEND)) != 0;
+	__u32 fmt = inode ? (inode->i_mode & S_IFMT) : 0;
+	bool special = fmt == S_IFSOCK || fmt == S_IFCHR || fmt == S_IFBLK;
+	__u64 magic = 0;
+	if (write && inode && !special) {
+		struct super_block *sb = inode->i_sb;
+		magic = sb ? sb->s_magic : 0;
 	}
-	if (!(mask & (MAY_WRITE | MAY_APPEND)))
+	bool kfs = magic && kernel_fs_magic(magic);
+	if (!special && !kfs) {
+		/* The common case: reads of files, and writes the write
+		 * ceiling decides. Cheap exits before any map lookup. */
+		if (!write || file_exempt(file))
+			return 0;
+	}
+	/* One effective ceiling for every check below (the 6.1 verifier's
+	 * combined stack limit: one struct effective per frame). */
+	struct effective e = {};
+	if (!resolve(&e))
 		return 0;
-	if (inode) {
+	int r;
+	if (fmt == S_IFBLK && write)
+		return deny_raw_storage_e(&e, file, HOOK_FILE_PERMISSION);
+	if (special && network_file(file, inode)) {
+		r = deny_network_file_e(&e, file, HOOK_FILE_PERMISSION);
+		if (r)
+			return r;
+	} else if (fmt == S_IFSOCK && write) {
+		/* N4: a unix socket connected outside; sendfile and splice
+		 * reach unix_stream_sendpage on 6.1 without socket_sendmsg. */
+		struct socket *sock = (struct socket *)BPF_CORE_READ(file, private_data);
+		r = check_unix_peer_e(&e, sock, NULL, HOOK_FILE_PERMISSION, true);
+		if (r)
+			return r;
+	}
+	if (fmt == S_IFCHR && write && inode->i_rdev == KMSG_RDEV)
+		/* Every ceiling, every write path: the kernel log is the
+		 * host's audit trail too; a sandbox writes no lines into it. */
+		return tamper(&e, HOOK_KMSG_WRITE, OBJ_NONE, 0);
+	if (magic == PROC_SUPER_MAGIC) {
+		/* E4: /proc/<pid>/autogroup sets the nice level of the whole
+		 * session's autogroup, processes outside included (the kernel
+		 * asks task_setnice only about the caller). */
+		const char *name = (const char *)BPF_CORE_READ(file, f_path.dentry, d_name.name);
+		if (name_is(name, "autogroup", 10))
+			return tamper(&e, HOOK_PROC_WRITE, OBJ_NONE, 0);
+	}
+	if (kfs) {
 		/* Every ceiling: a write to a kernel interface through a
 		 * descriptor opened outside and passed in (inode_permission
 		 * decided only at open). */
-		struct super_block *sb = inode->i_sb;
-		if (sb && kernel_fs_magic(sb->s_magic)) {
-			struct effective e = {};
-			if (resolve(&e)) {
-				int r = deny_kernel_write(&e, inode, sb->s_magic);
-				if (r)
-					return r;
-			}
-		}
+		r = deny_kernel_write(&e, inode, magic);
+		if (r)
+			return r;
 	}
-	return deny_write_file(file, HOOK_FILE_PERMISSION, true);
+	if (!write || file_exempt(file))
+		return 0;
+	return deny_write_file_e(&e, file, HOOK_FILE_PERMISSION, true);
 }
 
 /* W2: ftruncate on kernels >= 6.2 (security_file_truncate). Optional hook. */

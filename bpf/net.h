@@ -36,14 +36,12 @@ static __always_inline bool outside_sandbox(struct sock *sk, int net_level,
 
 /* check_unix_peer denies an AF_UNIX connect/send to a socket created outside
  * the sandbox; socketpair and sockets created inside keep working. */
-static __always_inline int check_unix_peer(struct socket *sock,
-					   struct sock *peer, __u16 hook,
-					   bool connected)
+/* check_unix_peer_e: the same, for a caller that resolved e already. */
+static __always_inline int check_unix_peer_e(struct effective *ep, struct socket *sock,
+					     struct sock *peer, __u16 hook, bool connected)
 {
-	struct effective e = {};
-	if (!resolve(&e))
-		return 0;
-	int d = verdict(&e, DENY_NETWORK);
+	struct effective *e = ep;
+	int d = verdict(e, DENY_NETWORK);
 	if (!d)
 		return 0;
 	if (connected) {
@@ -54,10 +52,10 @@ static __always_inline int check_unix_peer(struct socket *sock,
 		if (!peer)
 			return 0;
 	}
-	__u64 sandbox = d == DECISION_DENIED ? e.deny_cgid[0] : e.audit_cgid[0];
-	if (!outside_sandbox(peer, e.net_level, sandbox))
+	__u64 sandbox = d == DECISION_DENIED ? e->deny_cgid[0] : e->audit_cgid[0];
+	if (!outside_sandbox(peer, e->net_level, sandbox))
 		return 0;
-	struct event *ev = event_begin(&e, hook, d, DENY_NETWORK, EPERM);
+	struct event *ev = event_begin(e, hook, d, DENY_NETWORK, EPERM);
 	if (ev) {
 		fill_socket(ev, sock);
 		/* The peer's inode identifies the broker socket. */
@@ -70,6 +68,16 @@ static __always_inline int check_unix_peer(struct socket *sock,
 		bpf_ringbuf_submit(ev, 0);
 	}
 	return verdict_ret(d);
+}
+
+static __always_inline int check_unix_peer(struct socket *sock,
+					   struct sock *peer, __u16 hook,
+					   bool connected)
+{
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	return check_unix_peer_e(&e, sock, peer, hook, connected);
 }
 
 #endif /* ENFORCERD_NET_H */

@@ -287,14 +287,15 @@ int BPF_PROG(file_fcntl, struct file *file, unsigned int cmd,
 #define CAP_NET_BIND_SERVICE 10
 #define CAP_NET_RAW 13
 #define CAP_SYS_CHROOT 18
-#define CAP_AUDIT_WRITE 29
 #define CAP_SETFCAP 31
 #define CAP_OPT_NOAUDIT (1U << 1)
 
 /*
  * K4: capabilities are an allow list: the set a default container runtime
  * grants (runc/containerd/Docker defaults) minus CAP_MKNOD (device nodes
- * reach raw disks below every inode check). Every other capability acts on
+ * reach raw disks below every inode check) and CAP_AUDIT_WRITE (AUDIT_USER
+ * messages of the sandbox's choosing land in the host's audit trail, or in
+ * the kernel log without auditd). Every other capability acts on
  * the host or on shared kernel state and is refused: CAP_SYS_ADMIN (mounts,
  * fsopen), CAP_SYS_MODULE, CAP_SYS_RAWIO, CAP_SYS_BOOT, CAP_SYS_TIME,
  * CAP_SYS_PACCT (acct(2) records every exit on the host), CAP_AUDIT_CONTROL
@@ -325,7 +326,6 @@ static __always_inline bool allowed_cap(int cap)
 	case CAP_NET_BIND_SERVICE:
 	case CAP_NET_RAW:
 	case CAP_SYS_CHROOT:
-	case CAP_AUDIT_WRITE:
 	case CAP_SETFCAP:
 		return true;
 	}
@@ -390,19 +390,23 @@ static __always_inline bool crypto_prefix(const char *b)
 /* One pass over "crypto-NAME..." (bpf_loop callback: verified once, not
  * once per character). record=1: store every name in the map; record=0:
  * stop after the first name, left in k (length j). */
+#define CRYPTO_MAX_ALG_NAME 128
+
 struct crypto_scan {
-	char buf[EVENT_NAME_LEN];
+	char buf[CRYPTO_MAX_ALG_NAME];
 	struct crypto_taint_key k;
 	struct crypto_taint v;
 	__u32 j;
 	__u32 record;
+	__u32 start; /* 7: after "crypto-"; 0: an algorithm name */
+	__u32 pad;
 };
 
 static long crypto_scan_char(__u32 i, void *ctx)
 {
 	struct crypto_scan *s = ctx;
-	__u32 idx = i + 7;
-	if (idx >= EVENT_NAME_LEN)
+	__u32 idx = i + s->start;
+	if (idx >= CRYPTO_MAX_ALG_NAME)
 		return 1;
 	char c = s->buf[idx];
 	if (c == '(' || c == ')' || c == ',' || c == 0) {
@@ -433,9 +437,22 @@ static __noinline void taint_crypto(const char *kmod_name, __u64 cgid)
 	if (!crypto_prefix(s.buf))
 		return;
 	s.record = 1;
+	s.start = 7;
 	s.v.time_ns = bpf_ktime_get_boot_ns();
 	s.v.cgroup_id = cgid;
-	bpf_loop(EVENT_NAME_LEN - 7, crypto_scan_char, &s, 0);
+	bpf_loop(CRYPTO_MAX_ALG_NAME, crypto_scan_char, &s, 0);
+}
+
+/* taint_alg_name records every name in an algorithm name "T1(T2(alg))" an
+ * enforced process looked up (crypto_lookup below). */
+static __noinline void taint_alg_name(const char *name, __u64 cgid)
+{
+	struct crypto_scan s = {};
+	bpf_probe_read_kernel_str(s.buf, sizeof(s.buf), name);
+	s.record = 1;
+	s.v.time_ns = bpf_ktime_get_boot_ns();
+	s.v.cgroup_id = cgid;
+	bpf_loop(CRYPTO_MAX_ALG_NAME, crypto_scan_char, &s, 0);
 }
 
 /* crypto_tainted: a kernel thread's "crypto-NAME[(...)][-all]" request
@@ -447,7 +464,8 @@ static __noinline __u64 crypto_tainted(const char *kmod_name)
 	bpf_probe_read_kernel_str(s.buf, sizeof(s.buf), kmod_name);
 	if (!crypto_prefix(s.buf))
 		return 0;
-	bpf_loop(EVENT_NAME_LEN - 7, crypto_scan_char, &s, 0);
+	s.start = 7;
+	bpf_loop(CRYPTO_MAX_ALG_NAME, crypto_scan_char, &s, 0);
 	/* "-all": the second request crypto_larval_lookup makes. */
 	__u32 j = s.j;
 	if (j >= 4 && j < CRYPTO_NAME_LEN) {
@@ -515,6 +533,27 @@ int BPF_PROG(kernel_module_request, char *kmod_name, int ret)
 		bpf_ringbuf_submit(ev, 0);
 	}
 	return verdict_ret(v);
+}
+
+/*
+ * K9: every crypto algorithm lookup of an enforced process taints the
+ * names in it, whatever its length. A name of 56 bytes or more never
+ * reaches kernel_module_request in the process's context (request_module
+ * refuses it with ENAMETOOLONG first), yet the crypto manager's threads
+ * then probe its parts one nesting level at a time. fentry cannot refuse
+ * anything; kernel_module_request above refuses what is tainted. Optional:
+ * attached where the kernel lets tracing programs attach to this function.
+ */
+SEC("fentry/crypto_alg_mod_lookup")
+int BPF_PROG(crypto_alg_mod_lookup, const char *name, __u32 type, __u32 mask)
+{
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	if (verdict(&e, DENY_TAMPER) != DECISION_DENIED)
+		return 0;
+	taint_alg_name(name, e.deny_cgid[4]);
+	return 0;
 }
 
 /* E4: a signal the kernel sends on I/O (SIGIO/SIGURG or F_SETSIG) from an

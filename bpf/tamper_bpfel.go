@@ -79,6 +79,7 @@ const (
 	TamperProgBpf                 = "bpf"
 	TamperProgBpfV4               = "bpf_v4"
 	TamperProgCapable             = "capable"
+	TamperProgCryptoAlgModLookup  = "crypto_alg_mod_lookup"
 	TamperProgFileFcntl           = "file_fcntl"
 	TamperProgFileSendSigiotask   = "file_send_sigiotask"
 	TamperProgInodePermission     = "inode_permission"
@@ -144,6 +145,7 @@ type TamperProgramSpecs struct {
 	Bpf                 *ebpf.ProgramSpec `ebpf:"bpf"`
 	BpfV4               *ebpf.ProgramSpec `ebpf:"bpf_v4"`
 	Capable             *ebpf.ProgramSpec `ebpf:"capable"`
+	CryptoAlgModLookup  *ebpf.ProgramSpec `ebpf:"crypto_alg_mod_lookup"`
 	FileFcntl           *ebpf.ProgramSpec `ebpf:"file_fcntl"`
 	FileSendSigiotask   *ebpf.ProgramSpec `ebpf:"file_send_sigiotask"`
 	InodePermission     *ebpf.ProgramSpec `ebpf:"inode_permission"`
@@ -246,6 +248,7 @@ type TamperPrograms struct {
 	Bpf                 *ebpf.Program `ebpf:"bpf"`
 	BpfV4               *ebpf.Program `ebpf:"bpf_v4"`
 	Capable             *ebpf.Program `ebpf:"capable"`
+	CryptoAlgModLookup  *ebpf.Program `ebpf:"crypto_alg_mod_lookup"`
 	FileFcntl           *ebpf.Program `ebpf:"file_fcntl"`
 	FileSendSigiotask   *ebpf.Program `ebpf:"file_send_sigiotask"`
 	InodePermission     *ebpf.Program `ebpf:"inode_permission"`
@@ -271,6 +274,7 @@ func (p *TamperPrograms) Close() error {
 		p.Bpf,
 		p.BpfV4,
 		p.Capable,
+		p.CryptoAlgModLookup,
 		p.FileFcntl,
 		p.FileSendSigiotask,
 		p.InodePermission,

@@ -242,6 +242,9 @@ var objects = []object{
 		{name: "task_setrlimit", hook: "task_setrlimit"},
 		// Absent from kernels built without io_uring.
 		{name: "uring_cmd", hook: "uring_cmd", optional: true},
+		// A tracing (fentry) program: names a sandbox asked the crypto
+		// API for, so kernel threads cannot load modules for them.
+		{name: "crypto_alg_mod_lookup", hook: "fentry/crypto_alg_mod_lookup", optional: true},
 	}},
 	{LayerLSM, bpf.LoadIpc, []program{
 		{name: "ipc_permission", hook: "ipc_permission"},
@@ -570,7 +573,11 @@ func (e *Enforcer) openObject(obj object, kernel *btf.Spec) error {
 	want := map[string]bool{}
 	for _, p := range missing {
 		if obj.layer == LayerLSM && kernel != nil {
-			if _, err := kernel.AnyTypeByName("bpf_lsm_" + p.hook); err != nil {
+			fn := "bpf_lsm_" + p.hook
+			if target, ok := strings.CutPrefix(p.hook, "fentry/"); ok {
+				fn = target // a tracing program on a kernel function
+			}
+			if _, err := kernel.AnyTypeByName(fn); err != nil {
 				if p.optional {
 					e.hooks = append(e.hooks, HookStatus{Program: p.name, Name: p.hook, Layer: obj.layer, Optional: true, Err: "hook not in this kernel"})
 					continue
@@ -614,7 +621,11 @@ func (e *Enforcer) openObject(obj object, kernel *btf.Spec) error {
 		var l link.Link
 		switch obj.layer {
 		case LayerLSM:
-			l, err = link.AttachLSM(link.LSMOptions{Program: prog})
+			if prog.Type() == ebpf.Tracing {
+				l, err = link.AttachTracing(link.TracingOptions{Program: prog})
+			} else {
+				l, err = link.AttachLSM(link.LSMOptions{Program: prog})
+			}
 		case LayerCgroup:
 			l, err = link.AttachCgroup(link.CgroupOptions{Path: e.opts.CgroupMount, Attach: p.attach, Program: prog})
 		case LayerLifecycle:

@@ -427,6 +427,16 @@ static long crypto_scan_char(__u32 i, void *ctx)
 	return 0;
 }
 
+/* unknown_zero sets *j to 0 in a way the verifier cannot follow. Verifiers
+ * before Linux 6.8 check a bpf_loop callback for one iteration, starting
+ * from the state before the loop: a counter they know to be 0 would make
+ * every "j > 0" branch dead code, which they remove (6.1 then never
+ * recorded a name). A failed probe read zero-fills its buffer. */
+static __always_inline void unknown_zero(__u32 *j)
+{
+	bpf_probe_read_kernel(j, sizeof(*j), NULL);
+}
+
 /* taint_crypto records every name in "crypto-T1(T2(alg),...)" that an
  * enforced process was refused. Its own frame (noinline): the scan buffer
  * stays off the hook's stack, which also holds resolve()'s frame. */
@@ -438,6 +448,7 @@ static __noinline void taint_crypto(const char *kmod_name, __u64 cgid)
 		return;
 	s.record = 1;
 	s.start = 7;
+	unknown_zero(&s.j);
 	s.v.time_ns = bpf_ktime_get_boot_ns();
 	s.v.cgroup_id = cgid;
 	bpf_loop(CRYPTO_MAX_ALG_NAME, crypto_scan_char, &s, 0);
@@ -450,6 +461,7 @@ static __noinline void taint_alg_name(const char *name, __u64 cgid)
 	struct crypto_scan s = {};
 	bpf_probe_read_kernel_str(s.buf, sizeof(s.buf), name);
 	s.record = 1;
+	unknown_zero(&s.j);
 	s.v.time_ns = bpf_ktime_get_boot_ns();
 	s.v.cgroup_id = cgid;
 	bpf_loop(CRYPTO_MAX_ALG_NAME, crypto_scan_char, &s, 0);
@@ -465,18 +477,16 @@ static __noinline __u64 crypto_tainted(const char *kmod_name)
 	if (!crypto_prefix(s.buf))
 		return 0;
 	s.start = 7;
+	unknown_zero(&s.j);
 	bpf_loop(CRYPTO_MAX_ALG_NAME, crypto_scan_char, &s, 0);
-	/* "-all": the second request crypto_larval_lookup makes. */
+	/* "-all": the second request crypto_larval_lookup makes. The index
+	 * is masked so every verifier can bound it (j is unknown to it). */
 	__u32 j = s.j;
 	if (j >= 4 && j < CRYPTO_NAME_LEN) {
-		__u32 d = j - 4;
-		if (d < CRYPTO_NAME_LEN - 4 && s.k.name[d] == '-' && s.k.name[d + 1] == 'a' &&
-		    s.k.name[d + 2] == 'l' && s.k.name[d + 3] == 'l') {
-			s.k.name[d] = 0;
-			s.k.name[d + 1] = 0;
-			s.k.name[d + 2] = 0;
-			s.k.name[d + 3] = 0;
-		}
+		__u32 d = (j - 4) & 31;
+		if (d + 4 == j && s.k.name[d] == '-' && s.k.name[d + 1] == 'a' &&
+		    s.k.name[d + 2] == 'l' && s.k.name[d + 3] == 'l')
+			__builtin_memset(&s.k.name[d], 0, 4);
 	}
 	struct crypto_taint *t = bpf_map_lookup_elem(&crypto_taint, &s.k);
 	if (!t || bpf_ktime_get_boot_ns() - t->time_ns > CRYPTO_TAINT_NS)

@@ -366,6 +366,42 @@ static __always_inline int deny_raw_storage(struct file *file, __u16 hook)
 	return deny_raw_storage_e(&e, file, hook);
 }
 
+/* streq16: buf (NUL-terminated, 16 bytes) equals the literal lit of n
+ * bytes, NUL included. */
+static __always_inline bool streq16(const char *buf, const char *lit, int n)
+{
+	for (int i = 0; i < n && i < 16; i++) {
+		if (buf[i] != lit[i])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * K1/E4: proc_pid_write_allowed, the allow list of /proc/<pid>/... files a
+ * sandboxed process may write (on its own processes: deny_kernel_write
+ * refuses those of processes outside): each acts on that process alone.
+ * Everything else is refused, whatever a kernel adds next: autogroup (the
+ * session's nice level, shared with processes outside), loginuid (the
+ * host's audit trail), fault injection, latency and scheduler statistics.
+ */
+static __always_inline bool proc_pid_write_allowed(struct file *file)
+{
+	char buf[16] = {};
+	bpf_probe_read_kernel_str(buf, sizeof(buf),
+				  BPF_CORE_READ(file, f_path.dentry, d_name.name));
+	return streq16(buf, "oom_score_adj", 14) || streq16(buf, "oom_adj", 8) ||
+	       streq16(buf, "comm", 5) || streq16(buf, "coredump_filter", 16) ||
+	       streq16(buf, "clear_refs", 11) || streq16(buf, "mem", 4) ||
+	       streq16(buf, "uid_map", 8) || streq16(buf, "gid_map", 8) ||
+	       streq16(buf, "projid_map", 11) || streq16(buf, "setgroups", 10) ||
+	       streq16(buf, "timens_offsets", 15) || streq16(buf, "timerslack_ns", 14) ||
+	       /* attr/: the process's own LSM labels */
+	       streq16(buf, "current", 8) || streq16(buf, "exec", 5) ||
+	       streq16(buf, "fscreate", 9) || streq16(buf, "keycreate", 10) ||
+	       streq16(buf, "sockcreate", 11);
+}
+
 /* W2/W5: open for write or with O_TRUNC (O_RDONLY|O_TRUNC truncates), by
  * open(2), openat2, or io_uring IORING_OP_OPENAT alike. N7: any open of a
  * network-class device under network=false. K5, every ceiling: block
@@ -447,12 +483,12 @@ int BPF_PROG(file_permission, struct file *file, int mask, int ret)
 		/* Every ceiling, every write path: the kernel log is the
 		 * host's audit trail too; a sandbox writes no lines into it. */
 		return tamper(&e, HOOK_KMSG_WRITE, OBJ_NONE, 0);
-	if (magic == PROC_SUPER_MAGIC) {
-		/* E4: /proc/<pid>/autogroup sets the nice level of the whole
-		 * session's autogroup, processes outside included (the kernel
-		 * asks task_setnice only about the caller). */
-		const char *name = (const char *)BPF_CORE_READ(file, f_path.dentry, d_name.name);
-		if (name_is(name, "autogroup", 10))
+	if (magic == PROC_SUPER_MAGIC && !proc_pid_write_allowed(file)) {
+		/* K1/E4: only /proc/<pid> files that act on that process
+		 * alone; /proc/self/autogroup, for one, renices the whole
+		 * session, processes outside included (task_setnice is asked
+		 * only about the caller). */
+		if (proc_pid_of(inode))
 			return tamper(&e, HOOK_PROC_WRITE, OBJ_NONE, 0);
 	}
 	if (kfs) {

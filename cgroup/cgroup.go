@@ -3,8 +3,8 @@
 // workloads in. Creation, kill and removal go through containerd/cgroups/v3.
 //
 // The cgroup2 mount is read from /proc/self/mountinfo, never assumed: hosts
-// in hybrid mode mount it at /sys/fs/cgroup/unified (shared/docs/
-// kernel-testing.md), unified hosts at /sys/fs/cgroup.
+// in hybrid mode (v1 controllers, as on this project's development VMs)
+// mount it at /sys/fs/cgroup/unified, unified hosts at /sys/fs/cgroup.
 package cgroup
 
 import (

@@ -13,7 +13,7 @@ const hybridMountinfo = `25 30 0:23 / /sys rw,nosuid,nodev,noexec,relatime share
 `
 
 // The cgroup2 mount is found wherever it is (hybrid hosts put it at
-// /sys/fs/cgroup/unified; shared/docs/kernel-testing.md), never assumed.
+// /sys/fs/cgroup/unified), never assumed.
 func TestParseMountinfoFindsCgroup2(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{hybridMountinfo, "/sys/fs/cgroup/unified"},

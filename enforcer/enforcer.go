@@ -671,7 +671,7 @@ func lsmParams(kernel *btf.Spec, hook string) int {
 
 // lsmUsable reports why BPF LSM programs would enforce nothing: "bpf" must
 // be in the active LSM list (if it is not, programs load and attach but are
-// never called: shared/docs/kernel-testing.md).
+// never called, a case the VM harness's positive control guards against).
 func lsmUsable() error {
 	active, err := ActiveLSMs()
 	if err != nil {

@@ -7,7 +7,7 @@
 //
 // A Result separates "the operation failed with errno E" (Errno) from "the
 // probe could not even attempt the operation" (Setup): the second is a test
-// bug, never a pass (shared/docs/threat-model.md, the tri-state rule).
+// bug, never a pass (docs/threat-model.md, the tri-state rule).
 package probe
 
 import (

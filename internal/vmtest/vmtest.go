@@ -1,7 +1,7 @@
 // Package vmtest lets kernel tests say what they need from the machine.
 //
 // Tests that need BPF LSM programs call RequireLSM. On a host that cannot load
-// them (see shared/docs/kernel-testing.md: these hosts refuse LSM and fentry
+// them (the project's development hosts refuse LSM and fentry
 // programs with EPERM) the test is skipped with the reason. Inside the
 // scripts/vmtest guest, where ENFORCERD_VMTEST=1 is set by /init, a missing
 // capability is a test failure instead: VM runs must never skip silently.

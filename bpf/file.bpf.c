@@ -453,21 +453,24 @@ int BPF_PROG(file_permission, struct file *file, int mask, int ret)
 		magic = sb ? sb->s_magic : 0;
 	}
 	bool kfs = magic && kernel_fs_magic(magic);
-	if (!special && !kfs) {
-		/* The common case: reads of files, and writes the write
-		 * ceiling decides. Cheap exits before any map lookup. */
-		if (!write || file_exempt(file))
-			return 0;
-	}
+	/* Reads matter only on inet sockets and network devices: every
+	 * other read (files, ttys, unix sockets, on the whole host) returns
+	 * here, before any map lookup. */
+	bool net = special && fmt != S_IFBLK && network_file(file, inode);
+	if (!write && !net)
+		return 0;
+	/* Writes the write ceiling alone decides: pipes, memfds, ... exempt. */
+	if (!special && !kfs && file_exempt(file))
+		return 0;
 	/* One effective ceiling for every check below (the 6.1 verifier's
 	 * combined stack limit: one struct effective per frame). */
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
 	int r;
-	if (fmt == S_IFBLK && write)
+	if (fmt == S_IFBLK) /* a write: reads returned above */
 		return deny_raw_storage_e(&e, file, HOOK_FILE_PERMISSION);
-	if (special && network_file(file, inode)) {
+	if (net) {
 		r = deny_network_file_e(&e, file, HOOK_FILE_PERMISSION);
 		if (r)
 			return r;

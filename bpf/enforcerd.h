@@ -60,6 +60,9 @@
 #define CEILING_PENDING (1U << 1)    /* registered, not yet in force: the
 				      * first exec in the subtree activates it
 				      * (lifecycle.bpf.c) */
+#define CEILING_PARTIAL_OK (1U << 2) /* accepted with partial coverage
+				      * (enforcer.Entry.AllowPartial); the
+				      * programs do not read it */
 
 /* The ceiling one registered cgroup imposes on its whole subtree. */
 struct ceiling {

@@ -34,6 +34,13 @@ type Config struct {
 	// SweepInterval: how often containers whose cgroup vanished without a
 	// poststop hook are dropped ("0s" disables).
 	SweepInterval time.Duration `yaml:"sweep_interval"`
+	// AllowPartial accepts registrations this host can enforce only in
+	// part (without BPF LSM, network=false covers only the inet sockets a
+	// workload creates, and nothing stops a privileged workload from
+	// leaving its cgroup). Default false: such registrations are refused
+	// (HTTP 422, code "partial_coverage"). It also caps `enforcerd run
+	// --allow-partial` while the daemon runs.
+	AllowPartial bool `yaml:"allow_partial"`
 	Pending       PendingConfig `yaml:"pending"`
 	Audit         AuditConfig   `yaml:"audit"`
 	Metrics       MetricsConfig `yaml:"metrics"`

@@ -31,7 +31,7 @@ func TestConfig(t *testing.T) {
 	for _, bad := range []string{
 		"sockett: /x\n", "audit:\n  size: 3\n", "socket: relative\n", "audit:\n  max_size_mb: 0\n",
 		"metrics:\n  listen: nohostport\n", "socket: /" + strings.Repeat("a", 120) + "\n", "state: [\n",
-		"pending:\n  deadline: 0s\n", "pending:\n  check_interval: -1s\n", "pending:\n  deadlin: 3s\n",
+		"pending:\n  deadline: 0s\n", "allow_partial: maybe\n", "allow-partial: true\n", "pending:\n  check_interval: -1s\n", "pending:\n  deadlin: 3s\n",
 	} {
 		c := DefaultConfig()
 		if err := ParseConfig([]byte(bad), &c); err == nil {

@@ -88,6 +88,7 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		Enforcer: enf, Cgroups: registry.SystemCgroups{Mount: mount},
 		StatePath: cfg.State, SelfGroup: self, Log: log,
 		PendingDeadline: cfg.Pending.Deadline,
+		AllowPartial:    cfg.AllowPartial,
 		OnEvent: func(ev registry.Event) {
 			if onEvent != nil {
 				onEvent(ev)
@@ -111,11 +112,20 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 	hub := audit.NewHub()
 	m := metrics.New(metrics.Sources{
 		Registered: reg.Len, LostRecords: enf.LostRecords, Hooks: enf.Hooks, Dropped: hub.Dropped,
+		Unenforced: reg.Unenforced,
 	})
 	onEvent = func(ev registry.Event) {
-		m.Pending.WithLabelValues(ev.Kind).Inc()
-		log.Info("activation", "container", ev.Container, "cgroup", ev.Cgroup, "outcome", ev.Kind, "reason", ev.Reason)
+		switch ev.Kind {
+		case registry.EventRegistered, registry.EventNarrowed:
+			if len(ev.Unenforced) > 0 {
+				log.Warn("registered with partial coverage (allow_partial)", "container", ev.Container, "cgroup", ev.Cgroup, "event", ev.Kind, "not_enforced", ev.Unenforced)
+			}
+		default:
+			m.Pending.WithLabelValues(ev.Kind).Inc()
+			log.Info("activation", "container", ev.Container, "cgroup", ev.Cgroup, "outcome", ev.Kind, "reason", ev.Reason)
+		}
 		rec := audit.Event(ev.Time, ev.Container, ev.CgroupID, ev.Cgroup, ev.Kind, ev.Reason, ev.Fingerprint)
+		rec.Unenforced = ev.Unenforced
 		if alog != nil {
 			if err := alog.Write(rec); err != nil {
 				m.AuditErrors.Inc()
@@ -144,6 +154,7 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		return map[string]any{
 			"version": version, "pid": os.Getpid(), "containers": reg.Len(),
 			"network_coverage": enf.NetworkCoverage(), "activate_at_exec": enf.CanActivateAtExec(),
+			"allow_partial": cfg.AllowPartial,
 			"lost_records": lost, "hooks": enf.Hooks(),
 		}
 	}}

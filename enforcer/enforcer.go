@@ -96,6 +96,11 @@ type Entry struct {
 	// ExecAllow: with shell=none, the files processes in the cgroup may
 	// execute besides the entrypoint, by identity (device + inode).
 	ExecAllow []FileID
+	// AllowPartial: the caller accepts that this host enforces the ceiling
+	// only in part (Coverage.Partial). It is kept with the entry (a flag
+	// bit the programs ignore), so Lookup returns it and re-registering a
+	// looked-up entry is accepted as it was.
+	AllowPartial bool
 }
 
 // FileID identifies a file the way the kernel does: the device of its
@@ -159,6 +164,7 @@ const (
 	denyTamper      = 1 << 4
 	flagAuditOnly   = 1 << 0
 	flagPending     = 1 << 1
+	flagPartialOK   = 1 << 2
 	bpfFSMagic      = 0xcafe4a11
 	securityFSMagic = 0x73636673
 )
@@ -717,35 +723,9 @@ func (e *Enforcer) LayerError(l Layer) error {
 	return nil
 }
 
-// CanEnforce returns nil when every restricted field of c is enforced on this
-// host, else an error wrapping ErrCannotEnforce that names each field and why.
-// network=false is enforced by the LSM layer, or (inet sockets only) by the
-// cgroup-BPF layer; write=false needs the LSM layer; shell ceilings other
-// than full need the LSM layer (exec hooks).
-func (e *Enforcer) CanEnforce(c policy.KernelCeiling) error {
-	var why []string
-	if !c.Network && e.LayerError(LayerLSM) != nil && e.LayerError(LayerCgroup) != nil {
-		why = append(why, fmt.Sprintf("network: no BPF LSM (%v) and no cgroup-BPF (%v)", e.LayerError(LayerLSM), e.LayerError(LayerCgroup)))
-	}
-	if !c.Write {
-		if err := e.LayerError(LayerLSM); err != nil {
-			why = append(why, fmt.Sprintf("write: needs BPF LSM programs: %v", err))
-		}
-	}
-	if c.Shell != policy.ShellFull {
-		if err := e.LayerError(LayerLSM); err != nil {
-			why = append(why, fmt.Sprintf("shell=%s: needs BPF LSM programs: %v", c.Shell, err))
-		}
-	}
-	if len(why) > 0 {
-		return fmt.Errorf("%w: %s", ErrCannotEnforce, strings.Join(why, "; "))
-	}
-	return nil
-}
-
 // NetworkCoverage describes how network=false is enforced here: "full" (BPF
-// LSM socket hooks), "inet-only" (cgroup-BPF alone: AF_INET/AF_INET6
-// sockets; other families and unix brokers are not covered), or "none".
+// LSM socket hooks), "inet-only" (cgroup-BPF alone: Coverage reports the
+// GapNetworkNonInet part), or "none".
 func (e *Enforcer) NetworkCoverage() string {
 	switch {
 	case e.LayerError(LayerLSM) == nil:
@@ -763,8 +743,10 @@ func (e *Enforcer) CanActivateAtExec() bool { return e.LayerError(LayerLifecycle
 
 // Register installs the ceiling for a cgroup and its whole subtree. An
 // existing registration of the same cgroup is replaced. Errors: the cgroup is
-// too deep for the in-kernel walk; ErrCannotEnforce (unless AuditOnly); a
-// pending entry on a host that cannot activate it at exec.
+// too deep for the in-kernel walk; ErrCannotEnforce when Coverage refuses
+// the entry (Coverage.Err: a field without mechanism, or partial coverage
+// without AllowPartial; never for AuditOnly); a pending entry on a host that
+// cannot activate it at exec.
 func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
 	if cg.ID == 0 {
 		return fmt.Errorf("register cgroup %s: no cgroup id", cg.Group)
@@ -772,10 +754,8 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
 	if cg.Level >= MaxCgroupLevel {
 		return fmt.Errorf("register cgroup %s: level %d is deeper than the supported %d", cg.Group, cg.Level, MaxCgroupLevel-1)
 	}
-	if !en.AuditOnly {
-		if err := e.CanEnforce(en.Ceiling); err != nil {
-			return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
-		}
+	if err := e.Coverage(en.Ceiling).Err(en.AuditOnly, en.AllowPartial); err != nil {
+		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
 	if en.Pending {
 		// Never turn an active registration back into a pending one: that
@@ -1023,6 +1003,9 @@ func encode(en Entry) bpf.NetworkCeiling {
 	if en.Pending {
 		v.Flags |= flagPending
 	}
+	if en.AllowPartial {
+		v.Flags |= flagPartialOK
+	}
 	return v
 }
 
@@ -1033,8 +1016,9 @@ func decode(v bpf.NetworkCeiling) Entry {
 			Write:   v.Deny&denyWrite == 0,
 			Shell:   decodeShell(v.Deny),
 		},
-		AuditOnly: v.Flags&flagAuditOnly != 0,
-		Pending:   v.Flags&flagPending != 0,
+		AuditOnly:    v.Flags&flagAuditOnly != 0,
+		Pending:      v.Flags&flagPending != 0,
+		AllowPartial: v.Flags&flagPartialOK != 0,
 	}
 }
 

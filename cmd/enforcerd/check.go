@@ -43,9 +43,14 @@ Exit status: 0 every ceiling field is enforceable; 1 at least one is not
 `
 
 type checkField struct {
+	// Enforceable: enforced in full.
 	Enforceable bool   `json:"enforceable"`
 	By          string `json:"by,omitempty"`
 	Detail      string `json:"detail,omitempty"`
+	// Unenforced: what is not enforced when the field is enforced only in
+	// part (registrations are then refused unless partial coverage is
+	// allowed).
+	Unenforced []enforcer.Gap `json:"unenforced,omitempty"`
 }
 
 type checkLayer struct {
@@ -155,16 +160,20 @@ func buildCheckReport(pinDir string) checkReport {
 	}
 	full := policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}
 	field := func(name string, c policy.KernelCeiling, by string) {
-		if err := enf.CanEnforce(c); err != nil {
-			d := strings.TrimPrefix(err.Error(), enforcer.ErrCannotEnforce.Error()+": ")
-			r.Fields[name] = checkField{Detail: strings.TrimPrefix(d, name+": ")}
-			return
+		cov := enf.Coverage(c)
+		switch {
+		case len(cov.Missing) > 0:
+			r.Fields[name] = checkField{Detail: cov.Missing[0].Detail}
+		case len(cov.Partial) > 0:
+			r.Fields[name] = checkField{By: by, Unenforced: cov.Partial,
+				Detail: "enforced only in part: refused unless partial coverage is allowed (run --allow-partial, daemon allow_partial: true)"}
+		default:
+			r.Fields[name] = checkField{Enforceable: true, By: by}
 		}
-		r.Fields[name] = checkField{Enforceable: true, By: by}
 	}
 	netBy := "bpf-lsm socket hooks (every family; unix peers created outside the sandbox) + cgroup-bpf"
 	if enf.NetworkCoverage() == "inet-only" {
-		netBy = "cgroup-bpf only: AF_INET/AF_INET6 sockets; other families and unix brokers are NOT covered without BPF LSM"
+		netBy = "cgroup-bpf only: AF_INET/AF_INET6 sockets the workload creates"
 	}
 	c := full
 	c.Network = false
@@ -219,9 +228,15 @@ func printCheckReport(w io.Writer, r checkReport) {
 	fmt.Fprintln(w)
 	for _, f := range []string{"network", "write", "shell"} {
 		cf := r.Fields[f]
-		if cf.Enforceable {
+		switch {
+		case cf.Enforceable:
 			fmt.Fprintf(w, "%-8s enforceable: %s\n", f+":", cf.By)
-		} else {
+		case len(cf.Unenforced) > 0:
+			fmt.Fprintf(w, "%-8s PARTIAL (refused unless partial coverage is allowed): %s\n", f+":", cf.By)
+			for _, g := range cf.Unenforced {
+				fmt.Fprintf(w, "%-8s   not enforced: %s\n", "", g)
+			}
+		default:
 			fmt.Fprintf(w, "%-8s NOT enforceable: %s\n", f+":", cf.Detail)
 		}
 	}

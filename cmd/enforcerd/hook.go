@@ -73,11 +73,18 @@ Flags:
 Install: see deploy/README.md (hooks.d JSON for podman and CRI-O, a runc
 config.json example, systemd-nspawn with --oci-bundle).
 
+Fail closed: the daemon refuses a ceiling this host enforces only in part
+(without BPF LSM: network=false covers only the inet sockets the workload
+creates) unless its configuration says allow_partial: true; the hook then
+exits 125 and the runtime does not start the container.
+
 Exit status:
   0    registered (createRuntime) or unregistered (poststop)
-  1    other failure (I/O, daemon error)
+  1    the daemon refused the registration (a conflict, an unknown parent,
+       a request it found bad) or another failure (I/O, daemon error)
   2    usage error, malformed state JSON or annotations
-  125  the ceiling cannot be enforced, or the daemon is unreachable
+  125  the ceiling cannot be enforced (in full, unless the daemon allows
+       partial coverage), or the daemon is unreachable
 `
 
 // hookPidGroup finds a container's cgroup from its pid (tests substitute it).
@@ -144,6 +151,9 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "enforcerd hook createRuntime: container %s registered: cgroup %s (id %d), kernel %s, audit_only=%t, fingerprint %s, activation %s\n",
 			c.ID, c.Cgroup, c.CgroupID, c.Kernel, c.AuditOnly, c.Fingerprint, c.Activation)
+		for _, g := range c.Unenforced {
+			fmt.Fprintf(stderr, "enforcerd hook createRuntime: container %s: partial coverage (the daemon allows it): NOT enforced: %s\n", c.ID, g)
+		}
 		if c.ActivationReason != "" {
 			fmt.Fprintf(stderr, "enforcerd hook createRuntime: container %s: in force at once: %s\n", c.ID, c.ActivationReason)
 		}
@@ -168,7 +178,12 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 }
 
-// hookExit maps a daemon error to the hook's exit status.
+// hookExit maps a daemon error to the hook's exit status: 125 when the
+// ceiling cannot be enforced (HTTP 422, including partial coverage the
+// daemon does not allow) or the daemon is unreachable; 1 for every other
+// refusal or failure (a conflict, an unknown parent, a bad request, a 5xx).
+// Exit 2 is only for the hook's own malformed input, decided before the
+// daemon is asked.
 func hookExit(err error) int {
 	var ae *api.Error
 	switch {
@@ -176,8 +191,6 @@ func hookExit(err error) int {
 		return exitCannotEnforce
 	case errors.As(err, &ae) && ae.Status == http.StatusUnprocessableEntity:
 		return exitCannotEnforce
-	case errors.As(err, &ae) && ae.Status < 500:
-		return exitUsage
 	}
 	return exitFailure
 }

@@ -18,6 +18,12 @@ import (
 // hookDaemon serves the API on a socket with a fake enforcer; the test
 // process's own cgroup is the "container" cgroup.
 func hookDaemon(t *testing.T) (string, *registrytest.Enforcer) {
+	return hookDaemonWith(t, true)
+}
+
+// hookDaemonWith is hookDaemon with the daemon's allow_partial setting (the
+// fake enforcer is a host without BPF LSM: network=false is partial).
+func hookDaemonWith(t *testing.T, allowPartial bool) (string, *registrytest.Enforcer) {
 	t.Helper()
 	const self = "/runtime/ctr"
 	hookPidGroup = func(pid int) (string, error) {
@@ -32,7 +38,7 @@ func hookDaemon(t *testing.T) (string, *registrytest.Enforcer) {
 	cgs.Add(self)
 	cgs.Add("/host")
 	cgs.SetPid(os.Getpid(), self)
-	reg := registry.New(registry.Options{Enforcer: enf, Cgroups: cgs, StatePath: filepath.Join(t.TempDir(), "state.json")})
+	reg := registry.New(registry.Options{Enforcer: enf, Cgroups: cgs, StatePath: filepath.Join(t.TempDir(), "state.json"), AllowPartial: allowPartial})
 	srv := &api.Server{Reg: reg, Hub: audit.NewHub(), PeerGroup: func(int) (string, error) { return "/host", nil }}
 	sock := filepath.Join(t.TempDir(), "s.sock")
 	ln, err := api.Listen(sock)
@@ -82,7 +88,7 @@ func TestHookCreateRuntimeAndPoststop(t *testing.T) {
 }
 
 func TestHookRefusesContainer(t *testing.T) {
-	sock, enf := hookDaemon(t)
+	sock, enf := hookDaemonWith(t, false)
 	pid := os.Getpid()
 	cases := []struct {
 		name, socket, stdin string
@@ -95,7 +101,8 @@ func TestHookRefusesContainer(t *testing.T) {
 		{"malformed state", sock, `{"ociVersion":"1.0.2-dev","id":`, exitUsage},
 		{"no pid", sock, `{"ociVersion":"1.0.2-dev","id":"a","annotations":{"enforcerd.io/role":"test"}}`, exitUsage},
 		{"cannot enforce (no BPF LSM)", sock, stateJSON("a", pid, `"enforcerd.io/ceiling":"write=false"`), exitCannotEnforce},
-		{"unknown parent", sock, stateJSON("a", pid, `"enforcerd.io/role":"test","enforcerd.io/parent":"nope"`), exitUsage},
+		{"partial coverage not allowed", sock, stateJSON("a", pid, `"enforcerd.io/ceiling":"network=false"`), exitCannotEnforce},
+		{"unknown parent (daemon-side refusal)", sock, stateJSON("a", pid, `"enforcerd.io/role":"test","enforcerd.io/parent":"nope"`), exitFailure},
 		{"dead pid", sock, stateJSON("a", 999999999, `"enforcerd.io/role":"test"`), exitCannotEnforce},
 	}
 	for _, tc := range cases {
@@ -112,5 +119,33 @@ func TestHookRefusesContainer(t *testing.T) {
 	}
 	if code, _ := runHookWith(sock, "createContainer", stateJSON("a", pid, `"enforcerd.io/role":"test"`)); code != exitUsage {
 		t.Fatalf("unknown stage exit %d", code)
+	}
+}
+
+// TestHookPartialCoverage: a ceiling the host enforces only in part is
+// refused (125, the gaps named) unless the daemon allows partial coverage;
+// then the hook says what is not enforced. A daemon-side conflict exits 1.
+func TestHookPartialCoverage(t *testing.T) {
+	st := stateJSON("p1", os.Getpid(), `"enforcerd.io/ceiling":"network=false"`)
+	sock, enf := hookDaemonWith(t, false)
+	code, msg := runHookWith(sock, "createRuntime", st)
+	if code != exitCannotEnforce || !strings.Contains(msg, "network-non-inet") || !strings.Contains(msg, "tamper") {
+		t.Fatalf("partial coverage, not allowed: exit %d, want %d naming the gaps: %s", code, exitCannotEnforce, msg)
+	}
+	if enf.Len() != 0 {
+		t.Fatal("a refused container left a map entry")
+	}
+	sock, enf = hookDaemonWith(t, true)
+	code, msg = runHookWith(sock, "createRuntime", st)
+	if code != exitOK || !strings.Contains(msg, "NOT enforced: network-non-inet") {
+		t.Fatalf("partial coverage, allowed: exit %d, want 0 and the gaps named: %s", code, msg)
+	}
+	for _, en := range enf.M {
+		if !en.AllowPartial {
+			t.Errorf("entry %+v: not marked as accepted with partial coverage", en)
+		}
+	}
+	if code, msg := runHookWith(sock, "createRuntime", st); code != exitFailure {
+		t.Fatalf("second registration of p1 (conflict): exit %d, want %d: %s", code, exitFailure, msg)
 	}
 }

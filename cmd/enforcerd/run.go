@@ -1,19 +1,24 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/api"
@@ -49,6 +54,15 @@ Flags:
   --exec-allow PATH      with --shell=none: another binary CMD may exec
                          (repeatable; matched by device and inode)
   --audit-only           do not deny: run CMD and report would-be denials
+  --allow-partial        accept a ceiling this host enforces only in part
+                         (without BPF LSM: network=deny covers only the
+                         AF_INET/AF_INET6 sockets CMD creates, and nothing
+                         stops a root CMD from leaving its cgroup). Without
+                         it such a ceiling is refused (exit 125) and the
+                         message names what would not be enforced. While
+                         the enforcerd daemon runs, its configuration caps
+                         this flag: with allow_partial: false there,
+                         --allow-partial is refused too.
   --cgroup-parent GROUP  cgroup v2 path to create the transient cgroup under
                          (default: enforcerd's own cgroup)
   --pin-dir DIR          bpffs directory of the pinned programs and maps
@@ -61,13 +75,21 @@ Flags:
   -q, --quiet            do not print denials
 
 --role and the explicit flags clamp together: the result is never wider than
-either.
+either. When --cgroup-parent (or enforcerd's own cgroup) lies inside a
+registered cgroup, that ceiling also applies to CMD (the meet of both, the
+narrowest of each field); run then says which fields it narrows, and prints
+the denials it decides for CMD's processes as well.
+
+Fail closed: a field this host cannot enforce at all (write=deny or a shell
+ceiling without BPF LSM) is always refused with exit 125; a field it
+enforces only in part is refused unless --allow-partial is given (see
+"enforcerd check"). CMD never runs when enforcerd exits 125.
 
 Exit status:
   CMD's own status (128+N when killed by signal N)
   2    usage error (bad flag or value, missing --)
   125  enforcerd could not enforce the ceiling; CMD never ran
-  126  CMD is not executable
+  126  CMD is not executable (no permission, exec format error, denied)
   127  CMD was not found
 `
 
@@ -117,6 +139,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 type runOptions struct {
 	ceiling      policy.KernelCeiling
 	auditOnly    bool
+	allowPartial bool
 	quiet        bool
 	execAllow    []string
 	cgroupParent string
@@ -147,6 +170,7 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 	fs.Var(&shell, "shell", "")
 	fs.Var(&execAllow, "exec-allow", "")
 	fs.BoolVar(&o.auditOnly, "audit-only", false, "")
+	fs.BoolVar(&o.allowPartial, "allow-partial", false, "")
 	fs.BoolVar(&o.quiet, "quiet", false, "")
 	fs.BoolVar(&o.quiet, "q", false, "")
 	fs.StringVar(&o.cgroupParent, "cgroup-parent", "", "")
@@ -253,14 +277,23 @@ func enforceAndRun(o runOptions, bin string, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	defer enf.Close()
-	if err := enf.CanEnforce(o.ceiling); err != nil {
-		if !o.auditOnly {
-			return fail("%v", err)
+	cov := enf.Coverage(o.ceiling)
+	if err := cov.Err(o.auditOnly, o.allowPartial); err != nil {
+		if errors.Is(err, enforcer.ErrPartialCoverage) {
+			return fail("%v (--allow-partial)", err)
 		}
-		fmt.Fprintf(stderr, "enforcerd run: warning: audit-only, and some fields cannot even be observed here: %v\n", err)
+		return fail("%v", err)
 	}
-	if !o.ceiling.Network && enf.NetworkCoverage() == "inet-only" {
-		fmt.Fprintf(stderr, "enforcerd run: warning: network=deny is enforced by cgroup-BPF only (AF_INET/AF_INET6 sockets); other families, unix brokers and tamper protection (a root child leaving its cgroup) need BPF LSM: %v\n", enf.LayerError(enforcer.LayerLSM))
+	if o.auditOnly && !cov.Full() {
+		fmt.Fprintf(stderr, "enforcerd run: warning: audit-only, and some would-be denials cannot even be observed here: %s\n", strings.Join(gapLines(cov.Gaps()), "; "))
+	} else if len(cov.Partial) > 0 {
+		// Only reached with --allow-partial: the daemon, if one runs,
+		// must allow partial coverage too (its operator's choice caps
+		// this flag).
+		if err := daemonAllowsPartial(o.socket); err != nil {
+			return fail("--allow-partial: %v", err)
+		}
+		fmt.Fprintf(stderr, "enforcerd run: partial coverage (--allow-partial): NOT enforced: %s\n", strings.Join(gapLines(cov.Partial), "; "))
 	}
 	parent := o.cgroupParent
 	if parent == "" {
@@ -290,7 +323,17 @@ func enforceAndRun(o runOptions, bin string, stderr io.Writer) int {
 			}
 		}
 	}()
-	entry := enforcer.Entry{Ceiling: o.ceiling, AuditOnly: o.auditOnly, Pending: enf.CanActivateAtExec()}
+	outer, err := outerCeilings(enf, mount, parent)
+	if err != nil {
+		return fail("%v", err)
+	}
+	for _, oc := range outer {
+		if meet := o.ceiling.Clamp(oc.entry.Ceiling); meet != o.ceiling {
+			fmt.Fprintf(stderr, "enforcerd run: nested in registered cgroup %s, whose ceiling %s narrows this run's %s to %s\n", oc.cg, oc.entry.Ceiling, o.ceiling, meet)
+		}
+	}
+	entry := enforcer.Entry{Ceiling: o.ceiling, AuditOnly: o.auditOnly, Pending: enf.CanActivateAtExec(),
+		AllowPartial: len(cov.Partial) > 0}
 	for _, p := range o.execAllow {
 		id, err := enforcer.FileIDOf(p)
 		if err != nil {
@@ -329,7 +372,7 @@ func enforceAndRun(o runOptions, bin string, stderr io.Writer) int {
 		if rd, err = enf.NewReader(); err != nil {
 			return fail("%v", err)
 		}
-		go printDenials(rd, cg.ID, stderr, done)
+		go printDenials(rd, denialFilter(cg, outer), stderr, done)
 	}
 	lostBefore, _ := enf.LostRecords()
 
@@ -351,10 +394,7 @@ func enforceAndRun(o runOptions, bin string, stderr io.Writer) int {
 			rd.Close()
 		}
 		fmt.Fprintf(stderr, "enforcerd run: %v\n", err)
-		if errors.Is(err, os.ErrPermission) {
-			return exitNotExecutable
-		}
-		return exitNotFound
+		return startExit(err)
 	}
 	go func() {
 		for s := range sigs {
@@ -404,24 +444,135 @@ func daemonRunning(socket string) bool {
 	return true
 }
 
-// printDenials prints each record decided by the ceiling of cgroup id until
-// the reader is closed or its deadline passes.
-func printDenials(rd *enforcer.Reader, id uint64, w io.Writer, done chan<- struct{}) {
+// printDenials prints each record keep accepts until the reader is closed
+// or its deadline passes. by names the registered cgroup whose ceiling
+// decided ("" when it is this run's own).
+func printDenials(rd *enforcer.Reader, keep func(enforcer.Denial) (by string, ok bool), w io.Writer, done chan<- struct{}) {
 	defer close(done)
 	for {
 		d, err := rd.Read()
 		if err != nil {
 			return
 		}
-		if d.CeilingCgroupID != id {
+		by, ok := keep(d)
+		if !ok {
 			continue
 		}
 		verb := "denied"
 		if d.Audited {
 			verb = "audit: would deny"
 		}
+		if by != "" {
+			by = " by the ceiling of " + by
+		}
 		// Names come from the sandbox: escape them so that a file name
 		// or comm cannot forge a line or drive the terminal.
-		fmt.Fprintf(w, "enforcerd: %s %s %s (%s) pid=%d comm=%s\n", verb, d.Operation(), printable(d.Object.String()), d.Hook, d.TGID, printable(d.Comm))
+		fmt.Fprintf(w, "enforcerd: %s %s %s (%s)%s pid=%d comm=%s\n", verb, d.Operation(), printable(d.Object.String()), d.Hook, by, d.TGID, printable(d.Comm))
+	}
+}
+
+// startExit is run's exit status when CMD could not be started: 127 when
+// it does not exist, else 126 (no permission, an exec format error such as
+// a script without "#!", an exec the kernel refused), as shells do.
+func startExit(err error) int {
+	if errors.Is(err, os.ErrNotExist) {
+		return exitNotFound
+	}
+	return exitNotExecutable
+}
+
+// gapLines renders coverage gaps for a message.
+func gapLines(gs []enforcer.Gap) []string {
+	out := make([]string, len(gs))
+	for i, g := range gs {
+		out[i] = g.String()
+	}
+	return out
+}
+
+// daemonAllowsPartial returns nil when no daemon answers at socket or the
+// one that answers allows partial coverage (allow_partial: true), else why
+// not. A daemon that answers but whose status cannot be read refuses (fail
+// closed).
+func daemonAllowsPartial(socket string) error {
+	if !daemonRunning(socket) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := api.NewClient(socket, 5*time.Second).Status(ctx)
+	if err != nil {
+		return fmt.Errorf("the enforcerd daemon at %s answers but its status cannot be read (%v): refusing partial coverage", socket, err)
+	}
+	if ok, _ := st["allow_partial"].(bool); !ok {
+		return fmt.Errorf("the enforcerd daemon at %s does not allow partial coverage (allow_partial is not true in its configuration), which caps this flag", socket)
+	}
+	return nil
+}
+
+// outerCeiling is a registered cgroup at or above the cgroup a run creates
+// its own under.
+type outerCeiling struct {
+	cg    cgroup.Cgroup
+	entry enforcer.Entry
+}
+
+// outerCeilings lists the registered cgroups from group up to the root of
+// the cgroup2 hierarchy at mount, nearest first: their ceilings also apply
+// to a cgroup created under group (the kernel takes the meet).
+func outerCeilings(enf *enforcer.Enforcer, mount, group string) ([]outerCeiling, error) {
+	var out []outerCeiling
+	for g := path.Clean(group); g != "/" && g != "."; g = path.Dir(g) {
+		cg, err := cgroup.Open(mount, g)
+		if err != nil {
+			return nil, err
+		}
+		en, err := enf.Lookup(cg.ID)
+		if errors.Is(err, enforcer.ErrNotRegistered) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, outerCeiling{cg: cg, entry: en})
+	}
+	return out, nil
+}
+
+// denialFilter accepts the denials of run's own ceiling (cgroup cg), and
+// those an outer registered ceiling decided for a process inside cg's
+// subtree (attributed to that cgroup).
+func denialFilter(cg cgroup.Cgroup, outer []outerCeiling) func(enforcer.Denial) (string, bool) {
+	byID := map[uint64]string{}
+	for _, oc := range outer {
+		byID[oc.cg.ID] = oc.cg.String()
+	}
+	inside := map[uint64]bool{cg.ID: true}
+	return func(d enforcer.Denial) (string, bool) {
+		if d.CeilingCgroupID == cg.ID {
+			return "", true
+		}
+		by, ok := byID[d.CeilingCgroupID]
+		if !ok {
+			return "", false
+		}
+		if known, seen := inside[d.CgroupID]; seen {
+			return by, known
+		}
+		// A sub-cgroup CMD made: look for it under cg (cached).
+		found := false
+		_ = filepath.WalkDir(cg.Path(), func(p string, e fs.DirEntry, err error) error {
+			if err != nil || found || !e.IsDir() {
+				return nil
+			}
+			var st unix.Stat_t
+			if unix.Stat(p, &st) == nil && st.Ino == d.CgroupID {
+				found = true
+				return filepath.SkipAll
+			}
+			return nil
+		})
+		inside[d.CgroupID] = found
+		return by, found
 	}
 }

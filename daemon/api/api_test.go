@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,12 +26,13 @@ import (
 )
 
 type testServer struct {
-	socket string
-	reg    *registry.Registry
-	enf    registry.Enforcer
-	cgs    registry.Cgroups
-	hub    *audit.Hub
-	state  string
+	metrics *metrics.Metrics
+	socket  string
+	reg     *registry.Registry
+	enf     registry.Enforcer
+	cgs     registry.Cgroups
+	hub     *audit.Hub
+	state   string
 	// callerGroup is the cgroup the server attributes every peer to.
 	mu          sync.Mutex
 	callerGroup string
@@ -43,14 +45,19 @@ func (ts *testServer) setCaller(g string) {
 	ts.mu.Unlock()
 }
 
-func start(t *testing.T, enf registry.Enforcer, cgs registry.Cgroups) *testServer {
+func start(t *testing.T, enf registry.Enforcer, cgs registry.Cgroups, opts ...func(*registry.Options)) *testServer {
 	t.Helper()
 	dir := t.TempDir()
 	ts := &testServer{socket: filepath.Join(dir, "api.sock"), enf: enf, cgs: cgs, hub: audit.NewHub(),
 		state: filepath.Join(dir, "state.json"), callerGroup: "/host"}
-	ts.reg = registry.New(registry.Options{Enforcer: enf, Cgroups: cgs, StatePath: ts.state})
+	o := registry.Options{Enforcer: enf, Cgroups: cgs, StatePath: ts.state}
+	for _, f := range opts {
+		f(&o)
+	}
+	ts.reg = registry.New(o)
 	m := metrics.New(metrics.Sources{Registered: ts.reg.Len, LostRecords: func() (uint64, error) { return 0, nil },
-		Hooks: func() []enforcer.HookStatus { return nil }})
+		Hooks: func() []enforcer.HookStatus { return nil }, Unenforced: ts.reg.Unenforced})
+	ts.metrics = m
 	srv := &api.Server{Reg: ts.reg, Hub: ts.hub, Metrics: m, MaxBody: 4096, PeerGroup: func(int) (string, error) {
 		ts.mu.Lock()
 		defer ts.mu.Unlock()
@@ -325,4 +332,40 @@ func TestThousandContainersConcurrently(t *testing.T) {
 		cgs.Add(groups[i])
 	}
 	concurrently(t, ts, groups, "network=false", enf.Len)
+}
+
+// TestPartialCoverageAPI: on a host without BPF LSM (fake) a network=false
+// registration is 422 with code partial_coverage unless the daemon allows
+// partial coverage; then the response and the list say what is not
+// enforced, and the enforcerd_unenforced_containers metric counts it.
+func TestPartialCoverageAPI(t *testing.T) {
+	body := []byte(`{"id":"p","cgroup":"/c/p","ceiling":"network=false"}`)
+	enf, cgs := registrytest.NewEnforcer(false), registrytest.NewCgroups()
+	cgs.Add("/host")
+	cgs.Add("/c/p")
+	ts := start(t, enf, cgs)
+	status, eb := ts.raw(t, "POST", "/v1/containers", body)
+	if status != http.StatusUnprocessableEntity || eb.Code != metrics.ResultPartialCoverage || !strings.Contains(eb.Error, "network-non-inet") {
+		t.Fatalf("allow_partial=false: %d %+v, want 422 %s naming the gap", status, eb, metrics.ResultPartialCoverage)
+	}
+	if enf.Len() != 0 {
+		t.Fatal("refused registration left a map entry")
+	}
+	enf, cgs = registrytest.NewEnforcer(false), registrytest.NewCgroups()
+	cgs.Add("/host")
+	cgs.Add("/c/p")
+	ts = start(t, enf, cgs, func(o *registry.Options) { o.AllowPartial = true })
+	c, err := ts.client.Register(context.Background(), registry.Request{ID: "p", Cgroup: "/c/p", Ceiling: "network=false"})
+	if err != nil || len(c.Unenforced) != 2 || c.Unenforced[0].Code != enforcer.GapNetworkNonInet {
+		t.Fatalf("allow_partial=true: %+v, %v", c, err)
+	}
+	list, err := ts.client.List(context.Background())
+	if err != nil || len(list) != 1 || len(list[0].Unenforced) != 2 {
+		t.Fatalf("list %+v, %v: want the gaps", list, err)
+	}
+	rec := httptest.NewRecorder()
+	ts.metrics.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if want := `enforcerd_unenforced_containers{gap="network-non-inet"} 1`; !strings.Contains(rec.Body.String(), want) {
+		t.Errorf("metrics lack %q", want)
+	}
 }

@@ -297,6 +297,8 @@ func classify(err error) (int, string) {
 		return http.StatusNotFound, metrics.ResultNotFound
 	case errors.Is(err, registry.ErrConflict):
 		return http.StatusConflict, metrics.ResultConflict
+	case errors.Is(err, registry.ErrPartialCoverage):
+		return http.StatusUnprocessableEntity, metrics.ResultPartialCoverage
 	case errors.Is(err, registry.ErrCannotEnforce):
 		return http.StatusUnprocessableEntity, metrics.ResultCannotEnforce
 	case errors.Is(err, registry.ErrForbidden):
@@ -370,7 +372,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	s.count(metrics.ResultOK)
 	s.Log.Info("registered", "container", c.ID, "cgroup", c.Cgroup, "cgroup_id", c.CgroupID,
 		"kernel", c.Kernel.String(), "audit_only", c.AuditOnly, "activate", req.Activate, "activation", c.Activation,
-		"activation_reason", c.ActivationReason, "fingerprint", c.Fingerprint)
+		"activation_reason", c.ActivationReason, "fingerprint", c.Fingerprint, "unenforced", len(c.Unenforced))
 	writeJSON(w, http.StatusCreated, c)
 }
 

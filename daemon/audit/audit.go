@@ -35,10 +35,15 @@ type Record struct {
 	Decision        string `json:"decision"`        // denied | audited; daemon events: see Event
 	Fingerprint     string `json:"fingerprint"`
 	Reason          string `json:"reason,omitempty"` // daemon events: why
+	// Unenforced: registration records ("registered", "narrowed") of a
+	// ceiling the host enforces only in part: the gap codes (what is not
+	// enforced, e.g. "network-non-inet", "tamper").
+	Unenforced []string `json:"unenforced,omitempty"`
 }
 
 // HookDaemon is Record.Hook of decisions the daemon made (not a kernel
-// hook): Operation "activation" with Decision "activated_at_exec" or
+// hook): Operation "registration" with Decision "registered" or
+// "narrowed", Operation "activation" with Decision "activated_at_exec" or
 // "activated_immediately", Operation "pending_deadline" with Decision
 // "frozen", "refrozen" or "killed".
 const HookDaemon = "enforcerd"
@@ -50,6 +55,8 @@ func Event(t time.Time, container string, cgroupID uint64, cgroupPath, kind, rea
 	switch kind {
 	case "frozen", "refrozen", "killed":
 		op = "pending_deadline"
+	case "registered", "narrowed":
+		op = "registration"
 	}
 	return Record{
 		Time: t.UTC().Format(time.RFC3339Nano), Container: container, CgroupID: cgroupID, CeilingCgroupID: cgroupID,

@@ -22,6 +22,9 @@ const (
 	ResultConflict      = "conflict"
 	ResultNotFound      = "not_found"
 	ResultCannotEnforce = "cannot_enforce"
+	// ResultPartialCoverage: the host would enforce the ceiling only in
+	// part and the daemon's configuration does not allow that.
+	ResultPartialCoverage = "partial_coverage"
 	ResultForbidden     = "forbidden"
 	ResultError         = "error"
 )
@@ -32,6 +35,9 @@ type Sources struct {
 	LostRecords func() (uint64, error)
 	Hooks       func() []enforcer.HookStatus
 	Dropped     func() uint64 // follow-stream records dropped
+	// Unenforced counts the registered containers by coverage gap code
+	// (enforcer.Gap.Code); nil: the metric is not exported.
+	Unenforced func() map[string]int
 }
 
 // Metrics holds the collectors the daemon updates.
@@ -88,6 +94,12 @@ func New(src Sources) *Metrics {
 			Help: "Denial records API followers missed because they did not keep up.",
 		}, func() float64 { return float64(src.Dropped()) }))
 	}
+	if src.Unenforced != nil {
+		reg.MustRegister(&gapCollector{gaps: src.Unenforced, desc: prometheus.NewDesc(
+			"enforcerd_unenforced_containers",
+			"Registered containers whose ceiling this host enforces only in part (registered because partial coverage is allowed), by what is not enforced (gap: network-non-inet, tamper, ...).",
+			[]string{"gap"}, nil)})
+	}
 	reg.MustRegister(&hookCollector{hooks: src.Hooks, desc: prometheus.NewDesc(
 		"enforcerd_programs_attached",
 		"1 when the eBPF program of the hook is attached (loaded or re-adopted from its pin), else 0.",
@@ -123,6 +135,19 @@ func (m *Metrics) Forget(container string) {
 // Handler serves /metrics.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
+}
+
+type gapCollector struct {
+	gaps func() map[string]int
+	desc *prometheus.Desc
+}
+
+func (c *gapCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *gapCollector) Collect(ch chan<- prometheus.Metric) {
+	for gap, n := range c.gaps() {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), gap)
+	}
 }
 
 type hookCollector struct {

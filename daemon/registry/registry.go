@@ -39,6 +39,8 @@ var (
 	ErrConflict      = errors.New("conflict")
 	ErrForbidden     = errors.New("forbidden")
 	ErrCannotEnforce = enforcer.ErrCannotEnforce
+	// ErrPartialCoverage also matches ErrCannotEnforce.
+	ErrPartialCoverage = enforcer.ErrPartialCoverage
 )
 
 // Enforcer is the part of *enforcer.Enforcer the registry uses; tests pass a
@@ -48,6 +50,8 @@ type Enforcer interface {
 	Unregister(cgroupID uint64) error
 	Lookup(cgroupID uint64) (enforcer.Entry, error)
 	List() ([]enforcer.Registration, error)
+	// Coverage says what the host enforces of a ceiling.
+	Coverage(policy.KernelCeiling) enforcer.Coverage
 }
 
 // Cgroups resolves cgroups on the live system.
@@ -178,6 +182,10 @@ type Options struct {
 	// (the daemon writes them to the audit log and metrics). It is called
 	// without the registry's lock held.
 	OnEvent func(Event)
+	// AllowPartial accepts registrations this host enforces only in part
+	// (enforcer.Coverage.Partial; the daemon's allow_partial setting).
+	// They are refused with ErrPartialCoverage otherwise.
+	AllowPartial bool
 }
 
 // DefaultPendingDeadline is Options.PendingDeadline's default.
@@ -200,6 +208,11 @@ const (
 	// EventRefrozen: a frozen pending cgroup was found thawed and was
 	// frozen again.
 	EventRefrozen = "refrozen"
+	// EventRegistered: a registration was made; Event.Unenforced lists
+	// what the host does not enforce of its ceiling (partial coverage).
+	EventRegistered = "registered"
+	// EventNarrowed: a registration's ceiling was narrowed.
+	EventNarrowed = "narrowed"
 )
 
 // Event is one activation or freeze decision about a container.
@@ -211,6 +224,9 @@ type Event struct {
 	CgroupID    uint64
 	Fingerprint string
 	Reason      string
+	// Unenforced are the codes of the ceiling's coverage gaps
+	// (EventRegistered, EventNarrowed).
+	Unenforced []string
 }
 
 // Registry holds the registered containers.
@@ -377,7 +393,13 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 		}
 		c.InitPID = req.InitPID
 	}
-	entry := enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, Pending: req.Activate == ActivateExec}
+	cov := r.o.Enforcer.Coverage(c.Kernel)
+	if err := cov.Err(c.AuditOnly, r.o.AllowPartial); err != nil {
+		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
+	}
+	c.Unenforced = cov.Gaps()
+	entry := enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, Pending: req.Activate == ActivateExec,
+		AllowPartial: len(cov.Partial) > 0}
 	if err := r.o.Enforcer.Register(cg, entry); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
@@ -409,7 +431,28 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	}
 	r.byID[c.ID] = c
 	r.byCgroup[c.CgroupID] = c.ID
+	reg := r.event(c, EventRegistered, registeredReason(c))
+	reg.Unenforced = codes(c.Unenforced)
+	evs = append([]Event{reg}, evs...)
 	return c, nil
+}
+
+// registeredReason is the Reason of an EventRegistered or EventNarrowed
+// record: the kernel ceiling, and what of it is not enforced.
+func registeredReason(c state.Container) string {
+	s := "kernel " + c.Kernel.String()
+	if len(c.Unenforced) > 0 {
+		s += "; NOT ENFORCED: " + strings.Join(codes(c.Unenforced), ", ")
+	}
+	return s
+}
+
+func codes(gs []enforcer.Gap) []string {
+	var out []string
+	for _, g := range gs {
+		out = append(out, g.Code)
+	}
+	return out
 }
 
 // intruders returns why the pending registration c must not stay pending:
@@ -538,6 +581,8 @@ func (r *Registry) Narrow(id, ceilingText string) (state.Container, error) {
 	if len(ceilingText) > 1024 {
 		return state.Container{}, badf("ceiling too long")
 	}
+	var evs []Event
+	defer func() { r.emit(evs) }()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old, ok := r.byID[id]
@@ -560,8 +605,14 @@ func (r *Registry) Narrow(id, ceilingText string) (state.Container, error) {
 		return state.Container{}, fmt.Errorf("container %s: %w", id, err)
 	}
 	cg := cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}
+	cov := r.o.Enforcer.Coverage(c.Kernel)
+	if err := cov.Err(c.AuditOnly, r.o.AllowPartial || prev.AllowPartial); err != nil {
+		return state.Container{}, fmt.Errorf("container %s: %w", id, err)
+	}
+	c.Unenforced = cov.Gaps()
 	entry := prev
 	entry.Ceiling = c.Kernel
+	entry.AllowPartial = len(cov.Partial) > 0
 	if err := r.o.Enforcer.Register(cg, entry); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", id, err)
 	}
@@ -572,7 +623,24 @@ func (r *Registry) Narrow(id, ceilingText string) (state.Container, error) {
 		return state.Container{}, fmt.Errorf("container %s: %w", id, err)
 	}
 	r.byID[id] = c
+	ev := r.event(c, EventNarrowed, registeredReason(c))
+	ev.Unenforced = codes(c.Unenforced)
+	evs = append(evs, ev)
 	return c, nil
+}
+
+// Unenforced counts the registered containers by coverage gap code
+// (enforcer.Gap.Code): what the host does not enforce of their ceilings.
+func (r *Registry) Unenforced() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]int{}
+	for _, c := range r.byID {
+		for _, g := range c.Unenforced {
+			out[g.Code]++
+		}
+	}
+	return out
 }
 
 // Get returns one container.
@@ -896,7 +964,9 @@ func (r *Registry) sweepLocked(orphans bool) Report {
 			}
 			// Live but missing from the map (pins were removed): install
 			// it again, in force now (fail closed).
-			if err := r.o.Enforcer.Register(cg, enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly}); err != nil {
+			// AllowPartial: this ceiling was accepted before; refusing
+			// to put it back would leave the cgroup with none at all.
+			if err := r.o.Enforcer.Register(cg, enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, AllowPartial: true}); err != nil {
 				r.o.Log.Error("reconcile: cannot re-install ceiling", "container", id, "cgroup", c.Cgroup, "err", err)
 				rep.Failed = append(rep.Failed, id)
 				continue

@@ -322,3 +322,53 @@ func TestIdentify(t *testing.T) {
 		}
 	}
 }
+
+// TestPartialCoverage: on a host without BPF LSM (the fake with
+// CanWrite=false) network=false is enforced only in part. Without
+// AllowPartial the registration is refused with ErrPartialCoverage (which
+// is also ErrCannotEnforce) and nothing is installed; with it the container
+// is registered, says what is not enforced, Unenforced counts it, and the
+// registered event carries the gap codes. A field with no mechanism at all
+// (write=false here) is refused even with AllowPartial.
+func TestPartialCoverage(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		enf, cgs := registrytest.NewEnforcer(false), registrytest.NewCgroups()
+		cgs.Add("/ctr/a")
+		cgs.Add("/ctr/b")
+		var evs []registry.Event
+		reg := registry.New(registry.Options{Enforcer: enf, Cgroups: cgs, StatePath: filepath.Join(t.TempDir(), "state.json"),
+			AllowPartial: allow, OnEvent: func(e registry.Event) { evs = append(evs, e) }})
+		c, err := reg.Register(registry.Request{ID: "a", Cgroup: "/ctr/a", Ceiling: "network=false"})
+		if !allow {
+			if !errors.Is(err, registry.ErrPartialCoverage) || !errors.Is(err, registry.ErrCannotEnforce) {
+				t.Fatalf("allow_partial=false: err %v, want ErrPartialCoverage", err)
+			}
+			if enf.Len() != 0 || reg.Len() != 0 || len(evs) != 0 {
+				t.Fatalf("a refused registration left state: map %d, registry %d, events %v", enf.Len(), reg.Len(), evs)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("allow_partial=true: %v", err)
+		}
+		var codes []string
+		for _, g := range c.Unenforced {
+			codes = append(codes, g.Code)
+		}
+		if fmt.Sprint(codes) != fmt.Sprint([]string{enforcer.GapNetworkNonInet, enforcer.GapTamper}) {
+			t.Errorf("unenforced %v", codes)
+		}
+		if en, _ := enf.Lookup(c.CgroupID); !en.AllowPartial {
+			t.Errorf("map entry %+v not marked AllowPartial", en)
+		}
+		if got := reg.Unenforced(); got[enforcer.GapNetworkNonInet] != 1 || got[enforcer.GapTamper] != 1 {
+			t.Errorf("Unenforced() = %v", got)
+		}
+		if len(evs) != 1 || evs[0].Kind != registry.EventRegistered || fmt.Sprint(evs[0].Unenforced) != fmt.Sprint(codes) {
+			t.Errorf("events %+v, want one %s with %v", evs, registry.EventRegistered, codes)
+		}
+		if _, err := reg.Register(registry.Request{ID: "b", Cgroup: "/ctr/b", Ceiling: "write=false"}); !errors.Is(err, registry.ErrCannotEnforce) || errors.Is(err, registry.ErrPartialCoverage) {
+			t.Errorf("write=false without BPF LSM: err %v, want ErrCannotEnforce (not partial)", err)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -62,6 +63,11 @@ type Container struct {
 	// PendingDeadline: when a registration still pending is frozen (only
 	// while State is StatePending).
 	PendingDeadline *time.Time `json:"pending_deadline,omitempty"`
+	// Unenforced lists what this host does not enforce of Kernel: set
+	// only when the daemon's configuration allows partial coverage (or for
+	// an audit-only registration); empty when the ceiling is enforced in
+	// full.
+	Unenforced []enforcer.Gap `json:"unenforced,omitempty"`
 }
 
 // Activations and states of a Container.

@@ -36,11 +36,41 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en enforcer.Entry) error {
 	if e.FailRegister {
 		return fmt.Errorf("register cgroup %s: injected failure", cg.Group)
 	}
-	if !en.AuditOnly && (!en.Ceiling.Write && !e.CanWrite || en.Ceiling.Shell != policy.ShellFull) {
-		return fmt.Errorf("register cgroup %s: %w: fake", cg.Group, enforcer.ErrCannotEnforce)
+	if err := e.coverage(en.Ceiling).Err(en.AuditOnly, en.AllowPartial); err != nil {
+		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
 	e.M[cg.ID] = en
 	return nil
+}
+
+// Coverage implements registry.Enforcer: with CanWrite (a host with BPF
+// LSM) every field but shell is enforced in full; without it network=false
+// is partial (inet only, no tamper protection) and write=false is missing.
+// Shell ceilings other than full are always missing in the fake.
+func (e *Enforcer) Coverage(c policy.KernelCeiling) enforcer.Coverage {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.coverage(c)
+}
+
+func (e *Enforcer) coverage(c policy.KernelCeiling) enforcer.Coverage {
+	var cov enforcer.Coverage
+	if c.Shell != policy.ShellFull {
+		cov.Missing = append(cov.Missing, enforcer.Gap{Code: enforcer.GapShell, Field: "shell", Detail: "fake"})
+	}
+	if e.CanWrite {
+		return cov
+	}
+	if !c.Write {
+		cov.Missing = append(cov.Missing, enforcer.Gap{Code: enforcer.GapWrite, Field: "write", Detail: "fake: no BPF LSM"})
+	}
+	if !c.Network {
+		cov.Partial = append(cov.Partial, enforcer.Gap{Code: enforcer.GapNetworkNonInet, Field: "network", Detail: "fake: no BPF LSM"})
+	}
+	if !c.Network || !c.Write || c.Shell != policy.ShellFull {
+		cov.Partial = append(cov.Partial, enforcer.Gap{Code: enforcer.GapTamper, Field: "all", Detail: "fake: no BPF LSM"})
+	}
+	return cov
 }
 
 // Unregister implements registry.Enforcer.

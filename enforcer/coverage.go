@@ -1,0 +1,142 @@
+package enforcer
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+// ErrPartialCoverage is wrapped (together with ErrCannotEnforce) by the
+// error of a registration this host would enforce only in part, when the
+// caller did not opt in with Entry.AllowPartial.
+var ErrPartialCoverage = errors.New("ceiling would be enforced only in part on this host")
+
+// Gap codes: the stable names of what a host may fail to enforce of a
+// ceiling. They appear in API responses, audit records and the
+// enforcerd_unenforced_containers metric; a code is never renamed.
+const (
+	// GapNetwork: network=false has no mechanism at all (neither BPF LSM
+	// nor cgroup-BPF programs are attached).
+	GapNetwork = "network"
+	// GapNetworkNonInet: network=false is enforced by the cgroup-BPF
+	// socket hooks alone: AF_INET/AF_INET6 sockets the workload creates.
+	// Other families (netlink, packet, vsock...), unix sockets whose peer
+	// is outside (a proxy or broker), inet sockets inherited or passed in,
+	// and tun/tap devices are not covered.
+	GapNetworkNonInet = "network-non-inet"
+	// GapWrite: write=false has no mechanism (it needs BPF LSM).
+	GapWrite = "write"
+	// GapShell: a shell ceiling other than full has no mechanism (it needs
+	// the BPF LSM exec hooks).
+	GapShell = "shell"
+	// GapTamper: nothing stops a privileged workload from leaving its
+	// cgroup, detaching the programs or changing the maps (the tamper
+	// protection is BPF LSM programs).
+	GapTamper = "tamper"
+)
+
+// Gap is one part of a ceiling this host does not enforce.
+type Gap struct {
+	// Code is one of the Gap* codes.
+	Code string `json:"code"`
+	// Field is the ceiling field it weakens: network, write, shell, or
+	// "all" for GapTamper.
+	Field string `json:"field"`
+	// Detail says what the kernel does not stop and which mechanism is
+	// missing, with the reason it is missing.
+	Detail string `json:"detail"`
+}
+
+func (g Gap) String() string { return g.Code + ": " + g.Detail }
+
+// Coverage is what this host enforces of one kernel ceiling. A field the
+// ceiling does not restrict never has a gap.
+type Coverage struct {
+	// Missing are restricted fields with no mechanism at all. A
+	// registration with a missing field is refused (unless audit-only,
+	// where nothing is denied anyway).
+	Missing []Gap `json:"missing,omitempty"`
+	// Partial are parts not enforced of fields that are otherwise
+	// enforced. A registration with partial gaps is refused unless the
+	// caller opts in (Entry.AllowPartial).
+	Partial []Gap `json:"partial,omitempty"`
+}
+
+// Full reports whether every restricted field is enforced in full.
+func (c Coverage) Full() bool { return len(c.Missing) == 0 && len(c.Partial) == 0 }
+
+// Gaps is Missing followed by Partial.
+func (c Coverage) Gaps() []Gap { return append(append([]Gap(nil), c.Missing...), c.Partial...) }
+
+// Codes are the codes of Gaps, in the same order.
+func (c Coverage) Codes() []string {
+	var out []string
+	for _, g := range c.Gaps() {
+		out = append(out, g.Code)
+	}
+	return out
+}
+
+// Err is the refusal of a registration with this coverage: nil when it may
+// be registered. A missing field wraps ErrCannotEnforce; partial gaps wrap
+// ErrPartialCoverage and ErrCannotEnforce unless allowPartial. Audit-only
+// registrations deny nothing and are never refused.
+func (c Coverage) Err(auditOnly, allowPartial bool) error {
+	if auditOnly {
+		return nil
+	}
+	if len(c.Missing) > 0 {
+		return fmt.Errorf("%w: %s", ErrCannotEnforce, joinGaps(c.Missing))
+	}
+	if len(c.Partial) > 0 && !allowPartial {
+		return fmt.Errorf("%w (%w): not enforced: %s; opt in to partial coverage to register it anyway", ErrCannotEnforce, ErrPartialCoverage, joinGaps(c.Partial))
+	}
+	return nil
+}
+
+func joinGaps(gs []Gap) string {
+	s := make([]string, len(gs))
+	for i, g := range gs {
+		s[i] = g.String()
+	}
+	return strings.Join(s, "; ")
+}
+
+// Coverage reports what this host enforces of c, from the layers that are
+// attached:
+//   - with the BPF LSM layer every field is enforced in full;
+//   - without it, network=false is enforced by the cgroup-BPF layer for
+//     AF_INET/AF_INET6 sockets only (GapNetworkNonInet), nothing stops a
+//     privileged workload from undoing its ceiling (GapTamper), and
+//     write=false and shell ceilings other than full have no mechanism;
+//   - without either layer network=false has no mechanism.
+func (e *Enforcer) Coverage(c policy.KernelCeiling) Coverage {
+	lsmErr, cgErr := e.LayerError(LayerLSM), e.LayerError(LayerCgroup)
+	var cov Coverage
+	restricted := !c.Network || !c.Write || c.Shell != policy.ShellFull
+	if !restricted || lsmErr == nil {
+		return cov
+	}
+	if !c.Network {
+		if cgErr != nil {
+			cov.Missing = append(cov.Missing, Gap{Code: GapNetwork, Field: "network",
+				Detail: fmt.Sprintf("no BPF LSM (%v) and no cgroup-BPF (%v)", lsmErr, cgErr)})
+		} else {
+			cov.Partial = append(cov.Partial, Gap{Code: GapNetworkNonInet, Field: "network",
+				Detail: fmt.Sprintf("only AF_INET/AF_INET6 sockets the workload creates are denied (cgroup-BPF); other socket families, unix sockets to a broker outside, inherited or passed-in sockets and tun/tap devices need BPF LSM (%v)", lsmErr)})
+		}
+	}
+	if !c.Write {
+		cov.Missing = append(cov.Missing, Gap{Code: GapWrite, Field: "write",
+			Detail: fmt.Sprintf("write=false needs BPF LSM programs: %v", lsmErr)})
+	}
+	if c.Shell != policy.ShellFull {
+		cov.Missing = append(cov.Missing, Gap{Code: GapShell, Field: "shell",
+			Detail: fmt.Sprintf("shell=%s needs BPF LSM programs: %v", c.Shell, lsmErr)})
+	}
+	cov.Partial = append(cov.Partial, Gap{Code: GapTamper, Field: "all",
+		Detail: fmt.Sprintf("a privileged workload can leave its cgroup or detach the programs: the tamper protection needs BPF LSM (%v)", lsmErr)})
+	return cov
+}

@@ -287,7 +287,7 @@ var objects = []object{
 
 // Open loads the programs (or re-adopts pinned ones) and attaches what is
 // missing. It succeeds when at least the maps exist; which layers are in
-// force is reported by Hooks and checked per ceiling by CanEnforce, so a
+// force is reported by Hooks and checked per ceiling by Coverage, so a
 // caller can refuse exactly the fields this host cannot enforce.
 func Open(opts Options) (*Enforcer, error) {
 	if opts.PinDir == "" {

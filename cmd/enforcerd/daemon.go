@@ -49,6 +49,8 @@ Configuration (every key optional; defaults shown):
   pin_dir: /sys/fs/bpf/enforcerd             # pinned programs and maps
   cgroup_mount: ""                           # cgroup2 mount; "" = from mountinfo
   sweep_interval: 30s                        # drop containers whose cgroup vanished
+  allow_partial: false                       # accept ceilings this host enforces
+                                             # only in part (see below)
   pending:
     deadline: 30s                            # pending (activate=exec) with no exec by
                                              # then: the cgroup is frozen (killed if
@@ -62,7 +64,8 @@ Configuration (every key optional; defaults shown):
     listen: 127.0.0.1:9464                   # GET /metrics; "" = off
 
 API (curl --unix-socket /run/enforcerd/enforcerd.sock http://x/v1/...):
-  GET    /v1/status                   hooks attached, network coverage, counts
+  GET    /v1/status                   hooks attached, network coverage,
+                                      allow_partial, counts
   POST   /v1/containers               register {"id", "cgroup" or "pid", "role",
                                       "ceiling", "parent", "audit_only",
                                       "tool_groups", "activate": "now"|"exec",
@@ -75,7 +78,9 @@ API (curl --unix-socket /run/enforcerd/enforcerd.sock http://x/v1/...):
   GET    /v1/denials[?container=ID]   follow denials, one JSON record per line
   A caller running inside an enforced cgroup may only read its own surface
   and narrow itself. Errors are {"error", "code"} with HTTP 400 (malformed),
-  403, 404 (unknown id), 409 (already registered), 422 (cannot enforce).
+  403, 404 (unknown id), 409 (already registered), 422 (cannot enforce:
+  code "cannot_enforce", or "partial_coverage" when only part of the
+  ceiling could be enforced and allow_partial is false).
 
 Activation: "activate": "exec" registers the ceiling pending, in force from
 the first exec in the cgroup subtree (the entrypoint), so a runtime's init
@@ -105,6 +110,18 @@ Effective ceiling of a container: the session is the parent's effective
 ceiling (default network=true,write=true,shell=full,tools=true,depth=1)
 clamped by "ceiling"; the role's requested ceiling is clamped to it. A
 ceiling this host cannot enforce is refused unless audit_only is set.
+
+Partial coverage (fail closed by default): without BPF LSM, network=false
+is enforced only for the AF_INET/AF_INET6 sockets a workload creates (gap
+"network-non-inet") and nothing stops a privileged workload from leaving
+its cgroup (gap "tamper"). Such a registration (or narrowing) is refused
+with 422 "partial_coverage" naming the gaps, unless allow_partial: true.
+Then it is registered and its gaps are named in the response and list
+("unenforced": [{"code", "field", "detail"}]), in its audit record (hook
+"enforcerd", operation "registration", decision "registered" or
+"narrowed", "unenforced": [codes]) and in the gauge
+enforcerd_unenforced_containers{gap}. allow_partial also caps
+"enforcerd run --allow-partial" while the daemon runs.
 
 Signals: SIGTERM/SIGINT stop the daemon (pins stay, enforcement continues).
 

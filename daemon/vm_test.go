@@ -83,6 +83,14 @@ type vmEnv struct {
 func newVMEnv(t *testing.T, metricsAddr string, extraCfg ...string) *vmEnv {
 	t.Helper()
 	vmtest.RequireLSM(t, nil)
+	return newVMEnvAnyLSM(t, metricsAddr, extraCfg...)
+}
+
+// newVMEnvAnyLSM is newVMEnv for tests that also run in the boot without
+// BPF LSM.
+func newVMEnvAnyLSM(t *testing.T, metricsAddr string, extraCfg ...string) *vmEnv {
+	t.Helper()
+	vmtest.RequireRoot(t)
 	bin := os.Getenv("ENFORCERD_BIN")
 	if bin == "" {
 		vmtest.Skip(t, "ENFORCERD_BIN not set")
@@ -302,5 +310,74 @@ func TestVMDaemonHookFlowAuditMetricsAndRestart(t *testing.T) {
 	t.Logf("container a: %d attempts, all denied, across a daemon SIGKILL and restart", len(lines))
 	if code, msg := e.hook("poststop", `{"ociVersion":"1.0.2-dev","id":"a","status":"stopped"}`); code != 0 {
 		t.Fatalf("poststop: %d %s", code, msg)
+	}
+}
+
+// TestNoBPFLSMDaemonPartialCoverage: in the boot without BPF LSM a
+// network=false container is enforced only in part (inet sockets, no tamper
+// protection): the daemon refuses it (the hook exits 125, nothing
+// registered, the entrypoint never runs unconfined) unless its
+// configuration says allow_partial: true; then the container is registered,
+// its inet socket is denied, and list, the audit record and the metric name
+// the gaps. With BPF LSM the same container is enforced in full, with no
+// gap named.
+func TestNoBPFLSMDaemonPartialCoverage(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		t.Run(fmt.Sprintf("allow_partial=%v", allow), func(t *testing.T) {
+			e := newVMEnvAnyLSM(t, "127.0.0.1:19466", fmt.Sprintf("allow_partial: %v\n", allow))
+			e.startDaemon()
+			defer e.stopDaemon(t.Failed())
+			c, code, msg := e.create("p", "network=false")
+			lsm, _ := vmtest.LSMActive()
+			if !lsm && !allow {
+				if code != 125 || !strings.Contains(msg, "partial_coverage") || !strings.Contains(msg, "network-non-inet") {
+					t.Fatalf("no BPF LSM, allow_partial=false: hook exit %d, want 125 naming the gaps: %s", code, msg)
+				}
+				list, err := api.NewClient(e.sock, 5*time.Second).List(context.Background())
+				if err != nil || len(list) != 0 {
+					t.Fatalf("a refused container is listed: %v, %v", list, err)
+				}
+				c.stop(t, e)
+				return
+			}
+			if code != 0 {
+				t.Fatalf("hook exit %d: %s", code, msg)
+			}
+			c.start(t)
+			for deadline := time.Now().Add(20 * time.Second); c.count() < 3 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			}
+			lines := c.stop(t, e)
+			if len(lines) == 0 || !strings.HasPrefix(lines[len(lines)-1], "net=denied") {
+				t.Fatalf("BYPASS: entrypoint under network=false: %v", lines)
+			}
+			list, err := api.NewClient(e.sock, 5*time.Second).List(context.Background())
+			if err != nil || len(list) != 1 {
+				t.Fatalf("list: %v, %v", list, err)
+			}
+			var codes []string
+			for _, g := range list[0].Unenforced {
+				codes = append(codes, g.Code)
+			}
+			want := "[network-non-inet tamper]"
+			if lsm {
+				want = "[]"
+			}
+			if fmt.Sprint(codes) != want {
+				t.Errorf("list: unenforced %v, want %s", codes, want)
+			}
+			audit, _ := os.ReadFile(e.audit)
+			if !strings.Contains(string(audit), `"decision":"registered"`) || lsm == strings.Contains(string(audit), `"unenforced":["network-non-inet","tamper"]`) {
+				t.Errorf("audit log: registration record missing or its gaps wrong (lsm %v):\n%s", lsm, audit)
+			}
+			resp, err := http.Get("http://127.0.0.1:19466/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !lsm && !strings.Contains(string(body), `enforcerd_unenforced_containers{gap="network-non-inet"} 1`) {
+				t.Errorf("metrics do not count the partial container")
+			}
+		})
 	}
 }

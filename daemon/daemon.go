@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -153,9 +154,9 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		lost, _ := enf.LostRecords()
 		return map[string]any{
 			"version": version, "pid": os.Getpid(), "containers": reg.Len(),
-			"network_coverage": enf.NetworkCoverage(), "activate_at_exec": enf.CanActivateAtExec(),
+			"coverage": enf.Report(), "activate_at_exec": enf.CanActivateAtExec(),
 			"allow_partial": cfg.AllowPartial,
-			"lost_records": lost, "hooks": enf.Hooks(),
+			"lost_records":  lost, "hooks": enf.Hooks(),
 		}
 	}}
 	ln, err := api.Listen(cfg.Socket)
@@ -189,7 +190,7 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 	pendingTick := time.NewTicker(cfg.Pending.CheckInterval)
 	defer pendingTick.Stop()
 	log.Info("serving", "socket", cfg.Socket, "metrics", cfg.Metrics.Listen, "state", cfg.State,
-		"pin_dir", cfg.PinDir, "containers", reg.Len(), "network_coverage", enf.NetworkCoverage())
+		"pin_dir", cfg.PinDir, "containers", reg.Len(), "coverage", coverageSummary(enf.Report()))
 	notify("READY=1")
 	for {
 		select {
@@ -263,4 +264,13 @@ func lock(path string) (func(), error) {
 		return nil, fmt.Errorf("lock %s: %w", path, ErrLocked)
 	}
 	return func() { f.Close() }, nil
+}
+
+// coverageSummary is "network=full write=none shell=none" for the log.
+func coverageSummary(r []enforcer.FieldCoverage) string {
+	parts := make([]string, len(r))
+	for i, f := range r {
+		parts[i] = f.Field + "=" + f.State
+	}
+	return strings.Join(parts, " ")
 }

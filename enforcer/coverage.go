@@ -140,3 +140,55 @@ func (e *Enforcer) Coverage(c policy.KernelCeiling) Coverage {
 		Detail: fmt.Sprintf("a privileged workload can leave its cgroup or detach the programs: the tamper protection needs BPF LSM (%v)", lsmErr)})
 	return cov
 }
+
+// Field coverage states (FieldCoverage.State).
+const (
+	CoverageFull    = "full"    // every part of the field is enforced
+	CoveragePartial = "partial" // enforced in part: Gaps says what is not
+	CoverageNone    = "none"    // no mechanism: a registration restricting it is refused
+)
+
+// FieldCoverage is how this host enforces one restricted ceiling field.
+type FieldCoverage struct {
+	// Field is network, write or shell.
+	Field string `json:"field"`
+	// State is CoverageFull, CoveragePartial or CoverageNone.
+	State string `json:"state"`
+	// By names the mechanism that enforces it ("" for CoverageNone).
+	By string `json:"by,omitempty"`
+	// Gaps: what is not enforced when the field alone is restricted
+	// (network=false, write=false or shell=none), tamper included.
+	Gaps []Gap `json:"gaps,omitempty"`
+}
+
+// Report is the coverage of each field restricted alone: network=false,
+// write=false, shell=none (read_only needs the same hooks), in that order.
+// `enforcerd check` and the daemon's status show it.
+func (e *Enforcer) Report() []FieldCoverage {
+	fields := []struct {
+		name     string
+		c        policy.KernelCeiling
+		full, by string // mechanism when enforced in full / in part
+	}{
+		{"network", policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull},
+			"bpf-lsm socket, unix peer, file and device hooks + cgroup-bpf socket hooks",
+			"cgroup-bpf socket hooks (AF_INET/AF_INET6 sockets the workload creates)"},
+		{"write", policy.KernelCeiling{Network: true, Write: false, Shell: policy.ShellFull}, "bpf-lsm file and inode hooks", ""},
+		{"shell", policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}, "bpf-lsm exec hooks", ""},
+	}
+	out := make([]FieldCoverage, 0, len(fields))
+	for _, f := range fields {
+		cov := e.Coverage(f.c)
+		fc := FieldCoverage{Field: f.name, Gaps: cov.Gaps()}
+		switch {
+		case len(cov.Missing) > 0:
+			fc.State = CoverageNone
+		case len(cov.Partial) > 0:
+			fc.State, fc.By = CoveragePartial, f.by
+		default:
+			fc.State, fc.By = CoverageFull, f.full
+		}
+		out = append(out, fc)
+	}
+	return out
+}

@@ -723,20 +723,6 @@ func (e *Enforcer) LayerError(l Layer) error {
 	return nil
 }
 
-// NetworkCoverage describes how network=false is enforced here: "full" (BPF
-// LSM socket hooks), "inet-only" (cgroup-BPF alone: Coverage reports the
-// GapNetworkNonInet part), or "none".
-func (e *Enforcer) NetworkCoverage() string {
-	switch {
-	case e.LayerError(LayerLSM) == nil:
-		return "full"
-	case e.LayerError(LayerCgroup) == nil:
-		return "inet-only"
-	default:
-		return "none"
-	}
-}
-
 // CanActivateAtExec reports whether pending registrations are activated at
 // the first exec (the lifecycle program is attached).
 func (e *Enforcer) CanActivateAtExec() bool { return e.LayerError(LayerLifecycle) == nil }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/policy"
 	"golang.org/x/sys/unix"
 )
 
@@ -158,32 +157,17 @@ func buildCheckReport(pinDir string) checkReport {
 	for _, h := range enf.Hooks() {
 		r.Hooks = append(r.Hooks, checkHook{Name: h.Name, Layer: string(h.Layer), Attached: h.Attached, Adopted: h.Adopted, Optional: h.Optional, Error: h.Err})
 	}
-	full := policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}
-	field := func(name string, c policy.KernelCeiling, by string) {
-		cov := enf.Coverage(c)
-		switch {
-		case len(cov.Missing) > 0:
-			r.Fields[name] = checkField{Detail: cov.Missing[0].Detail}
-		case len(cov.Partial) > 0:
-			r.Fields[name] = checkField{By: by, Unenforced: cov.Partial,
+	for _, fc := range enf.Report() {
+		switch fc.State {
+		case enforcer.CoverageNone:
+			r.Fields[fc.Field] = checkField{Detail: fc.Gaps[0].Detail}
+		case enforcer.CoveragePartial:
+			r.Fields[fc.Field] = checkField{By: fc.By, Unenforced: fc.Gaps,
 				Detail: "enforced only in part: refused unless partial coverage is allowed (run --allow-partial, daemon allow_partial: true)"}
 		default:
-			r.Fields[name] = checkField{Enforceable: true, By: by}
+			r.Fields[fc.Field] = checkField{Enforceable: true, By: fc.By}
 		}
 	}
-	netBy := "bpf-lsm socket hooks (every family; unix peers created outside the sandbox) + cgroup-bpf"
-	if enf.NetworkCoverage() == "inet-only" {
-		netBy = "cgroup-bpf only: AF_INET/AF_INET6 sockets the workload creates"
-	}
-	c := full
-	c.Network = false
-	field("network", c, netBy)
-	c = full
-	c.Write = false
-	field("write", c, "bpf-lsm file and inode hooks")
-	c = full
-	c.Shell = policy.ShellNone
-	field("shell", c, "bpf-lsm exec hooks")
 	r.Enforceable = true
 	for _, f := range r.Fields {
 		if !f.Enforceable {

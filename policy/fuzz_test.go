@@ -57,6 +57,32 @@ func FuzzResolveRole(f *testing.F) {
 	})
 }
 
+// FuzzParseBool: ParseBool and ParseShell accept exactly the ASCII
+// case-insensitive, trimmed spellings of their vocabularies.
+func FuzzParseBool(f *testing.F) {
+	for _, s := range []string{"true", "False", " DENY ", "allow", "yes", "fal\u017fe", "Read_Only", "none", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		token := normalizeToken(s)
+		b, err := ParseBool(s)
+		switch token {
+		case "true", "allow", "false", "deny":
+			if err != nil || b != (token == "true" || token == "allow") {
+				t.Fatalf("ParseBool(%q) = %v, %v", s, b, err)
+			}
+		default:
+			if !errors.Is(err, ErrBadCeiling) {
+				t.Fatalf("ParseBool(%q) accepted", s)
+			}
+		}
+		sh, err := ParseShell(s)
+		if Shell(token).Valid() != (err == nil) || (err == nil && sh != Shell(token)) {
+			t.Fatalf("ParseShell(%q) = %q, %v", s, sh, err)
+		}
+	})
+}
+
 func FuzzParseToolGroups(f *testing.F) {
 	for _, s := range []string{"", ",,", "messaging, Meta ,web_tools", "bogus", "execution,EXECUTION", "web_tools,forge,x"} {
 		f.Add(s)

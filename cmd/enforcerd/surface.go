@@ -63,8 +63,9 @@ Ceiling text:
                    full: unrestricted exec
     tools=BOOL     sees any tool at all
     depth=N        further delegation levels, 0..4294967295
-  BOOL is true|false or allow|deny (lower case). Unknown keys, repeated
-  keys, empty items and bad values are errors naming the field.
+  BOOL is true|false or allow|deny; values are ASCII case-insensitive,
+  keys are lower case. Unknown keys, repeated keys, empty items and bad
+  values are errors naming the field.
 
 Ceiling of a role: the role's requested ceiling clamped (field-wise
 meet) to the session:

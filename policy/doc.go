@@ -12,8 +12,10 @@
 // product.md; each doc comment names its source:
 //
 //   - ceiling.go: Ceiling, Shell, Clamp (field-wise meet), ceiling text.
-//   - role.go: the closed role vocabulary, aliases, fail-closed
-//     resolution, the requested-ceiling table (seed 001, product.md).
+//   - role.go: the closed role vocabulary, aliases, the strict parser every
+//     entry point uses (LookupRole), the seed's fail-closed resolution of
+//     recorded names (ResolveRole), the requested-ceiling table (seed 001,
+//     product.md).
 //   - authority.go: the five deny lists, sentinels, Authority, the v1
 //     fingerprint (seed 001).
 //   - toolgroups.go: tool groups, built-in and MCP tool lists, agent
@@ -24,7 +26,8 @@
 //   - extension.go: extension permissions and hooks (seed 004).
 //   - surface.go: Surface, the whole result enforcerd surface prints.
 //
-// Fail direction everywhere: unknown input resolves to the narrowest
-// posture (explore, shell none, the full capability requirement, deny),
-// never the widest.
+// Fail direction everywhere: a role name from outside that is not declared
+// is an error (LookupRole), never a guess; other unknown input resolves to
+// the narrowest posture (explore, shell none, the full capability
+// requirement, deny), never the widest.
 package policy

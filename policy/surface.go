@@ -13,7 +13,9 @@ import (
 type Surface struct {
 	// Role is the canonical role the name resolved to.
 	Role Role `json:"role"`
-	// Label is the public label (an unknown name keeps its own).
+	// Label is the public label: the canonical name for a role or legacy
+	// alias, the name as given (trimmed) for an org-chart member title or
+	// for a recorded name ResolveRole did not know.
 	Label string `json:"label"`
 	// PostureRole is the role governing the tool posture (= Role).
 	PostureRole Role `json:"posture_role"`
@@ -41,13 +43,14 @@ type Surface struct {
 	Warnings []string `json:"warnings"`
 }
 
-// ResolveSurface computes the surface for a role name (any string,
-// ResolveRole), a session ceiling and a tool-group list in the
+// ResolveSurface computes the surface for a resolved role (LookupRole at
+// an entry point, UnspecifiedRole when no role was given, ResolveRole for a
+// recorded name), a session ceiling and a tool-group list in the
 // comma-separated form ParseToolGroups reads ("" means the agent default).
 // Unknown groups are skipped and reported in Warnings.
-func ResolveSurface(role string, session Ceiling, toolGroups string) Surface {
+func ResolveSurface(res Resolution, session Ceiling, toolGroups string) Surface {
 	groups, warnings := ParseToolGroups(toolGroups)
-	s := SurfaceFor(role, session, groups)
+	s := SurfaceFor(res, session, groups)
 	s.Warnings = append(warnings, s.Warnings...)
 	if s.Warnings == nil {
 		s.Warnings = []string{}
@@ -55,8 +58,9 @@ func ResolveSurface(role string, session Ceiling, toolGroups string) Surface {
 	return s
 }
 
-// SurfaceFor computes the surface for already parsed tool groups:
-//   - the authority is AuthorityForRole(role, session);
+// SurfaceFor computes the surface of resolved role res for already parsed
+// tool groups:
+//   - the authority is AuthorityFor(res.Role, session);
 //   - the tool lists are seed 000's resolution for groups (BuiltinToolsFor,
 //     SubagentBuiltinToolsFor, MCPAllowedToolsFor) with every tool the
 //     authority does not allow removed, so deny wins over allow on every
@@ -66,11 +70,10 @@ func ResolveSurface(role string, session Ceiling, toolGroups string) Surface {
 //     --tools value is ambiguous (seed 000), so a consumer must start the
 //     agent with no tools rather than pass it;
 //   - Kernel is the effective ceiling's kernel part.
-func SurfaceFor(role string, session Ceiling, groups []ToolGroup) Surface {
-	res := ResolveRole(role)
-	a := AuthorityForRole(role, session)
+func SurfaceFor(res Resolution, session Ceiling, groups []ToolGroup) Surface {
+	a := AuthorityFor(res.Role, session)
 	s := Surface{
-		Role:                 res.Role,
+		Role:                 a.PostureRole,
 		Label:                res.Label,
 		PostureRole:          a.PostureRole,
 		Ceiling:              a.Ceiling,

@@ -10,8 +10,17 @@ import (
 	"pgregory.net/rapid"
 )
 
+// mustRole is LookupRole for a name the test knows to be valid.
+func mustRole(name string) Resolution {
+	res, err := LookupRole(name)
+	if err != nil {
+		panic(err)
+	}
+	return res
+}
+
 func TestSurfaceJSONFieldsAreStable(t *testing.T) {
-	b, err := json.Marshal(ResolveSurface("explore", DefaultSession(), ""))
+	b, err := json.Marshal(ResolveSurface(mustRole("explore"), DefaultSession(), ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,14 +47,14 @@ func TestSurfaceJSONFieldsAreStable(t *testing.T) {
 	if string(m["kernel"]) != `{"network":true,"write":false,"shell":"read_only"}` {
 		t.Fatalf("kernel %s", m["kernel"])
 	}
-	none, _ := json.Marshal(ResolveSurface("general", Ceiling{Network: true, Write: true, Shell: ShellFull}, ""))
+	none, _ := json.Marshal(ResolveSurface(mustRole("general"), Ceiling{Network: true, Write: true, Shell: ShellFull}, ""))
 	if !strings.Contains(string(none), `"allowed_tools":[]`) {
 		t.Fatalf("tools=false: %s", none)
 	}
 }
 
 func TestSurfaceDefaultGeneral(t *testing.T) {
-	s := ResolveSurface("", DefaultSession(), "")
+	s := ResolveSurface(UnspecifiedRole(), DefaultSession(), "")
 	if s.Role != RoleGeneral || s.Label != "general" || s.PostureRole != RoleGeneral || s.Ceiling != (Ceiling{true, true, ShellFull, true, 0}) {
 		t.Fatalf("%+v", s)
 	}
@@ -63,12 +72,14 @@ func TestSurfaceDefaultGeneral(t *testing.T) {
 	}
 }
 
+// A recorded name ResolveRole does not know (a registration an older
+// enforcerd accepted) keeps explore's posture and says so.
 func TestSurfaceWarnsAboutUnknownGroupsAndRoles(t *testing.T) {
-	s := ResolveSurface("Auditor", DefaultSession(), "messaging,bogus")
+	s := ResolveSurface(ResolveRole("Auditor"), DefaultSession(), "messaging,bogus")
 	if s.Role != RoleExplore || s.Label != "Auditor" || len(s.Warnings) != 2 || !strings.Contains(s.Warnings[0], `"bogus"`) {
 		t.Fatalf("%+v", s)
 	}
-	s = ResolveSurface("general", Ceiling{Network: true, Write: true, Shell: ShellFull}, "")
+	s = ResolveSurface(mustRole("general"), Ceiling{Network: true, Write: true, Shell: ShellFull}, "")
 	if len(s.BuiltinTools) != 0 || len(s.SubagentBuiltinTools) != 0 || len(s.MCPAllowedTools) != 0 || len(s.Warnings) != 1 {
 		t.Fatalf("tools=false: %+v", s)
 	}
@@ -88,7 +99,7 @@ func TestSurfaceAgreesWithItsAuthority(t *testing.T) {
 		}
 		session := genCeiling().Draw(t, "session")
 		groups := rapid.SliceOf(rapid.SampledFrom(AllToolGroups)).Draw(t, "groups")
-		s := SurfaceFor(name, session, groups)
+		s := SurfaceFor(ResolveRole(name), session, groups)
 		a := AuthorityForRole(name, session)
 		if s.Fingerprint != a.Fingerprint() || s.Ceiling != a.Ceiling || s.Kernel != a.Ceiling.Kernel() || !s.Ceiling.Within(session) {
 			t.Fatalf("surface and authority disagree: %+v", s)

@@ -35,10 +35,10 @@ Flags:
       implement, test, advisor, custom. Legacy aliases (worker, scout,
       plan, review, builder, verifier, consultant, ...) and org-chart
       titles (manager, coordinator, operator, synthesizer, summarizer,
-      reducer, smoke-runner, read-only) are accepted. The name is trimmed
-      and ASCII-lowercased; empty means general. Any other name runs with
-      the explore posture (no writes, no raw shell) and keeps its own
-      label.
+      reducer, smoke-runner, read-only) are accepted; a title keeps its
+      own label. The name is trimmed and ASCII case-insensitive. Any
+      other name, and an empty one, is an error (exit 2) that lists the
+      valid names. Without --role: general.
   --session CEILING
       The session (parent) ceiling the role is clamped to, as ceiling
       text. Default: network=true,write=true,shell=full,tools=true,depth=1.
@@ -83,7 +83,7 @@ meet) to the session:
 
 JSON fields (stable):
   role                    canonical role
-  label                   public label (an unknown name keeps its own)
+  label                   public label (an org-chart title keeps its own)
   posture_role            role governing the tool posture
   ceiling                 {network, write, shell, tools, delegation_depth}
   write_authority         workspace_write | read_only
@@ -103,11 +103,12 @@ JSON fields (stable):
 
 Exit status:
   0  success (warnings are printed to stderr and listed in "warnings")
-  2  usage error: bad flag, stray argument, or bad --session text
+  2  usage error: bad flag, stray argument, bad --session text, or a
+     --role that is not a role name
 `
 
-// runSurface implements "enforcerd surface": flags in, policy.ResolveSurface,
-// JSON or a summary out.
+// runSurface implements "enforcerd surface": flags in (--role through
+// policy.LookupRole), policy.ResolveSurface, JSON or a summary out.
 func runSurface(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("enforcerd surface", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -127,12 +128,20 @@ func runSurface(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "enforcerd surface: unexpected argument %q\nRun \"enforcerd surface --help\" for usage.\n", fs.Arg(0))
 		return exitUsage
 	}
+	res := policy.UnspecifiedRole()
+	if isFlagSet(fs, "role") {
+		var err error
+		if res, err = policy.LookupRole(*role); err != nil {
+			fmt.Fprintf(stderr, "enforcerd surface: --role: %v\n", err)
+			return exitUsage
+		}
+	}
 	ceiling, err := policy.ParseCeiling(*session, policy.DefaultSession())
 	if err != nil {
 		fmt.Fprintf(stderr, "enforcerd surface: --session: %v\n", err)
 		return exitUsage
 	}
-	s := policy.ResolveSurface(*role, ceiling, *groups)
+	s := policy.ResolveSurface(res, ceiling, *groups)
 	for _, w := range s.Warnings {
 		fmt.Fprintf(stderr, "enforcerd surface: warning: %s\n", w)
 	}

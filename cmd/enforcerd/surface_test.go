@@ -24,7 +24,8 @@ func TestSurfaceJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatal(err)
 	}
-	want := policy.ResolveSurface("reviewer", policy.Ceiling{Network: true, Write: true, Shell: policy.ShellFull, Tools: true, DelegationDepth: 3}, "")
+	reviewer, _ := policy.LookupRole("reviewer")
+	want := policy.ResolveSurface(reviewer, policy.Ceiling{Network: true, Write: true, Shell: policy.ShellFull, Tools: true, DelegationDepth: 3}, "")
 	if s.Fingerprint != want.Fingerprint || s.Kernel != want.Kernel || s.Role != policy.RoleReviewer {
 		t.Fatalf("got %+v", s)
 	}
@@ -67,10 +68,14 @@ func TestSurfaceUnknownToolGroupWarns(t *testing.T) {
 }
 
 func TestSurfaceSummaryAndHelp(t *testing.T) {
-	code, out, _ := runCLI("--role", "Auditor")
-	if code != exitOK || !strings.Contains(out, `role:                   explore (label "Auditor", posture explore)`) ||
-		!strings.Contains(out, "fingerprint:            v1;posture=explore;") {
+	code, out, _ := runCLI("--role", "Manager")
+	if code != exitOK || !strings.Contains(out, `role:                   general (label "Manager", posture general)`) ||
+		!strings.Contains(out, "fingerprint:            v1;posture=general;") {
 		t.Fatalf("code %d out %s", code, out)
+	}
+	code, out, _ = runCLI()
+	if code != exitOK || !strings.Contains(out, `role:                   general (label "general", posture general)`) {
+		t.Fatalf("no --role: code %d out %s", code, out)
 	}
 	for _, h := range []string{"--help", "-h"} {
 		code, out, _ = runCLI(h)
@@ -82,5 +87,27 @@ func TestSurfaceSummaryAndHelp(t *testing.T) {
 		if code, _, errs := runCLI(args...); code != exitUsage || !strings.Contains(errs, "enforcerd surface:") {
 			t.Errorf("%v: code %d stderr %q", args, code, errs)
 		}
+	}
+}
+
+// A --role that is not a role name is a usage error listing the valid
+// names, printed before anything else; it never runs as explore.
+func TestSurfaceUnknownRoleIsAUsageError(t *testing.T) {
+	for _, args := range [][]string{
+		{"--role", "hacker"}, {"--role", "reviwer", "--json"}, {"--role", ""}, {"--role=  "}, {"--role", "Auditor"},
+	} {
+		code, out, errs := runCLI(args...)
+		if code != exitUsage || out != "" {
+			t.Errorf("%q: code %d stdout %q", args, code, out)
+		}
+		if !strings.HasPrefix(errs, "enforcerd surface: --role: ") ||
+			!strings.Contains(errs, "valid names: roles advisor, custom, explore, general, implement, planner, reviewer, test;") ||
+			!strings.Contains(errs, "legacy aliases awaiter,") || !strings.Contains(errs, "member titles coordinator,") {
+			t.Errorf("%q: stderr %q", args, errs)
+		}
+	}
+	// Case and white space are not errors.
+	if code, _, errs := runCLI("--role", " REVIEWER ", "--json"); code != exitOK {
+		t.Fatalf("--role ' REVIEWER ': code %d stderr %q", code, errs)
 	}
 }

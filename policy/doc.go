@@ -24,7 +24,8 @@
 //     taint, the gate decision (seed 003).
 //   - approval.go: the session approval cache and its keys (seed 002).
 //   - extension.go: extension permissions and hooks (seed 004).
-//   - surface.go: Surface, the whole result enforcerd surface prints.
+//   - surface.go: Surface, the whole result enforcerd surface prints, and
+//     the kernel ceiling's rule for its tool lists (KernelDeniesTool).
 //
 // Fail direction everywhere: a role name from outside that is not declared
 // is an error (LookupRole), never a guess; other unknown input resolves to

@@ -98,8 +98,14 @@ JSON fields (stable):
   mcp_allowed_tools       MCP allow list (mcp__hyperhive__ names)
   kernel                  {network, write, shell}: what enforcerd installs
   warnings                non-fatal findings, e.g. skipped tool groups
-  The three tool lists only hold tools the authority allows; with
-  tools=false they are empty and the agent must start without tools.
+  The three tool lists only hold tools the authority allows (none that
+  disallowed_tools matches) and none that the kernel ceiling makes fail:
+    kernel.write=false  builtin_tools and subagent_builtin_tools omit
+                        Write, Edit, MultiEdit, NotebookEdit
+    kernel.shell=none   builtin_tools and subagent_builtin_tools omit
+                        Bash; mcp_allowed_tools omits the bash MCP
+                        server's tools (mcp__bash__*)
+  With tools=false they are empty and the agent must start without tools.
 
 Exit status:
   0  success (warnings are printed to stderr and listed in "warnings")

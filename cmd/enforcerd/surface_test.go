@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,5 +110,41 @@ func TestSurfaceUnknownRoleIsAUsageError(t *testing.T) {
 	// Case and white space are not errors.
 	if code, _, errs := runCLI("--role", " REVIEWER ", "--json"); code != exitOK {
 		t.Fatalf("--role ' REVIEWER ': code %d stderr %q", code, errs)
+	}
+}
+
+// The help says which kernel field filters which list, and the lists obey
+// it: the reviewer (write=false) sees no Edit or Write, the advisor
+// (shell=none) no Bash.
+func TestSurfaceListsFollowTheKernelCeiling(t *testing.T) {
+	_, help, _ := runCLI("--help")
+	for _, want := range []string{"kernel.write=false  builtin_tools and subagent_builtin_tools omit\n                        Write, Edit, MultiEdit, NotebookEdit",
+		"kernel.shell=none   builtin_tools and subagent_builtin_tools omit\n                        Bash; mcp_allowed_tools omits the bash MCP"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help does not say %q", want)
+		}
+	}
+	for role, gone := range map[string][]string{
+		"reviewer": {"Edit", "Write", "MultiEdit", "NotebookEdit"},
+		"advisor":  {"Edit", "Write", "Bash"},
+	} {
+		code, out, errs := runCLI("--role", role, "--tool-groups", "execution,web_tools", "--json")
+		if code != exitOK {
+			t.Fatalf("%s: code %d stderr %q", role, code, errs)
+		}
+		var s policy.Surface
+		if err := json.Unmarshal([]byte(out), &s); err != nil {
+			t.Fatal(err)
+		}
+		for _, list := range [][]string{s.BuiltinTools, s.SubagentBuiltinTools, s.MCPAllowedTools} {
+			for _, tool := range list {
+				if slices.Contains(gone, tool) || strings.HasPrefix(tool, policy.BashMCPServerPrefix) && s.Kernel.Shell == policy.ShellNone {
+					t.Errorf("%s (kernel %v) lists %q", role, s.Kernel, tool)
+				}
+			}
+		}
+		if !slices.Contains(s.BuiltinTools, "Read") {
+			t.Errorf("%s lost Read: %v", role, s.BuiltinTools)
+		}
 	}
 }

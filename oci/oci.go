@@ -23,7 +23,9 @@ import (
 	"github.com/enforcerd/enforcerd/policy"
 )
 
-// Annotation keys (product.md "Interfaces users expect").
+// Annotation keys of a container: set by whoever creates it (podman
+// --annotation, a bundle's config.json), handed to the hook by the runtime
+// in the OCI state.
 const (
 	AnnotationPrefix     = "enforcerd.io/"
 	AnnotationRole       = AnnotationPrefix + "role"

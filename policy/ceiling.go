@@ -11,7 +11,7 @@ import (
 // exactly its string: "none", "read_only", "full". Shells are totally ordered
 // none < read_only < full; Clamp takes the smaller one.
 //
-// Source: seed 001 (ShellCeiling) and product.md "The ceiling".
+// Source: seed 001 (ShellCeiling).
 type Shell string
 
 // The closed shell vocabulary, narrowest first.
@@ -108,7 +108,7 @@ type Ceiling struct {
 }
 
 // DefaultSession is the session ceiling used when none is given:
-// network=true,write=true,shell=full,tools=true,depth=1 (issue 2).
+// network=true,write=true,shell=full,tools=true,depth=1.
 func DefaultSession() Ceiling {
 	return Ceiling{Network: true, Write: true, Shell: ShellFull, Tools: true, DelegationDepth: 1}
 }
@@ -192,7 +192,9 @@ var CeilingKeys = []string{"network", "write", "shell", "tools", "depth"}
 // or a trailing comma), or a bad value. The text is never partially applied:
 // on error the returned ceiling is the zero Ceiling.
 //
-// Source: product.md "The ceiling" (one spelling everywhere).
+// This is the one spelling of a ceiling wherever one is written as text:
+// surface --session, the enforcerd.io/ceiling annotation, the API's
+// "ceiling" (register and narrow).
 func ParseCeiling(text string, base Ceiling) (Ceiling, error) {
 	if strings.TrimSpace(text) == "" {
 		return base, nil

@@ -8,14 +8,17 @@
 // no environment, no package state read implicitly. The one mutable type,
 // ApprovalCache, is owned by its caller and safe for concurrent use.
 //
-// Rules come from the seeds (../shared/seeds, see its README) and
-// product.md; each doc comment names its source:
+// The rules port five reference implementations of agent-harness policy,
+// cited as seed 000 (tool groups and the built-in tool list), seed 001
+// (roles, the ceiling clamp, child authority and its fingerprint), seed 002
+// (the approval cache), seed 003 (the capability gate) and seed 004
+// (extension permissions), together with enforcerd's own rules for the
+// ceiling text and the role table; each doc comment names its source:
 //
 //   - ceiling.go: Ceiling, Shell, Clamp (field-wise meet), ceiling text.
 //   - role.go: the closed role vocabulary, aliases, the strict parser every
 //     entry point uses (LookupRole), the seed's fail-closed resolution of
-//     recorded names (ResolveRole), the requested-ceiling table (seed 001,
-//     product.md).
+//     recorded names (ResolveRole), the requested-ceiling table (seed 001).
 //   - authority.go: the five deny lists, sentinels, Authority, the v1
 //     fingerprint (seed 001).
 //   - toolgroups.go: tool groups, built-in and MCP tool lists, agent

@@ -356,7 +356,7 @@ func RequiresReadOnlyShell(role Role) bool {
 }
 
 // RequestedCeiling is the ceiling role asks for inside session, before the
-// clamp. It is the product table (product.md "Policy core"):
+// clamp, by this table:
 //
 //	role       write network shell      note
 //	general    yes   yes     full
@@ -370,7 +370,7 @@ func RequiresReadOnlyShell(role Role) bool {
 //
 // Every role asks for tools=true. The delegation depth is session's depth
 // minus one (floor 0) for general, implement and custom, and 0 for every
-// other role (issue 2). session contributes only its depth; the caller
+// other role. session contributes only its depth; the caller
 // still clamps the result to session. A Role outside the vocabulary gets
 // explore's ceiling.
 func RequestedCeiling(role Role, session Ceiling) Ceiling {

@@ -23,7 +23,9 @@ import (
 	"github.com/enforcerd/enforcerd/policy"
 )
 
-// Annotation keys (product.md "Interfaces users expect").
+// Annotation keys of a container: set by whoever creates it (podman
+// --annotation, a bundle's config.json), handed to the hook by the runtime
+// in the OCI state.
 const (
 	AnnotationPrefix     = "enforcerd.io/"
 	AnnotationRole       = AnnotationPrefix + "role"
@@ -108,7 +110,7 @@ func checkVersion(v string) error {
 
 // Request is the registration the annotations ask for.
 type Request struct {
-	Role       string // enforcerd.io/role, as written ("" = general)
+	Role       string // enforcerd.io/role, as written, a name policy.LookupRole accepts ("" = not given: general)
 	Ceiling    string // enforcerd.io/ceiling, validated ceiling text
 	Parent     string // enforcerd.io/parent, a container id
 	AuditOnly  bool   // enforcerd.io/audit-only
@@ -118,7 +120,11 @@ type Request struct {
 // ParseAnnotations validates the enforcerd.io/ annotations. Errors wrap
 // ErrNoAnnotation when there is none, ErrBadAnnotation for an unknown key,
 // a malformed ceiling (policy.ParseCeiling's message, naming the field), a
-// bad parent id, a non-boolean audit-only or an empty role.
+// bad parent id, a non-boolean audit-only, or a role that is not a role
+// name: an unknown name or an empty value is policy.LookupRole's error
+// (wrapping policy.ErrUnknownRole too, and listing the valid names), never
+// a fallback to another role. Only a container without the role annotation
+// gets the default role.
 func ParseAnnotations(ann map[string]string) (Request, error) {
 	var r Request
 	var keys []string
@@ -138,11 +144,11 @@ func ParseAnnotations(ann map[string]string) (Request, error) {
 		}
 		switch k {
 		case AnnotationRole:
-			if strings.TrimSpace(v) == "" {
-				return Request{}, bad("empty role")
-			}
 			if len(v) > 256 || strings.ContainsAny(v, "\x00\n\r") {
 				return Request{}, bad("role must be one line of at most 256 bytes")
+			}
+			if _, err := policy.LookupRole(v); err != nil {
+				return Request{}, fmt.Errorf("%w: %s: %w", ErrBadAnnotation, k, err)
 			}
 			r.Role = v
 		case AnnotationCeiling:

@@ -63,9 +63,9 @@ func TestParseAnnotations(t *testing.T) {
 		{AnnotationCeiling: ""},
 		{AnnotationRole: " "},
 		{AnnotationRole: "a\nb"},
-		{AnnotationRole: "x", AnnotationParent: "bad/id"},
-		{AnnotationRole: "x", AnnotationAuditOnly: "yes"},
-		{AnnotationRole: "x", "enforcerd.io/celing": "network=false"},
+		{AnnotationRole: "reviewer", AnnotationParent: "bad/id"},
+		{AnnotationRole: "reviewer", AnnotationAuditOnly: "yes"},
+		{AnnotationRole: "reviewer", "enforcerd.io/celing": "network=false"},
 		{AnnotationParent: "p"},
 	}
 	for _, ann := range bad {
@@ -78,10 +78,40 @@ func TestParseAnnotations(t *testing.T) {
 	}
 }
 
+// A role annotation must name a role: an unknown name and an empty value
+// are errors listing the valid names, never a fallback to explore or to the
+// default; a container without the annotation gets the default.
+func TestParseAnnotationsRole(t *testing.T) {
+	for _, v := range []string{"", " ", "\t", "hacker", "reviwer", "auditor", "wor\u212Aer", "read_only"} {
+		_, err := ParseAnnotations(map[string]string{AnnotationRole: v, AnnotationCeiling: "network=false"})
+		if !errors.Is(err, ErrBadAnnotation) || !errors.Is(err, policy.ErrUnknownRole) {
+			t.Errorf("role %q: err = %v, want a bad annotation naming the role", v, err)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), "bad enforcerd annotation: enforcerd.io/role: ") ||
+			!strings.Contains(err.Error(), "valid names: roles advisor, custom, explore, general, implement, planner, reviewer, test;") {
+			t.Errorf("role %q: message %q", v, err)
+		}
+	}
+	for _, v := range []string{"reviewer", " Reviewer ", "SCOUT", "manager", "smoke-runner"} {
+		r, err := ParseAnnotations(map[string]string{AnnotationRole: v})
+		if err != nil || r.Role != v {
+			t.Errorf("role %q: %+v, %v", v, r, err)
+		}
+	}
+	r, err := ParseAnnotations(map[string]string{AnnotationCeiling: "network=false"})
+	if err != nil || r.Role != "" {
+		t.Fatalf("no role annotation: %+v, %v", r, err)
+	}
+}
+
 // FuzzParseAnnotations: never panics; an accepted ceiling always parses
 // with the policy core; keys outside the vocabulary are never accepted.
 func FuzzParseAnnotations(f *testing.F) {
 	f.Add("reviewer", "network=false,write=false", "p", "true", "enforcerd.io/x", "v")
+	f.Add("Manager", "", "", "FALSE", "", "")
+	f.Add("reviwer", "network=false", "", "", "", "")
+	f.Add("x", "", "", "", "enforcerd.io/role", "")
 	f.Add("", "shell=none", "", "false", "", "")
 	f.Add("x", "network=maybe", "a/b", "1", "enforcerd.io/role", "")
 	f.Fuzz(func(t *testing.T, role, ceiling, parent, audit, k, v string) {
@@ -115,6 +145,11 @@ func FuzzParseAnnotations(f *testing.F) {
 		}
 		if r.Parent != "" && !ValidID(r.Parent) {
 			t.Fatalf("accepted parent %q", r.Parent)
+		}
+		if _, given := ann[AnnotationRole]; given {
+			if _, err := policy.LookupRole(r.Role); err != nil || r.Role != ann[AnnotationRole] {
+				t.Fatalf("accepted role %q: %v", ann[AnnotationRole], err)
+			}
 		}
 		for key := range ann {
 			if strings.HasPrefix(key, AnnotationPrefix) {

@@ -215,16 +215,24 @@ func ActiveDenyLists(c Ceiling) []DenyList {
 	return out
 }
 
-// AuthorityForRole resolves role (any name, ResolveRole) and derives its
-// authority inside session (seed 001 ChildAuthority::from_runtime_role):
-// ClampAuthority(RequestedCeiling(role, session), session), with the
-// posture role set to the resolved role itself, and, for explore, reviewer
-// and planner when the clamped shell is not none, every "Bash" entry
-// (case-insensitive) removed from the deny list: those roles keep the
-// canonical Bash entry for classifier-bounded read-only inspection while
-// every other shell alias stays denied.
+// AuthorityForRole resolves role with ResolveRole (any name; an unknown one
+// gets explore's posture) and returns AuthorityFor the resolved role (seed
+// 001 ChildAuthority::from_runtime_role). An entry point resolves a name
+// with LookupRole and calls AuthorityFor instead.
 func AuthorityForRole(role string, session Ceiling) Authority {
-	r := ResolveRole(role).Role
+	return AuthorityFor(ResolveRole(role).Role, session)
+}
+
+// AuthorityFor derives the authority of canonical role r inside session:
+// ClampAuthority(RequestedCeiling(r, session), session), with the posture
+// role set to r itself, and, for explore, reviewer and planner when the
+// clamped shell is not none, every "Bash" entry (case-insensitive) removed
+// from the deny list: those roles keep the canonical Bash entry for
+// classifier-bounded read-only inspection while every other shell alias
+// stays denied. A Role outside the vocabulary gets explore's authority.
+// Source: seed 001 ChildAuthority::from_runtime_role.
+func AuthorityFor(r Role, session Ceiling) Authority {
+	r = r.canonical()
 	a := ClampAuthority(RequestedCeiling(r, session), session)
 	a.PostureRole = r
 	if RequiresReadOnlyShell(r) && a.Ceiling.Shell != ShellNone {

@@ -11,7 +11,7 @@ import (
 // exactly its string: "none", "read_only", "full". Shells are totally ordered
 // none < read_only < full; Clamp takes the smaller one.
 //
-// Source: seed 001 (ShellCeiling) and product.md "The ceiling".
+// Source: seed 001 (ShellCeiling).
 type Shell string
 
 // The closed shell vocabulary, narrowest first.
@@ -60,24 +60,27 @@ func (s Shell) canonical() Shell {
 	return ShellNone
 }
 
-// ParseShell parses the wire spelling of a shell ("none", "read_only",
-// "full"), exactly, after trimming surrounding white space. Any other text
-// is an error wrapping ErrBadCeiling that quotes the value.
+// ParseShell parses a shell value: "none", "read_only" or "full", trimmed
+// and ASCII case-insensitive ("Read_Only" is read_only), the rule role
+// names and ParseBool follow. No Unicode case folding and no other
+// spelling ("readonly", "read-only"). Any other text is an error wrapping
+// ErrBadCeiling that quotes the value.
 func ParseShell(s string) (Shell, error) {
-	v := Shell(strings.TrimSpace(s))
+	v := Shell(normalizeToken(s))
 	if v.Valid() {
 		return v, nil
 	}
 	return "", fmt.Errorf("%w: invalid value %q (want none|read_only|full)", ErrBadCeiling, s)
 }
 
-// ParseBool parses a ceiling boolean. After trimming surrounding white space
-// it accepts exactly "true" or "allow" (true) and "false" or "deny" (false),
-// lower case only: every place a ceiling is written uses one spelling
-// (product.md), so "True", "1" or "yes" are errors rather than guesses. The
+// ParseBool parses a ceiling boolean: "true" or "allow" (true), "false" or
+// "deny" (false), trimmed and ASCII case-insensitive ("False", "DENY"),
+// the rule role names follow. Nothing else is a boolean: "1", "yes" or "t"
+// are errors rather than guesses, and no Unicode case folding applies
+// ("fal\u017fe", with a LATIN SMALL LETTER LONG S, is not "false"). The
 // error wraps ErrBadCeiling and quotes the value.
 func ParseBool(s string) (bool, error) {
-	switch strings.TrimSpace(s) {
+	switch normalizeToken(s) {
 	case "true", "allow":
 		return true, nil
 	case "false", "deny":
@@ -105,7 +108,7 @@ type Ceiling struct {
 }
 
 // DefaultSession is the session ceiling used when none is given:
-// network=true,write=true,shell=full,tools=true,depth=1 (issue 2).
+// network=true,write=true,shell=full,tools=true,depth=1.
 func DefaultSession() Ceiling {
 	return Ceiling{Network: true, Write: true, Shell: ShellFull, Tools: true, DelegationDepth: 1}
 }
@@ -180,15 +183,18 @@ var CeilingKeys = []string{"network", "write", "shell", "tools", "depth"}
 // ParseCeiling parses ceiling text "network=B,write=B,shell=S,tools=B,depth=N"
 // on top of base: any subset of the keys in any order, absent keys keep
 // base's value, and the empty (or all-blank) text returns base unchanged.
-// White space around items, keys and values is ignored. B is as ParseBool,
-// S as ParseShell, N a decimal integer in 0..4294967295 (no sign).
+// White space around items, keys and values is ignored. Keys are exact
+// (lower case); B is as ParseBool and S as ParseShell (both ASCII
+// case-insensitive), N a decimal integer in 0..4294967295 (no sign).
 //
 // Errors are *CeilingError (wrapping ErrBadCeiling) naming the field: an
 // unknown key, a key given twice, an item without "=", an empty item (",,"
 // or a trailing comma), or a bad value. The text is never partially applied:
 // on error the returned ceiling is the zero Ceiling.
 //
-// Source: product.md "The ceiling" (one spelling everywhere).
+// This is the one spelling of a ceiling wherever one is written as text:
+// surface --session, the enforcerd.io/ceiling annotation, the API's
+// "ceiling" (register and narrow).
 func ParseCeiling(text string, base Ceiling) (Ceiling, error) {
 	if strings.TrimSpace(text) == "" {
 		return base, nil

@@ -117,6 +117,7 @@ func TestParseCeilingSubsetsKeepBase(t *testing.T) {
 		"depth=4294967295":             {Network: true, Write: true, Shell: ShellFull, Tools: true, DelegationDepth: 4294967295},
 		"depth=007":                    {Network: true, Write: true, Shell: ShellFull, Tools: true, DelegationDepth: 7},
 		"tools=false,shell=none,write=deny,network=false,depth=0": {Shell: ShellNone},
+		"network=True,write=DENY,shell=Read_Only":                 {Network: true, Shell: ShellReadOnly, Tools: true, DelegationDepth: 1},
 	} {
 		got, err := ParseCeiling(text, base)
 		if err != nil || got != want {
@@ -134,7 +135,7 @@ func TestParseCeilingErrorsNameTheField(t *testing.T) {
 		"depth=+1":                  `depth: invalid value "+1"`,
 		"depth=":                    `depth: invalid value ""`,
 		"depth=1.5":                 `depth: invalid value "1.5"`,
-		"network=True":              `network: invalid value "True"`,
+		"network=yes":               `network: invalid value "yes"`,
 		"tools=1":                   `tools: invalid value "1"`,
 		"bogus=true":                `bogus: unknown field`,
 		"delegation_depth=1":        `delegation_depth: unknown field`,
@@ -164,26 +165,34 @@ func TestParseCeilingErrorsNameTheField(t *testing.T) {
 	}
 }
 
+// Booleans and shells follow the rule role names follow: trimmed, ASCII
+// case-insensitive, nothing else.
 func TestParseBoolAndShell(t *testing.T) {
-	for in, want := range map[string]bool{"true": true, "allow": true, "false": false, "deny": false, " true ": true} {
+	for in, want := range map[string]bool{
+		"true": true, "allow": true, "false": false, "deny": false, " true ": true,
+		"TRUE": true, "Allow": true, "False": false, "DeNy": false, "\tFALSE\n": false,
+	} {
 		got, err := ParseBool(in)
 		if err != nil || got != want {
 			t.Errorf("ParseBool(%q) = %v, %v", in, got, err)
 		}
 	}
-	for _, in := range []string{"", "TRUE", "Allow", "yes", "1", "t", "denied"} {
+	for _, in := range []string{"", " ", "yes", "1", "0", "t", "denied", "truefalse",
+		"fal\u017fe", "tru\u0435", "\u0430llow", "true\x00", "de ny"} {
 		if _, err := ParseBool(in); !errors.Is(err, ErrBadCeiling) || !strings.Contains(err.Error(), "invalid value") {
 			t.Errorf("ParseBool(%q) error %v", in, err)
 		}
 	}
 	for _, s := range AllShells {
-		if got, err := ParseShell(string(s)); err != nil || got != s {
-			t.Errorf("ParseShell(%q) = %q, %v", s, got, err)
+		for _, in := range []string{string(s), strings.ToUpper(string(s)), " " + strings.ToUpper(string(s[:1])) + string(s[1:]) + "\t"} {
+			if got, err := ParseShell(in); err != nil || got != s {
+				t.Errorf("ParseShell(%q) = %q, %v", in, got, err)
+			}
 		}
 	}
-	for _, in := range []string{"", "readonly", "read-only", "Full", "partial"} {
-		if _, err := ParseShell(in); err == nil {
-			t.Errorf("ParseShell(%q) accepted", in)
+	for _, in := range []string{"", "readonly", "read-only", "READ-ONLY", "partial", "ful\u006c\u0307", "nON\u0435"} {
+		if _, err := ParseShell(in); !errors.Is(err, ErrBadCeiling) {
+			t.Errorf("ParseShell(%q) accepted or misclassified: %v", in, err)
 		}
 	}
 }

@@ -8,12 +8,17 @@
 // no environment, no package state read implicitly. The one mutable type,
 // ApprovalCache, is owned by its caller and safe for concurrent use.
 //
-// Rules come from the seeds (../shared/seeds, see its README) and
-// product.md; each doc comment names its source:
+// The rules port five reference implementations of agent-harness policy,
+// cited as seed 000 (tool groups and the built-in tool list), seed 001
+// (roles, the ceiling clamp, child authority and its fingerprint), seed 002
+// (the approval cache), seed 003 (the capability gate) and seed 004
+// (extension permissions), together with enforcerd's own rules for the
+// ceiling text and the role table; each doc comment names its source:
 //
 //   - ceiling.go: Ceiling, Shell, Clamp (field-wise meet), ceiling text.
-//   - role.go: the closed role vocabulary, aliases, fail-closed
-//     resolution, the requested-ceiling table (seed 001, product.md).
+//   - role.go: the closed role vocabulary, aliases, the strict parser every
+//     entry point uses (LookupRole), the seed's fail-closed resolution of
+//     recorded names (ResolveRole), the requested-ceiling table (seed 001).
 //   - authority.go: the five deny lists, sentinels, Authority, the v1
 //     fingerprint (seed 001).
 //   - toolgroups.go: tool groups, built-in and MCP tool lists, agent
@@ -22,9 +27,11 @@
 //     taint, the gate decision (seed 003).
 //   - approval.go: the session approval cache and its keys (seed 002).
 //   - extension.go: extension permissions and hooks (seed 004).
-//   - surface.go: Surface, the whole result enforcerd surface prints.
+//   - surface.go: Surface, the whole result enforcerd surface prints, and
+//     the kernel ceiling's rule for its tool lists (KernelDeniesTool).
 //
-// Fail direction everywhere: unknown input resolves to the narrowest
-// posture (explore, shell none, the full capability requirement, deny),
-// never the widest.
+// Fail direction everywhere: a role name from outside that is not declared
+// is an error (LookupRole), never a guess; other unknown input resolves to
+// the narrowest posture (explore, shell none, the full capability
+// requirement, deny), never the widest.
 package policy

@@ -1,11 +1,17 @@
 package policy
 
-import "strings"
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Role is one of the eight canonical roles of the closed role vocabulary
 // (seed 001, FleetRole). Its string is the public, canonical spelling.
-// Role values only come from ResolveRole or the constants; a Role outside
-// the vocabulary is treated as RoleExplore wherever a posture is derived.
+// Role values only come from LookupRole, ResolveRole or the constants; a
+// Role outside the vocabulary is treated as RoleExplore wherever a posture
+// is derived.
 type Role string
 
 // The closed role vocabulary, in schema order (seed 001).
@@ -82,8 +88,9 @@ var legacyRoles = map[string]Role{
 
 // memberRoles maps org-chart member titles (seed 001 member_role_alias) to a
 // posture. They are deliberately not role aliases: ParseRole does not accept
-// them, only ResolveRole's third step does. Each maps to a posture no wider
-// than the one the title implies, and none widens authority.
+// them, only LookupRole and ResolveRole's third step do. Each maps to a
+// posture no wider than the one the title implies, and none widens
+// authority.
 var memberRoles = map[string]Role{
 	"manager": RoleGeneral, "coordinator": RoleGeneral, "operator": RoleGeneral,
 	"synthesizer": RolePlanner, "summarizer": RolePlanner, "reducer": RolePlanner,
@@ -95,8 +102,8 @@ var memberRoles = map[string]Role{
 // fresh map from alias to canonical role (seed 001 VALID_ROLE_ALIASES).
 func LegacyRoleAliases() map[string]Role { return copyRoleMap(legacyRoles) }
 
-// MemberRoleAliases returns the org-chart member titles ResolveRole maps to
-// a posture, as a fresh map (seed 001 member_role_alias).
+// MemberRoleAliases returns the org-chart member titles LookupRole and
+// ResolveRole map to a posture, as a fresh map (seed 001 member_role_alias).
 func MemberRoleAliases() map[string]Role { return copyRoleMap(memberRoles) }
 
 func copyRoleMap(m map[string]Role) map[string]Role {
@@ -154,11 +161,11 @@ type RoleSource string
 
 // The resolution steps, in the order ResolveRole tries them.
 const (
-	RoleFromEmpty     RoleSource = "empty"     // blank input: the general default
+	RoleFromEmpty     RoleSource = "empty"     // no role given (or, for ResolveRole, a blank one): the general default
 	RoleFromCanonical RoleSource = "canonical" // a canonical role name
 	RoleFromLegacy    RoleSource = "legacy"    // a legacy alias
 	RoleFromMember    RoleSource = "member"    // an org-chart member title
-	RoleFromUnknown   RoleSource = "unknown"   // nothing matched: failed closed to explore
+	RoleFromUnknown   RoleSource = "unknown"   // nothing matched: ResolveRole failed closed to explore
 )
 
 // AllRoleSources lists every RoleSource in resolution order.
@@ -171,11 +178,137 @@ type Resolution struct {
 	// Role is the canonical role whose posture applies. Always Valid.
 	Role Role
 	// Label is the public label: the canonical name for a role or legacy
-	// alias, "general" for an empty name, the trimmed input otherwise (an
-	// unknown name keeps its identity on every receipt).
+	// alias, "general" for an empty name, the trimmed input otherwise (a
+	// member title, or a name ResolveRole did not know, keeps its identity
+	// on every receipt).
 	Label string
 	// Source is the resolution step that matched.
 	Source RoleSource
+}
+
+// lookupToken maps a normalised token (normalizeToken) onto the closed
+// vocabulary through the declared tables only: a canonical name, a legacy
+// alias, an org-chart member title. ok is false for anything else,
+// including the empty token. The one table lookup behind LookupRole and
+// ResolveRole.
+func lookupToken(token string) (r Role, src RoleSource, ok bool) {
+	switch {
+	case token == "":
+		return "", "", false
+	case Role(token).Valid():
+		return Role(token), RoleFromCanonical, true
+	case legacyRoles[token] != "":
+		return legacyRoles[token], RoleFromLegacy, true
+	case memberRoles[token] != "":
+		return memberRoles[token], RoleFromMember, true
+	}
+	return "", "", false
+}
+
+// resolution builds the Resolution of a name lookupToken accepted: the
+// label is the canonical name for a role or legacy alias, the trimmed name
+// (case kept) for a member title.
+func resolution(name string, r Role, src RoleSource) Resolution {
+	res := Resolution{Input: name, Role: r, Source: src, Label: string(r)}
+	if src == RoleFromMember {
+		res.Label = strings.TrimSpace(name)
+	}
+	return res
+}
+
+// ErrUnknownRole is the sentinel every LookupRole error wraps; test for it
+// with errors.Is.
+var ErrUnknownRole = errors.New("unknown role")
+
+// RoleError is the error LookupRole returns for a name it does not accept.
+// Name is the name as given. The message quotes it (control characters
+// escaped) and lists every accepted name, each group sorted:
+//
+//	unknown role "hacker"; valid names: roles advisor, custom, ...; legacy aliases awaiter, ...; org-chart member titles coordinator, ...
+//	empty role name; valid names: ...
+//
+// errors.Is(err, ErrUnknownRole) holds for every RoleError.
+type RoleError struct {
+	Name string
+}
+
+func (e *RoleError) Error() string {
+	what := fmt.Sprintf("unknown role %q", e.Name)
+	if strings.TrimSpace(e.Name) == "" {
+		what = "empty role name"
+	}
+	return what + "; valid names: " + validRoleNamesText()
+}
+
+// Is makes errors.Is(err, ErrUnknownRole) true.
+func (e *RoleError) Is(target error) bool { return target == ErrUnknownRole }
+
+// validRoleNamesText is the list of accepted names RoleError prints.
+func validRoleNamesText() string {
+	roles := make([]string, len(AllRoles))
+	for i, r := range AllRoles {
+		roles[i] = string(r)
+	}
+	slices.Sort(roles)
+	return "roles " + strings.Join(roles, ", ") +
+		"; legacy aliases " + strings.Join(sortedKeys(legacyRoles), ", ") +
+		"; org-chart member titles " + strings.Join(sortedKeys(memberRoles), ", ")
+}
+
+func sortedKeys(m map[string]Role) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// RoleNames returns every name LookupRole accepts, in their normalised
+// (lower-case) spelling: the canonical roles, the legacy aliases and the
+// org-chart member titles, sorted by byte order, as a fresh slice.
+func RoleNames() []string {
+	names := sortedKeys(legacyRoles)
+	names = append(names, sortedKeys(memberRoles)...)
+	for _, r := range AllRoles {
+		names = append(names, string(r))
+	}
+	slices.Sort(names)
+	return names
+}
+
+// LookupRole is the strict role parser every entry point uses (run's and
+// surface's --role, the enforcerd.io/role annotation, the daemon API's
+// "role"). The name is trimmed and ASCII-lowercased (normalizeToken: no
+// Unicode case folding) and must then be a canonical role, a legacy alias
+// (LegacyRoleAliases) or an org-chart member title (MemberRoleAliases); the
+// Resolution is the one ResolveRole gives such a name, with Source
+// RoleFromCanonical, RoleFromLegacy or RoleFromMember.
+//
+// Anything else is a *RoleError wrapping ErrUnknownRole, and the returned
+// Resolution is the zero value: a misspelled name ("reviwer"), a name
+// nobody declared ("auditor"), and a given but empty or blank name. A role
+// is a security setting, so a typo must stop the caller rather than run
+// under some other posture, and only leaving the setting out altogether
+// selects the default (UnspecifiedRole). ResolveRole's fail-closed fallback
+// to explore stays the seed's rule for names that are already recorded; it
+// never stands in for a rejected name.
+func LookupRole(name string) (Resolution, error) {
+	r, src, ok := lookupToken(normalizeToken(name))
+	if !ok {
+		return Resolution{}, &RoleError{Name: name}
+	}
+	return resolution(name, r, src), nil
+}
+
+// UnspecifiedRole is the Resolution for a role that is not given at all (no
+// --role flag, no enforcerd.io/role annotation, no "role" key in an API
+// request): general, labelled "general", Source RoleFromEmpty, Input "".
+// This is seed 001's unspecified-role default (runtime_role_for_member,
+// step 1). Only the absence of the setting means it; a given but empty name
+// is a LookupRole error.
+func UnspecifiedRole() Resolution {
+	return Resolution{Role: RoleGeneral, Label: string(RoleGeneral), Source: RoleFromEmpty}
 }
 
 // ResolveRole maps any role name onto the closed vocabulary. The name is
@@ -189,26 +322,25 @@ type Resolution struct {
 // write authority. An operator who wants the session's own ceiling spells
 // that "custom". Source: seed 001 runtime_role_for_member.
 //
+// This is the seed's resolution of a name that is already recorded (a
+// registration stored by an older enforcerd, which accepted any name). A
+// name arriving from outside goes through LookupRole instead, which refuses
+// what steps 1 and 4 would absorb.
+//
 // Deviation from the seed: the public label of an empty name is "general"
 // (the seed's public_role_label would return ""), so a receipt never shows
 // a blank role.
 func ResolveRole(name string) Resolution {
 	token := normalizeToken(name)
-	res := Resolution{Input: name, Label: strings.TrimSpace(name)}
-	switch {
-	case token == "":
-		res.Role, res.Source, res.Label = RoleGeneral, RoleFromEmpty, string(RoleGeneral)
-	case Role(token).Valid():
-		res.Role, res.Source, res.Label = Role(token), RoleFromCanonical, token
-	case legacyRoles[token] != "":
-		res.Role, res.Source = legacyRoles[token], RoleFromLegacy
-		res.Label = string(res.Role)
-	case memberRoles[token] != "":
-		res.Role, res.Source = memberRoles[token], RoleFromMember
-	default:
-		res.Role, res.Source = RoleExplore, RoleFromUnknown
+	if r, src, ok := lookupToken(token); ok {
+		return resolution(name, r, src)
 	}
-	return res
+	if token == "" {
+		res := UnspecifiedRole()
+		res.Input = name
+		return res
+	}
+	return Resolution{Input: name, Role: RoleExplore, Label: strings.TrimSpace(name), Source: RoleFromUnknown}
 }
 
 // RequiresReadOnlyShell reports whether role may never hold a mutating
@@ -224,7 +356,7 @@ func RequiresReadOnlyShell(role Role) bool {
 }
 
 // RequestedCeiling is the ceiling role asks for inside session, before the
-// clamp. It is the product table (product.md "Policy core"):
+// clamp, by this table:
 //
 //	role       write network shell      note
 //	general    yes   yes     full
@@ -238,7 +370,7 @@ func RequiresReadOnlyShell(role Role) bool {
 //
 // Every role asks for tools=true. The delegation depth is session's depth
 // minus one (floor 0) for general, implement and custom, and 0 for every
-// other role (issue 2). session contributes only its depth; the caller
+// other role. session contributes only its depth; the caller
 // still clamps the result to session. A Role outside the vocabulary gets
 // explore's ceiling.
 func RequestedCeiling(role Role, session Ceiling) Ceiling {

@@ -1,6 +1,9 @@
 package policy
 
 import (
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -175,7 +178,7 @@ func TestNoUndeclaredRoleResolvesToWrite(t *testing.T) {
 	check := func(t interface{ Fatalf(string, ...any) }, name string) {
 		for _, session := range []Ceiling{DefaultSession(), {Network: true, Write: true, Shell: ShellFull, Tools: true, DelegationDepth: 5}} {
 			a := AuthorityForRole(name, session)
-			s := SurfaceFor(name, session, nil)
+			s := SurfaceFor(ResolveRole(name), session, nil)
 			if !a.Ceiling.Write && a.WriteAuthority == WriteAuthorityReadOnly && !s.Kernel.Write {
 				continue
 			}
@@ -203,5 +206,121 @@ func TestNoUndeclaredRoleResolvesToWrite(t *testing.T) {
 			}),
 		).Draw(t, "name")
 		check(t, name)
+	})
+}
+
+// Every declared name, in any ASCII case and with white space around it, is
+// accepted by LookupRole with exactly ResolveRole's resolution.
+func TestLookupRoleAcceptsEveryDeclaredName(t *testing.T) {
+	names := RoleNames()
+	if len(names) != len(AllRoles)+len(LegacyRoleAliases())+len(MemberRoleAliases()) {
+		t.Fatalf("RoleNames has %d names; a name is in two tables or missing", len(names))
+	}
+	if !slices.IsSorted(names) {
+		t.Fatalf("RoleNames not sorted: %v", names)
+	}
+	for _, name := range names {
+		for _, spelling := range []string{name, strings.ToUpper(name), " " + strings.ToUpper(name[:1]) + name[1:] + "\t", "\u00a0" + name} {
+			res, err := LookupRole(spelling)
+			if err != nil {
+				t.Errorf("LookupRole(%q): %v", spelling, err)
+				continue
+			}
+			if res != ResolveRole(spelling) || !res.Role.Valid() || res.Input != spelling {
+				t.Errorf("LookupRole(%q) = %+v, ResolveRole %+v", spelling, res, ResolveRole(spelling))
+			}
+			if res.Source != RoleFromCanonical && res.Source != RoleFromLegacy && res.Source != RoleFromMember {
+				t.Errorf("LookupRole(%q) source %s", spelling, res.Source)
+			}
+		}
+	}
+}
+
+// A name that is not declared, and a given but empty name, are errors: no
+// fallback to explore, no default to general.
+func TestLookupRoleRejectsUnknownAndEmptyNames(t *testing.T) {
+	for _, in := range []string{
+		"", " ", "\t\n", "\u00a0",
+		"reviwer", "hacker", "auditor", "admin", "root", "general purpose",
+		"wor\u212Aer", "\u0130mplement", "general\x00", "implement,general", "custom\u200b",
+		"explore.", "read_only", "smoke_runner", "general-", "-general",
+	} {
+		res, err := LookupRole(in)
+		if err == nil {
+			t.Errorf("LookupRole(%q) accepted: %+v", in, res)
+			continue
+		}
+		if res != (Resolution{}) {
+			t.Errorf("LookupRole(%q) returned %+v with its error", in, res)
+		}
+		var re *RoleError
+		if !errors.Is(err, ErrUnknownRole) || !errors.As(err, &re) || re.Name != in {
+			t.Errorf("LookupRole(%q): %T %v is not a RoleError for the name", in, err, err)
+		}
+		msg := err.Error()
+		if strings.TrimSpace(in) == "" {
+			if !strings.HasPrefix(msg, "empty role name; valid names: ") {
+				t.Errorf("LookupRole(%q): %q", in, msg)
+			}
+		} else if !strings.HasPrefix(msg, fmt.Sprintf("unknown role %q; valid names: ", in)) {
+			t.Errorf("LookupRole(%q): %q", in, msg)
+		}
+		for _, name := range RoleNames() {
+			if !strings.Contains(msg, name) {
+				t.Errorf("LookupRole(%q): message does not list %q", in, name)
+			}
+		}
+	}
+}
+
+// The list of valid names is stable: each group sorted, in one fixed order.
+func TestRoleErrorListsTheValidNames(t *testing.T) {
+	want := `unknown role "x"; valid names: ` +
+		"roles advisor, custom, explore, general, implement, planner, reviewer, test; " +
+		"legacy aliases awaiter, builder, code-review, code_review, consultant, default, exploration, explorer, " +
+		"general-purpose, general_purpose, implementation, implementer, oracle, plan, planning, review, scout, " +
+		"tester, validator, verification, verifier, verify, worker; " +
+		"org-chart member titles coordinator, manager, operator, read-only, reducer, smoke-runner, summarizer, synthesizer"
+	if got := (&RoleError{Name: "x"}).Error(); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestUnspecifiedRoleIsGeneral(t *testing.T) {
+	res := UnspecifiedRole()
+	if res != (Resolution{Role: RoleGeneral, Label: "general", Source: RoleFromEmpty}) {
+		t.Fatalf("%+v", res)
+	}
+	// ResolveRole's blank name is the same default, its input kept.
+	if r := ResolveRole(" "); r.Role != res.Role || r.Label != res.Label || r.Source != res.Source || r.Input != " " {
+		t.Fatalf("ResolveRole(\" \") = %+v", r)
+	}
+}
+
+// LookupRole accepts exactly the names ResolveRole resolves through its
+// declared tables, never one its empty or unknown steps would absorb, and
+// nothing it accepts outside the declared names holds write authority.
+func TestLookupRoleNeverFallsBack(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		name := rapid.OneOf(
+			rapid.String(),
+			rapid.StringMatching(`[ \t]*[A-Za-z_\-]{0,16}[ \t]*`),
+			rapid.SampledFrom(RoleNames()),
+		).Draw(t, "name")
+		res, err := LookupRole(name)
+		resolved := ResolveRole(name)
+		switch resolved.Source {
+		case RoleFromEmpty, RoleFromUnknown:
+			if err == nil || !errors.Is(err, ErrUnknownRole) {
+				t.Fatalf("LookupRole(%q) = %+v, %v; ResolveRole fell back (%s)", name, res, err, resolved.Source)
+			}
+		default:
+			if err != nil || res != resolved {
+				t.Fatalf("LookupRole(%q) = %+v, %v; ResolveRole %+v", name, res, err, resolved)
+			}
+			if AuthorityFor(res.Role, DefaultSession()).Ceiling.Write && !declaredWriteTokens[normalizeToken(name)] {
+				t.Fatalf("undeclared %q accepted with write", name)
+			}
+		}
 	})
 }

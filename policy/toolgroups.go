@@ -158,6 +158,14 @@ func AlwaysOnMCPTools() []string {
 // the model (and --allowedTools) sees.
 const MCPServerPrefix = "mcp__hyperhive__"
 
+// BashMCPServerPrefix is the prefix of the tools of the out-of-process bash
+// MCP server the execution group grants an agent (mcp__bash__run,
+// mcp__bash__status, mcp__bash__kill; seed 000). That server is rendered
+// into the agent's configuration by the execution group itself, so
+// MCPAllowedToolsFor never lists its tools; the name matters to the
+// kernel-ceiling rule of a surface's lists (KernelDeniesTool).
+const BashMCPServerPrefix = "mcp__bash__"
+
 // BuiltinToolsFor is the built-in tool list (the --tools value) for groups:
 // BaseBuiltinTools followed by each group's BuiltinTools, de-duplicated,
 // first occurrence kept. It is never empty and never contains Bash or an

@@ -109,7 +109,10 @@ SO_PEERCRED pid checked against the process's start time.
 Effective ceiling of a container: the session is the parent's effective
 ceiling (default network=true,write=true,shell=full,tools=true,depth=1)
 clamped by "ceiling"; the role's requested ceiling is clamped to it. A
-ceiling this host cannot enforce is refused unless audit_only is set.
+"role" that is given must be a role name, legacy alias or org-chart title
+(enforcerd surface --help): any other value, "" included, is 400 with the
+valid names; without "role" the role is general. A ceiling this host
+cannot enforce is refused unless audit_only is set.
 
 Partial coverage (fail closed by default): without BPF LSM, network=false
 is enforced only for the AF_INET/AF_INET6 sockets a workload creates (gap

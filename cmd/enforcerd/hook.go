@@ -54,8 +54,9 @@ poststop
 
 Annotations (at least one of role and ceiling):
   enforcerd.io/role         role name (general, explore, planner, reviewer,
-                            implement, test, advisor, custom, or an alias;
-                            unknown names fail closed to explore)
+                            implement, test, advisor, custom, a legacy alias
+                            or an org-chart title); any other value, empty
+                            included, is malformed. Without it: general
   enforcerd.io/ceiling      ceiling text, e.g. network=false,write=false
                             (keys network, write, shell, tools, depth;
                             booleans true|false|allow|deny)

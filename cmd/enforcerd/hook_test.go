@@ -149,3 +149,23 @@ func TestHookPartialCoverage(t *testing.T) {
 		t.Fatalf("second registration of p1 (conflict): exit %d, want %d: %s", code, exitFailure, msg)
 	}
 }
+
+// TestHookRefusesUnknownRole: an enforcerd.io/role that is not a role name,
+// empty included, is a malformed annotation: exit 2 with the valid names,
+// and the daemon never sees the container.
+func TestHookRefusesUnknownRole(t *testing.T) {
+	sock, enf := hookDaemon(t)
+	for _, role := range []string{"hacker", "reviwer", "", "  "} {
+		code, msg := runHookWith(sock, "createRuntime", stateJSON("a", os.Getpid(), `"enforcerd.io/role":"`+role+`","enforcerd.io/ceiling":"network=false"`))
+		if code != exitUsage {
+			t.Errorf("role %q: exit %d, want %d (%s)", role, code, exitUsage, msg)
+		}
+		if !strings.Contains(msg, "enforcerd hook createRuntime: container a: bad enforcerd annotation: enforcerd.io/role: ") ||
+			!strings.Contains(msg, "valid names: roles advisor, custom, explore,") {
+			t.Errorf("role %q: message %q", role, msg)
+		}
+	}
+	if enf.Len() != 0 {
+		t.Fatal("a refused role reached the daemon")
+	}
+}

@@ -45,8 +45,10 @@ Each denied operation is printed to stderr as it happens:
 Flags:
   --role ROLE            start from the role's requested ceiling (general,
                          explore, planner, reviewer, implement, test, advisor,
-                         custom, or an alias; unknown names fail closed to
-                         explore). Default: no restriction.
+                         custom, a legacy alias or an org-chart title; ASCII
+                         case-insensitive). Any other name, empty included,
+                         is a usage error listing the valid names: CMD never
+                         runs. Default: no restriction.
   --network allow|deny   network ceiling (also true|false)
   --write allow|deny     write ceiling (also true|false)
   --shell none|read_only|full
@@ -195,11 +197,11 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 	}
 	c := policy.DefaultSession()
 	if isFlagSet(fs, "role") {
-		res := policy.ResolveRole(*role)
-		c = policy.RequestedCeiling(res.Role, policy.DefaultSession())
-		if res.Source == policy.RoleFromUnknown {
-			fmt.Fprintf(stderr, "enforcerd: role %q is unknown: using explore's ceiling (fail closed)\n", *role)
+		res, err := policy.LookupRole(*role)
+		if err != nil {
+			return o, fmt.Errorf("--role: %w", err)
 		}
+		c = policy.RequestedCeiling(res.Role, policy.DefaultSession())
 	}
 	k := c.Kernel()
 	if network.set {

@@ -25,8 +25,8 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/probe"
-	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/internal/vmtest"
+	"github.com/enforcerd/enforcerd/policy"
 )
 
 var testPinDir, testPinShared = vmtest.PinDir("runtest")
@@ -126,6 +126,55 @@ func TestRunBadInputExitCodes(t *testing.T) {
 				t.Errorf("stderr does not say %q: %s", c.says, r.stderr)
 			}
 		})
+	}
+}
+
+// TestRunUnknownRoleIsAUsageError: a --role that is not a role name (a
+// typo, a name nobody declared, an empty one) stops run with exit 2 and the
+// valid names before anything is looked up or enforced: CMD would be 127
+// (not found) had run got that far. Needs no privileges.
+func TestRunUnknownRoleIsAUsageError(t *testing.T) {
+	const missing = "/enforcerd-test-no-such-dir/cmd"
+	for _, flags := range [][]string{
+		{"--role", "reviwer"}, {"--role", "hacker"}, {"--role", ""}, {"--role=  "}, {"--role", "auditor"},
+		{"--role", "wor\u212Aer"}, {"--network=deny", "--role", "explorer-x"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := runRun(append(flags, "--", missing), &stdout, &stderr)
+		if code != exitUsage {
+			t.Errorf("%q: exit %d, want %d (stderr: %s)", flags, code, exitUsage, stderr.String())
+		}
+		errs := stderr.String()
+		if !strings.HasPrefix(errs, "enforcerd run: --role: ") ||
+			!strings.Contains(errs, "valid names: roles advisor, custom, explore, general, implement, planner, reviewer, test;") ||
+			strings.Contains(errs, missing) {
+			t.Errorf("%q: stderr %q", flags, errs)
+		}
+		if _, err := parseRunArgs(append(flags, "--", "true"), &stderr); err == nil {
+			t.Errorf("%q: parseRunArgs accepted", flags)
+		}
+	}
+}
+
+// TestRunRoleCeilings: a declared name, in any ASCII case, starts from its
+// role's requested ceiling; without --role nothing is restricted.
+func TestRunRoleCeilings(t *testing.T) {
+	for _, c := range []struct {
+		flags []string
+		want  policy.KernelCeiling
+	}{
+		{nil, policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}},
+		{[]string{"--role", "Reviewer"}, policy.KernelCeiling{Shell: policy.ShellReadOnly}},
+		{[]string{"--role=SCOUT"}, policy.KernelCeiling{Network: true, Shell: policy.ShellReadOnly}},
+		{[]string{"--role", " advisor "}, policy.KernelCeiling{Network: true, Shell: policy.ShellNone}},
+		{[]string{"--role", "manager", "--write=Deny"}, policy.KernelCeiling{Network: true, Shell: policy.ShellFull}},
+		{[]string{"--role", "custom", "--network=FALSE", "--shell=Read_Only"}, policy.KernelCeiling{Write: true, Shell: policy.ShellReadOnly}},
+	} {
+		var stderr bytes.Buffer
+		o, err := parseRunArgs(append(c.flags, "--", "true"), &stderr)
+		if err != nil || o.ceiling != c.want || stderr.Len() != 0 {
+			t.Errorf("%q: ceiling %v, %v (stderr %q); want %v", c.flags, o.ceiling, err, stderr.String(), c.want)
+		}
 	}
 }
 

@@ -35,10 +35,10 @@ Flags:
       implement, test, advisor, custom. Legacy aliases (worker, scout,
       plan, review, builder, verifier, consultant, ...) and org-chart
       titles (manager, coordinator, operator, synthesizer, summarizer,
-      reducer, smoke-runner, read-only) are accepted. The name is trimmed
-      and ASCII-lowercased; empty means general. Any other name runs with
-      the explore posture (no writes, no raw shell) and keeps its own
-      label.
+      reducer, smoke-runner, read-only) are accepted; a title keeps its
+      own label. The name is trimmed and ASCII case-insensitive. Any
+      other name, and an empty one, is an error (exit 2) that lists the
+      valid names. Without --role: general.
   --session CEILING
       The session (parent) ceiling the role is clamped to, as ceiling
       text. Default: network=true,write=true,shell=full,tools=true,depth=1.
@@ -63,8 +63,9 @@ Ceiling text:
                    full: unrestricted exec
     tools=BOOL     sees any tool at all
     depth=N        further delegation levels, 0..4294967295
-  BOOL is true|false or allow|deny (lower case). Unknown keys, repeated
-  keys, empty items and bad values are errors naming the field.
+  BOOL is true|false or allow|deny; values are ASCII case-insensitive,
+  keys are lower case. Unknown keys, repeated keys, empty items and bad
+  values are errors naming the field.
 
 Ceiling of a role: the role's requested ceiling clamped (field-wise
 meet) to the session:
@@ -82,7 +83,7 @@ meet) to the session:
 
 JSON fields (stable):
   role                    canonical role
-  label                   public label (an unknown name keeps its own)
+  label                   public label (an org-chart title keeps its own)
   posture_role            role governing the tool posture
   ceiling                 {network, write, shell, tools, delegation_depth}
   write_authority         workspace_write | read_only
@@ -97,16 +98,23 @@ JSON fields (stable):
   mcp_allowed_tools       MCP allow list (mcp__hyperhive__ names)
   kernel                  {network, write, shell}: what enforcerd installs
   warnings                non-fatal findings, e.g. skipped tool groups
-  The three tool lists only hold tools the authority allows; with
-  tools=false they are empty and the agent must start without tools.
+  The three tool lists only hold tools the authority allows (none that
+  disallowed_tools matches) and none that the kernel ceiling makes fail:
+    kernel.write=false  builtin_tools and subagent_builtin_tools omit
+                        Write, Edit, MultiEdit, NotebookEdit
+    kernel.shell=none   builtin_tools and subagent_builtin_tools omit
+                        Bash; mcp_allowed_tools omits the bash MCP
+                        server's tools (mcp__bash__*)
+  With tools=false they are empty and the agent must start without tools.
 
 Exit status:
   0  success (warnings are printed to stderr and listed in "warnings")
-  2  usage error: bad flag, stray argument, or bad --session text
+  2  usage error: bad flag, stray argument, bad --session text, or a
+     --role that is not a role name
 `
 
-// runSurface implements "enforcerd surface": flags in, policy.ResolveSurface,
-// JSON or a summary out.
+// runSurface implements "enforcerd surface": flags in (--role through
+// policy.LookupRole), policy.ResolveSurface, JSON or a summary out.
 func runSurface(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("enforcerd surface", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -126,12 +134,20 @@ func runSurface(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "enforcerd surface: unexpected argument %q\nRun \"enforcerd surface --help\" for usage.\n", fs.Arg(0))
 		return exitUsage
 	}
+	res := policy.UnspecifiedRole()
+	if isFlagSet(fs, "role") {
+		var err error
+		if res, err = policy.LookupRole(*role); err != nil {
+			fmt.Fprintf(stderr, "enforcerd surface: --role: %v\n", err)
+			return exitUsage
+		}
+	}
 	ceiling, err := policy.ParseCeiling(*session, policy.DefaultSession())
 	if err != nil {
 		fmt.Fprintf(stderr, "enforcerd surface: --session: %v\n", err)
 		return exitUsage
 	}
-	s := policy.ResolveSurface(*role, ceiling, *groups)
+	s := policy.ResolveSurface(res, ceiling, *groups)
 	for _, w := range s.Warnings {
 		fmt.Fprintf(stderr, "enforcerd surface: warning: %s\n", w)
 	}

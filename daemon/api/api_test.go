@@ -177,6 +177,50 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// A "role" that is given must be a role name: unknown and empty names are
+// 400 with the valid names listed, and nothing is registered. Only an
+// absent key (or null) selects the default role.
+func TestRegisterRefusesUnknownAndEmptyRole(t *testing.T) {
+	ts, enf, cgs := fakeServer(t)
+	cgs.Add("/c/x")
+	for role, says := range map[string]string{
+		`""`:        "empty role name",
+		`"  "`:      "empty role name",
+		`"hacker"`:  `unknown role "hacker"`,
+		`"reviwer"`: `unknown role "reviwer"`,
+	} {
+		status, eb := ts.raw(t, "POST", "/v1/containers", []byte(`{"id":"x","cgroup":"/c/x","ceiling":"network=false","role":`+role+`}`))
+		if status != http.StatusBadRequest || eb.Code != "bad_request" {
+			t.Errorf("role %s: status %d code %q (%s), want 400", role, status, eb.Code, eb.Error)
+		}
+		for _, want := range []string{says, "valid names: roles advisor, custom, explore, general, implement, planner, reviewer, test;", "legacy aliases", "member titles"} {
+			if !strings.Contains(eb.Error, want) {
+				t.Errorf("role %s: error %q does not say %q", role, eb.Error, want)
+			}
+		}
+	}
+	if enf.Len() != 0 || len(ts.reg.List()) != 0 {
+		t.Fatal("a refused role left state behind")
+	}
+	ctx := context.Background()
+	for i, body := range []string{
+		`{"id":"a0","cgroup":"/c/a0","ceiling":"network=false"}`,
+		`{"id":"a1","cgroup":"/c/a1","ceiling":"network=false","role":null}`,
+		`{"id":"a2","cgroup":"/c/a2","ceiling":"network=false","role":" Manager "}`,
+		`{"id":"a3","cgroup":"/c/a3","ceiling":"network=false","role":"WORKER"}`,
+	} {
+		id := fmt.Sprintf("a%d", i)
+		cgs.Add("/c/" + id)
+		if status, eb := ts.raw(t, "POST", "/v1/containers", []byte(body)); status != http.StatusCreated {
+			t.Fatalf("%s: status %d (%s), want 201", body, status, eb.Error)
+		}
+		s, err := ts.client.Surface(ctx, id)
+		if err != nil || s.Role != "general" || s.Kernel.Network {
+			t.Fatalf("%s: surface %+v, %v", body, s, err)
+		}
+	}
+}
+
 func TestConfinedCallerMayOnlyReadAndNarrowItself(t *testing.T) {
 	ts, _, cgs := fakeServer(t)
 	cgs.Add("/c/me/worker")

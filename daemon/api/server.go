@@ -6,6 +6,9 @@
 //
 //	GET    /v1/status                    daemon and hook status
 //	POST   /v1/containers                register  (registry.Request) → 201 container
+//	                                     ("role" absent: general; a given role
+//	                                     that is not a role name, empty
+//	                                     included, is 400 listing the valid ones)
 //	GET    /v1/containers                list      → {"containers": [...]}
 //	GET    /v1/containers/{id}           one container
 //	DELETE /v1/containers/{id}           unregister → {"unregistered": id}
@@ -53,6 +56,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/internal/procid"
+	"github.com/enforcerd/enforcerd/policy"
 )
 
 // DefaultSocket is the API socket path.
@@ -356,11 +360,27 @@ func (s *Server) count(result string) {
 }
 
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
-	var req registry.Request
-	if err := s.decode(w, r, &req); err != nil {
+	var body struct {
+		registry.Request
+		// Role shadows Request.Role so that a "role" key with an empty
+		// value is told apart from an absent key: only absence selects
+		// the default role; a given name must be one policy.LookupRole
+		// accepts.
+		Role *string `json:"role"`
+	}
+	if err := s.decode(w, r, &body); err != nil {
 		s.count(metrics.ResultBadRequest)
 		s.fail(w, err)
 		return
+	}
+	req := body.Request
+	if body.Role != nil {
+		if _, err := policy.LookupRole(*body.Role); err != nil {
+			s.count(metrics.ResultBadRequest)
+			s.fail(w, fmt.Errorf("%w: role: %w", registry.ErrBadRequest, err))
+			return
+		}
+		req.Role = *body.Role
 	}
 	c, err := s.Reg.Register(req)
 	if err != nil {

@@ -269,7 +269,9 @@ const (
 	ActivateExec Activation = "exec"
 )
 
-// Request registers one container.
+// Request registers one container. Role must be a name policy.LookupRole
+// accepts, or "" when no role is given (the general default): an unknown or
+// blank name is refused (ErrBadRequest), never run as another role.
 type Request struct {
 	ID string `json:"id"`
 	// Cgroup is the group path below the cgroup2 mount ("/machine.slice/x");
@@ -312,9 +314,23 @@ func Resolve(role, ceilingText, toolGroups string, parent *state.Container) (ses
 		}
 		session = session.Clamp(req)
 	}
-	s = policy.ResolveSurface(role, session, toolGroups)
+	res := policy.UnspecifiedRole()
+	if role != "" {
+		if res, err = policy.LookupRole(role); err != nil {
+			return session, s, fmt.Errorf("%w: role: %w", ErrBadRequest, err)
+		}
+	}
+	s = policy.ResolveSurface(res, session, toolGroups)
 	return session, s, nil
 }
+
+// storedRole resolves the role recorded with a registration. Register
+// accepted it with policy.LookupRole (or it was not given: ""), so this is
+// the same resolution; a state file written before unknown names were
+// refused may still hold one, and it keeps the explore posture it was
+// registered with (policy.ResolveRole's fallback), so re-deriving its
+// surface or narrowing it never widens anything.
+func storedRole(role string) policy.Resolution { return policy.ResolveRole(role) }
 
 // Register installs a container's ceiling and persists it.
 func (r *Registry) Register(req Request) (state.Container, error) {
@@ -594,7 +610,7 @@ func (r *Registry) Narrow(id, ceilingText string) (state.Container, error) {
 		return state.Container{}, badf("container %s: ceiling %q: %v", id, ceilingText, err)
 	}
 	session := old.Session.Clamp(req)
-	surf := policy.ResolveSurface(old.Role, session, old.ToolGroups)
+	surf := policy.ResolveSurface(storedRole(old.Role), session, old.ToolGroups)
 	if !surf.Ceiling.Within(old.Ceiling) {
 		return state.Container{}, fmt.Errorf("container %s: narrowing would widen %s to %s", id, old.Ceiling, surf.Ceiling)
 	}
@@ -831,7 +847,7 @@ func (r *Registry) Surface(id string) (policy.Surface, error) {
 	if err != nil {
 		return policy.Surface{}, err
 	}
-	return policy.ResolveSurface(c.Role, c.Session, c.ToolGroups), nil
+	return policy.ResolveSurface(storedRole(c.Role), c.Session, c.ToolGroups), nil
 }
 
 // Caller is who is on the other end of an API connection.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/enforcerd/enforcerd/daemon/registry"
@@ -74,7 +75,7 @@ func TestRegisterInstallsEffectiveCeiling(t *testing.T) {
 	if err != nil || en.Ceiling != want || !en.Pending {
 		t.Fatalf("map entry = %+v, %v; want %v pending", en, err, want)
 	}
-	if c.Fingerprint == "" || c.Fingerprint != policy.ResolveSurface("", c.Session, "").Fingerprint {
+	if c.Fingerprint == "" || c.Fingerprint != policy.ResolveSurface(policy.UnspecifiedRole(), c.Session, "").Fingerprint {
 		t.Fatalf("fingerprint %q does not match the surface", c.Fingerprint)
 	}
 	f.consistent(t)
@@ -151,6 +152,67 @@ func TestRegisterErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.consistent(t)
+}
+
+// A role is a security setting: a name that is not a role, alias or
+// member title, and a blank one, is refused before anything is installed;
+// it never runs as explore, nor as the default.
+func TestRegisterRefusesUnknownRoleNames(t *testing.T) {
+	f := newFixture(t)
+	f.cgs.Add("/b")
+	for _, role := range []string{"reviwer", "hacker", "auditor", " ", "\t", "wor\u212Aer", "general\x00"} {
+		_, err := f.reg.Register(registry.Request{ID: "x", Cgroup: "/b", Role: role, Ceiling: "network=false", AuditOnly: true})
+		if !errors.Is(err, registry.ErrBadRequest) || !errors.Is(err, policy.ErrUnknownRole) {
+			t.Errorf("role %q: err = %v, want a bad request naming the role", role, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), "valid names: roles advisor, custom, explore,") {
+			t.Errorf("role %q: %v does not list the valid names", role, err)
+		}
+	}
+	if f.enf.Len() != 0 || len(f.reg.List()) != 0 {
+		t.Fatal("a refused role left state behind")
+	}
+	// Declared names in any ASCII case, member titles included.
+	for i, role := range []string{"Reviewer", " scout ", "MANAGER", "smoke-runner"} {
+		id := fmt.Sprintf("ok%d", i)
+		f.cgs.Add("/" + id)
+		c, err := f.reg.Register(registry.Request{ID: id, Cgroup: "/" + id, Role: role, AuditOnly: true})
+		if err != nil {
+			t.Fatalf("role %q: %v", role, err)
+		}
+		res, _ := policy.LookupRole(role)
+		if want := policy.ResolveSurface(res, c.Session, ""); c.Fingerprint != want.Fingerprint || c.Kernel != want.Kernel {
+			t.Fatalf("role %q: registered %v %s, want %v %s", role, c.Kernel, c.Fingerprint, want.Kernel, want.Fingerprint)
+		}
+	}
+}
+
+// A state file written when any name was accepted may hold a role that is
+// not declared; the container keeps the explore posture it was registered
+// with, its surface says so, and it can still be narrowed.
+func TestStoredUnknownRoleKeepsExplore(t *testing.T) {
+	f := newFixture(t)
+	id := f.cgs.Add("/old")
+	explore := policy.ResolveSurface(policy.ResolveRole("explore"), policy.DefaultSession(), "")
+	old := state.Container{ID: "old", Cgroup: "/old", CgroupID: id, Role: "auditor", Session: policy.DefaultSession(),
+		Ceiling: explore.Ceiling, Kernel: explore.Kernel, Fingerprint: explore.Fingerprint, AuditOnly: true, State: state.StateActive}
+	if err := state.Save(f.path, []state.Container{old}); err != nil {
+		t.Fatal(err)
+	}
+	f.enf.M[id] = enforcer.Entry{Ceiling: old.Kernel, AuditOnly: true}
+	reg := f.open()
+	if _, err := reg.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := reg.Surface("old")
+	if err != nil || s.Role != policy.RoleExplore || s.Label != "auditor" || s.Fingerprint != old.Fingerprint || len(s.Warnings) != 1 {
+		t.Fatalf("surface = %+v, %v", s, err)
+	}
+	c, err := reg.Narrow("old", "network=false")
+	if err != nil || c.Kernel.Network || c.Kernel.Write || !c.Ceiling.Within(old.Ceiling) {
+		t.Fatalf("narrow = %+v, %v", c, err)
+	}
 }
 
 func TestCannotEnforceWriteWithoutLSM(t *testing.T) {

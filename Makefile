@@ -5,22 +5,36 @@ KERNEL ?= 6.12
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN := bin/enforcerd
 
-.PHONY: all build generate lint unit test vmtest vmtest-all vmtest-selftest demo bench deps clean
+.PHONY: all build generate generate-check lint unit test vmtest vmtest-all vmtest-selftest demo bench deps clean
 
 all: build
 
 build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/enforcerd
 
-# Rebuild the eBPF objects and their Go bindings (needs clang, bpftool).
+# Rebuild the eBPF objects and their Go bindings (needs clang, bpftool); the
+# last go:generate step rewrites bpf/objects.sum, the record of what they were
+# built from that `make unit` checks (bpf/objects_test.go, internal/bpfsum).
 generate:
 	scripts/setup-deps --bpf
 	$(GO) generate ./...
 
+# Regenerate the eBPF objects in a scratch copy of the tree and compare them
+# byte for byte with the committed ones. Meaningful with the toolchain
+# bpf/objects.sum records (Debian 12's clang 14 and libbpf-dev); another
+# clang version builds other bytes, and the check then names both.
+generate-check:
+	scripts/setup-deps --bpf
+	$(GO) run ./internal/bpfsum/cmd/bpfsum regen bpf
+
+# Shell scripts are the tracked files whose first line is a sh or bash shebang.
 lint:
+	scripts/setup-deps --lint
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	@files=$$(git ls-files -z | xargs -0 awk 'FNR == 1 && /^#!(.*\/|.*env +)(ba|da)?sh( |$$)/ { print FILENAME } { nextfile }'); \
+		echo shellcheck $$files; shellcheck $$files
 
 # Unit tests and native kernel tests (cgroup-BPF works natively as root).
 unit:

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -62,6 +63,10 @@ type Container struct {
 	// PendingDeadline: when a registration still pending is frozen (only
 	// while State is StatePending).
 	PendingDeadline *time.Time `json:"pending_deadline,omitempty"`
+	// Entrypoint is the registration's entrypoint as given (nil: none),
+	// kept so that narrowing a pending registration to shell=none can
+	// vet it.
+	Entrypoint *progcheck.Program `json:"entrypoint,omitempty"`
 }
 
 // Activations and states of a Container.

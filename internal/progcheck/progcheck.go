@@ -83,7 +83,7 @@ var AllKinds = []Kind{Shell, MultiCall, Loader}
 func (k Kind) Consequence() string {
 	switch k {
 	case Shell:
-		return "it runs commands (its builtins, and applets when it is a multi-call binary) in its own process, without an exec the kernel could check"
+		return "it runs commands in its own process (its builtins; bash also loads builtins from shared objects) without an exec the kernel could check"
 	case MultiCall:
 		return "every program it contains, a shell included, runs from this one allowed file"
 	case Loader:

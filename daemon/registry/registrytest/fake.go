@@ -16,10 +16,12 @@ import (
 
 // Enforcer is a fake ceiling map. CanWrite=false mimics a host without BPF
 // LSM: write=false ceilings are refused with enforcer.ErrCannotEnforce.
+// Shell ceilings other than full are refused unless CanShell is set.
 type Enforcer struct {
 	mu       sync.Mutex
 	M        map[uint64]enforcer.Entry
 	CanWrite bool
+	CanShell bool
 	// FailRegister makes every Register fail (an I/O-like error).
 	FailRegister bool
 }
@@ -36,7 +38,7 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en enforcer.Entry) error {
 	if e.FailRegister {
 		return fmt.Errorf("register cgroup %s: injected failure", cg.Group)
 	}
-	if !en.AuditOnly && (!en.Ceiling.Write && !e.CanWrite || en.Ceiling.Shell != policy.ShellFull) {
+	if !en.AuditOnly && (!en.Ceiling.Write && !e.CanWrite || en.Ceiling.Shell != policy.ShellFull && !e.CanShell) {
 		return fmt.Errorf("register cgroup %s: %w: fake", cg.Group, enforcer.ErrCannotEnforce)
 	}
 	e.M[cg.ID] = en

@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -22,6 +23,15 @@ import (
 // from addr and creating /probe in its rootfs, with the enforcerd hooks and
 // the given annotations.
 func runcBundle(t *testing.T, e *vmEnv, id, addr string, annotations map[string]string) string {
+	t.Helper()
+	return runcBundleProcess(t, e, id, []string{"/bin/sh", "-c", "wget -q -O- http://" + addr + "/ >/dev/null; echo wget=$?; " +
+		"touch /probe; echo touch=$?"}, []string{"PATH=/bin"}, annotations)
+}
+
+// runcBundleProcess writes an OCI bundle whose rootfs holds busybox (with
+// sh, wget, touch and echo links in /bin) and whose process runs args with
+// env, with the enforcerd hooks and the given annotations.
+func runcBundleProcess(t *testing.T, e *vmEnv, id string, args, env []string, annotations map[string]string) string {
 	t.Helper()
 	b := filepath.Join(e.dir, "bundle-"+id)
 	bin := filepath.Join(b, "rootfs", "bin")
@@ -48,10 +58,9 @@ func runcBundle(t *testing.T, e *vmEnv, id, addr string, annotations map[string]
 		"process": map[string]any{
 			"terminal": false,
 			"user":     map[string]int{"uid": 0, "gid": 0},
-			"args": []string{"/bin/sh", "-c", "wget -q -O- http://" + addr + "/ >/dev/null; echo wget=$?; " +
-				"touch /probe; echo touch=$?"},
-			"env": []string{"PATH=/bin"},
-			"cwd": "/",
+			"args":     args,
+			"env":      env,
+			"cwd":      "/",
 		},
 		"root":        map[string]any{"path": "rootfs"},
 		"hostname":    id,
@@ -174,5 +183,101 @@ func TestVMRuncCreateRuntimeHook(t *testing.T) {
 	}
 	if hits.Load() != 1 {
 		t.Fatalf("a refused container reached the listener (%d requests)", hits.Load())
+	}
+}
+
+// ociEntryHelper is the value of helperEnv that makes this test binary the
+// entrypoint of a runc container (TestVMRuncShellNoneEntrypoint): a static
+// program that is not a shell. It execs /bin/sh (BusyBox) to create
+// /probe-sh, then creates /probe itself, and prints both outcomes.
+const ociEntryHelper = "oci-entry"
+
+func init() {
+	if os.Getenv(helperEnv) != ociEntryHelper {
+		return
+	}
+	exe := "ok"
+	pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", "touch /probe-sh"}, &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
+	if err != nil {
+		exe = err.Error()
+	} else {
+		var ws syscall.WaitStatus
+		syscall.Wait4(pid, &ws, 0, nil)
+	}
+	create := "ok"
+	if f, err := os.Create("/probe"); err != nil {
+		create = err.Error()
+	} else {
+		f.Close()
+	}
+	fmt.Printf("exec=%s create=%s\n", exe, create)
+	os.Exit(0)
+}
+
+// TestVMRuncShellNoneEntrypoint (threat model X6): under shell=none a
+// container's entrypoint is the one program it may execute, so the
+// createRuntime hook has the daemon vet it and runc refuses the container
+// when it is BusyBox's sh (a multi-call binary: every applet would run
+// in-process). Tri-state with Debian's runc: (a) without the ceiling the
+// shell runs and creates /probe; (b) with shell=none the hook fails, runc
+// refuses, the process never runs and /probe is absent. An entrypoint
+// that is not a shell (this test binary, static) still runs under
+// shell=none: it creates /probe, and its exec of /bin/sh, which works
+// without the ceiling, is denied in the kernel (no /probe-sh).
+func TestVMRuncShellNoneEntrypoint(t *testing.T) {
+	e := newVMEnv(t, "127.0.0.1:19466")
+	if _, err := exec.LookPath("runc"); err != nil {
+		vmtest.Skip(t, "runc not installed (scripts/setup-deps installs it; scripts/vmtest packs it)")
+	}
+	self, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.startDaemon()
+	defer e.stopDaemon(t.Failed())
+	exists := func(b, name string) bool {
+		_, err := os.Lstat(filepath.Join(b, "rootfs", name))
+		return err == nil
+	}
+	shArgs := []string{"sh", "-c", "touch /probe; echo touch=$?"} // found through PATH
+	entry := func(id, ceiling string) string {
+		b := runcBundleProcess(t, e, id, []string{"/bin/entry"}, []string{"PATH=/bin", helperEnv + "=" + ociEntryHelper},
+			map[string]string{"enforcerd.io/ceiling": ceiling})
+		if err := os.WriteFile(filepath.Join(b, "rootfs", "bin", "entry"), self, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+
+	// (a) Control: without shell=none, BusyBox's sh runs.
+	b := runcBundleProcess(t, e, "sh-ctl", shArgs, []string{"PATH=/bin"}, map[string]string{"enforcerd.io/ceiling": "network=true,write=true"})
+	code, out := runRunc(t, e, "sh-ctl", b)
+	if code != 0 || !strings.Contains(out, "touch=0") || !exists(b, "probe") {
+		t.Fatalf("control (shell=full), BusyBox sh entrypoint: runc exit %d, /probe %v, output:\n%s", code, exists(b, "probe"), out)
+	}
+	// (b) shell=none: refused before the process runs; (c) no /probe.
+	b = runcBundleProcess(t, e, "sh-none", shArgs, []string{"PATH=/bin"}, map[string]string{"enforcerd.io/ceiling": "network=true,write=true,shell=none"})
+	code, out = runRunc(t, e, "sh-none", b)
+	if code == 0 || strings.Contains(out, "touch=") || exists(b, "probe") {
+		t.Fatalf("BYPASS: shell=none, BusyBox sh entrypoint: runc exit %d, /probe %v (want refused, never run); output:\n%s", code, exists(b, "probe"), out)
+	}
+	if !strings.Contains(out, "multi-call binary") || !strings.Contains(out, "/bin/sh") {
+		t.Errorf("the refusal does not name /bin/sh as a multi-call binary:\n%s", out)
+	}
+	t.Logf("shell=none with sh as the entrypoint: runc exit %d:\n%s", code, out)
+
+	// A non-shell entrypoint: control, then shell=none.
+	b = entry("entry-ctl", "network=true,write=true")
+	code, out = runRunc(t, e, "entry-ctl", b)
+	if code != 0 || !strings.Contains(out, "exec=ok create=ok") || !exists(b, "probe-sh") || !exists(b, "probe") {
+		t.Fatalf("control (shell=full), non-shell entrypoint: runc exit %d, /probe-sh %v, /probe %v; output:\n%s", code, exists(b, "probe-sh"), exists(b, "probe"), out)
+	}
+	b = entry("entry-none", "network=true,write=true,shell=none")
+	code, out = runRunc(t, e, "entry-none", b)
+	if code != 0 || !strings.Contains(out, "create=ok") || !exists(b, "probe") {
+		t.Fatalf("shell=none, non-shell entrypoint: runc exit %d, /probe %v (want it to run); output:\n%s", code, exists(b, "probe"), out)
+	}
+	if !strings.Contains(out, "exec=operation not permitted") || exists(b, "probe-sh") {
+		t.Fatalf("BYPASS: shell=none: the entrypoint's exec of /bin/sh: /probe-sh %v, want EPERM and no /probe-sh; output:\n%s", exists(b, "probe-sh"), out)
 	}
 }

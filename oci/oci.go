@@ -1,7 +1,8 @@
 // Package oci reads what an OCI runtime hands enforcerd's runtime hook: the
-// container state on stdin (runtime-spec specs.State) and the ceiling from
-// the container's annotations. It is pure parsing, no I/O beyond the reader
-// it is given, so both halves are fuzzed.
+// container state on stdin (runtime-spec specs.State), the ceiling from
+// the container's annotations, and the entrypoint from the bundle's
+// config.json. It is pure parsing, no I/O beyond the reader it is given, so
+// every parser is fuzzed.
 //
 // Fail direction: anything the hook does not understand is an error, and the
 // hook exits non-zero, which makes the runtime refuse the container. A
@@ -14,12 +15,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -43,6 +47,10 @@ var AllAnnotations = []string{AnnotationRole, AnnotationCeiling, AnnotationParen
 // KiB (annotations included); anything bigger is refused.
 const MaxStateBytes = 1 << 20
 
+// MaxConfigBytes bounds the bundle's config.json (runtime-spec "Spec"),
+// which also carries mounts, hooks and the seccomp profile.
+const MaxConfigBytes = 16 << 20
+
 // Errors callers test with errors.Is.
 var (
 	// ErrBadState: the state JSON is not a usable runtime-spec state.
@@ -51,6 +59,8 @@ var (
 	ErrBadAnnotation = errors.New("bad enforcerd annotation")
 	// ErrNoAnnotation: the container carries no enforcerd.io/ annotation.
 	ErrNoAnnotation = errors.New("no enforcerd.io/ annotation")
+	// ErrBadConfig: the bundle's config.json does not name an entrypoint.
+	ErrBadConfig = errors.New("bad OCI config")
 )
 
 // idPattern is the container id syntax the daemon accepts (runc's own rule,
@@ -183,4 +193,61 @@ func ParseAnnotations(ann map[string]string) (Request, error) {
 		return Request{}, fmt.Errorf("%w: neither %s nor %s is set", ErrBadAnnotation, AnnotationRole, AnnotationCeiling)
 	}
 	return r, nil
+}
+
+// Entrypoint reads a bundle's config.json from r and names the container's
+// entrypoint as its runtime will execute it, seen from outside the
+// container at createRuntime (the init, pid, has not pivoted yet, and its
+// rootfs may be mounted only in its mount namespace): process.args[0],
+// looked up with the PATH of process.env (the last PATH= entry, as runc
+// sets them in order) and relative to process.cwd, inside root.path
+// (relative to bundle when not absolute) under /proc/PID/root. Errors wrap
+// ErrBadConfig: r is larger than MaxConfigBytes or not one JSON object, or
+// process.args or root.path is missing, or bundle is not absolute.
+func Entrypoint(r io.Reader, bundle string, pid int) (progcheck.Program, error) {
+	var spec specs.Spec
+	b, err := io.ReadAll(io.LimitReader(r, MaxConfigBytes+1))
+	if err != nil {
+		return progcheck.Program{}, fmt.Errorf("%w: read: %v", ErrBadConfig, err)
+	}
+	if len(b) > MaxConfigBytes {
+		return progcheck.Program{}, fmt.Errorf("%w: larger than %d bytes", ErrBadConfig, MaxConfigBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&spec); err != nil {
+		return progcheck.Program{}, fmt.Errorf("%w: %v", ErrBadConfig, err)
+	}
+	if dec.More() {
+		return progcheck.Program{}, fmt.Errorf("%w: trailing data after the config object", ErrBadConfig)
+	}
+	if spec.Process == nil || len(spec.Process.Args) == 0 || spec.Process.Args[0] == "" {
+		return progcheck.Program{}, fmt.Errorf("%w: no process.args", ErrBadConfig)
+	}
+	if spec.Root == nil || spec.Root.Path == "" {
+		return progcheck.Program{}, fmt.Errorf("%w: no root.path", ErrBadConfig)
+	}
+	if pid <= 0 {
+		return progcheck.Program{}, fmt.Errorf("%w: pid %d", ErrBadConfig, pid)
+	}
+	rootfs := spec.Root.Path
+	if !path.IsAbs(rootfs) {
+		if !path.IsAbs(bundle) {
+			return progcheck.Program{}, fmt.Errorf("%w: root.path %q is relative and the bundle %q is not absolute", ErrBadConfig, rootfs, bundle)
+		}
+		rootfs = path.Join(bundle, rootfs)
+	}
+	p := progcheck.Program{
+		Path: spec.Process.Args[0],
+		Root: path.Join("/proc", strconv.Itoa(pid), "root", path.Clean(rootfs)),
+		Cwd:  spec.Process.Cwd,
+	}
+	for _, e := range spec.Process.Env {
+		if v, ok := strings.CutPrefix(e, "PATH="); ok {
+			p.EnvPath = v
+		}
+	}
+	if err := p.Validate(); err != nil {
+		return progcheck.Program{}, fmt.Errorf("%w: %v", ErrBadConfig, err)
+	}
+	return p, nil
 }

@@ -1,10 +1,12 @@
 package oci
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -184,6 +186,60 @@ func FuzzDecodeState(f *testing.F) {
 			if !ValidID(st.ID) || !strings.HasPrefix(st.Version, "1") || st.Pid < 0 || (needPID && st.Pid == 0) {
 				t.Fatalf("accepted bad state %+v", st)
 			}
+		}
+	})
+}
+
+func TestEntrypoint(t *testing.T) {
+	cfg := `{"ociVersion":"1.0.2","process":{"args":["sh","-c","x"],"env":["A=1","PATH=/usr/bin","PATH=/bin"],"cwd":"/w"},"root":{"path":"rootfs"}}`
+	p, err := Entrypoint(strings.NewReader(cfg), "/run/b", 42)
+	want := progcheck.Program{Path: "sh", Root: "/proc/42/root/run/b/rootfs", EnvPath: "/bin", Cwd: "/w"}
+	if err != nil || p != want {
+		t.Fatalf("Entrypoint = %+v, %v; want %+v", p, err, want)
+	}
+	abs := `{"process":{"args":["/entry"]},"root":{"path":"/var/lib/c/../c/rootfs"}}`
+	if p, err := Entrypoint(strings.NewReader(abs), "relative", 7); err != nil || p.Root != "/proc/7/root/var/lib/c/rootfs" || p.EnvPath != "" {
+		t.Fatalf("absolute root.path: %+v, %v", p, err)
+	}
+	for name, bad := range map[string]string{
+		"no process":      `{"root":{"path":"r"}}`,
+		"no args":         `{"process":{"args":[]},"root":{"path":"r"}}`,
+		"empty arg":       `{"process":{"args":[""]},"root":{"path":"r"}}`,
+		"no root":         `{"process":{"args":["x"]}}`,
+		"relative bundle": `{"process":{"args":["x"]},"root":{"path":"r"}}`,
+		"trailing":        `{"process":{"args":["x"]},"root":{"path":"/r"}} {}`,
+		"not json":        `{`,
+		"relative cwd":    `{"process":{"args":["x"],"cwd":"w"},"root":{"path":"/r"}}`,
+		"too large":       `{"process":{"args":["x"]},"root":{"path":"/r"},"hostname":"` + strings.Repeat("a", MaxConfigBytes) + `"}`,
+	} {
+		bundle := "/b"
+		if name == "relative bundle" {
+			bundle = "b"
+		}
+		if _, err := Entrypoint(strings.NewReader(bad), bundle, 1); !errors.Is(err, ErrBadConfig) {
+			t.Errorf("%s: %v, want ErrBadConfig", name, err)
+		}
+	}
+}
+
+// FuzzEntrypoint: never panics; an accepted entrypoint is a valid
+// progcheck.Program whose root lies under the init's /proc/PID/root.
+func FuzzEntrypoint(f *testing.F) {
+	f.Add([]byte(`{"process":{"args":["sh"],"env":["PATH=/bin"],"cwd":"/"},"root":{"path":"rootfs"}}`), "/b")
+	f.Add([]byte(`{"process":{"args":["/x"]},"root":{"path":"/../../etc"}}`), "")
+	f.Fuzz(func(t *testing.T, b []byte, bundle string) {
+		p, err := Entrypoint(bytes.NewReader(b), bundle, 9)
+		if err != nil {
+			if !errors.Is(err, ErrBadConfig) {
+				t.Fatalf("unclassified error %v", err)
+			}
+			return
+		}
+		if err := p.Validate(); err != nil {
+			t.Fatalf("accepted %+v: %v", p, err)
+		}
+		if p.Root != "/proc/9/root" && !strings.HasPrefix(p.Root, "/proc/9/root/") {
+			t.Fatalf("root %q is not under /proc/9/root", p.Root)
 		}
 	})
 }

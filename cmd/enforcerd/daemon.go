@@ -69,7 +69,7 @@ API (curl --unix-socket /run/enforcerd/enforcerd.sock http://x/v1/...):
   POST   /v1/containers               register {"id", "cgroup" or "pid", "role",
                                       "ceiling", "parent", "audit_only",
                                       "tool_groups", "activate": "now"|"exec",
-                                      "init_pid"}
+                                      "init_pid", "entrypoint"}
   GET    /v1/containers               list
   GET    /v1/containers/{id}          one container
   DELETE /v1/containers/{id}          unregister
@@ -78,9 +78,23 @@ API (curl --unix-socket /run/enforcerd/enforcerd.sock http://x/v1/...):
   GET    /v1/denials[?container=ID]   follow denials, one JSON record per line
   A caller running inside an enforced cgroup may only read its own surface
   and narrow itself. Errors are {"error", "code"} with HTTP 400 (malformed),
-  403, 404 (unknown id), 409 (already registered), 422 (cannot enforce:
-  code "cannot_enforce", or "partial_coverage" when only part of the
-  ceiling could be enforced and allow_partial is false).
+  403, 404 (unknown id), 409 (already registered), 422 (cannot enforce;
+  codes "cannot_enforce", "partial_coverage" when only part of the ceiling
+  could be enforced and allow_partial is false, "unsafe_program",
+  "entrypoint_required").
+
+shell=none (the effective ceiling): the programs a registration lets run
+must not run every other program without exec (a shell, a multi-call
+binary such as BusyBox, the dynamic loader; recognised by content). A
+pending ("activate": "exec") registration allows its first exec, so it
+must name it: "entrypoint": {"path": as the container names it, "root":
+host path of the directory the process sees as "/" (for an OCI container
+at createRuntime: /proc/INIT/root/ROOTFS), "env_path": its PATH, "cwd"}.
+The daemon resolves it inside root (symlinks stay inside) and answers 422
+"unsafe_program" for such a program, 422 "entrypoint_required" without an
+entrypoint or when it cannot be resolved or read. A ceiling in force at
+once, and a narrowing to shell=none, are refused (422 "unsafe_program")
+when a process in the cgroup already runs such a program.
 
 Activation: "activate": "exec" registers the ceiling pending, in force from
 the first exec in the cgroup subtree (the entrypoint), so a runtime's init

@@ -8,11 +8,16 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/daemon/metrics"
 	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/oci"
 )
 
@@ -41,6 +46,17 @@ createRuntime
     non-zero, so the runtime refuses
     to start the container, when the daemon is unreachable, the state or
     the annotations are malformed, or the ceiling cannot be enforced.
+
+    Under shell=none (the effective ceiling, after role, ceiling and
+    parent) the program of that first exec is the only one the container
+    may execute from then on. The hook names it to the daemon from the
+    bundle's config.json (process.args[0], looked up with process.env's
+    PATH and process.cwd inside root.path, seen through /proc/PID/root),
+    and the daemon refuses it (exit 125) when it is a shell, a multi-call
+    binary (BusyBox, toybox, a single-binary coreutils) or the dynamic
+    loader, recognised by content (each runs every other program without
+    an exec), or when config.json or the program cannot be read. Give
+    such containers an entrypoint that is not a shell.
 
 prestart
     The same as createRuntime, for runtimes that only run the (deprecated)
@@ -85,7 +101,9 @@ Exit status:
        a request it found bad) or another failure (I/O, daemon error)
   2    usage error, malformed state JSON or annotations
   125  the ceiling cannot be enforced (in full, unless the daemon allows
-       partial coverage), or the daemon is unreachable
+       partial coverage; also: under shell=none, the entrypoint runs other
+       programs without exec, or cannot be read), or the daemon is
+       unreachable
 `
 
 // hookPidGroup finds a container's cgroup from its pid (tests substitute it).
@@ -133,6 +151,9 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(exitCannotEnforce, "container %s: %v", st.ID, err)
 		}
+		// The daemon vets the entrypoint when the effective ceiling is
+		// shell=none, and refuses without one.
+		ep, epErr := hookEntrypoint(st)
 		// Before the registration (the init's processes inherit it);
 		// put back if the registration is refused: nothing half-applied.
 		restoreCore, err := limitCoreSaving(st.Pid)
@@ -143,10 +164,15 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			ID: st.ID, Cgroup: group, PID: st.Pid, Role: req.Role, Ceiling: req.Ceiling,
 			Parent: req.Parent, AuditOnly: req.AuditOnly, ToolGroups: req.ToolGroups,
 			Activate: registry.ActivateExec, InitPID: st.Pid,
+			Entrypoint: ep,
 		})
 		if err != nil {
 			if rerr := restoreCore(); rerr != nil {
 				fmt.Fprintf(stderr, "enforcerd hook %s: container %s: %v\n", fs.Arg(0), st.ID, rerr)
+			}
+			var ae *api.Error
+			if epErr != nil && errors.As(err, &ae) && ae.Code == metrics.ResultEntrypointRequired {
+				err = fmt.Errorf("%w (the hook could not name the entrypoint: %v)", err, epErr)
 			}
 			return fail(hookExit(err), "container %s: refusing the container: %v", st.ID, err)
 		}
@@ -177,6 +203,24 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	default:
 		return fail(exitUsage, "unknown stage (want createRuntime, prestart or poststop)")
 	}
+}
+
+// hookEntrypoint names the container's entrypoint from its bundle's
+// config.json, as the daemon resolves it (oci.Entrypoint).
+func hookEntrypoint(st specs.State) (*progcheck.Program, error) {
+	if st.Bundle == "" {
+		return nil, errors.New("the state has no bundle")
+	}
+	f, err := os.Open(filepath.Join(st.Bundle, "config.json"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, err := oci.Entrypoint(f, st.Bundle, st.Pid)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	return &p, nil
 }
 
 // hookExit maps a daemon error to the hook's exit status: 125 when the

@@ -23,6 +23,7 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -52,9 +53,18 @@ Flags:
   --network allow|deny   network ceiling (also true|false)
   --write allow|deny     write ceiling (also true|false)
   --shell none|read_only|full
-                         shell ceiling
+                         shell ceiling. none: CMD and the --exec-allow
+                         files are the only programs that may be
+                         executed; run refuses (exit 125) when one of them
+                         is a shell, a multi-call binary (BusyBox, toybox,
+                         a single-binary coreutils) or the dynamic loader,
+                         recognised by content, not name: each runs every
+                         other program without an exec
   --exec-allow PATH      with --shell=none: another binary CMD may exec
-                         (repeatable; matched by device and inode)
+                         (repeatable; matched by device and inode). An
+                         interpreter allowed here (python, node, perl)
+                         runs whatever code it is given: allow one only if
+                         that is intended
   --audit-only           do not deny: run CMD and report would-be denials
   --allow-partial        accept a ceiling this host enforces only in part
                          (without BPF LSM: network=deny covers only the
@@ -90,7 +100,9 @@ enforces only in part is refused unless --allow-partial is given (see
 Exit status:
   CMD's own status (128+N when killed by signal N)
   2    usage error (bad flag or value, missing --)
-  125  enforcerd could not enforce the ceiling; CMD never ran
+  125  enforcerd could not enforce the ceiling (also: under shell=none,
+       CMD or an --exec-allow file runs other programs without exec);
+       CMD never ran
   126  CMD is not executable (no permission, exec format error, denied)
   127  CMD was not found
 `
@@ -269,6 +281,13 @@ func enforceAndRun(o runOptions, bin string, stderr io.Writer) int {
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "enforcerd run: cannot enforce: "+format+"\n", a...)
 		return exitCannotEnforce
+	}
+	if o.ceiling.Shell == policy.ShellNone {
+		// Before anything is set up: an allowed program that runs every
+		// other one without exec would empty the ceiling.
+		if err := progcheck.CheckHost(append([]string{bin}, o.execAllow...)...); err != nil {
+			return fail("shell=none: %v", err)
+		}
 	}
 	mount, err := cgroup.Mountpoint()
 	if err != nil {

@@ -2,7 +2,8 @@
 // client (used by `enforcerd hook`).
 //
 // Endpoints (all JSON; errors are {"error": "...", "code": "..."} with a
-// 4xx/5xx status):
+// 4xx/5xx status; codes: bad_request, not_found, conflict, forbidden,
+// cannot_enforce, unsafe_program, entrypoint_required, error):
 //
 //	GET    /v1/status                    daemon and hook status
 //	POST   /v1/containers                register  (registry.Request) → 201 container
@@ -15,6 +16,18 @@
 //	GET    /v1/containers/{id}/surface   tool surface (policy.Surface)
 //	POST   /v1/containers/{id}/narrow    {"ceiling": TEXT} → container
 //	GET    /v1/denials[?container=ID]    follow: one audit record per line
+//
+// Registration under shell=none (the effective ceiling, after role, ceiling
+// text and parent are met): a registration pending until the first exec
+// ("activate": "exec") must name that program, "entrypoint": {"path":
+// process.args[0], "root": host path of the directory the process sees as
+// "/" (/proc/<init pid>/root/<rootfs>), "env_path": its PATH, "cwd"}. The
+// daemon resolves it inside root (symlinks stay inside) and answers 422
+// "unsafe_program" when it is a shell, a multi-call binary or the dynamic
+// loader (package progcheck), and 422 "entrypoint_required" when there is
+// none or it cannot be resolved or read. A ceiling in force at once is
+// refused (422 "unsafe_program") when a process in the cgroup already runs
+// such a program; so is narrowing to shell=none.
 //
 // Access: the socket is mode 0600 (root only) and the peer must have uid 0
 // (SO_PEERCRED). A peer inside an enforced cgroup subtree (its cgroup or an
@@ -295,6 +308,10 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 // registration-result label.
 func classify(err error) (int, string) {
 	switch {
+	case errors.Is(err, registry.ErrUnsafeProgram):
+		return http.StatusUnprocessableEntity, metrics.ResultUnsafeProgram
+	case errors.Is(err, registry.ErrEntrypointRequired):
+		return http.StatusUnprocessableEntity, metrics.ResultEntrypointRequired
 	case errors.Is(err, registry.ErrBadRequest):
 		return http.StatusBadRequest, metrics.ResultBadRequest
 	case errors.Is(err, registry.ErrNotFound):

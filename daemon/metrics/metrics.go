@@ -29,6 +29,13 @@ const (
 	ResultError           = "error"
 )
 
+// Registration results of the shell=none program check
+// (registry.ErrUnsafeProgram, registry.ErrEntrypointRequired).
+const (
+	ResultUnsafeProgram      = "unsafe_program"
+	ResultEntrypointRequired = "entrypoint_required"
+)
+
 // Sources are the live values the metrics read at scrape time.
 type Sources struct {
 	Registered  func() int

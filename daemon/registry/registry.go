@@ -28,6 +28,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/procid"
+	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/oci"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -41,6 +42,18 @@ var (
 	ErrCannotEnforce = enforcer.ErrCannotEnforce
 	// ErrPartialCoverage also matches ErrCannotEnforce.
 	ErrPartialCoverage = enforcer.ErrPartialCoverage
+	// ErrUnsafeProgram: under the effective ceiling shell=none, the
+	// program the registration lets run (the entrypoint, or a program a
+	// process in the cgroup already runs) is a shell, a multi-call binary
+	// or the dynamic loader (package progcheck), or could not be
+	// classified. The API answers 422 "unsafe_program".
+	ErrUnsafeProgram = errors.New("unsafe program under shell=none")
+	// ErrEntrypointRequired: a registration pending until the first exec
+	// under the effective ceiling shell=none has no entrypoint the daemon
+	// can resolve and read. That first exec is allowed from then on,
+	// whatever it is, so the daemon must vet it beforehand. The API
+	// answers 422 "entrypoint_required".
+	ErrEntrypointRequired = errors.New("shell=none pending registration needs an entrypoint")
 )
 
 // Enforcer is the part of *enforcer.Enforcer the registry uses; tests pass a
@@ -186,6 +199,12 @@ type Options struct {
 	// (enforcer.Coverage.Partial; the daemon's allow_partial setting).
 	// They are refused with ErrPartialCoverage otherwise.
 	AllowPartial bool
+	// CheckEntrypoint resolves and classifies a shell=none registration's
+	// entrypoint (default progcheck.Program.Check); CheckProcesses
+	// classifies the programs processes already run (default
+	// progcheck.CheckProcesses). Tests substitute them.
+	CheckEntrypoint func(progcheck.Program) (string, error)
+	CheckProcesses  func(pids []int) error
 }
 
 // DefaultPendingDeadline is Options.PendingDeadline's default.
@@ -254,6 +273,12 @@ func New(o Options) *Registry {
 	if o.StartTime == nil {
 		o.StartTime = procid.StartTime
 	}
+	if o.CheckEntrypoint == nil {
+		o.CheckEntrypoint = progcheck.Program.Check
+	}
+	if o.CheckProcesses == nil {
+		o.CheckProcesses = progcheck.CheckProcesses
+	}
 	return &Registry{o: o, byID: map[string]state.Container{}, byCgroup: map[uint64]string{}}
 }
 
@@ -292,6 +317,13 @@ type Request struct {
 	// InitPID, any process at all) makes the ceiling active at once, and
 	// the response says "activation": "immediate".
 	InitPID int `json:"init_pid,omitempty"`
+	// Entrypoint is the program the first exec will run (for OCI hooks:
+	// process.args[0] of the bundle's config.json, seen through the
+	// init's /proc/PID/root). Required when Activate is exec and the
+	// effective ceiling is shell=none: the daemon resolves it inside its
+	// root and refuses a shell, a multi-call binary or the dynamic loader
+	// (ErrUnsafeProgram), since that first exec is allowed from then on.
+	Entrypoint *progcheck.Program `json:"entrypoint,omitempty"`
 }
 
 func badf(format string, a ...any) error {
@@ -332,7 +364,13 @@ func Resolve(role, ceilingText, toolGroups string, parent *state.Container) (ses
 // surface or narrowing it never widens anything.
 func storedRole(role string) policy.Resolution { return policy.ResolveRole(role) }
 
-// Register installs a container's ceiling and persists it.
+// Register installs a container's ceiling and persists it. Under the
+// effective ceiling shell=none it refuses, before anything is installed,
+// a registration pending until the first exec whose Entrypoint is missing
+// or cannot be resolved and read (ErrEntrypointRequired) or is a shell, a
+// multi-call binary or the dynamic loader (ErrUnsafeProgram); and, once
+// installed and then rolled back, one in force at once whose cgroup's
+// processes already run such a program (ErrUnsafeProgram).
 func (r *Registry) Register(req Request) (state.Container, error) {
 	if !oci.ValidID(req.ID) {
 		return state.Container{}, badf("container id %q is empty or not [A-Za-z0-9][A-Za-z0-9_.+:-]{0,255}", req.ID)
@@ -359,6 +397,11 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	}
 	if req.InitPID < 0 || req.InitPID > 0 && req.Activate != ActivateExec {
 		return state.Container{}, badf("container %s: init_pid %d: want a pid, and only with activate=exec", req.ID, req.InitPID)
+	}
+	if req.Entrypoint != nil {
+		if err := req.Entrypoint.Validate(); err != nil {
+			return state.Container{}, badf("container %s: %v", req.ID, err)
+		}
 	}
 	var evs []Event
 	defer func() { r.emit(evs) }()
@@ -389,12 +432,18 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	if _, err := r.o.Enforcer.Lookup(cg.ID); err == nil {
 		return state.Container{}, fmt.Errorf("%w: cgroup %s already has a ceiling not registered through the daemon (enforcerd run?)", ErrConflict, cg)
 	}
+	if surf.Kernel.Shell == policy.ShellNone && req.Activate == ActivateExec {
+		if err := r.vetEntrypoint(req.ID, req.Entrypoint); err != nil {
+			return state.Container{}, err
+		}
+	}
 	now := r.o.Now().UTC()
 	c := state.Container{
 		ID: req.ID, Cgroup: cg.Group, CgroupID: cg.ID, Role: req.Role,
 		Session: session, Ceiling: surf.Ceiling, Kernel: surf.Kernel, Fingerprint: surf.Fingerprint,
 		Parent: req.Parent, AuditOnly: req.AuditOnly, ToolGroups: req.ToolGroups,
 		Registered: now, Activation: state.ActivationImmediate, State: state.StateActive,
+		Entrypoint: req.Entrypoint,
 	}
 	if req.InitPID > 0 {
 		g, err := r.o.Cgroups.PidGroup(req.InitPID)
@@ -438,6 +487,17 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 			c.PendingDeadline = &d
 		}
 	}
+	if !entry.Pending && c.Kernel.Shell == policy.ShellNone {
+		// In force without an exec: what it lets run is what the
+		// cgroup's processes already run.
+		if err := r.vetRunning(c); err != nil {
+			evs = nil
+			if uerr := r.o.Enforcer.Unregister(cg.ID); uerr != nil {
+				r.o.Log.Error("rollback of a refused registration", "container", c.ID, "cgroup_id", cg.ID, "err", uerr)
+			}
+			return state.Container{}, err
+		}
+	}
 	if err := r.o.Save(r.o.StatePath, r.snapshotWith(c, "")); err != nil {
 		evs = nil // nothing was registered
 		if uerr := r.o.Enforcer.Unregister(cg.ID); uerr != nil {
@@ -469,6 +529,39 @@ func codes(gs []enforcer.Gap) []string {
 		out = append(out, g.Code)
 	}
 	return out
+}
+
+// vetEntrypoint refuses a pending shell=none registration whose first
+// exec would allow a program that runs every other one without exec, or
+// whose first exec the daemon cannot vet (fail closed).
+func (r *Registry) vetEntrypoint(id string, ep *progcheck.Program) error {
+	if ep == nil {
+		return fmt.Errorf("%w: container %s: under shell=none the first exec is allowed from then on, so the daemon must vet that program first: give \"entrypoint\" {path, root, env_path, cwd} (enforcerd hook reads it from config.json), or register with activate=now", ErrEntrypointRequired, id)
+	}
+	resolved, err := r.o.CheckEntrypoint(*ep)
+	switch {
+	case errors.Is(err, progcheck.ErrUnsafe):
+		return fmt.Errorf("%w: container %s: entrypoint %q (resolved inside %s as %s): %v", ErrUnsafeProgram, id, ep.Path, ep.Root, resolved, err)
+	case err != nil:
+		return fmt.Errorf("%w: container %s: entrypoint %q inside %s cannot be vetted: %v", ErrEntrypointRequired, id, ep.Path, ep.Root, err)
+	}
+	return nil
+}
+
+// vetRunning refuses a shell=none ceiling in force without an exec when a
+// process in the cgroup already runs a shell, a multi-call binary or the
+// dynamic loader, or when that cannot be told (fail closed). Called once
+// the ceiling is installed: no exec can change the set of programs after
+// that.
+func (r *Registry) vetRunning(c state.Container) error {
+	pids, err := r.o.Cgroups.Procs(c.Cgroup)
+	if err == nil {
+		err = r.o.CheckProcesses(pids)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: container %s: shell=none in force at once: the programs already running in cgroup %s: %v", ErrUnsafeProgram, c.ID, c.Cgroup, err)
+	}
+	return nil
 }
 
 // intruders returns why the pending registration c must not stay pending:
@@ -589,7 +682,9 @@ func (r *Registry) Unregister(id string) error {
 
 // Narrow clamps a container's ceiling further with ceiling text. The result
 // is never wider than before; the activation state (pending or in force) is
-// kept.
+// kept. Narrowing to shell=none is vetted as Register vets it (the stored
+// Entrypoint while pending, the running programs once in force); when
+// refused, the ceiling stays as it was.
 func (r *Registry) Narrow(id, ceilingText string) (state.Container, error) {
 	if strings.TrimSpace(ceilingText) == "" {
 		return state.Container{}, badf("container %s: empty ceiling", id)
@@ -629,8 +724,22 @@ func (r *Registry) Narrow(id, ceilingText string) (state.Container, error) {
 	entry := prev
 	entry.Ceiling = c.Kernel
 	entry.AllowPartial = len(cov.Partial) > 0
+	becomesNone := c.Kernel.Shell == policy.ShellNone && old.Kernel.Shell != policy.ShellNone
+	if becomesNone && prev.Pending {
+		if err := r.vetEntrypoint(id, old.Entrypoint); err != nil {
+			return state.Container{}, err
+		}
+	}
 	if err := r.o.Enforcer.Register(cg, entry); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", id, err)
+	}
+	if becomesNone && !prev.Pending {
+		if err := r.vetRunning(c); err != nil {
+			if rerr := r.o.Enforcer.Register(cg, prev); rerr != nil {
+				r.o.Log.Error("rollback of a refused narrowing", "container", id, "err", rerr)
+			}
+			return state.Container{}, err
+		}
 	}
 	if err := r.o.Save(r.o.StatePath, r.snapshotWith(c, "")); err != nil {
 		if rerr := r.o.Enforcer.Register(cg, prev); rerr != nil {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -68,6 +69,10 @@ type Container struct {
 	// an audit-only registration); empty when the ceiling is enforced in
 	// full.
 	Unenforced []enforcer.Gap `json:"unenforced,omitempty"`
+	// Entrypoint is the registration's entrypoint as given (nil: none),
+	// kept so that narrowing a pending registration to shell=none can
+	// vet it.
+	Entrypoint *progcheck.Program `json:"entrypoint,omitempty"`
 }
 
 // Activations and states of a Container.

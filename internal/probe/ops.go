@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -226,6 +227,26 @@ var ops = map[string]func(a []string) error{
 		return err
 	},
 	"tty": ttyWrite,
+	// Exec: fork and execve a[0] with argv a; the result is the execve's
+	// (the program's own exit status is not), after the program ended.
+	"exec": func(a []string) error {
+		null, err := os.OpenFile("/dev/null", os.O_RDWR, 0)
+		if err != nil {
+			return setupf("exec: %v", err)
+		}
+		defer null.Close()
+		// The probe's stdout carries its result: the program gets
+		// /dev/null instead, and the probe's stderr.
+		pid, err := syscall.ForkExec(arg(a, 0), a, &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{null.Fd(), null.Fd(), 2}})
+		if err != nil {
+			return err
+		}
+		var ws syscall.WaitStatus
+		if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil {
+			return setupf("exec: wait for %s: %v", arg(a, 0), err)
+		}
+		return nil
+	},
 }
 
 func arg(a []string, i int) string {

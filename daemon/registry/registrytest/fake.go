@@ -16,10 +16,12 @@ import (
 
 // Enforcer is a fake ceiling map. CanWrite=false mimics a host without BPF
 // LSM: write=false ceilings are refused with enforcer.ErrCannotEnforce.
+// Shell ceilings other than full are refused unless CanShell is set.
 type Enforcer struct {
 	mu       sync.Mutex
 	M        map[uint64]enforcer.Entry
 	CanWrite bool
+	CanShell bool
 	// FailRegister makes every Register fail (an I/O-like error).
 	FailRegister bool
 }
@@ -46,7 +48,7 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en enforcer.Entry) error {
 // Coverage implements registry.Enforcer: with CanWrite (a host with BPF
 // LSM) every field but shell is enforced in full; without it network=false
 // is partial (inet only, no tamper protection) and write=false is missing.
-// Shell ceilings other than full are always missing in the fake.
+// Shell ceilings other than full are missing unless CanShell is set.
 func (e *Enforcer) Coverage(c policy.KernelCeiling) enforcer.Coverage {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -55,7 +57,7 @@ func (e *Enforcer) Coverage(c policy.KernelCeiling) enforcer.Coverage {
 
 func (e *Enforcer) coverage(c policy.KernelCeiling) enforcer.Coverage {
 	var cov enforcer.Coverage
-	if c.Shell != policy.ShellFull {
+	if c.Shell != policy.ShellFull && !e.CanShell {
 		cov.Missing = append(cov.Missing, enforcer.Gap{Code: enforcer.GapShell, Field: "shell", Detail: "fake"})
 	}
 	if e.CanWrite {

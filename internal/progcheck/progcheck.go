@@ -1,0 +1,136 @@
+// Package progcheck tells whether allowing one program to be executed under
+// shell=none would allow every program.
+//
+// shell=none is an allow list of files (device + inode) checked at each
+// exec (bpf/exec.bpf.c, bprm_check_security). Three kinds of program run
+// other programs without another exec the kernel could check, so allowing
+// one of them, as the entrypoint or on the exec allow list, empties the
+// ceiling:
+//
+//   - a shell (Shell): its builtins, and every applet when it is a
+//     multi-call binary, run in its own process; bash also loads builtins
+//     from shared objects (enable -f);
+//   - a multi-call binary (MultiCall): BusyBox, toybox, GNU coreutils built
+//     as a single binary, uutils coreutils. Every applet is the same file,
+//     chosen by argv[0] or the first argument, so an allowed `ls` that is
+//     BusyBox is also `sh` and `rm`;
+//   - the dynamic loader (Loader): `ld.so /any/program` maps and runs the
+//     program without an exec of it.
+//
+// The classification reads the file's content and the root it lives in,
+// never its name: a renamed or copied BusyBox is still BusyBox. The rules,
+// in order:
+//
+//  1. the file is one of the root's login shells: an entry of the root's
+//     /etc/shells, resolved inside the root, with the same device and
+//     inode (this is what catches dash, which carries no string of its
+//     own, and anything the distribution registered as a shell: Debian
+//     also lists tmux and screen there);
+//  2. the file is the program interpreter (ELF PT_INTERP, resolved inside
+//     the root, same device and inode) of one of the files checked
+//     together, of a /etc/shells entry or of the root's /bin/sh: the
+//     loader, whatever its name (musl's loader is its libc.so);
+//  3. files that are not ELF are not classified further: the kernel runs
+//     a script (#!) or a binfmt_misc format through its interpreter, and
+//     that interpreter is exec-checked as its own bprm_check_security
+//     stage, so it must itself be allowed (and checked);
+//  4. an ELF whose DT_SONAME is a loader's (ld-linux*, ld.so*, ld64.so*,
+//     ld-musl-*, ld-uClibc*);
+//  5. an ELF containing every marker of one rule of the table in
+//     markers.go: version strings and usage texts that only that program
+//     carries (bash, zsh, ksh93, mksh, pdksh, posh, tcsh, yash, fish;
+//     BusyBox, toybox, coreutils --coreutils-prog, uutils; glibc's and
+//     musl's loader usage). The file is streamed, at most MaxScanBytes.
+//
+// Not classified, by design: general-purpose interpreters and runtimes
+// (python, node, perl, a JVM, qemu-user, valgrind). Allowing one is the
+// user's choice, and it runs arbitrary code in its own process; the
+// documentation of `enforcerd run --exec-allow` says so. A program that is
+// a shell under another name and carries no marker (a copy of dash outside
+// /etc/shells, a private build) is not recognised either.
+//
+// Fail direction: a file that cannot be resolved, opened or read, or that
+// is larger than MaxScanBytes, is an error, never "safe"; callers refuse
+// the ceiling (exit 125, HTTP 422).
+package progcheck
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Kind is what makes a program unsafe to allow under shell=none.
+type Kind string
+
+// Kinds of unsafe programs.
+const (
+	// Shell: a command interpreter (listed in /etc/shells, or a known
+	// shell's markers).
+	Shell Kind = "shell"
+	// MultiCall: one file that is many programs (BusyBox, toybox,
+	// coreutils single binary, uutils).
+	MultiCall Kind = "multi-call binary"
+	// Loader: the dynamic loader, which runs the program named by its
+	// argument without an exec of that program.
+	Loader Kind = "dynamic loader"
+)
+
+// AllKinds lists every Kind (TestAllKindsExplained keeps it complete).
+var AllKinds = []Kind{Shell, MultiCall, Loader}
+
+// Consequence says why allowing a program of kind k defeats shell=none.
+func (k Kind) Consequence() string {
+	switch k {
+	case Shell:
+		return "it runs commands in its own process (its builtins; bash also loads builtins from shared objects) without an exec the kernel could check"
+	case MultiCall:
+		return "every program it contains, a shell included, runs from this one allowed file"
+	case Loader:
+		return "it runs any program named as its argument without an exec of that program"
+	}
+	return "it runs other programs without an exec"
+}
+
+// Finding is one unsafe program.
+type Finding struct {
+	// Name is the file as the caller named it (or as it was resolved).
+	Name string
+	Kind Kind
+	// Reason says what identified it, e.g. "listed in /etc/shells as
+	// /bin/bash" or "BusyBox's banner and usage text".
+	Reason string
+}
+
+func (f Finding) String() string {
+	return fmt.Sprintf("%s is a %s (%s): %s", f.Name, f.Kind, f.Reason, f.Kind.Consequence())
+}
+
+// Errors callers test with errors.Is.
+var (
+	// ErrUnsafe: a program is a shell, a multi-call binary or the
+	// dynamic loader (the error is an *UnsafeError).
+	ErrUnsafe = errors.New("program runs other programs without exec")
+	// ErrNotFound: a program name does not resolve to an executable
+	// regular file inside the root.
+	ErrNotFound = errors.New("program not found")
+	// ErrTooLarge: a file is larger than MaxScanBytes and cannot be
+	// classified.
+	ErrTooLarge = errors.New("file too large to classify")
+)
+
+// UnsafeError lists the unsafe programs of one check.
+type UnsafeError struct {
+	Findings []Finding
+}
+
+func (e *UnsafeError) Error() string {
+	parts := make([]string, len(e.Findings))
+	for i, f := range e.Findings {
+		parts[i] = f.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Is makes errors.Is(err, ErrUnsafe) hold.
+func (e *UnsafeError) Is(target error) bool { return target == ErrUnsafe }

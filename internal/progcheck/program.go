@@ -1,0 +1,190 @@
+package progcheck
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxPathBytes bounds Program's paths (PATH_MAX); maxEnvPathBytes its
+// search path.
+const (
+	maxPathBytes    = 4096
+	maxEnvPathBytes = 32 << 10
+)
+
+// Program names a container's entrypoint the way its runtime will execute
+// it, from outside the container (the daemon API's "entrypoint" object;
+// `enforcerd hook` fills it from the bundle's config.json).
+type Program struct {
+	// Path is the program as the container names it (process.args[0]):
+	// absolute, relative to Cwd, or a bare name looked up in EnvPath.
+	Path string `json:"path"`
+	// Root is the host path of the directory the process will see as
+	// "/", readable by the daemon now: for an OCI container at
+	// createRuntime (its init has not pivoted yet, its rootfs may be
+	// mounted only in its mount namespace), /proc/<init pid>/root
+	// followed by the absolute path of the bundle's root.path.
+	Root string `json:"root"`
+	// EnvPath is the PATH of the process's environment (empty:
+	// DefaultPath).
+	EnvPath string `json:"env_path,omitempty"`
+	// Cwd is the process's working directory inside Root (empty: "/").
+	Cwd string `json:"cwd,omitempty"`
+}
+
+// Validate checks p's shape: Path set, Root absolute, Cwd absolute when
+// set; paths at most 4096 bytes, EnvPath at most 32 KiB, no NUL bytes.
+func (p Program) Validate() error {
+	switch {
+	case p.Path == "" || len(p.Path) > maxPathBytes || strings.IndexByte(p.Path, 0) >= 0:
+		return fmt.Errorf("entrypoint path %q: want a program name of 1 to %d bytes without NUL", p.Path, maxPathBytes)
+	case !path.IsAbs(p.Root) || len(p.Root) > maxPathBytes || strings.IndexByte(p.Root, 0) >= 0:
+		return fmt.Errorf("entrypoint root %q: want an absolute host path of at most %d bytes", p.Root, maxPathBytes)
+	case p.Cwd != "" && (!path.IsAbs(p.Cwd) || len(p.Cwd) > maxPathBytes || strings.IndexByte(p.Cwd, 0) >= 0):
+		return fmt.Errorf("entrypoint cwd %q: want an absolute path of at most %d bytes", p.Cwd, maxPathBytes)
+	case len(p.EnvPath) > maxEnvPathBytes || strings.IndexByte(p.EnvPath, 0) >= 0:
+		return fmt.Errorf("entrypoint env_path: want at most %d bytes without NUL", maxEnvPathBytes)
+	}
+	return nil
+}
+
+// Check resolves p inside its root (Root.Resolve) and classifies the file
+// (Root.Check). It returns the path the program resolved to inside the
+// root (when it did), and nil, an *UnsafeError (errors.Is ErrUnsafe), or
+// an error: p is malformed, the root cannot be opened, the program is
+// not found (ErrNotFound) or cannot be read (fail closed).
+func (p Program) Check() (string, error) {
+	if err := p.Validate(); err != nil {
+		return "", err
+	}
+	r, err := OpenRoot(p.Root)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	resolved, err := r.Resolve(p.Path, p.EnvPath, p.Cwd)
+	if err != nil {
+		return "", err
+	}
+	return resolved, r.Check(resolved)
+}
+
+// CheckHost checks host programs together (the host's root "/"):
+// `enforcerd run`'s command and its --exec-allow files. Relative paths are
+// taken from the working directory. Errors as Root.Check.
+func CheckHost(paths ...string) error {
+	r, err := OpenRoot("/")
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	abs := make([]string, len(paths))
+	for i, p := range paths {
+		if abs[i], err = filepath.Abs(p); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	err = r.Check(abs...)
+	var ue *UnsafeError
+	if errors.As(err, &ue) {
+		// Name the files as the user did.
+		for i := range ue.Findings {
+			for j, a := range abs {
+				if ue.Findings[i].Name == a {
+					ue.Findings[i].Name = paths[j]
+				}
+			}
+		}
+	}
+	return err
+}
+
+// CheckProcesses classifies the programs that processes already run
+// (/proc/PID/exe), each inside its own root (/proc/PID/root): what a
+// shell=none ceiling put in force without an exec lets run. A process
+// that has exited (or is a zombie) is skipped. Errors as Root.Check;
+// Finding names read "pid N (PATH)".
+func CheckProcesses(pids []int) error {
+	type group struct {
+		root  *Root
+		files []File
+	}
+	groups := map[fileID]*group{}
+	var order []fileID
+	seen := map[fileID]bool{}
+	defer func() {
+		for _, g := range groups {
+			g.root.Close()
+			for _, f := range g.files {
+				f.F.Close()
+			}
+		}
+	}()
+	for _, pid := range pids {
+		proc := "/proc/" + strconv.Itoa(pid)
+		exe, err := os.Open(proc + "/exe")
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("program of pid %d: %w", pid, err)
+		}
+		var xst unix.Stat_t
+		if err := unix.Fstat(int(exe.Fd()), &xst); err != nil {
+			exe.Close()
+			return fmt.Errorf("program of pid %d: %w", pid, err)
+		}
+		if seen[idOf(&xst)] {
+			exe.Close()
+			continue
+		}
+		seen[idOf(&xst)] = true
+		name, _ := os.Readlink(proc + "/exe")
+		r, err := OpenRoot(proc + "/root")
+		if err != nil {
+			exe.Close()
+			if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
+				continue
+			}
+			return fmt.Errorf("program of pid %d: %w", pid, err)
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(int(r.dir.Fd()), &st); err != nil {
+			exe.Close()
+			r.Close()
+			return fmt.Errorf("root of pid %d: %w", pid, err)
+		}
+		g, ok := groups[idOf(&st)]
+		if !ok {
+			g = &group{root: r}
+			groups[idOf(&st)] = g
+			order = append(order, idOf(&st))
+		} else {
+			r.Close()
+		}
+		g.files = append(g.files, File{Name: fmt.Sprintf("pid %d (%s)", pid, name), F: exe})
+	}
+	var all UnsafeError
+	for _, id := range order {
+		g := groups[id]
+		err := g.root.CheckFiles(g.files)
+		var ue *UnsafeError
+		switch {
+		case errors.As(err, &ue):
+			all.Findings = append(all.Findings, ue.Findings...)
+		case err != nil:
+			return err
+		}
+	}
+	if len(all.Findings) > 0 {
+		return &all
+	}
+	return nil
+}

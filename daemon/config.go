@@ -40,10 +40,10 @@ type Config struct {
 	// leaving its cgroup). Default false: such registrations are refused
 	// (HTTP 422, code "partial_coverage"). It also caps `enforcerd run
 	// --allow-partial` while the daemon runs.
-	AllowPartial bool `yaml:"allow_partial"`
-	Pending       PendingConfig `yaml:"pending"`
-	Audit         AuditConfig   `yaml:"audit"`
-	Metrics       MetricsConfig `yaml:"metrics"`
+	AllowPartial bool          `yaml:"allow_partial"`
+	Pending      PendingConfig `yaml:"pending"`
+	Audit        AuditConfig   `yaml:"audit"`
+	Metrics      MetricsConfig `yaml:"metrics"`
 }
 
 // PendingConfig bounds registrations that activate at exec.

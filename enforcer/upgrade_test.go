@@ -18,13 +18,13 @@ import (
 // linkProgramIDs returns, per pinned link, the id of the program it runs.
 func linkProgramIDs(t *testing.T, pinDir string) map[string]ebpf.ProgramID {
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(pinDir, "links"))
+	entries, err := os.ReadDir(enforcer.LinkPinDir(pinDir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ids := map[string]ebpf.ProgramID{}
 	for _, ent := range entries {
-		l, err := link.LoadPinnedLink(filepath.Join(pinDir, "links", ent.Name()), nil)
+		l, err := link.LoadPinnedLink(filepath.Join(enforcer.LinkPinDir(pinDir), ent.Name()), nil)
 		if err != nil {
 			t.Fatalf("pinned link %s: %v", ent.Name(), err)
 		}
@@ -90,7 +90,7 @@ func TestOpenReadoptsOrReplacesPins(t *testing.T) {
 	}
 
 	// Another build's pins: each link is replaced by this build's program.
-	m, err := ebpf.LoadPinnedMap(filepath.Join(pin, "build_id"), nil)
+	m, err := ebpf.LoadPinnedMap(enforcer.MapPinPath(pin, enforcer.BuildIDPin), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,8 +25,8 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/probe"
-	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/internal/vmtest"
+	"github.com/enforcerd/enforcerd/policy"
 )
 
 var testPinDir, testPinShared = vmtest.PinDir("runtest")

@@ -25,8 +25,8 @@ const (
 	// ResultPartialCoverage: the host would enforce the ceiling only in
 	// part and the daemon's configuration does not allow that.
 	ResultPartialCoverage = "partial_coverage"
-	ResultForbidden     = "forbidden"
-	ResultError         = "error"
+	ResultForbidden       = "forbidden"
+	ResultError           = "error"
 )
 
 // Sources are the live values the metrics read at scrape time.

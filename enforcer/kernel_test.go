@@ -31,7 +31,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	probe.Main() // a re-executed probe child exits here
+	upgradeLoopMain() // the upgrade test's workload exits here
+	probe.Main()      // a re-executed probe child exits here
 	code := m.Run()
 	if shared.enf != nil && !shared.pinShared {
 		if err := shared.enf.Uninstall(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/enforcerd/enforcerd/bpf"
@@ -79,6 +80,33 @@ func TestRecordEnumsAreUnique(t *testing.T) {
 				t.Errorf("enum %s: %s and %s are both %d", name, o, v.Name, v.Value)
 			}
 			seen[v.Value] = v.Name
+		}
+	}
+}
+
+// TestProgramSectionsMatchSpecs: the cheap listing of an object's programs
+// (ProgramSections) names exactly the programs, and sections, that the
+// full parse (Load<Stem>) finds.
+func TestProgramSectionsMatchSpecs(t *testing.T) {
+	for stem, load := range map[string]func() (*ebpf.CollectionSpec, error){
+		"network": bpf.LoadNetwork, "file": bpf.LoadFile, "exec": bpf.LoadExec, "tamper": bpf.LoadTamper,
+		"ipc": bpf.LoadIpc, "sock": bpf.LoadSock, "lifecycle": bpf.LoadLifecycle, "shared": bpf.LoadShared,
+	} {
+		spec, err := load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		secs, err := bpf.ProgramSections(stem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(secs) != len(spec.Programs) {
+			t.Errorf("%s: ProgramSections lists %d programs, the spec %d: %v", stem, len(secs), len(spec.Programs), secs)
+		}
+		for name, ps := range spec.Programs {
+			if secs[name] != ps.SectionName {
+				t.Errorf("%s: program %s: section %q, the spec says %q", stem, name, secs[name], ps.SectionName)
+			}
 		}
 	}
 }

@@ -154,12 +154,12 @@ func Open(opts Options) (*Enforcer, error) {
 		lsmErr = fmt.Errorf("%w: %w", errLayerUnsupported, lsmErr)
 	}
 	for _, obj := range objects {
-		spec, progs, err := obj.programs(kernel)
+		progs, all, err := obj.programs(kernel)
 		if err != nil {
 			e.Close()
 			return nil, err // the embedded objects are broken: a build error
 		}
-		for name := range spec.Programs { // every variant, for finishUpgrade
+		for _, name := range all { // every variant, for finishUpgrade
 			e.pinNames[filepath.Base(LinkPinPath(opts.PinDir, obj.layer, name))] = true
 		}
 		switch {
@@ -168,7 +168,7 @@ func Open(opts Options) (*Enforcer, error) {
 		case kerr != nil && obj.layer != LayerCgroup:
 			err = fmt.Errorf("kernel BTF: %w", kerr)
 		default:
-			err = e.openObject(obj, spec, progs, kernel)
+			err = e.openObject(obj, progs, kernel)
 		}
 		if err == nil {
 			continue

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 )
@@ -51,7 +50,7 @@ func lsmParams(kernel *btf.Spec, hook string) int {
 // tracing program.
 func kernelHas(kernel *btf.Spec, p program) bool {
 	fn := p.target
-	if p.typ == ebpf.LSM {
+	if p.isLSM() {
 		fn = "bpf_lsm_" + p.target
 	}
 	_, err := kernel.AnyTypeByName(fn)

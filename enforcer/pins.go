@@ -84,7 +84,7 @@ func (e *Enforcer) openBuildID() error {
 // and pins the missing ones. A link pinned by another build is kept open
 // (e.replaced) and replaced: its program keeps enforcing until this build's
 // link is pinned over it.
-func (e *Enforcer) openObject(obj object, spec *ebpf.CollectionSpec, progs []program, kernel *btf.Spec) error {
+func (e *Enforcer) openObject(obj object, progs []program, kernel *btf.Spec) error {
 	var missing []program
 	for _, p := range progs {
 		l, err := link.LoadPinnedLink(LinkPinPath(e.opts.PinDir, obj.layer, p.name), nil)
@@ -101,7 +101,11 @@ func (e *Enforcer) openObject(obj object, spec *ebpf.CollectionSpec, progs []pro
 	if len(missing) == 0 {
 		return nil
 	}
-	want := map[string]program{}
+	spec, err := obj.load()
+	if err != nil {
+		return fmt.Errorf("load %s object: %w", obj.layer, err)
+	}
+	want := map[string]bool{}
 	for _, p := range missing {
 		if obj.layer == LayerLSM && kernel != nil && !kernelHas(kernel, p) {
 			if p.optional {
@@ -110,10 +114,10 @@ func (e *Enforcer) openObject(obj object, spec *ebpf.CollectionSpec, progs []pro
 			}
 			return fmt.Errorf("LSM hook %s not in this kernel", p.hook)
 		}
-		want[p.name] = p
+		want[p.name] = true
 	}
 	for name := range spec.Programs {
-		if _, ok := want[name]; !ok {
+		if !want[name] {
 			delete(spec.Programs, name)
 		}
 	}
@@ -141,7 +145,7 @@ func (e *Enforcer) openObject(obj object, spec *ebpf.CollectionSpec, progs []pro
 		if prog == nil {
 			continue
 		}
-		l, err := e.attach(p, prog)
+		l, err := e.attach(spec.Programs[p.name], prog)
 		if err != nil {
 			return fmt.Errorf("attach %s: %w", p.hook, err)
 		}
@@ -155,18 +159,19 @@ func (e *Enforcer) openObject(obj object, spec *ebpf.CollectionSpec, progs []pro
 	return nil
 }
 
-// attach attaches prog the way its ELF section says: an LSM hook, a
-// tracing target (fentry, tp_btf), or the cgroup2 root for cgroup-BPF.
-func (e *Enforcer) attach(p program, prog *ebpf.Program) (link.Link, error) {
-	switch p.typ {
+// attach attaches prog the way its ELF section says (ps, from the object's
+// spec): an LSM hook, a tracing target (fentry, tp_btf), or the cgroup2
+// root with the section's attach type for cgroup-BPF.
+func (e *Enforcer) attach(ps *ebpf.ProgramSpec, prog *ebpf.Program) (link.Link, error) {
+	switch ps.Type {
 	case ebpf.LSM:
 		return link.AttachLSM(link.LSMOptions{Program: prog})
 	case ebpf.Tracing:
 		return link.AttachTracing(link.TracingOptions{Program: prog})
 	case ebpf.CGroupSock, ebpf.CGroupSockAddr:
-		return link.AttachCgroup(link.CgroupOptions{Path: e.opts.CgroupMount, Attach: p.attach, Program: prog})
+		return link.AttachCgroup(link.CgroupOptions{Path: e.opts.CgroupMount, Attach: ps.AttachType, Program: prog})
 	}
-	return nil, fmt.Errorf("program type %s: no attach method", p.typ)
+	return nil, fmt.Errorf("program type %s: no attach method", ps.Type)
 }
 
 // pinOver pins l at pin, replacing any pin there in one rename: the hook is

@@ -3,6 +3,7 @@ package enforcer
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -17,6 +18,7 @@ import (
 // variants of one hook for different kernel signatures.
 type object struct {
 	layer Layer
+	stem  string // bpf2go's name of the object, lower case (bpf.ProgramSections)
 	load  func() (*ebpf.CollectionSpec, error)
 	// optional names programs whose hook does not exist on every kernel:
 	// where it is missing, the layer is in force without them.
@@ -36,8 +38,8 @@ func set(names ...string) map[string]bool {
 }
 
 var objects = []object{
-	{layer: LayerLSM, load: bpf.LoadNetwork},
-	{layer: LayerLSM, load: bpf.LoadFile,
+	{layer: LayerLSM, stem: "network", load: bpf.LoadNetwork},
+	{layer: LayerLSM, stem: "file", load: bpf.LoadFile,
 		optional: set(
 			// Added in Linux 6.2; 6.1 reaches the same operations
 			// through path_truncate and inode_setxattr.
@@ -48,8 +50,8 @@ var objects = []object{
 			bpf.FileProgFileIoctlCompat),
 		// inode_setattr gained a struct mnt_idmap * first argument in 6.3.
 		params: map[string]int{bpf.FileProgInodeSetattr: 3, bpf.FileProgInodeSetattrPre63: 2}},
-	{layer: LayerLSM, load: bpf.LoadExec},
-	{layer: LayerLSM, load: bpf.LoadTamper,
+	{layer: LayerLSM, stem: "exec", load: bpf.LoadExec},
+	{layer: LayerLSM, stem: "tamper", load: bpf.LoadTamper,
 		optional: set(
 			// Absent from kernels built without io_uring.
 			bpf.TamperProgUringCmd,
@@ -59,66 +61,71 @@ var objects = []object{
 			bpf.TamperProgCryptoAlgModLookup),
 		// security_bpf gained a bool kernel argument in 6.9.
 		params: map[string]int{bpf.TamperProgBpf: 3, bpf.TamperProgBpfV4: 4}},
-	{layer: LayerLSM, load: bpf.LoadIpc,
+	{layer: LayerLSM, stem: "ipc", load: bpf.LoadIpc,
 		// Linux 6.1 has it; 6.12 has no bpf_lsm_key_free: there a
 		// record is replaced at the next key_alloc of the same address.
 		optional: set(bpf.IpcProgKeyFree)},
-	{layer: LayerCgroup, load: bpf.LoadSock},
-	{layer: LayerLifecycle, load: bpf.LoadLifecycle},
+	{layer: LayerCgroup, stem: "sock", load: bpf.LoadSock},
+	{layer: LayerLifecycle, stem: "lifecycle", load: bpf.LoadLifecycle},
 }
 
 // program is one program of an object, as this kernel would attach it.
 type program struct {
 	name     string // ELF program name (bpf2go's *Prog* constants)
+	section  string // its ELF section: "lsm/file_open", "cgroup/connect4", ...
 	hook     string // HookStatus.Name
 	optional bool
-	// From the ELF section: the program type, its attach type, and the
-	// kernel hook, function or tracepoint it attaches to ("" for
-	// cgroup-BPF, which attaches to the cgroup2 root).
-	typ    ebpf.ProgramType
-	attach ebpf.AttachType
+	// The kernel hook, function or tracepoint it attaches to ("file_open",
+	// "crypto_alg_mod_lookup", "sched_process_exec"), from the section.
 	target string
 }
 
-// programs loads obj's spec and lists its programs in name order, without variants meant for
-// another kernel signature (without kernel BTF: no variant). Errors: the
-// embedded object cannot be parsed, or the table names a program the
-// object does not have (both build errors).
-func (obj object) programs(kernel *btf.Spec) (*ebpf.CollectionSpec, []program, error) {
-	spec, err := obj.load()
+// programs lists obj's programs in name order, without variants meant for
+// another kernel signature (without kernel BTF: no variant), and every
+// program name the object has, variants included. It reads the section
+// table only: the object is parsed in full only when something must be
+// loaded. Errors: the embedded object cannot be read, or the table names a
+// program the object does not have (both build errors).
+func (obj object) programs(kernel *btf.Spec) (progs []program, all []string, err error) {
+	secs, err := bpf.ProgramSections(obj.stem)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s object: %w", obj.layer, err)
 	}
 	for name := range obj.optional {
-		if spec.Programs[name] == nil {
-			return nil, nil, fmt.Errorf("%s object: no program %s", obj.layer, name)
+		if secs[name] == "" {
+			return nil, nil, fmt.Errorf("%s object %s: no program %s", obj.layer, obj.stem, name)
 		}
 	}
 	for name := range obj.params {
-		if spec.Programs[name] == nil {
-			return nil, nil, fmt.Errorf("%s object: no program %s", obj.layer, name)
+		if secs[name] == "" {
+			return nil, nil, fmt.Errorf("%s object %s: no program %s", obj.layer, obj.stem, name)
 		}
 	}
-	var out []program
-	for name, ps := range spec.Programs {
-		if n, ok := obj.params[name]; ok && lsmParams(kernel, ps.AttachTo) != n {
+	for name, sec := range secs {
+		all = append(all, name)
+		hook, target := hookOf(sec)
+		if n, ok := obj.params[name]; ok && lsmParams(kernel, target) != n {
 			continue // another variant serves this kernel
 		}
-		out = append(out, program{name: name, hook: hookName(ps), optional: obj.optional[name],
-			typ: ps.Type, attach: ps.AttachType, target: ps.AttachTo})
+		progs = append(progs, program{name: name, section: sec, hook: hook, target: target, optional: obj.optional[name]})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return spec, out, nil
+	sort.Strings(all)
+	sort.Slice(progs, func(i, j int) bool { return progs[i].name < progs[j].name })
+	return progs, all, nil
 }
 
-// hookName is HookStatus.Name for a program: the LSM hook or tracepoint
-// ("file_open", "sched_process_exec"), else the ELF section
-// ("cgroup/connect4", "fentry/crypto_alg_mod_lookup").
-func hookName(ps *ebpf.ProgramSpec) string {
-	switch {
-	case ps.Type == ebpf.LSM, ps.Type == ebpf.Tracing && ps.AttachType == ebpf.AttachTraceRawTp:
-		return ps.AttachTo
-	default:
-		return ps.SectionName
+// hookOf reads a program's ELF section ("kind/target"): HookStatus.Name is
+// the LSM hook or tracepoint ("file_open", "sched_process_exec"), else the
+// section itself ("cgroup/connect4", "fentry/crypto_alg_mod_lookup");
+// target is what follows the kind.
+func hookOf(section string) (hook, target string) {
+	kind, target, _ := strings.Cut(section, "/")
+	switch kind {
+	case "lsm", "tp_btf":
+		return target, target
 	}
+	return section, target
 }
+
+// isLSM reports whether p is an LSM program (section "lsm/<hook>").
+func (p program) isLSM() bool { return strings.HasPrefix(p.section, "lsm/") }

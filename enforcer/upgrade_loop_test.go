@@ -53,13 +53,15 @@ var loopOps = map[string]func(dir string, i int) error{
 		}
 		return err
 	},
-	// Every ceiling: bpf() (LSM bpf, one of two variants by kernel).
+	// Every ceiling: bpf() (LSM bpf, one of two variants by kernel): a
+	// one-element array map, closed again.
 	"bpf": func(dir string, i int) error {
-		var attr [3]uint32 // start_id, next_id, open_flags
-		_, _, errno := unix.Syscall(unix.SYS_BPF, unix.BPF_PROG_GET_NEXT_ID, uintptr(unsafe.Pointer(&attr[0])), unsafe.Sizeof(attr))
+		attr := [4]uint32{unix.BPF_MAP_TYPE_ARRAY, 4, 4, 1} // type, key and value size, max entries
+		fd, _, errno := unix.Syscall(unix.SYS_BPF, unix.BPF_MAP_CREATE, uintptr(unsafe.Pointer(&attr[0])), unsafe.Sizeof(attr))
 		if errno != 0 {
 			return errno
 		}
+		unix.Close(int(fd))
 		return nil
 	},
 }

@@ -2,7 +2,7 @@
 
 // SPDX-License-Identifier: GPL-2.0
 /*
- * write=false at BPF LSM file and inode hooks (product.md "Kernel meaning"):
+ * write=false at BPF LSM file and inode hooks (README "What is enforced"):
  * no modification of any inode on any filesystem, by any path: open for write
  * or O_TRUNC, truncate, create, mkdir, rmdir, unlink, rename (incl.
  * RENAME_EXCHANGE), link, symlink, mknod, chmod, chown, utimes, xattrs and

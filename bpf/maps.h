@@ -21,7 +21,7 @@
 #include "consts.h"
 
 enum limits {
-	/* Room for 65,536 registered containers (product requirement). */
+	/* Room for 65,536 registered containers. */
 	MAX_CEILINGS = 65536,
 	/* Bounded ancestor walk. enforcer.Register refuses cgroups at level
 	 * >= MAX_CGROUP_LEVEL, so every enforced cgroup is seen by the walk;

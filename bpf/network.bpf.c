@@ -2,7 +2,7 @@
 
 // SPDX-License-Identifier: GPL-2.0
 /*
- * network=false at BPF LSM socket hooks (product.md "Kernel meaning"):
+ * network=false at BPF LSM socket hooks (README "What is enforced"):
  * no socket of any family but AF_UNIX may be created or used, and no AF_UNIX
  * connect or send may reach a socket created outside the sandbox.
  *

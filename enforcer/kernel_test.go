@@ -1,6 +1,6 @@
 package enforcer_test
 
-// Kernel enforcement tests (issue 4). They need BPF LSM programs, so they run
+// Kernel enforcement tests. They need BPF LSM programs, so they run
 // inside the scripts/vmtest guest (make vmtest KERNEL=6.12|6.1) and skip with
 // the reason on hosts that refuse LSM programs.
 //

@@ -78,8 +78,8 @@ type Options struct {
 
 // HookStatus reports one program.
 type HookStatus struct {
-	// Program is the program's name in its object, e.g.
-	// "tamper_inode_unlink".
+	// Program is the program's name in its object (bpf2go's *Prog*
+	// constants), e.g. "inode_setattr_pre63".
 	Program string
 	// Name is what the program attaches to, from its ELF section: the LSM
 	// hook or tracepoint ("file_open", "sched_process_exec"), or for

@@ -2,7 +2,7 @@
 
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The shell ceiling at exec (product.md "Kernel meaning"), decided on the
+ * The shell ceiling at exec (README "What is enforced"), decided on the
  * file being executed (device + inode), never on its name:
  *
  *  - shell=none: only the container's entrypoint and the allow list may be

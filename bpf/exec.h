@@ -66,32 +66,16 @@ static __always_inline void task_write_denied(struct effective *e)
 	}
 }
 
+/* exec_event: the record and verdict of a refused exec or code mapping. */
 static __always_inline int exec_event(struct effective *e, int v, __u32 bit,
 				      struct file *f, struct inode *inode)
 {
-	struct event *ev = event_begin(e, HOOK_BPRM_CHECK_SECURITY, v, bit, EPERM);
-	if (ev) {
-		ev->object_kind = OBJ_FILE;
-		ev->dev = BPF_CORE_READ(inode, i_sb, s_dev);
-		ev->ino = BPF_CORE_READ(inode, i_ino);
-		ev->mode = BPF_CORE_READ(inode, i_mode);
-		struct dentry *d = BPF_CORE_READ(f, f_path.dentry);
-		for (int i = 0; i < EVENT_NAMES; i++) {
-			if (!d)
-				break;
-			const unsigned char *name = BPF_CORE_READ(d, d_name.name);
-			bpf_probe_read_kernel_str(ev->names[i], EVENT_NAME_LEN, name);
-			struct dentry *parent = BPF_CORE_READ(d, d_parent);
-			if (parent == d)
-				break;
-			d = parent;
-		}
-		bpf_ringbuf_submit(ev, 0);
-	}
+	record_event(e, HOOK_BPRM_CHECK_SECURITY, v, bit, {
+		fill_inode(ev, inode);
+		fill_names(ev, BPF_CORE_READ(f, f_path.dentry));
+	});
 	return verdict_ret(v);
 }
-
-#define PROT_EXEC 0x4
 
 /*
  * ceiling_since: for each registered cgroup, the time of its registration
@@ -172,19 +156,6 @@ static __always_inline __s64 inode_ctime_ns(struct inode *inode)
 	return sec * 1000000000LL + nsec;
 }
 
-#define EXT4_SUPER_MAGIC 0xEF53
-#define XFS_SUPER_MAGIC 0x58465342
-#define BTRFS_SUPER_MAGIC 0x9123683E
-#define TMPFS_MAGIC 0x01021994
-#define RAMFS_MAGIC 0x858458f6
-#define OVERLAYFS_SUPER_MAGIC 0x794c7630
-#define SQUASHFS_MAGIC 0x73717368
-#define EROFS_SUPER_MAGIC_V1 0xE0F5E1E2
-#define F2FS_SUPER_MAGIC 0xF2F52010
-#define ISOFS_SUPER_MAGIC 0x9660
-#define ZFS_SUPER_MAGIC 0x2fc12fc1
-#define BCACHEFS_SUPER_MAGIC 0xca451a4e
-
 /* ctime_local: filesystems whose inode times this kernel sets itself (an
  * allow list). On FUSE, NFS, SMB, 9p, virtiofs, ... a server sets them. */
 static __always_inline bool ctime_local(__u64 magic)
@@ -238,7 +209,7 @@ static __always_inline bool changed_since_registration(struct inode *inode)
 static __always_inline bool exec_restricted_file(struct file *f)
 {
 	int mnt_flags = BPF_CORE_READ(f, f_path.mnt, mnt_flags);
-	if (mnt_flags & MNT_INTERNAL_FLAG)
+	if (mnt_flags & MNT_INTERNAL)
 		return true;
 	struct inode *inode = f->f_inode;
 	if (!inode)

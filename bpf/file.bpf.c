@@ -2,7 +2,7 @@
 
 // SPDX-License-Identifier: GPL-2.0
 /*
- * write=false at BPF LSM file and inode hooks (product.md "Kernel meaning"):
+ * write=false at BPF LSM file and inode hooks (README "What is enforced"):
  * no modification of any inode on any filesystem, by any path: open for write
  * or O_TRUNC, truncate, create, mkdir, rmdir, unlink, rename (incl.
  * RENAME_EXCHANGE), link, symlink, mknod, chmod, chown, utimes, xattrs and
@@ -20,9 +20,6 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define MAJOR(dev) ((__u32)(dev) >> 20)
-#define MINOR(dev) ((__u32)(dev) & 0xfffff)
-
 /*
  * W9: chr_write_allowed: the character devices that stay writable (and accept
  * ioctls) under write=false, an allow list: they store nothing (null, zero,
@@ -34,15 +31,18 @@ char LICENSE[] SEC("license") = "GPL";
 static __always_inline bool chr_write_allowed(__u32 rdev)
 {
 	__u32 maj = MAJOR(rdev), min = MINOR(rdev);
-	if (maj == 1)
-		return min == 3 || min == 5 || min == 7 || min == 8 || min == 9;
-	if (maj == 5)
-		return min <= 2; /* /dev/tty, /dev/console, /dev/ptmx */
+	if (maj == MEM_MAJOR)
+		return min == MEM_NULL_MINOR || min == MEM_ZERO_MINOR ||
+		       min == MEM_FULL_MINOR || min == MEM_RANDOM_MINOR ||
+		       min == MEM_URANDOM_MINOR;
+	if (maj == TTYAUX_MAJOR)
+		return min <= TTYAUX_PTMX_MINOR; /* /dev/tty, /dev/console, /dev/ptmx */
 	/* virtual consoles and serial lines (4), UNIX98 pty slaves (136-143):
 	 * terminals; injecting input into them (TIOCSTI, TIOCLINUX) is
 	 * refused under every ceiling, their screen memory (vcs, major 7) is
 	 * not on this list. */
-	return maj == 4 || (maj >= 136 && maj <= 143);
+	return maj == TTY_MAJOR ||
+	       (maj >= UNIX98_PTY_SLAVE_MAJOR && maj <= UNIX98_PTY_SLAVE_MAJOR_LAST);
 }
 
 /* N7: chr_network: character devices that are network interfaces or carry
@@ -53,12 +53,11 @@ static __always_inline bool chr_write_allowed(__u32 rdev)
 static __always_inline bool chr_network(__u32 rdev)
 {
 	__u32 maj = MAJOR(rdev), min = MINOR(rdev);
-	if (maj == 108)
+	if (maj == PPP_MAJOR)
 		return true;
-	return maj == 10 && (min == 200 || min == 238 || min == 241);
+	return maj == MISC_MAJOR &&
+	       (min == TUN_MINOR || min == VHOST_NET_MINOR || min == VHOST_VSOCK_MINOR);
 }
-
-#define SCSI_GENERIC_MAJOR 21
 
 /* inode_exempt: objects whose "write" modifies no filesystem: pipes
  * (FIFOs), sockets (the network ceiling decides on them) and the allow
@@ -87,39 +86,7 @@ static __always_inline bool file_exempt(struct file *file)
 	if (inode && proc_pid_of(inode))
 		return true;
 	struct vfsmount *mnt = file->f_path.mnt;
-	return mnt && (mnt->mnt_flags & MNT_INTERNAL_FLAG) != 0;
-}
-
-static __always_inline void fill_inode(struct event *ev, struct inode *inode)
-{
-	ev->object_kind = OBJ_FILE;
-	if (!inode)
-		return;
-	ev->dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	ev->ino = BPF_CORE_READ(inode, i_ino);
-	ev->mode = BPF_CORE_READ(inode, i_mode);
-}
-
-/* fill_names records the last EVENT_NAMES components of the dentry's path
- * within its filesystem (bpf_d_path is only allowed in sleepable hooks). */
-static __always_inline void fill_names(struct event *ev, struct dentry *d)
-{
-	for (int i = 0; i < EVENT_NAMES; i++) {
-		if (!d)
-			return;
-		const unsigned char *name = BPF_CORE_READ(d, d_name.name);
-		bpf_probe_read_kernel_str(ev->names[i], EVENT_NAME_LEN, name);
-		struct dentry *parent = BPF_CORE_READ(d, d_parent);
-		if (parent == d)
-			return; /* the filesystem root, named "/" */
-		d = parent;
-	}
-}
-
-static __always_inline void fill_dentry(struct event *ev, struct dentry *d)
-{
-	fill_inode(ev, BPF_CORE_READ(d, d_inode));
-	fill_names(ev, d);
+	return mnt && (mnt->mnt_flags & MNT_INTERNAL) != 0;
 }
 
 /* deny_write_dentry: the common body of the inode_* hooks. dir is the parent
@@ -134,15 +101,9 @@ static __always_inline int deny_write_dentry(struct dentry *d, __u16 hook)
 	int v = verdict(&e, DENY_WRITE);
 	if (!v)
 		return 0;
-	struct event *ev = event_begin(&e, hook, v, DENY_WRITE, EPERM);
-	if (ev) {
-		fill_dentry(ev, d);
-		bpf_ringbuf_submit(ev, 0);
-	}
+	record_event(&e, hook, v, DENY_WRITE, fill_dentry(ev, d));
 	return verdict_ret(v);
 }
-
-#define SB_KERNMOUNT (1U << 22)
 
 /* dentry_internal: pseudo files that no path reaches (anonymous pipes,
  * sockets from socket(2), memfds): a dentry that is its own parent without
@@ -200,12 +161,10 @@ static __always_inline int deny_write_file_e(struct effective *e, struct file *f
 		if (!v)
 			return 0;
 	}
-	struct event *ev = event_begin(e, hook, v, bit, EPERM);
-	if (ev) {
+	record_event(e, hook, v, bit, {
 		fill_inode(ev, BPF_CORE_READ(file, f_inode));
 		fill_names(ev, BPF_CORE_READ(file, f_path.dentry));
-		bpf_ringbuf_submit(ev, 0);
-	}
+	});
 	return verdict_ret(v);
 }
 
@@ -220,8 +179,6 @@ static __always_inline int deny_write_file(struct file *file, __u16 hook,
 	return deny_write_file_e(&e, file, hook, mark);
 }
 
-#define BPF_FS_MAGIC 0xcafe4a11
-#define KMSG_RDEV ((1U << 20) | 11) /* /dev/kmsg, char 1:11 */
 
 /* E4: removing or replacing a pin (anything on a bpf filesystem), for every
  * enforced process whatever its write ceiling. */
@@ -233,18 +190,15 @@ static __always_inline int deny_bpffs(struct dentry *d)
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
-	struct event *ev;
 	int v = verdict(&e, DENY_TAMPER);
 	if (!v)
 		return 0;
-	ev = event_begin(&e, HOOK_BPFFS_UNLINK, v, DENY_TAMPER, EPERM);
-	if (ev) {
+	record_event(&e, HOOK_BPFFS_UNLINK, v, DENY_TAMPER, {
 		ev->object_kind = OBJ_FILE;
 		ev->ino = BPF_CORE_READ(d, d_inode, i_ino);
 		bpf_probe_read_kernel_str(ev->names[0], EVENT_NAME_LEN,
 					  BPF_CORE_READ(d, d_name.name));
-		bpf_ringbuf_submit(ev, 0);
-	}
+	});
 	return verdict_ret(v);
 }
 
@@ -287,11 +241,7 @@ static __always_inline int deny_kernel_attr(struct dentry *d, __u16 hook)
 	int v = verdict(&e, DENY_TAMPER);
 	if (!v)
 		return 0;
-	struct event *ev = event_begin(&e, hook, v, DENY_TAMPER, EPERM);
-	if (ev) {
-		fill_dentry(ev, d);
-		bpf_ringbuf_submit(ev, 0);
-	}
+	record_event(&e, hook, v, DENY_TAMPER, fill_dentry(ev, d));
 	return verdict_ret(v);
 }
 
@@ -303,8 +253,7 @@ static __always_inline int deny_network_file_e(struct effective *e, struct file 
 	int v = verdict(e, DENY_NETWORK);
 	if (!v)
 		return 0;
-	struct event *ev = event_begin(e, hook, v, DENY_NETWORK, EPERM);
-	if (ev) {
+	record_event(e, hook, v, DENY_NETWORK, {
 		fill_inode(ev, file->f_inode);
 		struct inode *inode = file->f_inode;
 		if (inode && (inode->i_mode & S_IFMT) == S_IFSOCK) {
@@ -313,8 +262,7 @@ static __always_inline int deny_network_file_e(struct effective *e, struct file 
 			ev->family = BPF_CORE_READ(sock, sk, __sk_common.skc_family);
 			ev->sock_type = BPF_CORE_READ(sock, type);
 		}
-		bpf_ringbuf_submit(ev, 0);
-	}
+	});
 	return verdict_ret(v);
 }
 
@@ -349,12 +297,10 @@ static __always_inline int deny_raw_storage_e(struct effective *e, struct file *
 	int v = verdict(e, DENY_TAMPER);
 	if (!v)
 		return 0;
-	struct event *ev = event_begin(e, hook, v, DENY_TAMPER, EPERM);
-	if (ev) {
+	record_event(e, hook, v, DENY_TAMPER, {
 		fill_inode(ev, file->f_inode);
 		fill_names(ev, BPF_CORE_READ(file, f_path.dentry));
-		bpf_ringbuf_submit(ev, 0);
-	}
+	});
 	return verdict_ret(v);
 }
 
@@ -556,7 +502,7 @@ int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot,
 	}
 	if (!(prot & PROT_WRITE))
 		return 0;
-	if ((flags & 0x0f) != MAP_SHARED && (flags & 0x0f) != MAP_SHARED_VALIDATE)
+	if ((flags & MAP_TYPE) != MAP_SHARED && (flags & MAP_TYPE) != MAP_SHARED_VALIDATE)
 		return 0;
 	return deny_write_file(file, HOOK_MMAP_FILE, true);
 }
@@ -586,64 +532,6 @@ int BPF_PROG(file_mprotect, struct vm_area_struct *vma, unsigned long reqprot,
 		return 0;
 	return deny_write_file(file, HOOK_FILE_MPROTECT, true);
 }
-
-/* ioctl numbers (include/uapi); the _32 variants are the compat (32-bit)
- * encodings of the same request where the argument size differs. */
-#define FIBMAP 0x00000001U /* also SCSI_IOCTL_SEND_COMMAND on devices */
-#define FIGETBSZ 0x00000002U
-#define HDIO_GETGEO 0x00000301U
-#define BLKROGET 0x0000125eU
-#define BLKGETSIZE 0x00001260U
-#define BLKSSZGET 0x00001268U
-#define BLKIOMIN 0x00001278U
-#define BLKIOOPT 0x00001279U
-#define BLKALIGNOFF 0x0000127aU
-#define BLKPBSZGET 0x0000127bU
-#define BLKDISCARDZEROES 0x0000127cU
-#define BLKROTATIONAL 0x0000127eU
-#define BLKBSZGET 0x80081270U
-#define BLKBSZGET_32 0x80041270U
-#define BLKGETSIZE64 0x80081272U
-#define BLKGETSIZE64_32 0x80041272U
-#define SG_IO 0x00002285U
-#define CDROM_SEND_PACKET 0x00005393U
-#define TCGETS 0x00005401U
-#define TIOCGPGRP 0x0000540fU
-#define TIOCSTI 0x00005412U
-#define TIOCGWINSZ 0x00005413U
-#define FIONREAD 0x0000541bU
-#define TIOCLINUX 0x0000541cU
-#define FIONBIO 0x00005421U
-#define FIONCLEX 0x00005450U
-#define FIOCLEX 0x00005451U
-#define FIOASYNC 0x00005452U
-#define FIOQSIZE 0x00005460U
-#define TCGETS2 0x802c542aU
-#define FIOSETOWN 0x00008901U
-#define SIOCSPGRP 0x00008902U
-#define FS_IOC_GETFLAGS 0x80086601U
-#define FS_IOC32_GETFLAGS 0x80046601U
-#define FS_IOC_GETVERSION 0x80087601U
-#define FS_IOC32_GETVERSION 0x80047601U
-#define FS_IOC_FSGETXATTR 0x801c581fU
-#define FS_IOC_FIEMAP 0xc020660bU
-#define FS_IOC_MEASURE_VERITY 0xc0046686U
-#define FS_IOC_READ_VERITY_METADATA 0xc0286687U
-#define FS_IOC_GET_ENCRYPTION_POLICY 0x400c6615U
-#define FS_IOC_GET_ENCRYPTION_POLICY_EX 0xc0096616U
-#define FS_IOC_GET_ENCRYPTION_KEY_STATUS 0xc080661aU
-#define FS_IOC_GETFSLABEL 0x81009431U
-#define FS_IOC_GETFSUUID 0x80111500U
-#define FS_IOC_GETFSSYSFSPATH 0x80811501U
-#define NVME_IOCTL_ADMIN_CMD 0xc0484e41U
-#define NVME_IOCTL_SUBMIT_IO 0x40304e42U
-#define NVME_IOCTL_IO_CMD 0xc0484e43U
-#define NVME_IOCTL_ADMIN64_CMD 0xc0504e47U
-#define NVME_IOCTL_IO64_CMD 0xc0504e48U
-#define NVME_IOCTL_IO64_CMD_VEC 0xc0504e49U
-#define BLKDISCARD 0x00001277U
-#define BLKSECDISCARD 0x0000127dU
-#define BLKZEROOUT 0x0000127fU
 
 /* W7: ioctl_read_only: the closed allow list of requests known not to modify
  * the file, its inode or its filesystem (descriptor flags, sizes, flags and
@@ -765,9 +653,8 @@ static __always_inline int ioctl_decision(struct file *file, unsigned int cmd,
 				return tamper(&e, HOOK_FILE_FCNTL, OBJ_NONE, 0);
 		}
 	}
-	if (cmd == TIOCSTI || cmd == TIOCLINUX ||
-	    ((cmd & 0xff00) == 0x4b00 && (cmd >> 16) == 0) ||
-	    ((cmd & 0xff00) == 0x5600 && (cmd >> 16) == 0)) {
+	if (cmd == TIOCSTI || cmd == TIOCLINUX || LEGACY_IOC(cmd, KD_IOC_BASE) ||
+	    LEGACY_IOC(cmd, VT_IOC_BASE)) {
 		/* X3: injecting input into a terminal, and the console and
 		 * keyboard state of the host's virtual consoles (KD* keymaps,
 		 * fonts and modes, VT_* switching) (every ceiling). */

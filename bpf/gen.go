@@ -1,5 +1,6 @@
 // Package bpf holds enforcerd's eBPF programs (C, CO-RE) and their generated
-// Go bindings. One object per concern, all sharing the maps of enforcerd.h:
+// Go bindings. One object per concern, all sharing the maps of maps.h,
+// exec.h and ipc.h:
 //
 //   - network.bpf.c:   network=false at LSM socket hooks
 //   - file.bpf.c:      write=false at LSM file and inode hooks
@@ -8,6 +9,15 @@
 //   - ipc.bpf.c:       SysV IPC objects and kernel keys created outside the sandbox
 //   - sock.bpf.c:      network=false at cgroup-BPF hooks (works without BPF LSM)
 //   - lifecycle.bpf.c: activation of pending ceilings at the first exec
+//   - shared.bpf.c:    no programs: the shared maps and the types Go mirrors
+//     (SharedEvent, SharedCeiling, SharedExecKey, and the enums SharedHookId,
+//     SharedObjectKind, SharedDecision, SharedDenyBit, SharedCeilingFlag,
+//     SharedStatIndex, SharedLimits, SharedFsMagic)
+//
+// The headers are split by subject; enforcerd.h includes them all and lists
+// them. Each program's ELF section names its hook ("lsm/file_open",
+// "cgroup/connect4", "tp_btf/sched_process_exec", "fentry/..."): the loader
+// takes the attach point from there.
 //
 // The generated *_bpfel.go and *_bpfel.o files are committed so that a plain
 // `go build` needs no clang; `make generate` (go generate ./bpf) rebuilds them
@@ -17,10 +27,11 @@
 // Loading, attaching and pinning live in package enforcer, not here.
 package bpf
 
-//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel -type event -type ceiling Network network.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Network network.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel File file.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
-//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel -type exec_key Exec exec.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Exec exec.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Tamper tamper.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Sock sock.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Lifecycle lifecycle.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Ipc ipc.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel -type event -type ceiling -type exec_key -type hook_id -type object_kind -type decision -type deny_bit -type ceiling_flag -type stat_index -type limits -type fs_magic Shared shared.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.

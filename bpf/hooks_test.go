@@ -1,35 +1,39 @@
 package bpf_test
 
 import (
-	"os"
-	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/enforcerd/enforcerd/bpf"
 	"github.com/enforcerd/enforcerd/enforcer"
 )
 
-// TestHookTableMatchesBPFEnum: every value of enum hook_id in
-// enforcerd.h has an entry in enforcer's hook table, in the same order, with the
-// kernel's hook name: a record's hook id can never be misnamed.
-func TestHookTableMatchesBPFEnum(t *testing.T) {
-	src, err := os.ReadFile("enforcerd.h")
+// enumOf returns the enum named name from the BTF of bpf/shared.bpf.c: what
+// the compiled programs use, not what a header says.
+func enumOf(t *testing.T, name string) *btf.Enum {
+	t.Helper()
+	spec, err := bpf.LoadShared()
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := regexp.MustCompile(`(?s)enum hook_id \{(.*?)\};`).FindSubmatch(src)
-	if body == nil {
-		t.Fatal("enum hook_id not found in bpf/enforcerd.h")
+	var e *btf.Enum
+	if err := spec.Types.TypeByName(name, &e); err != nil {
+		t.Fatalf("enum %s not in the BTF of shared.bpf.c: %v", name, err)
 	}
-	var names []string
-	for _, m := range regexp.MustCompile(`(?m)^\s*HOOK_(\w+)`).FindAllSubmatch(body[1], -1) {
-		names = append(names, string(m[1]))
-	}
-	if len(names) != len(enforcer.AllHooks) {
-		t.Fatalf("enum hook_id has %d values, enforcer.AllHooks %d", len(names), len(enforcer.AllHooks))
-	}
-	if next := enforcer.Hook(len(names) + 1); !strings.HasPrefix(next.String(), "hook(") {
-		t.Fatalf("enforcer names hook %d (%s), which enum hook_id does not have", next, next)
+	return e
+}
+
+// TestHookTableMatchesBPFEnum: every value of enum hook_id that the
+// objects carry has an entry in enforcer's hook table, with the kernel's
+// hook name, and the table has no other: a record's hook id can never be
+// misnamed.
+func TestHookTableMatchesBPFEnum(t *testing.T) {
+	e := enumOf(t, "hook_id")
+	if len(e.Values) != len(enforcer.AllHooks) {
+		t.Fatalf("enum hook_id has %d values, enforcer.AllHooks %d", len(e.Values), len(enforcer.AllHooks))
 	}
 	// Where the record's hook is the LSM hook of the same name, the names
 	// must agree; the rest are named after the hook that produces them.
@@ -38,8 +42,14 @@ func TestHookTableMatchesBPFEnum(t *testing.T) {
 		"TASK_SETSCHED": "task_setscheduler", "PROC_WRITE": "inode_permission", "KMSG_WRITE": "file_permission",
 		"IPC_ASSOCIATE": "shm_associate",
 	}
-	for i, n := range names {
-		h := enforcer.Hook(i + 1)
+	var top uint64
+	for _, v := range e.Values {
+		n := strings.TrimPrefix(v.Name, "HOOK_")
+		h := enforcer.Hook(v.Value)
+		if uint64(h) != v.Value {
+			t.Fatalf("HOOK_%s = %d does not fit enforcer.Hook", n, v.Value)
+		}
+		top = max(top, v.Value)
 		want := strings.ToLower(n)
 		if strings.HasPrefix(n, "CGROUP_") {
 			want = "cgroup/" + strings.ToLower(strings.TrimPrefix(n, "CGROUP_"))
@@ -52,6 +62,51 @@ func TestHookTableMatchesBPFEnum(t *testing.T) {
 		}
 		if h.Operation() == "unknown" {
 			t.Errorf("hook %d (HOOK_%s) has no operation", h, n)
+		}
+	}
+	if next := enforcer.Hook(top + 1); !strings.HasPrefix(next.String(), "hook(") {
+		t.Fatalf("enforcer names hook %d (%s), which enum hook_id does not have", next, next)
+	}
+}
+
+// TestRecordEnumsAreUnique: the values Go decodes records with are
+// distinct within each enum (a copy-paste of a value would make two
+// kinds, bits or decisions indistinguishable).
+func TestRecordEnumsAreUnique(t *testing.T) {
+	for _, name := range []string{"hook_id", "object_kind", "decision", "deny_bit", "ceiling_flag", "fs_magic"} {
+		seen := map[uint64]string{}
+		for _, v := range enumOf(t, name).Values {
+			if o, dup := seen[v.Value]; dup {
+				t.Errorf("enum %s: %s and %s are both %d", name, o, v.Name, v.Value)
+			}
+			seen[v.Value] = v.Name
+		}
+	}
+}
+
+// TestProgramSectionsMatchSpecs: the cheap listing of an object's programs
+// (ProgramSections) names exactly the programs, and sections, that the
+// full parse (Load<Stem>) finds.
+func TestProgramSectionsMatchSpecs(t *testing.T) {
+	for stem, load := range map[string]func() (*ebpf.CollectionSpec, error){
+		"network": bpf.LoadNetwork, "file": bpf.LoadFile, "exec": bpf.LoadExec, "tamper": bpf.LoadTamper,
+		"ipc": bpf.LoadIpc, "sock": bpf.LoadSock, "lifecycle": bpf.LoadLifecycle, "shared": bpf.LoadShared,
+	} {
+		spec, err := load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		secs, err := bpf.ProgramSections(stem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(secs) != len(spec.Programs) {
+			t.Errorf("%s: ProgramSections lists %d programs, the spec %d: %v", stem, len(secs), len(spec.Programs), secs)
+		}
+		for name, ps := range spec.Programs {
+			if secs[name] != ps.SectionName {
+				t.Errorf("%s: program %s: section %q, the spec says %q", stem, name, secs[name], ps.SectionName)
+			}
 		}
 	}
 }

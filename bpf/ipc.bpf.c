@@ -36,36 +36,9 @@
  *
  * Every program first honours the verdict of the LSM programs before it.
  */
-#include "enforcerd.h"
+#include "ipc.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-/* The creator of an object: its cgroup's ancestor at every level (index
- * = level; 0 below the creator's own level). */
-struct owner {
-	__u64 anc[MAX_CGROUP_LEVEL];
-};
-
-/* Live objects: SysV IPC objects by struct kern_ipc_perm address, keys by
- * struct key address. Not preallocated: memory follows the live objects.
- * Both are pinned and shared, so records survive an upgrade. */
-#define MAX_OWNERS 65536
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, MAX_OWNERS);
-	__type(key, __u64);
-	__type(value, struct owner);
-} ipc_owners SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, MAX_OWNERS);
-	__type(key, __u64);
-	__type(value, struct owner);
-} key_owners SEC(".maps");
 
 /* A zeroed record: the value every new record starts from (never written). */
 struct {
@@ -260,8 +233,6 @@ int BPF_PROG(sem_free_security, struct kern_ipc_perm *perm)
 }
 
 /* ---- Keys ---- */
-
-#define KEY_ALLOC_UID_KEYRING 0x0010 /* a user or user session keyring */
 
 /* bytes_eq compares the first n bytes (n <= 24). */
 static __always_inline bool bytes_eq(const char *a, const char *b, int n)

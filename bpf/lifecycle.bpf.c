@@ -2,7 +2,7 @@
 
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Activation of pending ceilings (product.md "Container lifecycle"): a
+ * Activation of pending ceilings (README, pending registrations): a
  * container is registered at the OCI createRuntime hook, while the runtime's
  * own init still sets up mounts and files inside the container's cgroup. Its
  * ceiling takes effect at the first exec in that cgroup's subtree after

@@ -55,8 +55,7 @@ static __always_inline int check_unix_peer_e(struct effective *ep, struct socket
 	__u64 sandbox = d == DECISION_DENIED ? e->deny_cgid[0] : e->audit_cgid[0];
 	if (!outside_sandbox(peer, e->net_level, sandbox))
 		return 0;
-	struct event *ev = event_begin(e, hook, d, DENY_NETWORK, EPERM);
-	if (ev) {
+	record_event(e, hook, d, DENY_NETWORK, {
 		fill_socket(ev, sock);
 		/* The peer's inode identifies the broker socket. */
 		struct socket *ps = BPF_CORE_READ(peer, sk_socket);
@@ -65,8 +64,7 @@ static __always_inline int check_unix_peer_e(struct effective *ep, struct socket
 			if (ino)
 				ev->ino = BPF_CORE_READ(ino, i_ino);
 		}
-		bpf_ringbuf_submit(ev, 0);
-	}
+	});
 	return verdict_ret(d);
 }
 

@@ -2,7 +2,7 @@
 
 // SPDX-License-Identifier: GPL-2.0
 /*
- * network=false at BPF LSM socket hooks (product.md "Kernel meaning"):
+ * network=false at BPF LSM socket hooks (README "What is enforced"):
  * no socket of any family but AF_UNIX may be created or used, and no AF_UNIX
  * connect or send may reach a socket created outside the sandbox.
  *
@@ -17,9 +17,6 @@
 #include "net.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-/* Emits struct event into BTF so bpf2go generates its Go mirror. */
-const struct event *unused_event __attribute__((unused));
 
 /* fill_sockaddr records the destination of a connect/sendto. */
 static __always_inline void fill_sockaddr(struct event *ev, struct sockaddr *sa)
@@ -65,12 +62,10 @@ static __always_inline int deny_inet(struct socket *sock, __u16 hook,
 	int d = verdict(&e, DENY_NETWORK);
 	if (!d)
 		return 0;
-	struct event *ev = event_begin(&e, hook, d, DENY_NETWORK, EPERM);
-	if (ev) {
+	record_event(&e, hook, d, DENY_NETWORK, {
 		fill_socket(ev, sock);
 		fill_sockaddr(ev, sa);
-		bpf_ringbuf_submit(ev, 0);
-	}
+	});
 	return verdict_ret(d);
 }
 
@@ -91,15 +86,12 @@ int BPF_PROG(socket_create, int family, int type, int protocol, int kern,
 	int d = verdict(&e, DENY_NETWORK);
 	if (!d)
 		return 0;
-	struct event *ev = event_begin(&e, HOOK_SOCKET_CREATE, d, DENY_NETWORK,
-				       EPERM);
-	if (ev) {
+	record_event(&e, HOOK_SOCKET_CREATE, d, DENY_NETWORK, {
 		ev->object_kind = OBJ_SOCKET;
 		ev->family = family;
 		ev->sock_type = type;
 		ev->protocol = protocol;
-		bpf_ringbuf_submit(ev, 0);
-	}
+	});
 	return verdict_ret(d);
 }
 

@@ -24,31 +24,6 @@ type NetworkEnforcerdConfig struct {
 	Generation uint64
 }
 
-type NetworkEvent struct {
-	_               structs.HostLayout
-	TimeNs          uint64
-	CgroupId        uint64
-	CeilingCgroupId uint64
-	Pid             uint32
-	Tgid            uint32
-	Uid             uint32
-	Hook            uint16
-	Decision        uint16
-	Err             int32
-	DenyBit         uint32
-	ObjectKind      uint32
-	Dev             uint32
-	Ino             uint64
-	Mode            uint32
-	Family          uint16
-	Port            uint16
-	SockType        uint32
-	Protocol        uint32
-	Addr            [16]uint8
-	Comm            [16]uint8
-	Names           [4][64]int8
-}
-
 type NetworkResolveCacheEntry struct {
 	_          structs.HostLayout
 	Generation uint64
@@ -89,7 +64,6 @@ const (
 	NetworkProgSocketShutdown    = "socket_shutdown"
 	NetworkProgUnixMaySend       = "unix_may_send"
 	NetworkProgUnixStreamConnect = "unix_stream_connect"
-	NetworkVarUnusedEvent        = "unused_event"
 )
 
 // LoadNetwork returns the embedded CollectionSpec for Network.
@@ -163,7 +137,6 @@ type NetworkMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type NetworkVariableSpecs struct {
-	UnusedEvent *ebpf.VariableSpec `ebpf:"unused_event"`
 }
 
 // NetworkObjects contains all objects after they have been loaded into the kernel.
@@ -207,7 +180,6 @@ func (m *NetworkMaps) Close() error {
 //
 // It can be passed to LoadNetworkObjects or ebpf.CollectionSpec.LoadAndAssign.
 type NetworkVariables struct {
-	UnusedEvent *ebpf.Variable `ebpf:"unused_event"`
 }
 
 // NetworkPrograms contains all programs after they have been loaded into the kernel.

@@ -9,7 +9,8 @@
  *
  * Coverage is narrower than the LSM layer: the kernel runs cgroup/sock_create
  * only for AF_INET/AF_INET6 sockets, and connect/sendmsg hooks only for inet
- * addresses. enforcer.Probe reports that difference.
+ * addresses. enforcer.Coverage reports the difference as the partial gap
+ * network-non-inet when only this layer is attached.
  *
  * Return 1 allows; 0 rejects with EPERM.
  */
@@ -27,8 +28,7 @@ static __always_inline int sock_verdict(__u16 hook, __u16 family, __u32 type,
 	int v = verdict(&e, DENY_NETWORK);
 	if (!v)
 		return 1;
-	struct event *ev = event_begin(&e, hook, v, DENY_NETWORK, EPERM);
-	if (ev) {
+	record_event(&e, hook, v, DENY_NETWORK, {
 		ev->object_kind = OBJ_SOCKET;
 		ev->family = family;
 		ev->sock_type = type;
@@ -39,8 +39,7 @@ static __always_inline int sock_verdict(__u16 hook, __u16 family, __u32 type,
 		} else {
 			__builtin_memcpy(ev->addr, &ip4, 4);
 		}
-		bpf_ringbuf_submit(ev, 0);
-	}
+	});
 	return v == DECISION_DENIED ? 0 : 1;
 }
 

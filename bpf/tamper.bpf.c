@@ -35,7 +35,6 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-
 /* E3 */
 SEC("lsm/bpf")
 int BPF_PROG(bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
@@ -88,12 +87,10 @@ int BPF_PROG(ptrace_access_check, struct task_struct *child, unsigned int mode,
 	if (tf && (*tf & TASK_EXEC_WRITE_DENIED))
 		return 0;
 	int v = (cflags & TASK_EXEC_WRITE_DENIED) ? DECISION_DENIED : DECISION_AUDITED;
-	struct event *ev = event_begin(&e, HOOK_PTRACE_ACCESS_CHECK, v, DENY_SHELL_WRITE, EPERM);
-	if (ev) {
+	record_event(&e, HOOK_PTRACE_ACCESS_CHECK, v, DENY_SHELL_WRITE, {
 		ev->object_kind = OBJ_TASK;
-		ev->ino = BPF_CORE_READ(child, tgid);
-		bpf_ringbuf_submit(ev, 0);
-	}
+		ev->target_pid = BPF_CORE_READ(child, tgid);
+	});
 	return verdict_ret(v);
 }
 
@@ -126,8 +123,6 @@ int BPF_PROG(task_kill, struct task_struct *p, struct kernel_siginfo *info,
 	return tamper(&e, HOOK_TASK_KILL, OBJ_TASK, BPF_CORE_READ(p, tgid));
 }
 
-/* proc_write_denied: /proc/sys (any sysctl: core_pattern and modprobe run
- * helpers outside the sandbox) and /proc/sysrq-trigger. */
 /*
  * E2/E4/K1/K3 at inode_permission(MAY_WRITE), which every open for write,
  * mkdir, and every cgroup migration passes:
@@ -219,14 +214,6 @@ int BPF_PROG(sb_pivotroot, const struct path *old_path,
 	return deny_mount(HOOK_SB_PIVOTROOT);
 }
 
-#define F_SETFL 4
-#define FASYNC 020000
-#define F_SETOWN 8
-#define F_SETSIG 10
-#define F_SETOWN_EX 15
-#define F_OWNER_TID 0
-#define F_OWNER_PID 1
-
 /* E4, native and compat (fcntl64 reaches the same hook with the same
  * commands): F_SETOWN/F_SETOWN_EX make the kernel signal (SIGIO, SIGURG, or any
  * F_SETSIG signal) another process or process group on I/O. Only the
@@ -275,20 +262,6 @@ int BPF_PROG(file_fcntl, struct file *file, unsigned int cmd,
 		return 0;
 	return tamper(&e, HOOK_FILE_FCNTL, OBJ_TASK, owner);
 }
-
-#define CAP_CHOWN 0
-#define CAP_DAC_OVERRIDE 1
-#define CAP_FOWNER 3
-#define CAP_FSETID 4
-#define CAP_KILL 5
-#define CAP_SETGID 6
-#define CAP_SETUID 7
-#define CAP_SETPCAP 8
-#define CAP_NET_BIND_SERVICE 10
-#define CAP_NET_RAW 13
-#define CAP_SYS_CHROOT 18
-#define CAP_SETFCAP 31
-#define CAP_OPT_NOAUDIT (1U << 1)
 
 /*
  * K4: capabilities are an allow list: the set a default container runtime
@@ -349,17 +322,14 @@ int BPF_PROG(capable, const struct cred *cred, struct user_namespace *ns,
 	/* Checks the kernel makes quietly (CAP_OPT_NOAUDIT, e.g. the
 	 * overcommit reserve) are refused without a record. */
 	if (!(opts & CAP_OPT_NOAUDIT)) {
-		struct event *ev = event_begin(&e, HOOK_CAPABLE, v, DENY_TAMPER, EPERM);
-		if (ev) {
+		record_event(&e, HOOK_CAPABLE, v, DENY_TAMPER, {
 			ev->object_kind = OBJ_CAPABILITY;
-			ev->ino = cap;
-			bpf_ringbuf_submit(ev, 0);
-		}
+			ev->capability = cap;
+		});
 	}
 	return verdict_ret(v);
 }
 
-#define PF_KTHREAD 0x00200000
 #define CRYPTO_NAME_LEN 48
 #define CRYPTO_TAINT_NS (60ULL * 1000000000ULL)
 
@@ -514,7 +484,6 @@ int BPF_PROG(kernel_module_request, char *kmod_name, int ret)
 	if (ret)
 		return ret;
 	struct effective e = {};
-	struct event *ev;
 	if (!resolve(&e)) {
 		struct task_struct *t = bpf_get_current_task_btf();
 		if (!(t->flags & PF_KTHREAD))
@@ -522,13 +491,11 @@ int BPF_PROG(kernel_module_request, char *kmod_name, int ret)
 		__u64 cgid = crypto_tainted(kmod_name);
 		if (!cgid)
 			return 0;
-		ev = event_begin(&e, HOOK_KERNEL_MODULE_REQUEST, DECISION_DENIED, DENY_TAMPER, EPERM);
-		if (ev) {
+		record_event(&e, HOOK_KERNEL_MODULE_REQUEST, DECISION_DENIED, DENY_TAMPER, {
 			ev->ceiling_cgroup_id = cgid;
 			ev->object_kind = OBJ_FILE;
 			bpf_probe_read_kernel_str(ev->names[0], EVENT_NAME_LEN, kmod_name);
-			bpf_ringbuf_submit(ev, 0);
-		}
+		});
 		return verdict_ret(DECISION_DENIED);
 	}
 	int v = verdict(&e, DENY_TAMPER);
@@ -536,12 +503,10 @@ int BPF_PROG(kernel_module_request, char *kmod_name, int ret)
 		return 0;
 	if (v == DECISION_DENIED)
 		taint_crypto(kmod_name, e.deny_cgid[4]);
-	ev = event_begin(&e, HOOK_KERNEL_MODULE_REQUEST, v, DENY_TAMPER, EPERM);
-	if (ev) {
+	record_event(&e, HOOK_KERNEL_MODULE_REQUEST, v, DENY_TAMPER, {
 		ev->object_kind = OBJ_FILE;
 		bpf_probe_read_kernel_str(ev->names[0], EVENT_NAME_LEN, kmod_name);
-		bpf_ringbuf_submit(ev, 0);
-	}
+	});
 	return verdict_ret(v);
 }
 
@@ -619,8 +584,6 @@ int BPF_PROG(task_setscheduler, struct task_struct *p, int ret)
 	return deny_task_outside(p);
 }
 
-#define LSM_PRLIMIT_WRITE 2
-
 /* E4: prlimit(2) on another process. The hook names credentials, not the
  * process, so an enforced process may change only its own limits
  * (prlimit(0, ...)/setrlimit never reach this hook). */
@@ -637,8 +600,6 @@ int BPF_PROG(task_prlimit, const struct cred *cred, const struct cred *tcred,
 		return 0;
 	return tamper(&e, HOOK_TASK_SETSCHED, OBJ_NONE, 0);
 }
-
-#define RLIMIT_CORE 4
 
 /*
  * K6: core-dump pipe helpers. With core_pattern piping to a helper

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -43,6 +44,9 @@ type Options struct {
 	// Journal: also log every denial through Log (under systemd it lands
 	// in the journal).
 	Journal bool
+	// VerifierLog receives the verifier log of a program the kernel
+	// rejects (enforcer.Options.VerifierLog); may be nil.
+	VerifierLog io.Writer
 }
 
 // Run serves until ctx is done. It returns an error when the daemon could
@@ -68,7 +72,7 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 			return err
 		}
 	}
-	enf, err := enforcer.Open(enforcer.Options{PinDir: cfg.PinDir, CgroupMount: mount})
+	enf, err := enforcer.Open(enforcer.Options{PinDir: cfg.PinDir, CgroupMount: mount, VerifierLog: o.VerifierLog})
 	if err != nil {
 		return err
 	}

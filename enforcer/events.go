@@ -20,17 +20,17 @@ import (
 // ObjectKind says which fields of Object are set.
 type ObjectKind uint32
 
-// Object kinds (OBJ_* in bpf/enforcerd.h).
+// Object kinds: enum object_kind of bpf/event.h, through bpf2go.
 const (
-	ObjectNone   ObjectKind = 0
-	ObjectFile   ObjectKind = 1
-	ObjectSocket ObjectKind = 2
-	ObjectTask   ObjectKind = 3 // Ino holds the target process id
-	ObjectCgroup ObjectKind = 4 // Ino holds the target cgroup id
-	ObjectBPFCmd ObjectKind = 5 // Ino holds the bpf() command
-	ObjectMount  ObjectKind = 6 // no object
-	ObjectCap    ObjectKind = 7 // Ino holds the capability number
-	ObjectFS     ObjectKind = 8 // Ino holds the filesystem magic
+	ObjectNone   = ObjectKind(bpf.SharedObjectKindOBJ_NONE)       // ID: the request's argument, if any
+	ObjectFile   = ObjectKind(bpf.SharedObjectKindOBJ_FILE)       // Path, Dev, Ino, Mode
+	ObjectSocket = ObjectKind(bpf.SharedObjectKindOBJ_SOCKET)     // Family ... Port; Ino: a unix peer
+	ObjectTask   = ObjectKind(bpf.SharedObjectKindOBJ_TASK)       // ID: the target process id
+	ObjectCgroup = ObjectKind(bpf.SharedObjectKindOBJ_CGROUP)     // ID: the target cgroup id
+	ObjectBPFCmd = ObjectKind(bpf.SharedObjectKindOBJ_BPF_CMD)    // ID: the bpf() command
+	ObjectMount  = ObjectKind(bpf.SharedObjectKindOBJ_MOUNT)      // no object
+	ObjectCap    = ObjectKind(bpf.SharedObjectKindOBJ_CAPABILITY) // ID: the capability number
+	ObjectFS     = ObjectKind(bpf.SharedObjectKindOBJ_FSMAGIC)    // ID: the filesystem magic
 )
 
 // Object is what a denied operation targeted.
@@ -43,6 +43,8 @@ type Object struct {
 	// target (0 when it did not exist yet, e.g. a create).
 	Path string
 	Dev  uint32 // kernel dev_t (major<<20 | minor)
+	// Ino is the inode number of a file (ObjectFile), or of the peer of a
+	// unix socket created outside the sandbox (ObjectSocket); else 0.
 	Ino  uint64
 	Mode uint32
 	// Sockets: address family, type and protocol; destination for
@@ -52,27 +54,50 @@ type Object struct {
 	Protocol uint32
 	Addr     netip.Addr
 	Port     uint16
+	// ID is the number of an object that is not a file or socket; Kind
+	// says what it counts: a process id (ObjectTask), a cgroup id
+	// (ObjectCgroup), a bpf() command (ObjectBPFCmd), a capability
+	// (ObjectCap), a filesystem magic (ObjectFS). With ObjectNone it is
+	// the request's argument where the hook records one (the ioctl
+	// request of HookTTYIoctl, an IPC id, a key serial, the rlimit
+	// resource), else 0. The record's one object_id field holds it or Ino.
+	ID uint64
 }
 
 var familyNames = map[uint16]string{
-	1: "AF_UNIX", 2: "AF_INET", 10: "AF_INET6", 16: "AF_NETLINK", 17: "AF_PACKET",
-	38: "AF_ALG", 40: "AF_VSOCK", 3: "AF_AX25", 4: "AF_IPX", 5: "AF_APPLETALK",
-	29: "AF_CAN", 30: "AF_TIPC", 31: "AF_BLUETOOTH", 41: "AF_KCM", 42: "AF_QIPCRTR",
-	43: "AF_SMC", 44: "AF_XDP", 45: "AF_MCTP",
+	unix.AF_UNIX: "AF_UNIX", unix.AF_INET: "AF_INET", unix.AF_INET6: "AF_INET6", unix.AF_NETLINK: "AF_NETLINK",
+	unix.AF_PACKET: "AF_PACKET", unix.AF_ALG: "AF_ALG", unix.AF_VSOCK: "AF_VSOCK", unix.AF_AX25: "AF_AX25",
+	unix.AF_IPX: "AF_IPX", unix.AF_APPLETALK: "AF_APPLETALK", unix.AF_CAN: "AF_CAN", unix.AF_TIPC: "AF_TIPC",
+	unix.AF_BLUETOOTH: "AF_BLUETOOTH", unix.AF_KCM: "AF_KCM", unix.AF_QIPCRTR: "AF_QIPCRTR",
+	unix.AF_SMC: "AF_SMC", unix.AF_XDP: "AF_XDP", unix.AF_MCTP: "AF_MCTP",
 }
 
 var capNames = map[uint64]string{
-	2: "CAP_DAC_READ_SEARCH", 12: "CAP_NET_ADMIN", 25: "CAP_SYS_TIME", 26: "CAP_SYS_TTY_CONFIG", 27: "CAP_MKNOD", 34: "CAP_SYSLOG", 16: "CAP_SYS_MODULE", 17: "CAP_SYS_RAWIO", 21: "CAP_SYS_ADMIN",
-	22: "CAP_SYS_BOOT", 32: "CAP_MAC_OVERRIDE", 33: "CAP_MAC_ADMIN", 38: "CAP_PERFMON", 39: "CAP_BPF",
+	unix.CAP_DAC_READ_SEARCH: "CAP_DAC_READ_SEARCH", unix.CAP_NET_ADMIN: "CAP_NET_ADMIN", unix.CAP_SYS_TIME: "CAP_SYS_TIME",
+	unix.CAP_SYS_TTY_CONFIG: "CAP_SYS_TTY_CONFIG", unix.CAP_MKNOD: "CAP_MKNOD", unix.CAP_SYSLOG: "CAP_SYSLOG",
+	unix.CAP_SYS_MODULE: "CAP_SYS_MODULE", unix.CAP_SYS_RAWIO: "CAP_SYS_RAWIO", unix.CAP_SYS_ADMIN: "CAP_SYS_ADMIN",
+	unix.CAP_SYS_BOOT: "CAP_SYS_BOOT", unix.CAP_MAC_OVERRIDE: "CAP_MAC_OVERRIDE", unix.CAP_MAC_ADMIN: "CAP_MAC_ADMIN",
+	unix.CAP_PERFMON: "CAP_PERFMON", unix.CAP_BPF: "CAP_BPF",
 }
 
+// fsNames names the kernel interface filesystems a write to which is
+// refused (tamper.h kernel_fs_magic).
 var fsNames = map[uint64]string{
-	0x27e0eb: "cgroup v1", 0x9fa0: "/proc/sys or sysrq", 0x62656572: "sysfs", 0x73636673: "securityfs",
-	0x64626720: "debugfs", 0x74726163: "tracefs", 0x62656570: "configfs", 0xde5e81e4: "efivarfs",
-	0x6165676c: "pstore", 0x63677270: "cgroup2",
+	uint64(bpf.SharedFsMagicCGROUP_SUPER_MAGIC): "cgroup v1",
+	uint64(bpf.SharedFsMagicPROC_SUPER_MAGIC):   "/proc/sys or sysrq",
+	uint64(bpf.SharedFsMagicSYSFS_MAGIC):        "sysfs",
+	uint64(bpf.SharedFsMagicSECURITYFS_MAGIC):   "securityfs",
+	uint64(bpf.SharedFsMagicDEBUGFS_MAGIC):      "debugfs",
+	uint64(bpf.SharedFsMagicTRACEFS_MAGIC):      "tracefs",
+	uint64(bpf.SharedFsMagicCONFIGFS_MAGIC):     "configfs",
+	uint64(bpf.SharedFsMagicEFIVARFS_MAGIC):     "efivarfs",
+	uint64(bpf.SharedFsMagicPSTOREFS_MAGIC):     "pstore",
+	uint64(bpf.SharedFsMagicCGROUP2SUPER_MAGIC): "cgroup2",
 }
 
-var sockTypeNames = map[uint32]string{1: "SOCK_STREAM", 2: "SOCK_DGRAM", 3: "SOCK_RAW", 5: "SOCK_SEQPACKET"}
+var sockTypeNames = map[uint32]string{
+	unix.SOCK_STREAM: "SOCK_STREAM", unix.SOCK_DGRAM: "SOCK_DGRAM", unix.SOCK_RAW: "SOCK_RAW", unix.SOCK_SEQPACKET: "SOCK_SEQPACKET",
+}
 
 // String renders the object for humans: a path (or dev+inode), or
 // "AF_INET SOCK_STREAM 127.0.0.1:80".
@@ -98,28 +123,28 @@ func (o Object) String() string {
 		}
 		if o.Addr.IsValid() {
 			s += " " + netip.AddrPortFrom(o.Addr, o.Port).String()
-		} else if o.Family == 1 && o.Ino != 0 {
+		} else if o.Family == unix.AF_UNIX && o.Ino != 0 {
 			s += fmt.Sprintf(" peer socket ino %d (created outside the sandbox)", o.Ino)
 		}
 		return s
 	case ObjectTask:
-		return fmt.Sprintf("pid %d (outside the sandbox)", o.Ino)
+		return fmt.Sprintf("pid %d (outside the sandbox)", o.ID)
 	case ObjectCgroup:
-		return fmt.Sprintf("cgroup id %d (outside the sandbox)", o.Ino)
+		return fmt.Sprintf("cgroup id %d (outside the sandbox)", o.ID)
 	case ObjectBPFCmd:
-		return fmt.Sprintf("bpf command %d", o.Ino)
+		return fmt.Sprintf("bpf command %d", o.ID)
 	case ObjectMount:
 		return "mount table"
 	case ObjectFS:
-		if n, ok := fsNames[o.Ino]; ok {
+		if n, ok := fsNames[o.ID]; ok {
 			return n
 		}
-		return fmt.Sprintf("filesystem 0x%x", o.Ino)
+		return fmt.Sprintf("filesystem 0x%x", o.ID)
 	case ObjectCap:
-		if n, ok := capNames[o.Ino]; ok {
+		if n, ok := capNames[o.ID]; ok {
 			return n
 		}
-		return fmt.Sprintf("capability %d", o.Ino)
+		return fmt.Sprintf("capability %d", o.ID)
 	}
 	return "-"
 }
@@ -137,8 +162,14 @@ type Denial struct {
 	Hook            Hook
 	Audited         bool          // true: audit-only, the operation was allowed
 	Errno           syscall.Errno // returned to the process (0 when audited)
-	Field           string        // the ceiling field: "network" or "write"
-	Object          Object
+	// Field is the part of the ceiling that decided, from the record's
+	// deny bit (bpf/maps.h): "network", "write", "shell" (shell=none or
+	// shell=read_only; the write denial of a process a read_only shell
+	// exec'd reads "write"), or "tamper" (the escape and host-state
+	// protections every registration implies); "" for a bit this build
+	// does not know.
+	Field  string
+	Object Object
 }
 
 // Operation is what was attempted ("connect", "create", "open-for-write").
@@ -195,7 +226,7 @@ func (r *Reader) Read() (Denial, error) {
 func (r *Reader) Close() error { return r.rd.Close() }
 
 func decodeEvent(raw []byte) (Denial, error) {
-	var ev bpf.NetworkEvent
+	var ev bpf.SharedEvent
 	if err := binary.Read(bytes.NewReader(raw), binary.NativeEndian, &ev); err != nil {
 		return Denial{}, fmt.Errorf("decode denial record (%d bytes): %w", len(raw), err)
 	}
@@ -208,12 +239,20 @@ func decodeEvent(raw []byte) (Denial, error) {
 		UID:             ev.Uid,
 		Comm:            cString(ev.Comm[:]),
 		Hook:            Hook(ev.Hook),
-		Audited:         ev.Decision == 2,
+		Audited:         ev.Decision == uint16(bpf.SharedDecisionDECISION_AUDITED),
 		Errno:           syscall.Errno(ev.Err),
 		Object: Object{
-			Kind: ObjectKind(ev.ObjectKind), Dev: ev.Dev, Ino: ev.Ino, Mode: ev.Mode,
+			Kind: ObjectKind(ev.ObjectKind), Dev: ev.Dev, Mode: ev.Mode,
 			Family: ev.Family, SockType: ev.SockType, Protocol: ev.Protocol, Port: ev.Port,
 		},
+	}
+	// One field of the record, object_id, is the inode of a file or
+	// socket, or the number of any other object.
+	switch d.Object.Kind {
+	case ObjectFile, ObjectSocket:
+		d.Object.Ino = ev.ObjectId
+	default:
+		d.Object.ID = ev.ObjectId
 	}
 	switch ev.DenyBit {
 	case denyNetwork:
@@ -228,11 +267,11 @@ func decodeEvent(raw []byte) (Denial, error) {
 	d.Object.Path = joinNames(ev.Names)
 	if d.Object.Kind == ObjectSocket {
 		switch {
-		case d.Object.Family == 2:
+		case d.Object.Family == unix.AF_INET:
 			if a := netip.AddrFrom4([4]byte(ev.Addr[:4])); !a.IsUnspecified() || d.Object.Port != 0 {
 				d.Object.Addr = a
 			}
-		case d.Object.Family == 10:
+		case d.Object.Family == unix.AF_INET6:
 			if a := netip.AddrFrom16(ev.Addr); !a.IsUnspecified() || d.Object.Port != 0 {
 				d.Object.Addr = a
 			}

@@ -34,7 +34,7 @@ func TestJoinNames(t *testing.T) {
 // Records come from the kernel, but a decoder of untrusted bytes must never
 // panic: short and garbled records are errors or odd values.
 func FuzzDecodeEvent(f *testing.F) {
-	var ev bpf.NetworkEvent
+	var ev bpf.SharedEvent
 	ev.Hook = uint16(HookSocketConnect)
 	ev.ObjectKind = uint32(ObjectSocket)
 	ev.Family = 2

@@ -1,80 +1,84 @@
 package enforcer
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/enforcerd/enforcerd/bpf"
+)
 
 // Hook identifies the kernel hook that produced a denial. LSM hooks carry the
 // kernel's own names (security_<name> in include/linux/lsm_hook_defs.h);
-// cgroup-BPF hooks carry their attach type's section name. Values mirror
-// enum hook_id in bpf/enforcerd.h.
+// cgroup-BPF hooks carry their attach type's section name. The values are
+// enum hook_id of bpf/event.h, through bpf2go (bpf.SharedHookId).
 type Hook uint16
 
-// The hooks, in bpf/enforcerd.h order.
+// The hooks, in enum hook_id order.
 const (
-	HookSocketCreate Hook = iota + 1
-	HookSocketBind
-	HookSocketConnect
-	HookSocketListen
-	HookSocketAccept
-	HookSocketSendmsg
-	HookSocketRecvmsg
-	HookUnixStreamConnect
-	HookUnixMaySend
-	HookFileOpen
-	HookFilePermission
-	HookFileTruncate
-	HookPathTruncate
-	HookMmapFile
-	HookFileMprotect
-	HookFileIoctl
-	HookInodeCreate
-	HookInodeLink
-	HookInodeUnlink
-	HookInodeSymlink
-	HookInodeMkdir
-	HookInodeRmdir
-	HookInodeMknod
-	HookInodeRename
-	HookInodeSetattr
-	HookInodeSetxattr
-	HookInodeRemovexattr
-	HookInodeSetACL
-	HookInodeRemoveACL
-	HookCgroupSockCreate
-	HookCgroupConnect4
-	HookCgroupConnect6
-	HookCgroupSendmsg4
-	HookCgroupSendmsg6
-	HookBprmCheckSecurity
-	HookBPF
-	HookPtraceAccessCheck
-	HookTaskKill
-	HookInodePermission
-	HookSbMount
-	HookSbUmount
-	HookSbRemount
-	HookMoveMount
-	HookSbPivotroot
-	HookTTYIoctl
-	HookBPFFSUnlink
-	HookPtraceTraceme
-	HookFileFcntl
-	HookCapable
-	HookKernelSetting
-	HookKernelModuleRequest
-	HookTaskSetsched
-	HookProcWrite
-	HookKmsgWrite
-	HookSocketGetsockopt
-	HookSocketSetsockopt
-	HookSocketShutdown
-	HookFileIoctlCompat
-	HookUringCmd
-	HookIPCPermission
-	HookShmShmat
-	HookIPCAssociate
-	HookKeyAlloc
-	HookKeyPermission
-	HookTaskSetrlimit
+	HookSocketCreate        = Hook(bpf.SharedHookIdHOOK_SOCKET_CREATE)
+	HookSocketBind          = Hook(bpf.SharedHookIdHOOK_SOCKET_BIND)
+	HookSocketConnect       = Hook(bpf.SharedHookIdHOOK_SOCKET_CONNECT)
+	HookSocketListen        = Hook(bpf.SharedHookIdHOOK_SOCKET_LISTEN)
+	HookSocketAccept        = Hook(bpf.SharedHookIdHOOK_SOCKET_ACCEPT)
+	HookSocketSendmsg       = Hook(bpf.SharedHookIdHOOK_SOCKET_SENDMSG)
+	HookSocketRecvmsg       = Hook(bpf.SharedHookIdHOOK_SOCKET_RECVMSG)
+	HookUnixStreamConnect   = Hook(bpf.SharedHookIdHOOK_UNIX_STREAM_CONNECT)
+	HookUnixMaySend         = Hook(bpf.SharedHookIdHOOK_UNIX_MAY_SEND)
+	HookFileOpen            = Hook(bpf.SharedHookIdHOOK_FILE_OPEN)
+	HookFilePermission      = Hook(bpf.SharedHookIdHOOK_FILE_PERMISSION)
+	HookFileTruncate        = Hook(bpf.SharedHookIdHOOK_FILE_TRUNCATE)
+	HookPathTruncate        = Hook(bpf.SharedHookIdHOOK_PATH_TRUNCATE)
+	HookMmapFile            = Hook(bpf.SharedHookIdHOOK_MMAP_FILE)
+	HookFileMprotect        = Hook(bpf.SharedHookIdHOOK_FILE_MPROTECT)
+	HookFileIoctl           = Hook(bpf.SharedHookIdHOOK_FILE_IOCTL)
+	HookInodeCreate         = Hook(bpf.SharedHookIdHOOK_INODE_CREATE)
+	HookInodeLink           = Hook(bpf.SharedHookIdHOOK_INODE_LINK)
+	HookInodeUnlink         = Hook(bpf.SharedHookIdHOOK_INODE_UNLINK)
+	HookInodeSymlink        = Hook(bpf.SharedHookIdHOOK_INODE_SYMLINK)
+	HookInodeMkdir          = Hook(bpf.SharedHookIdHOOK_INODE_MKDIR)
+	HookInodeRmdir          = Hook(bpf.SharedHookIdHOOK_INODE_RMDIR)
+	HookInodeMknod          = Hook(bpf.SharedHookIdHOOK_INODE_MKNOD)
+	HookInodeRename         = Hook(bpf.SharedHookIdHOOK_INODE_RENAME)
+	HookInodeSetattr        = Hook(bpf.SharedHookIdHOOK_INODE_SETATTR)
+	HookInodeSetxattr       = Hook(bpf.SharedHookIdHOOK_INODE_SETXATTR)
+	HookInodeRemovexattr    = Hook(bpf.SharedHookIdHOOK_INODE_REMOVEXATTR)
+	HookInodeSetACL         = Hook(bpf.SharedHookIdHOOK_INODE_SET_ACL)
+	HookInodeRemoveACL      = Hook(bpf.SharedHookIdHOOK_INODE_REMOVE_ACL)
+	HookCgroupSockCreate    = Hook(bpf.SharedHookIdHOOK_CGROUP_SOCK_CREATE)
+	HookCgroupConnect4      = Hook(bpf.SharedHookIdHOOK_CGROUP_CONNECT4)
+	HookCgroupConnect6      = Hook(bpf.SharedHookIdHOOK_CGROUP_CONNECT6)
+	HookCgroupSendmsg4      = Hook(bpf.SharedHookIdHOOK_CGROUP_SENDMSG4)
+	HookCgroupSendmsg6      = Hook(bpf.SharedHookIdHOOK_CGROUP_SENDMSG6)
+	HookBprmCheckSecurity   = Hook(bpf.SharedHookIdHOOK_BPRM_CHECK_SECURITY)
+	HookBPF                 = Hook(bpf.SharedHookIdHOOK_BPF)
+	HookPtraceAccessCheck   = Hook(bpf.SharedHookIdHOOK_PTRACE_ACCESS_CHECK)
+	HookTaskKill            = Hook(bpf.SharedHookIdHOOK_TASK_KILL)
+	HookInodePermission     = Hook(bpf.SharedHookIdHOOK_INODE_PERMISSION)
+	HookSbMount             = Hook(bpf.SharedHookIdHOOK_SB_MOUNT)
+	HookSbUmount            = Hook(bpf.SharedHookIdHOOK_SB_UMOUNT)
+	HookSbRemount           = Hook(bpf.SharedHookIdHOOK_SB_REMOUNT)
+	HookMoveMount           = Hook(bpf.SharedHookIdHOOK_MOVE_MOUNT)
+	HookSbPivotroot         = Hook(bpf.SharedHookIdHOOK_SB_PIVOTROOT)
+	HookTTYIoctl            = Hook(bpf.SharedHookIdHOOK_TTY_IOCTL)
+	HookBPFFSUnlink         = Hook(bpf.SharedHookIdHOOK_BPFFS_UNLINK)
+	HookPtraceTraceme       = Hook(bpf.SharedHookIdHOOK_PTRACE_TRACEME)
+	HookFileFcntl           = Hook(bpf.SharedHookIdHOOK_FILE_FCNTL)
+	HookCapable             = Hook(bpf.SharedHookIdHOOK_CAPABLE)
+	HookKernelSetting       = Hook(bpf.SharedHookIdHOOK_KERNEL_SETTING)
+	HookKernelModuleRequest = Hook(bpf.SharedHookIdHOOK_KERNEL_MODULE_REQUEST)
+	HookTaskSetsched        = Hook(bpf.SharedHookIdHOOK_TASK_SETSCHED)
+	HookProcWrite           = Hook(bpf.SharedHookIdHOOK_PROC_WRITE)
+	HookKmsgWrite           = Hook(bpf.SharedHookIdHOOK_KMSG_WRITE)
+	HookSocketGetsockopt    = Hook(bpf.SharedHookIdHOOK_SOCKET_GETSOCKOPT)
+	HookSocketSetsockopt    = Hook(bpf.SharedHookIdHOOK_SOCKET_SETSOCKOPT)
+	HookSocketShutdown      = Hook(bpf.SharedHookIdHOOK_SOCKET_SHUTDOWN)
+	HookFileIoctlCompat     = Hook(bpf.SharedHookIdHOOK_FILE_IOCTL_COMPAT)
+	HookUringCmd            = Hook(bpf.SharedHookIdHOOK_URING_CMD)
+	HookIPCPermission       = Hook(bpf.SharedHookIdHOOK_IPC_PERMISSION)
+	HookShmShmat            = Hook(bpf.SharedHookIdHOOK_SHM_SHMAT)
+	HookIPCAssociate        = Hook(bpf.SharedHookIdHOOK_IPC_ASSOCIATE)
+	HookKeyAlloc            = Hook(bpf.SharedHookIdHOOK_KEY_ALLOC)
+	HookKeyPermission       = Hook(bpf.SharedHookIdHOOK_KEY_PERMISSION)
+	HookTaskSetrlimit       = Hook(bpf.SharedHookIdHOOK_TASK_SETRLIMIT)
 )
 
 type hookInfo struct {
@@ -150,7 +154,8 @@ var hookTable = map[Hook]hookInfo{
 	HookTaskSetrlimit:       {"task_setrlimit", "change-resource-limit"},
 }
 
-// AllHooks lists every hook, for exhaustiveness tests and metrics.
+// AllHooks lists every hook, for exhaustiveness tests and metrics
+// (bpf/hooks_test.go checks it against enum hook_id in the objects' BTF).
 var AllHooks = func() []Hook {
 	hs := make([]Hook, 0, len(hookTable))
 	for h := Hook(1); int(h) <= len(hookTable); h++ {

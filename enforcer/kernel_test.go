@@ -1,6 +1,6 @@
 package enforcer_test
 
-// Kernel enforcement tests (issue 4). They need BPF LSM programs, so they run
+// Kernel enforcement tests. They need BPF LSM programs, so they run
 // inside the scripts/vmtest guest (make vmtest KERNEL=6.12|6.1) and skip with
 // the reason on hosts that refuse LSM programs.
 //
@@ -31,7 +31,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	probe.Main() // a re-executed probe child exits here
+	upgradeLoopMain() // the upgrade test's workload exits here
+	probe.Main()      // a re-executed probe child exits here
 	code := m.Run()
 	if shared.enf != nil && !shared.pinShared {
 		if err := shared.enf.Uninstall(); err != nil {

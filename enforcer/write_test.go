@@ -317,7 +317,7 @@ func TestControlsStayAllowed(t *testing.T) {
 	}
 }
 
-// TestMemfdResizeUnderWriteCeiling: product.md keeps memfd writes allowed,
+// TestMemfdResizeUnderWriteCeiling: write=false keeps memfd writes allowed,
 // and ftruncate(2) of a memfd (how every memfd user sizes it) reaches
 // inode_setattr (6.3+) or path_truncate (6.1); both exempt pseudo files on
 // kernel-mounted superblocks (dentry_exempt in bpf/file.bpf.c).

@@ -140,7 +140,7 @@ func buildCheckReport(pinDir string) checkReport {
 		return r
 	}
 	r.Cgroup2 = mount
-	enf, err := enforcer.Open(enforcer.Options{PinDir: pinDir, CgroupMount: mount})
+	enf, err := enforcer.Open(enforcer.Options{PinDir: pinDir, CgroupMount: mount, VerifierLog: verifierLog(os.Stderr)})
 	if err != nil {
 		r.Error = err.Error()
 		notEnforceable(err.Error())

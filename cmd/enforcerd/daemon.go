@@ -184,8 +184,9 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	err = daemon.Run(ctx, cfg, daemon.Options{
-		Log:     log,
-		Journal: underSystemd,
+		Log:         log,
+		Journal:     underSystemd,
+		VerifierLog: verifierLog(stderr),
 		Notify: func(state string) {
 			if _, err := sd.SdNotify(false, state); err != nil {
 				log.Warn("sd_notify", "state", state, "err", err)

@@ -52,7 +52,21 @@ Exit status:
   125  enforcerd could not enforce the ceiling; the workload never ran
   126  command found but not executable (run)
   127  command not found (run)
+
+Environment:
+  ENFORCERD_VERIFIER_LOG   when set (to anything), a program the kernel
+                           rejects has its verifier log printed to stderr
+                           (run, check, daemon)
 `)
+}
+
+// verifierLog is where enforcer writes the kernel verifier's log of a
+// rejected program: w when ENFORCERD_VERIFIER_LOG is set, else nowhere.
+func verifierLog(w io.Writer) io.Writer {
+	if os.Getenv("ENFORCERD_VERIFIER_LOG") == "" {
+		return nil
+	}
+	return w
 }
 
 func main() {

@@ -293,7 +293,7 @@ func enforceAndRun(o runOptions, bin string, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	enf, err := enforcer.Open(enforcer.Options{PinDir: o.pinDir, CgroupMount: mount})
+	enf, err := enforcer.Open(enforcer.Options{PinDir: o.pinDir, CgroupMount: mount, VerifierLog: verifierLog(stderr)})
 	if err != nil {
 		return fail("%v", err)
 	}

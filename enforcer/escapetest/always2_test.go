@@ -60,7 +60,7 @@ func checkAnyRecord(t *testing.T, ds []enforcer.Denial, hooks []enforcer.Hook, c
 		if d.Audited || d.Errno != unix.EPERM {
 			continue
 		}
-		if capNum >= 0 && (d.Object.Kind != enforcer.ObjectCap || d.Object.Ino != uint64(capNum)) {
+		if capNum >= 0 && (d.Object.Kind != enforcer.ObjectCap || d.Object.ID != uint64(capNum)) {
 			continue
 		}
 		for _, h := range hooks {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+
+	"github.com/enforcerd/enforcerd/enforcer"
 )
 
 // attachment is one of enforcerd's attached programs, kept loaded so that it
@@ -28,7 +30,7 @@ type attachSet struct {
 }
 
 func captureAttachments(pin, mount string) (*attachSet, error) {
-	dir := filepath.Join(pin, "links")
+	dir := enforcer.LinkPinDir(pin)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err

@@ -247,13 +247,13 @@ func newProfiler(pin string) (*profiler, error) {
 		return nil, fmt.Errorf("enable BPF stats: %w", err)
 	}
 	p := &profiler{progs: map[string]*ebpf.Program{}, stats: st}
-	ents, err := os.ReadDir(filepath.Join(pin, "links"))
+	ents, err := os.ReadDir(enforcer.LinkPinDir(pin))
 	if err != nil {
 		p.close()
 		return nil, err
 	}
 	for _, e := range ents {
-		l, err := link.LoadPinnedLink(filepath.Join(pin, "links", e.Name()), nil)
+		l, err := link.LoadPinnedLink(filepath.Join(enforcer.LinkPinDir(pin), e.Name()), nil)
 		if err != nil {
 			continue
 		}

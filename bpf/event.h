@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The denial record: which hook decided, on which object, and how a hook
+ * writes one (reserve, fill, submit) into the events ring buffer (maps.h).
+ * enforcer (Go) decodes it with the bpf2go mirror of struct event.
+ */
+#ifndef ENFORCERD_EVENT_H
+#define ENFORCERD_EVENT_H
+
+#include "walk.h"
+
+/* Hook identifiers in event.hook; names and operations in enforcer/hooks.go.
+ * Records carry the number: never renumber, only append. */
+enum hook_id {
+	HOOK_SOCKET_CREATE = 1,
+	HOOK_SOCKET_BIND,
+	HOOK_SOCKET_CONNECT,
+	HOOK_SOCKET_LISTEN,
+	HOOK_SOCKET_ACCEPT,
+	HOOK_SOCKET_SENDMSG,
+	HOOK_SOCKET_RECVMSG,
+	HOOK_UNIX_STREAM_CONNECT,
+	HOOK_UNIX_MAY_SEND,
+	HOOK_FILE_OPEN,
+	HOOK_FILE_PERMISSION,
+	HOOK_FILE_TRUNCATE,
+	HOOK_PATH_TRUNCATE,
+	HOOK_MMAP_FILE,
+	HOOK_FILE_MPROTECT,
+	HOOK_FILE_IOCTL,
+	HOOK_INODE_CREATE,
+	HOOK_INODE_LINK,
+	HOOK_INODE_UNLINK,
+	HOOK_INODE_SYMLINK,
+	HOOK_INODE_MKDIR,
+	HOOK_INODE_RMDIR,
+	HOOK_INODE_MKNOD,
+	HOOK_INODE_RENAME,
+	HOOK_INODE_SETATTR,
+	HOOK_INODE_SETXATTR,
+	HOOK_INODE_REMOVEXATTR,
+	HOOK_INODE_SET_ACL,
+	HOOK_INODE_REMOVE_ACL,
+	HOOK_CGROUP_SOCK_CREATE,
+	HOOK_CGROUP_CONNECT4,
+	HOOK_CGROUP_CONNECT6,
+	HOOK_CGROUP_SENDMSG4,
+	HOOK_CGROUP_SENDMSG6,
+	HOOK_BPRM_CHECK_SECURITY,
+	HOOK_BPF,
+	HOOK_PTRACE_ACCESS_CHECK,
+	HOOK_TASK_KILL,
+	HOOK_INODE_PERMISSION,
+	HOOK_SB_MOUNT,
+	HOOK_SB_UMOUNT,
+	HOOK_SB_REMOUNT,
+	HOOK_MOVE_MOUNT,
+	HOOK_SB_PIVOTROOT,
+	HOOK_TTY_IOCTL,
+	HOOK_BPFFS_UNLINK,
+	HOOK_PTRACE_TRACEME,
+	HOOK_FILE_FCNTL,
+	HOOK_CAPABLE,
+	HOOK_KERNEL_SETTING, /* inode_permission on a kernel tunable */
+	HOOK_KERNEL_MODULE_REQUEST,
+	HOOK_TASK_SETSCHED, /* nice, ioprio, scheduler, affinity, prlimit */
+	HOOK_PROC_WRITE,    /* inode_permission on /proc/<pid> of an outsider */
+	HOOK_KMSG_WRITE,    /* file_open of /dev/kmsg for write */
+	HOOK_SOCKET_GETSOCKOPT,
+	HOOK_SOCKET_SETSOCKOPT,
+	HOOK_SOCKET_SHUTDOWN,
+	HOOK_FILE_IOCTL_COMPAT,
+	HOOK_URING_CMD,
+	HOOK_IPC_PERMISSION,
+	HOOK_SHM_SHMAT,
+	HOOK_IPC_ASSOCIATE, /* shm_associate, msg_queue_associate, sem_associate */
+	HOOK_KEY_ALLOC,
+	HOOK_KEY_PERMISSION,
+	HOOK_TASK_SETRLIMIT,
+};
+
+/* event.object_kind: which object fields of the record are set. */
+enum object_kind {
+	OBJ_NONE = 0,	    /* no object; event.arg may hold the request's
+			     * argument (an ioctl request, an IPC id, a key
+			     * serial, an rlimit resource) */
+	OBJ_FILE = 1,	    /* dev, ino, mode, and up to EVENT_NAMES path
+			     * components within the filesystem, leaf first */
+	OBJ_SOCKET = 2,	    /* family, type, protocol, port, addr; for a unix
+			     * peer created outside: ino of the peer */
+	OBJ_TASK = 3,	    /* pid: target process id (signal, ptrace) */
+	OBJ_CGROUP = 4,	    /* target_cgroup_id (leaving the subtree) */
+	OBJ_BPF_CMD = 5,    /* bpf_cmd: the bpf() command */
+	OBJ_MOUNT = 6,	    /* mount operations: no object */
+	OBJ_CAPABILITY = 7, /* capability: its number */
+	OBJ_FSMAGIC = 8,    /* fs_magic: filesystem of a kernel tunable */
+};
+
+#define EVENT_NAMES 4
+#define EVENT_NAME_LEN 64
+
+/* One denial record. Layout is mirrored by bpf2go (-type event) and read by
+ * enforcerd builds before and after an upgrade: append nothing, move
+ * nothing. */
+struct event {
+	__u64 time_ns;		 /* bpf_ktime_get_boot_ns */
+	__u64 cgroup_id;	 /* the process's own cgroup */
+	__u64 ceiling_cgroup_id; /* the registered cgroup whose ceiling decided */
+	__u32 pid;		 /* thread id */
+	__u32 tgid;		 /* process id */
+	__u32 uid;
+	__u16 hook;	   /* enum hook_id */
+	__u16 decision;	   /* enum decision */
+	__s32 err;	   /* errno returned (positive), 0 when audited */
+	__u32 deny_bit;	   /* enum deny_bit that applied */
+	__u32 object_kind; /* enum object_kind */
+	__u32 dev;
+	/* The number that identifies the object; object_kind says which
+	 * member is meant (Go sees the first). */
+	union {
+		__u64 object_id;
+		__u64 ino;		/* OBJ_FILE; OBJ_SOCKET: unix peer */
+		__u64 target_pid;	/* OBJ_TASK */
+		__u64 target_cgroup_id; /* OBJ_CGROUP */
+		__u64 bpf_cmd;		/* OBJ_BPF_CMD */
+		__u64 capability;	/* OBJ_CAPABILITY */
+		__u64 fs_magic;		/* OBJ_FSMAGIC */
+		__u64 arg;		/* OBJ_NONE */
+	};
+	__u32 mode;
+	__u16 family;
+	__u16 port; /* host byte order */
+	__u32 sock_type;
+	__u32 protocol;
+	__u8 addr[16];
+	__u8 comm[16];
+	char names[EVENT_NAMES][EVENT_NAME_LEN]; /* leaf first; "/" = fs root */
+};
+
+static __always_inline void count_lost(void)
+{
+	__u32 k = STAT_LOST;
+	__u64 *v = bpf_map_lookup_elem(&stats, &k);
+	if (v)
+		*v += 1;
+}
+
+/*
+ * event_begin reserves a record and fills the subject. On a full ring buffer
+ * it counts the loss and returns NULL: the caller still denies.
+ */
+static __always_inline struct event *event_begin(const struct effective *e,
+						 __u16 hook, int decision,
+						 __u32 bit, int err)
+{
+	struct event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count_lost();
+		return NULL;
+	}
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	ev->time_ns = bpf_ktime_get_boot_ns();
+	ev->cgroup_id = bpf_get_current_cgroup_id();
+	ev->ceiling_cgroup_id = decision == DECISION_DENIED ?
+		e->deny_cgid[bit_index(bit)] : e->audit_cgid[bit_index(bit)];
+	ev->pid = (__u32)pid_tgid;
+	ev->tgid = pid_tgid >> 32;
+	ev->uid = (__u32)bpf_get_current_uid_gid();
+	ev->hook = hook;
+	ev->decision = decision;
+	ev->err = decision == DECISION_DENIED ? err : 0;
+	ev->deny_bit = bit;
+	ev->object_kind = OBJ_NONE;
+	ev->dev = 0;
+	ev->object_id = 0;
+	ev->mode = 0;
+	ev->family = 0;
+	ev->port = 0;
+	ev->sock_type = 0;
+	ev->protocol = 0;
+	__builtin_memset(ev->addr, 0, sizeof(ev->addr));
+#pragma unroll
+	for (int i = 0; i < EVENT_NAMES; i++)
+		ev->names[i][0] = 0;
+	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	return ev;
+}
+
+/*
+ * record_event writes the record of a decision: it reserves a record filled
+ * by event_begin(e, hook, decision, bit, EPERM), runs the fill statements
+ * (the arguments after bit, which see the record as ev), and submits it. On
+ * a full ring buffer nothing is filled (the loss is counted); the caller's
+ * verdict stands either way:
+ *
+ *	record_event(&e, HOOK_INODE_CREATE, v, DENY_WRITE, fill_dentry(ev, d));
+ *	return verdict_ret(v);
+ */
+#define record_event(e, hook, decision, bit, ...)                                \
+	do {                                                                   \
+		struct event *ev = event_begin(e, hook, decision, bit, EPERM); \
+		if (ev) {                                                      \
+			__VA_ARGS__;                                           \
+			bpf_ringbuf_submit(ev, 0);                             \
+		}                                                              \
+	} while (0)
+
+/* fill_inode records a file's identity (nothing but the kind for NULL). */
+static __always_inline void fill_inode(struct event *ev, struct inode *inode)
+{
+	ev->object_kind = OBJ_FILE;
+	if (!inode)
+		return;
+	ev->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	ev->ino = BPF_CORE_READ(inode, i_ino);
+	ev->mode = BPF_CORE_READ(inode, i_mode);
+}
+
+/* fill_names records the last EVENT_NAMES components of the dentry's path
+ * within its filesystem (bpf_d_path is only allowed in sleepable hooks). */
+static __always_inline void fill_names(struct event *ev, struct dentry *d)
+{
+	for (int i = 0; i < EVENT_NAMES; i++) {
+		if (!d)
+			return;
+		const unsigned char *name = BPF_CORE_READ(d, d_name.name);
+		bpf_probe_read_kernel_str(ev->names[i], EVENT_NAME_LEN, name);
+		struct dentry *parent = BPF_CORE_READ(d, d_parent);
+		if (parent == d)
+			return; /* the filesystem root, named "/" */
+		d = parent;
+	}
+}
+
+static __always_inline void fill_dentry(struct event *ev, struct dentry *d)
+{
+	fill_inode(ev, BPF_CORE_READ(d, d_inode));
+	fill_names(ev, d);
+}
+
+#endif /* ENFORCERD_EVENT_H */

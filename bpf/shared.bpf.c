@@ -1,0 +1,33 @@
+//go:build ignore
+
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * No programs: the maps the objects share and the types user space mirrors,
+ * gathered in one object for bpf2go.
+ *
+ *  - Every map of this object (but its data section) is shared: enforcer
+ *    creates it once from this spec, pins it under its name, and hands the
+ *    same map to every object that declares it (the headers declare them).
+ *  - The types below reach BTF through unused_shared_types, so bpf2go
+ *    generates their Go declarations (-type in gen.go): SharedEvent,
+ *    SharedCeiling, SharedExecKey and the enums SharedHookId,
+ *    SharedObjectKind, SharedDecision, SharedDenyBit, SharedCeilingFlag,
+ *    SharedStatIndex, SharedLimits, SharedFsMagic.
+ */
+#include "exec.h"
+#include "ipc.h"
+
+struct shared_types {
+	struct event event;
+	struct exec_key exec_key;
+	enum hook_id hook_id;
+	enum object_kind object_kind;
+	enum decision decision;
+	enum deny_bit deny_bit;
+	enum ceiling_flag ceiling_flag;
+	enum stat_index stat_index;
+	enum limits limits;
+	enum fs_magic fs_magic;
+};
+
+const struct shared_types *unused_shared_types __attribute__((unused));

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Which ceiling applies to the current task: the ancestor walk over its
+ * cgroups, the per-cgroup cache in front of it (resolve), and the verdict
+ * for one deny bit.
+ */
+#ifndef ENFORCERD_WALK_H
+#define ENFORCERD_WALK_H
+
+#include "maps.h"
+
+/* The result of the ancestor walk for the current task. */
+struct effective {
+	__u32 deny;  /* union of deny bits of enforcing ancestors */
+	__u32 audit; /* union of deny bits of audit-only ancestors */
+	__u64 deny_cgid[NUM_DENY_BITS];	 /* deepest enforcing cgroup per bit */
+	__u64 audit_cgid[NUM_DENY_BITS]; /* deepest audit-only cgroup per bit */
+	__s32 net_level;     /* level of the deepest cgroup denying network, -1 */
+	__s32 sandbox_level; /* level of the deepest registered cgroup, -1 */
+	__s32 pending;	     /* some ancestor's registration is still pending:
+			      * the next exec is an entrypoint (exec.bpf.c,
+			      * lifecycle.bpf.c); set even when nothing is
+			      * enforced yet */
+	__u64 sandbox_cgid;  /* its id: the sandbox boundary for "outside" */
+};
+
+/* bit_index: the index of a deny bit in effective.deny_cgid/audit_cgid. */
+static __always_inline int bit_index(__u32 bit)
+{
+	switch (bit) {
+	case DENY_NETWORK:
+		return 0;
+	case DENY_WRITE:
+		return 1;
+	case DENY_SHELL:
+		return 2;
+	case DENY_SHELL_WRITE:
+		return 3;
+	default:
+		return 4;
+	}
+}
+
+/*
+ * walk visits the current task's cgroup ancestors from the root (level 0)
+ * down, and ORs the deny bits of every registered, active ceiling: the meet of
+ * every enforced ancestor (threat model E1: a sub-cgroup the child creates is
+ * still below the registered one, so it can never widen anything).
+ *
+ * Fail direction: a process below an enforced cgroup but deeper than
+ * MAX_CGROUP_LEVEL is denied everything; a pending entry is not yet in force.
+ * Sets found when any ancestor is registered (enforced or audited).
+ *
+ * One level per bpf_loop() callback: the verifier checks the body once, not
+ * once per level, which keeps loading fast and within the 6.1 verifier.
+ */
+struct resolve_cache_entry {
+	__u64 generation;
+	__s32 found;
+	__u32 pad;
+	struct effective e;
+};
+
+/* The walk fills a cache entry in place (one copy on the stack: the
+ * callers' frames and resolve()'s add up against the verifier's combined
+ * stack limit). */
+struct walk_ctx {
+	struct resolve_cache_entry n;
+	int done;
+};
+
+static long walk_level(__u32 level, void *ctx)
+{
+	struct walk_ctx *w = ctx;
+	__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+	if (!id) {
+		w->done = 1;
+		return 1;
+	}
+	struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
+	if (!c)
+		return 0;
+	__u32 flags = c->flags;
+	/* Every registration implies tamper protection. */
+	__u32 deny = (c->deny & DENY_ALL) | DENY_TAMPER;
+	if (flags & CEILING_PENDING) {
+		w->n.e.pending = 1;
+		return 0;
+	}
+	w->n.found = 1;
+	w->n.e.sandbox_level = level;
+	w->n.e.sandbox_cgid = id;
+	__u64 *cgid = w->n.e.deny_cgid;
+	if (flags & CEILING_AUDIT_ONLY) {
+		w->n.e.audit |= deny;
+		cgid = w->n.e.audit_cgid;
+	} else {
+		w->n.e.deny |= deny;
+	}
+	if (deny & DENY_NETWORK) {
+		cgid[0] = id;
+		w->n.e.net_level = level;
+	}
+	if (deny & DENY_WRITE)
+		cgid[1] = id;
+	if (deny & DENY_SHELL)
+		cgid[2] = id;
+	if (deny & DENY_SHELL_WRITE)
+		cgid[3] = id;
+	cgid[4] = id; /* DENY_TAMPER */
+	return 0;
+}
+
+/* walk fills w->n (found, e) for the current task. */
+static __always_inline void walk(struct walk_ctx *w)
+{
+	w->n.e.net_level = -1;
+	w->n.e.sandbox_level = -1;
+	bpf_loop(MAX_CGROUP_LEVEL, walk_level, w, 0);
+	/* Deeper than the bound: if anything above was enforced, deny all. */
+	if (!w->done && w->n.found &&
+	    bpf_get_current_ancestor_cgroup_id(MAX_CGROUP_LEVEL))
+		w->n.e.deny |= DENY_ALL;
+}
+
+/* resolve()'s results by the current task's cgroup id, valid while their
+ * generation is the one in enforcerd_config (maps.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64); /* current cgroup id */
+	__type(value, struct resolve_cache_entry);
+} resolve_cache SEC(".maps");
+
+/*
+ * resolve fills *e for the current task and returns whether any ancestor is
+ * registered and active (enforced or audited): walk(), through the
+ * per-cgroup cache. A cache hit for an unenforced cgroup copies only
+ * e->pending. Every hook calls it once; a hit costs one array and one hash
+ * lookup, a miss the walk.
+ */
+__attribute__((noinline)) int resolve(struct effective *e)
+{
+	if (!e)
+		return 0;
+	__u32 zero = 0;
+	struct walk_ctx w = {};
+	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
+	if (!cfg) {
+		/* cannot happen for an array; never skip */
+		walk(&w);
+		__builtin_memcpy(e, &w.n.e, sizeof(*e));
+		return w.n.found;
+	}
+	__u64 gen = cfg->generation;
+	__u64 id = bpf_get_current_cgroup_id();
+	struct resolve_cache_entry *c = bpf_map_lookup_elem(&resolve_cache, &id);
+	if (c && c->generation == gen) {
+		if (!c->found) {
+			/* the common case: a process nobody enforces */
+			e->pending = c->e.pending;
+			return 0;
+		}
+		__builtin_memcpy(e, &c->e, sizeof(*e));
+		return 1;
+	}
+	walk(&w);
+	w.n.generation = gen;
+	bpf_map_update_elem(&resolve_cache, &id, &w.n, BPF_ANY);
+	__builtin_memcpy(e, &w.n.e, sizeof(*e));
+	return w.n.found;
+}
+
+/* verdict for one deny bit: 0 allow, DECISION_DENIED, DECISION_AUDITED. */
+enum decision {
+	DECISION_DENIED = 1,
+	DECISION_AUDITED = 2,
+};
+
+static __always_inline int verdict(const struct effective *e, __u32 bit)
+{
+	if (e->deny & bit)
+		return DECISION_DENIED;
+	if (e->audit & bit)
+		return DECISION_AUDITED;
+	return 0;
+}
+
+/* What a hook returns for a verdict: -EPERM when denied, else 0. Each
+ * constant is materialised by its own asm statement so clang cannot fold the
+ * choice into -(decision & 1): the 6.12 verifier does not track BPF_NEG and
+ * would reject the program's return value as unbounded. */
+static __always_inline int verdict_ret(int decision)
+{
+	int r;
+	if (decision == DECISION_DENIED)
+		asm volatile("%0 = -1" : "=r"(r)); /* -EPERM */
+	else
+		asm volatile("%0 = 0" : "=r"(r));
+	return r;
+}
+
+/*
+ * cgroup_in_subtree reports whether cg is the cgroup with id `id` at `level`
+ * or one of its descendants (cg->ancestors[level] is that cgroup). Fail
+ * direction: anything unreadable is outside.
+ */
+static __always_inline bool cgroup_in_subtree(struct cgroup *cg, int level,
+					      __u64 id)
+{
+	if (!cg || level < 0 || level >= MAX_CGROUP_LEVEL)
+		return false;
+	int cl = BPF_CORE_READ(cg, level);
+	if (cl < level)
+		return false;
+	struct cgroup *anc = NULL;
+	bpf_probe_read_kernel(&anc, sizeof(anc), &cg->ancestors[level]);
+	if (!anc)
+		return false;
+	return BPF_CORE_READ(anc, kn, id) == id;
+}
+
+#endif /* ENFORCERD_WALK_H */

@@ -1,0 +1,326 @@
+package enforcer
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/bpf"
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+// MaxCgroupLevel bounds the in-kernel ancestor walk (MAX_CGROUP_LEVEL in
+// bpf/maps.h). Register refuses cgroups at this level or deeper, so every
+// enforced cgroup is seen by the walk.
+const MaxCgroupLevel = int(bpf.SharedLimitsMAX_CGROUP_LEVEL)
+
+// The bits of struct ceiling (bpf/maps.h) as Go writes and reads them.
+const (
+	denyNetwork    = uint32(bpf.SharedDenyBitDENY_NETWORK)
+	denyWrite      = uint32(bpf.SharedDenyBitDENY_WRITE)
+	denyShell      = uint32(bpf.SharedDenyBitDENY_SHELL)
+	denyShellWrite = uint32(bpf.SharedDenyBitDENY_SHELL_WRITE)
+	denyTamper     = uint32(bpf.SharedDenyBitDENY_TAMPER)
+	flagAuditOnly  = uint32(bpf.SharedCeilingFlagCEILING_AUDIT_ONLY)
+	flagPending    = uint32(bpf.SharedCeilingFlagCEILING_PENDING)
+	flagPartialOK  = uint32(bpf.SharedCeilingFlagCEILING_PARTIAL_OK)
+)
+
+// Entry is what is registered for one cgroup.
+type Entry struct {
+	Ceiling policy.KernelCeiling
+	// AuditOnly records would-be denials and allows the operation.
+	AuditOnly bool
+	// Pending: registered but not yet in force; the first exec in the
+	// cgroup's subtree activates it (the container's entrypoint), and under
+	// shell=none that file is added to the allow list.
+	Pending bool
+	// ExecAllow: with shell=none, the files processes in the cgroup may
+	// execute besides the entrypoint, by identity (device + inode).
+	ExecAllow []FileID
+	// AllowPartial: the caller accepts that this host enforces the ceiling
+	// only in part (Coverage.Partial). It is kept with the entry (a flag
+	// bit the programs ignore), so Lookup returns it and re-registering a
+	// looked-up entry is accepted as it was.
+	AllowPartial bool
+}
+
+// FileID identifies a file the way the kernel does: the device of its
+// filesystem (kernel dev_t encoding, major<<20|minor) and its inode number.
+type FileID struct {
+	Dev uint32
+	Ino uint64
+}
+
+// FileIDOf returns the identity of the file at path (symlinks followed:
+// the file that would be executed). Errors: the path cannot be stat'ed.
+func FileIDOf(path string) (FileID, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return FileID{}, fmt.Errorf("file identity of %s: %w", path, err)
+	}
+	return FileID{Dev: unix.Major(st.Dev)<<20 | unix.Minor(st.Dev), Ino: st.Ino}, nil
+}
+
+// Registration is one row of List.
+type Registration struct {
+	CgroupID uint64
+	Entry    Entry
+}
+
+// Register installs the ceiling for a cgroup and its whole subtree. An
+// existing registration of the same cgroup is replaced. Errors: the cgroup is
+// too deep for the in-kernel walk; ErrCannotEnforce when Coverage refuses
+// the entry (Coverage.Err: a field without mechanism, or partial coverage
+// without AllowPartial; never for AuditOnly); a pending entry on a host that
+// cannot activate it at exec.
+func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
+	if cg.ID == 0 {
+		return fmt.Errorf("register cgroup %s: no cgroup id", cg.Group)
+	}
+	if cg.Level >= MaxCgroupLevel {
+		return fmt.Errorf("register cgroup %s: level %d is deeper than the supported %d", cg.Group, cg.Level, MaxCgroupLevel-1)
+	}
+	if err := e.Coverage(en.Ceiling).Err(en.AuditOnly, en.AllowPartial); err != nil {
+		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+	}
+	if en.Pending {
+		// Never turn an active registration back into a pending one: that
+		// would lift the ceiling until the next exec (fail open).
+		if old, err := e.Lookup(cg.ID); err == nil && !old.Pending {
+			en.Pending = false
+		}
+	}
+	if en.Pending && !e.CanActivateAtExec() {
+		return fmt.Errorf("register cgroup %s: %w: activation at exec needs tp_btf/sched_process_exec: %v", cg.Group, ErrCannotEnforce, e.LayerError(LayerLifecycle))
+	}
+	if len(en.ExecAllow) > 0 {
+		if en.Ceiling.Shell != policy.ShellNone {
+			return fmt.Errorf("register cgroup %s: an exec allow list needs shell=none (have %s)", cg.Group, en.Ceiling.Shell)
+		}
+		if e.execAllow == nil {
+			return fmt.Errorf("register cgroup %s: %w: exec allow list: %v", cg.Group, ErrCannotEnforce, e.execMapsErr)
+		}
+		for _, f := range en.ExecAllow {
+			k := bpf.SharedExecKey{CgroupId: cg.ID, Ino: f.Ino, Dev: f.Dev}
+			if err := e.execAllow.Update(k, uint8(1), ebpf.UpdateAny); err != nil {
+				e.dropExecAllow(cg.ID)
+				return fmt.Errorf("register cgroup %s: exec allow list: %w", cg.Group, err)
+			}
+		}
+	}
+	if err := e.setSince(cg.ID, en.Ceiling.Shell != policy.ShellFull); err != nil {
+		e.dropExecAllow(cg.ID)
+		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+	}
+	if err := e.ceilings.Update(cg.ID, encode(en), ebpf.UpdateAny); err != nil {
+		e.dropExecAllow(cg.ID)
+		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+	}
+	if err := e.invalidate(); err != nil {
+		// The entry is in the map but cached results may not see it:
+		// undo, so nothing is half-applied.
+		_ = e.ceilings.Delete(cg.ID)
+		e.dropExecAllow(cg.ID)
+		_ = e.invalidate()
+		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+	}
+	return nil
+}
+
+// invalidate gives the ceilings map a new generation, so that every cached
+// resolve() result (bpf/maps.h, struct enforcerd_config) is recomputed.
+// The value is random rather than incremented: two processes changing the
+// map at once must never both write the same generation.
+func (e *Enforcer) invalidate() error {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return fmt.Errorf("new generation: %w", err)
+	}
+	gen := binary.NativeEndian.Uint64(b[:])
+	if err := e.config.Update(uint32(0), gen, ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("invalidate cached ceilings: %w", err)
+	}
+	return nil
+}
+
+// dropExecAllow removes every allow-list entry of a cgroup.
+func (e *Enforcer) dropExecAllow(cgroupID uint64) {
+	if e.execAllow == nil {
+		return
+	}
+	var (
+		k    bpf.SharedExecKey
+		v    uint8
+		keys []bpf.SharedExecKey
+	)
+	it := e.execAllow.Iterate()
+	for it.Next(&k, &v) {
+		if k.CgroupId == cgroupID {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		_ = e.execAllow.Delete(k)
+	}
+}
+
+// setSince records when the cgroup was registered (bpf/exec.h
+// ceiling_since): under shell=none/read_only, files whose inode changed at
+// or after that time count as written by the sandbox. The time comes from
+// CLOCK_REALTIME_COARSE, the clock that stamps inode times, after waiting
+// for its next tick (at most one jiffy): every change made after Register
+// returns carries a ctime at or after it, and nothing changed before
+// Register began does. A re-registration keeps the earlier time (the
+// narrower choice). Errors: the clock or the map; ErrCannotEnforce when
+// needed (a restricted shell) and the shell layer's maps are missing.
+func (e *Enforcer) setSince(cgroupID uint64, needed bool) error {
+	if e.since == nil {
+		if needed {
+			return fmt.Errorf("%w: registration time: %v", ErrCannotEnforce, e.execMapsErr)
+		}
+		return nil
+	}
+	var old uint64
+	if err := e.since.Lookup(cgroupID, &old); err == nil && old != 0 {
+		return nil
+	}
+	now, err := coarseTick()
+	if err != nil {
+		return err
+	}
+	if err := e.since.Update(cgroupID, now, ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("registration time: %w", err)
+	}
+	return nil
+}
+
+// coarseTick waits until CLOCK_REALTIME_COARSE moves on and returns its new
+// value in nanoseconds since the epoch.
+func coarseTick() (uint64, error) {
+	var t0 unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &t0); err != nil {
+		return 0, fmt.Errorf("clock_gettime(CLOCK_REALTIME_COARSE): %w", err)
+	}
+	for i := 0; ; i++ {
+		var t unix.Timespec
+		if err := unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &t); err != nil {
+			return 0, fmt.Errorf("clock_gettime(CLOCK_REALTIME_COARSE): %w", err)
+		}
+		if t != t0 {
+			return uint64(t.Nano()), nil
+		}
+		if i > 10000 {
+			return 0, errors.New("CLOCK_REALTIME_COARSE did not advance in 1 s")
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// Unregister removes the ceiling of a cgroup. Errors: ErrNotRegistered.
+func (e *Enforcer) Unregister(cgroupID uint64) error {
+	defer e.dropExecAllow(cgroupID)
+	if e.since != nil {
+		defer func() { _ = e.since.Delete(cgroupID) }()
+	}
+	if err := e.ceilings.Delete(cgroupID); err != nil {
+		if errors.Is(err, ebpf.ErrKeyNotExist) {
+			return fmt.Errorf("unregister cgroup id %d: %w", cgroupID, ErrNotRegistered)
+		}
+		return fmt.Errorf("unregister cgroup id %d: %w", cgroupID, err)
+	}
+	if err := e.invalidate(); err != nil {
+		return fmt.Errorf("unregister cgroup id %d: %w", cgroupID, err)
+	}
+	return nil
+}
+
+// Lookup returns the entry of a cgroup. Errors: ErrNotRegistered.
+func (e *Enforcer) Lookup(cgroupID uint64) (Entry, error) {
+	var v bpf.SharedCeiling
+	if err := e.ceilings.Lookup(cgroupID, &v); err != nil {
+		if errors.Is(err, ebpf.ErrKeyNotExist) {
+			return Entry{}, fmt.Errorf("cgroup id %d: %w", cgroupID, ErrNotRegistered)
+		}
+		return Entry{}, err
+	}
+	return decode(v), nil
+}
+
+// List returns every registration, ordered by cgroup id.
+func (e *Enforcer) List() ([]Registration, error) {
+	var (
+		id  uint64
+		v   bpf.SharedCeiling
+		out []Registration
+	)
+	it := e.ceilings.Iterate()
+	for it.Next(&id, &v) {
+		out = append(out, Registration{CgroupID: id, Entry: decode(v)})
+	}
+	if err := it.Err(); err != nil {
+		return nil, fmt.Errorf("list registrations: %w", err)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CgroupID < out[j].CgroupID })
+	return out, nil
+}
+
+func encode(en Entry) bpf.SharedCeiling {
+	var v bpf.SharedCeiling
+	if !en.Ceiling.Network {
+		v.Deny |= denyNetwork
+	}
+	if !en.Ceiling.Write {
+		v.Deny |= denyWrite
+	}
+	switch en.Ceiling.Shell {
+	case policy.ShellFull:
+	case policy.ShellReadOnly:
+		v.Deny |= denyShellWrite
+	default: // none, and anything unknown: the narrowest
+		// Allow-listed programs keep the container's write; the meet
+		// with a read_only ancestor (OR of bits) adds denyShellWrite.
+		v.Deny |= denyShell
+	}
+	if en.AuditOnly {
+		v.Flags |= flagAuditOnly
+	}
+	if en.Pending {
+		v.Flags |= flagPending
+	}
+	if en.AllowPartial {
+		v.Flags |= flagPartialOK
+	}
+	return v
+}
+
+func decode(v bpf.SharedCeiling) Entry {
+	return Entry{
+		Ceiling: policy.KernelCeiling{
+			Network: v.Deny&denyNetwork == 0,
+			Write:   v.Deny&denyWrite == 0,
+			Shell:   decodeShell(v.Deny),
+		},
+		AuditOnly:    v.Flags&flagAuditOnly != 0,
+		Pending:      v.Flags&flagPending != 0,
+		AllowPartial: v.Flags&flagPartialOK != 0,
+	}
+}
+
+func decodeShell(deny uint32) policy.Shell {
+	switch {
+	case deny&denyShell != 0:
+		return policy.ShellNone
+	case deny&denyShellWrite != 0:
+		return policy.ShellReadOnly
+	default:
+		return policy.ShellFull
+	}
+}

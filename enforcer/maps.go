@@ -1,0 +1,122 @@
+package enforcer
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/enforcerd/enforcerd/bpf"
+)
+
+// execStateMaps are the shared maps of the shell ceiling (bpf/exec.h). Task
+// and inode storage need kernel support the cgroup layer does not; when one
+// of them cannot be created, none of them is used and only the objects that
+// declare them (the LSM layer) are refused (execMapsErr).
+var execStateMaps = []string{bpf.SharedMapTaskFlags, bpf.SharedMapWrittenInodes, bpf.SharedMapExecAllow, bpf.SharedMapCeilingSince}
+
+// openMaps adopts the pinned shared maps, creating and pinning those that
+// are missing, and opens the build id. The shared maps are the maps of
+// bpf/shared.bpf.c (MapPinPath); every object that declares one of them is
+// handed the same map. Errors: a map that cannot be created or pinned
+// (other than the shell ceiling's), or a pinned map of an incompatible
+// layout.
+func (e *Enforcer) openMaps() error {
+	spec, err := bpf.LoadShared()
+	if err != nil {
+		return fmt.Errorf("load map specs: %w", err)
+	}
+	e.shared = map[string]*ebpf.Map{}
+	execState := map[string]bool{}
+	for _, name := range execStateMaps {
+		execState[name] = true
+	}
+	names := make([]string, 0, len(spec.Maps))
+	for name := range spec.Maps {
+		if !strings.HasPrefix(name, ".") { // the object's own data sections
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if execState[name] {
+			continue
+		}
+		if e.shared[name], err = e.openMap(spec.Maps[name]); err != nil {
+			return err
+		}
+	}
+	for _, name := range execStateMaps {
+		m, err := e.openMap(spec.Maps[name])
+		if err != nil {
+			e.execMapsErr = err
+			break
+		}
+		e.shared[name] = m
+	}
+	e.ceilings = e.shared[bpf.SharedMapCeilings]
+	e.events = e.shared[bpf.SharedMapEvents]
+	e.stats = e.shared[bpf.SharedMapStats]
+	e.config = e.shared[bpf.SharedMapEnforcerdConfig]
+	if e.execMapsErr == nil {
+		e.execAllow = e.shared[bpf.SharedMapExecAllow]
+		e.since = e.shared[bpf.SharedMapCeilingSince]
+	}
+	return e.openBuildID()
+}
+
+// openMap adopts the pin of one shared map, or creates and pins it.
+func (e *Enforcer) openMap(ms *ebpf.MapSpec) (*ebpf.Map, error) {
+	if ms == nil {
+		return nil, errors.New("map spec missing from bpf/shared.bpf.c")
+	}
+	pin := MapPinPath(e.opts.PinDir, ms.Name)
+	if m, err := ebpf.LoadPinnedMap(pin, nil); err == nil {
+		if err := ms.Compatible(m); err != nil {
+			m.Close()
+			return nil, fmt.Errorf("pinned map %s is from an incompatible enforcerd: %w (stop the daemon and every workload, then remove %s)", pin, err, e.opts.PinDir)
+		}
+		return m, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("pinned map %s: %w", pin, err)
+	}
+	m, err := ebpf.NewMap(ms)
+	if err != nil {
+		return nil, fmt.Errorf("create map %s: %w", ms.Name, err)
+	}
+	if err := m.Pin(pin); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("pin map %s: %w", pin, err)
+	}
+	return m, nil
+}
+
+// replacements returns the shared maps an object's spec declares, to be
+// used instead of creating its own. Errors: the object declares a shared
+// map this host could not create (the shell ceiling's).
+func (e *Enforcer) replacements(spec *ebpf.CollectionSpec) (map[string]*ebpf.Map, error) {
+	out := map[string]*ebpf.Map{}
+	for name := range spec.Maps {
+		m, shared := e.shared[name]
+		if !shared {
+			if !isExecState(name) {
+				continue // object-private (.bss, .rodata, crypto_taint, ...)
+			}
+			return nil, fmt.Errorf("map %s unavailable: %w", name, e.execMapsErr)
+		}
+		out[name] = m
+	}
+	return out, nil
+}
+
+func isExecState(name string) bool {
+	for _, n := range execStateMaps {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}

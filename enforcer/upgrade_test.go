@@ -62,13 +62,20 @@ func TestOpenReadoptsOrReplacesPins(t *testing.T) {
 	if err != nil {
 		t.Skipf("no cgroup2: %v", err)
 	}
+	// The cgroup-BPF programs attach below a cgroup of the test's own.
+	own, err := cgroup.Create(mount, fmt.Sprintf("/enforcerd-upgrade-test-%d", os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Remove(5 * time.Second)
 	pin := fmt.Sprintf("/sys/fs/bpf/enforcerd-upgrade-test-%d", os.Getpid())
-	enf, err := enforcer.Open(enforcer.Options{PinDir: pin, CgroupMount: mount})
+	opts := enforcer.Options{PinDir: pin, CgroupMount: mount, CgroupAttach: own.Path()}
+	enf, err := enforcer.Open(opts)
 	if err != nil {
 		vmtest.Skip(t, fmt.Sprintf("cannot load programs here: %v", err))
 	}
 	defer func() {
-		if e, err := enforcer.Open(enforcer.Options{PinDir: pin, CgroupMount: mount}); err == nil {
+		if e, err := enforcer.Open(opts); err == nil {
 			e.Uninstall()
 		}
 	}()
@@ -83,7 +90,7 @@ func TestOpenReadoptsOrReplacesPins(t *testing.T) {
 	}
 
 	// Same build: every link is re-adopted as it is.
-	enf, err = enforcer.Open(enforcer.Options{PinDir: pin, CgroupMount: mount})
+	enf, err = enforcer.Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +115,7 @@ func TestOpenReadoptsOrReplacesPins(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Close()
-	enf, err = enforcer.Open(enforcer.Options{PinDir: pin, CgroupMount: mount})
+	enf, err = enforcer.Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/enforcerd/enforcerd/bpf"
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/probe"
 	"github.com/enforcerd/enforcerd/internal/vmtest"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -230,7 +231,7 @@ func TestNoBPFLSMUpgradeInPlace(t *testing.T) {
 	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 	args := append(append([]string{"run", "--pin-dir", pin, "--quiet"}, flags...), "--", self)
 	old := exec.Command(prev, args...)
-	old.Env = append(os.Environ(), envUpgradeLoop+"="+scratch, envUpgradeOps+"="+strings.Join(ops, ","))
+	old.Env = append(os.Environ(), probe.Env("upgrade-loop", scratch, strings.Join(ops, ","))...)
 	old.Stdout, old.Stderr = wr, stderr
 	if err := old.Start(); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package probe
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -137,20 +136,21 @@ func Family(sa unix.Sockaddr) int {
 }
 
 // OpenPty opens a new pseudo-terminal and returns its master and its slave
-// (non-blocking when nonblock is set).
+// (non-blocking when nonblock is set). A failure before the slave's open is
+// a Setupf error; the slave's open returns its errno.
 func OpenPty(nonblock bool) (master, slave int, err error) {
 	m, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, -1, fmt.Errorf("open /dev/ptmx: %w", err)
+		return -1, -1, Setupf("open /dev/ptmx: %v", err)
 	}
 	if err := unix.IoctlSetPointerInt(m, unix.TIOCSPTLCK, 0); err != nil {
 		unix.Close(m)
-		return -1, -1, fmt.Errorf("unlock pty: %w", err)
+		return -1, -1, Setupf("unlock pty: %v", err)
 	}
 	n, err := unix.IoctlGetInt(m, unix.TIOCGPTN)
 	if err != nil {
 		unix.Close(m)
-		return -1, -1, fmt.Errorf("pty number: %w", err)
+		return -1, -1, Setupf("pty number: %v", err)
 	}
 	flags := unix.O_RDWR | unix.O_NOCTTY | unix.O_CLOEXEC
 	if nonblock {

@@ -202,3 +202,9 @@ func Sync() {
 	fmt.Println(SyncLine)
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
 }
+
+// Func adapts an operation that only returns its error (nil, a
+// syscall.Errno, or a Setupf error; see Check).
+func Func(f func(args []string) error) Op {
+	return func(r *Result, args []string) { r.Check(f(args), r.Op) }
+}

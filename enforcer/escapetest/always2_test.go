@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,54 +25,21 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/kerneltest"
+	"github.com/enforcerd/enforcerd/internal/probe"
 )
 
-// tcase2 is a tcase whose record may come from one of several hooks (the
-// kernel side may close a kind at more than one depth), optionally for a
-// given capability.
-type tcase2 struct {
-	tcase
-	hooks []enforcer.Hook
-	cap   int // >= 0: the record must name this capability
-}
-
-func runCases2(t *testing.T, cases []tcase2) {
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			c.tcase.ceiling = tamperOnly
-			c.tcase.hook = 0
-			triState(t, c.tcase)
-			if len(c.hooks) > 0 {
-				// triState drained every older record at register: what is
-				// left is the ceiling run's.
-				checkAnyRecord(t, records(t, 0), c.hooks, c.cap)
-			}
-		})
-	}
-}
-
-func checkAnyRecord(t *testing.T, ds []enforcer.Denial, hooks []enforcer.Hook, capNum int) {
+// runTamperOnly runs cases under tamperOnly.
+func runTamperOnly(t *testing.T, cases []kerneltest.Case) {
 	t.Helper()
-	var seen []string
-	for _, d := range ds {
-		seen = append(seen, fmt.Sprintf("%s/%s %s", d.Hook, d.Decision(), d.Object))
-		if d.Audited || d.Errno != unix.EPERM {
-			continue
-		}
-		if capNum >= 0 && (d.Object.Kind != enforcer.ObjectCap || d.Object.ID != uint64(capNum)) {
-			continue
-		}
-		for _, h := range hooks {
-			if d.Hook == h {
-				return
-			}
-		}
+	for i := range cases {
+		cases[i].Ceiling = tamperOnly
 	}
-	t.Errorf("no denied record from %v (capability %d) for the ceiling run; records: %v", hooks, capNum, seen)
+	kt.Run(t, cases)
 }
 
 // modeChanged: the effect is that path's mode is no longer orig.
-func modeChanged(path string, orig os.FileMode) effect {
+func modeChanged(path string, orig os.FileMode) kerneltest.Effect {
 	return func() (bool, string) {
 		st, err := os.Stat(path)
 		return err == nil && st.Mode().Perm() != orig, fmt.Sprintf("mode of %s changed from %v", path, orig)
@@ -129,10 +95,10 @@ func firstOf(t *testing.T, what string, paths ...string) string {
 
 // 1. procfs: no kernel setting is writable, whatever the ceiling.
 func TestAlwaysProcfsWrites(t *testing.T) {
-	kernel(t)
+	kt.Enforcer(t)
 	kset := []enforcer.Hook{enforcer.HookKernelSetting}
-	cases := []tcase2{
-		{hooks: kset, cap: -1, tcase: tcase{name: "/proc/dynamic_debug/control", attempt: func(t *testing.T, dir *os.File) (result, effect) {
+	cases := []kerneltest.Case{
+		{Name: "/proc/dynamic_debug/control", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			const ctl = "/proc/dynamic_debug/control"
 			b, err := os.ReadFile(ctl)
 			if err != nil {
@@ -153,7 +119,7 @@ func TestAlwaysProcfsWrites(t *testing.T) {
 			}
 			site := fmt.Sprintf("%s:%s ", file, line)
 			t.Cleanup(func() { _ = writeFile(ctl, fmt.Sprintf("file %s line %s -p", file, line)) })
-			return probe(t, dir, nil, "write", ctl, fmt.Sprintf("file %s line %s +p", file, line)), func() (bool, string) {
+			return sb.Probe(t, "write", ctl, fmt.Sprintf("file %s line %s +p", file, line)), func() (bool, string) {
 				for _, l := range strings.Split(readAll(ctl), "\n") {
 					if strings.HasPrefix(l, site) {
 						return strings.Contains(l, " =p"), "dynamic debug enabled: " + l
@@ -161,19 +127,19 @@ func TestAlwaysProcfsWrites(t *testing.T) {
 				}
 				return false, "site " + site + " gone"
 			}
-		}}},
-		{hooks: kset, cap: -1, tcase: tcase{name: "/proc/irq/default_smp_affinity", attempt: func(t *testing.T, dir *os.File) (result, effect) {
+		}, Want: kerneltest.Want{Hooks: kset}},
+		{Name: "/proc/irq/default_smp_affinity", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			const p = "/proc/irq/default_smp_affinity"
 			orig := keepContent(t, p)
-			return probe(t, dir, nil, "write", p, otherMask(orig)), fileContent(p, orig)
-		}}},
-		{hooks: kset, cap: -1, tcase: tcase{name: "/proc/irq/N/smp_affinity", attempt: func(t *testing.T, dir *os.File) (result, effect) {
+			return sb.Probe(t, "write", p, otherMask(orig)), fileContent(p, orig)
+		}, Want: kerneltest.Want{Hooks: kset}},
+		{Name: "/proc/irq/N/smp_affinity", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			p, orig := settableIRQ(t)
-			return probe(t, dir, nil, "write", p, otherMask(orig)), fileContent(p, orig)
-		}}},
+			return sb.Probe(t, "write", p, otherMask(orig)), fileContent(p, orig)
+		}, Want: kerneltest.Want{Hooks: kset}},
 		// PCI configuration space: the interrupt line register (0x3c) is a
 		// scratch byte for the OS (QEMU keeps it writable).
-		{hooks: kset, cap: -1, tcase: tcase{name: "/proc/bus/pci config space", attempt: func(t *testing.T, dir *os.File) (result, effect) {
+		{Name: "/proc/bus/pci config space", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			m, _ := filepath.Glob("/proc/bus/pci/*/*")
 			if len(m) == 0 {
 				t.Fatal("no /proc/bus/pci device files in the guest")
@@ -190,13 +156,13 @@ func TestAlwaysProcfsWrites(t *testing.T) {
 					f.Close()
 				}
 			})
-			return probe(t, dir, nil, "pwrite", p, "0x3c", hex.EncodeToString([]byte{orig ^ 0x5})), func() (bool, string) {
+			return sb.Probe(t, "pwrite", p, "0x3c", hex.EncodeToString([]byte{orig ^ 0x5})), func() (bool, string) {
 				now, _ := os.ReadFile(p)
 				return len(now) > 0x3c && now[0x3c] != orig, fmt.Sprintf("%s byte 0x3c %#x -> %#x", p, orig, now[0x3c])
 			}
-		}}},
+		}, Want: kerneltest.Want{Hooks: kset}},
 		// sysrq '0'-'9' sets the console log level.
-		{hooks: kset, cap: -1, tcase: tcase{name: "/proc/sysrq-trigger", attempt: func(t *testing.T, dir *os.File) (result, effect) {
+		{Name: "/proc/sysrq-trigger", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			const printk = "/proc/sys/kernel/printk"
 			orig := keepContent(t, printk)
 			level := strings.Fields(orig)[0]
@@ -204,22 +170,22 @@ func TestAlwaysProcfsWrites(t *testing.T) {
 			if level == "5" {
 				key = "4"
 			}
-			return probe(t, dir, nil, "write", "/proc/sysrq-trigger", key), func() (bool, string) {
+			return sb.Probe(t, "write", "/proc/sysrq-trigger", key), func() (bool, string) {
 				now := strings.Fields(readAll(printk))
 				return len(now) > 0 && now[0] != level, fmt.Sprintf("console log level %s -> %v", level, now)
 			}
-		}}},
-		{hooks: kset, cap: -1, tcase: tcase{name: "/proc/sys/vm/swappiness", attempt: func(t *testing.T, dir *os.File) (result, effect) {
+		}, Want: kerneltest.Want{Hooks: kset}},
+		{Name: "/proc/sys/vm/swappiness", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			const p = "/proc/sys/vm/swappiness"
 			orig := keepContent(t, p)
 			v := "37"
 			if orig == v {
 				v = "38"
 			}
-			return probe(t, dir, nil, "write", p, v), fileContent(p, orig)
-		}}},
+			return sb.Probe(t, "write", p, v), fileContent(p, orig)
+		}, Want: kerneltest.Want{Hooks: kset}},
 	}
-	runCases2(t, cases)
+	runTamperOnly(t, cases)
 }
 
 // settableIRQ finds an /proc/irq/N/smp_affinity the kernel lets the test
@@ -245,11 +211,11 @@ func settableIRQ(t *testing.T) (string, string) {
 
 // Positive: the sandbox's own /proc/<pid> files stay writable.
 func TestAlwaysProcfsOwnStillWritable(t *testing.T) {
-	kernel(t)
-	sb := newCgroup(t, "case")
-	sb.register(t, enforcer.Entry{Ceiling: tamperOnly})
+	kt.Enforcer(t)
+	sb := kt.Sandbox(t, "case")
+	sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
 	for _, w := range [][2]string{{"/proc/self/oom_score_adj", "500"}, {"/proc/self/comm", "escapetest-own"}} {
-		if r := probe(t, sb.dir, nil, "write-read", w[0], w[1]); r.Setup != "" || r.Errno != 0 || !r.Effect {
+		if r := sb.Probe(t, "write-read", w[0], w[1]); r.Setup != "" || r.Errno != 0 || !r.Effect {
 			t.Errorf("write of its own %s: %v, want success", w[0], r)
 		}
 	}
@@ -257,56 +223,56 @@ func TestAlwaysProcfsOwnStillWritable(t *testing.T) {
 
 // 2. Attributes of kernel interfaces and pins.
 func TestAlwaysSetattr(t *testing.T) {
-	kernel(t)
+	kt.Enforcer(t)
 	setattr := []enforcer.Hook{enforcer.HookInodeSetattr}
 	sysfsFile := func(t *testing.T) string {
 		return firstOf(t, "writable sysfs attribute", "/sys/kernel/mm/transparent_hugepage/enabled", "/sys/kernel/uevent_helper", "/sys/module/printk/parameters/time")
 	}
-	chmodCase := func(name string, path func(t *testing.T) string) tcase2 {
-		return tcase2{hooks: setattr, cap: -1, tcase: tcase{name: name, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+	chmodCase := func(name string, path func(t *testing.T) string) kerneltest.Case {
+		return kerneltest.Case{Name: name, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			p := path(t)
 			orig := keepMode(t, p)
 			mode := os.FileMode(0o666)
 			if orig == mode {
 				mode = 0o664
 			}
-			return probe(t, dir, nil, "chmod", p, fmt.Sprintf("%o", mode)), modeChanged(p, orig)
-		}}}
+			return sb.Probe(t, "chmod", p, fmt.Sprintf("%o", mode)), modeChanged(p, orig)
+		}, Want: kerneltest.Want{Hooks: setattr}}
 	}
 	outsideCgroupFile := func(t *testing.T) string {
-		return filepath.Join(newCgroup(t, "outside").cg.Path(), "cgroup.procs")
+		return filepath.Join(kt.Sandbox(t, "outside").Cg.Path(), "cgroup.procs")
 	}
-	cases := []tcase2{
+	cases := []kerneltest.Case{
 		chmodCase("chmod of a sysfs attribute", sysfsFile),
-		chmodCase("chmod 0666 of the pinned ceilings map", func(*testing.T) string { return filepath.Join(shared.pin, "ceilings") }),
+		chmodCase("chmod 0666 of the pinned ceilings map", func(*testing.T) string { return filepath.Join(kt.PinDir(), "ceilings") }),
 		chmodCase("chmod of a cgroup file outside", outsideCgroupFile),
 		// A generic procfs entry (not /proc/sys, not /proc/<pid>) takes
 		// chmod: the sysrq trigger becomes world-writable.
 		chmodCase("chmod of /proc/sysrq-trigger", func(*testing.T) string { return "/proc/sysrq-trigger" }),
-		{hooks: setattr, cap: -1, tcase: tcase{name: "chown of a cgroup file outside", attempt: func(t *testing.T, dir *os.File) (result, effect) {
+		{Name: "chown of a cgroup file outside", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			p := outsideCgroupFile(t)
-			return probe(t, dir, nil, "chown", p, "1000", "1000"), func() (bool, string) {
+			return sb.Probe(t, "chown", p, "1000", "1000"), func() (bool, string) {
 				st, err := os.Stat(p)
 				return err == nil && st.Sys().(*syscall.Stat_t).Uid == 1000, p + " owned by uid 1000"
 			}
-		}}},
+		}, Want: kerneltest.Want{Hooks: setattr}},
 		// trusted.* needs CAP_SYS_ADMIN (xattr_permission), checked
 		// before inode_setxattr: either refusal closes it.
-		{hooks: []enforcer.Hook{enforcer.HookInodeSetxattr, enforcer.HookCapable}, cap: -1, tcase: tcase{name: "setxattr trusted.* on a sysfs attribute", attempt: func(t *testing.T, dir *os.File) (result, effect) {
+		{Name: "setxattr trusted.* on a sysfs attribute", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			p := sysfsFile(t)
 			_ = unix.Removexattr(p, "trusted.escapetest") // the control's
 			t.Cleanup(func() { _ = unix.Removexattr(p, "trusted.escapetest") })
-			return probe(t, dir, nil, "setxattr", p, "trusted.escapetest", "x"), xattrSet(p, "trusted.escapetest")
-		}}},
+			return sb.Probe(t, "setxattr", p, "trusted.escapetest", "x"), xattrSet(p, "trusted.escapetest")
+		}, Want: kerneltest.Want{Hooks: []enforcer.Hook{enforcer.HookInodeSetxattr, enforcer.HookCapable}}},
 		// cgroupfs keeps user.* xattrs (e.g. what a daemon tags a cgroup
 		// with).
 		// user.* is checked as a write (inode_permission) first.
-		{hooks: []enforcer.Hook{enforcer.HookInodeSetxattr, enforcer.HookInodePermission}, cap: -1, tcase: tcase{name: "setxattr user.* on a cgroup outside", attempt: func(t *testing.T, dir *os.File) (result, effect) {
-			p := newCgroup(t, "outside").cg.Path()
-			return probe(t, dir, nil, "setxattr", p, "user.escapetest", "x"), xattrSet(p, "user.escapetest")
-		}}},
+		{Name: "setxattr user.* on a cgroup outside", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			p := kt.Sandbox(t, "outside").Cg.Path()
+			return sb.Probe(t, "setxattr", p, "user.escapetest", "x"), xattrSet(p, "user.escapetest")
+		}, Want: kerneltest.Want{Hooks: []enforcer.Hook{enforcer.HookInodeSetxattr, enforcer.HookInodePermission}}},
 	}
-	runCases2(t, cases)
+	runTamperOnly(t, cases)
 
 	// The kernel refuses these itself (chmod of a /proc/sys file: EPERM
 	// from proc_sys_setattr; bpffs has no xattr handler), after the LSM
@@ -319,29 +285,29 @@ func TestAlwaysSetattr(t *testing.T) {
 	}{
 		{"chmod of a /proc/sys file", setattr, []string{"chmod", "/proc/sys/vm/swappiness", "666"}},
 		// trusted.* needs CAP_SYS_ADMIN first.
-		{"setxattr trusted.* on a bpffs pin", []enforcer.Hook{enforcer.HookInodeSetxattr, enforcer.HookCapable}, []string{"setxattr", filepath.Join(shared.pin, "ceilings"), "trusted.escapetest", "x"}},
-		{"setxattr user.* on a bpffs pin", []enforcer.Hook{enforcer.HookInodeSetxattr, enforcer.HookInodePermission}, []string{"setxattr", filepath.Join(shared.pin, "ceilings"), "user.escapetest", "x"}},
+		{"setxattr trusted.* on a bpffs pin", []enforcer.Hook{enforcer.HookInodeSetxattr, enforcer.HookCapable}, []string{"setxattr", filepath.Join(kt.PinDir(), "ceilings"), "trusted.escapetest", "x"}},
+		{"setxattr user.* on a bpffs pin", []enforcer.Hook{enforcer.HookInodeSetxattr, enforcer.HookInodePermission}, []string{"setxattr", filepath.Join(kt.PinDir(), "ceilings"), "user.escapetest", "x"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			keepMode(t, "/proc/sys/vm/swappiness")
-			ctl := newCgroup(t, "control")
-			r := probe(t, ctl.dir, nil, c.op[0], c.op[1:]...)
+			ctl := kt.Sandbox(t, "control")
+			r := ctl.Probe(t, c.op[0], c.op[1:]...)
 			if r.Setup != "" {
 				t.Fatalf("control: %v", r)
 			}
 			t.Logf("control (no ceiling): %v", r)
-			sb := newCgroup(t, "case")
-			sb.register(t, enforcer.Entry{Ceiling: tamperOnly})
-			r = probe(t, sb.dir, nil, c.op[0], c.op[1:]...)
-			if !r.denied() {
+			sb := kt.Sandbox(t, "case")
+			sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+			r = sb.Probe(t, c.op[0], c.op[1:]...)
+			if !r.Denied() {
 				t.Errorf("BYPASS %s: %v, want EPERM", c.name, r)
 			}
-			checkAnyRecord(t, records(t, sb.cg.ID), c.hooks, -1)
+			kt.Expect(t, sb.Cg.ID, kerneltest.Hooks(c.hooks...))
 		})
 	}
 }
 
-func xattrSet(path, name string) effect {
+func xattrSet(path, name string) kerneltest.Effect {
 	return func() (bool, string) {
 		buf := make([]byte, 64)
 		n, err := unix.Getxattr(path, name, buf)
@@ -352,18 +318,18 @@ func xattrSet(path, name string) effect {
 // Positive: a file of a sub-cgroup the sandbox created takes chmod, and
 // chown of its own file (CAP_CHOWN) works.
 func TestAlwaysSetattrInsideAllowed(t *testing.T) {
-	kernel(t)
-	sb := newCgroup(t, "case")
-	sb.register(t, enforcer.Entry{Ceiling: tamperOnly})
-	p := filepath.Join(sb.cg.Path(), "sub", "cgroup.procs")
-	if r := probe(t, sb.dir, nil, "sub-then", "chmod", p, "666"); r.Setup != "" || r.Errno != 0 {
+	kt.Enforcer(t)
+	sb := kt.Sandbox(t, "case")
+	sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+	p := filepath.Join(sb.Cg.Path(), "sub", "cgroup.procs")
+	if r := sb.Probe(t, "sub-then", "chmod", p, "666"); r.Setup != "" || r.Errno != 0 {
 		t.Errorf("chmod of %s (a sub-cgroup it created): %v, want success", p, r)
 	}
 	if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o666 {
 		t.Errorf("chmod of %s: mode %v (%v), want 0666", p, st.Mode(), err)
 	}
-	f := tmpPath("own-file")
-	if r := probe(t, sb.dir, nil, "create-chown", f, "1000", "1000"); r.Setup != "" || r.Errno != 0 {
+	f := kt.TmpPath("own-file")
+	if r := sb.Probe(t, "create-chown", f, "1000", "1000"); r.Setup != "" || r.Errno != 0 {
 		t.Errorf("chown of its own file (CAP_CHOWN): %v, want success", r)
 	}
 	if st, err := os.Stat(f); err != nil || st.Sys().(*syscall.Stat_t).Uid != 1000 {
@@ -373,63 +339,67 @@ func TestAlwaysSetattrInsideAllowed(t *testing.T) {
 
 // 3. Capabilities outside the allow list, in every user namespace.
 func TestAlwaysCapabilities(t *testing.T) {
-	kernel(t)
+	kt.Enforcer(t)
 	capable := []enforcer.Hook{enforcer.HookCapable}
-	c := func(name string, capNum int, attempt func(*testing.T, *os.File) (result, effect)) tcase2 {
-		return tcase2{hooks: capable, cap: capNum, tcase: tcase{name: name, attempt: attempt}}
+	c := func(name string, capNum int, attempt kerneltest.Attempt) kerneltest.Case {
+		w := kerneltest.Want{Hooks: capable}
+		if capNum >= 0 {
+			w.Cap = kerneltest.Cap(capNum)
+		}
+		return kerneltest.Case{Name: name, Attempt: attempt, Want: w}
 	}
-	cases := []tcase2{
-		c("acct (CAP_SYS_PACCT)", 20, func(t *testing.T, dir *os.File) (result, effect) {
-			f := tmpPath("acct")
+	cases := []kerneltest.Case{
+		c("acct (CAP_SYS_PACCT)", 20, func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			f := kt.TmpPath("acct")
 			if err := os.WriteFile(f, nil, 0o600); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _, _, _ = unix.Syscall(unix.SYS_ACCT, 0, 0, 0) })
-			return probe(t, dir, nil, "acct", f), func() (bool, string) {
+			return sb.Probe(t, "acct", f), func() (bool, string) {
 				st, err := os.Stat(f)
 				return err == nil && st.Size() > 0, f + " got accounting records"
 			}
 		}),
-		c("sched_setscheduler SCHED_FIFO (CAP_SYS_NICE)", 23, op("sched-fifo")),
-		c("raise a hard rlimit (CAP_SYS_RESOURCE)", 24, op("raise-hard")),
-		c("mlock with RLIMIT_MEMLOCK 0 (CAP_IPC_LOCK)", 14, op("mlock-nolimit")),
-		c("shmctl SHM_LOCK with RLIMIT_MEMLOCK 0 (CAP_IPC_LOCK)", 14, op("shm-lock")),
+		c("sched_setscheduler SCHED_FIFO (CAP_SYS_NICE)", 23, kerneltest.Op("sched-fifo")),
+		c("raise a hard rlimit (CAP_SYS_RESOURCE)", 24, kerneltest.Op("raise-hard")),
+		c("mlock with RLIMIT_MEMLOCK 0 (CAP_IPC_LOCK)", 14, kerneltest.Op("mlock-nolimit")),
+		c("shmctl SHM_LOCK with RLIMIT_MEMLOCK 0 (CAP_IPC_LOCK)", 14, kerneltest.Op("shm-lock")),
 		// In its own user namespace the process holds every capability
 		// over its own network namespace: still denied.
 		// Refused either at the namespace's creation (CAP_SYS_ADMIN over
 		// the new user namespace, for the network namespace) or at
 		// SIOCSIFFLAGS: any capability record.
-		c("CAP_NET_ADMIN in its own user namespace", -1, op("userns-lo-up")),
-		c("AUDIT_SET (CAP_AUDIT_CONTROL)", 30, func(t *testing.T, dir *os.File) (result, effect) {
+		c("CAP_NET_ADMIN in its own user namespace", -1, kerneltest.Op("userns-lo-up")),
+		c("AUDIT_SET (CAP_AUDIT_CONTROL)", 30, func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			orig, err := auditBacklogLimit()
 			if err != nil {
 				// No audit netlink (CONFIG_AUDIT off): nothing to reach.
 				t.Skipf("audit netlink unavailable in this kernel: %v", err)
 			}
 			t.Cleanup(func() { _ = auditSetBacklogLimit(orig) })
-			return probe(t, dir, nil, "audit-set-backlog", strconv.Itoa(int(orig)+17)), func() (bool, string) {
+			return sb.Probe(t, "audit-set-backlog", strconv.Itoa(int(orig)+17)), func() (bool, string) {
 				now, err := auditBacklogLimit()
 				return err == nil && now != orig, fmt.Sprintf("audit backlog limit %d -> %d (%v)", orig, now, err)
 			}
 		}),
 	}
-	runCases2(t, cases)
+	runTamperOnly(t, cases)
 }
 
 // 4. SIGIO/SIGURG toward processes outside: through the compat entry, the
 // other owner forms, and O_ASYNC on a descriptor whose owner was set outside.
 func TestAlwaysSigio(t *testing.T) {
-	kernel(t)
+	kt.Enforcer(t)
 	sig := []enforcer.Hook{enforcer.HookFileFcntl, enforcer.HookFileIoctl, enforcer.HookFileIoctlCompat}
-	victim := func(name string, args func(o *outside) []string) tcase2 {
-		return tcase2{hooks: sig, cap: -1, tcase: tcase{name: name, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+	victim := func(name string, args func(o *outside) []string) kerneltest.Case {
+		return kerneltest.Case{Name: name, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			o := startOutside(t, nil)
 			a := args(o)
-			return probe(t, dir, nil, a[0], a[1:]...), o.dead()
-		}}}
+			return sb.Probe(t, a[0], a[1:]...), o.dead()
+		}, Want: kerneltest.Want{Hooks: sig}}
 	}
-	inherited := func(name, mode string) tcase2 {
-		return tcase2{hooks: sig, cap: -1, tcase: tcase{name: name, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+	inherited := func(name, mode string) kerneltest.Case {
+		return kerneltest.Case{Name: name, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			o := startOutside(t, nil)
 			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 			if err != nil {
@@ -443,29 +413,29 @@ func TestAlwaysSigio(t *testing.T) {
 				t.Fatal(err)
 			}
 			files := []*os.File{os.NewFile(uintptr(fds[0]), "owned"), os.NewFile(uintptr(fds[1]), "peer")}
-			return probe(t, dir, files, "async-inherited", mode), o.dead()
-		}}}
+			return sb.ProbeFiles(t, files, "async-inherited", mode), o.dead()
+		}, Want: kerneltest.Want{Hooks: sig}}
 	}
-	cases := []tcase2{
+	cases := []kerneltest.Case{
 		victim("compat ioctl FIOSETOWN outside", func(o *outside) []string { return []string{"sigio-compat-ioctl", o.pid(), "fiosetown"} }),
 		victim("compat ioctl SIOCSPGRP outside", func(o *outside) []string { return []string{"sigio-compat-ioctl", o.pid(), "siocspgrp"} }),
 		victim("compat fcntl64 F_SETOWN outside", func(o *outside) []string { return []string{"sigio-compat-fcntl", o.pid()} }),
 		victim("F_SETSIG SIGKILL and O_ASYNC first, then F_SETOWN outside", func(o *outside) []string { return []string{"sigio-setsig-first", o.pid()} }),
 		victim("F_SETOWN_EX F_OWNER_PID outside", func(o *outside) []string { return []string{"sigio-setown-ex", o.pid(), "pid"} }),
 		victim("F_SETOWN_EX F_OWNER_TID outside", func(o *outside) []string { return []string{"sigio-setown-ex", o.pid(), "tid"} }),
-		{hooks: sig, cap: -1, tcase: tcase{name: "F_SETOWN of a process group outside", attempt: func(t *testing.T, dir *os.File) (result, effect) {
+		{Name: "F_SETOWN of a process group outside", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			o := startOutsidePgrp(t)
-			return probe(t, dir, nil, "sigio-pgrp", o.pid()), o.dead()
-		}}},
-		{hooks: sig, cap: -1, tcase: tcase{name: "F_SETOWN_EX F_OWNER_PGRP outside", attempt: func(t *testing.T, dir *os.File) (result, effect) {
+			return sb.Probe(t, "sigio-pgrp", o.pid()), o.dead()
+		}, Want: kerneltest.Want{Hooks: sig}},
+		{Name: "F_SETOWN_EX F_OWNER_PGRP outside", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			o := startOutsidePgrp(t)
-			return probe(t, dir, nil, "sigio-setown-ex", o.pid(), "pgrp"), o.dead()
-		}}},
+			return sb.Probe(t, "sigio-setown-ex", o.pid(), "pgrp"), o.dead()
+		}, Want: kerneltest.Want{Hooks: sig}},
 		inherited("F_SETFL O_ASYNC on an inherited fd owned outside", "fcntl"),
 		inherited("FIOASYNC on an inherited fd owned outside", "fioasync"),
 		inherited("compat FIOASYNC on an inherited fd owned outside", "compat-fioasync"),
 	}
-	runCases2(t, cases)
+	runTamperOnly(t, cases)
 }
 
 // startOutsidePgrp runs busybox sleep outside, leading its own process group.
@@ -488,7 +458,7 @@ func startOutsidePgrp(t *testing.T) *outside {
 func enableControllers(t *testing.T, want ...string) map[string]bool {
 	t.Helper()
 	avail := map[string]bool{}
-	for _, c := range strings.Fields(readAll(filepath.Join(shared.mount, "cgroup.controllers"))) {
+	for _, c := range strings.Fields(readAll(filepath.Join(kt.Mount(), "cgroup.controllers"))) {
 		avail[c] = true
 	}
 	on := map[string]bool{}
@@ -496,12 +466,12 @@ func enableControllers(t *testing.T, want ...string) map[string]bool {
 		if !avail[c] {
 			continue
 		}
-		if err := writeFile(filepath.Join(shared.mount, "cgroup.subtree_control"), "+"+c); err != nil {
+		if err := writeFile(filepath.Join(kt.Mount(), "cgroup.subtree_control"), "+"+c); err != nil {
 			t.Logf("enable %s at the root: %v", c, err)
 			continue
 		}
-		if err := writeFile(filepath.Join(shared.mount, shared.root, "cgroup.subtree_control"), "+"+c); err != nil {
-			t.Logf("enable %s in %s: %v", c, shared.root, err)
+		if err := writeFile(filepath.Join(kt.Mount(), kt.Root().Group, "cgroup.subtree_control"), "+"+c); err != nil {
+			t.Logf("enable %s in %s: %v", c, kt.Root().Group, err)
 			continue
 		}
 		on[c] = true
@@ -524,25 +494,25 @@ func blockDevice() string {
 
 // 5. The registered cgroup's own resource limits.
 func TestAlwaysOwnCgroupLimits(t *testing.T) {
-	kernel(t)
+	kt.Enforcer(t)
 	on := enableControllers(t, "memory", "pids", "cpu", "io")
 	hooks := []enforcer.Hook{enforcer.HookInodePermission, enforcer.HookKernelSetting}
-	limit := func(name, controller, file string, value func(t *testing.T) string) tcase2 {
-		return tcase2{hooks: hooks, cap: -1, tcase: tcase{name: name, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+	limit := func(name, controller, file string, value func(t *testing.T) string) kerneltest.Case {
+		return kerneltest.Case{Name: name, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			if controller != "" && !on[controller] {
-				t.Fatalf("the %s controller is not available in the guest's cgroup root (controllers: %q): the VM must enable it", controller, readAll(filepath.Join(shared.mount, "cgroup.controllers")))
+				t.Fatalf("the %s controller is not available in the guest's cgroup root (controllers: %q): the VM must enable it", controller, readAll(filepath.Join(kt.Mount(), "cgroup.controllers")))
 			}
-			p := filepath.Join(dir.Name(), file)
+			p := filepath.Join(sb.Cg.Path(), file)
 			b, err := os.ReadFile(p)
 			if err != nil {
 				t.Fatal(err)
 			}
 			orig := strings.TrimSpace(string(b))
-			return probe(t, dir, nil, "write", p, value(t)), fileContent(p, orig)
-		}}}
+			return sb.Probe(t, "write", p, value(t)), fileContent(p, orig)
+		}, Want: kerneltest.Want{Hooks: hooks}}
 	}
 	v := func(s string) func(*testing.T) string { return func(*testing.T) string { return s } }
-	cases := []tcase2{
+	cases := []kerneltest.Case{
 		limit("own memory.max", "memory", "memory.max", v("104857600")),
 		limit("own memory.high", "memory", "memory.high", v("104857600")),
 		limit("own pids.max", "pids", "pids.max", v("100")),
@@ -557,24 +527,24 @@ func TestAlwaysOwnCgroupLimits(t *testing.T) {
 		limit("own cgroup.max.descendants", "", "cgroup.max.descendants", v("1")),
 		limit("own cgroup.max.depth", "", "cgroup.max.depth", v("1")),
 	}
-	runCases2(t, cases)
+	runTamperOnly(t, cases)
 }
 
 // Positive: its own cgroup.procs and cgroup.subtree_control stay writable,
 // and a sub-cgroup it creates has a writable memory.max.
 func TestAlwaysOwnCgroupStillWritable(t *testing.T) {
-	kernel(t)
+	kt.Enforcer(t)
 	if on := enableControllers(t, "memory"); !on["memory"] {
-		t.Fatalf("the memory controller is not available in the guest's cgroup root (controllers: %q): the VM must enable it", readAll(filepath.Join(shared.mount, "cgroup.controllers")))
+		t.Fatalf("the memory controller is not available in the guest's cgroup root (controllers: %q): the VM must enable it", readAll(filepath.Join(kt.Mount(), "cgroup.controllers")))
 	}
-	sb := newCgroup(t, "case")
-	sb.register(t, enforcer.Entry{Ceiling: tamperOnly})
-	procs := filepath.Join(sb.cg.Path(), "cgroup.procs")
-	if r := probe(t, sb.dir, nil, "move", procs); r.Setup != "" || r.Errno != 0 || r.Out != "0::"+sb.cg.Group {
+	sb := kt.Sandbox(t, "case")
+	sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+	procs := filepath.Join(sb.Cg.Path(), "cgroup.procs")
+	if r := sb.Probe(t, "move", procs); r.Setup != "" || r.Errno != 0 || r.Out != "0::"+sb.Cg.Group {
 		t.Errorf("write of its own cgroup.procs: %v, want success", r)
 	}
-	sub := filepath.Join(sb.cg.Path(), "sub", "memory.max")
-	r := probe(t, sb.dir, nil, "sub-then", "write-all", filepath.Join(sb.cg.Path(), "cgroup.subtree_control"), "+memory", sub, "104857600")
+	sub := filepath.Join(sb.Cg.Path(), "sub", "memory.max")
+	r := sb.Probe(t, "sub-then", "write-all", filepath.Join(sb.Cg.Path(), "cgroup.subtree_control"), "+memory", sub, "104857600")
 	if r.Setup != "" || r.Errno != 0 || r.Out != "104857600" {
 		t.Errorf("own cgroup.subtree_control, then a sub-cgroup's memory.max: %v, want success", r)
 	}
@@ -583,7 +553,7 @@ func TestAlwaysOwnCgroupStillWritable(t *testing.T) {
 // 6. Core dumps: the kernel's pipe helper runs as root outside every
 // cgroup of ours.
 func TestAlwaysCoreDump(t *testing.T) {
-	kernel(t)
+	kt.Enforcer(t)
 	const helper = "/bin/vmtest-core-helper"
 	if _, err := os.Stat(helper); err != nil {
 		t.Fatalf("core dump helper %s missing: the VM must provide it (%v)", helper, err)
@@ -614,13 +584,12 @@ func TestAlwaysCoreDump(t *testing.T) {
 
 	// Control: a crash in an unregistered cgroup runs the helper.
 	t.Run("control crash runs the helper", func(t *testing.T) {
-		ctl := newCgroup(t, "control")
+		ctl := kt.Sandbox(t, "control")
 		before := lines()
 		// The probe dies before printing a result.
-		b, _ := json.Marshal([]string{"none"})
-		cmd := exec.Command(shared.self)
-		cmd.Env = []string{envOp + "=crash-dump", envArgs + "=" + string(b)}
-		cmd.SysProcAttr = cgroup.SysProcAttr(ctl.dir)
+		cmd := exec.Command(kt.Self())
+		cmd.Env = probe.Env("crash-dump", "none")
+		cmd.SysProcAttr = cgroup.SysProcAttr(ctl.Dir)
 		out, err := cmd.CombinedOutput()
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != unix.SIGABRT {
 			t.Fatalf("control: the probe did not crash: %v\n%.2000s", err, out)
@@ -656,9 +625,9 @@ func TestAlwaysCoreDump(t *testing.T) {
 	}
 	// Raising RLIMIT_CORE under the ceiling is refused (the probe started
 	// by the harness, whose hard limit allows raising without capability).
-	runCases(t, []tcase{
-		{name: "raise RLIMIT_CORE soft to 1024", ceiling: tamperOnly, hook: enforcer.HookTaskSetrlimit, attempt: op("rlimit-core", "1024")},
-		{name: "raise RLIMIT_CORE soft to unlimited", ceiling: tamperOnly, hook: enforcer.HookTaskSetrlimit, attempt: op("rlimit-core", "unlimited")},
+	kt.Run(t, []kerneltest.Case{
+		{Name: "raise RLIMIT_CORE soft to 1024", Ceiling: tamperOnly, Want: kerneltest.Hooks(enforcer.HookTaskSetrlimit), Attempt: kerneltest.Op("rlimit-core", "1024")},
+		{Name: "raise RLIMIT_CORE soft to unlimited", Ceiling: tamperOnly, Want: kerneltest.Hooks(enforcer.HookTaskSetrlimit), Attempt: kerneltest.Op("rlimit-core", "unlimited")},
 	})
 }
 
@@ -668,9 +637,8 @@ func enforcerdRun(t *testing.T, bin, op string, args ...string) (string, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	b, _ := json.Marshal(args)
-	cmd := exec.CommandContext(ctx, bin, "run", "--pin-dir", shared.pin, "--cgroup-parent", shared.root, "--", shared.self)
-	cmd.Env = []string{envOp + "=" + op, envArgs + "=" + string(b), "PATH=/bin:/sbin:/usr/bin", "TMPDIR=/tmp"}
+	cmd := exec.CommandContext(ctx, bin, "run", "--pin-dir", kt.PinDir(), "--cgroup-parent", kt.Root().Group, "--", kt.Self())
+	cmd.Env = append(probe.Env(op, args...), "PATH=/bin:/sbin:/usr/bin", "TMPDIR=/tmp")
 	var stderr, stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -4,12 +4,8 @@ package escapetest
 // shell2_test.go).
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,76 +15,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/internal/probe"
 )
-
-// syncLine is what a probe prints when it waits for the test (syncPoint).
-const syncLine = "escapetest-sync"
-
-// syncPoint lets the test act between two steps of one probe (probeSync):
-// the probe prints syncLine and waits for a line on stdin.
-func syncPoint() {
-	fmt.Println(syncLine)
-	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
-}
-
-// probeSync runs op like probe, and calls between when the probe reaches
-// its syncPoint (outside the sandbox, e.g. to evict caches).
-func probeSync(t *testing.T, dir *os.File, files []*os.File, between func(), op string, args ...string) result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	b, _ := json.Marshal(args)
-	cmd := exec.CommandContext(ctx, shared.self)
-	cmd.Env = []string{envOp + "=" + op, envArgs + "=" + string(b), "PATH=/bin:/sbin:/usr/bin", "TMPDIR=/tmp"}
-	cmd.SysProcAttr = cgroup.SysProcAttr(dir)
-	cmd.ExtraFiles = files
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = cmd.Start()
-	for _, f := range files {
-		f.Close()
-	}
-	if err != nil {
-		t.Fatalf("start probe %s: %v", op, err)
-	}
-	var out []string
-	sc := bufio.NewScanner(stdout)
-	synced := false
-	for sc.Scan() {
-		line := sc.Text()
-		if line == syncLine && !synced {
-			synced = true
-			between()
-			_, _ = stdin.Write([]byte("\n"))
-			continue
-		}
-		out = append(out, line)
-	}
-	stdin.Close()
-	werr := cmd.Wait()
-	var r result
-	if len(out) == 0 || json.Unmarshal([]byte(out[len(out)-1]), &r) != nil {
-		t.Fatalf("probe %s %v: no result (%v): stdout %q stderr %q", op, args, werr, out, stderr.String())
-	}
-	if !synced && r.Setup == "" {
-		t.Fatalf("probe %s %v: never reached its sync point: %v", op, args, r)
-	}
-	return r
-}
 
 // evictCaches writes back and drops the page cache, dentries and inodes
 // (from the test, outside every sandbox), so that state the kernel keeps
@@ -104,16 +36,16 @@ func evictCaches(t *testing.T) {
 }
 
 // compat32 is a page below 4 GiB for int $0x80 pointer arguments.
-func compat32(r *result) []byte {
+func compat32(r *probe.Result) []byte {
 	page, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_32BIT)
-	if !setup(r, err, "mmap MAP_32BIT") {
+	if !r.Require(err, "mmap MAP_32BIT") {
 		return nil
 	}
 	return page
 }
 
 // int80Errno runs a compat system call and sets r.Errno (Setup on ENOSYS).
-func int80Errno(r *result, trap, a1, a2, a3 uintptr) bool {
+func int80Errno(r *probe.Result, trap, a1, a2, a3 uintptr) bool {
 	ret := Int80(trap, a1, a2, a3)
 	if ret < 0 {
 		r.Errno = syscall.Errno(-ret)
@@ -224,41 +156,41 @@ func vmLocked() int {
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
 // asyncWrite writes to the peer (fd) so the kernel sends the owner's signal.
-func asyncWrite(r *result, fd int) {
+func asyncWrite(r *probe.Result, fd int) {
 	_, err := unix.Write(fd, []byte("x"))
-	setup(r, err, "write peer")
+	r.Require(err, "write peer")
 }
 
 func init() {
 	// pwrite PATH OFFSET HEX: write bytes at OFFSET (no truncation).
-	ops["pwrite"] = func(r *result, a []string) {
+	probe.Register("pwrite", func(r *probe.Result, a []string) {
 		data, err := hex.DecodeString(a[2])
-		if !setup(r, err, "hex") {
+		if !r.Require(err, "hex") {
 			return
 		}
 		fd, err := unix.Open(a[0], unix.O_WRONLY, 0)
-		if !errnoOf(r, err, "open "+a[0]) {
+		if !r.Check(err, "open "+a[0]) {
 			return
 		}
 		defer unix.Close(fd)
 		off, _ := strconv.ParseInt(a[1], 0, 64)
 		_, err = unix.Pwrite(fd, data, off)
-		errnoOf(r, err, "pwrite")
-	}
+		r.Check(err, "pwrite")
+	})
 	// write-read PATH DATA: write, then read back (Out); Effect: it reads DATA.
-	ops["write-read"] = func(r *result, a []string) {
-		if !errnoOf(r, writeFile(a[0], a[1]), "write "+a[0]) {
+	probe.Register("write-read", func(r *probe.Result, a []string) {
+		if !r.Check(writeFile(a[0], a[1]), "write "+a[0]) {
 			return
 		}
 		b, _ := os.ReadFile(a[0])
 		r.Out = strings.TrimSpace(string(b))
 		r.Effect = r.Out == a[1]
-	}
+	})
 	// write-all PATH DATA [PATH DATA...]: each write must succeed; Out is
 	// the last file read back.
-	ops["write-all"] = func(r *result, a []string) {
+	probe.Register("write-all", func(r *probe.Result, a []string) {
 		for i := 0; i+1 < len(a); i += 2 {
-			if !errnoOf(r, writeFile(a[i], a[i+1]), "write "+a[i]) {
+			if !r.Check(writeFile(a[i], a[i+1]), "write "+a[i]) {
 				r.Out = a[i]
 				return
 			}
@@ -266,42 +198,42 @@ func init() {
 		b, _ := os.ReadFile(a[len(a)-2])
 		r.Out = strings.TrimSpace(string(b))
 		r.Effect = true
-	}
-	ops["chmod"] = func(r *result, a []string) {
+	})
+	probe.Register("chmod", func(r *probe.Result, a []string) {
 		m, _ := strconv.ParseUint(a[1], 8, 32)
-		errnoOf(r, unix.Chmod(a[0], uint32(m)), "chmod")
-	}
-	ops["chown"] = func(r *result, a []string) {
-		errnoOf(r, unix.Chown(a[0], atoi(a[1]), atoi(a[2])), "chown")
-	}
+		r.Check(unix.Chmod(a[0], uint32(m)), "chmod")
+	})
+	probe.Register("chown", func(r *probe.Result, a []string) {
+		r.Check(unix.Chown(a[0], atoi(a[1]), atoi(a[2])), "chown")
+	})
 	// setxattr PATH NAME VALUE
-	ops["setxattr"] = func(r *result, a []string) {
-		errnoOf(r, unix.Setxattr(a[0], a[1], []byte(a[2]), 0), "setxattr")
-	}
+	probe.Register("setxattr", func(r *probe.Result, a []string) {
+		r.Check(unix.Setxattr(a[0], a[1], []byte(a[2]), 0), "setxattr")
+	})
 	// create-chown PATH UID GID: create a file and chown it (CAP_CHOWN).
-	ops["create-chown"] = func(r *result, a []string) {
+	probe.Register("create-chown", func(r *probe.Result, a []string) {
 		f, err := os.OpenFile(a[0], os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o644)
-		if !setup(r, err, "create") {
+		if !r.Require(err, "create") {
 			return
 		}
 		f.Close()
-		errnoOf(r, unix.Chown(a[0], atoi(a[1]), atoi(a[2])), "chown")
-	}
+		r.Check(unix.Chown(a[0], atoi(a[1]), atoi(a[2])), "chown")
+	})
 	// acct PATH: process accounting on (CAP_SYS_PACCT), a child exits (a
 	// record is written), accounting off.
-	ops["acct"] = func(r *result, a []string) {
-		if !errnoOf(r, unix.Acct(a[0]), "acct") {
+	probe.Register("acct", func(r *probe.Result, a []string) {
+		if !r.Check(unix.Acct(a[0]), "acct") {
 			return
 		}
 		cmd := exec.Command("/proc/self/exe")
-		cmd.Env = []string{envOp + "=noop"}
+		cmd.Env = probe.Env("noop")
 		_ = cmd.Run()
 		_, _, _ = unix.Syscall(unix.SYS_ACCT, 0, 0, 0)
-	}
+	})
 	// sched-fifo: SCHED_FIFO for itself (CAP_SYS_NICE: RLIMIT_RTPRIO is 0).
-	ops["sched-fifo"] = func(r *result, a []string) {
+	probe.Register("sched-fifo", func(r *probe.Result, a []string) {
 		runtime.LockOSThread()
-		if !setup(r, unix.Setrlimit(unix.RLIMIT_RTPRIO, &unix.Rlimit{Cur: 0, Max: 0}), "RLIMIT_RTPRIO 0") {
+		if !r.Require(unix.Setrlimit(unix.RLIMIT_RTPRIO, &unix.Rlimit{Cur: 0, Max: 0}), "RLIMIT_RTPRIO 0") {
 			return
 		}
 		prio := int32(1)
@@ -309,11 +241,11 @@ func init() {
 		r.Errno = e
 		pol, _, _ := unix.Syscall(unix.SYS_SCHED_GETSCHEDULER, 0, 0, 0)
 		r.Effect = pol == 1
-	}
+	})
 	// raise-hard: RLIMIT_MSGQUEUE hard limit doubled (CAP_SYS_RESOURCE).
-	ops["raise-hard"] = func(r *result, a []string) {
+	probe.Register("raise-hard", func(r *probe.Result, a []string) {
 		var old unix.Rlimit
-		if !setup(r, unix.Getrlimit(unix.RLIMIT_MSGQUEUE, &old), "getrlimit") {
+		if !r.Require(unix.Getrlimit(unix.RLIMIT_MSGQUEUE, &old), "getrlimit") {
 			return
 		}
 		if old.Max == unix.RLIM_INFINITY {
@@ -321,53 +253,53 @@ func init() {
 			return
 		}
 		want := old.Max*2 + 4096
-		errnoOf(r, unix.Setrlimit(unix.RLIMIT_MSGQUEUE, &unix.Rlimit{Cur: want, Max: want}), "setrlimit")
+		r.Check(unix.Setrlimit(unix.RLIMIT_MSGQUEUE, &unix.Rlimit{Cur: want, Max: want}), "setrlimit")
 		var now unix.Rlimit
 		_ = unix.Getrlimit(unix.RLIMIT_MSGQUEUE, &now)
 		r.Effect = now.Max == want
 		r.Out = fmt.Sprintf("hard %d -> %d", old.Max, now.Max)
-	}
+	})
 	// audit-set-backlog N: AUDIT_SET of the backlog limit (CAP_AUDIT_CONTROL).
-	ops["audit-set-backlog"] = func(r *result, a []string) {
+	probe.Register("audit-set-backlog", func(r *probe.Result, a []string) {
 		n, _ := strconv.ParseUint(a[0], 10, 32)
-		errnoOf(r, auditSetBacklogLimit(uint32(n)), "AUDIT_SET")
-	}
+		r.Check(auditSetBacklogLimit(uint32(n)), "AUDIT_SET")
+	})
 	// mlock-nolimit: with RLIMIT_MEMLOCK 0, mlock needs CAP_IPC_LOCK.
-	ops["mlock-nolimit"] = func(r *result, a []string) {
-		if !setup(r, unix.Setrlimit(unix.RLIMIT_MEMLOCK, &unix.Rlimit{Cur: 0, Max: 0}), "RLIMIT_MEMLOCK 0") {
+	probe.Register("mlock-nolimit", func(r *probe.Result, a []string) {
+		if !r.Require(unix.Setrlimit(unix.RLIMIT_MEMLOCK, &unix.Rlimit{Cur: 0, Max: 0}), "RLIMIT_MEMLOCK 0") {
 			return
 		}
 		b, err := unix.Mmap(-1, 0, 1<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-		if !setup(r, err, "mmap") {
+		if !r.Require(err, "mmap") {
 			return
 		}
-		errnoOf(r, unix.Mlock(b), "mlock")
+		r.Check(unix.Mlock(b), "mlock")
 		r.Effect = vmLocked() > 0
-	}
+	})
 	// shm-lock: SHM_LOCK of a new segment with RLIMIT_MEMLOCK 0
 	// (CAP_IPC_LOCK).
-	ops["shm-lock"] = func(r *result, a []string) {
-		if !setup(r, unix.Setrlimit(unix.RLIMIT_MEMLOCK, &unix.Rlimit{Cur: 0, Max: 0}), "RLIMIT_MEMLOCK 0") {
+	probe.Register("shm-lock", func(r *probe.Result, a []string) {
+		if !r.Require(unix.Setrlimit(unix.RLIMIT_MEMLOCK, &unix.Rlimit{Cur: 0, Max: 0}), "RLIMIT_MEMLOCK 0") {
 			return
 		}
 		id, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
-		if !setup(r, err, "shmget") {
+		if !r.Require(err, "shmget") {
 			return
 		}
 		defer func() { _, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil) }()
 		_, err = unix.SysvShmCtl(id, 11 /* SHM_LOCK */, nil)
-		errnoOf(r, err, "shmctl SHM_LOCK")
+		r.Check(err, "shmctl SHM_LOCK")
 		var ds unix.SysvShmDesc
 		if _, err := unix.SysvShmCtl(id, unix.IPC_STAT, &ds); err == nil {
 			r.Effect = ds.Perm.Mode&0o2000 != 0 // SHM_LOCKED
 		}
-	}
+	})
 	// userns-lo-up: a child in a new user and network namespace (uid 0
 	// mapped, so it keeps its capabilities there) brings up lo: needs
 	// CAP_NET_ADMIN in that user namespace.
-	ops["userns-lo-up"] = func(r *result, a []string) {
+	probe.Register("userns-lo-up", func(r *probe.Result, a []string) {
 		cmd := exec.Command("/proc/self/exe")
-		cmd.Env = []string{envOp + "=lo-up"}
+		cmd.Env = probe.Env("lo-up")
 		cmd.SysProcAttr = &syscall.SysProcAttr{
 			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
 			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}},
@@ -377,26 +309,25 @@ func init() {
 		if err != nil {
 			// An errno from clone/uid_map: the namespaces themselves
 			// were refused.
-			errnoOf(r, err, "start child in new user+net namespace")
+			r.Check(err, "start child in new user+net namespace")
 			return
 		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		var inner result
-		if !setup(r, json.Unmarshal([]byte(lines[len(lines)-1]), &inner), "inner result") {
+		inner, err := probe.ParseResult(out)
+		if !r.Require(err, "inner result") {
 			return
 		}
 		*r = inner
-	}
-	ops["lo-up"] = func(r *result, a []string) {
+	})
+	probe.Register("lo-up", func(r *probe.Result, a []string) {
 		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
-		if !setup(r, err, "socket") {
+		if !r.Require(err, "socket") {
 			return
 		}
 		ifr, err := unix.NewIfreq("lo")
-		if !setup(r, err, "ifreq") {
+		if !r.Require(err, "ifreq") {
 			return
 		}
-		if !setup(r, unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr), "SIOCGIFFLAGS") {
+		if !r.Require(unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr), "SIOCGIFFLAGS") {
 			return
 		}
 		if ifr.Uint16()&unix.IFF_UP != 0 {
@@ -404,20 +335,20 @@ func init() {
 			return
 		}
 		ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-		errnoOf(r, unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr), "SIOCSIFFLAGS")
+		r.Check(unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr), "SIOCSIFFLAGS")
 		_ = unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr)
 		r.Effect = ifr.Uint16()&unix.IFF_UP != 0
-	}
+	})
 
 	// sigio-compat-ioctl PID fiosetown|siocspgrp: the owner set through the
 	// 32-bit ioctl, F_SETSIG SIGKILL, FIOASYNC, then I/O.
-	ops["sigio-compat-ioctl"] = func(r *result, a []string) {
+	probe.Register("sigio-compat-ioctl", func(r *probe.Result, a []string) {
 		page := compat32(r)
 		if page == nil {
 			return
 		}
 		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
-		if !setup(r, err, "socketpair") {
+		if !r.Require(err, "socketpair") {
 			return
 		}
 		cmd := uintptr(fioSetown)
@@ -428,18 +359,18 @@ func init() {
 		if !int80Errno(r, i386Ioctl, uintptr(fds[0]), cmd, uintptr(unsafe.Pointer(&page[0]))) {
 			return
 		}
-		if _, err := unix.FcntlInt(uintptr(fds[0]), unix.F_SETSIG, int(unix.SIGKILL)); !setup(r, err, "F_SETSIG") {
+		if _, err := unix.FcntlInt(uintptr(fds[0]), unix.F_SETSIG, int(unix.SIGKILL)); !r.Require(err, "F_SETSIG") {
 			return
 		}
-		if !setup(r, unix.IoctlSetPointerInt(fds[0], fioAsync, 1), "FIOASYNC") {
+		if !r.Require(unix.IoctlSetPointerInt(fds[0], fioAsync, 1), "FIOASYNC") {
 			return
 		}
 		asyncWrite(r, fds[1])
-	}
+	})
 	// sigio-compat-fcntl PID: F_SETOWN through the 32-bit fcntl64.
-	ops["sigio-compat-fcntl"] = func(r *result, a []string) {
+	probe.Register("sigio-compat-fcntl", func(r *probe.Result, a []string) {
 		var p [2]int
-		if !setup(r, unix.Pipe(p[:]), "pipe") {
+		if !r.Require(unix.Pipe(p[:]), "pipe") {
 			return
 		}
 		if !int80Errno(r, i386Fcntl64, uintptr(p[0]), unix.F_SETOWN, uintptr(atoi(a[0]))) {
@@ -452,29 +383,29 @@ func init() {
 			return
 		}
 		asyncWrite(r, p[1])
-	}
+	})
 	// sigio-setsig-first PID: F_SETSIG SIGKILL first, then F_SETOWN PID.
-	ops["sigio-setsig-first"] = func(r *result, a []string) {
+	probe.Register("sigio-setsig-first", func(r *probe.Result, a []string) {
 		var p [2]int
-		if !setup(r, unix.Pipe(p[:]), "pipe") {
+		if !r.Require(unix.Pipe(p[:]), "pipe") {
 			return
 		}
-		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETSIG, int(unix.SIGKILL)); !errnoOf(r, err, "F_SETSIG") {
+		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETSIG, int(unix.SIGKILL)); !r.Check(err, "F_SETSIG") {
 			return
 		}
-		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETFL, unix.O_ASYNC); !errnoOf(r, err, "F_SETFL O_ASYNC") {
+		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETFL, unix.O_ASYNC); !r.Check(err, "F_SETFL O_ASYNC") {
 			return
 		}
-		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETOWN, atoi(a[0])); !errnoOf(r, err, "F_SETOWN") {
+		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETOWN, atoi(a[0])); !r.Check(err, "F_SETOWN") {
 			return
 		}
 		asyncWrite(r, p[1])
-	}
+	})
 	// sigio-setown-ex PID pid|pgrp|tid: F_SETOWN_EX, F_SETSIG SIGKILL,
 	// O_ASYNC, I/O.
-	ops["sigio-setown-ex"] = func(r *result, a []string) {
+	probe.Register("sigio-setown-ex", func(r *probe.Result, a []string) {
 		var p [2]int
-		if !setup(r, unix.Pipe(p[:]), "pipe") {
+		if !r.Require(unix.Pipe(p[:]), "pipe") {
 			return
 		}
 		owner := struct{ typ, pid int32 }{typ: 1 /* F_OWNER_PID */, pid: int32(atoi(a[0]))}
@@ -489,46 +420,46 @@ func init() {
 			r.Errno = e
 			return
 		}
-		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETSIG, int(unix.SIGKILL)); !errnoOf(r, err, "F_SETSIG") {
+		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETSIG, int(unix.SIGKILL)); !r.Check(err, "F_SETSIG") {
 			return
 		}
-		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETFL, unix.O_ASYNC); !errnoOf(r, err, "F_SETFL O_ASYNC") {
+		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETFL, unix.O_ASYNC); !r.Check(err, "F_SETFL O_ASYNC") {
 			return
 		}
 		asyncWrite(r, p[1])
-	}
+	})
 	// sigio-pgrp PGID: F_SETOWN(-PGID), a process group outside.
-	ops["sigio-pgrp"] = func(r *result, a []string) {
+	probe.Register("sigio-pgrp", func(r *probe.Result, a []string) {
 		var p [2]int
-		if !setup(r, unix.Pipe(p[:]), "pipe") {
+		if !r.Require(unix.Pipe(p[:]), "pipe") {
 			return
 		}
-		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETOWN, -atoi(a[0])); !errnoOf(r, err, "F_SETOWN") {
+		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETOWN, -atoi(a[0])); !r.Check(err, "F_SETOWN") {
 			return
 		}
-		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETSIG, int(unix.SIGKILL)); !errnoOf(r, err, "F_SETSIG") {
+		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETSIG, int(unix.SIGKILL)); !r.Check(err, "F_SETSIG") {
 			return
 		}
-		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETFL, unix.O_ASYNC); !errnoOf(r, err, "F_SETFL O_ASYNC") {
+		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETFL, unix.O_ASYNC); !r.Check(err, "F_SETFL O_ASYNC") {
 			return
 		}
 		asyncWrite(r, p[1])
-	}
+	})
 	// async-inherited fcntl|fioasync|compat-fioasync: fd 3 is a socket whose
 	// owner (an outside process) and signal (SIGKILL) were set outside the
 	// sandbox, fd 4 its peer. Enable async I/O on 3, write on 4.
-	ops["async-inherited"] = func(r *result, a []string) {
+	probe.Register("async-inherited", func(r *probe.Result, a []string) {
 		switch a[0] {
 		case "fcntl":
 			fl, err := unix.FcntlInt(3, unix.F_GETFL, 0)
-			if !setup(r, err, "F_GETFL") {
+			if !r.Require(err, "F_GETFL") {
 				return
 			}
-			if _, err := unix.FcntlInt(3, unix.F_SETFL, fl|unix.O_ASYNC); !errnoOf(r, err, "F_SETFL O_ASYNC") {
+			if _, err := unix.FcntlInt(3, unix.F_SETFL, fl|unix.O_ASYNC); !r.Check(err, "F_SETFL O_ASYNC") {
 				return
 			}
 		case "fioasync":
-			if !errnoOf(r, unix.IoctlSetPointerInt(3, fioAsync, 1), "FIOASYNC") {
+			if !r.Check(unix.IoctlSetPointerInt(3, fioAsync, 1), "FIOASYNC") {
 				return
 			}
 		case "compat-fioasync":
@@ -545,12 +476,12 @@ func init() {
 			return
 		}
 		asyncWrite(r, 4)
-	}
+	})
 	// rlimit-core CUR: set RLIMIT_CORE's soft limit (hard unchanged);
 	// Effect: it now reads CUR.
-	ops["rlimit-core"] = func(r *result, a []string) {
+	probe.Register("rlimit-core", func(r *probe.Result, a []string) {
 		var old unix.Rlimit
-		if !setup(r, unix.Getrlimit(unix.RLIMIT_CORE, &old), "getrlimit") {
+		if !r.Require(unix.Getrlimit(unix.RLIMIT_CORE, &old), "getrlimit") {
 			return
 		}
 		cur := uint64(unix.RLIM_INFINITY)
@@ -561,16 +492,16 @@ func init() {
 			r.Setup = fmt.Sprintf("RLIMIT_CORE is %d/%d: cannot test a change of the soft limit to %d", old.Cur, old.Max, cur)
 			return
 		}
-		errnoOf(r, unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: cur, Max: old.Max}), "setrlimit")
+		r.Check(unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: cur, Max: old.Max}), "setrlimit")
 		var now unix.Rlimit
 		_ = unix.Getrlimit(unix.RLIMIT_CORE, &now)
 		r.Effect = now.Cur == cur
 		r.Out = fmt.Sprintf("RLIMIT_CORE %d/%d -> %d/%d", old.Cur, old.Max, now.Cur, now.Max)
-	}
+	})
 	// crash-dump none|raise|zero: crash with a core dump (SIGABRT) after
 	// leaving RLIMIT_CORE alone, trying to raise it to unlimited, or
 	// lowering its soft limit to 0 (a pipe core_pattern ignores 0).
-	ops["crash-dump"] = func(r *result, a []string) {
+	probe.Register("crash-dump", func(r *probe.Result, a []string) {
 		var old unix.Rlimit
 		_ = unix.Getrlimit(unix.RLIMIT_CORE, &old)
 		switch a[0] {
@@ -584,62 +515,62 @@ func init() {
 		fmt.Fprintf(os.Stderr, "crash-dump: RLIMIT_CORE %d/%d -> %d/%d\n", old.Cur, old.Max, now.Cur, now.Max)
 		debug.SetTraceback("crash")
 		panic("escapetest: crash for a core dump")
-	}
+	})
 	// rewrite-wait-exec SRC DST ARGS...: open DST for write (create or
 	// O_TRUNC), write SRC's bytes, close; wait for the test (which evicts
 	// the inode); exec DST ARGS. Effect: its output has "pwned".
-	ops["rewrite-wait-exec"] = func(r *result, a []string) {
+	probe.Register("rewrite-wait-exec", func(r *probe.Result, a []string) {
 		f, err := os.OpenFile(a[1], os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-		if !setup(r, err, "open "+a[1]+" for write") {
+		if !r.Require(err, "open "+a[1]+" for write") {
 			return
 		}
 		err = copyFile(f, a[0])
 		f.Close()
-		if !setup(r, err, "write "+a[1]) {
+		if !r.Require(err, "write "+a[1]) {
 			return
 		}
-		syncPoint()
-		runProgram(r, a[1:], nil, nil)
+		probe.Sync()
+		probe.RunProgram(r, a[1:], nil, nil)
 		r.Effect = strings.Contains(r.Out, "pwned")
-	}
+	})
 	// write-mmap-exec SRC DST sync|nosync mmap|mprotect: write DST (SRC's
 	// bytes), optionally wait for the test, then map it executable
 	// (mmap PROT_EXEC, or mmap PROT_READ and mprotect PROT_EXEC).
-	ops["write-mmap-exec"] = func(r *result, a []string) {
+	probe.Register("write-mmap-exec", func(r *probe.Result, a []string) {
 		f, err := os.OpenFile(a[1], os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-		if !setup(r, err, "open "+a[1]+" for write") {
+		if !r.Require(err, "open "+a[1]+" for write") {
 			return
 		}
 		err = copyFile(f, a[0])
 		f.Close()
-		if !setup(r, err, "write "+a[1]) {
+		if !r.Require(err, "write "+a[1]) {
 			return
 		}
 		if a[2] == "sync" {
-			syncPoint()
+			probe.Sync()
 		}
 		mapExec(r, a[1], a[3])
-	}
+	})
 	// mmap-exec PATH mmap|mprotect: map an existing file executable.
-	ops["mmap-exec"] = func(r *result, a []string) { mapExec(r, a[0], a[1]) }
+	probe.Register("mmap-exec", func(r *probe.Result, a []string) { mapExec(r, a[0], a[1]) })
 }
 
-func mapExec(r *result, path, how string) {
+func mapExec(r *probe.Result, path, how string) {
 	fd, err := unix.Open(path, unix.O_RDONLY, 0)
-	if !setup(r, err, "open "+path) {
+	if !r.Require(err, "open "+path) {
 		return
 	}
 	defer unix.Close(fd)
 	if how == "mprotect" {
 		b, err := unix.Mmap(fd, 0, 4096, unix.PROT_READ, unix.MAP_PRIVATE)
-		if !setup(r, err, "mmap PROT_READ") {
+		if !r.Require(err, "mmap PROT_READ") {
 			return
 		}
-		r.Effect = errnoOf(r, unix.Mprotect(b, unix.PROT_READ|unix.PROT_EXEC), "mprotect PROT_EXEC")
+		r.Effect = r.Check(unix.Mprotect(b, unix.PROT_READ|unix.PROT_EXEC), "mprotect PROT_EXEC")
 		return
 	}
 	b, err := unix.Mmap(fd, 0, 4096, unix.PROT_READ|unix.PROT_EXEC, unix.MAP_PRIVATE)
-	if errnoOf(r, err, "mmap PROT_EXEC") {
+	if r.Check(err, "mmap PROT_EXEC") {
 		r.Effect = true
 		_ = unix.Munmap(b)
 	}

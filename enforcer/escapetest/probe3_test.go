@@ -8,7 +8,6 @@ package escapetest
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,10 +20,9 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-)
 
-// inFD is the first descriptor a test passes in ExtraFiles.
-const inFD = 3
+	"github.com/enforcerd/enforcerd/internal/probe"
+)
 
 // peerData is what the test's peer sends before a receiving probe runs;
 // sentData is what a sending probe sends.
@@ -64,7 +62,7 @@ func page32(n int) ([]byte, error) {
 
 // compatIoctl is ioctl(fd, cmd, arg) through the i386 entry
 // (compat_sys_ioctl); arg must point below 4 GiB.
-func compatIoctl(r *result, fd int, cmd uintptr, arg unsafe.Pointer) {
+func compatIoctl(r *probe.Result, fd int, cmd uintptr, arg unsafe.Pointer) {
 	ret := Int80(i386Ioctl, uintptr(fd), cmd, uintptr(arg))
 	if ret < 0 {
 		r.Errno = syscall.Errno(-ret)
@@ -81,8 +79,8 @@ func ioctlPtr(fd int, cmd uintptr, arg unsafe.Pointer) syscall.Errno {
 
 // waitIn waits until the inherited socket has data to read (poll is no
 // read and no LSM hook sees it).
-func waitIn(r *result) bool {
-	fds := []unix.PollFd{{Fd: inFD, Events: unix.POLLIN}}
+func waitIn(r *probe.Result) bool {
+	fds := []unix.PollFd{{Fd: probe.InheritedFD, Events: unix.POLLIN}}
 	n, err := unix.Poll(fds, 3000)
 	if err != nil || n != 1 {
 		r.Setup = fmt.Sprintf("fd 3: no data from the peer to receive (poll %d %v)", n, err)
@@ -92,7 +90,7 @@ func waitIn(r *result) bool {
 }
 
 // got records what a receiving probe obtained.
-func got(r *result, b []byte) {
+func got(r *probe.Result, b []byte) {
 	r.Out = string(b)
 	r.Effect = bytes.Contains(b, []byte(peerData))
 }
@@ -178,13 +176,13 @@ func (u *uring) do(op uint8, fd int, buf []byte) (int32, error) {
 	return res, nil
 }
 
-func uringSend(r *result, op uint8) {
+func uringSend(r *probe.Result, op uint8) {
 	u, err := newUring()
-	if !setup(r, err, "io_uring") {
+	if !r.Require(err, "io_uring") {
 		return
 	}
-	n, err := u.do(op, inFD, []byte(sentData))
-	if !setup(r, err, "io_uring") {
+	n, err := u.do(op, probe.InheritedFD, []byte(sentData))
+	if !r.Require(err, "io_uring") {
 		return
 	}
 	if n < 0 {
@@ -192,17 +190,17 @@ func uringSend(r *result, op uint8) {
 	}
 }
 
-func uringRecv(r *result, op uint8) {
+func uringRecv(r *probe.Result, op uint8) {
 	if !waitIn(r) {
 		return
 	}
 	u, err := newUring()
-	if !setup(r, err, "io_uring") {
+	if !r.Require(err, "io_uring") {
 		return
 	}
 	buf := make([]byte, 256)
-	n, err := u.do(op, inFD, buf)
-	if !setup(r, err, "io_uring") {
+	n, err := u.do(op, probe.InheritedFD, buf)
+	if !r.Require(err, "io_uring") {
 		return
 	}
 	if n < 0 {
@@ -214,15 +212,15 @@ func uringRecv(r *result, op uint8) {
 
 // sgWrite issues SCSI WRITE(10) of nblk blocks of mark at lba through
 // SG_IO on dev (sg v3 header, or bsg v4 for /dev/bsg/*).
-func sgWrite(r *result, dev string, flags int, lba uint32, nblk, bs int, mark string, compat bool) {
+func sgWrite(r *probe.Result, dev string, flags int, lba uint32, nblk, bs int, mark string, compat bool) {
 	fd, err := unix.Open(dev, flags, 0)
-	if !errnoOf(r, err, "open "+dev) {
+	if !r.Check(err, "open "+dev) {
 		return
 	}
 	defer unix.Close(fd)
 	// Everything below 4 GiB, for the int $0x80 entry.
 	mem, err := page32(nblk*bs + 4096)
-	if !setup(r, err, "mmap MAP_32BIT") {
+	if !r.Require(err, "mmap MAP_32BIT") {
 		return
 	}
 	data := mem[:nblk*bs]
@@ -320,9 +318,9 @@ func parseIP4(s string) []byte {
 }
 
 // tunAttach opens /dev/net/tun with flags and attaches to tun device name.
-func tunAttach(r *result, name string, flags int) (int, bool) {
+func tunAttach(r *probe.Result, name string, flags int) (int, bool) {
 	fd, err := unix.Open("/dev/net/tun", flags, 0)
-	if !errnoOf(r, err, "open /dev/net/tun") {
+	if !r.Check(err, "open /dev/net/tun") {
 		return -1, false
 	}
 	var ifr [40]byte
@@ -344,55 +342,55 @@ func openFlags(mode string) int {
 }
 
 // openRO opens a[0] read-only for an ioctl.
-func openRO(r *result, path string) (int, bool) {
+func openRO(r *probe.Result, path string) (int, bool) {
 	fd, err := unix.Open(path, unix.O_RDONLY, 0)
-	return fd, setup(r, err, "open "+path+" read-only")
+	return fd, r.Require(err, "open "+path+" read-only")
 }
 
 func init() {
-	more := map[string]func(r *result, a []string){
+	probe.RegisterAll(map[string]probe.Op{
 		// Inherited socket (fd 3): receiving.
-		"fd-read": func(r *result, a []string) {
+		"fd-read": func(r *probe.Result, a []string) {
 			if !waitIn(r) {
 				return
 			}
 			b := make([]byte, 256)
-			n, err := unix.Read(inFD, b)
-			if errnoOf(r, err, "read") {
+			n, err := unix.Read(probe.InheritedFD, b)
+			if r.Check(err, "read") {
 				got(r, b[:n])
 			}
 		},
-		"fd-readv": func(r *result, a []string) {
+		"fd-readv": func(r *probe.Result, a []string) {
 			if !waitIn(r) {
 				return
 			}
 			b := make([]byte, 256)
-			n, err := unix.Readv(inFD, [][]byte{b})
-			if errnoOf(r, err, "readv") {
+			n, err := unix.Readv(probe.InheritedFD, [][]byte{b})
+			if r.Check(err, "readv") {
 				got(r, b[:n])
 			}
 		},
-		"fd-splice": func(r *result, a []string) {
+		"fd-splice": func(r *probe.Result, a []string) {
 			if !waitIn(r) {
 				return
 			}
 			var p [2]int
-			if !setup(r, unix.Pipe(p[:]), "pipe") {
+			if !r.Require(unix.Pipe(p[:]), "pipe") {
 				return
 			}
-			n, err := unix.Splice(inFD, nil, p[1], nil, 256, unix.SPLICE_F_NONBLOCK)
-			if !errnoOf(r, err, "splice") {
+			n, err := unix.Splice(probe.InheritedFD, nil, p[1], nil, 256, unix.SPLICE_F_NONBLOCK)
+			if !r.Check(err, "splice") {
 				return
 			}
 			b := make([]byte, 256)
 			m, _ := unix.Read(p[0], b[:n])
 			got(r, b[:m])
 		},
-		"fd-uring-read": func(r *result, a []string) { uringRecv(r, uringOpRead) },
-		"fd-uring-recv": func(r *result, a []string) { uringRecv(r, uringOpRecv) },
+		"fd-uring-read": func(r *probe.Result, a []string) { uringRecv(r, uringOpRead) },
+		"fd-uring-recv": func(r *probe.Result, a []string) { uringRecv(r, uringOpRecv) },
 		// fd-zerocopy: getsockopt(TCP_ZEROCOPY_RECEIVE) with a copy
 		// buffer: data shorter than a page is copied into it.
-		"fd-zerocopy": func(r *result, a []string) {
+		"fd-zerocopy": func(r *probe.Result, a []string) {
 			if !waitIn(r) {
 				return
 			}
@@ -401,7 +399,7 @@ func init() {
 			binary.LittleEndian.PutUint64(zc[24:], uint64(uintptr(unsafe.Pointer(&buf[0]))))
 			binary.LittleEndian.PutUint32(zc[32:], uint32(len(buf)))
 			l := uint32(len(zc))
-			_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, inFD, unix.IPPROTO_TCP, tcpZerocopyRecv,
+			_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, probe.InheritedFD, unix.IPPROTO_TCP, tcpZerocopyRecv,
 				uintptr(unsafe.Pointer(&zc[0])), uintptr(unsafe.Pointer(&l)), 0)
 			runtime.KeepAlive(buf)
 			r.Errno = e
@@ -414,70 +412,70 @@ func init() {
 				got(r, buf[:n])
 			}
 		},
-		"fd-mmap": func(r *result, a []string) {
-			m, err := unix.Mmap(inFD, 0, 4096, unix.PROT_READ, unix.MAP_SHARED)
-			if errnoOf(r, err, "mmap") {
+		"fd-mmap": func(r *probe.Result, a []string) {
+			m, err := unix.Mmap(probe.InheritedFD, 0, 4096, unix.PROT_READ, unix.MAP_SHARED)
+			if r.Check(err, "mmap") {
 				unix.Munmap(m)
 			}
 		},
-		"fd-fionread": func(r *result, a []string) {
+		"fd-fionread": func(r *probe.Result, a []string) {
 			if !waitIn(r) {
 				return
 			}
-			n, err := unix.IoctlGetInt(inFD, unix.SIOCINQ)
-			if errnoOf(r, err, "ioctl SIOCINQ") {
+			n, err := unix.IoctlGetInt(probe.InheritedFD, unix.SIOCINQ)
+			if r.Check(err, "ioctl SIOCINQ") {
 				r.Out = strconv.Itoa(n)
 				r.Effect = n > 0
 			}
 		},
 		// Inherited socket: sending and changing it.
-		"fd-write": func(r *result, a []string) {
-			_, err := unix.Write(inFD, []byte(sentData))
-			errnoOf(r, err, "write")
+		"fd-write": func(r *probe.Result, a []string) {
+			_, err := unix.Write(probe.InheritedFD, []byte(sentData))
+			r.Check(err, "write")
 		},
-		"fd-splice-out": func(r *result, a []string) {
+		"fd-splice-out": func(r *probe.Result, a []string) {
 			var p [2]int
-			if !setup(r, unix.Pipe(p[:]), "pipe") {
+			if !r.Require(unix.Pipe(p[:]), "pipe") {
 				return
 			}
-			if _, err := unix.Write(p[1], []byte(sentData)); !setup(r, err, "write pipe") {
+			if _, err := unix.Write(p[1], []byte(sentData)); !r.Require(err, "write pipe") {
 				return
 			}
-			_, err := unix.Splice(p[0], nil, inFD, nil, len(sentData), 0)
-			errnoOf(r, err, "splice")
+			_, err := unix.Splice(p[0], nil, probe.InheritedFD, nil, len(sentData), 0)
+			r.Check(err, "splice")
 		},
-		"fd-uring-write": func(r *result, a []string) { uringSend(r, uringOpWrite) },
-		"fd-uring-send":  func(r *result, a []string) { uringSend(r, uringOpSend) },
-		"fd-sendfile": func(r *result, a []string) {
+		"fd-uring-write": func(r *probe.Result, a []string) { uringSend(r, uringOpWrite) },
+		"fd-uring-send":  func(r *probe.Result, a []string) { uringSend(r, uringOpSend) },
+		"fd-sendfile": func(r *probe.Result, a []string) {
 			in, err := unix.Open(a[0], unix.O_RDONLY, 0)
-			if !setup(r, err, "open "+a[0]) {
+			if !r.Require(err, "open "+a[0]) {
 				return
 			}
-			_, err = unix.Sendfile(inFD, in, nil, len(sentData))
-			errnoOf(r, err, "sendfile")
+			_, err = unix.Sendfile(probe.InheritedFD, in, nil, len(sentData))
+			r.Check(err, "sendfile")
 		},
-		"fd-setsockopt": func(r *result, a []string) {
-			errnoOf(r, unix.SetsockoptInt(inFD, unix.SOL_SOCKET, unix.SO_PRIORITY, 6), "setsockopt SO_PRIORITY")
+		"fd-setsockopt": func(r *probe.Result, a []string) {
+			r.Check(unix.SetsockoptInt(probe.InheritedFD, unix.SOL_SOCKET, unix.SO_PRIORITY, 6), "setsockopt SO_PRIORITY")
 		},
-		"fd-shutdown": func(r *result, a []string) {
-			errnoOf(r, unix.Shutdown(inFD, unix.SHUT_WR), "shutdown")
+		"fd-shutdown": func(r *probe.Result, a []string) {
+			r.Check(unix.Shutdown(probe.InheritedFD, unix.SHUT_WR), "shutdown")
 		},
 
 		// selfpair OP: OP on one end (dup'ed to fd 3) of a socketpair made
 		// inside the sandbox; Effect: OP's side effect seen at the other
 		// end (or, for receiving ops, what OP reported).
-		"selfpair": func(r *result, a []string) {
+		"selfpair": func(r *probe.Result, a []string) {
 			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
-			if !setup(r, err, "socketpair") {
+			if !r.Require(err, "socketpair") {
 				return
 			}
 			// Both ends above fd 3 first: socketpair may return fd 3.
 			peer, err := unix.FcntlInt(uintptr(fds[0]), unix.F_DUPFD_CLOEXEC, 10)
-			if !setup(r, err, "dup peer") {
+			if !r.Require(err, "dup peer") {
 				return
 			}
 			end, err := unix.FcntlInt(uintptr(fds[1]), unix.F_DUPFD_CLOEXEC, 10)
-			if !setup(r, err, "dup end") {
+			if !r.Require(err, "dup end") {
 				return
 			}
 			unix.Close(fds[0])
@@ -486,18 +484,18 @@ func init() {
 			// the socket at fd 3 like an inherited one: this process's own
 			// fd 3 may belong to the Go runtime.
 			self, err := os.Executable()
-			if !setup(r, err, "executable") {
+			if !r.Require(err, "executable") {
 				return
 			}
 			recv := a[1] == "recv"
 			if recv {
-				if _, err := unix.Write(peer, []byte(peerData)); !setup(r, err, "write peer") {
+				if _, err := unix.Write(peer, []byte(peerData)); !r.Require(err, "write peer") {
 					return
 				}
 			}
 			if a[0] == "fd-sendfile" {
 				f, err := os.CreateTemp("", "selfpair")
-				if !setup(r, err, "temp file") {
+				if !r.Require(err, "temp file") {
 					return
 				}
 				f.WriteString(sentData)
@@ -505,16 +503,16 @@ func init() {
 				defer os.Remove(f.Name())
 				a = append(a, f.Name())
 			}
-			args, _ := json.Marshal(a[2:])
 			child := exec.Command(self)
-			child.Env = []string{envOp + "=" + a[0], envArgs + "=" + string(args), "PATH=/bin:/sbin:/usr/bin", "TMPDIR=/tmp"}
+			child.Env = append(probe.Env(a[0], a[2:]...), "PATH=/bin:/sbin:/usr/bin", "TMPDIR=/tmp")
 			child.ExtraFiles = []*os.File{os.NewFile(uintptr(end), "selfpair-end")}
 			out, err := child.Output()
-			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-			if jerr := json.Unmarshal([]byte(lines[len(lines)-1]), r); jerr != nil {
+			inner, jerr := probe.ParseResult(out)
+			if jerr != nil {
 				r.Setup = fmt.Sprintf("selfpair child %s: no result (%v): %q", a[0], err, out)
 				return
 			}
+			*r = inner
 			r.Op = "selfpair " + a[0]
 			if recv || r.Errno != 0 || r.Setup != "" {
 				return
@@ -536,7 +534,7 @@ func init() {
 		},
 		// tun-inject NAME SRC DST PORT: attach to tun NAME (O_RDWR) and
 		// write an IPv4/UDP datagram SRC -> DST:PORT into the host stack.
-		"tun-inject": func(r *result, a []string) {
+		"tun-inject": func(r *probe.Result, a []string) {
 			fd, ok := tunAttach(r, a[0], unix.O_RDWR)
 			if !ok {
 				return
@@ -544,11 +542,11 @@ func init() {
 			defer unix.Close(fd)
 			port, _ := strconv.Atoi(a[3])
 			_, err := unix.Write(fd, udpPacket(a[1], a[2], port, sentData))
-			errnoOf(r, err, "write to tun")
+			r.Check(err, "write to tun")
 		},
 		// tun-sniff NAME: attach to tun NAME read-only and read a packet
 		// the host routes into it.
-		"tun-sniff": func(r *result, a []string) {
+		"tun-sniff": func(r *probe.Result, a []string) {
 			fd, ok := tunAttach(r, a[0], unix.O_RDONLY)
 			if !ok {
 				return
@@ -562,7 +560,7 @@ func init() {
 					continue
 				}
 				n, err := unix.Read(fd, b)
-				if !errnoOf(r, err, "read from tun") {
+				if !r.Check(err, "read from tun") {
 					return
 				}
 				if bytes.Contains(b[:n], []byte(peerData)) {
@@ -573,30 +571,30 @@ func init() {
 			r.Setup = "no packet from the host arrived on the tun device"
 		},
 		// open-rw PATH: open O_RDWR and close.
-		"open-rw": func(r *result, a []string) {
+		"open-rw": func(r *probe.Result, a []string) {
 			fd, err := unix.Open(a[0], unix.O_RDWR, 0)
-			if errnoOf(r, err, "open "+a[0]) {
+			if r.Check(err, "open "+a[0]) {
 				unix.Close(fd)
 			}
 		},
 		// write-dev PATH DATA: open O_WRONLY, write DATA.
-		"write-dev": func(r *result, a []string) {
+		"write-dev": func(r *probe.Result, a []string) {
 			fd, err := unix.Open(a[0], unix.O_WRONLY|unix.O_NOCTTY, 0)
-			if !errnoOf(r, err, "open "+a[0]) {
+			if !r.Check(err, "open "+a[0]) {
 				return
 			}
 			defer unix.Close(fd)
 			_, err = unix.Write(fd, []byte(a[1]))
-			errnoOf(r, err, "write "+a[0])
+			r.Check(err, "write "+a[0])
 		},
 		// pty-write: write through a new pty's slave; the master reads it.
-		"pty-write": func(r *result, a []string) {
-			m, s, err := ptyPair()
-			if !setup(r, err, "open pty") {
+		"pty-write": func(r *probe.Result, a []string) {
+			m, s, err := probe.OpenPty(true)
+			if !r.Require(err, "open pty") {
 				return
 			}
 			_, err = unix.Write(s, []byte(sentData+"\n"))
-			if !errnoOf(r, err, "write pty slave") {
+			if !r.Check(err, "write pty slave") {
 				return
 			}
 			b := make([]byte, 256)
@@ -604,16 +602,16 @@ func init() {
 			r.Effect = n > 0 && bytes.Contains(b[:n], []byte(sentData))
 		},
 		// uinput-create NAME: a virtual keyboard (open, setup, create).
-		"uinput-create": func(r *result, a []string) {
+		"uinput-create": func(r *probe.Result, a []string) {
 			fd, err := unix.Open("/dev/uinput", unix.O_WRONLY|unix.O_NONBLOCK, 0)
-			if !errnoOf(r, err, "open /dev/uinput") {
+			if !r.Check(err, "open /dev/uinput") {
 				return
 			}
 			defer unix.Close(fd)
-			if !errnoOf(r, unix.IoctlSetInt(fd, uiSetEvbit, 1 /* EV_KEY */), "UI_SET_EVBIT") {
+			if !r.Check(unix.IoctlSetInt(fd, uiSetEvbit, 1 /* EV_KEY */), "UI_SET_EVBIT") {
 				return
 			}
-			if !errnoOf(r, unix.IoctlSetInt(fd, uiSetKeybit, 30 /* KEY_A */), "UI_SET_KEYBIT") {
+			if !r.Check(unix.IoctlSetInt(fd, uiSetKeybit, 30 /* KEY_A */), "UI_SET_KEYBIT") {
 				return
 			}
 			var us [92]byte
@@ -631,7 +629,7 @@ func init() {
 			r.Effect = bytes.Contains(b, []byte(a[0]))
 		},
 		// sg-write DEV ro|rw LBA NBLK BS MARK: SCSI WRITE(10) via SG_IO.
-		"sg-write": func(r *result, a []string) {
+		"sg-write": func(r *probe.Result, a []string) {
 			lba, _ := strconv.ParseUint(a[2], 10, 32)
 			nblk, _ := strconv.Atoi(a[3])
 			bs, _ := strconv.Atoi(a[4])
@@ -641,7 +639,7 @@ func init() {
 		// Ioctls on a file opened read-only.
 		// setflags PATH FLAGS / setflags-compat PATH FLAGS: add FLAGS
 		// (FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS through int $0x80).
-		"setflags": func(r *result, a []string) {
+		"setflags": func(r *probe.Result, a []string) {
 			fd, ok := openRO(r, a[0])
 			if !ok {
 				return
@@ -649,13 +647,13 @@ func init() {
 			defer unix.Close(fd)
 			add, _ := strconv.ParseUint(a[1], 0, 32)
 			old, err := unix.IoctlGetUint32(fd, fsIOCGetflags)
-			if !setup(r, err, "FS_IOC_GETFLAGS") {
+			if !r.Require(err, "FS_IOC_GETFLAGS") {
 				return
 			}
 			v := uint64(old) | add
 			r.Errno = ioctlPtr(fd, fsIOCSetflags, unsafe.Pointer(&v))
 		},
-		"setflags-compat": func(r *result, a []string) {
+		"setflags-compat": func(r *probe.Result, a []string) {
 			fd, ok := openRO(r, a[0])
 			if !ok {
 				return
@@ -663,11 +661,11 @@ func init() {
 			defer unix.Close(fd)
 			add, _ := strconv.ParseUint(a[1], 0, 32)
 			old, err := unix.IoctlGetUint32(fd, fsIOCGetflags)
-			if !setup(r, err, "FS_IOC_GETFLAGS") {
+			if !r.Require(err, "FS_IOC_GETFLAGS") {
 				return
 			}
 			p, err := page32(4)
-			if !setup(r, err, "mmap MAP_32BIT") {
+			if !r.Require(err, "mmap MAP_32BIT") {
 				return
 			}
 			binary.LittleEndian.PutUint32(p, old|uint32(add))
@@ -675,7 +673,7 @@ func init() {
 		},
 		// setflags64-compat PATH FLAGS: the 64-bit FS_IOC_SETFLAGS number
 		// through int $0x80 (compat_sys_ioctl passes it on unchanged).
-		"setflags64-compat": func(r *result, a []string) {
+		"setflags64-compat": func(r *probe.Result, a []string) {
 			fd, ok := openRO(r, a[0])
 			if !ok {
 				return
@@ -683,11 +681,11 @@ func init() {
 			defer unix.Close(fd)
 			add, _ := strconv.ParseUint(a[1], 0, 32)
 			old, err := unix.IoctlGetUint32(fd, fsIOCGetflags)
-			if !setup(r, err, "FS_IOC_GETFLAGS") {
+			if !r.Require(err, "FS_IOC_GETFLAGS") {
 				return
 			}
 			p, err := page32(8)
-			if !setup(r, err, "mmap MAP_32BIT") {
+			if !r.Require(err, "mmap MAP_32BIT") {
 				return
 			}
 			binary.LittleEndian.PutUint32(p, old|uint32(add))
@@ -695,25 +693,25 @@ func init() {
 		},
 		// fssetxattr PATH XFLAGS / fssetxattr-compat PATH XFLAGS: add
 		// XFLAGS to fsx_xflags (FS_IOC_FSSETXATTR, native or int $0x80).
-		"fssetxattr": func(r *result, a []string) { fssetxattr(r, a, false) },
-		"fssetxattr-compat": func(r *result, a []string) {
+		"fssetxattr": func(r *probe.Result, a []string) { fssetxattr(r, a, false) },
+		"fssetxattr-compat": func(r *probe.Result, a []string) {
 			fssetxattr(r, a, true)
 		},
 		// getflags-compat PATH: FS_IOC32_GETFLAGS through int $0x80.
-		"getflags-compat": func(r *result, a []string) {
+		"getflags-compat": func(r *probe.Result, a []string) {
 			fd, ok := openRO(r, a[0])
 			if !ok {
 				return
 			}
 			defer unix.Close(fd)
 			p, err := page32(4)
-			if !setup(r, err, "mmap MAP_32BIT") {
+			if !r.Require(err, "mmap MAP_32BIT") {
 				return
 			}
 			compatIoctl(r, fd, fsIOC32Getflags, unsafe.Pointer(&p[0]))
 		},
 		// ioctl-read PATH NAME: a read-only ioctl on a read-only descriptor.
-		"ioctl-read": func(r *result, a []string) {
+		"ioctl-read": func(r *probe.Result, a []string) {
 			fd, ok := openRO(r, a[0])
 			if !ok {
 				return
@@ -745,14 +743,14 @@ func init() {
 		// enable-verity PATH: FS_IOC_ENABLE_VERITY (sha256, 4 KiB blocks)
 		// on a read-only descriptor: the file is sealed for ever.
 		// enable-verity PATH [compat]: also through int $0x80.
-		"enable-verity": func(r *result, a []string) {
+		"enable-verity": func(r *probe.Result, a []string) {
 			fd, ok := openRO(r, a[0])
 			if !ok {
 				return
 			}
 			defer unix.Close(fd)
 			arg, err := page32(128)
-			if !setup(r, err, "mmap MAP_32BIT") {
+			if !r.Require(err, "mmap MAP_32BIT") {
 				return
 			}
 			binary.LittleEndian.PutUint32(arg[0:], 1)    // version
@@ -766,31 +764,28 @@ func init() {
 		},
 		// move-ext: EXT4_IOC_MOVE_EXT of block 0 from the donor (fd 4) into
 		// the file at fd 3, both writable descriptors from outside.
-		"move-ext": func(r *result, a []string) {
+		"move-ext": func(r *probe.Result, a []string) {
 			var me [40]byte
 			binary.LittleEndian.PutUint32(me[4:], 4) // donor_fd
 			binary.LittleEndian.PutUint64(me[24:], 1)
-			r.Errno = ioctlPtr(inFD, ext4IOCMoveExt, unsafe.Pointer(&me[0]))
+			r.Errno = ioctlPtr(probe.InheritedFD, ext4IOCMoveExt, unsafe.Pointer(&me[0]))
 			r.Out = fmt.Sprintf("moved %d", binary.LittleEndian.Uint64(me[32:]))
 		},
 
 		// Metadata of an existing inode (any type, never followed).
-		"lchmod": func(r *result, a []string) {
-			errnoOf(r, unix.Fchmodat(unix.AT_FDCWD, a[0], 0o777, 0), "chmod")
+		"lchmod": func(r *probe.Result, a []string) {
+			r.Check(unix.Fchmodat(unix.AT_FDCWD, a[0], 0o777, 0), "chmod")
 		},
-		"lchown": func(r *result, a []string) { errnoOf(r, unix.Lchown(a[0], 4242, 4242), "lchown") },
-		"lutimes": func(r *result, a []string) {
+		"lchown": func(r *probe.Result, a []string) { r.Check(unix.Lchown(a[0], 4242, 4242), "lchown") },
+		"lutimes": func(r *probe.Result, a []string) {
 			ts := []unix.Timespec{{Sec: 1000}, {Sec: 1000}}
-			errnoOf(r, unix.UtimesNanoAt(unix.AT_FDCWD, a[0], ts, unix.AT_SYMLINK_NOFOLLOW), "utimensat")
+			r.Check(unix.UtimesNanoAt(unix.AT_FDCWD, a[0], ts, unix.AT_SYMLINK_NOFOLLOW), "utimensat")
 		},
 		// set-acl PATH: system.posix_acl_access granting uid 4242 rwx.
-		"set-acl": func(r *result, a []string) {
-			errnoOf(r, unix.Lsetxattr(a[0], "system.posix_acl_access", aclBlob(), 0), "setxattr system.posix_acl_access")
+		"set-acl": func(r *probe.Result, a []string) {
+			r.Check(unix.Lsetxattr(a[0], "system.posix_acl_access", aclBlob(), 0), "setxattr system.posix_acl_access")
 		},
-	}
-	for k, v := range more {
-		ops[k] = v
-	}
+	})
 }
 
 // aclBlob: u::rwx, u:4242:rwx, g::r-x, m::rwx, o::r-x (posix_acl_xattr v2).
@@ -804,7 +799,7 @@ func aclBlob() []byte {
 	return b
 }
 
-func fssetxattr(r *result, a []string, compat bool) {
+func fssetxattr(r *probe.Result, a []string, compat bool) {
 	fd, ok := openRO(r, a[0])
 	if !ok {
 		return
@@ -812,7 +807,7 @@ func fssetxattr(r *result, a []string, compat bool) {
 	defer unix.Close(fd)
 	add, _ := strconv.ParseUint(a[1], 0, 32)
 	p, err := page32(28)
-	if !setup(r, err, "mmap MAP_32BIT") {
+	if !r.Require(err, "mmap MAP_32BIT") {
 		return
 	}
 	if e := ioctlPtr(fd, fsIOCFsgetxattr, unsafe.Pointer(&p[0])); e != 0 {

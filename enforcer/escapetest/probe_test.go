@@ -1,12 +1,10 @@
 package escapetest
 
-// The child side: the test binary re-executes itself with envOp set, performs
-// exactly one operation and prints a result as JSON. Setup is set when the
-// probe could not attempt the operation (a test bug, never a pass).
+// Probe operations of the first round (exec, shell, escape and tamper
+// cases); internal/probe runs them (exec, create, unlink, rename and rmdir
+// are its own).
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,112 +18,9 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/internal/probe"
 )
-
-const (
-	envOp   = "ESCAPETEST_PROBE"
-	envArgs = "ESCAPETEST_ARGS" // JSON array of strings
-)
-
-type result struct {
-	Op     string
-	Errno  syscall.Errno // 0: the operation succeeded
-	Setup  string        `json:",omitempty"`
-	Exit   int           // exit status of a program the probe ran (-1: none)
-	Out    string        `json:",omitempty"`
-	Effect bool          // an effect only the probe can observe happened
-}
-
-func (r result) String() string {
-	s := r.Op
-	switch {
-	case r.Setup != "":
-		s += ": could not attempt: " + r.Setup
-	case r.Errno == 0:
-		s += ": succeeded"
-	default:
-		s += fmt.Sprintf(": %s (%d)", unix.ErrnoName(r.Errno), int(r.Errno))
-	}
-	if r.Exit > 0 {
-		s += fmt.Sprintf(" exit=%d", r.Exit)
-	}
-	if r.Out != "" {
-		s += fmt.Sprintf(" out=%q", r.Out)
-	}
-	return s
-}
-
-func (r result) denied() bool {
-	return r.Setup == "" && (r.Errno == unix.EPERM || r.Errno == unix.EACCES)
-}
-
-// probeMain runs the operation when the binary was started as a probe.
-func probeMain() {
-	op := os.Getenv(envOp)
-	if op == "" {
-		return
-	}
-	var args []string
-	if s := os.Getenv(envArgs); s != "" {
-		if err := json.Unmarshal([]byte(s), &args); err != nil {
-			fmt.Fprintln(os.Stderr, "probe args:", err)
-			os.Exit(3)
-		}
-	}
-	r := result{Op: op, Exit: -1}
-	f, ok := ops[op]
-	if !ok {
-		r.Setup = "unknown probe op " + op
-	} else {
-		f(&r, args)
-	}
-	b, _ := json.Marshal(r)
-	os.Stdout.Write(append(b, '\n'))
-	os.Exit(0)
-}
-
-// errnoOf extracts the errno; any other error is a setup failure.
-func errnoOf(r *result, err error, what string) bool {
-	if err == nil {
-		return true
-	}
-	var en syscall.Errno
-	if errors.As(err, &en) {
-		r.Errno = en
-		return false
-	}
-	r.Setup = fmt.Sprintf("%s: %v", what, err)
-	return false
-}
-
-func setup(r *result, err error, what string) bool {
-	if err != nil {
-		r.Setup = fmt.Sprintf("%s: %v", what, err)
-		return false
-	}
-	return true
-}
-
-// runProgram execs argv (with the probe env cleared unless env is given) and
-// records the exec errno or the exit status.
-func runProgram(r *result, argv []string, env []string, files []*os.File) {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append([]string{"PATH=/bin:/sbin:/usr/bin"}, env...)
-	cmd.ExtraFiles = files
-	out, err := cmd.CombinedOutput()
-	r.Out = strings.TrimSpace(string(out))
-	if len(r.Out) > 300 {
-		r.Out = r.Out[:300]
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		r.Exit = ee.ExitCode()
-		return
-	}
-	if errnoOf(r, err, "exec "+argv[0]) {
-		r.Exit = 0
-	}
-}
 
 func copyFile(dst io.Writer, src string) error {
 	in, err := os.Open(src)
@@ -177,26 +72,6 @@ func writeFile(path, data string) error {
 	return err
 }
 
-// ptyPair opens a new pty and returns master and slave.
-func ptyPair() (int, int, error) {
-	m, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		return -1, -1, err
-	}
-	if err := unix.IoctlSetPointerInt(m, unix.TIOCSPTLCK, 0); err != nil {
-		return -1, -1, err
-	}
-	n, err := unix.IoctlGetInt(m, unix.TIOCGPTN)
-	if err != nil {
-		return -1, -1, err
-	}
-	s, err := unix.Open("/dev/pts/"+strconv.Itoa(n), unix.O_RDWR|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return -1, -1, err
-	}
-	return m, s, nil
-}
-
 // injected reports whether the slave has input to read (TIOCSTI of "\n").
 func injected(s int) bool {
 	buf := make([]byte, 8)
@@ -204,94 +79,82 @@ func injected(s int) bool {
 	return n > 0
 }
 
-var ops = map[string]func(r *result, a []string){
-	"noop": func(r *result, a []string) {},
-	"sleep": func(r *result, a []string) {
+var baseOps = map[string]probe.Op{
+	"noop": func(r *probe.Result, a []string) {},
+	"sleep": func(r *probe.Result, a []string) {
 		time.Sleep(60 * time.Second)
 	},
-	// exec PATH ARGS...: run a program, the probe env cleared.
-	"exec": func(r *result, a []string) { runProgram(r, a, nil, nil) },
 	// exec-probe PATH: run a copy of this binary as a noop probe.
-	"exec-probe": func(r *result, a []string) {
-		runProgram(r, a, []string{envOp + "=noop"}, nil)
+	"exec-probe": func(r *probe.Result, a []string) {
+		probe.RunProgram(r, a, probe.Env("noop"), nil)
 	},
 	// exec-probe-op PATH OP ARGS...: run a copy of this binary as probe OP;
 	// the inner result is reported as this one.
-	"exec-probe-op": func(r *result, a []string) {
-		b, _ := json.Marshal(a[2:])
-		var inner result
-		runProgram(r, []string{a[0]}, []string{envOp + "=" + a[1], envArgs + "=" + string(b)}, nil)
+	"exec-probe-op": func(r *probe.Result, a []string) {
+		probe.RunProgram(r, []string{a[0]}, probe.Env(a[1], a[2:]...), nil)
 		if r.Errno != 0 || r.Setup != "" {
 			return
 		}
-		if err := json.Unmarshal([]byte(r.Out), &inner); err != nil {
+		inner, err := probe.ParseResult([]byte(r.Out))
+		if err != nil {
 			r.Setup = fmt.Sprintf("inner probe: %v: %q", err, r.Out)
 			return
 		}
 		*r = inner
 	},
 	// memfd-exec SRC: copy SRC into a memfd, exec it through /proc/self/fd.
-	"memfd-exec": func(r *result, a []string) {
+	"memfd-exec": func(r *probe.Result, a []string) {
 		fd, err := unix.MemfdCreate("escapetest", 0)
-		if !setup(r, err, "memfd_create") {
+		if !r.Require(err, "memfd_create") {
 			return
 		}
 		f := os.NewFile(uintptr(fd), "memfd")
-		if !setup(r, copyFile(f, a[0]), "copy into memfd") {
+		if !r.Require(copyFile(f, a[0]), "copy into memfd") {
 			return
 		}
-		runProgram(r, []string{"/proc/self/fd/3"}, []string{envOp + "=noop"}, []*os.File{f})
+		probe.RunProgram(r, []string{"/proc/self/fd/3"}, probe.Env("noop"), []*os.File{f})
 	},
 	// copy-exec SRC DST: write a copy of SRC to DST (opened for write by
 	// this process), then exec it as a noop probe.
-	"copy-exec": func(r *result, a []string) {
+	"copy-exec": func(r *probe.Result, a []string) {
 		f, err := os.OpenFile(a[1], os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-		if !setup(r, err, "create copy") {
+		if !r.Require(err, "create copy") {
 			return
 		}
 		err = copyFile(f, a[0])
 		f.Close()
-		if !setup(r, err, "write copy") {
+		if !r.Require(err, "write copy") {
 			return
 		}
-		runProgram(r, []string{a[1]}, []string{envOp + "=noop"}, nil)
+		probe.RunProgram(r, []string{a[1]}, probe.Env("noop"), nil)
 	},
 	// fd-write-exec SRC DST ARGS...: write SRC through the inherited writable
 	// descriptor 3 (open on DST), then exec DST ARGS.
-	"fd-write-exec": func(r *result, a []string) {
+	"fd-write-exec": func(r *probe.Result, a []string) {
 		f := os.NewFile(3, "inherited")
-		if _, err := f.Seek(0, 0); !setup(r, err, "seek fd 3") {
+		if _, err := f.Seek(0, 0); !r.Require(err, "seek fd 3") {
 			return
 		}
 		err := copyFile(f, a[0])
 		f.Close()
-		if !setup(r, err, "write through fd 3") {
+		if !r.Require(err, "write through fd 3") {
 			return
 		}
 		// The parent closes its copy of fd 3 just after starting this
 		// probe; until it has, exec fails with ETXTBSY before any LSM
 		// hook runs. Wait for that instead of testing nothing.
 		for i := 0; i < 100; i++ {
-			*r = result{Op: r.Op, Exit: -1}
-			runProgram(r, a[1:], []string{envOp + "=noop"}, nil)
+			*r = probe.Result{Op: r.Op, Exit: -1}
+			probe.RunProgram(r, a[1:], probe.Env("noop"), nil)
 			if r.Errno != syscall.ETXTBSY {
 				return
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
 	},
-	// create PATH: create and write a file.
-	"create": func(r *result, a []string) {
-		f, err := os.OpenFile(a[0], os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o644)
-		if errnoOf(r, err, "create") {
-			_, err = f.WriteString("x")
-			errnoOf(r, err, "write")
-			f.Close()
-		}
-	},
-	"tiocsti": func(r *result, a []string) {
-		_, s, err := ptyPair()
-		if !setup(r, err, "open pty") {
+	"tiocsti": func(r *probe.Result, a []string) {
+		_, s, err := probe.OpenPty(true)
+		if !r.Require(err, "open pty") {
 			return
 		}
 		c := byte('\n')
@@ -300,13 +163,13 @@ var ops = map[string]func(r *result, a []string){
 		r.Effect = injected(s)
 	},
 	// tiocsti-compat: TIOCSTI through the 32-bit ioctl (compat_sys_ioctl).
-	"tiocsti-compat": func(r *result, a []string) {
-		_, s, err := ptyPair()
-		if !setup(r, err, "open pty") {
+	"tiocsti-compat": func(r *probe.Result, a []string) {
+		_, s, err := probe.OpenPty(true)
+		if !r.Require(err, "open pty") {
 			return
 		}
 		page, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_32BIT)
-		if !setup(r, err, "mmap MAP_32BIT") {
+		if !r.Require(err, "mmap MAP_32BIT") {
 			return
 		}
 		page[0] = '\n'
@@ -321,162 +184,162 @@ var ops = map[string]func(r *result, a []string){
 		r.Effect = injected(s)
 	},
 	// write PATH DATA: open an existing file for write and write DATA.
-	"write": func(r *result, a []string) { errnoOf(r, writeFile(a[0], a[1]), "write "+a[0]) },
+	"write": func(r *probe.Result, a []string) { r.Check(writeFile(a[0], a[1]), "write "+a[0]) },
 	// move PROCS: write this process's pid to a cgroup.procs file.
-	"move": func(r *result, a []string) {
-		errnoOf(r, writeFile(a[0], strconv.Itoa(os.Getpid())), "write "+a[0])
+	"move": func(r *probe.Result, a []string) {
+		r.Check(writeFile(a[0], strconv.Itoa(os.Getpid())), "write "+a[0])
 		g, _ := os.ReadFile("/proc/self/cgroup")
 		r.Out = strings.TrimSpace(string(g))
 	},
 	// unshare-move PROCS: a new cgroup namespace, then the same move.
-	"unshare-move": func(r *result, a []string) {
+	"unshare-move": func(r *probe.Result, a []string) {
 		runtime.LockOSThread()
-		if !setup(r, unix.Unshare(unix.CLONE_NEWCGROUP), "unshare(CLONE_NEWCGROUP)") {
+		if !r.Require(unix.Unshare(unix.CLONE_NEWCGROUP), "unshare(CLONE_NEWCGROUP)") {
 			return
 		}
-		errnoOf(r, writeFile(a[0], strconv.Itoa(os.Getpid())), "write "+a[0])
+		r.Check(writeFile(a[0], strconv.Itoa(os.Getpid())), "write "+a[0])
 		g, _ := os.ReadFile("/proc/self/cgroup")
 		r.Out = strings.TrimSpace(string(g))
 	},
 	// setns-move PROCS: join pid 1's cgroup namespace, then move.
-	"setns-move": func(r *result, a []string) {
+	"setns-move": func(r *probe.Result, a []string) {
 		runtime.LockOSThread()
 		fd, err := unix.Open("/proc/1/ns/cgroup", unix.O_RDONLY, 0)
-		if !errnoOf(r, err, "open /proc/1/ns/cgroup") {
+		if !r.Check(err, "open /proc/1/ns/cgroup") {
 			return
 		}
-		if !errnoOf(r, unix.Setns(fd, unix.CLONE_NEWCGROUP), "setns") {
+		if !r.Check(unix.Setns(fd, unix.CLONE_NEWCGROUP), "setns") {
 			return
 		}
-		errnoOf(r, writeFile(a[0], strconv.Itoa(os.Getpid())), "write "+a[0])
+		r.Check(writeFile(a[0], strconv.Itoa(os.Getpid())), "write "+a[0])
 		g, _ := os.ReadFile("/proc/self/cgroup")
 		r.Out = strings.TrimSpace(string(g))
 	},
 	// clone-into DIR: start a child directly in cgroup DIR (clone3
 	// CLONE_INTO_CGROUP); the child reports its cgroup.
-	"clone-into": func(r *result, a []string) {
+	"clone-into": func(r *probe.Result, a []string) {
 		d, err := os.Open(a[0])
-		if !setup(r, err, "open cgroup dir") {
+		if !r.Require(err, "open cgroup dir") {
 			return
 		}
 		cmd := exec.Command("/proc/self/exe")
-		cmd.Env = []string{envOp + "=cgroup"}
+		cmd.Env = probe.Env("cgroup")
 		cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(d.Fd())}
 		out, err := cmd.Output()
-		if errnoOf(r, err, "clone3 into "+a[0]) {
+		if r.Check(err, "clone3 into "+a[0]) {
 			r.Out = strings.TrimSpace(string(out))
 		}
 	},
-	"cgroup": func(r *result, a []string) {
+	"cgroup": func(r *probe.Result, a []string) {
 		g, _ := os.ReadFile("/proc/self/cgroup")
 		r.Out = strings.TrimSpace(string(g))
 	},
-	"bpf-map-next-id":  func(r *result, a []string) { r.Errno = bpfNextID(unix.BPF_MAP_GET_NEXT_ID) },
-	"bpf-prog-next-id": func(r *result, a []string) { r.Errno = bpfNextID(unix.BPF_PROG_GET_NEXT_ID) },
-	"bpf-obj-get":      func(r *result, a []string) { r.Errno = bpfObjGet(a[0]) },
-	"ptrace-seize": func(r *result, a []string) {
+	"bpf-map-next-id":  func(r *probe.Result, a []string) { r.Errno = bpfNextID(unix.BPF_MAP_GET_NEXT_ID) },
+	"bpf-prog-next-id": func(r *probe.Result, a []string) { r.Errno = bpfNextID(unix.BPF_PROG_GET_NEXT_ID) },
+	"bpf-obj-get":      func(r *probe.Result, a []string) { r.Errno = bpfObjGet(a[0]) },
+	"ptrace-seize": func(r *probe.Result, a []string) {
 		runtime.LockOSThread()
 		pid, _ := strconv.Atoi(a[0])
-		errnoOf(r, unix.PtraceSeize(pid), "ptrace")
+		r.Check(unix.PtraceSeize(pid), "ptrace")
 	},
-	"mem-open": func(r *result, a []string) {
+	"mem-open": func(r *probe.Result, a []string) {
 		fd, err := unix.Open("/proc/"+a[0]+"/mem", unix.O_RDWR, 0)
-		if errnoOf(r, err, "open mem") {
+		if r.Check(err, "open mem") {
 			unix.Close(fd)
 		}
 	},
-	"kill": func(r *result, a []string) {
+	"kill": func(r *probe.Result, a []string) {
 		pid, _ := strconv.Atoi(a[0])
-		errnoOf(r, unix.Kill(pid, unix.SIGKILL), "kill")
+		r.Check(unix.Kill(pid, unix.SIGKILL), "kill")
 	},
 	// kill-inside: start a child (inside the sandbox) and SIGKILL it.
-	"kill-inside": func(r *result, a []string) {
+	"kill-inside": func(r *probe.Result, a []string) {
 		cmd := exec.Command("/proc/self/exe")
-		cmd.Env = []string{envOp + "=sleep"}
-		if !setup(r, cmd.Start(), "start child") {
+		cmd.Env = probe.Env("sleep")
+		if !r.Require(cmd.Start(), "start child") {
 			return
 		}
-		errnoOf(r, cmd.Process.Signal(unix.SIGKILL), "kill")
+		r.Check(cmd.Process.Signal(unix.SIGKILL), "kill")
 		err := cmd.Wait()
 		r.Effect = err != nil && strings.Contains(err.Error(), "killed")
 	},
 	// sigio-kill PID: a pipe whose owner is PID, F_SETSIG SIGKILL, O_ASYNC,
 	// then a write: the kernel sends SIGKILL to PID (send_sigio).
-	"sigio-kill": func(r *result, a []string) {
+	"sigio-kill": func(r *probe.Result, a []string) {
 		pid, _ := strconv.Atoi(a[0])
 		var p [2]int
-		if !setup(r, unix.Pipe(p[:]), "pipe") {
+		if !r.Require(unix.Pipe(p[:]), "pipe") {
 			return
 		}
-		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETOWN, pid); !errnoOf(r, err, "F_SETOWN") {
+		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETOWN, pid); !r.Check(err, "F_SETOWN") {
 			return
 		}
-		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETSIG, int(unix.SIGKILL)); !errnoOf(r, err, "F_SETSIG") {
+		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETSIG, int(unix.SIGKILL)); !r.Check(err, "F_SETSIG") {
 			return
 		}
-		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETFL, unix.O_ASYNC); !errnoOf(r, err, "F_SETFL O_ASYNC") {
+		if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETFL, unix.O_ASYNC); !r.Check(err, "F_SETFL O_ASYNC") {
 			return
 		}
 		_, err := unix.Write(p[1], []byte("x"))
-		errnoOf(r, err, "write pipe")
+		r.Check(err, "write pipe")
 	},
 	// sigio-ioctl PID: like sigio-kill, but the owner is set with the
 	// FIOSETOWN ioctl on a socketpair instead of fcntl(F_SETOWN).
-	"sigio-ioctl": func(r *result, a []string) {
+	"sigio-ioctl": func(r *probe.Result, a []string) {
 		pid, _ := strconv.Atoi(a[0])
 		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
-		if !setup(r, err, "socketpair") {
+		if !r.Require(err, "socketpair") {
 			return
 		}
-		if !errnoOf(r, unix.IoctlSetPointerInt(fds[0], 0x8901 /* FIOSETOWN */, pid), "FIOSETOWN") {
+		if !r.Check(unix.IoctlSetPointerInt(fds[0], 0x8901 /* FIOSETOWN */, pid), "FIOSETOWN") {
 			return
 		}
-		if _, err := unix.FcntlInt(uintptr(fds[0]), unix.F_SETSIG, int(unix.SIGKILL)); !errnoOf(r, err, "F_SETSIG") {
+		if _, err := unix.FcntlInt(uintptr(fds[0]), unix.F_SETSIG, int(unix.SIGKILL)); !r.Check(err, "F_SETSIG") {
 			return
 		}
-		if !errnoOf(r, unix.IoctlSetPointerInt(fds[0], 0x5452 /* FIOASYNC */, 1), "FIOASYNC") {
+		if !r.Check(unix.IoctlSetPointerInt(fds[0], 0x5452 /* FIOASYNC */, 1), "FIOASYNC") {
 			return
 		}
 		_, err = unix.Write(fds[1], []byte("x"))
-		errnoOf(r, err, "write socketpair")
+		r.Check(err, "write socketpair")
 	},
 	// setpriority PID: renice a process to 19.
-	"setpriority": func(r *result, a []string) {
+	"setpriority": func(r *probe.Result, a []string) {
 		pid, _ := strconv.Atoi(a[0])
-		errnoOf(r, unix.Setpriority(unix.PRIO_PROCESS, pid, 19), "setpriority")
+		r.Check(unix.Setpriority(unix.PRIO_PROCESS, pid, 19), "setpriority")
 	},
 	// prlimit-cpu PID: RLIMIT_CPU of 1 s (the kernel then kills it).
-	"prlimit-cpu": func(r *result, a []string) {
+	"prlimit-cpu": func(r *probe.Result, a []string) {
 		pid, _ := strconv.Atoi(a[0])
-		errnoOf(r, unix.Prlimit(pid, unix.RLIMIT_CPU, &unix.Rlimit{Cur: 1, Max: 1}, nil), "prlimit")
+		r.Check(unix.Prlimit(pid, unix.RLIMIT_CPU, &unix.Rlimit{Cur: 1, Max: 1}, nil), "prlimit")
 	},
 	// ifflags: SIOCSIFFLAGS on lo with its current flags, via AF_UNIX.
-	"ifflags": func(r *result, a []string) {
+	"ifflags": func(r *probe.Result, a []string) {
 		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
-		if !setup(r, err, "socket") {
+		if !r.Require(err, "socket") {
 			return
 		}
 		ifr, err := unix.NewIfreq("lo")
-		if !setup(r, err, "ifreq") {
+		if !r.Require(err, "ifreq") {
 			return
 		}
-		if !setup(r, unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr), "SIOCGIFFLAGS") {
+		if !r.Require(unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr), "SIOCGIFFLAGS") {
 			return
 		}
-		errnoOf(r, unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr), "SIOCSIFFLAGS")
+		r.Check(unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr), "SIOCSIFFLAGS")
 	},
 	// settime: set the realtime clock to what it reads now.
-	"settime": func(r *result, a []string) {
+	"settime": func(r *probe.Result, a []string) {
 		var ts unix.Timespec
-		if !setup(r, unix.ClockGettime(unix.CLOCK_REALTIME, &ts), "clock_gettime") {
+		if !r.Require(unix.ClockGettime(unix.CLOCK_REALTIME, &ts), "clock_gettime") {
 			return
 		}
-		errnoOf(r, unix.ClockSettime(unix.CLOCK_REALTIME, &ts), "clock_settime")
+		r.Check(unix.ClockSettime(unix.CLOCK_REALTIME, &ts), "clock_settime")
 	},
 	// afsock FAMILY: socket() of an address family that is not loaded
 	// makes the kernel request_module("net-pf-FAMILY"): a usermode helper
 	// outside every sandbox.
-	"afsock": func(r *result, a []string) {
+	"afsock": func(r *probe.Result, a []string) {
 		fam, _ := strconv.Atoi(a[0])
 		fd, err := unix.Socket(fam, unix.SOCK_SEQPACKET, 0)
 		if err == nil {
@@ -485,63 +348,60 @@ var ops = map[string]func(r *result, a []string){
 		if err == unix.EAFNOSUPPORT {
 			err = nil // not loaded either way; whether the helper ran decides
 		}
-		errnoOf(r, err, "socket")
+		r.Check(err, "socket")
 	},
-	"unlink": func(r *result, a []string) { errnoOf(r, unix.Unlink(a[0]), "unlink") },
-	"rename": func(r *result, a []string) { errnoOf(r, unix.Rename(a[0], a[1]), "rename") },
-	"rmdir":  func(r *result, a []string) { errnoOf(r, unix.Rmdir(a[0]), "rmdir") },
-	"mount-tmpfs": func(r *result, a []string) {
-		errnoOf(r, unix.Mount("escapetest", a[0], "tmpfs", 0, ""), "mount")
+	"mount-tmpfs": func(r *probe.Result, a []string) {
+		r.Check(unix.Mount("escapetest", a[0], "tmpfs", 0, ""), "mount")
 	},
 	// mount-setattr PATH: clear MOUNT_ATTR_RDONLY on the mount at PATH.
-	"mount-setattr": func(r *result, a []string) {
+	"mount-setattr": func(r *probe.Result, a []string) {
 		attr := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
-		errnoOf(r, unix.MountSetattr(unix.AT_FDCWD, a[0], 0, &attr), "mount_setattr")
+		r.Check(unix.MountSetattr(unix.AT_FDCWD, a[0], 0, &attr), "mount_setattr")
 	},
 	// fspick-remount PATH: remount the superblock at PATH read-only with the
 	// new mount API (fspick + fsconfig RECONFIGURE).
-	"fspick-remount": func(r *result, a []string) {
+	"fspick-remount": func(r *probe.Result, a []string) {
 		fd, err := unix.Fspick(unix.AT_FDCWD, a[0], unix.FSPICK_CLOEXEC)
-		if !errnoOf(r, err, "fspick") {
+		if !r.Check(err, "fspick") {
 			return
 		}
-		if !errnoOf(r, unix.FsconfigSetFlag(fd, "ro"), "fsconfig ro") {
+		if !r.Check(unix.FsconfigSetFlag(fd, "ro"), "fsconfig ro") {
 			return
 		}
 		_, _, e := unix.Syscall6(unix.SYS_FSCONFIG, uintptr(fd), unix.FSCONFIG_CMD_RECONFIGURE, 0, 0, 0, 0)
 		r.Errno = e
 	},
 	// fsmount: a new tmpfs mount with fsopen/fsconfig/fsmount (detached).
-	"fsmount": func(r *result, a []string) {
+	"fsmount": func(r *probe.Result, a []string) {
 		fd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
-		if !errnoOf(r, err, "fsopen") {
+		if !r.Check(err, "fsopen") {
 			return
 		}
-		if !errnoOf(r, unix.FsconfigCreate(fd), "fsconfig create") {
+		if !r.Check(unix.FsconfigCreate(fd), "fsconfig create") {
 			return
 		}
 		m, err := unix.Fsmount(fd, unix.FSMOUNT_CLOEXEC, 0)
-		if errnoOf(r, err, "fsmount") {
+		if r.Check(err, "fsmount") {
 			unix.Close(m)
 		}
 	},
 	// core-pattern PATTERN: set the kernel's core pattern, then crash a
 	// child so the kernel runs the pattern's helper (outside any cgroup of
 	// ours, as root).
-	"core-pattern": func(r *result, a []string) {
-		if !errnoOf(r, writeFile("/proc/sys/kernel/core_pattern", a[0]), "write core_pattern") {
+	"core-pattern": func(r *probe.Result, a []string) {
+		if !r.Check(writeFile("/proc/sys/kernel/core_pattern", a[0]), "write core_pattern") {
 			return
 		}
 		cmd := exec.Command("/proc/self/exe")
-		cmd.Env = []string{envOp + "=crash", "GOTRACEBACK=crash"}
+		cmd.Env = append(probe.Env("crash"), "GOTRACEBACK=crash")
 		_ = cmd.Run()
 	},
-	"crash": func(r *result, a []string) {
+	"crash": func(r *probe.Result, a []string) {
 		unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY})
 		panic("escapetest: crash for a core dump")
 	},
 	// flood N: N denied bpf() calls; Out is how many were not EPERM.
-	"flood": func(r *result, a []string) {
+	"flood": func(r *probe.Result, a []string) {
 		n, _ := strconv.Atoi(a[0])
 		bad := 0
 		for i := 0; i < n; i++ {
@@ -554,11 +414,12 @@ var ops = map[string]func(r *result, a []string){
 }
 
 func init() {
+	probe.RegisterAll(baseOps)
 	// sub-then OP ARGS...: create a sub-cgroup of the own cgroup, move into
 	// it (must succeed), then run OP there.
-	ops["sub-then"] = func(r *result, a []string) {
+	probe.Register("sub-then", func(r *probe.Result, a []string) {
 		g, err := os.ReadFile("/proc/self/cgroup")
-		if !setup(r, err, "own cgroup") {
+		if !r.Require(err, "own cgroup") {
 			return
 		}
 		dir := filepath.Join("/sys/fs/cgroup", strings.TrimPrefix(strings.TrimSpace(string(g)), "0::"), "sub")
@@ -566,10 +427,15 @@ func init() {
 			r.Setup = "mkdir sub-cgroup: " + err.Error()
 			return
 		}
-		if !setup(r, writeFile(filepath.Join(dir, "cgroup.procs"), strconv.Itoa(os.Getpid())), "move into sub-cgroup") {
+		if !r.Require(writeFile(filepath.Join(dir, "cgroup.procs"), strconv.Itoa(os.Getpid())), "move into sub-cgroup") {
 			return
 		}
-		ops[a[0]](r, a[1:])
+		op, ok := probe.Lookup(a[0])
+		if !ok {
+			r.Setup = "unknown operation " + a[0]
+			return
+		}
+		op(r, a[1:])
 		r.Op = "sub-then " + a[0]
-	}
+	})
 }

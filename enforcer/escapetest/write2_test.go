@@ -19,6 +19,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/kerneltest"
+	"github.com/enforcerd/enforcerd/internal/probe"
 )
 
 const (
@@ -39,7 +41,7 @@ var compatHooks = hooks(enforcer.HookFileIoctlCompat, enforcer.HookFileIoctl)
 // removed when the test ends.
 func newFile(t *testing.T, dir, content string) string {
 	t.Helper()
-	p := filepath.Join(dir, filepath.Base(tmpPath("escapetest-file")))
+	p := filepath.Join(dir, filepath.Base(kt.TmpPath("escapetest-file")))
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -87,14 +89,14 @@ func xflagsOf(path string) (uint32, error) {
 }
 
 // flagsSet: FS_IOC_GETFLAGS (from the test) shows flag.
-func flagsSet(path string, flag uint32) effect {
+func flagsSet(path string, flag uint32) kerneltest.Effect {
 	return func() (bool, string) {
 		v, err := flagsOf(path)
 		return err == nil && v&flag != 0, fmt.Sprintf("%s flags %#x (%v) include %#x", path, v, err, flag)
 	}
 }
 
-func xflagsSet(path string, flag uint32) effect {
+func xflagsSet(path string, flag uint32) kerneltest.Effect {
 	return func() (bool, string) {
 		v, err := xflagsOf(path)
 		return err == nil && v&flag != 0, fmt.Sprintf("%s fsx_xflags %#x (%v) include %#x", path, v, err, flag)
@@ -102,17 +104,17 @@ func xflagsSet(path string, flag uint32) effect {
 }
 
 // fileOp: a fresh file in dir (where(t)); the op gets its path and args.
-func fileOp(where func(*testing.T) string, op string, eff func(path string) effect, args ...string) func(*testing.T, *os.File) (result, effect) {
-	return func(t *testing.T, dir *os.File) (result, effect) {
+func fileOp(where func(*testing.T) string, op string, eff func(path string) kerneltest.Effect, args ...string) kerneltest.Attempt {
+	return func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		p := newFile(t, where(t), "hello\n")
-		return probe(t, dir, nil, op, append([]string{p}, args...)...), eff(p)
+		return sb.Probe(t, op, append([]string{p}, args...)...), eff(p)
 	}
 }
 
-func tmpDir(*testing.T) string { return shared.tmp }
+func tmpDir(*testing.T) string { return kt.TmpDir() }
 
 // sealed: fs-verity is on, no open for write succeeds.
-func sealed(p string) effect {
+func sealed(p string) kerneltest.Effect {
 	return func() (bool, string) {
 		fd, err := unix.Open(p, unix.O_WRONLY, 0)
 		if err == nil {
@@ -123,30 +125,34 @@ func sealed(p string) effect {
 }
 
 func TestIoctlModifiesFile(t *testing.T) {
-	kernel(t)
+	kt.Enforcer(t)
 	hex := func(v int) string { return "0x" + strconv.FormatInt(int64(v), 16) }
-	setFl := func(f uint32) func(string) effect { return func(p string) effect { return flagsSet(p, f) } }
-	setXfl := func(f uint32) func(string) effect { return func(p string) effect { return xflagsSet(p, f) } }
-	cases := []hcase{
+	setFl := func(f uint32) func(string) kerneltest.Effect {
+		return func(p string) kerneltest.Effect { return flagsSet(p, f) }
+	}
+	setXfl := func(f uint32) func(string) kerneltest.Effect {
+		return func(p string) kerneltest.Effect { return xflagsSet(p, f) }
+	}
+	cases := []kerneltest.Case{
 		// The 32-bit entry (compat_sys_ioctl) of the same requests.
-		{tcase: tcase{name: "W3 FS_IOC32_SETFLAGS +i via int 0x80 (ext4)", attempt: fileOp(extDir, "setflags-compat", setFl(flImmutable), hex(flImmutable))}, hooks: compatHooks},
-		{tcase: tcase{name: "W3 FS_IOC32_SETFLAGS +a via int 0x80 (ext4)", attempt: fileOp(extDir, "setflags-compat", setFl(flAppend), hex(flAppend))}, hooks: compatHooks},
-		{tcase: tcase{name: "W3 FS_IOC32_SETFLAGS +d via int 0x80 (ext4)", attempt: fileOp(extDir, "setflags-compat", setFl(flNodump), hex(flNodump))}, hooks: compatHooks},
-		{tcase: tcase{name: "W3 FS_IOC32_SETFLAGS +i via int 0x80 (tmpfs)", attempt: fileOp(tmpDir, "setflags-compat", setFl(flImmutable), hex(flImmutable))}, hooks: compatHooks},
-		{tcase: tcase{name: "W3 FS_IOC_SETFLAGS (64-bit number) +i via int 0x80 (ext4)", attempt: fileOp(extDir, "setflags64-compat", setFl(flImmutable), hex(flImmutable))}, hooks: compatHooks},
-		{tcase: tcase{name: "W3 FS_IOC_ENABLE_VERITY via int 0x80 (ext4)", attempt: fileOp(extDir, "enable-verity", sealed, "compat")}, hooks: compatHooks},
-		{tcase: tcase{name: "W3 FS_IOC_FSSETXATTR append via int 0x80 (ext4)", attempt: fileOp(extDir, "fssetxattr-compat", setXfl(xflAppend), hex(xflAppend))}, hooks: compatHooks},
+		{Name: "W3 FS_IOC32_SETFLAGS +i via int 0x80 (ext4)", Attempt: fileOp(extDir, "setflags-compat", setFl(flImmutable), hex(flImmutable)), Want: kerneltest.Want{Hooks: compatHooks}},
+		{Name: "W3 FS_IOC32_SETFLAGS +a via int 0x80 (ext4)", Attempt: fileOp(extDir, "setflags-compat", setFl(flAppend), hex(flAppend)), Want: kerneltest.Want{Hooks: compatHooks}},
+		{Name: "W3 FS_IOC32_SETFLAGS +d via int 0x80 (ext4)", Attempt: fileOp(extDir, "setflags-compat", setFl(flNodump), hex(flNodump)), Want: kerneltest.Want{Hooks: compatHooks}},
+		{Name: "W3 FS_IOC32_SETFLAGS +i via int 0x80 (tmpfs)", Attempt: fileOp(tmpDir, "setflags-compat", setFl(flImmutable), hex(flImmutable)), Want: kerneltest.Want{Hooks: compatHooks}},
+		{Name: "W3 FS_IOC_SETFLAGS (64-bit number) +i via int 0x80 (ext4)", Attempt: fileOp(extDir, "setflags64-compat", setFl(flImmutable), hex(flImmutable)), Want: kerneltest.Want{Hooks: compatHooks}},
+		{Name: "W3 FS_IOC_ENABLE_VERITY via int 0x80 (ext4)", Attempt: fileOp(extDir, "enable-verity", sealed, "compat"), Want: kerneltest.Want{Hooks: compatHooks}},
+		{Name: "W3 FS_IOC_FSSETXATTR append via int 0x80 (ext4)", Attempt: fileOp(extDir, "fssetxattr-compat", setXfl(xflAppend), hex(xflAppend)), Want: kerneltest.Want{Hooks: compatHooks}},
 		// The native entry.
-		{tcase: tcase{name: "W3 FS_IOC_SETFLAGS (EXT4_IOC_SETFLAGS) +i (ext4)", attempt: fileOp(extDir, "setflags", setFl(flImmutable), hex(flImmutable))}, hooks: ioctlHooks},
-		{tcase: tcase{name: "W3 FS_IOC_SETFLAGS +d (tmpfs)", attempt: fileOp(tmpDir, "setflags", setFl(flNodump), hex(flNodump))}, hooks: ioctlHooks},
-		{tcase: tcase{name: "W3 FS_IOC_FSSETXATTR append (ext4)", attempt: fileOp(extDir, "fssetxattr", setXfl(xflAppend), hex(xflAppend))}, hooks: ioctlHooks},
+		{Name: "W3 FS_IOC_SETFLAGS (EXT4_IOC_SETFLAGS) +i (ext4)", Attempt: fileOp(extDir, "setflags", setFl(flImmutable), hex(flImmutable)), Want: kerneltest.Want{Hooks: ioctlHooks}},
+		{Name: "W3 FS_IOC_SETFLAGS +d (tmpfs)", Attempt: fileOp(tmpDir, "setflags", setFl(flNodump), hex(flNodump)), Want: kerneltest.Want{Hooks: ioctlHooks}},
+		{Name: "W3 FS_IOC_FSSETXATTR append (ext4)", Attempt: fileOp(extDir, "fssetxattr", setXfl(xflAppend), hex(xflAppend)), Want: kerneltest.Want{Hooks: ioctlHooks}},
 		// fs-verity seals the file for ever: no open for write succeeds
 		// afterwards.
-		{tcase: tcase{name: "W3 FS_IOC_ENABLE_VERITY on a read-only descriptor (ext4)", attempt: fileOp(extDir, "enable-verity", sealed)}, hooks: ioctlHooks},
+		{Name: "W3 FS_IOC_ENABLE_VERITY on a read-only descriptor (ext4)", Attempt: fileOp(extDir, "enable-verity", sealed), Want: kerneltest.Want{Hooks: ioctlHooks}},
 		// EXT4_IOC_MOVE_EXT swaps file data between two descriptors
 		// opened for write before the ceiling: no write(2), no
 		// file_permission.
-		{tcase: tcase{name: "W4 EXT4_IOC_MOVE_EXT through inherited writable descriptors (ext4)", attempt: func(t *testing.T, dir *os.File) (result, effect) {
+		{Name: "W4 EXT4_IOC_MOVE_EXT through inherited writable descriptors (ext4)", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			ext := extDir(t)
 			orig := newFile(t, ext, strings.Repeat("O", 4096))
 			donor := newFile(t, ext, strings.Repeat("D", 4096))
@@ -161,7 +167,7 @@ func TestIoctlModifiesFile(t *testing.T) {
 				}
 				files = append(files, f)
 			}
-			r := probe(t, dir, files, "move-ext")
+			r := sb.ProbeFiles(t, files, "move-ext")
 			// The orig file keeps its data on other blocks (the ioctl is
 			// defragmentation's); the donor file's data is gone.
 			return r, func() (bool, string) {
@@ -172,35 +178,35 @@ func TestIoctlModifiesFile(t *testing.T) {
 				b, _ := os.ReadFile(donor)
 				return !bytes.Equal(b, []byte(strings.Repeat("D", 4096))), fmt.Sprintf("donor %s lost its data (now %.8q)", donor, b)
 			}
-		}}, hooks: ioctlHooks},
+		}, Want: kerneltest.Want{Hooks: ioctlHooks}},
 	}
 	for i := range cases {
-		cases[i].ceiling = fullNoWrite
+		cases[i].Ceiling = fullNoWrite
 	}
-	runHCases(t, cases)
+	kt.Run(t, cases)
 }
 
 // Read-only ioctls stay allowed under write=false; TCGETS on a regular file
 // is the kernel's ENOTTY, not a denial.
 func TestReadOnlyIoctlsAllowed(t *testing.T) {
-	kernel(t)
+	kt.Enforcer(t)
 	check := func(t *testing.T, path, op string, args []string, want unix.Errno) {
 		t.Helper()
-		sb := newCgroup(t, "case")
-		sb.register(t, enforcer.Entry{Ceiling: fullNoWrite})
-		r := probe(t, sb.dir, nil, op, append([]string{path}, args...)...)
+		sb := kt.Sandbox(t, "case")
+		sb.Register(t, enforcer.Entry{Ceiling: fullNoWrite})
+		r := sb.Probe(t, op, append([]string{path}, args...)...)
 		if r.Setup != "" {
 			t.Fatalf("probe could not attempt the operation: %v", r)
 		}
 		if r.Errno != want {
 			t.Errorf("%s %v on %s under %v: %v, want %s", op, args, path, fullNoWrite, r, unix.ErrnoName(want))
 		}
-		if ds := records(t, sb.cg.ID); len(ds) > 0 {
+		if ds := kt.Records(t, sb.Cg.ID); len(ds) > 0 {
 			t.Errorf("%s %v: unexpected records %v", op, args, ds)
 		}
 	}
 	t.Run("tmpfs", func(t *testing.T) {
-		p := newFile(t, shared.tmp, "hello\n")
+		p := newFile(t, kt.TmpDir(), "hello\n")
 		for _, n := range []string{"FS_IOC_GETFLAGS", "FIONREAD", "FIGETBSZ"} {
 			t.Run(n, func(t *testing.T) { check(t, p, "ioctl-read", []string{n}, 0) })
 		}
@@ -221,7 +227,7 @@ func TestReadOnlyIoctlsAllowed(t *testing.T) {
 // sandbox): a bound unix socket, a FIFO, a char or a block device node.
 func specialNode(t *testing.T, kind string) string {
 	t.Helper()
-	p := tmpPath("node-" + kind)
+	p := kt.TmpPath("node-" + kind)
 	var err error
 	switch kind {
 	case "socket":
@@ -246,7 +252,7 @@ func specialNode(t *testing.T, kind string) string {
 }
 
 // metaChanged: p's mode, owner, mtime or ACL differ from before.
-func metaChanged(p string, before unix.Stat_t) effect {
+func metaChanged(p string, before unix.Stat_t) kerneltest.Effect {
 	return func() (bool, string) {
 		var st unix.Stat_t
 		if err := unix.Lstat(p, &st); err != nil {
@@ -259,8 +265,8 @@ func metaChanged(p string, before unix.Stat_t) effect {
 }
 
 func TestSpecialInodeMetadata(t *testing.T) {
-	kernel(t)
-	var cases []hcase
+	kt.Enforcer(t)
+	var cases []kerneltest.Case
 	for _, kind := range []string{"socket", "fifo", "chr", "blk"} {
 		for _, o := range []struct {
 			op    string
@@ -272,41 +278,41 @@ func TestSpecialInodeMetadata(t *testing.T) {
 			// inode_set_acl on 6.2+, inode_setxattr before.
 			{"set-acl", hooks(enforcer.HookInodeSetACL, enforcer.HookInodeSetxattr)},
 		} {
-			cases = append(cases, hcase{tcase: tcase{name: fmt.Sprintf("W3 %s of a %s inode", o.op, kind), ceiling: fullNoWrite,
-				attempt: func(t *testing.T, dir *os.File) (result, effect) {
+			cases = append(cases, kerneltest.Case{Name: fmt.Sprintf("W3 %s of a %s inode", o.op, kind), Ceiling: fullNoWrite,
+				Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 					p := specialNode(t, kind)
 					var st unix.Stat_t
 					if err := unix.Lstat(p, &st); err != nil {
 						t.Fatal(err)
 					}
-					return probe(t, dir, nil, o.op, p), metaChanged(p, st)
-				}}, hooks: o.hooks})
+					return sb.Probe(t, o.op, p), metaChanged(p, st)
+				}, Want: kerneltest.Want{Hooks: o.hooks}})
 		}
 	}
-	runHCases(t, cases)
+	kt.Run(t, cases)
 }
 
 // Character devices that write nothing persistent stay writable under
 // write=false.
 func TestCharDevicesAllowed(t *testing.T) {
-	kernel(t)
+	kt.Enforcer(t)
 	for _, c := range []struct {
 		dev  string
 		want unix.Errno
 	}{{"/dev/null", 0}, {"/dev/zero", 0}, {"/dev/full", unix.ENOSPC}, {"/dev/random", 0}, {"/dev/urandom", 0}} {
 		t.Run(c.dev, func(t *testing.T) {
-			sb := newCgroup(t, "case")
-			sb.register(t, enforcer.Entry{Ceiling: fullNoWrite})
-			r := probe(t, sb.dir, nil, "write-dev", c.dev, sentData)
+			sb := kt.Sandbox(t, "case")
+			sb.Register(t, enforcer.Entry{Ceiling: fullNoWrite})
+			r := sb.Probe(t, "write-dev", c.dev, sentData)
 			if r.Setup != "" || r.Errno != c.want {
 				t.Errorf("write %s under %v: %v, want %s", c.dev, fullNoWrite, r, unix.ErrnoName(c.want))
 			}
 		})
 	}
 	t.Run("pty", func(t *testing.T) {
-		sb := newCgroup(t, "case")
-		sb.register(t, enforcer.Entry{Ceiling: fullNoWrite})
-		r := probe(t, sb.dir, nil, "pty-write")
+		sb := kt.Sandbox(t, "case")
+		sb.Register(t, enforcer.Entry{Ceiling: fullNoWrite})
+		r := sb.Probe(t, "pty-write")
 		if r.Setup != "" || r.Errno != 0 || !r.Effect {
 			t.Errorf("write through a pty under %v: %v (effect %v), want success", fullNoWrite, r, r.Effect)
 		}
@@ -314,29 +320,29 @@ func TestCharDevicesAllowed(t *testing.T) {
 }
 
 func TestCharDeviceWrites(t *testing.T) {
-	kernel(t)
-	vcs := func(dev string) func(*testing.T, *os.File) (result, effect) {
-		return func(t *testing.T, dir *os.File) (result, effect) {
+	kt.Enforcer(t)
+	vcs := func(dev string) kerneltest.Attempt {
+		return func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			mustExist(t, dev, "a virtual console")
-			mark := fmt.Sprintf("PWNED%d", seq.Add(1))
-			return probe(t, dir, nil, "write-dev", dev, mark), func() (bool, string) {
+			mark := fmt.Sprintf("PWNED%d", kt.Seq())
+			return sb.Probe(t, "write-dev", dev, mark), func() (bool, string) {
 				return strings.Contains(readAll(dev), mark), dev + " shows " + mark
 			}
 		}
 	}
-	cases := []hcase{
-		{tcase: tcase{name: "W4 /dev/uinput: create a virtual keyboard", attempt: func(t *testing.T, dir *os.File) (result, effect) {
+	cases := []kerneltest.Case{
+		{Name: "W4 /dev/uinput: create a virtual keyboard", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			mustExist(t, "/dev/uinput", "the uinput module")
-			r := probe(t, dir, nil, "uinput-create", fmt.Sprintf("escapetest-uinput-%d", seq.Add(1)))
+			r := sb.Probe(t, "uinput-create", fmt.Sprintf("escapetest-uinput-%d", kt.Seq()))
 			return r, func() (bool, string) { return r.Effect, "the probe's input device was registered" }
-		}}, hooks: hooks(enforcer.HookFileOpen)},
-		{tcase: tcase{name: "W4 write /dev/vcs (the console's screen)", attempt: vcs("/dev/vcs")}, hooks: hooks(enforcer.HookFileOpen)},
-		{tcase: tcase{name: "W4 write /dev/vcs1", attempt: vcs("/dev/vcs1")}, hooks: hooks(enforcer.HookFileOpen)},
+		}, Want: kerneltest.Want{Hooks: hooks(enforcer.HookFileOpen)}},
+		{Name: "W4 write /dev/vcs (the console's screen)", Attempt: vcs("/dev/vcs"), Want: kerneltest.Want{Hooks: hooks(enforcer.HookFileOpen)}},
+		{Name: "W4 write /dev/vcs1", Attempt: vcs("/dev/vcs1"), Want: kerneltest.Want{Hooks: hooks(enforcer.HookFileOpen)}},
 	}
 	for i := range cases {
-		cases[i].ceiling = fullNoWrite
+		cases[i].Ceiling = fullNoWrite
 	}
-	runHCases(t, cases)
+	kt.Run(t, cases)
 }
 
 // diskTarget is a file on the VM's ext4 disk and where its first 4 KiB
@@ -380,7 +386,7 @@ func newDiskTarget(t *testing.T) diskTarget {
 		t.Fatalf("logical block size %d", d.bs)
 	}
 	d.nblk = 4096 / d.bs
-	d.orig = strings.Repeat(fmt.Sprintf("ORIGINAL-%d-", seq.Add(1)), 400)[:4096]
+	d.orig = strings.Repeat(fmt.Sprintf("ORIGINAL-%d-", kt.Seq()), 400)[:4096]
 	d.file = newFile(t, ext, d.orig)
 	f, err := os.OpenFile(d.file, os.O_RDWR, 0)
 	if err != nil {
@@ -416,7 +422,7 @@ func newDiskTarget(t *testing.T) diskTarget {
 }
 
 // changed: the file's data on the disk (page cache dropped) differs.
-func (d diskTarget) changed() effect {
+func (d diskTarget) changed() kerneltest.Effect {
 	return func() (bool, string) {
 		unix.Sync()
 		if err := writeFile("/proc/sys/vm/drop_caches", "3"); err != nil {
@@ -427,15 +433,15 @@ func (d diskTarget) changed() effect {
 	}
 }
 
-func sgCase(name, which, mode string, extra ...string) hcase {
-	c := hcase{tcase: tcase{name: name, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+func sgCase(name, which, mode string, extra ...string) kerneltest.Case {
+	c := kerneltest.Case{Name: name, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		d := newDiskTarget(t)
 		dev := map[string]string{"sg": d.sg, "bsg": d.bsg, "disk": d.disk}[which]
-		r := probe(t, dir, nil, "sg-write", dev, mode, fmt.Sprint(d.lba), fmt.Sprint(d.nblk), fmt.Sprint(d.bs), fmt.Sprintf("PWNED%d-", seq.Add(1)), strings.Join(extra, ""))
+		r := sb.Probe(t, "sg-write", dev, mode, fmt.Sprint(d.lba), fmt.Sprint(d.nblk), fmt.Sprint(d.bs), fmt.Sprintf("PWNED%d-", kt.Seq()), strings.Join(extra, ""))
 		return r, d.changed()
-	}}, hooks: hooks(enforcer.HookFileIoctl, enforcer.HookFileOpen)}
+	}, Want: kerneltest.Hooks(enforcer.HookFileIoctl, enforcer.HookFileOpen)}
 	if len(extra) > 0 {
-		c.hooks = append(c.hooks, enforcer.HookFileIoctlCompat)
+		c.Want.Hooks = append(c.Want.Hooks, enforcer.HookFileIoctlCompat)
 	}
 	return c
 }
@@ -443,8 +449,8 @@ func sgCase(name, which, mode string, extra ...string) hcase {
 // Raw SCSI passthrough writes a disk's blocks under every inode: WRITE(10)
 // to the blocks of a file on the VM's ext4 disk.
 func TestRawStoragePassthrough(t *testing.T) {
-	kernel(t)
-	noWrite := []hcase{
+	kt.Enforcer(t)
+	noWrite := []kerneltest.Case{
 		sgCase("W4 SG_IO WRITE(10) via /dev/sgN opened for write", "sg", "rw"),
 		sgCase("W4 SG_IO WRITE(10) via /dev/bsg opened for write", "bsg", "rw"),
 		sgCase("W4 SG_IO WRITE(10) via /dev/sgN opened read-only", "sg", "ro"),
@@ -453,10 +459,10 @@ func TestRawStoragePassthrough(t *testing.T) {
 		sgCase("W4 SG_IO WRITE(10) via /dev/bsg opened read-only, through int 0x80", "bsg", "ro", "compat"),
 	}
 	for i := range noWrite {
-		noWrite[i].ceiling = fullNoWrite
-		noWrite[i].name += " (write=false)"
+		noWrite[i].Ceiling = fullNoWrite
+		noWrite[i].Name += " (write=false)"
 	}
-	every := []hcase{
+	every := []kerneltest.Case{
 		sgCase("E3 SG_IO WRITE(10) via /dev/sgN opened for write", "sg", "rw"),
 		sgCase("E3 SG_IO WRITE(10) via /dev/bsg opened for write", "bsg", "rw"),
 		sgCase("E3 SG_IO WRITE(10) via the disk opened for write", "disk", "rw"),
@@ -464,8 +470,8 @@ func TestRawStoragePassthrough(t *testing.T) {
 		sgCase("E3 SG_IO WRITE(10) via /dev/bsg opened read-only, through int 0x80", "bsg", "ro", "compat"),
 	}
 	for i := range every {
-		every[i].ceiling = tamperOnly
-		every[i].name += " (write=true)"
+		every[i].Ceiling = tamperOnly
+		every[i].Name += " (write=true)"
 	}
-	runHCases(t, append(noWrite, every...))
+	kt.Run(t, append(noWrite, every...))
 }

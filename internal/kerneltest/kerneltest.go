@@ -188,5 +188,9 @@ func (h *Harness) TmpPath(name string) string {
 	return fmt.Sprintf("%s/%s-%d", h.tmp, name, h.seq.Add(1))
 }
 
+// TmpDir is the binary's temp dir (outside any sandbox; removed at the
+// end).
+func (h *Harness) TmpDir() string { return h.tmp }
+
 // Seq is a number no other call of this binary's harness returns.
 func (h *Harness) Seq() int64 { return h.seq.Add(1) }

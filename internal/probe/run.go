@@ -261,6 +261,9 @@ func (p *Process) Lines() []string {
 	return append([]string(nil), p.lines...)
 }
 
+// Done is closed when the probe's output ended (it exited).
+func (p *Process) Done() <-chan struct{} { return p.done }
+
 // Kill kills the probe (Wait still has to be called).
 func (p *Process) Kill() error { return p.cmd.Process.Kill() }
 

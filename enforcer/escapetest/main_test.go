@@ -86,11 +86,13 @@ func loadAndKill(h *kerneltest.Harness) error {
 		}
 		break
 	}
+	if l := p.Lines(); len(l) == 0 || !strings.Contains(l[0], "registered") {
+		_ = p.Kill()
+		r, err := p.Wait()
+		return fmt.Errorf("loader: %q, %v (%v)", l, r, err)
+	}
 	_ = p.Kill()
 	_, _ = p.Wait()
-	if l := p.Lines(); len(l) == 0 || !strings.Contains(l[0], "registered") {
-		return fmt.Errorf("loader: %q", l)
-	}
 	dir, err := cg.OpenDir()
 	if err != nil {
 		return err

@@ -199,17 +199,6 @@ func init() {
 		r.Out = strings.TrimSpace(string(b))
 		r.Effect = true
 	})
-	probe.Register("chmod", func(r *probe.Result, a []string) {
-		m, _ := strconv.ParseUint(a[1], 8, 32)
-		r.Check(unix.Chmod(a[0], uint32(m)), "chmod")
-	})
-	probe.Register("chown", func(r *probe.Result, a []string) {
-		r.Check(unix.Chown(a[0], atoi(a[1]), atoi(a[2])), "chown")
-	})
-	// setxattr PATH NAME VALUE
-	probe.Register("setxattr", func(r *probe.Result, a []string) {
-		r.Check(unix.Setxattr(a[0], a[1], []byte(a[2]), 0), "setxattr")
-	})
 	// create-chown PATH UID GID: create a file and chown it (CAP_CHOWN).
 	probe.Register("create-chown", func(r *probe.Result, a []string) {
 		f, err := os.OpenFile(a[0], os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o644)

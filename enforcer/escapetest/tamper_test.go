@@ -326,22 +326,19 @@ func TestEnforcementSurvivesLoaderKilled(t *testing.T) {
 }
 
 func init() {
-	// loader PIN MOUNT GROUP: load, register GROUP (tamper only), print
-	// "registered", wait to be killed.
+	// loader PIN MOUNT ATTACH GROUP: load (cgroup-BPF programs at ATTACH),
+	// register GROUP (tamper only), print "registered", wait to be killed.
 	probe.Register("loader", func(r *probe.Result, a []string) {
-		e, err := enforcer.Open(enforcer.Options{PinDir: a[0], CgroupMount: a[1]})
-		if err != nil {
-			fmt.Println("open:", err)
-			os.Exit(1)
+		e, err := enforcer.Open(enforcer.Options{PinDir: a[0], CgroupMount: a[1], CgroupAttach: a[2]})
+		if !r.Require(err, "open") {
+			return
 		}
-		cg, err := cgroup.Open(a[1], a[2])
-		if err != nil {
-			fmt.Println("cgroup:", err)
-			os.Exit(1)
+		cg, err := cgroup.Open(a[1], a[3])
+		if !r.Require(err, "cgroup") {
+			return
 		}
-		if err := e.Register(cg, enforcer.Entry{Ceiling: tamperOnly}); err != nil {
-			fmt.Println("register:", err)
-			os.Exit(1)
+		if !r.Require(e.Register(cg, enforcer.Entry{Ceiling: tamperOnly}), "register") {
+			return
 		}
 		fmt.Println("registered")
 		time.Sleep(time.Hour)

@@ -121,6 +121,26 @@ func loadAndKill(h *kerneltest.Harness) error {
 	return nil
 }
 
+func init() {
+	// loader PIN MOUNT ATTACH GROUP: load (cgroup-BPF programs at ATTACH),
+	// register GROUP (tamper only), print "registered", wait to be killed.
+	probe.Register("loader", func(r *probe.Result, a []string) {
+		e, err := enforcer.Open(enforcer.Options{PinDir: a[0], CgroupMount: a[1], CgroupAttach: a[2]})
+		if !r.Require(err, "open") {
+			return
+		}
+		cg, err := cgroup.Open(a[1], a[3])
+		if !r.Require(err, "cgroup") {
+			return
+		}
+		if !r.Require(e.Register(cg, enforcer.Entry{Ceiling: tamperOnly}), "register") {
+			return
+		}
+		fmt.Println("registered")
+		time.Sleep(time.Hour)
+	})
+}
+
 func copyPath(src, dst string) error {
 	f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
 	if err != nil {

@@ -53,7 +53,7 @@ func pollRead(fd int, d time.Duration) ([]byte, bool) {
 
 func contains(b []byte, s string) bool { return bytes.Contains(b, []byte(s)) }
 
-// dupFile passes a duplicate of fd to a probe (probeRun closes it); the
+// dupFile passes a duplicate of fd to a probe (which closes it); the
 // test keeps fd, so the object outlives the probe.
 func dupFile(t *testing.T, fd int) *os.File {
 	t.Helper()

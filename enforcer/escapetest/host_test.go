@@ -112,8 +112,9 @@ func TestCorePatternHostSpawn(t *testing.T) {
 }
 
 // Enforcement survives the loader: a separate process loaded the programs,
-// registered a cgroup and was SIGKILLed (openShared, before this process
-// opened any BPF object); fresh children in that cgroup were still denied.
+// registered a cgroup and was SIGKILLed (prepare, in main_test.go, before
+// this process opened any BPF object); fresh children in that cgroup were
+// still denied.
 func TestEnforcementSurvivesLoaderKilled(t *testing.T) {
 	kt.Enforcer(t)
 	if len(fx.survive.results) != 3 {

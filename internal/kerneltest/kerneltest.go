@@ -1,9 +1,10 @@
 // Package kerneltest is the harness of enforcerd's kernel tests (the
-// enforcer's, the escape tests, and the daemon's where they need a cgroup of
-// their own): one load of the programs per test binary (Harness), a fresh
-// cgroup per run with probes started directly inside it (Sandbox, with
-// internal/probe for the child side), the tri-state case (Case) and the
-// denial record a case expects (Want).
+// enforcer's and the escape tests): one load of the programs per test binary
+// (Harness), a fresh cgroup per run with probes started directly inside it
+// (Sandbox, with internal/probe for the child side), the tri-state case
+// (Case) and the denial record a case expects (Want). Tests whose programs
+// a daemon or `enforcerd run` loads (daemon, cmd/enforcerd) use
+// internal/probe alone.
 //
 // Every case is tri-state (docs/threat-model.md): (a) a control run in an
 // unregistered cgroup succeeds and has its side effect; (b) under the

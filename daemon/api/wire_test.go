@@ -29,14 +29,14 @@ var wireRequest = registry.Request{
 	Entrypoint: &progcheck.Program{Path: "agent", Root: "/proc/77/root/rootfs", EnvPath: "/bin", Cwd: "/work"},
 }
 
-// TestWireGolden pins the API's JSON byte for byte: a registration
-// request as the client encodes it, the responses to it (201 with a
-// pending container and its coverage gaps, and one activated at once with
-// the reason), the list, one container, a
-// narrowing, the surface, unregistration, and the error bodies with their
-// status and code. The wire and the state file evolve separately; neither
-// may change the other's bytes unnoticed. After an intended change of the
-// wire: go test ./daemon/api -run TestWireGolden -update.
+// TestWireGolden pins the API's JSON byte for byte: the empty list, a
+// registration request as the client encodes it, the responses to it (201
+// with a pending container and its coverage gaps, and one activated at
+// once with the reason), the list, one container, a narrowing, the
+// surface, unregistration, and the error bodies with their status and
+// code. The wire and the state file evolve separately; neither may change
+// the other's bytes unnoticed. After an intended change of the wire:
+// go test ./daemon/api -run TestWireGolden -update.
 func TestWireGolden(t *testing.T) {
 	enf, cgs := registrytest.NewEnforcer(false), registrytest.NewCgroups()
 	enf.CanShell = true
@@ -63,6 +63,7 @@ func TestWireGolden(t *testing.T) {
 	}
 	var out bytes.Buffer
 	for _, x := range []struct{ method, path, body string }{
+		{"GET", "/v1/containers", ""},
 		{"POST", "/v1/containers", `{"id":"parent","cgroup":"/c/parent","ceiling":"network=false","audit_only":true}`},
 		{"POST", "/v1/containers", string(reqBody)},
 		{"GET", "/v1/containers", ""},

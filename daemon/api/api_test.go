@@ -104,7 +104,7 @@ func TestRegisterListSurfaceUnregister(t *testing.T) {
 	ts, enf, cgs := fakeServer(t)
 	cgs.Add("/c/one")
 	ctx := context.Background()
-	c, err := ts.client.Register(ctx, registry.Request{ID: "one", Cgroup: "/c/one", Role: "test", Ceiling: "network=false", Activate: registry.ActivateExec})
+	c, err := ts.client.Register(ctx, api.RegisterRequest{ID: "one", Cgroup: "/c/one", Role: "test", Ceiling: "network=false", Activate: api.ActivateExec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestConfinedCallerMayOnlyReadAndNarrowItself(t *testing.T) {
 	cgs.Add("/c/new")
 	ctx := context.Background()
 	for _, id := range []string{"me", "other"} {
-		if _, err := ts.client.Register(ctx, registry.Request{ID: id, Cgroup: "/c/" + id, Ceiling: "network=false"}); err != nil {
+		if _, err := ts.client.Register(ctx, api.RegisterRequest{ID: id, Cgroup: "/c/" + id, Ceiling: "network=false"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -247,7 +247,7 @@ func TestConfinedCallerMayOnlyReadAndNarrowItself(t *testing.T) {
 		func() error { _, err := ts.client.List(ctx); return err },
 		func() error { _, err := ts.client.Get(ctx, "me"); return err },
 		func() error {
-			_, err := ts.client.Register(ctx, registry.Request{ID: "new", Cgroup: "/c/new", Ceiling: "network=true"})
+			_, err := ts.client.Register(ctx, api.RegisterRequest{ID: "new", Cgroup: "/c/new", Ceiling: "network=true"})
 			return err
 		},
 		func() error { return ts.client.Follow(ctx, "", func(audit.Record) error { return nil }) },
@@ -274,7 +274,7 @@ func TestFollowStreamsDenials(t *testing.T) {
 	cgs.Add("/c/a")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := ts.client.Register(ctx, registry.Request{ID: "a", Cgroup: "/c/a", Ceiling: "network=false"}); err != nil {
+	if _, err := ts.client.Register(ctx, api.RegisterRequest{ID: "a", Cgroup: "/c/a", Ceiling: "network=false"}); err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan audit.Record, 4)
@@ -314,13 +314,13 @@ func concurrently(t *testing.T, ts *testServer, groups []string, ceiling string,
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			id := fmt.Sprintf("c%04d", i)
-			if _, err := ts.client.Register(ctx, registry.Request{ID: id, Cgroup: groups[i], Ceiling: ceiling}); err != nil {
+			if _, err := ts.client.Register(ctx, api.RegisterRequest{ID: id, Cgroup: groups[i], Ceiling: ceiling}); err != nil {
 				errs <- err
 				return
 			}
 			// Same id again: must conflict, never duplicate.
 			var ae *api.Error
-			if _, err := ts.client.Register(ctx, registry.Request{ID: id, Cgroup: groups[i], Ceiling: ceiling}); !errors.As(err, &ae) || ae.Status != 409 {
+			if _, err := ts.client.Register(ctx, api.RegisterRequest{ID: id, Cgroup: groups[i], Ceiling: ceiling}); !errors.As(err, &ae) || ae.Status != 409 {
 				errs <- fmt.Errorf("duplicate register of %s: %v", id, err)
 			}
 			if i%2 == 0 {
@@ -399,7 +399,7 @@ func TestPartialCoverageAPI(t *testing.T) {
 	cgs.Add("/host")
 	cgs.Add("/c/p")
 	ts = start(t, enf, cgs, func(o *registry.Options) { o.AllowPartial = true })
-	c, err := ts.client.Register(context.Background(), registry.Request{ID: "p", Cgroup: "/c/p", Ceiling: "network=false"})
+	c, err := ts.client.Register(context.Background(), api.RegisterRequest{ID: "p", Cgroup: "/c/p", Ceiling: "network=false"})
 	if err != nil || len(c.Unenforced) != 2 || c.Unenforced[0].Code != enforcer.GapNetworkNonInet {
 		t.Fatalf("allow_partial=true: %+v, %v", c, err)
 	}

@@ -5,16 +5,16 @@
 // 4xx/5xx status; codes: bad_request, not_found, conflict, forbidden,
 // cannot_enforce, unsafe_program, entrypoint_required, error):
 //
-//	GET    /v1/status                    daemon and hook status
-//	POST   /v1/containers                register  (registry.Request) → 201 container
+//	GET    /v1/status                    daemon and hook status (Status)
+//	POST   /v1/containers                register  (RegisterRequest) → 201 Container
 //	                                     ("role" absent: general; a given role
 //	                                     that is not a role name, empty
 //	                                     included, is 400 listing the valid ones)
-//	GET    /v1/containers                list      → {"containers": [...]}
-//	GET    /v1/containers/{id}           one container
-//	DELETE /v1/containers/{id}           unregister → {"unregistered": id}
+//	GET    /v1/containers                list      → ListBody {"containers": [...]}
+//	GET    /v1/containers/{id}           one Container
+//	DELETE /v1/containers/{id}           unregister → UnregisterBody {"unregistered": id}
 //	GET    /v1/containers/{id}/surface   tool surface (policy.Surface)
-//	POST   /v1/containers/{id}/narrow    {"ceiling": TEXT} → container
+//	POST   /v1/containers/{id}/narrow    NarrowRequest {"ceiling": TEXT} → Container
 //	GET    /v1/denials[?container=ID]    follow: one audit record per line
 //
 // Registration under shell=none (the effective ceiling, after role, ceiling
@@ -67,7 +67,6 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/daemon/metrics"
 	"github.com/enforcerd/enforcerd/daemon/registry"
-	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/internal/procid"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -83,8 +82,9 @@ type Server struct {
 	Reg     *registry.Registry
 	Hub     *audit.Hub
 	Metrics *metrics.Metrics // optional
-	// Status returns the body of GET /v1/status.
-	Status func() any
+	// Status returns the body of GET /v1/status (default: the number of
+	// containers only).
+	Status func() Status
 	// PeerGroup maps a peer pid to its cgroup group path (default
 	// cgroup.PidGroup); tests substitute it.
 	PeerGroup func(pid int) (string, error)
@@ -288,12 +288,6 @@ func (s *Server) guard(selfOK bool, h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// ErrorBody is the JSON of every error response.
-type ErrorBody struct {
-	Error string `json:"error"`
-	Code  string `json:"code"`
-}
-
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -363,7 +357,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
-	var v any = map[string]any{"containers": s.Reg.Len()}
+	v := Status{Containers: s.Reg.Len()}
 	if s.Status != nil {
 		v = s.Status()
 	}
@@ -378,8 +372,8 @@ func (s *Server) count(result string) {
 
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		registry.Request
-		// Role shadows Request.Role so that a "role" key with an empty
+		RegisterRequest
+		// Role shadows RegisterRequest.Role so that a "role" key with an empty
 		// value is told apart from an absent key: only absence selects
 		// the default role; a given name must be one policy.LookupRole
 		// accepts.
@@ -390,7 +384,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	req := body.Request
+	req := body.RegisterRequest.request()
 	if body.Role != nil {
 		if _, err := policy.LookupRole(*body.Role); err != nil {
 			s.count(metrics.ResultBadRequest)
@@ -410,16 +404,11 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	s.Log.Info("registered", "container", c.ID, "cgroup", c.Cgroup, "cgroup_id", c.CgroupID,
 		"kernel", c.Kernel.String(), "audit_only", c.AuditOnly, "activate", req.Activate, "activation", c.Activation,
 		"activation_reason", c.ActivationReason, "fingerprint", c.Fingerprint, "unenforced", len(c.Unenforced))
-	writeJSON(w, http.StatusCreated, c)
-}
-
-// ListBody is the JSON of GET /v1/containers.
-type ListBody struct {
-	Containers []state.Container `json:"containers"`
+	writeJSON(w, http.StatusCreated, containerFrom(c))
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, ListBody{Containers: s.Reg.List()})
+	writeJSON(w, http.StatusOK, ListBody{Containers: containersFrom(s.Reg.List())})
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
@@ -428,7 +417,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, c)
+	writeJSON(w, http.StatusOK, containerFrom(c))
 }
 
 func (s *Server) unregister(w http.ResponseWriter, r *http.Request) {
@@ -441,7 +430,7 @@ func (s *Server) unregister(w http.ResponseWriter, r *http.Request) {
 		s.Metrics.Forget(id)
 	}
 	s.Log.Info("unregistered", "container", id)
-	writeJSON(w, http.StatusOK, map[string]string{"unregistered": id})
+	writeJSON(w, http.StatusOK, UnregisterBody{Unregistered: id})
 }
 
 func (s *Server) surface(w http.ResponseWriter, r *http.Request) {
@@ -451,11 +440,6 @@ func (s *Server) surface(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, sf)
-}
-
-// NarrowRequest is the body of POST /v1/containers/{id}/narrow.
-type NarrowRequest struct {
-	Ceiling string `json:"ceiling"`
 }
 
 func (s *Server) narrow(w http.ResponseWriter, r *http.Request) {
@@ -470,7 +454,7 @@ func (s *Server) narrow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.Log.Info("narrowed", "container", c.ID, "kernel", c.Kernel.String(), "fingerprint", c.Fingerprint)
-	writeJSON(w, http.StatusOK, c)
+	writeJSON(w, http.StatusOK, containerFrom(c))
 }
 
 func (s *Server) follow(w http.ResponseWriter, r *http.Request) {

@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
+	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 )
 
@@ -23,10 +25,10 @@ var update = flag.Bool("update", false, "rewrite testdata/wire.golden from the c
 
 // wireRequest is a registration as the OCI hook sends it, every field set
 // (omitempty fields included), except audit_only which the parent sets.
-var wireRequest = registry.Request{
+var wireRequest = api.RegisterRequest{
 	ID: "child", Cgroup: "/c/child", PID: 77, Role: "implement", Ceiling: "shell=none",
-	Parent: "parent", ToolGroups: "messaging,meta", Activate: registry.ActivateExec, InitPID: 77,
-	Entrypoint: &progcheck.Program{Path: "agent", Root: "/proc/77/root/rootfs", EnvPath: "/bin", Cwd: "/work"},
+	Parent: "parent", ToolGroups: "messaging,meta", Activate: api.ActivateExec, InitPID: 77,
+	Entrypoint: &api.Entrypoint{Path: "agent", Root: "/proc/77/root/rootfs", EnvPath: "/bin", Cwd: "/work"},
 }
 
 // TestWireGolden pins the API's JSON byte for byte: the empty list, a
@@ -117,7 +119,7 @@ func TestClientDecodesWhatTheServerSends(t *testing.T) {
 		o.CheckEntrypoint = func(p progcheck.Program) (string, error) { return "/bin/" + p.Path, nil }
 	})
 	ctx := context.Background()
-	if _, err := ts.client.Register(ctx, registry.Request{ID: "parent", Cgroup: "/c/parent", Ceiling: "network=false"}); err != nil {
+	if _, err := ts.client.Register(ctx, api.RegisterRequest{ID: "parent", Cgroup: "/c/parent", Ceiling: "network=false"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ts.client.Register(ctx, wireRequest); err != nil {
@@ -170,4 +172,29 @@ func exchange(t *testing.T, socket, method, path, body string) (int, string, []b
 		t.Fatal(err)
 	}
 	return resp.StatusCode, resp.Header.Get("Content-Type"), b
+}
+
+// TestStatusKeepsItsKeys: the typed status encodes byte for byte as the
+// JSON object of sorted keys the daemon served before it had a type.
+func TestStatusKeepsItsKeys(t *testing.T) {
+	cov := []enforcer.FieldCoverage{
+		{Field: "network", State: enforcer.CoveragePartial, By: "cgroup-bpf", Gaps: []enforcer.Gap{{Code: enforcer.GapTamper, Field: "all", Detail: "d"}}},
+		{Field: "write", State: enforcer.CoverageNone},
+	}
+	hooks := []enforcer.HookStatus{{Program: "file_open", Name: "file_open", Layer: enforcer.LayerLSM, Attached: true, Adopted: true}}
+	typed, err := json.Marshal(api.Status{ActivateAtExec: true, AllowPartial: true, Containers: 3, Coverage: cov,
+		Hooks: hooks, LostRecords: 7, PID: 42, Version: "v1.2.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	untyped, err := json.Marshal(map[string]any{
+		"version": "v1.2.3", "pid": 42, "containers": 3, "coverage": cov, "activate_at_exec": true,
+		"allow_partial": true, "lost_records": uint64(7), "hooks": hooks,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(typed, untyped) {
+		t.Fatalf("status:\n typed %s\n   was %s", typed, untyped)
+	}
 }

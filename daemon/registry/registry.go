@@ -294,36 +294,37 @@ const (
 	ActivateExec Activation = "exec"
 )
 
-// Request registers one container. Role must be a name policy.LookupRole
-// accepts, or "" when no role is given (the general default): an unknown or
-// blank name is refused (ErrBadRequest), never run as another role.
+// Request registers one container (the API's RegisterRequest converts to
+// it). Role must be a name policy.LookupRole accepts, or "" when no role is
+// given (the general default): an unknown or blank name is refused
+// (ErrBadRequest), never run as another role.
 type Request struct {
-	ID string `json:"id"`
+	ID string
 	// Cgroup is the group path below the cgroup2 mount ("/machine.slice/x");
 	// or give PID and the registry reads /proc/PID/cgroup. With both, they
 	// must agree.
-	Cgroup     string     `json:"cgroup,omitempty"`
-	PID        int        `json:"pid,omitempty"`
-	Role       string     `json:"role,omitempty"`
-	Ceiling    string     `json:"ceiling,omitempty"`
-	Parent     string     `json:"parent,omitempty"`
-	AuditOnly  bool       `json:"audit_only,omitempty"`
-	ToolGroups string     `json:"tool_groups,omitempty"`
-	Activate   Activation `json:"activate,omitempty"` // default now
+	Cgroup     string
+	PID        int
+	Role       string
+	Ceiling    string
+	Parent     string
+	AuditOnly  bool
+	ToolGroups string
+	Activate   Activation // "": now
 	// InitPID (only with Activate exec) is the container runtime's init
 	// process (for OCI hooks: the state's pid), which must be in the
 	// cgroup's subtree. It is the only process that may be there while
 	// the registration is pending: any other process (or, without
-	// InitPID, any process at all) makes the ceiling active at once, and
-	// the response says "activation": "immediate".
-	InitPID int `json:"init_pid,omitempty"`
+	// InitPID, any process at all) makes the ceiling active at once
+	// (Activation state.ActivationImmediate, with the reason).
+	InitPID int
 	// Entrypoint is the program the first exec will run (for OCI hooks:
 	// process.args[0] of the bundle's config.json, seen through the
 	// init's /proc/PID/root). Required when Activate is exec and the
 	// effective ceiling is shell=none: the daemon resolves it inside its
 	// root and refuses a shell, a multi-call binary or the dynamic loader
 	// (ErrUnsafeProgram), since that first exec is allowed from then on.
-	Entrypoint *progcheck.Program `json:"entrypoint,omitempty"`
+	Entrypoint *progcheck.Program
 }
 
 func badf(format string, a ...any) error {

@@ -74,8 +74,8 @@ import (
 // DefaultSocket is the API socket path.
 const DefaultSocket = "/run/enforcerd/enforcerd.sock"
 
-// DefaultMaxBody bounds request bodies.
-const DefaultMaxBody = 64 << 10
+// defaultMaxBody bounds request bodies.
+const defaultMaxBody = 64 << 10
 
 // Server serves the API.
 type Server struct {
@@ -96,9 +96,9 @@ type Server struct {
 
 type ctxKey struct{}
 
-// ErrPeerGone: the process that connected has exited (or its pid now names
+// errPeerGone: the process that connected has exited (or its pid now names
 // another process), so the caller cannot be identified.
-var ErrPeerGone = errors.New("the connecting process is gone")
+var errPeerGone = errors.New("the connecting process is gone")
 
 // peer is the identity of a connection's other end.
 type peer struct {
@@ -157,7 +157,7 @@ func (s *Server) connState(c net.Conn, st http.ConnState) {
 }
 
 // peerGroup returns the cgroup of the peer, read while the peer's pid
-// provably names the process that connected. Errors: ErrPeerGone; the
+// provably names the process that connected. Errors: errPeerGone; the
 // cgroup cannot be read.
 func (s *Server) peerGroup(p peer) (string, error) {
 	if p.pidfd != nil {
@@ -167,23 +167,23 @@ func (s *Server) peerGroup(p peer) (string, error) {
 		}
 		// Alive now: the pid was not reused while its cgroup was read.
 		if err := unix.PidfdSendSignal(int(p.pidfd.Fd()), 0, nil, 0); err != nil {
-			return "", fmt.Errorf("caller pid %d: %w (pidfd: %v)", p.pid, ErrPeerGone, err)
+			return "", fmt.Errorf("caller pid %d: %w (pidfd: %v)", p.pid, errPeerGone, err)
 		}
 		return group, nil
 	}
 	before, err := procid.StartTime(p.pid)
 	if err != nil {
-		return "", fmt.Errorf("caller pid %d: %w: %v", p.pid, ErrPeerGone, err)
+		return "", fmt.Errorf("caller pid %d: %w: %v", p.pid, errPeerGone, err)
 	}
 	if before > p.accepted {
-		return "", fmt.Errorf("caller pid %d: %w: the process at that pid started after the connection was accepted", p.pid, ErrPeerGone)
+		return "", fmt.Errorf("caller pid %d: %w: the process at that pid started after the connection was accepted", p.pid, errPeerGone)
 	}
 	group, err := s.PeerGroup(p.pid)
 	if err != nil {
 		return "", err
 	}
 	if after, err := procid.StartTime(p.pid); err != nil || after != before {
-		return "", fmt.Errorf("caller pid %d: %w while its cgroup was read", p.pid, ErrPeerGone)
+		return "", fmt.Errorf("caller pid %d: %w while its cgroup was read", p.pid, errPeerGone)
 	}
 	return group, nil
 }
@@ -223,7 +223,7 @@ func Listen(path string) (net.Listener, error) {
 // credentials; Serve it on a Listen listener.
 func (s *Server) NewHTTPServer() *http.Server {
 	return &http.Server{
-		Handler:           s.Handler(),
+		Handler:           s.handler(),
 		ConnContext:       s.connContext,
 		ConnState:         s.connState,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -231,10 +231,11 @@ func (s *Server) NewHTTPServer() *http.Server {
 	}
 }
 
-// Handler routes the API.
-func (s *Server) Handler() http.Handler {
+// handler routes the API; without the peer credentials NewHTTPServer
+// records it refuses every request.
+func (s *Server) handler() http.Handler {
 	if s.MaxBody <= 0 {
-		s.MaxBody = DefaultMaxBody
+		s.MaxBody = defaultMaxBody
 	}
 	if s.PeerGroup == nil {
 		s.PeerGroup = cgroup.PidGroup
@@ -316,8 +317,6 @@ func classify(err error) (int, string) {
 		return http.StatusUnprocessableEntity, metrics.ResultPartialCoverage
 	case errors.Is(err, registry.ErrCannotEnforce):
 		return http.StatusUnprocessableEntity, metrics.ResultCannotEnforce
-	case errors.Is(err, registry.ErrForbidden):
-		return http.StatusForbidden, metrics.ResultForbidden
 	}
 	return http.StatusInternalServerError, metrics.ResultError
 }

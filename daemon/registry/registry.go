@@ -38,7 +38,6 @@ var (
 	ErrBadRequest    = errors.New("bad request")
 	ErrNotFound      = errors.New("container not registered")
 	ErrConflict      = errors.New("conflict")
-	ErrForbidden     = errors.New("forbidden")
 	ErrCannotEnforce = enforcer.ErrCannotEnforce
 	// ErrPartialCoverage also matches ErrCannotEnforce.
 	ErrPartialCoverage = enforcer.ErrPartialCoverage
@@ -95,9 +94,9 @@ func (s SystemCgroups) Open(group string) (cgroup.Cgroup, error) { return cgroup
 // PidGroup implements Cgroups.
 func (s SystemCgroups) PidGroup(pid int) (string, error) { return cgroup.PidGroup(pid) }
 
-// FreezeTimeout bounds how long SystemCgroups.Freeze waits for the kernel
+// freezeTimeout bounds how long SystemCgroups.Freeze waits for the kernel
 // to report the subtree frozen.
-const FreezeTimeout = 2 * time.Second
+const freezeTimeout = 2 * time.Second
 
 // Procs implements Cgroups.
 func (s SystemCgroups) Procs(group string) ([]int, error) {
@@ -108,13 +107,13 @@ func (s SystemCgroups) Procs(group string) ([]int, error) {
 	return cg.Procs()
 }
 
-// Freeze implements Cgroups (waits up to FreezeTimeout).
+// Freeze implements Cgroups (waits up to freezeTimeout).
 func (s SystemCgroups) Freeze(group string) error {
 	cg, err := cgroup.Open(s.Mount, group)
 	if err != nil {
 		return err
 	}
-	return cg.Freeze(FreezeTimeout)
+	return cg.Freeze(freezeTimeout)
 }
 
 // Frozen implements Cgroups.
@@ -331,11 +330,11 @@ func badf(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadRequest, fmt.Sprintf(format, a...))
 }
 
-// Resolve derives the ceilings of a container: the session is the parent's
+// resolve derives the ceilings of a container: the session is the parent's
 // effective ceiling (else the default session) clamped by the ceiling text;
 // the effective ceiling is the role's request clamped to the session. So a
 // child is never wider than its parent.
-func Resolve(role, ceilingText, toolGroups string, parent *state.Container) (session policy.Ceiling, s policy.Surface, err error) {
+func resolve(role, ceilingText, toolGroups string, parent *state.Container) (session policy.Ceiling, s policy.Surface, err error) {
 	session = policy.DefaultSession()
 	if parent != nil {
 		session = parent.Ceiling
@@ -419,7 +418,7 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 		}
 		parent = &p
 	}
-	session, surf, err := Resolve(req.Role, req.Ceiling, req.ToolGroups, parent)
+	session, surf, err := resolve(req.Role, req.Ceiling, req.ToolGroups, parent)
 	if err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}

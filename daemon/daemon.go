@@ -154,13 +154,13 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		version = bi.Main.Version
 	}
-	srv := &api.Server{Reg: reg, Hub: hub, Metrics: m, Log: log, Status: func() any {
+	srv := &api.Server{Reg: reg, Hub: hub, Metrics: m, Log: log, Status: func() api.Status {
 		lost, _ := enf.LostRecords()
-		return map[string]any{
-			"version": version, "pid": os.Getpid(), "containers": reg.Len(),
-			"coverage": enf.Report(), "activate_at_exec": enf.CanActivateAtExec(),
-			"allow_partial": cfg.AllowPartial,
-			"lost_records":  lost, "hooks": enf.Hooks(),
+		return api.Status{
+			Version: version, PID: os.Getpid(), Containers: reg.Len(),
+			Coverage: enf.Report(), ActivateAtExec: enf.CanActivateAtExec(),
+			AllowPartial: cfg.AllowPartial,
+			LostRecords:  lost, Hooks: enf.Hooks(),
 		}
 	}}
 	ln, err := api.Listen(cfg.Socket)

@@ -16,7 +16,6 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/metrics"
-	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/oci"
 )
@@ -160,11 +159,11 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(exitCannotEnforce, "container %s: refusing the container: %v", st.ID, err)
 		}
-		c, err := client.Register(ctx, registry.Request{
+		c, err := client.Register(ctx, api.RegisterRequest{
 			ID: st.ID, Cgroup: group, PID: st.Pid, Role: req.Role, Ceiling: req.Ceiling,
 			Parent: req.Parent, AuditOnly: req.AuditOnly, ToolGroups: req.ToolGroups,
-			Activate: registry.ActivateExec, InitPID: st.Pid,
-			Entrypoint: ep,
+			Activate: api.ActivateExec, InitPID: st.Pid,
+			Entrypoint: api.EntrypointFrom(ep),
 		})
 		if err != nil {
 			if rerr := restoreCore(); rerr != nil {

@@ -525,7 +525,7 @@ func daemonAllowsPartial(socket string) error {
 	if err != nil {
 		return fmt.Errorf("the enforcerd daemon at %s answers but its status cannot be read (%v): refusing partial coverage", socket, err)
 	}
-	if ok, _ := st["allow_partial"].(bool); !ok {
+	if !st.AllowPartial {
 		return fmt.Errorf("the enforcerd daemon at %s does not allow partial coverage (allow_partial is not true in its configuration), which caps this flag", socket)
 	}
 	return nil

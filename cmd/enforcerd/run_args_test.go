@@ -109,4 +109,3 @@ func TestRunRoleCeilings(t *testing.T) {
 		}
 	}
 }
-

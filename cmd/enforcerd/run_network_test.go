@@ -235,4 +235,3 @@ func TestRunNested(t *testing.T) {
 	}
 	t.Logf("stderr: %s", r.stderr)
 }
-

@@ -130,8 +130,8 @@ func denialFilter(cg cgroup.Cgroup, outer []Outer) func(enforcer.Denial) (*Outer
 		if !ok {
 			return nil, false
 		}
-		if known, seen := inside[d.CgroupID]; seen {
-			return oc, known
+		if in, seen := inside[d.CgroupID]; seen {
+			return keepIf(oc, in)
 		}
 		found := false
 		_ = filepath.WalkDir(cg.Path(), func(p string, e fs.DirEntry, err error) error {
@@ -146,6 +146,13 @@ func denialFilter(cg cgroup.Cgroup, outer []Outer) func(enforcer.Denial) (*Outer
 			return nil
 		})
 		inside[d.CgroupID] = found
-		return oc, found
+		return keepIf(oc, found)
 	}
+}
+
+func keepIf(oc *Outer, keep bool) (*Outer, bool) {
+	if !keep {
+		return nil, false
+	}
+	return oc, true
 }

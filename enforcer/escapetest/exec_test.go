@@ -1,7 +1,7 @@
 package escapetest
 
-// The shell ceiling at exec (threat model X1, X2; product.md "Kernel
-// meaning"): shell=none allows only the entrypoint and the allow list, by
+// The shell ceiling at exec (docs/threat-model.md X1, X2; docs/design.md "Kernel
+// meaning per field"): shell=none allows only the entrypoint and the allow list, by
 // device and inode; shell=read_only runs exec'd programs write-denied; both
 // deny exec of memfds and of files the sandbox wrote.
 

@@ -1,4 +1,4 @@
-// Package bench is the driver of `make bench` (issue 7): syscall
+// Package bench is the driver of `make bench`: syscall
 // microbenchmarks, a file-heavy macro workload, scale, registration latency,
 // memory and an audit flood, each measured without enforcerd, with its
 // programs loaded, under an enforced ceiling, on the denied path, and under
@@ -27,7 +27,7 @@ import (
 // Op names one microbenchmark operation.
 type Op string
 
-// The operations of issue 7.
+// The measured operations (docs/performance.md says why each).
 const (
 	OpOpenRead    Op = "open_read"      // open(O_RDONLY) + close of an existing file
 	OpCreateWrite Op = "create_unlink"  // open(O_CREAT|O_WRONLY) + write 64 B + close + unlink

@@ -255,7 +255,7 @@ type Verdict struct {
 	Met           bool
 }
 
-// Goals checks every figure against issue 7's goals: (b)/(a) <= 1.02,
+// Goals checks every figure against the performance goals: (b)/(a) <= 1.02,
 // (c)/(a) <= 1.05, and (c) no slower than (e) where Landlock expresses the op.
 func Goals(docs []*Doc) []Verdict {
 	var out []Verdict

@@ -133,7 +133,12 @@ func executeCommands(args []string, s streams, cmds ...*cobra.Command) int {
 		Short:  "print the help of enforcerd or of one command",
 		Long:   "Usage: enforcerd help [COMMAND]\n\nPrint the help of enforcerd, or of COMMAND (as enforcerd COMMAND --help).\n",
 		Hidden: true,
-		Args:   cobra.MaximumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageErrorf("unexpected argument %q", args[1])
+			}
+			return nil
+		},
 		RunE: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				usage(s.out, root)

@@ -43,3 +43,32 @@ func TestAttack11RoleDroppedByJSONSpelling(t *testing.T) {
 		}
 	}
 }
+
+// TestAttack11CeilingDroppedByDuplicateKey: the same for "ceiling": a
+// body that names network=false,write=false and then repeats the key (any
+// case) with "" or null registers with no restriction at all. The API
+// accepts it silently (Go's decoder: last key wins, case-insensitive).
+func TestAttack11CeilingDroppedByDuplicateKey(t *testing.T) {
+	ts, _, cgs := fakeServer(t)
+	ctx := context.Background()
+	for i, body := range []string{
+		`{"id":"e%d","cgroup":"/c/e%d","ceiling":"network=false,write=false","ceiling":null}`,
+		`{"id":"e%d","cgroup":"/c/e%d","ceiling":"network=false,write=false","CEILING":""}`,
+	} {
+		body = fmt.Sprintf(body, i, i)
+		id := fmt.Sprintf("e%d", i)
+		cgs.Add("/c/" + id)
+		status, eb := ts.raw(t, "POST", "/v1/containers", []byte(body))
+		if status != http.StatusCreated {
+			t.Logf("%s: %d %s (refused: fine)", body, status, eb.Error)
+			continue
+		}
+		c, err := ts.client.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Kernel.Network || c.Kernel.Write {
+			t.Errorf("DROPPED: %s registered with kernel %s (the body names network=false,write=false)", body, c.Kernel)
+		}
+	}
+}

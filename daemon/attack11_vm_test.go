@@ -23,7 +23,6 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/api"
-	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/internal/vmtest"
 )
@@ -182,10 +181,10 @@ func TestAttack11NestedRegistrationSurfaceListsDeniedTools(t *testing.T) {
 	defer removeGroup(e, inner)
 	defer w.stop()
 	w.waitFor(t, 2)
-	if _, err := client.Register(ctx, registry.Request{ID: "att11-outer", Cgroup: outer, Ceiling: "write=false"}); err != nil {
+	if _, err := client.Register(ctx, api.RegisterRequest{ID: "att11-outer", Cgroup: outer, Ceiling: "write=false"}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.Register(ctx, registry.Request{ID: "att11-inner", Cgroup: inner, Role: "implement"})
+	c, err := client.Register(ctx, api.RegisterRequest{ID: "att11-inner", Cgroup: inner, Role: "implement"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,9 +297,9 @@ func TestAttack11PendingEntrypointNoexecLookPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	cgdir.Close()
-	c, err := client.Register(ctx, registry.Request{ID: "att11-lookpath", Cgroup: group, Ceiling: "shell=none",
-		Activate: registry.ActivateExec, InitPID: initCmd.Process.Pid,
-		Entrypoint: &progcheck.Program{Path: "sh", Root: "/", EnvPath: pathEnv, Cwd: "/"}})
+	c, err := client.Register(ctx, api.RegisterRequest{ID: "att11-lookpath", Cgroup: group, Ceiling: "shell=none",
+		Activate: api.ActivateExec, InitPID: initCmd.Process.Pid,
+		Entrypoint: api.EntrypointFrom(&progcheck.Program{Path: "sh", Root: "/", EnvPath: pathEnv, Cwd: "/"})})
 	if err != nil {
 		stdin.Close()
 		initCmd.Wait()

@@ -13,7 +13,6 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path"
@@ -44,7 +43,7 @@ func TestAttack11RepeatedFlagWidens(t *testing.T) {
 		{[]string{"--shell=none", "--shell=full"}, func(k policy.KernelCeiling) bool { return k.Shell == policy.ShellNone }},
 		{[]string{"--role", "reviewer", "--role", "general"}, func(k policy.KernelCeiling) bool { return !k.Network && !k.Write }},
 	} {
-		o, err := parseRunArgs(append(c.args, "--", "true"), io.Discard)
+		o, _, err := parseRunArgs(append(c.args, "--", "true"))
 		if err != nil {
 			t.Errorf("%v: %v (an error would be fine: not a widening)", c.args, err)
 			continue

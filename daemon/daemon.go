@@ -77,6 +77,11 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		return err
 	}
 	defer enf.Close() // pins stay: the kernel keeps enforcing
+	// The operator's allow_partial caps every user of these pins
+	// (`enforcerd run --allow-partial` included), whatever socket it uses.
+	if err := enf.SetHostPolicy(enforcer.HostPolicy{AllowPartial: cfg.AllowPartial}); err != nil {
+		return err
+	}
 	for _, l := range []enforcer.Layer{enforcer.LayerLSM, enforcer.LayerCgroup, enforcer.LayerLifecycle} {
 		if err := enf.LayerError(l); err != nil {
 			log.Warn("layer not in force: ceilings needing it will be refused", "layer", l, "err", err)
@@ -159,8 +164,8 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		return api.Status{
 			Version: version, PID: os.Getpid(), Containers: reg.Len(),
 			Coverage: enf.Report(), ActivateAtExec: enf.CanActivateAtExec(),
-			AllowPartial: cfg.AllowPartial,
-			LostRecords:  lost, Hooks: enf.Hooks(),
+			AllowPartial: cfg.AllowPartial, PinDir: cfg.PinDir,
+			LostRecords: lost, Hooks: enf.Hooks(),
 		}
 	}}
 	ln, err := api.Listen(cfg.Socket)

@@ -12,48 +12,14 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
-	"fmt"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/enforcerd/enforcerd/cgroup"
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/vmtest"
-	"github.com/enforcerd/enforcerd/policy"
 )
-
-// TestAttack11RepeatedFlagWidens: run's help says "--role and the explicit
-// flags clamp together: the result is never wider than either", and
-// docs/design.md says "a flag can only narrow". A repeated flag is not
-// clamped: the last one wins, so a wrapper that puts --network=deny
-// before user-supplied flags gets network=allow back from a later
-// --network=allow (same for --write, --shell and --role). Native, no root.
-func TestAttack11RepeatedFlagWidens(t *testing.T) {
-	for _, c := range []struct {
-		args  []string
-		check func(policy.KernelCeiling) bool // true: the earlier restriction held
-	}{
-		{[]string{"--network=deny", "--network=allow"}, func(k policy.KernelCeiling) bool { return !k.Network }},
-		{[]string{"--write=deny", "--write=allow"}, func(k policy.KernelCeiling) bool { return !k.Write }},
-		{[]string{"--shell=none", "--shell=full"}, func(k policy.KernelCeiling) bool { return k.Shell == policy.ShellNone }},
-		{[]string{"--role", "reviewer", "--role", "general"}, func(k policy.KernelCeiling) bool { return !k.Network && !k.Write }},
-	} {
-		o, _, err := parseRunArgs(append(c.args, "--", "true"))
-		if err != nil {
-			t.Errorf("%v: %v (an error would be fine: not a widening)", c.args, err)
-			continue
-		}
-		if !c.check(o.ceiling) {
-			t.Errorf("WIDENED: enforcerd run %s -- CMD installs %s: the later flag undid the earlier restriction instead of clamping with it (or being refused)",
-				strings.Join(c.args, " "), o.ceiling)
-		}
-	}
-}
 
 // attack11Sandboxed runs `enforcerd run` with args; it skips (a failure in
 // the VM) when this host cannot enforce shell=none at all.
@@ -207,75 +173,5 @@ func TestAttack11RunShellNoneInterpStub(t *testing.T) {
 	}
 	if !attack11Exists(victim) || attack11Exists(made) {
 		t.Errorf("BYPASS: BusyBox applets ran under shell=none: victim removed %v, %s created by an allowed exec of the stub %v", !attack11Exists(victim), made, attack11Exists(made))
-	}
-}
-
-// TestAttack11NestedRunHidesOuterPartialCoverage: README: "With it [the
-// opt-in], run prints what is not enforced"; run's help: when the parent
-// cgroup "lies inside a registered cgroup, that ceiling also applies to
-// CMD ...; run then says which fields it narrows". On a host without BPF
-// LSM a run nested in a registered network=false cgroup (registered with
-// partial coverage by the daemon's allow_partial or another run's
-// --allow-partial) says "narrows ... to network=false" and nothing about
-// that network=false covering only inet sockets with no tamper protection:
-// the user reads a full no-network ceiling. Native, root.
-func TestAttack11NestedRunHidesOuterPartialCoverage(t *testing.T) {
-	vmtest.RequireRoot(t)
-	if full, _ := networkCoverage(t); full {
-		t.Skip("network=false is enforced in full here: nothing to hide")
-	}
-	mount, err := cgroup.Mountpoint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	self, err := cgroup.PidGroup(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	outer, err := cgroup.Create(mount, path.Join(self, fmt.Sprintf("enforcerd-att11-outer-%d", os.Getpid())))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { outer.Remove(5 * time.Second) })
-	enf, err := enforcer.Open(enforcer.Options{PinDir: testPinDir, CgroupMount: mount})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enf.Close()
-	if err := enf.Register(outer, enforcer.Entry{Ceiling: policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull}, AllowPartial: true}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { enf.Unregister(outer.ID) })
-	r, _, ran, _ := tcpProbe(t, "--cgroup-parent", outer.Group)
-	if !ran || !strings.Contains(r.stderr, "network=false") {
-		t.Fatalf("nested run: exit %d, ran %v\nstderr: %s", r.code, ran, r.stderr)
-	}
-	if !strings.Contains(r.stderr, "network-non-inet") && !strings.Contains(r.stderr, "NOT enforced") {
-		t.Errorf("MISLEADING: a run nested in a partially enforced network=false cgroup says only: %q (no word of the gaps network-non-inet, tamper)", strings.TrimSpace(r.stderr))
-	}
-}
-
-// TestAttack11DaemonCapKeyedOnSocketFlag: README: "While a daemon runs,
-// its setting caps `run --allow-partial`"; run's help: "While the enforcerd
-// daemon runs, its configuration caps this flag". run only asks whatever
-// answers at its own --socket: with the daemon running (here a stand-in
-// answering allow_partial=false at S), `--socket` naming any other path
-// (or the daemon being restarted, or configured with a non-default
-// socket) lifts the cap. The caller that can pass --allow-partial can pass
-// --socket too. Native, root.
-func TestAttack11DaemonCapKeyedOnSocketFlag(t *testing.T) {
-	vmtest.RequireRoot(t)
-	if full, _ := networkCoverage(t); full {
-		t.Skip("network=false is enforced in full here: no partial coverage to cap")
-	}
-	sock := fakeDaemonStatus(t, map[string]any{"allow_partial": false})
-	r, _, ran, _ := tcpProbe(t, "--network=deny", "--allow-partial", "--socket", sock)
-	if r.code != exitCannotEnforce || ran {
-		t.Fatalf("control: the daemon at %s caps --allow-partial: exit %d, ran %v\nstderr: %s", sock, r.code, ran, r.stderr)
-	}
-	r, _, ran, _ = tcpProbe(t, "--network=deny", "--allow-partial", "--socket", filepath.Join(t.TempDir(), "elsewhere.sock"))
-	if r.code != exitCannotEnforce || ran {
-		t.Errorf("CAP BYPASSED: with the daemon (allow_partial=false) still answering at %s, `run --allow-partial --socket OTHER` "+
-			"registered a partial ceiling and ran CMD (exit %d)\nstderr: %s", sock, r.code, r.stderr)
 	}
 }

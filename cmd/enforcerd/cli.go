@@ -280,10 +280,11 @@ func shorthandArg(raw []string, sh string) string {
 
 // ceilingBool is a ceiling field flag: allow|deny, true|false, ASCII
 // case-insensitive (policy.ParseBool). Whether it was given is
-// Flags().Changed.
-type ceilingBool bool
+// Flags().Changed. Given more than once, the values clamp together (deny
+// wins): a later flag never undoes an earlier restriction.
+type ceilingBool struct{ val, set bool }
 
-func (b *ceilingBool) String() string { return fmt.Sprint(bool(*b)) }
+func (b *ceilingBool) String() string { return fmt.Sprint(b.val) }
 func (b *ceilingBool) Type() string   { return "allow|deny" }
 
 func (b *ceilingBool) Set(s string) error {
@@ -291,14 +292,21 @@ func (b *ceilingBool) Set(s string) error {
 	if err != nil {
 		return err
 	}
-	*b = ceilingBool(v)
+	if b.set {
+		v = v && b.val
+	}
+	b.val, b.set = v, true
 	return nil
 }
 
 // shellFlag is a shell ceiling flag: none|read_only|full (policy.ParseShell).
-type shellFlag policy.Shell
+// Given more than once, the values clamp together (the narrowest wins).
+type shellFlag struct {
+	val policy.Shell
+	set bool
+}
 
-func (s *shellFlag) String() string { return string(*s) }
+func (s *shellFlag) String() string { return string(s.val) }
 func (s *shellFlag) Type() string   { return "none|read_only|full" }
 
 func (s *shellFlag) Set(v string) error {
@@ -306,7 +314,32 @@ func (s *shellFlag) Set(v string) error {
 	if err != nil {
 		return err
 	}
-	*s = shellFlag(sh)
+	if s.set {
+		all := policy.KernelCeiling{Network: true, Write: true}
+		a, b := all, all
+		a.Shell, b.Shell = s.val, sh
+		sh = a.Clamp(b).Shell
+	}
+	s.val, s.set = sh, true
+	return nil
+}
+
+// onceString is a string flag that may be given once: a second value is a
+// usage error rather than a silent replacement (for --role, where the
+// last of two names would otherwise win).
+type onceString struct {
+	p   *string
+	set bool
+}
+
+func (o *onceString) String() string { return *o.p }
+func (o *onceString) Type() string   { return "string" }
+
+func (o *onceString) Set(v string) error {
+	if o.set {
+		return fmt.Errorf("given more than once (%q, then %q)", *o.p, v)
+	}
+	*o.p, o.set = v, true
 	return nil
 }
 
@@ -326,6 +359,7 @@ func socketFlag(fs *pflag.FlagSet, p *string) {
 
 // roleFlag is --role; a given value must be a role name
 // (policy.LookupRole), which the command checks.
+// It may be given once.
 func roleFlag(fs *pflag.FlagSet, p *string) {
-	fs.StringVar(p, "role", "", "role name (general, explore, planner, reviewer, implement, test, advisor, custom, an alias or a title)")
+	fs.Var(&onceString{p: p}, "role", "role name (general, explore, planner, reviewer, implement, test, advisor, custom, an alias or a title)")
 }

@@ -149,7 +149,7 @@ func TestRunFlags(t *testing.T) {
 		{[]string{"--network=false", "--quiet"}, policy.KernelCeiling{Write: true, Shell: policy.ShellFull}},
 		// A flag only narrows; the last of a repeated flag counts.
 		{[]string{"--role", "reviewer", "--network=allow", "--write", "allow"}, policy.KernelCeiling{Shell: policy.ShellReadOnly}},
-		{[]string{"--shell=none", "--shell=READ_ONLY"}, policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellReadOnly}},
+		{[]string{"--shell=none", "--shell=READ_ONLY"}, policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}}, // repeated: the narrowest
 	} {
 		o, _, err := parseRunArgs(append(c.flags, "--", "true"))
 		if err != nil || o.ceiling != c.want {

@@ -132,8 +132,9 @@ Then it is registered and its gaps are named in the response and list
 ("unenforced": [{"code", "field", "detail"}]), in its audit record (hook
 "enforcerd", operation "registration", decision "registered" or
 "narrowed", "unenforced": [codes]) and in the gauge
-enforcerd_unenforced_containers{gap}. allow_partial also caps
-"enforcerd run --allow-partial" while the daemon runs.
+enforcerd_unenforced_containers{gap}. The daemon records allow_partial in
+the pin directory (map host_policy) when it starts: it also caps
+"enforcerd run --allow-partial" of every run using those pins.
 
 Signals: SIGTERM/SIGINT stop the daemon (pins stay, enforcement continues).
 

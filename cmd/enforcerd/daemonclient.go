@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -53,6 +54,20 @@ func daemonAllowsPartial(socket string) error {
 		return fmt.Errorf("the enforcerd daemon at %s does not allow partial coverage (allow_partial is not true in its configuration), which caps this flag", socket)
 	}
 	return nil
+}
+
+// daemonReadsRecords reports whether a daemon answers at socket and reads
+// the denial records of the programs pinned in pinDir (its status names
+// the same pin directory). Another pin directory has its own ring buffer,
+// which no daemon reads.
+func daemonReadsRecords(socket, pinDir string) bool {
+	if !daemonRunning(socket) {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := api.NewClient(socket, 5*time.Second).Status(ctx)
+	return err == nil && filepath.Clean(st.PinDir) == filepath.Clean(pinDir)
 }
 
 // hookClient is the hook's connection to the daemon.

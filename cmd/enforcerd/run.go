@@ -49,10 +49,13 @@ Flags:
                          AF_INET/AF_INET6 sockets CMD creates, and nothing
                          stops a root CMD from leaving its cgroup). Without
                          it such a ceiling is refused (exit 125) and the
-                         message names what would not be enforced. While
-                         the enforcerd daemon runs, its configuration caps
-                         this flag: with allow_partial: false there,
-                         --allow-partial is refused too.
+                         message names what would not be enforced. The
+                         enforcerd daemon's configuration caps this flag:
+                         it records allow_partial in the pin directory at
+                         start, and with allow_partial: false there,
+                         --allow-partial is refused too (also when the
+                         daemon is stopped, or --socket names another
+                         path).
   --cgroup-parent GROUP  cgroup v2 path to create the transient cgroup under
                          (default: enforcerd's own cgroup)
   --pin-dir DIR          bpffs directory of the pinned programs and maps
@@ -169,13 +172,13 @@ func (f *runFlags) options(c *cobra.Command, args []string) (runOptions, error) 
 	}
 	k := ceiling.Kernel()
 	if c.Flags().Changed("network") {
-		k = k.Clamp(policy.KernelCeiling{Network: bool(f.network), Write: true, Shell: policy.ShellFull})
+		k = k.Clamp(policy.KernelCeiling{Network: f.network.val, Write: true, Shell: policy.ShellFull})
 	}
 	if c.Flags().Changed("write") {
-		k = k.Clamp(policy.KernelCeiling{Network: true, Write: bool(f.write), Shell: policy.ShellFull})
+		k = k.Clamp(policy.KernelCeiling{Network: true, Write: f.write.val, Shell: policy.ShellFull})
 	}
 	if c.Flags().Changed("shell") {
-		k = k.Clamp(policy.KernelCeiling{Network: true, Write: true, Shell: policy.Shell(f.shell)})
+		k = k.Clamp(policy.KernelCeiling{Network: true, Write: true, Shell: f.shell.val})
 	}
 	if len(o.execAllow) > 0 && k.Shell != policy.ShellNone {
 		return o, usageError{fmt.Errorf("--exec-allow needs --shell=none (the ceiling's shell is %s)", k.Shell)}

@@ -75,11 +75,14 @@ func runSandboxed(o runOptions, s streams) int {
 		if meet := o.ceiling.Clamp(oc.Entry.Ceiling); meet != o.ceiling {
 			fmt.Fprintf(stderr, "enforcerd run: nested in registered cgroup %s, whose ceiling %s narrows this run's %s to %s\n", oc.Cgroup, oc.Entry.Ceiling, o.ceiling, meet)
 		}
+		if len(oc.Unenforced) > 0 {
+			fmt.Fprintf(stderr, "enforcerd run: the ceiling %s of registered cgroup %s is enforced only in part here: NOT enforced: %s\n", oc.Entry.Ceiling, oc.Cgroup, strings.Join(gapLines(oc.Unenforced), "; "))
+		}
 	}
 	stop := func() uint64 { return 0 }
 	switch {
 	case o.quiet:
-	case daemonRunning(o.socket):
+	case daemonReadsRecords(o.socket, o.pinDir):
 		// The denial ring buffer has one reader in practice: taking
 		// records here would remove them from the daemon's audit trail.
 		fmt.Fprintf(stderr, "enforcerd run: the enforcerd daemon (%s) records the denials of cgroup id %d in its audit log; not printing them here\n", o.socket, sb.Cgroup().ID)

@@ -142,7 +142,10 @@ type Status struct {
 	Hooks          []enforcer.HookStatus    `json:"hooks"`
 	LostRecords    uint64                   `json:"lost_records"`
 	PID            int                      `json:"pid"`
-	Version        string                   `json:"version"`
+	// PinDir is the daemon's pin directory: it reads the denial records
+	// of the programs pinned there.
+	PinDir  string `json:"pin_dir"`
+	Version string `json:"version"`
 }
 
 // EntrypointFrom is the wire form of a program (nil for nil).

@@ -175,7 +175,8 @@ func exchange(t *testing.T, socket, method, path, body string) (int, string, []b
 }
 
 // TestStatusKeepsItsKeys: the typed status encodes byte for byte as the
-// JSON object of sorted keys the daemon served before it had a type.
+// JSON object of sorted keys the daemon served before it had a type (plus
+// pin_dir, added since).
 func TestStatusKeepsItsKeys(t *testing.T) {
 	cov := []enforcer.FieldCoverage{
 		{Field: "network", State: enforcer.CoveragePartial, By: "cgroup-bpf", Gaps: []enforcer.Gap{{Code: enforcer.GapTamper, Field: "all", Detail: "d"}}},
@@ -183,13 +184,13 @@ func TestStatusKeepsItsKeys(t *testing.T) {
 	}
 	hooks := []enforcer.HookStatus{{Program: "file_open", Name: "file_open", Layer: enforcer.LayerLSM, Attached: true, Adopted: true}}
 	typed, err := json.Marshal(api.Status{ActivateAtExec: true, AllowPartial: true, Containers: 3, Coverage: cov,
-		Hooks: hooks, LostRecords: 7, PID: 42, Version: "v1.2.3"})
+		Hooks: hooks, LostRecords: 7, PID: 42, PinDir: "/sys/fs/bpf/enforcerd", Version: "v1.2.3"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	untyped, err := json.Marshal(map[string]any{
 		"version": "v1.2.3", "pid": 42, "containers": 3, "coverage": cov, "activate_at_exec": true,
-		"allow_partial": true, "lost_records": uint64(7), "hooks": hooks,
+		"allow_partial": true, "lost_records": uint64(7), "hooks": hooks, "pin_dir": "/sys/fs/bpf/enforcerd",
 	})
 	if err != nil {
 		t.Fatal(err)

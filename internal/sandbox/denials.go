@@ -19,6 +19,9 @@ import (
 type Outer struct {
 	Cgroup cgroup.Cgroup
 	Entry  enforcer.Entry
+	// Unenforced: what this host does not enforce of the outer ceiling
+	// (its coverage gaps; filled by Register).
+	Unenforced []enforcer.Gap
 }
 
 // lookuper is the part of *enforcer.Enforcer outerCeilings needs.

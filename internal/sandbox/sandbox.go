@@ -106,7 +106,9 @@ type Sandbox struct {
 // (internal/progcheck.CheckHost); the cgroup2 mount and the parent cgroup
 // must exist; the enforcer is opened (loading or re-adopting the pinned
 // programs) and the ceiling's coverage decided (enforcer.Coverage.Err with
-// AuditOnly and AllowPartial). Errors: any of these; a partial-coverage
+// AuditOnly and AllowPartial; AllowPartial is capped by the host policy a
+// daemon recorded in the pins, enforcer.HostPolicy). Errors: any of these;
+// a partial-coverage
 // refusal wraps enforcer.ErrPartialCoverage and enforcer.ErrCannotEnforce,
 // a missing mechanism enforcer.ErrCannotEnforce, an unsafe program
 // *progcheck.UnsafeError. On error nothing is left open.
@@ -144,6 +146,18 @@ func Open(cfg Config) (*Sandbox, error) {
 	if err := cov.Err(cfg.AuditOnly, cfg.AllowPartial); err != nil {
 		enf.Close()
 		return nil, err
+	}
+	if len(cov.Partial) > 0 && !cfg.AuditOnly {
+		// The operator's choice, recorded by the daemon in these pins,
+		// caps AllowPartial (unreadable: the narrowest choice).
+		if hp, recorded, err := enf.HostPolicy(); recorded && (err != nil || !hp.AllowPartial) {
+			enf.Close()
+			why := "allow_partial is false in the enforcerd daemon's configuration"
+			if err != nil {
+				why = err.Error()
+			}
+			return nil, fmt.Errorf("%w (%w): partial coverage is not allowed on this host: %s (recorded in %s)", enforcer.ErrCannotEnforce, enforcer.ErrPartialCoverage, why, enforcer.HostPolicyPin)
+		}
 	}
 	return &Sandbox{cfg: cfg, enf: enf, mount: mount, parent: parent, cov: cov}, nil
 }
@@ -193,6 +207,11 @@ func (s *Sandbox) Register() error {
 	s.cg, s.created = cg, true
 	if s.outer, err = outerCeilings(s.enf, s.mount, s.parent); err != nil {
 		return err
+	}
+	for i := range s.outer {
+		if !s.outer[i].Entry.AuditOnly {
+			s.outer[i].Unenforced = s.enf.Coverage(s.outer[i].Entry.Ceiling).Gaps()
+		}
 	}
 	entry, err := s.entry(s.enf.CanActivateAtExec())
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
 )
@@ -82,7 +83,7 @@ func DefaultConfig() Config {
 		State:         state.DefaultPath,
 		PinDir:        enforcer.DefaultPinDir,
 		SweepInterval: 30 * time.Second,
-		Pending:       PendingConfig{Deadline: 30 * time.Second, CheckInterval: 100 * time.Millisecond},
+		Pending:       PendingConfig{Deadline: registry.DefaultPendingDeadline, CheckInterval: 100 * time.Millisecond},
 		Audit:         AuditConfig{Path: "/var/log/enforcerd/audit.jsonl", MaxSizeMB: 64, MaxBackups: 5},
 		Metrics:       MetricsConfig{Listen: "127.0.0.1:9464"},
 	}
@@ -99,15 +100,15 @@ func LoadConfig(path string, required bool) (Config, error) {
 	if err != nil {
 		return c, fmt.Errorf("config %s: %w", path, err)
 	}
-	if err := ParseConfig(b, &c); err != nil {
+	if err := parseConfig(b, &c); err != nil {
 		return c, fmt.Errorf("config %s: %w", path, err)
 	}
 	return c, nil
 }
 
-// ParseConfig decodes YAML onto c (keys absent keep c's values) and
+// parseConfig decodes YAML onto c (keys absent keep c's values) and
 // validates the result.
-func ParseConfig(b []byte, c *Config) error {
+func parseConfig(b []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {

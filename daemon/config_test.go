@@ -34,7 +34,7 @@ func TestConfig(t *testing.T) {
 		"pending:\n  deadline: 0s\n", "allow_partial: maybe\n", "allow-partial: true\n", "pending:\n  check_interval: -1s\n", "pending:\n  deadlin: 3s\n",
 	} {
 		c := DefaultConfig()
-		if err := ParseConfig([]byte(bad), &c); err == nil {
+		if err := parseConfig([]byte(bad), &c); err == nil {
 			t.Errorf("accepted %q", bad)
 		}
 	}

@@ -77,6 +77,11 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		return err
 	}
 	defer enf.Close() // pins stay: the kernel keeps enforcing
+	// The operator's allow_partial caps every user of these pins
+	// (`enforcerd run --allow-partial` included), whatever socket it uses.
+	if err := enf.SetHostPolicy(enforcer.HostPolicy{AllowPartial: cfg.AllowPartial}); err != nil {
+		return err
+	}
 	for _, l := range []enforcer.Layer{enforcer.LayerLSM, enforcer.LayerCgroup, enforcer.LayerLifecycle} {
 		if err := enf.LayerError(l); err != nil {
 			log.Warn("layer not in force: ceilings needing it will be refused", "layer", l, "err", err)
@@ -154,13 +159,13 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		version = bi.Main.Version
 	}
-	srv := &api.Server{Reg: reg, Hub: hub, Metrics: m, Log: log, Status: func() any {
+	srv := &api.Server{Reg: reg, Hub: hub, Metrics: m, Log: log, Status: func() api.Status {
 		lost, _ := enf.LostRecords()
-		return map[string]any{
-			"version": version, "pid": os.Getpid(), "containers": reg.Len(),
-			"coverage": enf.Report(), "activate_at_exec": enf.CanActivateAtExec(),
-			"allow_partial": cfg.AllowPartial,
-			"lost_records":  lost, "hooks": enf.Hooks(),
+		return api.Status{
+			Version: version, PID: os.Getpid(), Containers: reg.Len(),
+			Coverage: enf.Report(), ActivateAtExec: enf.CanActivateAtExec(),
+			AllowPartial: cfg.AllowPartial, PinDir: cfg.PinDir,
+			LostRecords: lost, Hooks: enf.Hooks(),
 		}
 	}}
 	ln, err := api.Listen(cfg.Socket)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/api"
-	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/internal/probe"
 )
@@ -133,7 +132,7 @@ func TestVMDaemonImmediateActivationNonInitProcess(t *testing.T) {
 	defer removeGroup(e, group2)
 	defer w2.stop()
 	w2.waitFor(t, 2)
-	c2, err := client.Register(ctx, registry.Request{ID: "imm2", Cgroup: group2, Ceiling: "network=false,write=false", Activate: registry.ActivateExec})
+	c2, err := client.Register(ctx, api.RegisterRequest{ID: "imm2", Cgroup: group2, Ceiling: "network=false,write=false", Activate: api.ActivateExec})
 	n2 := len(w2.snapshot())
 	if err != nil || c2.Activation != state.ActivationImmediate || c2.State != state.StateActive {
 		t.Fatalf("API register with a running process: %+v, %v; want immediate", c2, err)
@@ -182,7 +181,7 @@ func TestVMDaemonPendingIntruderActivates(t *testing.T) {
 		t.Fatal(err)
 	}
 	moved := time.Now()
-	var c state.Container
+	var c api.Container
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		var err error
 		if c, err = client.Get(ctx, "intr"); err == nil && c.State == state.StateActive {
@@ -226,7 +225,7 @@ func TestVMDaemonPendingDeadlineFreezes(t *testing.T) {
 		}
 	}
 
-	var c state.Container
+	var c api.Container
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		var err error
 		if c, err = client.Get(ctx, "late"); err == nil && c.State == state.StateFrozen {

@@ -2,20 +2,17 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"golang.org/x/sys/unix"
 )
-
-func init() {
-	register(subcommand{name: "check", summary: "report what this kernel can enforce", run: runCheck})
-}
 
 const checkUsage = `Usage: enforcerd check [--json] [--pin-dir DIR]
 
@@ -79,38 +76,36 @@ type checkReport struct {
 	Error        string                `json:"error,omitempty"`
 }
 
-func runCheck(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	asJSON := fs.Bool("json", false, "")
-	pinDir := fs.String("pin-dir", enforcer.DefaultPinDir, "")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			fmt.Fprint(stdout, checkUsage)
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "enforcerd check: %v\nRun 'enforcerd check --help' for usage.\n", err)
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "enforcerd check: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
-	}
-	r := buildCheckReport(*pinDir)
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(r)
-	} else {
-		printCheckReport(stdout, r)
-	}
-	if !r.Enforceable {
-		return exitFailure
-	}
-	return exitOK
+func newCheckCmd(s streams) *cobra.Command {
+	var asJSON bool
+	var pinDir string
+	c := newCommand(s, commandSpec{
+		name:    "check",
+		summary: "report what this kernel can enforce",
+		help:    checkUsage,
+		run: func(*cobra.Command, []string) error {
+			r := buildCheckReport(pinDir, s.err)
+			if asJSON {
+				enc := json.NewEncoder(s.out)
+				enc.SetIndent("", "  ")
+				_ = enc.Encode(r)
+			} else {
+				printCheckReport(s.out, r)
+			}
+			if !r.Enforceable {
+				return exitCode(exitFailure)
+			}
+			return nil
+		},
+	})
+	jsonFlag(c.Flags(), &asJSON)
+	pinDirFlag(c.Flags(), &pinDir)
+	return c
 }
 
-func buildCheckReport(pinDir string) checkReport {
+// buildCheckReport opens the enforcer as run would (verifier logs to
+// stderr when asked) and reports what it enforces.
+func buildCheckReport(pinDir string, stderr io.Writer) checkReport {
 	r := checkReport{Layers: map[string]checkLayer{}, Fields: map[string]checkField{}}
 	var uts unix.Utsname
 	if unix.Uname(&uts) == nil {
@@ -140,7 +135,7 @@ func buildCheckReport(pinDir string) checkReport {
 		return r
 	}
 	r.Cgroup2 = mount
-	enf, err := enforcer.Open(enforcer.Options{PinDir: pinDir, CgroupMount: mount, VerifierLog: verifierLog(os.Stderr)})
+	enf, err := enforcer.Open(enforcer.Options{PinDir: pinDir, CgroupMount: mount, VerifierLog: verifierLog(stderr)})
 	if err != nil {
 		r.Error = err.Error()
 		notEnforceable(err.Error())

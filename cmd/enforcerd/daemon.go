@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,13 +10,10 @@ import (
 	"syscall"
 
 	sd "github.com/coreos/go-systemd/v22/daemon"
+	"github.com/spf13/cobra"
 
 	"github.com/enforcerd/enforcerd/daemon"
 )
-
-func init() {
-	register(subcommand{name: "daemon", summary: "host service: container registration API, audit log, metrics", run: runDaemon})
-}
 
 const daemonUsage = `Usage: enforcerd daemon [--config FILE]
 
@@ -137,8 +132,9 @@ Then it is registered and its gaps are named in the response and list
 ("unenforced": [{"code", "field", "detail"}]), in its audit record (hook
 "enforcerd", operation "registration", decision "registered" or
 "narrowed", "unenforced": [codes]) and in the gauge
-enforcerd_unenforced_containers{gap}. allow_partial also caps
-"enforcerd run --allow-partial" while the daemon runs.
+enforcerd_unenforced_containers{gap}. The daemon records allow_partial in
+the pin directory (map host_policy) when it starts: it also caps
+"enforcerd run --allow-partial" of every run using those pins.
 
 Signals: SIGTERM/SIGINT stop the daemon (pins stay, enforcement continues).
 
@@ -148,27 +144,28 @@ Exit status:
   2  usage or configuration error
 `
 
-func runDaemon(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("daemon", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	cfgPath := fs.String("config", daemon.DefaultConfigPath, "")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, daemonUsage)
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "enforcerd daemon: %v\nRun 'enforcerd daemon --help' for usage.\n", err)
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "enforcerd daemon: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
-	}
-	cfg, err := daemon.LoadConfig(*cfgPath, isFlagSet(fs, "config"))
-	if err != nil {
-		fmt.Fprintf(stderr, "enforcerd daemon: %v\n", err)
-		return exitUsage
-	}
+func newDaemonCmd(s streams) *cobra.Command {
+	var cfgPath string
+	c := newCommand(s, commandSpec{
+		name:    "daemon",
+		summary: "host service: container registration API, audit log, metrics",
+		help:    daemonUsage,
+		run: func(c *cobra.Command, _ []string) error {
+			cfg, err := daemon.LoadConfig(cfgPath, c.Flags().Changed("config"))
+			if err != nil {
+				fmt.Fprintf(s.err, "enforcerd daemon: %v\n", err)
+				return exitCode(exitUsage)
+			}
+			return exitCode(runDaemon(cfg, s.err))
+		},
+	})
+	c.Flags().StringVar(&cfgPath, "config", daemon.DefaultConfigPath, "YAML configuration file")
+	return c
+}
+
+// runDaemon runs the daemon until SIGTERM or SIGINT and returns its exit
+// status; it logs to stderr.
+func runDaemon(cfg daemon.Config, stderr io.Writer) int {
 	underSystemd := os.Getenv("JOURNAL_STREAM") != ""
 	hopts := &slog.HandlerOptions{}
 	if underSystemd {
@@ -183,7 +180,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, hopts))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	err = daemon.Run(ctx, cfg, daemon.Options{
+	err := daemon.Run(ctx, cfg, daemon.Options{
 		Log:         log,
 		Journal:     underSystemd,
 		VerifierLog: verifierLog(stderr),

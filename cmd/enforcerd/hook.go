@@ -3,27 +3,19 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/spf13/cobra"
 
 	"github.com/enforcerd/enforcerd/cgroup"
-	"github.com/enforcerd/enforcerd/daemon/api"
-	"github.com/enforcerd/enforcerd/daemon/metrics"
-	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
+	"github.com/enforcerd/enforcerd/internal/sandbox"
 	"github.com/enforcerd/enforcerd/oci"
 )
-
-func init() {
-	register(subcommand{name: "hook", summary: "OCI runtime hook (createRuntime, poststop) registering containers with the daemon", run: runHook})
-}
 
 const hookUsage = `Usage: enforcerd hook [--socket PATH] [--timeout DURATION] createRuntime|prestart|poststop
 
@@ -106,103 +98,97 @@ Exit status:
        unreachable
 `
 
+// hookStages are the OCI hook stages the hook runs at.
+var hookStages = []string{"createRuntime", "prestart", "poststop"}
+
 // hookPidGroup finds a container's cgroup from its pid (tests substitute it).
 var hookPidGroup = cgroup.PidGroup
 
-func runHook(args []string, stdout, stderr io.Writer) int {
-	return hookMain(args, os.Stdin, stdout, stderr)
+// limitCore sets a process's RLIMIT_CORE for its sandbox and returns how to
+// put it back (tests substitute it).
+var limitCore = sandbox.LimitCore
+
+func newHookCmd(s streams) *cobra.Command {
+	var socket string
+	var timeout time.Duration
+	c := newCommand(s, commandSpec{
+		name:      "hook",
+		summary:   "OCI runtime hook (createRuntime, poststop) registering containers with the daemon",
+		help:      hookUsage,
+		validArgs: hookStages,
+		args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("want one stage (createRuntime or poststop), got %d arguments", len(args))
+			}
+			for _, st := range hookStages {
+				if args[0] == st {
+					return nil
+				}
+			}
+			return usageErrorf("unknown stage %q (want createRuntime, prestart or poststop)", args[0])
+		},
+		run: func(_ *cobra.Command, args []string) error {
+			return exitCode(runHook(args[0], socket, timeout, s))
+		},
+	})
+	socketFlag(c.Flags(), &socket)
+	c.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "limit for the daemon's answer")
+	return c
 }
 
-func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	socket := fs.String("socket", api.DefaultSocket, "")
-	timeout := fs.Duration("timeout", 10*time.Second, "")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, hookUsage)
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "enforcerd hook: %v\nRun 'enforcerd hook --help' for usage.\n", err)
-		return exitUsage
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "enforcerd hook: want one stage (createRuntime or poststop), got %d arguments\n", fs.NArg())
-		return exitUsage
-	}
+// runHook runs one stage with the state JSON on s.in and returns the
+// hook's exit status.
+func runHook(stage, socket string, timeout time.Duration, s streams) int {
 	fail := func(code int, format string, a ...any) int {
-		fmt.Fprintf(stderr, "enforcerd hook %s: "+format+"\n", append([]any{fs.Arg(0)}, a...)...)
+		fmt.Fprintf(s.err, "enforcerd hook %s: "+format+"\n", append([]any{stage}, a...)...)
 		return code
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	client := api.NewClient(*socket, *timeout)
-	switch fs.Arg(0) {
-	case "createRuntime", "prestart":
-		st, err := oci.DecodeState(stdin, true)
+	client := newHookClient(socket, timeout)
+	if stage == "poststop" {
+		st, err := oci.DecodeState(s.in, false)
 		if err != nil {
 			return fail(exitUsage, "%v", err)
 		}
-		req, err := oci.ParseAnnotations(st.Annotations)
-		if err != nil {
-			return fail(exitUsage, "container %s: %v", st.ID, err)
-		}
-		group, err := hookPidGroup(st.Pid)
-		if err != nil {
-			return fail(exitCannotEnforce, "container %s: %v", st.ID, err)
-		}
-		// The daemon vets the entrypoint when the effective ceiling is
-		// shell=none, and refuses without one.
-		ep, epErr := hookEntrypoint(st)
-		// Before the registration (the init's processes inherit it);
-		// put back if the registration is refused: nothing half-applied.
-		restoreCore, err := limitCoreSaving(st.Pid)
-		if err != nil {
-			return fail(exitCannotEnforce, "container %s: refusing the container: %v", st.ID, err)
-		}
-		c, err := client.Register(ctx, registry.Request{
-			ID: st.ID, Cgroup: group, PID: st.Pid, Role: req.Role, Ceiling: req.Ceiling,
-			Parent: req.Parent, AuditOnly: req.AuditOnly, ToolGroups: req.ToolGroups,
-			Activate: registry.ActivateExec, InitPID: st.Pid,
-			Entrypoint: ep,
-		})
-		if err != nil {
-			if rerr := restoreCore(); rerr != nil {
-				fmt.Fprintf(stderr, "enforcerd hook %s: container %s: %v\n", fs.Arg(0), st.ID, rerr)
-			}
-			var ae *api.Error
-			if epErr != nil && errors.As(err, &ae) && ae.Code == metrics.ResultEntrypointRequired {
-				err = fmt.Errorf("%w (the hook could not name the entrypoint: %v)", err, epErr)
-			}
-			return fail(hookExit(err), "container %s: refusing the container: %v", st.ID, err)
-		}
-		fmt.Fprintf(stderr, "enforcerd hook createRuntime: container %s registered: cgroup %s (id %d), kernel %s, audit_only=%t, fingerprint %s, activation %s\n",
-			c.ID, c.Cgroup, c.CgroupID, c.Kernel, c.AuditOnly, c.Fingerprint, c.Activation)
-		for _, g := range c.Unenforced {
-			fmt.Fprintf(stderr, "enforcerd hook createRuntime: container %s: partial coverage (the daemon allows it): NOT enforced: %s\n", c.ID, g)
-		}
-		if c.ActivationReason != "" {
-			fmt.Fprintf(stderr, "enforcerd hook createRuntime: container %s: in force at once: %s\n", c.ID, c.ActivationReason)
-		}
-		return exitOK
-	case "poststop":
-		st, err := oci.DecodeState(stdin, false)
-		if err != nil {
-			return fail(exitUsage, "%v", err)
-		}
-		err = client.Unregister(ctx, st.ID)
-		var ae *api.Error
-		if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
-			fmt.Fprintf(stderr, "enforcerd hook poststop: container %s was not registered\n", st.ID)
-			return exitOK
-		}
+		known, err := client.unregister(ctx, st.ID)
 		if err != nil {
 			return fail(exitFailure, "container %s: %v", st.ID, err)
 		}
+		if !known {
+			fmt.Fprintf(s.err, "enforcerd hook poststop: container %s was not registered\n", st.ID)
+		}
 		return exitOK
-	default:
-		return fail(exitUsage, "unknown stage (want createRuntime, prestart or poststop)")
 	}
+	// createRuntime, prestart
+	st, err := oci.DecodeState(s.in, true)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	req, err := oci.ParseAnnotations(st.Annotations)
+	if err != nil {
+		return fail(exitUsage, "container %s: %v", st.ID, err)
+	}
+	group, err := hookPidGroup(st.Pid)
+	if err != nil {
+		return fail(exitCannotEnforce, "container %s: %v", st.ID, err)
+	}
+	// The daemon vets the entrypoint when the effective ceiling is
+	// shell=none, and refuses without one.
+	ep, epErr := hookEntrypoint(st)
+	// Before the registration (the init's processes inherit it); put
+	// back if the registration is refused: nothing half-applied.
+	restoreCore, err := limitCore(st.Pid)
+	if err != nil {
+		return fail(exitCannotEnforce, "container %s: refusing the container: %v", st.ID, err)
+	}
+	if err := client.register(ctx, s.err, st, req, group, ep, epErr); err != nil {
+		if rerr := restoreCore(); rerr != nil {
+			fmt.Fprintf(s.err, "enforcerd hook %s: container %s: %v\n", stage, st.ID, rerr)
+		}
+		return fail(hookExit(err), "container %s: refusing the container: %v", st.ID, err)
+	}
+	return exitOK
 }
 
 // hookEntrypoint names the container's entrypoint from its bundle's
@@ -221,21 +207,4 @@ func hookEntrypoint(st specs.State) (*progcheck.Program, error) {
 		return nil, fmt.Errorf("%s: %w", f.Name(), err)
 	}
 	return &p, nil
-}
-
-// hookExit maps a daemon error to the hook's exit status: 125 when the
-// ceiling cannot be enforced (HTTP 422, including partial coverage the
-// daemon does not allow) or the daemon is unreachable; 1 for every other
-// refusal or failure (a conflict, an unknown parent, a bad request, a 5xx).
-// Exit 2 is only for the hook's own malformed input, decided before the
-// daemon is asked.
-func hookExit(err error) int {
-	var ae *api.Error
-	switch {
-	case errors.Is(err, api.ErrUnreachable):
-		return exitCannotEnforce
-	case errors.As(err, &ae) && ae.Status == http.StatusUnprocessableEntity:
-		return exitCannotEnforce
-	}
-	return exitFailure
 }

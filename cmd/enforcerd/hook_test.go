@@ -53,7 +53,7 @@ func hookDaemonWith(t *testing.T, allowPartial bool) (string, *registrytest.Enfo
 
 func runHookWith(sock, stage, stdin string) (int, string) {
 	var out, errb bytes.Buffer
-	code := hookMain([]string{"--socket", sock, "--timeout", "5s", stage}, strings.NewReader(stdin), &out, &errb)
+	code := execute([]string{"hook", "--socket", sock, "--timeout", "5s", stage}, streams{in: strings.NewReader(stdin), out: &out, err: &errb})
 	return code, errb.String()
 }
 

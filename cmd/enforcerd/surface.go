@@ -2,22 +2,14 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/enforcerd/enforcerd/policy"
 )
-
-func init() {
-	register(subcommand{
-		name:    "surface",
-		summary: "print the tool surface and kernel ceiling the policy core computes for a role",
-		run:     runSurface,
-	})
-}
 
 const surfaceHelp = `Usage:
   enforcerd surface [--role R] [--session CEILING] [--tool-groups G,...] [--json]
@@ -113,55 +105,49 @@ Exit status:
      --role that is not a role name
 `
 
-// runSurface implements "enforcerd surface": flags in (--role through
-// policy.LookupRole), policy.ResolveSurface, JSON or a summary out.
-func runSurface(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("enforcerd surface", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	role := fs.String("role", "", "role name")
-	session := fs.String("session", "", "session ceiling text")
-	groups := fs.String("tool-groups", "", "comma-separated tool groups")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, surfaceHelp)
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "enforcerd surface: %v\nRun \"enforcerd surface --help\" for usage.\n", err)
-		return exitUsage
+func newSurfaceCmd(s streams) *cobra.Command {
+	var role, session, groups string
+	var asJSON bool
+	c := newCommand(s, commandSpec{
+		name:    "surface",
+		summary: "print the tool surface and kernel ceiling the policy core computes for a role",
+		help:    surfaceHelp,
+		run: func(c *cobra.Command, _ []string) error {
+			res := policy.UnspecifiedRole()
+			if c.Flags().Changed("role") {
+				var err error
+				if res, err = policy.LookupRole(role); err != nil {
+					return usageErrorf("--role: %w", err)
+				}
+			}
+			ceiling, err := policy.ParseCeiling(session, policy.DefaultSession())
+			if err != nil {
+				return usageErrorf("--session: %w", err)
+			}
+			return runSurface(s, policy.ResolveSurface(res, ceiling, groups), asJSON)
+		},
+	})
+	fs := c.Flags()
+	roleFlag(fs, &role)
+	fs.StringVar(&session, "session", "", "the session ceiling the role is clamped to, as ceiling text")
+	fs.StringVar(&groups, "tool-groups", "", "comma-separated tool groups")
+	jsonFlag(fs, &asJSON)
+	return c
+}
+
+// runSurface prints the surface policy.ResolveSurface computed: JSON or
+// a summary, its warnings on stderr.
+func runSurface(s streams, sf policy.Surface, asJSON bool) error {
+	for _, w := range sf.Warnings {
+		fmt.Fprintf(s.err, "enforcerd surface: warning: %s\n", w)
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "enforcerd surface: unexpected argument %q\nRun \"enforcerd surface --help\" for usage.\n", fs.Arg(0))
-		return exitUsage
-	}
-	res := policy.UnspecifiedRole()
-	if isFlagSet(fs, "role") {
-		var err error
-		if res, err = policy.LookupRole(*role); err != nil {
-			fmt.Fprintf(stderr, "enforcerd surface: --role: %v\n", err)
-			return exitUsage
-		}
-	}
-	ceiling, err := policy.ParseCeiling(*session, policy.DefaultSession())
-	if err != nil {
-		fmt.Fprintf(stderr, "enforcerd surface: --session: %v\n", err)
-		return exitUsage
-	}
-	s := policy.ResolveSurface(res, ceiling, *groups)
-	for _, w := range s.Warnings {
-		fmt.Fprintf(stderr, "enforcerd surface: warning: %s\n", w)
-	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
+	if asJSON {
+		enc := json.NewEncoder(s.out)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(s); err != nil {
-			fmt.Fprintf(stderr, "enforcerd surface: %v\n", err)
-			return exitFailure
-		}
-		return exitOK
+		return enc.Encode(sf)
 	}
-	printSurface(stdout, s)
-	return exitOK
+	printSurface(s.out, sf)
+	return nil
 }
 
 func printSurface(w io.Writer, s policy.Surface) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -11,9 +10,7 @@ import (
 )
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
-	var out, errb bytes.Buffer
-	code = dispatch(append([]string{"surface"}, args...), &out, &errb)
-	return code, out.String(), errb.String()
+	return cli(append([]string{"surface"}, args...)...)
 }
 
 func TestSurfaceJSON(t *testing.T) {

@@ -104,7 +104,7 @@ func TestRegisterListSurfaceUnregister(t *testing.T) {
 	ts, enf, cgs := fakeServer(t)
 	cgs.Add("/c/one")
 	ctx := context.Background()
-	c, err := ts.client.Register(ctx, registry.Request{ID: "one", Cgroup: "/c/one", Role: "test", Ceiling: "network=false", Activate: registry.ActivateExec})
+	c, err := ts.client.Register(ctx, api.RegisterRequest{ID: "one", Cgroup: "/c/one", Role: "test", Ceiling: "network=false", Activate: api.ActivateExec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestConfinedCallerMayOnlyReadAndNarrowItself(t *testing.T) {
 	cgs.Add("/c/new")
 	ctx := context.Background()
 	for _, id := range []string{"me", "other"} {
-		if _, err := ts.client.Register(ctx, registry.Request{ID: id, Cgroup: "/c/" + id, Ceiling: "network=false"}); err != nil {
+		if _, err := ts.client.Register(ctx, api.RegisterRequest{ID: id, Cgroup: "/c/" + id, Ceiling: "network=false"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -247,7 +247,7 @@ func TestConfinedCallerMayOnlyReadAndNarrowItself(t *testing.T) {
 		func() error { _, err := ts.client.List(ctx); return err },
 		func() error { _, err := ts.client.Get(ctx, "me"); return err },
 		func() error {
-			_, err := ts.client.Register(ctx, registry.Request{ID: "new", Cgroup: "/c/new", Ceiling: "network=true"})
+			_, err := ts.client.Register(ctx, api.RegisterRequest{ID: "new", Cgroup: "/c/new", Ceiling: "network=true"})
 			return err
 		},
 		func() error { return ts.client.Follow(ctx, "", func(audit.Record) error { return nil }) },
@@ -274,7 +274,7 @@ func TestFollowStreamsDenials(t *testing.T) {
 	cgs.Add("/c/a")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := ts.client.Register(ctx, registry.Request{ID: "a", Cgroup: "/c/a", Ceiling: "network=false"}); err != nil {
+	if _, err := ts.client.Register(ctx, api.RegisterRequest{ID: "a", Cgroup: "/c/a", Ceiling: "network=false"}); err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan audit.Record, 4)
@@ -295,87 +295,6 @@ func TestFollowStreamsDenials(t *testing.T) {
 			t.Fatal("no record followed")
 		}
 	}
-}
-
-// concurrently registers and unregisters n containers and checks map, state
-// file and list agree (no leaks, no duplicates).
-func concurrently(t *testing.T, ts *testServer, groups []string, ceiling string, mapLen func() int) {
-	t.Helper()
-	ctx := context.Background()
-	n := len(groups)
-	var wg sync.WaitGroup
-	errs := make(chan error, 2*n)
-	sem := make(chan struct{}, 64)
-	start := time.Now()
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			id := fmt.Sprintf("c%04d", i)
-			if _, err := ts.client.Register(ctx, registry.Request{ID: id, Cgroup: groups[i], Ceiling: ceiling}); err != nil {
-				errs <- err
-				return
-			}
-			// Same id again: must conflict, never duplicate.
-			var ae *api.Error
-			if _, err := ts.client.Register(ctx, registry.Request{ID: id, Cgroup: groups[i], Ceiling: ceiling}); !errors.As(err, &ae) || ae.Status != 409 {
-				errs <- fmt.Errorf("duplicate register of %s: %v", id, err)
-			}
-			if i%2 == 0 {
-				if err := ts.client.Unregister(ctx, id); err != nil {
-					errs <- err
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	t.Logf("%d registrations + %d duplicate attempts + %d unregistrations in %v", n, n, n/2, time.Since(start))
-	list, err := ts.client.List(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	onDisk, err := state.Load(ts.state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := n / 2
-	if len(list) != want || len(onDisk) != want || mapLen() != want {
-		t.Fatalf("after load: list %d, state %d, map %d; want %d each", len(list), len(onDisk), mapLen(), want)
-	}
-	seen := map[string]bool{}
-	for i, c := range list {
-		if seen[c.ID] || c.ID != onDisk[i].ID || c.CgroupID != onDisk[i].CgroupID {
-			t.Fatalf("list and state disagree at %d: %v vs %v", i, c, onDisk[i])
-		}
-		seen[c.ID] = true
-		if _, err := ts.enf.Lookup(c.CgroupID); err != nil {
-			t.Fatalf("container %s missing from the map: %v", c.ID, err)
-		}
-	}
-	for i := 0; i < n; i += 2 {
-		if err := ts.client.Unregister(ctx, fmt.Sprintf("c%04d", i+1)); err != nil && i+1 < n {
-			t.Fatal(err)
-		}
-	}
-	if mapLen() != 0 || len(ts.reg.List()) != 0 {
-		t.Fatalf("leak: map %d, list %d after unregistering all", mapLen(), len(ts.reg.List()))
-	}
-}
-
-func TestThousandContainersConcurrently(t *testing.T) {
-	ts, enf, cgs := fakeServer(t)
-	groups := make([]string, 1000)
-	for i := range groups {
-		groups[i] = fmt.Sprintf("/c/%d", i)
-		cgs.Add(groups[i])
-	}
-	concurrently(t, ts, groups, "network=false", enf.Len)
 }
 
 // TestPartialCoverageAPI: on a host without BPF LSM (fake) a network=false
@@ -399,7 +318,7 @@ func TestPartialCoverageAPI(t *testing.T) {
 	cgs.Add("/host")
 	cgs.Add("/c/p")
 	ts = start(t, enf, cgs, func(o *registry.Options) { o.AllowPartial = true })
-	c, err := ts.client.Register(context.Background(), registry.Request{ID: "p", Cgroup: "/c/p", Ceiling: "network=false"})
+	c, err := ts.client.Register(context.Background(), api.RegisterRequest{ID: "p", Cgroup: "/c/p", Ceiling: "network=false"})
 	if err != nil || len(c.Unenforced) != 2 || c.Unenforced[0].Code != enforcer.GapNetworkNonInet {
 		t.Fatalf("allow_partial=true: %+v, %v", c, err)
 	}

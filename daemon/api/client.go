@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/daemon/audit"
-	"github.com/enforcerd/enforcerd/daemon/registry"
-	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -97,8 +95,8 @@ func decodeResponse(resp *http.Response, out any) error {
 }
 
 // Register registers a container.
-func (c *Client) Register(ctx context.Context, req registry.Request) (state.Container, error) {
-	var out state.Container
+func (c *Client) Register(ctx context.Context, req RegisterRequest) (Container, error) {
+	var out Container
 	err := c.do(ctx, http.MethodPost, "/v1/containers", req, &out)
 	return out, err
 }
@@ -109,15 +107,15 @@ func (c *Client) Unregister(ctx context.Context, id string) error {
 }
 
 // List returns every container.
-func (c *Client) List(ctx context.Context) ([]state.Container, error) {
+func (c *Client) List(ctx context.Context) ([]Container, error) {
 	var out ListBody
 	err := c.do(ctx, http.MethodGet, "/v1/containers", nil, &out)
 	return out.Containers, err
 }
 
 // Get returns one container.
-func (c *Client) Get(ctx context.Context, id string) (state.Container, error) {
-	var out state.Container
+func (c *Client) Get(ctx context.Context, id string) (Container, error) {
+	var out Container
 	err := c.do(ctx, http.MethodGet, "/v1/containers/"+url.PathEscape(id), nil, &out)
 	return out, err
 }
@@ -130,15 +128,15 @@ func (c *Client) Surface(ctx context.Context, id string) (policy.Surface, error)
 }
 
 // Narrow clamps a container's ceiling with ceiling text.
-func (c *Client) Narrow(ctx context.Context, id, ceiling string) (state.Container, error) {
-	var out state.Container
+func (c *Client) Narrow(ctx context.Context, id, ceiling string) (Container, error) {
+	var out Container
 	err := c.do(ctx, http.MethodPost, "/v1/containers/"+url.PathEscape(id)+"/narrow", NarrowRequest{Ceiling: ceiling}, &out)
 	return out, err
 }
 
 // Status returns GET /v1/status.
-func (c *Client) Status(ctx context.Context) (map[string]any, error) {
-	var out map[string]any
+func (c *Client) Status(ctx context.Context) (Status, error) {
+	var out Status
 	err := c.do(ctx, http.MethodGet, "/v1/status", nil, &out)
 	return out, err
 }

@@ -39,8 +39,8 @@ func TestPeerGroupPidfdRefusesExitedPeer(t *testing.T) {
 	defer fd.Close()
 	// The pid may name any process by now (reuse): the pidfd says the
 	// peer is gone, so the request is refused whatever /proc says.
-	if _, err := s.peerGroup(peer{ok: true, pid: pid, pidfd: fd}); !errors.Is(err, ErrPeerGone) {
-		t.Fatalf("exited peer: err %v, want ErrPeerGone", err)
+	if _, err := s.peerGroup(peer{ok: true, pid: pid, pidfd: fd}); !errors.Is(err, errPeerGone) {
+		t.Fatalf("exited peer: err %v, want errPeerGone", err)
 	}
 	self, err := unix.PidfdOpen(os.Getpid(), 0)
 	if err != nil {
@@ -67,16 +67,16 @@ func TestPeerGroupFallbackStartTime(t *testing.T) {
 		t.Fatalf("live peer, no pidfd: %q, %v", g, err)
 	}
 	// The process at the pid started after the accept: not the peer.
-	if _, err := s.peerGroup(peer{ok: true, pid: os.Getpid(), accepted: start - 1}); !errors.Is(err, ErrPeerGone) {
-		t.Fatalf("process younger than the connection: err %v, want ErrPeerGone", err)
+	if _, err := s.peerGroup(peer{ok: true, pid: os.Getpid(), accepted: start - 1}); !errors.Is(err, errPeerGone) {
+		t.Fatalf("process younger than the connection: err %v, want errPeerGone", err)
 	}
 	fd, pid := exited(t)
 	fd.Close()
 	if _, err := procid.StartTime(pid); err == nil {
 		t.Skip("pid reused already")
 	}
-	if _, err := s.peerGroup(peer{ok: true, pid: pid, accepted: now}); !errors.Is(err, ErrPeerGone) {
-		t.Fatalf("exited peer, no pidfd: err %v, want ErrPeerGone", err)
+	if _, err := s.peerGroup(peer{ok: true, pid: pid, accepted: now}); !errors.Is(err, errPeerGone) {
+		t.Fatalf("exited peer, no pidfd: err %v, want errPeerGone", err)
 	}
 }
 

@@ -1,20 +1,21 @@
 // Package api is the daemon's HTTP+JSON API on a unix socket, and its Go
-// client (used by `enforcerd hook`).
+// client (used by `enforcerd hook`, and by `enforcerd run` for the status).
 //
 // Endpoints (all JSON; errors are {"error": "...", "code": "..."} with a
 // 4xx/5xx status; codes: bad_request, not_found, conflict, forbidden,
-// cannot_enforce, unsafe_program, entrypoint_required, error):
+// cannot_enforce, partial_coverage, unsafe_program, entrypoint_required,
+// unavailable, error):
 //
-//	GET    /v1/status                    daemon and hook status
-//	POST   /v1/containers                register  (registry.Request) → 201 container
+//	GET    /v1/status                    daemon and hook status (Status)
+//	POST   /v1/containers                register  (RegisterRequest) → 201 Container
 //	                                     ("role" absent: general; a given role
 //	                                     that is not a role name, empty
 //	                                     included, is 400 listing the valid ones)
-//	GET    /v1/containers                list      → {"containers": [...]}
-//	GET    /v1/containers/{id}           one container
-//	DELETE /v1/containers/{id}           unregister → {"unregistered": id}
+//	GET    /v1/containers                list      → ListBody {"containers": [...]}
+//	GET    /v1/containers/{id}           one Container
+//	DELETE /v1/containers/{id}           unregister → UnregisterBody {"unregistered": id}
 //	GET    /v1/containers/{id}/surface   tool surface (policy.Surface)
-//	POST   /v1/containers/{id}/narrow    {"ceiling": TEXT} → container
+//	POST   /v1/containers/{id}/narrow    NarrowRequest {"ceiling": TEXT} → Container
 //	GET    /v1/denials[?container=ID]    follow: one audit record per line
 //
 // Registration under shell=none (the effective ceiling, after role, ceiling
@@ -44,14 +45,15 @@
 // the connection was accepted and did not change during the read (start
 // time, /proc/PID/stat), which leaves only a pid reused within the same
 // clock tick (10 ms) as the accept undetected.
+//
+// Files: server.go (Server, Listen, routing and the access guard), peer.go
+// (the caller's identity), handlers.go (one handler per endpoint), body.go
+// (request decoding, error bodies and codes), wire.go (the JSON types and
+// their conversions), client.go (Client).
 package api
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -61,131 +63,34 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/daemon/metrics"
 	"github.com/enforcerd/enforcerd/daemon/registry"
-	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/internal/procid"
-	"github.com/enforcerd/enforcerd/policy"
 )
 
 // DefaultSocket is the API socket path.
 const DefaultSocket = "/run/enforcerd/enforcerd.sock"
 
-// DefaultMaxBody bounds request bodies.
-const DefaultMaxBody = 64 << 10
+// defaultMaxBody bounds request bodies.
+const defaultMaxBody = 64 << 10
 
 // Server serves the API.
 type Server struct {
 	Reg     *registry.Registry
 	Hub     *audit.Hub
 	Metrics *metrics.Metrics // optional
-	// Status returns the body of GET /v1/status.
-	Status func() any
+	// Status returns the body of GET /v1/status (default: Containers
+	// only).
+	Status func() Status
 	// PeerGroup maps a peer pid to its cgroup group path (default
 	// cgroup.PidGroup); tests substitute it.
 	PeerGroup func(pid int) (string, error)
-	MaxBody   int64
-	Log       *slog.Logger
+	// MaxBody bounds request bodies (default 64 KiB).
+	MaxBody int64
+	Log     *slog.Logger
 
 	pidfds sync.Map // net.Conn → *os.File (the peer's pidfd)
-}
-
-type ctxKey struct{}
-
-// ErrPeerGone: the process that connected has exited (or its pid now names
-// another process), so the caller cannot be identified.
-var ErrPeerGone = errors.New("the connecting process is gone")
-
-// peer is the identity of a connection's other end.
-type peer struct {
-	ok       bool
-	pid, uid int // SO_PEERCRED
-	// pidfd of the peer (SO_PEERPIDFD, Linux 6.5+); nil on older kernels.
-	pidfd *os.File
-	// accepted: CLOCK_BOOTTIME in clock ticks when the connection was
-	// accepted (the fallback check without pidfd).
-	accepted uint64
-}
-
-// peerOf reads the credentials of a unix connection.
-func peerOf(c net.Conn) peer {
-	p := peer{}
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return p
-	}
-	raw, err := uc.SyscallConn()
-	if err != nil {
-		return p
-	}
-	now, nerr := procid.Now()
-	_ = raw.Control(func(fd uintptr) {
-		cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-		if err != nil || nerr != nil {
-			return
-		}
-		p = peer{ok: true, pid: int(cred.Pid), uid: int(cred.Uid), accepted: now}
-		if pfd, err := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PEERPIDFD); err == nil && pfd >= 0 {
-			unix.CloseOnExec(pfd)
-			p.pidfd = os.NewFile(uintptr(pfd), fmt.Sprintf("pidfd:%d", cred.Pid))
-		}
-	})
-	return p
-}
-
-// connContext records the peer of each connection; connState closes its
-// pidfd with the connection.
-func (s *Server) connContext(ctx context.Context, c net.Conn) context.Context {
-	p := peerOf(c)
-	if p.pidfd != nil {
-		s.pidfds.Store(c, p.pidfd)
-	}
-	return context.WithValue(ctx, ctxKey{}, p)
-}
-
-func (s *Server) connState(c net.Conn, st http.ConnState) {
-	if st != http.StateClosed && st != http.StateHijacked {
-		return
-	}
-	if f, ok := s.pidfds.LoadAndDelete(c); ok {
-		f.(*os.File).Close()
-	}
-}
-
-// peerGroup returns the cgroup of the peer, read while the peer's pid
-// provably names the process that connected. Errors: ErrPeerGone; the
-// cgroup cannot be read.
-func (s *Server) peerGroup(p peer) (string, error) {
-	if p.pidfd != nil {
-		group, err := s.PeerGroup(p.pid)
-		if err != nil {
-			return "", err
-		}
-		// Alive now: the pid was not reused while its cgroup was read.
-		if err := unix.PidfdSendSignal(int(p.pidfd.Fd()), 0, nil, 0); err != nil {
-			return "", fmt.Errorf("caller pid %d: %w (pidfd: %v)", p.pid, ErrPeerGone, err)
-		}
-		return group, nil
-	}
-	before, err := procid.StartTime(p.pid)
-	if err != nil {
-		return "", fmt.Errorf("caller pid %d: %w: %v", p.pid, ErrPeerGone, err)
-	}
-	if before > p.accepted {
-		return "", fmt.Errorf("caller pid %d: %w: the process at that pid started after the connection was accepted", p.pid, ErrPeerGone)
-	}
-	group, err := s.PeerGroup(p.pid)
-	if err != nil {
-		return "", err
-	}
-	if after, err := procid.StartTime(p.pid); err != nil || after != before {
-		return "", fmt.Errorf("caller pid %d: %w while its cgroup was read", p.pid, ErrPeerGone)
-	}
-	return group, nil
 }
 
 // Listen creates the unix socket at path, mode 0600, replacing a stale
@@ -223,7 +128,7 @@ func Listen(path string) (net.Listener, error) {
 // credentials; Serve it on a Listen listener.
 func (s *Server) NewHTTPServer() *http.Server {
 	return &http.Server{
-		Handler:           s.Handler(),
+		Handler:           s.handler(),
 		ConnContext:       s.connContext,
 		ConnState:         s.connState,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -231,10 +136,11 @@ func (s *Server) NewHTTPServer() *http.Server {
 	}
 }
 
-// Handler routes the API.
-func (s *Server) Handler() http.Handler {
+// handler routes the API; without the peer credentials NewHTTPServer
+// records it refuses every request.
+func (s *Server) handler() http.Handler {
 	if s.MaxBody <= 0 {
-		s.MaxBody = DefaultMaxBody
+		s.MaxBody = defaultMaxBody
 	}
 	if s.PeerGroup == nil {
 		s.PeerGroup = cgroup.PidGroup
@@ -285,232 +191,5 @@ func (s *Server) guard(selfOK bool, h http.HandlerFunc) http.HandlerFunc {
 			}
 		}
 		h(w, r)
-	}
-}
-
-// ErrorBody is the JSON of every error response.
-type ErrorBody struct {
-	Error string `json:"error"`
-	Code  string `json:"code"`
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, ErrorBody{Error: msg, Code: code})
-}
-
-// classify maps a registry error to a status, an error code and the
-// registration-result label.
-func classify(err error) (int, string) {
-	switch {
-	case errors.Is(err, registry.ErrUnsafeProgram):
-		return http.StatusUnprocessableEntity, metrics.ResultUnsafeProgram
-	case errors.Is(err, registry.ErrEntrypointRequired):
-		return http.StatusUnprocessableEntity, metrics.ResultEntrypointRequired
-	case errors.Is(err, registry.ErrBadRequest):
-		return http.StatusBadRequest, metrics.ResultBadRequest
-	case errors.Is(err, registry.ErrNotFound):
-		return http.StatusNotFound, metrics.ResultNotFound
-	case errors.Is(err, registry.ErrConflict):
-		return http.StatusConflict, metrics.ResultConflict
-	case errors.Is(err, registry.ErrPartialCoverage):
-		return http.StatusUnprocessableEntity, metrics.ResultPartialCoverage
-	case errors.Is(err, registry.ErrCannotEnforce):
-		return http.StatusUnprocessableEntity, metrics.ResultCannotEnforce
-	case errors.Is(err, registry.ErrForbidden):
-		return http.StatusForbidden, metrics.ResultForbidden
-	}
-	return http.StatusInternalServerError, metrics.ResultError
-}
-
-func (s *Server) fail(w http.ResponseWriter, err error) {
-	status, code := classify(err)
-	if status >= 500 {
-		s.Log.Error("api", "err", err)
-	}
-	writeError(w, status, code, err.Error())
-}
-
-// decode reads exactly one JSON object of at most MaxBody bytes with no
-// unknown fields.
-func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
-	body := http.MaxBytesReader(w, r.Body, s.MaxBody)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return fmt.Errorf("%w: body larger than %d bytes", registry.ErrBadRequest, s.MaxBody)
-		}
-		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("%w: empty body (want a JSON object)", registry.ErrBadRequest)
-		}
-		return fmt.Errorf("%w: body: %v", registry.ErrBadRequest, err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return fmt.Errorf("%w: body larger than %d bytes", registry.ErrBadRequest, s.MaxBody)
-		}
-		return fmt.Errorf("%w: body: trailing data after the JSON object", registry.ErrBadRequest)
-	}
-	return nil
-}
-
-func (s *Server) status(w http.ResponseWriter, r *http.Request) {
-	var v any = map[string]any{"containers": s.Reg.Len()}
-	if s.Status != nil {
-		v = s.Status()
-	}
-	writeJSON(w, http.StatusOK, v)
-}
-
-func (s *Server) count(result string) {
-	if s.Metrics != nil {
-		s.Metrics.Registrations.WithLabelValues(result).Inc()
-	}
-}
-
-func (s *Server) register(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		registry.Request
-		// Role shadows Request.Role so that a "role" key with an empty
-		// value is told apart from an absent key: only absence selects
-		// the default role; a given name must be one policy.LookupRole
-		// accepts.
-		Role *string `json:"role"`
-	}
-	if err := s.decode(w, r, &body); err != nil {
-		s.count(metrics.ResultBadRequest)
-		s.fail(w, err)
-		return
-	}
-	req := body.Request
-	if body.Role != nil {
-		if _, err := policy.LookupRole(*body.Role); err != nil {
-			s.count(metrics.ResultBadRequest)
-			s.fail(w, fmt.Errorf("%w: role: %w", registry.ErrBadRequest, err))
-			return
-		}
-		req.Role = *body.Role
-	}
-	c, err := s.Reg.Register(req)
-	if err != nil {
-		_, result := classify(err)
-		s.count(result)
-		s.fail(w, err)
-		return
-	}
-	s.count(metrics.ResultOK)
-	s.Log.Info("registered", "container", c.ID, "cgroup", c.Cgroup, "cgroup_id", c.CgroupID,
-		"kernel", c.Kernel.String(), "audit_only", c.AuditOnly, "activate", req.Activate, "activation", c.Activation,
-		"activation_reason", c.ActivationReason, "fingerprint", c.Fingerprint, "unenforced", len(c.Unenforced))
-	writeJSON(w, http.StatusCreated, c)
-}
-
-// ListBody is the JSON of GET /v1/containers.
-type ListBody struct {
-	Containers []state.Container `json:"containers"`
-}
-
-func (s *Server) list(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, ListBody{Containers: s.Reg.List()})
-}
-
-func (s *Server) get(w http.ResponseWriter, r *http.Request) {
-	c, err := s.Reg.Get(r.PathValue("id"))
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, c)
-}
-
-func (s *Server) unregister(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	if err := s.Reg.Unregister(id); err != nil {
-		s.fail(w, err)
-		return
-	}
-	if s.Metrics != nil {
-		s.Metrics.Forget(id)
-	}
-	s.Log.Info("unregistered", "container", id)
-	writeJSON(w, http.StatusOK, map[string]string{"unregistered": id})
-}
-
-func (s *Server) surface(w http.ResponseWriter, r *http.Request) {
-	sf, err := s.Reg.Surface(r.PathValue("id"))
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, sf)
-}
-
-// NarrowRequest is the body of POST /v1/containers/{id}/narrow.
-type NarrowRequest struct {
-	Ceiling string `json:"ceiling"`
-}
-
-func (s *Server) narrow(w http.ResponseWriter, r *http.Request) {
-	var req NarrowRequest
-	if err := s.decode(w, r, &req); err != nil {
-		s.fail(w, err)
-		return
-	}
-	c, err := s.Reg.Narrow(r.PathValue("id"), req.Ceiling)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	s.Log.Info("narrowed", "container", c.ID, "kernel", c.Kernel.String(), "fingerprint", c.Fingerprint)
-	writeJSON(w, http.StatusOK, c)
-}
-
-func (s *Server) follow(w http.ResponseWriter, r *http.Request) {
-	if s.Hub == nil {
-		writeError(w, http.StatusServiceUnavailable, "unavailable", "no denial stream")
-		return
-	}
-	want := r.URL.Query().Get("container")
-	if want != "" {
-		if _, err := s.Reg.Get(want); err != nil {
-			s.fail(w, err)
-			return
-		}
-	}
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		writeError(w, http.StatusInternalServerError, "error", "streaming unsupported")
-		return
-	}
-	ch, cancel := s.Hub.Subscribe(1024)
-	defer cancel()
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	w.WriteHeader(http.StatusOK)
-	fl.Flush()
-	enc := json.NewEncoder(w)
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case rec, ok := <-ch:
-			if !ok {
-				return
-			}
-			if want != "" && rec.Container != want {
-				continue
-			}
-			if err := enc.Encode(rec); err != nil {
-				return
-			}
-			fl.Flush()
-		}
 	}
 }

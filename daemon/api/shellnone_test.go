@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 )
 
@@ -37,7 +37,7 @@ func TestRegisterShellNoneEntrypoint(t *testing.T) {
 	cgs.Add("/c/x")
 	root := shellRoot(t)
 	body := func(ep *progcheck.Program) []byte {
-		b, _ := json.Marshal(registry.Request{ID: "x", Cgroup: "/c/x", Ceiling: "network=false,shell=none", Activate: registry.ActivateExec, Entrypoint: ep})
+		b, _ := json.Marshal(api.RegisterRequest{ID: "x", Cgroup: "/c/x", Ceiling: "network=false,shell=none", Activate: api.ActivateExec, Entrypoint: api.EntrypointFrom(ep)})
 		return b
 	}
 	for _, c := range []struct {

@@ -25,7 +25,6 @@ const (
 	// ResultPartialCoverage: the host would enforce the ceiling only in
 	// part and the daemon's configuration does not allow that.
 	ResultPartialCoverage = "partial_coverage"
-	ResultForbidden       = "forbidden"
 	ResultError           = "error"
 )
 
@@ -49,7 +48,7 @@ type Sources struct {
 
 // Metrics holds the collectors the daemon updates.
 type Metrics struct {
-	Registry      *prometheus.Registry
+	reg           *prometheus.Registry
 	Denials       *prometheus.CounterVec
 	Registrations *prometheus.CounterVec
 	// Pending counts activation and freeze decisions about registrations
@@ -62,7 +61,7 @@ type Metrics struct {
 func New(src Sources) *Metrics {
 	reg := prometheus.NewRegistry()
 	m := &Metrics{
-		Registry: reg,
+		reg: reg,
 		Denials: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "enforcerd_denials_total",
 			Help: "Operations denied (or, audit-only, that would have been) by a container's ceiling, by container, LSM/cgroup hook, operation and decision.",
@@ -126,22 +125,22 @@ func New(src Sources) *Metrics {
 	return m
 }
 
-// ForgetAfter is how long a container's series outlive its unregistration,
+// forgetAfter is how long a container's series outlive its unregistration,
 // so that the denials of a short-lived container are still scraped (several
 // scrape intervals) before the series go away to bound cardinality.
-var ForgetAfter = 10 * time.Minute
+var forgetAfter = 10 * time.Minute
 
-// Forget removes a container's per-container series ForgetAfter after
+// Forget removes a container's per-container series forgetAfter after
 // unregister.
 func (m *Metrics) Forget(container string) {
-	time.AfterFunc(ForgetAfter, func() {
+	time.AfterFunc(forgetAfter, func() {
 		m.Denials.DeletePartialMatch(prometheus.Labels{"container": container})
 	})
 }
 
 // Handler serves /metrics.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
 type gapCollector struct {

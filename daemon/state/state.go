@@ -23,8 +23,8 @@ import (
 	"github.com/enforcerd/enforcerd/policy"
 )
 
-// Version of the file format.
-const Version = 1
+// fileVersion is the version of the file format.
+const fileVersion = 1
 
 // DefaultPath is where the daemon keeps its state.
 const DefaultPath = "/var/lib/enforcerd/state.json"
@@ -92,8 +92,8 @@ const (
 	StateKilled = "killed: pending deadline passed"
 )
 
-// File is the on-disk form.
-type File struct {
+// file is the on-disk form.
+type file struct {
 	Version    int         `json:"version"`
 	Containers []Container `json:"containers"`
 }
@@ -111,12 +111,12 @@ func Load(path string) ([]Container, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state %s: %w", path, err)
 	}
-	var f File
+	var f file
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("state %s: %w: %v", path, ErrCorrupt, err)
 	}
-	if f.Version != Version {
-		return nil, fmt.Errorf("state %s: %w: version %d, want %d", path, ErrCorrupt, f.Version, Version)
+	if f.Version != fileVersion {
+		return nil, fmt.Errorf("state %s: %w: version %d, want %d", path, ErrCorrupt, f.Version, fileVersion)
 	}
 	seen := map[string]bool{}
 	for _, c := range f.Containers {
@@ -136,16 +136,16 @@ func Save(path string, cs []Container) error {
 	if sorted == nil {
 		sorted = []Container{}
 	}
-	b, err := json.MarshalIndent(File{Version: Version, Containers: sorted}, "", " ")
+	b, err := json.MarshalIndent(file{Version: fileVersion, Containers: sorted}, "", " ")
 	if err != nil {
 		return fmt.Errorf("state %s: %w", path, err)
 	}
 	b = append(b, '\n')
-	return WriteAtomic(path, b, 0o600)
+	return writeAtomic(path, b, 0o600)
 }
 
-// WriteAtomic replaces path with data: temp file, fsync, rename, fsync dir.
-func WriteAtomic(path string, data []byte, perm os.FileMode) error {
+// writeAtomic replaces path with data: temp file, fsync, rename, fsync dir.
+func writeAtomic(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("state dir %s: %w", dir, err)

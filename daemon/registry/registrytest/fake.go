@@ -172,13 +172,6 @@ func (c *Cgroups) SetPid(pid int, group string) {
 	c.pids[pid] = group
 }
 
-// RemovePid makes pid exit.
-func (c *Cgroups) RemovePid(pid int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.pids, pid)
-}
-
 // Procs implements registry.Cgroups: the pids in group or below.
 func (c *Cgroups) Procs(group string) ([]int, error) {
 	c.mu.Lock()

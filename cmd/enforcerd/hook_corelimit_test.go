@@ -1,36 +1,38 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/internal/vmtest"
+	"github.com/enforcerd/enforcerd/internal/sandbox"
 )
 
-// fakeCoreLimits replaces prlimit for RLIMIT_CORE with a table (fail: the
-// error every set returns) and returns the table.
+// fakeCoreLimits replaces the hook's limitCore with a table of RLIMIT_CORE
+// per pid (fail: the error every set returns) and returns the table. The
+// limit logic itself is tested in internal/sandbox.
 func fakeCoreLimits(t *testing.T, fail error) map[int]unix.Rlimit {
 	t.Helper()
 	lims := map[int]unix.Rlimit{}
-	prlimit = func(pid, resource int, newLim, old *unix.Rlimit) error {
-		if resource != unix.RLIMIT_CORE {
-			t.Errorf("prlimit of resource %d, want RLIMIT_CORE", resource)
+	limitCore = func(pid int) (func() error, error) {
+		if fail != nil {
+			return nil, fmt.Errorf("set RLIMIT_CORE of pid %d to %d: %w", pid, sandbox.CoreLimit, fail)
 		}
-		if newLim != nil {
-			if fail != nil {
-				return fail
+		old, had := lims[pid]
+		lims[pid] = unix.Rlimit{Cur: sandbox.CoreLimit, Max: sandbox.CoreLimit}
+		return func() error {
+			if had {
+				lims[pid] = old
+			} else {
+				delete(lims, pid)
 			}
-			lims[pid] = *newLim
-		}
-		if old != nil {
-			*old = lims[pid]
-		}
-		return nil
+			return nil
+		}, nil
 	}
-	t.Cleanup(func() { prlimit = unix.Prlimit })
+	t.Cleanup(func() { limitCore = sandbox.LimitCore })
 	return lims
 }
 
@@ -62,41 +64,6 @@ func TestHookRefusesWhenCoreLimitFails(t *testing.T) {
 	if enf.Len() != 0 {
 		t.Errorf("registered although RLIMIT_CORE could not be set")
 	}
-}
-
-func TestLimitCoreChecksResult(t *testing.T) {
-	lims := fakeCoreLimits(t, nil)
-	prlimitSet := prlimit
-	// A kernel that keeps the old hard limit.
-	prlimit = func(pid, resource int, newLim, old *unix.Rlimit) error {
-		if newLim != nil {
-			n := *newLim
-			n.Max = unix.RLIM_INFINITY
-			newLim = &n
-		}
-		return prlimitSet(pid, resource, newLim, old)
-	}
-	if err := limitCore(42); err == nil {
-		t.Errorf("limitCore accepted RLIMIT_CORE %v", lims[42])
-	}
-}
-
-// TestRunLimitsCore: the command enforcerd run starts has RLIMIT_CORE 1/1.
-func TestRunLimitsCore(t *testing.T) {
-	vmtest.RequireRoot(t)
-	r := enforcerd(t, nil, "run", "--pin-dir", testPinDir, "--", "cat", "/proc/self/limits")
-	if r.code == exitCannotEnforce {
-		vmtest.Skip(t, "enforcerd run cannot enforce here: "+r.stderr)
-	}
-	for _, l := range strings.Split(r.stdout, "\n") {
-		if strings.HasPrefix(l, "Max core file size") {
-			if f := strings.Fields(l); len(f) < 6 || f[4] != "1" || f[5] != "1" {
-				t.Errorf("enforcerd run: %q, want RLIMIT_CORE 1 1", l)
-			}
-			return
-		}
-	}
-	t.Errorf("no core limit line (exit %d): %s %s", r.code, r.stdout, r.stderr)
 }
 
 // TestHookRefusedRegistrationRestoresCoreLimit: nothing half-applied: when

@@ -1,4 +1,4 @@
-package main
+package sandbox
 
 import (
 	"fmt"
@@ -6,27 +6,24 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// coreLimit is RLIMIT_CORE (soft and hard) of every sandboxed command: at
+// CoreLimit is RLIMIT_CORE (soft and hard) of every sandboxed command: at
 // exactly 1 the kernel aborts a core dump to a pipe helper (core_pattern
 // "|..."), a program it would otherwise run as root outside the sandbox.
 // The kernel programs refuse the sandbox any change of it.
-const coreLimit = 1
+const CoreLimit = 1
 
 // prlimit is unix.Prlimit (tests substitute it).
 var prlimit = unix.Prlimit
 
-// limitCore sets pid's RLIMIT_CORE to coreLimit/coreLimit (pid 0: this
-// process, whose children inherit it) and checks that it took.
-func limitCore(pid int) error {
-	_, err := limitCoreSaving(pid)
-	return err
-}
-
-// limitCoreSaving is limitCore that also returns a function putting the
-// previous limit back, for a caller whose next step may still refuse the
-// workload (nothing half-applied). The restore is best effort: it reports
-// its error.
-func limitCoreSaving(pid int) (restore func() error, err error) {
+// LimitCore sets pid's RLIMIT_CORE to CoreLimit/CoreLimit (pid 0: this
+// process, whose children inherit it) and reads it back. It returns a
+// function that puts the previous limit back, for a caller whose next step
+// may still refuse the workload (nothing half-applied); restoring is best
+// effort and reports its error. Errors: the limit cannot be read or set,
+// or reads back as anything else (it is then put back first). The caller
+// must refuse the workload on error: its core dumps could reach a pipe
+// helper outside.
+func LimitCore(pid int) (restore func() error, err error) {
 	var old unix.Rlimit
 	if err := prlimit(pid, unix.RLIMIT_CORE, nil, &old); err != nil {
 		return nil, fmt.Errorf("read RLIMIT_CORE of pid %d: %w", pid, err)
@@ -37,9 +34,9 @@ func limitCoreSaving(pid int) (restore func() error, err error) {
 		}
 		return nil
 	}
-	want := unix.Rlimit{Cur: coreLimit, Max: coreLimit}
+	want := unix.Rlimit{Cur: CoreLimit, Max: CoreLimit}
 	if err := prlimit(pid, unix.RLIMIT_CORE, &want, nil); err != nil {
-		return nil, fmt.Errorf("set RLIMIT_CORE of pid %d to %d: %w", pid, coreLimit, err)
+		return nil, fmt.Errorf("set RLIMIT_CORE of pid %d to %d: %w", pid, CoreLimit, err)
 	}
 	var got unix.Rlimit
 	if err := prlimit(pid, unix.RLIMIT_CORE, nil, &got); err != nil {

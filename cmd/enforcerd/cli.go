@@ -1,0 +1,365 @@
+package main
+
+// The one place of the CLI's conventions: how a command is built, how its
+// flags are parsed and named in errors, how help and usage errors are
+// printed, and how exit codes come out. Every subcommand goes through
+// newCommand; executeCommands runs a command line.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+const defaultPinDir = enforcer.DefaultPinDir
+
+// streams are a command's standard input, output and error.
+type streams struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// exitCode ends a command with this status; the command has printed its
+// own message (or needs none).
+type exitCode int
+
+func (c exitCode) Error() string { return fmt.Sprintf("exit status %d", int(c)) }
+
+// usageError is a mistake in the command line: the message is printed as
+// "enforcerd CMD: MSG" followed by a pointer to --help, and the status is
+// exitUsage.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// commandSpec describes one subcommand.
+type commandSpec struct {
+	name    string
+	summary string // one line, for the top-level listing
+	help    string // the man-page style usage text, printed verbatim
+	// args checks the positional arguments (nil: none allowed).
+	args cobra.PositionalArgs
+	// validArgs are the words completion offers as arguments.
+	validArgs []string
+	// run does the work. It returns nil (exit 0), an exitCode, a
+	// usageError, or another error, printed as "enforcerd CMD: ERR" with
+	// exit 1.
+	run func(c *cobra.Command, args []string) error
+}
+
+// newCommand builds a subcommand with the CLI's conventions. The caller
+// defines its flags on the returned command's Flags().
+func newCommand(s streams, spec commandSpec) *cobra.Command {
+	args := spec.args
+	if args == nil {
+		args = noArgs
+	}
+	return &cobra.Command{
+		Use:                   spec.name,
+		Short:                 spec.summary,
+		Long:                  spec.help,
+		Args:                  args,
+		ValidArgs:             spec.validArgs,
+		DisableFlagsInUseLine: true,
+		RunE: func(c *cobra.Command, a []string) error {
+			err := spec.run(c, a)
+			var code exitCode
+			var ue usageError
+			if err == nil || errors.As(err, &code) || errors.As(err, &ue) {
+				return err
+			}
+			fmt.Fprintf(s.err, "%s: %v\n", c.CommandPath(), err)
+			return exitCode(exitFailure)
+		},
+	}
+}
+
+// noArgs refuses every positional argument.
+func noArgs(_ *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("unexpected argument %q", args[0])
+	}
+	return nil
+}
+
+// executeCommands runs args on a root command holding cmds and returns
+// the exit status. The tree is built per call: cobra commands keep flag
+// values between executions.
+func executeCommands(args []string, s streams, cmds ...*cobra.Command) int {
+	root := &cobra.Command{
+		Use:           "enforcerd",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		// The root has no flags: "enforcerd --x" is an unknown command,
+		// and -h/--help/-help are handled by run below.
+		DisableFlagParsing: true,
+		Args:               cobra.ArbitraryArgs,
+		CompletionOptions:  cobra.CompletionOptions{DisableDefaultCmd: true},
+	}
+	root.AddCommand(cmds...)
+	root.RunE = func(_ *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			usage(s.err, root)
+			return exitCode(exitUsage)
+		}
+		switch args[0] {
+		case "-h", "--help", "-help":
+			usage(s.out, root)
+			return nil
+		}
+		fmt.Fprintf(s.err, "enforcerd: unknown command %q\n\n", args[0])
+		usage(s.err, root)
+		return exitCode(exitUsage)
+	}
+	root.SetHelpFunc(func(c *cobra.Command, _ []string) {
+		if c == root {
+			usage(s.out, root)
+			return
+		}
+		fmt.Fprint(s.out, c.Long)
+	})
+	root.SetHelpCommand(&cobra.Command{
+		Use:    "help [COMMAND]",
+		Short:  "print the help of enforcerd or of one command",
+		Long:   "Usage: enforcerd help [COMMAND]\n\nPrint the help of enforcerd, or of COMMAND (as enforcerd COMMAND --help).\n",
+		Hidden: true,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageErrorf("unexpected argument %q", args[1])
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				usage(s.out, root)
+				return nil
+			}
+			for _, c := range root.Commands() {
+				if c.Name() == args[0] {
+					fmt.Fprint(s.out, c.Long)
+					return nil
+				}
+			}
+			return usageErrorf("unknown command %q", args[0])
+		},
+	})
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(c, args, err) })
+	root.SetIn(s.in)
+	root.SetOut(s.out)
+	root.SetErr(s.err)
+	args = helpSpelling(args)
+	root.SetArgs(args)
+	if c, _, err := root.Find(args); err == nil && c != root {
+		if err := dashAsValue(c, args); err != nil {
+			return printUsageError(s, c, err)
+		}
+	}
+
+	c, err := root.ExecuteC()
+	var code exitCode
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &code):
+		return int(code)
+	}
+	// Every other error comes from parsing the command line: flags
+	// (flagError), positional arguments (commandSpec.args) or a
+	// usageError of the command.
+	if c == nil {
+		c = root
+	}
+	return printUsageError(s, c, err)
+}
+
+// printUsageError prints a usage error of command c and returns exitUsage.
+func printUsageError(s streams, c *cobra.Command, err error) int {
+	fmt.Fprintf(s.err, "%s: %v\nRun '%s --help' for usage.\n", c.CommandPath(), err, c.CommandPath())
+	return exitUsage
+}
+
+// dashAsValue refuses a flag that needs a value right before the "--"
+// that ends the flags ("run --role -- CMD"): pflag would take "--" as the
+// value and CMD as an argument before it.
+func dashAsValue(c *cobra.Command, args []string) error {
+	for i, a := range args {
+		if a != "--" {
+			continue
+		}
+		if i == 0 {
+			return nil
+		}
+		prev := args[i-1]
+		var f *pflag.Flag
+		switch {
+		case strings.HasPrefix(prev, "--") && !strings.Contains(prev, "="):
+			f = c.Flags().Lookup(prev[2:])
+		case len(prev) == 2 && prev[0] == '-' && prev[1] != '-':
+			f = c.Flags().ShorthandLookup(prev[1:])
+		}
+		if f != nil && f.NoOptDefVal == "" {
+			return usageErrorf("flag needs an argument: %s", prev)
+		}
+		return nil
+	}
+	return nil
+}
+
+// helpSpelling turns -help, which Go's flag package accepted, into --help
+// among the flags (before "--").
+func helpSpelling(args []string) []string {
+	out := append([]string{}, args...)
+	for i, a := range out {
+		if a == "--" {
+			break
+		}
+		if a == "-help" {
+			out[i] = "--help"
+		}
+	}
+	return out
+}
+
+// flagError words a pflag parse error the way every message of the CLI
+// names flags ("flag --network"), as a usageError. raw is the command line,
+// to name a flag given with one dash (-role) in full.
+func flagError(c *cobra.Command, raw []string, err error) error {
+	var ne *pflag.NotExistError
+	var vr *pflag.ValueRequiredError
+	var iv *pflag.InvalidValueError
+	switch {
+	case errors.As(err, &ne):
+		if sh := ne.GetSpecifiedShortnames(); sh != "" {
+			if arg := shorthandArg(raw, sh); arg != "" {
+				name, _, _ := strings.Cut(arg[1:], "=")
+				if c.Flags().Lookup(name) != nil {
+					return usageErrorf("flag provided but not defined: -%s (flags take two dashes: --%s)", name, name)
+				}
+			}
+			return usageErrorf("flag provided but not defined: -%s", ne.GetSpecifiedName())
+		}
+		return usageErrorf("flag provided but not defined: --%s", ne.GetSpecifiedName())
+	case errors.As(err, &vr):
+		if vr.GetSpecifiedShortnames() != "" {
+			return usageErrorf("flag needs an argument: -%s", vr.GetSpecifiedName())
+		}
+		return usageErrorf("flag needs an argument: --%s", vr.GetFlag().Name)
+	case errors.As(err, &iv):
+		f := iv.GetFlag()
+		if f.Value.Type() == "bool" {
+			return usageErrorf("invalid boolean value %q for flag --%s (want true or false)", iv.GetValue(), f.Name)
+		}
+		return usageErrorf("invalid value %q for flag --%s: %w", iv.GetValue(), f.Name, errors.Unwrap(iv))
+	}
+	return usageError{err}
+}
+
+// shorthandArg finds the single-dash argument among the flags of raw whose
+// tail is the shorthand group sh that failed to parse.
+func shorthandArg(raw []string, sh string) string {
+	for _, a := range raw {
+		if a == "--" {
+			break
+		}
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.HasSuffix(a, sh) {
+			return a
+		}
+	}
+	return ""
+}
+
+// ceilingBool is a ceiling field flag: allow|deny, true|false, ASCII
+// case-insensitive (policy.ParseBool). Whether it was given is
+// Flags().Changed. Given more than once, the values clamp together (deny
+// wins): a later flag never undoes an earlier restriction.
+type ceilingBool struct{ val, set bool }
+
+func (b *ceilingBool) String() string { return fmt.Sprint(b.val) }
+func (b *ceilingBool) Type() string   { return "allow|deny" }
+
+func (b *ceilingBool) Set(s string) error {
+	v, err := policy.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	if b.set {
+		v = v && b.val
+	}
+	b.val, b.set = v, true
+	return nil
+}
+
+// shellFlag is a shell ceiling flag: none|read_only|full (policy.ParseShell).
+// Given more than once, the values clamp together (the narrowest wins).
+type shellFlag struct {
+	val policy.Shell
+	set bool
+}
+
+func (s *shellFlag) String() string { return string(s.val) }
+func (s *shellFlag) Type() string   { return "none|read_only|full" }
+
+func (s *shellFlag) Set(v string) error {
+	sh, err := policy.ParseShell(v)
+	if err != nil {
+		return err
+	}
+	if s.set {
+		all := policy.KernelCeiling{Network: true, Write: true}
+		a, b := all, all
+		a.Shell, b.Shell = s.val, sh
+		sh = a.Clamp(b).Shell
+	}
+	s.val, s.set = sh, true
+	return nil
+}
+
+// onceString is a string flag that may be given once: a second value is a
+// usage error rather than a silent replacement (for --role, where the
+// last of two names would otherwise win).
+type onceString struct {
+	p   *string
+	set bool
+}
+
+func (o *onceString) String() string { return *o.p }
+func (o *onceString) Type() string   { return "string" }
+
+func (o *onceString) Set(v string) error {
+	if o.set {
+		return fmt.Errorf("given more than once (%q, then %q)", *o.p, v)
+	}
+	*o.p, o.set = v, true
+	return nil
+}
+
+// The flags several commands share, defined once.
+
+func jsonFlag(fs *pflag.FlagSet, p *bool) {
+	fs.BoolVar(p, "json", false, "print JSON instead of the readable report")
+}
+
+func pinDirFlag(fs *pflag.FlagSet, p *string) {
+	fs.StringVar(p, "pin-dir", defaultPinDir, "bpffs directory of the pinned programs and maps")
+}
+
+func socketFlag(fs *pflag.FlagSet, p *string) {
+	fs.StringVar(p, "socket", defaultSocket, "the enforcerd daemon's API socket")
+}
+
+// roleFlag is --role; a given value must be a role name
+// (policy.LookupRole), which the command checks.
+// It may be given once.
+func roleFlag(fs *pflag.FlagSet, p *string) {
+	fs.Var(&onceString{p: p}, "role", "role name (general, explore, planner, reviewer, implement, test, advisor, custom, an alias or a title)")
+}

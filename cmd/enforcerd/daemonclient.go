@@ -1,0 +1,136 @@
+package main
+
+// Every use of the daemon's API client and wire types (daemon/api,
+// daemon/metrics) by the CLI is in this file: run asks a
+// running daemon's status, the hook registers and unregisters containers.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/daemon/metrics"
+	"github.com/enforcerd/enforcerd/internal/progcheck"
+	"github.com/enforcerd/enforcerd/oci"
+)
+
+// defaultSocket is the daemon's API socket (--socket of run and hook).
+const defaultSocket = api.DefaultSocket
+
+// daemonRunning reports whether something accepts connections on the
+// daemon's socket.
+func daemonRunning(socket string) bool {
+	c, err := net.DialTimeout("unix", socket, 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// daemonAllowsPartial returns nil when no daemon answers at socket or the
+// one that answers allows partial coverage (allow_partial: true), else why
+// not. A daemon that answers but whose status cannot be read refuses (fail
+// closed).
+func daemonAllowsPartial(socket string) error {
+	if !daemonRunning(socket) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := api.NewClient(socket, 5*time.Second).Status(ctx)
+	if err != nil {
+		return fmt.Errorf("the enforcerd daemon at %s answers but its status cannot be read (%v): refusing partial coverage", socket, err)
+	}
+	if !st.AllowPartial {
+		return fmt.Errorf("the enforcerd daemon at %s does not allow partial coverage (allow_partial is not true in its configuration), which caps this flag", socket)
+	}
+	return nil
+}
+
+// daemonReadsRecords reports whether a daemon answers at socket and reads
+// the denial records of the programs pinned in pinDir (its status names
+// the same pin directory). Another pin directory has its own ring buffer,
+// which no daemon reads.
+func daemonReadsRecords(socket, pinDir string) bool {
+	if !daemonRunning(socket) {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := api.NewClient(socket, 5*time.Second).Status(ctx)
+	return err == nil && filepath.Clean(st.PinDir) == filepath.Clean(pinDir)
+}
+
+// hookClient is the hook's connection to the daemon.
+type hookClient struct{ c *api.Client }
+
+func newHookClient(socket string, timeout time.Duration) hookClient {
+	return hookClient{api.NewClient(socket, timeout)}
+}
+
+// register asks the daemon to register the OCI container st, whose cgroup
+// is group, with the ceiling of its annotations, pending until the first
+// exec (the state's pid is the runtime's init), and prints what was
+// registered on w. epErr is why the hook could not name the entrypoint
+// (ep nil), added to the daemon's refusal when it needed one.
+func (h hookClient) register(ctx context.Context, w io.Writer, st specs.State, req oci.Request, group string, ep *progcheck.Program, epErr error) error {
+	c, err := h.c.Register(ctx, api.RegisterRequest{
+		ID: st.ID, Cgroup: group, PID: st.Pid, Role: req.Role, Ceiling: req.Ceiling,
+		Parent: req.Parent, AuditOnly: req.AuditOnly, ToolGroups: req.ToolGroups,
+		Activate: api.ActivateExec, InitPID: st.Pid,
+		Entrypoint: api.EntrypointFrom(ep),
+	})
+	if err != nil {
+		var ae *api.Error
+		if epErr != nil && errors.As(err, &ae) && ae.Code == metrics.ResultEntrypointRequired {
+			err = fmt.Errorf("%w (the hook could not name the entrypoint: %v)", err, epErr)
+		}
+		return err
+	}
+	fmt.Fprintf(w, "enforcerd hook createRuntime: container %s registered: cgroup %s (id %d), kernel %s, audit_only=%t, fingerprint %s, activation %s\n",
+		c.ID, c.Cgroup, c.CgroupID, c.Kernel, c.AuditOnly, c.Fingerprint, c.Activation)
+	for _, g := range c.Unenforced {
+		fmt.Fprintf(w, "enforcerd hook createRuntime: container %s: partial coverage (the daemon allows it): NOT enforced: %s\n", c.ID, g)
+	}
+	if c.ActivationReason != "" {
+		fmt.Fprintf(w, "enforcerd hook createRuntime: container %s: in force at once: %s\n", c.ID, c.ActivationReason)
+	}
+	return nil
+}
+
+// unregister asks the daemon to unregister container id. known is false
+// (and err nil) when the daemon does not know it.
+func (h hookClient) unregister(ctx context.Context, id string) (known bool, err error) {
+	err = h.c.Unregister(ctx, id)
+	var ae *api.Error
+	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// hookExit maps a daemon error to the hook's exit status: 125 when the
+// ceiling cannot be enforced (HTTP 422, including partial coverage the
+// daemon does not allow) or the daemon is unreachable; 1 for every other
+// refusal or failure (a conflict, an unknown parent, a bad request, a 5xx).
+// Exit 2 is only for the hook's own malformed input, decided before the
+// daemon is asked.
+func hookExit(err error) int {
+	var ae *api.Error
+	switch {
+	case errors.Is(err, api.ErrUnreachable):
+		return exitCannotEnforce
+	case errors.As(err, &ae) && ae.Status == http.StatusUnprocessableEntity:
+		return exitCannotEnforce
+	}
+	return exitFailure
+}

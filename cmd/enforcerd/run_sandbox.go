@@ -1,0 +1,161 @@
+package main
+
+// run's wiring of internal/sandbox: what it prints at each stage, and its
+// exit status.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/sandbox"
+)
+
+// forwardedSignals are the signals run passes on to CMD.
+var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// runSandboxed finds CMD, runs it in a sandbox and returns run's exit
+// status: CMD's own; 126/127 when CMD is not executable / not found;
+// exitCannotEnforce for every failure before CMD starts (it never ran).
+func runSandboxed(o runOptions, s streams) int {
+	stderr := s.err
+	if st, err := os.Stat(o.argv[0]); err == nil && st.IsDir() && strings.Contains(o.argv[0], "/") {
+		fmt.Fprintf(stderr, "enforcerd run: %s: is a directory\n", o.argv[0])
+		return exitNotExecutable
+	}
+	bin, err := exec.LookPath(o.argv[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "enforcerd run: %v\n", err)
+		if errors.Is(err, os.ErrPermission) {
+			return exitNotExecutable
+		}
+		return exitNotFound
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "enforcerd run: cannot enforce: "+format+"\n", a...)
+		return exitCannotEnforce
+	}
+	sb, err := sandbox.Open(sandbox.Config{
+		Ceiling: o.ceiling, AuditOnly: o.auditOnly, AllowPartial: o.allowPartial,
+		Entrypoint: bin, ExecAllow: o.execAllow, CgroupParent: o.cgroupParent,
+		PinDir: o.pinDir, VerifierLog: verifierLog(stderr),
+	})
+	if errors.Is(err, enforcer.ErrPartialCoverage) {
+		return fail("%v (--allow-partial)", err)
+	}
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer func() {
+		if err := sb.Close(); err != nil {
+			fmt.Fprintf(stderr, "enforcerd run: cleanup: %v\n", err)
+		}
+	}()
+	if cov := sb.Coverage(); o.auditOnly && !cov.Full() {
+		fmt.Fprintf(stderr, "enforcerd run: warning: audit-only, and some would-be denials cannot even be observed here: %s\n", strings.Join(gapLines(cov.Gaps()), "; "))
+	} else if gaps := sb.PartialAccepted(); len(gaps) > 0 {
+		// Only reached with --allow-partial: the daemon, if one runs,
+		// must allow partial coverage too (its operator's choice caps
+		// this flag).
+		if err := daemonAllowsPartial(o.socket); err != nil {
+			return fail("--allow-partial: %v", err)
+		}
+		fmt.Fprintf(stderr, "enforcerd run: partial coverage (--allow-partial): NOT enforced: %s\n", strings.Join(gapLines(gaps), "; "))
+	}
+	if err := sb.Register(); err != nil {
+		return fail("%v", err)
+	}
+	for _, oc := range sb.Outer() {
+		if meet := o.ceiling.Clamp(oc.Entry.Ceiling); meet != o.ceiling {
+			fmt.Fprintf(stderr, "enforcerd run: nested in registered cgroup %s, whose ceiling %s narrows this run's %s to %s\n", oc.Cgroup, oc.Entry.Ceiling, o.ceiling, meet)
+		}
+		if len(oc.Unenforced) > 0 {
+			fmt.Fprintf(stderr, "enforcerd run: the ceiling %s of registered cgroup %s is enforced only in part here: NOT enforced: %s\n", oc.Entry.Ceiling, oc.Cgroup, strings.Join(gapLines(oc.Unenforced), "; "))
+		}
+	}
+	stop := func() uint64 { return 0 }
+	switch {
+	case o.quiet:
+	case daemonReadsRecords(o.socket, o.pinDir):
+		// The denial ring buffer has one reader in practice: taking
+		// records here would remove them from the daemon's audit trail.
+		fmt.Fprintf(stderr, "enforcerd run: the enforcerd daemon (%s) records the denials of cgroup id %d in its audit log; not printing them here\n", o.socket, sb.Cgroup().ID)
+	default:
+		if stop, err = sb.WatchDenials(func(d sandbox.Denial) { printDenial(stderr, d) }); err != nil {
+			return fail("%v", err)
+		}
+	}
+
+	cmd := exec.Command(bin, o.argv[1:]...)
+	cmd.Args[0] = o.argv[0]
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.in, s.out, s.err
+	err = sb.Run(cmd, forwardedSignals...)
+	if lost := stop(); lost > 0 {
+		fmt.Fprintf(stderr, "enforcerd run: %d denial records were lost (ring buffer full); every one of those operations was still denied\n", lost)
+	}
+	if cmd.ProcessState == nil {
+		if errors.Is(err, enforcer.ErrCannotEnforce) {
+			return fail("%v", err)
+		}
+		fmt.Fprintf(stderr, "enforcerd run: %v\n", err)
+		return startExit(err)
+	}
+	return exitStatus(cmd)
+}
+
+// exitStatus is run's status for CMD's end: its exit status, or 128+N
+// when signal N killed it.
+func exitStatus(cmd *exec.Cmd) int {
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// startExit is run's exit status when CMD could not be started: 127 when
+// it does not exist, else 126 (no permission, an exec format error such as
+// a script without "#!", an exec the kernel refused), as shells do.
+func startExit(err error) int {
+	if errors.Is(err, os.ErrNotExist) {
+		return exitNotFound
+	}
+	return exitNotExecutable
+}
+
+// printDenial prints one denial record on a line. Names come from the
+// sandbox: they are escaped so that a file name or comm cannot forge a
+// line or drive the terminal.
+func printDenial(w io.Writer, d sandbox.Denial) {
+	verb := "denied"
+	if d.Audited {
+		verb = "audit: would deny"
+	}
+	by := ""
+	if d.Outer != nil {
+		by = " by the ceiling of " + d.Outer.Cgroup.String()
+	}
+	fmt.Fprintf(w, "enforcerd: %s %s %s (%s)%s pid=%d comm=%s\n", verb, d.Operation(), printable(d.Object.String()), d.Hook, by, d.TGID, printable(d.Comm))
+}
+
+// printable escapes control characters, backslashes and invalid UTF-8 (as
+// strconv.Quote does, without the quotes) so untrusted names stay on one
+// line and cannot inject terminal sequences.
+func printable(s string) string {
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
+
+// gapLines renders coverage gaps for a message.
+func gapLines(gs []enforcer.Gap) []string {
+	out := make([]string, len(gs))
+	for i, g := range gs {
+		out[i] = g.String()
+	}
+	return out
+}

@@ -1,0 +1,80 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/enforcerd/enforcerd/daemon/metrics"
+	"github.com/enforcerd/enforcerd/daemon/registry"
+)
+
+// writeJSON sends v as the body of a response with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError sends an ErrorBody.
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, ErrorBody{Error: msg, Code: code})
+}
+
+// classify maps a registry error to a status, an error code and the
+// registration-result label.
+func classify(err error) (int, string) {
+	switch {
+	case errors.Is(err, registry.ErrUnsafeProgram):
+		return http.StatusUnprocessableEntity, metrics.ResultUnsafeProgram
+	case errors.Is(err, registry.ErrEntrypointRequired):
+		return http.StatusUnprocessableEntity, metrics.ResultEntrypointRequired
+	case errors.Is(err, registry.ErrBadRequest):
+		return http.StatusBadRequest, metrics.ResultBadRequest
+	case errors.Is(err, registry.ErrNotFound):
+		return http.StatusNotFound, metrics.ResultNotFound
+	case errors.Is(err, registry.ErrConflict):
+		return http.StatusConflict, metrics.ResultConflict
+	case errors.Is(err, registry.ErrPartialCoverage):
+		return http.StatusUnprocessableEntity, metrics.ResultPartialCoverage
+	case errors.Is(err, registry.ErrCannotEnforce):
+		return http.StatusUnprocessableEntity, metrics.ResultCannotEnforce
+	}
+	return http.StatusInternalServerError, metrics.ResultError
+}
+
+func (s *Server) fail(w http.ResponseWriter, err error) {
+	status, code := classify(err)
+	if status >= 500 {
+		s.Log.Error("api", "err", err)
+	}
+	writeError(w, status, code, err.Error())
+}
+
+// decode reads exactly one JSON object of at most MaxBody bytes with no
+// unknown fields.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	body := http.MaxBytesReader(w, r.Body, s.MaxBody)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return fmt.Errorf("%w: body larger than %d bytes", registry.ErrBadRequest, s.MaxBody)
+		}
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("%w: empty body (want a JSON object)", registry.ErrBadRequest)
+		}
+		return fmt.Errorf("%w: body: %v", registry.ErrBadRequest, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return fmt.Errorf("%w: body larger than %d bytes", registry.ErrBadRequest, s.MaxBody)
+		}
+		return fmt.Errorf("%w: body: trailing data after the JSON object", registry.ErrBadRequest)
+	}
+	return nil
+}

@@ -1,0 +1,207 @@
+package api
+
+import (
+	"time"
+
+	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/progcheck"
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+// The types below are the API's JSON and nothing else. The registry takes
+// a registry.Request and keeps state.Container, whose JSON is the state
+// file's; the conversions at the end of this file are the only place the
+// two meet, so the wire and the state file can change separately
+// (testdata/wire.golden pins the wire byte for byte). Values of the policy
+// core (policy.Ceiling, policy.KernelCeiling, policy.Surface) and the
+// enforcer's reports (enforcer.FieldCoverage, enforcer.HookStatus) travel
+// in their own JSON form.
+
+// Activation says when a registered ceiling takes effect
+// (RegisterRequest.Activate).
+type Activation string
+
+const (
+	// ActivateNow: in force when the registration returns (the default).
+	ActivateNow Activation = "now"
+	// ActivateExec: pending until the first exec in the cgroup's subtree
+	// (an OCI container registered at createRuntime).
+	ActivateExec Activation = "exec"
+)
+
+// RegisterRequest is the body of POST /v1/containers (registry.Request).
+type RegisterRequest struct {
+	ID string `json:"id"`
+	// Cgroup is the group path below the cgroup2 mount ("/machine.slice/x");
+	// or give PID and the daemon reads /proc/PID/cgroup. With both, they
+	// must agree.
+	Cgroup string `json:"cgroup,omitempty"`
+	PID    int    `json:"pid,omitempty"`
+	// Role is a role name policy.LookupRole accepts; "" (absent) is the
+	// general default.
+	Role       string     `json:"role,omitempty"`
+	Ceiling    string     `json:"ceiling,omitempty"`
+	Parent     string     `json:"parent,omitempty"`
+	AuditOnly  bool       `json:"audit_only,omitempty"`
+	ToolGroups string     `json:"tool_groups,omitempty"`
+	Activate   Activation `json:"activate,omitempty"` // default now
+	// InitPID (only with Activate exec) is the container runtime's init,
+	// the only process that may be in the cgroup while the registration is
+	// pending.
+	InitPID int `json:"init_pid,omitempty"`
+	// Entrypoint is the program the first exec will run; required when
+	// Activate is exec and the effective ceiling is shell=none.
+	Entrypoint *Entrypoint `json:"entrypoint,omitempty"`
+}
+
+// Entrypoint names a container's entrypoint as the daemon resolves it
+// (progcheck.Program).
+type Entrypoint struct {
+	// Path is process.args[0]: absolute, relative to Cwd, or a bare name
+	// looked up in EnvPath.
+	Path string `json:"path"`
+	// Root is the host path of the directory the process sees as "/".
+	Root    string `json:"root"`
+	EnvPath string `json:"env_path,omitempty"`
+	Cwd     string `json:"cwd,omitempty"`
+}
+
+// Gap is one part of a ceiling the host does not enforce (enforcer.Gap).
+type Gap struct {
+	Code   string `json:"code"`
+	Field  string `json:"field"`
+	Detail string `json:"detail"`
+}
+
+func (g Gap) String() string { return g.Code + ": " + g.Detail }
+
+// Container is a registered container: the body of a registration,
+// narrowing or GET /v1/containers/{id} response.
+type Container struct {
+	ID       string `json:"id"`
+	Cgroup   string `json:"cgroup"`
+	CgroupID uint64 `json:"cgroup_id"`
+	Role     string `json:"role,omitempty"`
+	// Session is the ceiling the role was resolved in; Ceiling the
+	// effective ceiling; Kernel its kernel form.
+	Session     policy.Ceiling       `json:"session"`
+	Ceiling     policy.Ceiling       `json:"ceiling"`
+	Kernel      policy.KernelCeiling `json:"kernel"`
+	Fingerprint string               `json:"fingerprint"`
+	Parent      string               `json:"parent,omitempty"`
+	AuditOnly   bool                 `json:"audit_only"`
+	ToolGroups  string               `json:"tool_groups,omitempty"`
+	Registered  time.Time            `json:"registered"`
+	InitPID     int                  `json:"init_pid,omitempty"`
+	InitStart   uint64               `json:"init_start,omitempty"`
+	// Activation is "immediate" or "at-exec" (state.Activation*);
+	// ActivationReason says why an at-exec request is in force without an
+	// exec, or why it was frozen or killed.
+	Activation       string `json:"activation,omitempty"`
+	ActivationReason string `json:"activation_reason,omitempty"`
+	// State is one of state.StatePending, StateActive, StateFrozen,
+	// StateKilled.
+	State           string     `json:"state,omitempty"`
+	PendingDeadline *time.Time `json:"pending_deadline,omitempty"`
+	// Unenforced: what the host does not enforce of Kernel (partial
+	// coverage the daemon allows, or an audit-only registration).
+	Unenforced []Gap       `json:"unenforced,omitempty"`
+	Entrypoint *Entrypoint `json:"entrypoint,omitempty"`
+}
+
+// ListBody is the body of GET /v1/containers.
+type ListBody struct {
+	Containers []Container `json:"containers"`
+}
+
+// NarrowRequest is the body of POST /v1/containers/{id}/narrow.
+type NarrowRequest struct {
+	Ceiling string `json:"ceiling"`
+}
+
+// UnregisterBody is the body of DELETE /v1/containers/{id}.
+type UnregisterBody struct {
+	Unregistered string `json:"unregistered"`
+}
+
+// ErrorBody is the JSON of every error response.
+type ErrorBody struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
+}
+
+// Status is the body of GET /v1/status. The fields are in name order:
+// the body was a JSON object with sorted keys before it had a type.
+type Status struct {
+	ActivateAtExec bool                     `json:"activate_at_exec"`
+	AllowPartial   bool                     `json:"allow_partial"`
+	Containers     int                      `json:"containers"`
+	Coverage       []enforcer.FieldCoverage `json:"coverage"`
+	Hooks          []enforcer.HookStatus    `json:"hooks"`
+	LostRecords    uint64                   `json:"lost_records"`
+	PID            int                      `json:"pid"`
+	// PinDir is the daemon's pin directory: it reads the denial records
+	// of the programs pinned there.
+	PinDir  string `json:"pin_dir"`
+	Version string `json:"version"`
+}
+
+// EntrypointFrom is the wire form of a program (nil for nil).
+func EntrypointFrom(p *progcheck.Program) *Entrypoint {
+	if p == nil {
+		return nil
+	}
+	return &Entrypoint{Path: p.Path, Root: p.Root, EnvPath: p.EnvPath, Cwd: p.Cwd}
+}
+
+func (e *Entrypoint) program() *progcheck.Program {
+	if e == nil {
+		return nil
+	}
+	return &progcheck.Program{Path: e.Path, Root: e.Root, EnvPath: e.EnvPath, Cwd: e.Cwd}
+}
+
+// request is r as the registry takes it; an Activate value other than now
+// and exec passes through for the registry to refuse.
+func (r RegisterRequest) request() registry.Request {
+	return registry.Request{
+		ID: r.ID, Cgroup: r.Cgroup, PID: r.PID, Role: r.Role, Ceiling: r.Ceiling, Parent: r.Parent,
+		AuditOnly: r.AuditOnly, ToolGroups: r.ToolGroups, Activate: registry.Activation(r.Activate),
+		InitPID: r.InitPID, Entrypoint: r.Entrypoint.program(),
+	}
+}
+
+// containerFrom is the wire form of a registered container.
+func containerFrom(c state.Container) Container {
+	return Container{
+		ID: c.ID, Cgroup: c.Cgroup, CgroupID: c.CgroupID, Role: c.Role,
+		Session: c.Session, Ceiling: c.Ceiling, Kernel: c.Kernel, Fingerprint: c.Fingerprint,
+		Parent: c.Parent, AuditOnly: c.AuditOnly, ToolGroups: c.ToolGroups, Registered: c.Registered,
+		InitPID: c.InitPID, InitStart: c.InitStart,
+		Activation: c.Activation, ActivationReason: c.ActivationReason,
+		State: c.State, PendingDeadline: c.PendingDeadline,
+		Unenforced: gapsFrom(c.Unenforced), Entrypoint: EntrypointFrom(c.Entrypoint),
+	}
+}
+
+// containersFrom converts a list; never nil (the list is [], not null).
+func containersFrom(cs []state.Container) []Container {
+	out := make([]Container, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, containerFrom(c))
+	}
+	return out
+}
+
+func gapsFrom(gs []enforcer.Gap) []Gap {
+	if gs == nil {
+		return nil
+	}
+	out := make([]Gap, len(gs))
+	for i, g := range gs {
+		out[i] = Gap{Code: g.Code, Field: g.Field, Detail: g.Detail}
+	}
+	return out
+}

@@ -1,0 +1,182 @@
+package registry
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/enforcer"
+)
+
+// intruders returns why the pending registration c must not stay pending:
+// its cgroup subtree holds a process other than its runtime init (same pid
+// and start time), or its processes cannot be listed (fail closed). ""
+// when only the init (or nothing) is there.
+func (r *Registry) intruders(c state.Container) string {
+	pids, err := r.o.Cgroups.Procs(c.Cgroup)
+	if err != nil {
+		return fmt.Sprintf("cannot list the processes of cgroup %s: %v", c.Cgroup, err)
+	}
+	var others []int
+	for _, pid := range pids {
+		if c.InitPID > 0 && pid == c.InitPID {
+			if st, err := r.o.StartTime(pid); err == nil && st == c.InitStart {
+				continue
+			}
+		}
+		others = append(others, pid)
+	}
+	if len(others) == 0 {
+		return ""
+	}
+	sort.Ints(others)
+	if len(others) > 8 {
+		others = others[:8]
+	}
+	if c.InitPID > 0 {
+		return fmt.Sprintf("cgroup %s holds processes other than the runtime init %d: %v", c.Cgroup, c.InitPID, others)
+	}
+	return fmt.Sprintf("cgroup %s already holds processes (%v) and no runtime init was named", c.Cgroup, others)
+}
+
+// live is c with State read from the map for a pending registration (an
+// exec may have activated it since CheckPending last looked).
+func (r *Registry) live(c state.Container) state.Container {
+	if c.State != state.StatePending {
+		return c
+	}
+	if en, err := r.o.Enforcer.Lookup(c.CgroupID); err == nil && !en.Pending {
+		c.State, c.PendingDeadline = state.StateActive, nil
+	}
+	return c
+}
+
+// CheckPending watches pending registrations; the daemon calls it every
+// pending check interval with the current time. For each pending
+// container: an exec has activated it (the map entry is no longer
+// pending) → active; its cgroup subtree holds a process other than the
+// runtime init (one that entered without exec, e.g. by clone3
+// CLONE_INTO_CGROUP or a write to cgroup.procs) → activated at once; its
+// deadline has passed → the cgroup is frozen, or killed when freezing
+// fails (it is never activated mid-setup, and never left open). A frozen
+// container whose cgroup was thawed while still pending is frozen again.
+// Changes are persisted; errors saving them are returned with the events
+// (the decisions themselves are already applied to the kernel).
+func (r *Registry) CheckPending() ([]Event, error) {
+	var evs []Event
+	defer func() { r.emit(evs) }()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.o.Now()
+	changed := false
+	ids := make([]string, 0, len(r.byID))
+	for id, c := range r.byID {
+		if c.State == state.StatePending || c.State == state.StateFrozen {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		c := r.byID[id]
+		en, err := r.o.Enforcer.Lookup(c.CgroupID)
+		if err != nil {
+			continue // not in the map: Sweep re-installs it, in force
+		}
+		if !en.Pending {
+			if c.State == state.StatePending {
+				c.State, c.PendingDeadline = state.StateActive, nil
+				evs = append(evs, r.event(c, EventActivatedAtExec, ""))
+				r.byID[id], changed = c, true
+			}
+			continue
+		}
+		if c.State == state.StateFrozen {
+			if frozen, err := r.o.Cgroups.Frozen(c.Cgroup); err != nil || frozen {
+				continue // gone (Sweep drops it) or still frozen
+			}
+			c, ev := r.freezeLocked(c, en, "the cgroup was thawed while its registration is still pending")
+			if ev.Kind == EventFrozen {
+				ev.Kind = EventRefrozen
+			}
+			evs = append(evs, ev)
+			r.byID[id], changed = c, true
+			continue
+		}
+		if why := r.intruders(c); why != "" {
+			if _, err := r.o.Cgroups.Open(c.Cgroup); err != nil {
+				continue // the cgroup is gone: Sweep drops it
+			}
+			active := en
+			active.Pending = false
+			cg := cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}
+			if err := r.o.Enforcer.Register(cg, active); err != nil {
+				c, ev := r.freezeLocked(c, en, fmt.Sprintf("%s, and activating failed: %v", why, err))
+				evs = append(evs, ev)
+				r.byID[id], changed = c, true
+				continue
+			}
+			c.State, c.PendingDeadline = state.StateActive, nil
+			c.ActivationReason = why + " (entered after registration without exec)"
+			evs = append(evs, r.event(c, EventActivatedImmediately, c.ActivationReason))
+			r.byID[id], changed = c, true
+			continue
+		}
+		if c.PendingDeadline != nil && !now.Before(*c.PendingDeadline) {
+			c, ev := r.freezeLocked(c, en, fmt.Sprintf("no exec in cgroup %s by the pending deadline %s", c.Cgroup, c.PendingDeadline.Format(time.RFC3339)))
+			evs = append(evs, ev)
+			r.byID[id], changed = c, true
+		}
+	}
+	if !changed {
+		return evs, nil
+	}
+	if err := r.o.Save(r.o.StatePath, r.snapshotWith(state.Container{}, "")); err != nil {
+		return evs, fmt.Errorf("pending check: %w", err)
+	}
+	return evs, nil
+}
+
+// freezeLocked stops a pending container that must not run on unenforced:
+// freeze its cgroup; if that fails, kill its processes; if that fails too,
+// activate the ceiling (fail closed: setup may break, nothing runs open).
+// An exec that activated the entry while the freeze was under way wins:
+// the cgroup is thawed and the container is active.
+func (r *Registry) freezeLocked(c state.Container, en enforcer.Entry, why string) (state.Container, Event) {
+	ferr := r.o.Cgroups.Freeze(c.Cgroup)
+	if ferr == nil {
+		if now, err := r.o.Enforcer.Lookup(c.CgroupID); err == nil && !now.Pending {
+			if err := r.o.Cgroups.Thaw(c.Cgroup); err != nil {
+				r.o.Log.Error("thaw of a container activated while freezing", "container", c.ID, "cgroup", c.Cgroup, "err", err)
+			}
+			c.State, c.PendingDeadline = state.StateActive, nil
+			return c, r.event(c, EventActivatedAtExec, "")
+		}
+		c.State, c.PendingDeadline, c.ActivationReason = state.StateFrozen, nil, why
+		r.o.Log.Warn("pending registration frozen", "container", c.ID, "cgroup", c.Cgroup, "reason", why)
+		return c, r.event(c, EventFrozen, why)
+	}
+	active := en
+	active.Pending = false
+	cg := cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}
+	kerr := r.o.Cgroups.Kill(c.Cgroup)
+	if kerr == nil {
+		// Nothing is left to set up: whatever enters later is enforced.
+		if err := r.o.Enforcer.Register(cg, active); err != nil {
+			r.o.Log.Error("activate a killed pending registration", "container", c.ID, "cgroup", c.Cgroup, "err", err)
+		}
+		why = fmt.Sprintf("%s; freezing failed: %v", why, ferr)
+		c.State, c.PendingDeadline, c.ActivationReason = state.StateKilled, nil, why
+		r.o.Log.Error("pending registration killed", "container", c.ID, "cgroup", c.Cgroup, "reason", why)
+		return c, r.event(c, EventKilled, why)
+	}
+	why = fmt.Sprintf("%s; freezing failed: %v; killing failed: %v", why, ferr, kerr)
+	if err := r.o.Enforcer.Register(cg, active); err != nil {
+		r.o.Log.Error("pending registration could be neither frozen, killed nor activated", "container", c.ID, "cgroup", c.Cgroup, "reason", why, "err", err)
+		return c, r.event(c, EventActivatedImmediately, why+"; activating failed: "+err.Error())
+	}
+	c.State, c.PendingDeadline, c.ActivationReason = state.StateActive, nil, why
+	r.o.Log.Error("pending registration activated: freezing and killing failed", "container", c.ID, "cgroup", c.Cgroup, "reason", why)
+	return c, r.event(c, EventActivatedImmediately, why)
+}

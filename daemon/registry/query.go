@@ -1,0 +1,111 @@
+package registry
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+// Unenforced counts the registered containers by coverage gap code
+// (enforcer.Gap.Code): what the host does not enforce of their ceilings.
+func (r *Registry) Unenforced() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]int{}
+	for _, c := range r.byID {
+		for _, g := range c.Unenforced {
+			out[g.Code]++
+		}
+	}
+	return out
+}
+
+// Get returns one container.
+func (r *Registry) Get(id string) (state.Container, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.byID[id]
+	if !ok {
+		return state.Container{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	return r.live(c), nil
+}
+
+// ByCgroup returns the container registered for a cgroup id.
+func (r *Registry) ByCgroup(id uint64) (state.Container, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cid, ok := r.byCgroup[id]
+	if !ok {
+		return state.Container{}, false
+	}
+	return r.byID[cid], true
+}
+
+// List returns every container, ordered by id.
+func (r *Registry) List() []state.Container {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]state.Container, 0, len(r.byID))
+	for _, c := range r.byID {
+		out = append(out, r.live(c))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Len is the number of registered containers.
+func (r *Registry) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.byID)
+}
+
+// Surface is the tool surface of a container, from the same resolution as
+// its kernel ceiling.
+func (r *Registry) Surface(id string) (policy.Surface, error) {
+	c, err := r.Get(id)
+	if err != nil {
+		return policy.Surface{}, err
+	}
+	return policy.ResolveSurface(storedRole(c.Role), c.Session, c.ToolGroups), nil
+}
+
+// Caller is who is on the other end of an API connection.
+type Caller struct {
+	// Confined: the caller runs inside an enforced cgroup subtree.
+	Confined bool
+	// Container is the nearest registered container enclosing the caller
+	// ("" when unconfined, or confined by a ceiling the daemon did not
+	// register, e.g. enforcerd run).
+	Container string
+}
+
+// Identify classifies a caller by its cgroup group path: confined when the
+// cgroup or any ancestor has a ceiling in the map. A cgroup that cannot be
+// resolved counts as confined with no container (fail closed).
+func (r *Registry) Identify(group string) Caller {
+	group = path.Clean(group)
+	if !strings.HasPrefix(group, "/") {
+		return Caller{Confined: true}
+	}
+	for g := group; ; g = path.Dir(g) {
+		cg, err := r.o.Cgroups.Open(g)
+		if err != nil {
+			return Caller{Confined: true}
+		}
+		if c, ok := r.ByCgroup(cg.ID); ok {
+			return Caller{Confined: true, Container: c.ID}
+		}
+		if _, err := r.o.Enforcer.Lookup(cg.ID); err == nil {
+			return Caller{Confined: true}
+		}
+		if g == "/" {
+			return Caller{}
+		}
+	}
+}

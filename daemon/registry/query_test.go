@@ -1,0 +1,32 @@
+package registry_test
+
+import (
+	"testing"
+
+	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/enforcer"
+)
+
+func TestIdentify(t *testing.T) {
+	f := newFixture(t)
+	f.cgs.Add("/c/a/inner")
+	f.cgs.Add("/host")
+	runID := f.cgs.Add("/run")
+	f.enf.M[runID] = enforcer.Entry{}
+	if _, err := f.reg.Register(registry.Request{ID: "a", Cgroup: "/c/a", Ceiling: "network=false"}); err != nil {
+		t.Fatal(err)
+	}
+	for group, want := range map[string]registry.Caller{
+		"/host":       {},
+		"/":           {},
+		"/c/a":        {Confined: true, Container: "a"},
+		"/c/a/inner":  {Confined: true, Container: "a"},
+		"/run":        {Confined: true},
+		"/vanished":   {Confined: true},
+		"relative/xx": {Confined: true},
+	} {
+		if got := f.reg.Identify(group); got != want {
+			t.Errorf("Identify(%q) = %+v, want %+v", group, got, want)
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package registry
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+// Register installs a container's ceiling and persists it. Under the
+// effective ceiling shell=none it refuses, before anything is installed,
+// a registration pending until the first exec whose Entrypoint is missing
+// or cannot be resolved and read (ErrEntrypointRequired) or is a shell, a
+// multi-call binary or the dynamic loader (ErrUnsafeProgram); and, once
+// installed and then rolled back, one in force at once whose cgroup's
+// processes already run such a program (ErrUnsafeProgram).
+func (r *Registry) Register(req Request) (state.Container, error) {
+	if err := req.validate(); err != nil {
+		return state.Container{}, err
+	}
+	var evs []Event
+	defer func() { r.emit(evs) }()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.byID[req.ID]; ok {
+		return state.Container{}, fmt.Errorf("%w: container %s is already registered", ErrConflict, req.ID)
+	}
+	var parent *state.Container
+	if req.Parent != "" {
+		p, ok := r.byID[req.Parent]
+		if !ok {
+			return state.Container{}, fmt.Errorf("%w: parent %s of container %s", ErrNotFound, req.Parent, req.ID)
+		}
+		parent = &p
+	}
+	session, surf, err := resolve(req.Role, req.Ceiling, req.ToolGroups, parent)
+	if err != nil {
+		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
+	}
+	cg, err := r.resolveCgroup(req)
+	if err != nil {
+		return state.Container{}, err
+	}
+	if other, ok := r.byCgroup[cg.ID]; ok {
+		return state.Container{}, fmt.Errorf("%w: cgroup %s is already registered by container %s", ErrConflict, cg, other)
+	}
+	if _, err := r.o.Enforcer.Lookup(cg.ID); err == nil {
+		return state.Container{}, fmt.Errorf("%w: cgroup %s already has a ceiling not registered through the daemon (enforcerd run?)", ErrConflict, cg)
+	}
+	if surf.Kernel.Shell == policy.ShellNone && req.Activate == ActivateExec {
+		if err := r.vetEntrypoint(req.ID, req.Entrypoint); err != nil {
+			return state.Container{}, err
+		}
+	}
+	now := r.o.Now().UTC()
+	c := state.Container{
+		ID: req.ID, Cgroup: cg.Group, CgroupID: cg.ID, Role: req.Role,
+		Session: session, Ceiling: surf.Ceiling, Kernel: surf.Kernel, Fingerprint: surf.Fingerprint,
+		Parent: req.Parent, AuditOnly: req.AuditOnly, ToolGroups: req.ToolGroups,
+		Registered: now, Activation: state.ActivationImmediate, State: state.StateActive,
+		Entrypoint: req.Entrypoint,
+	}
+	if req.InitPID > 0 {
+		g, err := r.o.Cgroups.PidGroup(req.InitPID)
+		if err != nil {
+			return state.Container{}, badf("container %s: init_pid: %v", req.ID, err)
+		}
+		if g = path.Clean(g); g != cg.Group && !strings.HasPrefix(g, cg.Group+"/") {
+			return state.Container{}, badf("container %s: init_pid %d is in cgroup %s, outside %s", req.ID, req.InitPID, g, cg.Group)
+		}
+		if c.InitStart, err = r.o.StartTime(req.InitPID); err != nil {
+			return state.Container{}, badf("container %s: init_pid: %v", req.ID, err)
+		}
+		c.InitPID = req.InitPID
+	}
+	cov := r.o.Enforcer.Coverage(c.Kernel)
+	if err := cov.Err(c.AuditOnly, r.o.AllowPartial); err != nil {
+		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
+	}
+	c.Unenforced = cov.Gaps()
+	entry := enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, Pending: req.Activate == ActivateExec,
+		AllowPartial: len(cov.Partial) > 0}
+	if err := r.o.Enforcer.Register(cg, entry); err != nil {
+		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
+	}
+	if entry.Pending {
+		// Look for other processes only now that the pending entry is
+		// installed: one that enters later is the watcher's (CheckPending).
+		if why := r.intruders(c); why != "" {
+			entry.Pending = false
+			if err := r.o.Enforcer.Register(cg, entry); err != nil {
+				if uerr := r.o.Enforcer.Unregister(cg.ID); uerr != nil {
+					r.o.Log.Error("rollback of a failed registration", "container", c.ID, "cgroup_id", cg.ID, "err", uerr)
+				}
+				return state.Container{}, fmt.Errorf("container %s: activate at once (%s): %w", req.ID, why, err)
+			}
+			c.ActivationReason = why
+			evs = append(evs, r.event(c, EventActivatedImmediately, why))
+		} else {
+			c.Activation, c.State = state.ActivationAtExec, state.StatePending
+			d := now.Add(r.o.PendingDeadline)
+			c.PendingDeadline = &d
+		}
+	}
+	if !entry.Pending && c.Kernel.Shell == policy.ShellNone {
+		// In force without an exec: what it lets run is what the
+		// cgroup's processes already run.
+		if err := r.vetRunning(c); err != nil {
+			evs = nil
+			if uerr := r.o.Enforcer.Unregister(cg.ID); uerr != nil {
+				r.o.Log.Error("rollback of a refused registration", "container", c.ID, "cgroup_id", cg.ID, "err", uerr)
+			}
+			return state.Container{}, err
+		}
+	}
+	if err := r.o.Save(r.o.StatePath, r.snapshotWith(c, "")); err != nil {
+		evs = nil // nothing was registered
+		if uerr := r.o.Enforcer.Unregister(cg.ID); uerr != nil {
+			r.o.Log.Error("rollback of a failed registration", "container", c.ID, "cgroup_id", cg.ID, "err", uerr)
+		}
+		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
+	}
+	r.byID[c.ID] = c
+	r.byCgroup[c.CgroupID] = c.ID
+	reg := r.event(c, EventRegistered, registeredReason(c))
+	reg.Unenforced = codes(c.Unenforced)
+	evs = append([]Event{reg}, evs...)
+	return c, nil
+}
+
+// Unregister removes a container's ceiling and forgets it.
+func (r *Registry) Unregister(id string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.byID[id]
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	prev, lerr := r.o.Enforcer.Lookup(c.CgroupID)
+	if err := r.o.Enforcer.Unregister(c.CgroupID); err != nil && !errors.Is(err, enforcer.ErrNotRegistered) {
+		return fmt.Errorf("container %s: %w", id, err)
+	}
+	if err := r.o.Save(r.o.StatePath, r.snapshotWith(state.Container{}, id)); err != nil {
+		if lerr == nil {
+			// Put the exact entry back (pending or active): still enforced.
+			if rerr := r.o.Enforcer.Register(cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}, prev); rerr != nil {
+				r.o.Log.Error("rollback of a failed unregistration", "container", id, "cgroup_id", c.CgroupID, "err", rerr)
+			}
+		}
+		return fmt.Errorf("container %s: %w", id, err)
+	}
+	delete(r.byID, id)
+	delete(r.byCgroup, c.CgroupID)
+	return nil
+}

@@ -1,0 +1,163 @@
+package registry
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/internal/progcheck"
+	"github.com/enforcerd/enforcerd/oci"
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+// Activation says when a new ceiling takes effect.
+type Activation string
+
+const (
+	// ActivateNow: in force when Register returns (a running workload).
+	ActivateNow Activation = "now"
+	// ActivateExec: in force from the first exec in the cgroup's subtree
+	// (an OCI container registered at createRuntime: runc init still sets
+	// up the container, the entrypoint exec activates the ceiling).
+	ActivateExec Activation = "exec"
+)
+
+// Request registers one container (the API's RegisterRequest converts to
+// it). Role must be a name policy.LookupRole accepts, or "" when no role is
+// given (the general default): an unknown or blank name is refused
+// (ErrBadRequest), never run as another role.
+type Request struct {
+	ID string
+	// Cgroup is the group path below the cgroup2 mount ("/machine.slice/x");
+	// or give PID and the registry reads /proc/PID/cgroup. With both, they
+	// must agree.
+	Cgroup     string
+	PID        int
+	Role       string
+	Ceiling    string
+	Parent     string
+	AuditOnly  bool
+	ToolGroups string
+	Activate   Activation // "": now
+	// InitPID (only with Activate exec) is the container runtime's init
+	// process (for OCI hooks: the state's pid), which must be in the
+	// cgroup's subtree. It is the only process that may be there while
+	// the registration is pending: any other process (or, without
+	// InitPID, any process at all) makes the ceiling active at once
+	// (Activation state.ActivationImmediate, with the reason).
+	InitPID int
+	// Entrypoint is the program the first exec will run (for OCI hooks:
+	// process.args[0] of the bundle's config.json, seen through the
+	// init's /proc/PID/root). Required when Activate is exec and the
+	// effective ceiling is shell=none: the daemon resolves it inside its
+	// root and refuses a shell, a multi-call binary or the dynamic loader
+	// (ErrUnsafeProgram), since that first exec is allowed from then on.
+	Entrypoint *progcheck.Program
+}
+
+func badf(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadRequest, fmt.Sprintf(format, a...))
+}
+
+// validate checks a request's form before anything is looked up: the
+// ids, the lengths, a cgroup or pid, activate, init_pid and the
+// entrypoint's shape (ErrBadRequest).
+func (req Request) validate() error {
+	if !oci.ValidID(req.ID) {
+		return badf("container id %q is empty or not [A-Za-z0-9][A-Za-z0-9_.+:-]{0,255}", req.ID)
+	}
+	if req.Parent != "" && !oci.ValidID(req.Parent) {
+		return badf("parent id %q is not a container id", req.Parent)
+	}
+	if req.Parent == req.ID {
+		return badf("container %s cannot be its own parent", req.ID)
+	}
+	if len(req.Role) > 256 || len(req.ToolGroups) > 1024 || len(req.Ceiling) > 1024 {
+		return badf("role, ceiling or tool_groups too long")
+	}
+	if req.Cgroup == "" && req.PID <= 0 {
+		return badf("container %s: give cgroup or pid", req.ID)
+	}
+	if req.PID < 0 {
+		return badf("container %s: negative pid", req.ID)
+	}
+	switch req.Activate {
+	case "", ActivateNow, ActivateExec:
+	default:
+		return badf("activate %q: want now|exec", req.Activate)
+	}
+	if req.InitPID < 0 || req.InitPID > 0 && req.Activate != ActivateExec {
+		return badf("container %s: init_pid %d: want a pid, and only with activate=exec", req.ID, req.InitPID)
+	}
+	if req.Entrypoint != nil {
+		if err := req.Entrypoint.Validate(); err != nil {
+			return badf("container %s: %v", req.ID, err)
+		}
+	}
+	return nil
+}
+
+// resolve derives the ceilings of a container: the session is the parent's
+// effective ceiling (else the default session) clamped by the ceiling text;
+// the effective ceiling is the role's request clamped to the session. So a
+// child is never wider than its parent.
+func resolve(role, ceilingText, toolGroups string, parent *state.Container) (session policy.Ceiling, s policy.Surface, err error) {
+	session = policy.DefaultSession()
+	if parent != nil {
+		session = parent.Ceiling
+	}
+	if strings.TrimSpace(ceilingText) != "" {
+		req, err := policy.ParseCeiling(ceilingText, policy.DefaultSession())
+		if err != nil {
+			return session, s, badf("ceiling %q: %v", ceilingText, err)
+		}
+		session = session.Clamp(req)
+	}
+	res := policy.UnspecifiedRole()
+	if role != "" {
+		if res, err = policy.LookupRole(role); err != nil {
+			return session, s, fmt.Errorf("%w: role: %w", ErrBadRequest, err)
+		}
+	}
+	s = policy.ResolveSurface(res, session, toolGroups)
+	return session, s, nil
+}
+
+// storedRole resolves the role recorded with a registration. Register
+// accepted it with policy.LookupRole (or it was not given: ""), so this is
+// the same resolution; a state file written before unknown names were
+// refused may still hold one, and it keeps the explore posture it was
+// registered with (policy.ResolveRole's fallback), so re-deriving its
+// surface or narrowing it never widens anything.
+func storedRole(role string) policy.Resolution { return policy.ResolveRole(role) }
+
+func (r *Registry) resolveCgroup(req Request) (cgroup.Cgroup, error) {
+	group := req.Cgroup
+	if req.PID > 0 {
+		g, err := r.o.Cgroups.PidGroup(req.PID)
+		if err != nil {
+			return cgroup.Cgroup{}, badf("container %s: %v", req.ID, err)
+		}
+		if group != "" && path.Clean(group) != path.Clean(g) {
+			return cgroup.Cgroup{}, badf("container %s: pid %d is in cgroup %s, not %s", req.ID, req.PID, g, group)
+		}
+		group = g
+	}
+	if !strings.HasPrefix(group, "/") {
+		return cgroup.Cgroup{}, badf("container %s: cgroup %q is not an absolute group path", req.ID, group)
+	}
+	group = path.Clean(group)
+	if group == "/" {
+		return cgroup.Cgroup{}, badf("container %s: refusing the root cgroup (it would enforce the whole host)", req.ID)
+	}
+	if self := r.o.SelfGroup; self != "" && (self == group || strings.HasPrefix(self, group+"/")) {
+		return cgroup.Cgroup{}, badf("container %s: cgroup %s contains enforcerd itself", req.ID, group)
+	}
+	cg, err := r.o.Cgroups.Open(group)
+	if err != nil {
+		return cgroup.Cgroup{}, badf("container %s: %v", req.ID, err)
+	}
+	return cg, nil
+}

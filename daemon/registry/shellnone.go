@@ -1,0 +1,42 @@
+package registry
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/internal/progcheck"
+)
+
+// vetEntrypoint refuses a pending shell=none registration whose first
+// exec would allow a program that runs every other one without exec, or
+// whose first exec the daemon cannot vet (fail closed).
+func (r *Registry) vetEntrypoint(id string, ep *progcheck.Program) error {
+	if ep == nil {
+		return fmt.Errorf("%w: container %s: under shell=none the first exec is allowed from then on, so the daemon must vet that program first: give \"entrypoint\" {path, root, env_path, cwd} (enforcerd hook reads it from config.json), or register with activate=now", ErrEntrypointRequired, id)
+	}
+	resolved, err := r.o.CheckEntrypoint(*ep)
+	switch {
+	case errors.Is(err, progcheck.ErrUnsafe):
+		return fmt.Errorf("%w: container %s: entrypoint %q (resolved inside %s as %s): %v", ErrUnsafeProgram, id, ep.Path, ep.Root, resolved, err)
+	case err != nil:
+		return fmt.Errorf("%w: container %s: entrypoint %q inside %s cannot be vetted: %v", ErrEntrypointRequired, id, ep.Path, ep.Root, err)
+	}
+	return nil
+}
+
+// vetRunning refuses a shell=none ceiling in force without an exec when a
+// process in the cgroup already runs a shell, a multi-call binary or the
+// dynamic loader, or when that cannot be told (fail closed). Called once
+// the ceiling is installed: no exec can change the set of programs after
+// that.
+func (r *Registry) vetRunning(c state.Container) error {
+	pids, err := r.o.Cgroups.Procs(c.Cgroup)
+	if err == nil {
+		err = r.o.CheckProcesses(pids)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: container %s: shell=none in force at once: the programs already running in cgroup %s: %v", ErrUnsafeProgram, c.ID, c.Cgroup, err)
+	}
+	return nil
+}

@@ -1,0 +1,187 @@
+package progcheck
+
+// attack11: entry-point attacks on the shell=none program check (threat
+// model X6). These tests FAIL while the bypass they demonstrate exists.
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// interpStubELF is a tiny ELF (a few hundred bytes, no code of its own)
+// whose PT_INTERP is interp. The kernel maps interp as the program's
+// "dynamic loader" and jumps to interp's entry point, so exec'ing the stub
+// runs interp (with the stub's argv: a stub named "sh" is BusyBox's sh).
+// For a static glibc interpreter (Debian's busybox-static) the stub also
+// carries a copy of the interpreter's PT_TLS and PT_GNU_RELRO: static glibc
+// sets up TLS and RELRO from the main program's headers (AT_PHDR).
+func interpStubELF(t testing.TB, interp string) []byte {
+	t.Helper()
+	f, err := elf.Open(interp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var extra []elf.Prog64
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_TLS || p.Type == elf.PT_GNU_RELRO {
+			extra = append(extra, elf.Prog64{Type: uint32(p.Type), Flags: uint32(p.Flags), Off: p.Off, Vaddr: p.Vaddr,
+				Paddr: p.Paddr, Filesz: p.Filesz, Memsz: p.Memsz, Align: p.Align})
+		}
+	}
+	const ehsize, phsize = 64, 56
+	nph := 3 + len(extra)
+	ioff := uint64(ehsize + nph*phsize)
+	s := []byte(interp + "\x00")
+	size := ioff + uint64(len(s))
+	progs := append([]elf.Prog64{
+		{Type: uint32(elf.PT_LOAD), Flags: uint32(elf.PF_R | elf.PF_X), Filesz: size, Memsz: size, Align: 0x1000},
+		{Type: uint32(elf.PT_INTERP), Flags: uint32(elf.PF_R), Off: ioff, Vaddr: ioff, Paddr: ioff, Filesz: uint64(len(s)), Memsz: uint64(len(s)), Align: 1},
+		{Type: uint32(elf.PT_GNU_STACK), Flags: uint32(elf.PF_R | elf.PF_W), Align: 16},
+	}, extra...)
+	hdr := elf.Header64{Type: uint16(elf.ET_DYN), Machine: uint16(elf.EM_X86_64), Version: 1, Entry: ioff,
+		Phoff: ehsize, Ehsize: ehsize, Phentsize: phsize, Phnum: uint16(nph), Shentsize: 64}
+	copy(hdr.Ident[:], []byte{0x7f, 'E', 'L', 'F', byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT)})
+	var b bytes.Buffer
+	binary.Write(&b, binary.LittleEndian, hdr)
+	binary.Write(&b, binary.LittleEndian, progs)
+	b.Write(s)
+	return b.Bytes()
+}
+
+// TestAttack11InterpStubIsAShell: an entrypoint (or --exec-allow file)
+// that is a 400-byte ELF whose PT_INTERP is BusyBox runs BusyBox, with
+// every applet, in the one allowed process: it is a multi-call binary by
+// every practical measure, but it carries none of BusyBox's markers, its
+// SONAME is not a loader's, and it is not in /etc/shells. progcheck reads
+// its PT_INTERP (rule 2 records the interpreter's identity as a "loader")
+// but never classifies that interpreter, so the stub passes.
+//
+// Control: the stub really is BusyBox's sh on this host (it prints what
+// sh -c echo prints). Observed: Check returns nil. Documented (X6, the
+// run/hook/daemon help): a multi-call binary as the entrypoint or an
+// allowed file is refused (run 125, HTTP 422 unsafe_program).
+// VM reproduction (the kernel then allows every applet):
+// cmd/enforcerd TestAttack11RunShellNoneInterpStub,
+// daemon TestAttack11RuncShellNoneInterpStub.
+func TestAttack11InterpStubIsAShell(t *testing.T) {
+	bb, err := exec.LookPath("busybox")
+	if err != nil {
+		t.Skip("no busybox (scripts/setup-deps installs busybox-static)")
+	}
+	if bb, err = filepath.EvalSymlinks(bb); err != nil {
+		t.Fatal(err)
+	}
+	if !isStatic(t, bb) {
+		t.Skip("busybox is not static: the stub only works with a static interpreter")
+	}
+	dir := t.TempDir()
+	stub := filepath.Join(dir, "sh") // busybox picks the applet from argv[0]
+	if err := os.WriteFile(stub, interpStubELF(t, bb), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// (a) Control: the stub runs BusyBox's sh.
+	out, err := exec.Command(stub, "-c", "echo stub-ran-sh").CombinedOutput()
+	if err != nil || string(out) != "stub-ran-sh\n" {
+		t.Fatalf("control: %s -c echo: %q %v (the stub should run BusyBox's sh)", stub, out, err)
+	}
+	// BusyBox itself is refused: the check works for the real file.
+	if err := CheckHost(bb); !errors.Is(err, ErrUnsafe) {
+		t.Fatalf("control: CheckHost(%s) = %v, want ErrUnsafe", bb, err)
+	}
+	// (b) The stub, which runs exactly that BusyBox, must be refused too.
+	if err := CheckHost(stub); !errors.Is(err, ErrUnsafe) {
+		t.Errorf("BYPASS: CheckHost(%s) = %v: a %d-byte ELF whose PT_INTERP is %s (a multi-call binary) is not refused; "+
+			"under shell=none it runs every BusyBox applet from the one allowed file", stub, err, len(interpStubELF(t, bb)), bb)
+	}
+	if _, err := (Program{Path: "/sh", Root: dir}).Check(); !errors.Is(err, ErrUnsafe) {
+		t.Errorf("BYPASS: Program{/sh in %s}.Check() = %v (the daemon's entrypoint vetting)", dir, err)
+	}
+}
+
+func isStatic(t *testing.T, p string) bool {
+	f, err := elf.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for _, pr := range f.Progs {
+		if pr.Type == elf.PT_INTERP {
+			return false
+		}
+	}
+	return f.Type == elf.ET_EXEC
+}
+
+// TestAttack11ResolveDivergesFromGoLookPathOnNoexec: the daemon vets the
+// file Resolve picks for a bare process.args[0] ("as execvp and Go's
+// exec.LookPath (runc's) do"), but Go's exec.LookPath since Go 1.20 skips
+// a PATH entry whose file fails eaccess(X_OK), e.g. on a noexec mount,
+// while Resolve only looks at the mode bits. runc resolves args[0] with
+// exec.LookPath inside the container after the mounts of config.json are
+// made (so a bundle can bind a decoy directory noexec in front of /bin):
+// Resolve vets the harmless decoy, runc built with Go >= 1.20 execs the
+// next one, BusyBox, which the kernel then allow-lists as the entrypoint.
+//
+// Needs root (a noexec tmpfs). Observed: the two differ. Documented: the
+// hook names the entrypoint "looked up with process.env's PATH" as the
+// runtime will execute it.
+func TestAttack11ResolveDivergesFromGoLookPathOnNoexec(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (mounts a noexec tmpfs)")
+	}
+	bb, err := exec.LookPath("busybox")
+	if err != nil {
+		t.Skip("no busybox")
+	}
+	dir := t.TempDir()
+	decoyDir, binDir := filepath.Join(dir, "decoy"), filepath.Join(dir, "bin")
+	for _, d := range []string{decoyDir, binDir} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := unix.Mount("tmpfs", decoyDir, "tmpfs", unix.MS_NOEXEC, "mode=755"); err != nil {
+		t.Skipf("mount tmpfs noexec: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(decoyDir, unix.MNT_DETACH) })
+	self, err := os.ReadFile("/proc/self/exe") // harmless: not a shell
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(decoyDir, "sh"), self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(bb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(binDir, "sh"), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pathEnv := decoyDir + ":" + binDir
+
+	vetted, err := Program{Path: "sh", Root: "/", EnvPath: pathEnv}.Check()
+	if err != nil {
+		t.Fatalf("the decoy should pass the check: %v", err)
+	}
+	t.Setenv("PATH", pathEnv)
+	runtime, err := exec.LookPath("sh") // what runc (Go >= 1.20) resolves
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vetted != runtime {
+		_, rerr := Program{Path: runtime, Root: "/"}.Check()
+		t.Errorf("BYPASS: for process.args[0]=\"sh\" with PATH=%s the daemon vets %s (passes), but Go's exec.LookPath, "+
+			"which runc uses, picks %s (check: %v): the file a runtime built with Go >= 1.20 execs, and the kernel then "+
+			"allow-lists as the entrypoint, is not the one vetted", pathEnv, vetted, runtime, rerr)
+	}
+}

@@ -1,0 +1,282 @@
+// Package sandbox runs one command tree under a kernel ceiling: the
+// lifecycle behind `enforcerd run`. It creates a transient cgroup, decides
+// whether this host can enforce the ceiling, registers the cgroup with the
+// enforcer, starts the command directly inside it and, when the command is
+// done, kills what is left and only then lifts the ceiling.
+//
+// The stages, in the order a caller goes through them:
+//
+//	sb, err := sandbox.Open(cfg)  // checks only: nothing is created yet
+//	defer sb.Close()              // kill everything left, then unregister
+//	sb.Coverage()                 // what this host enforces of cfg.Ceiling
+//	err = sb.Register()           // cgroup, RLIMIT_CORE, registration
+//	stop, err := sb.WatchDenials(fn)
+//	err = sb.Run(cmd, signals...) // CMD inside the cgroup, signals forwarded
+//	lost := stop()
+//
+// Fail direction: closed. Every error of Open and Register means the
+// command must not run (`enforcerd run` exits 125), and Run refuses to start
+// anything in a sandbox whose registration did not succeed. A ceiling this
+// host enforces only in part is refused unless Config.AllowPartial; one it
+// cannot enforce at all is always refused (unless Config.AuditOnly, which
+// denies nothing). Close never lifts the ceiling while a process of the
+// sandbox may still run.
+//
+// The package prints nothing: the caller words every message (the CLI) and
+// receives denials through a callback.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"time"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/progcheck"
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+// RemoveTimeout bounds how long Close waits for the killed processes of
+// the sandbox to exit.
+const RemoveTimeout = 5 * time.Second
+
+// ErrStaysRegistered is wrapped by Close's error when processes of the
+// sandbox could not be killed: the ceiling is left registered so that they
+// stay held by it (the cgroup too stays).
+var ErrStaysRegistered = errors.New("the ceiling stays registered")
+
+// ErrNotRegistered: Run or WatchDenials was called on a sandbox whose
+// Register did not succeed.
+var ErrNotRegistered = errors.New("sandbox not registered")
+
+// Config describes one sandbox.
+type Config struct {
+	// Ceiling is the kernel ceiling of the command tree.
+	Ceiling policy.KernelCeiling
+	// AuditOnly records would-be denials and denies nothing.
+	AuditOnly bool
+	// AllowPartial accepts a ceiling this host enforces only in part
+	// (enforcer.Coverage.Partial). Without it such a ceiling is refused.
+	AllowPartial bool
+	// Entrypoint is the file the command's exec runs (a path to an
+	// existing file, as exec.LookPath returns it). Under shell=none it
+	// must not be a shell, a multi-call binary or the dynamic loader.
+	Entrypoint string
+	// ExecAllow: with shell=none, the other files the command tree may
+	// exec (matched by device and inode at Register). Only with
+	// shell=none; the same program check as Entrypoint applies.
+	ExecAllow []string
+	// CgroupParent is the cgroup v2 group ("/a/b", below the cgroup2
+	// mount) the transient cgroup is created under. "": the calling
+	// process's own cgroup.
+	CgroupParent string
+	// CgroupName is the transient cgroup's name. "": enforcerd-run-<pid>
+	// of the calling process.
+	CgroupName string
+	// PinDir and VerifierLog are passed to enforcer.Open.
+	PinDir      string
+	VerifierLog io.Writer
+}
+
+// Sandbox is one transient cgroup, its registration and the command run
+// in it. Its methods are not safe for concurrent use, except that the
+// WatchDenials callback runs on its own goroutine.
+type Sandbox struct {
+	cfg    Config
+	enf    *enforcer.Enforcer
+	mount  string
+	parent string
+	cov    enforcer.Coverage
+
+	cg         cgroup.Cgroup
+	created    bool // cg exists: Close removes it
+	registered bool // cg is registered: Close unregisters it
+	outer      []Outer
+	stopWatch  func() uint64
+	closed     bool
+}
+
+// Open checks that cfg can be enforced on this host, creating nothing:
+// the exec allow list needs shell=none; under shell=none no allowed
+// program (Entrypoint, ExecAllow) may run other programs without an exec
+// (internal/progcheck.CheckHost); the cgroup2 mount and the parent cgroup
+// must exist; the enforcer is opened (loading or re-adopting the pinned
+// programs) and the ceiling's coverage decided (enforcer.Coverage.Err with
+// AuditOnly and AllowPartial; AllowPartial is capped by the host policy a
+// daemon recorded in the pins, enforcer.HostPolicy). Errors: any of these;
+// a partial-coverage
+// refusal wraps enforcer.ErrPartialCoverage and enforcer.ErrCannotEnforce,
+// a missing mechanism enforcer.ErrCannotEnforce, an unsafe program
+// *progcheck.UnsafeError. On error nothing is left open.
+func Open(cfg Config) (*Sandbox, error) {
+	if len(cfg.ExecAllow) > 0 && cfg.Ceiling.Shell != policy.ShellNone {
+		return nil, fmt.Errorf("an exec allow list needs shell=none (the ceiling's shell is %s)", cfg.Ceiling.Shell)
+	}
+	if cfg.Entrypoint == "" {
+		return nil, errors.New("no entrypoint")
+	}
+	if cfg.Ceiling.Shell == policy.ShellNone {
+		// Before anything is set up: an allowed program that runs every
+		// other one without exec would empty the ceiling.
+		if err := progcheck.CheckHost(append([]string{cfg.Entrypoint}, cfg.ExecAllow...)...); err != nil {
+			return nil, fmt.Errorf("shell=none: %w", err)
+		}
+	}
+	mount, err := cgroup.Mountpoint()
+	if err != nil {
+		return nil, err
+	}
+	parent := cfg.CgroupParent
+	if parent == "" {
+		if parent, err = cgroup.PidGroup(os.Getpid()); err != nil {
+			return nil, err
+		}
+	} else if _, err := cgroup.Open(mount, parent); err != nil {
+		return nil, fmt.Errorf("cgroup parent: %w", err)
+	}
+	enf, err := enforcer.Open(enforcer.Options{PinDir: cfg.PinDir, CgroupMount: mount, VerifierLog: cfg.VerifierLog})
+	if err != nil {
+		return nil, err
+	}
+	cov := enf.Coverage(cfg.Ceiling)
+	if err := cov.Err(cfg.AuditOnly, cfg.AllowPartial); err != nil {
+		enf.Close()
+		return nil, err
+	}
+	if len(cov.Partial) > 0 && !cfg.AuditOnly {
+		// The operator's choice, recorded by the daemon in these pins,
+		// caps AllowPartial (unreadable: the narrowest choice).
+		if hp, recorded, err := enf.HostPolicy(); recorded && (err != nil || !hp.AllowPartial) {
+			enf.Close()
+			why := "allow_partial is false in the enforcerd daemon's configuration"
+			if err != nil {
+				why = err.Error()
+			}
+			return nil, fmt.Errorf("%w (%w): partial coverage is not allowed on this host: %s (recorded in %s)", enforcer.ErrCannotEnforce, enforcer.ErrPartialCoverage, why, enforcer.HostPolicyPin)
+		}
+	}
+	return &Sandbox{cfg: cfg, enf: enf, mount: mount, parent: parent, cov: cov}, nil
+}
+
+// Coverage is what this host enforces of the ceiling (decided by Open).
+func (s *Sandbox) Coverage() enforcer.Coverage { return s.cov }
+
+// PartialAccepted lists the gaps Open accepted because of AllowPartial:
+// what is not enforced although the ceiling denies it. Empty when the
+// ceiling is enforced in full, and for an audit-only sandbox (which denies
+// nothing; see Coverage).
+func (s *Sandbox) PartialAccepted() []enforcer.Gap {
+	if s.cfg.AuditOnly {
+		return nil
+	}
+	return s.cov.Partial
+}
+
+// Cgroup is the transient cgroup (after Register).
+func (s *Sandbox) Cgroup() cgroup.Cgroup { return s.cg }
+
+// Outer lists the registered cgroups at and above the parent, nearest
+// first (after Register): their ceilings apply to the sandbox too.
+func (s *Sandbox) Outer() []Outer { return s.outer }
+
+// Register creates the transient cgroup under the parent, reads the outer
+// ceilings, sets this process's RLIMIT_CORE to 1/1 (LimitCore: the command
+// inherits it at fork, since Go cannot set a limit between fork and exec)
+// and registers the ceiling. The entry is pending (in force from the
+// command's exec, before its first instruction, which also puts the
+// entrypoint on a shell=none allow list) when the lifecycle program is
+// attached; otherwise it is in force at once and the entrypoint is added
+// to the allow list by identity. Errors: any step; the RLIMIT_CORE change
+// is put back when the registration fails, and Close removes the cgroup.
+func (s *Sandbox) Register() error {
+	if s.closed || s.created {
+		return errors.New("sandbox: Register called twice or after Close")
+	}
+	name := s.cfg.CgroupName
+	if name == "" {
+		name = fmt.Sprintf("enforcerd-run-%d", os.Getpid())
+	}
+	cg, err := cgroup.Create(s.mount, path.Join(s.parent, name))
+	if err != nil {
+		return err
+	}
+	s.cg, s.created = cg, true
+	if s.outer, err = outerCeilings(s.enf, s.mount, s.parent); err != nil {
+		return err
+	}
+	for i := range s.outer {
+		if !s.outer[i].Entry.AuditOnly {
+			s.outer[i].Unenforced = s.enf.Coverage(s.outer[i].Entry.Ceiling).Gaps()
+		}
+	}
+	entry, err := s.entry(s.enf.CanActivateAtExec())
+	if err != nil {
+		return err
+	}
+	restore, err := LimitCore(0)
+	if err != nil {
+		return err
+	}
+	if err := s.enf.Register(cg, entry); err != nil {
+		if rerr := restore(); rerr != nil {
+			return fmt.Errorf("%w; %v", err, rerr)
+		}
+		return err
+	}
+	s.registered = true
+	return nil
+}
+
+// entry is the registration of the sandbox's ceiling: pending or not,
+// with the exec allow list by identity.
+func (s *Sandbox) entry(pending bool) (enforcer.Entry, error) {
+	e := enforcer.Entry{Ceiling: s.cfg.Ceiling, AuditOnly: s.cfg.AuditOnly, Pending: pending,
+		AllowPartial: len(s.cov.Partial) > 0}
+	allow := s.cfg.ExecAllow
+	if s.cfg.Ceiling.Shell == policy.ShellNone && !pending {
+		// Without activation at exec the entrypoint must be listed.
+		allow = append(append([]string(nil), allow...), s.cfg.Entrypoint)
+	}
+	for _, p := range allow {
+		id, err := enforcer.FileIDOf(p)
+		if err != nil {
+			return enforcer.Entry{}, fmt.Errorf("exec allow list: %w", err)
+		}
+		e.ExecAllow = append(e.ExecAllow, id)
+	}
+	return e, nil
+}
+
+// Close stops a denial watch still running, kills every process left in
+// the cgroup subtree (daemonized children included), removes the cgroup
+// and only then unregisters the ceiling: the other order would leave
+// stragglers unenforced in between. If they cannot be killed the ceiling
+// stays registered and the error wraps ErrStaysRegistered. It closes the
+// enforcer (the programs stay pinned) and may be called more than once.
+func (s *Sandbox) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
+	var err error
+	if s.created {
+		if rerr := s.cg.Remove(RemoveTimeout); rerr != nil {
+			if s.registered {
+				err = fmt.Errorf("%w (%w)", rerr, ErrStaysRegistered)
+			} else {
+				err = rerr
+			}
+		} else if s.registered {
+			err = s.enf.Unregister(s.cg.ID)
+		}
+	}
+	s.enf.Close()
+	return err
+}

@@ -1,0 +1,107 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/progcheck"
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+var (
+	full     = policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}
+	noShell  = policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}
+	noAccess = policy.KernelCeiling{Shell: policy.ShellReadOnly}
+)
+
+// TestOpenRefusesBeforeCreatingAnything: a configuration that cannot be
+// enforced is refused before the enforcer is opened (the pin directory is
+// never made) and before any cgroup exists. Needs no privileges.
+func TestOpenRefusesBeforeCreatingAnything(t *testing.T) {
+	pins := filepath.Join(t.TempDir(), "pins")
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		is   func(error) bool
+	}{
+		{"exec allow list without shell=none", Config{Ceiling: noAccess, Entrypoint: "/bin/true", ExecAllow: []string{"/bin/true"}}, nil},
+		{"no entrypoint", Config{Ceiling: full}, nil},
+		// /bin/sh: dash (in /etc/shells) on Debian, BusyBox in the VM.
+		{"shell=none with a shell entrypoint", Config{Ceiling: noShell, Entrypoint: "/bin/sh"},
+			func(err error) bool { var ue *progcheck.UnsafeError; return errors.As(err, &ue) }},
+		{"shell=none with an unreadable allowed program", Config{Ceiling: noShell, Entrypoint: "/bin/true", ExecAllow: []string{"/enforcerd-test-no-such-file"}}, nil},
+		{"missing cgroup parent", Config{Ceiling: full, Entrypoint: "/bin/true", CgroupParent: "/enforcerd-test-no-such-cgroup"}, nil},
+	} {
+		c.cfg.PinDir = pins
+		sb, err := Open(c.cfg)
+		if err == nil {
+			sb.Close()
+			t.Errorf("%s: Open accepted", c.name)
+			continue
+		}
+		if c.is != nil && !c.is(err) {
+			t.Errorf("%s: error %v of the wrong kind", c.name, err)
+		}
+		if _, serr := os.Stat(pins); serr == nil {
+			t.Fatalf("%s: the enforcer was opened before the refusal (%v)", c.name, err)
+		}
+		t.Logf("%s: %v", c.name, err)
+	}
+}
+
+// TestNothingRunsUnregistered: Run and WatchDenials refuse a sandbox whose
+// registration did not succeed, without starting anything.
+func TestNothingRunsUnregistered(t *testing.T) {
+	var sb Sandbox
+	cmd := exec.Command("/bin/true")
+	if err := sb.Run(cmd); !errors.Is(err, ErrNotRegistered) || cmd.Process != nil {
+		t.Errorf("Run: %v, process %v", err, cmd.Process)
+	}
+	if _, err := sb.WatchDenials(func(Denial) {}); !errors.Is(err, ErrNotRegistered) {
+		t.Errorf("WatchDenials: %v", err)
+	}
+}
+
+// TestEntry: the registration lists --exec-allow files by identity, and
+// the entrypoint too when it cannot be noted at exec (no pending entry);
+// partial coverage accepted at Open is recorded in the entry.
+func TestEntry(t *testing.T) {
+	dir := t.TempDir()
+	ep, other := filepath.Join(dir, "agent"), filepath.Join(dir, "tool")
+	for _, p := range []string{ep, other} {
+		if err := os.WriteFile(p, []byte("#!/bin/true\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := func(p string) enforcer.FileID {
+		f, err := enforcer.FileIDOf(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	gap := enforcer.Gap{Code: enforcer.GapTamper}
+	sb := &Sandbox{cfg: Config{Ceiling: noShell, Entrypoint: ep, ExecAllow: []string{other}}, cov: enforcer.Coverage{Partial: []enforcer.Gap{gap}}}
+	for _, c := range []struct {
+		pending bool
+		want    []enforcer.FileID
+	}{{true, []enforcer.FileID{id(other)}}, {false, []enforcer.FileID{id(other), id(ep)}}} {
+		en, err := sb.entry(c.pending)
+		if err != nil || en.Pending != c.pending || !slices.Equal(en.ExecAllow, c.want) || !en.AllowPartial || en.Ceiling != noShell {
+			t.Errorf("pending=%v: %+v, %v; want allow list %v", c.pending, en, err, c.want)
+		}
+	}
+	sb = &Sandbox{cfg: Config{Ceiling: full, Entrypoint: ep, AuditOnly: true}}
+	if en, err := sb.entry(false); err != nil || len(en.ExecAllow) != 0 || en.AllowPartial || !en.AuditOnly {
+		t.Errorf("shell=full: %+v, %v", en, err)
+	}
+	sb = &Sandbox{cfg: Config{Ceiling: noShell, Entrypoint: ep, ExecAllow: []string{filepath.Join(dir, "gone")}}}
+	if _, err := sb.entry(true); err == nil {
+		t.Errorf("a missing allowed file: no error")
+	}
+}

@@ -79,9 +79,10 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 	defer enf.Close() // pins stay: the kernel keeps enforcing
 	// The operator's allow_partial caps every user of these pins
 	// (`enforcerd run --allow-partial` included), whatever socket it uses.
-	if err := enf.SetHostPolicy(enforcer.HostPolicy{AllowPartial: cfg.AllowPartial}); err != nil {
+	if err := enf.SetHostPolicy(enforcer.HostPolicy{AllowPartial: cfg.AllowPartial, DaemonPID: os.Getpid()}); err != nil {
 		return err
 	}
+	defer func() { _ = enf.SetHostPolicy(enforcer.HostPolicy{AllowPartial: cfg.AllowPartial}) }()
 	for _, l := range []enforcer.Layer{enforcer.LayerLSM, enforcer.LayerCgroup, enforcer.LayerLifecycle} {
 		if err := enf.LayerError(l); err != nil {
 			log.Warn("layer not in force: ceilings needing it will be refused", "layer", l, "err", err)
@@ -128,7 +129,7 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		switch ev.Kind {
 		case registry.EventRegistered, registry.EventNarrowed:
 			if len(ev.Unenforced) > 0 {
-				log.Warn("registered with partial coverage (allow_partial)", "container", ev.Container, "cgroup", ev.Cgroup, "event", ev.Kind, "not_enforced", ev.Unenforced)
+				log.Warn("registered with gaps in coverage (allow_partial or audit-only)", "container", ev.Container, "cgroup", ev.Cgroup, "event", ev.Kind, "not_enforced", ev.Unenforced)
 			}
 		default:
 			m.Pending.WithLabelValues(ev.Kind).Inc()

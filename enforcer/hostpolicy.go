@@ -9,8 +9,9 @@ import (
 	"github.com/cilium/ebpf"
 )
 
-// HostPolicyPin is the name, in the pin directory, of the one-entry array
-// map that records the host policy (HostPolicy). No program reads it.
+// HostPolicyPin is the name, in the pin directory, of the array map that
+// records the host policy (HostPolicy: entry 0 flags, entry 1 the daemon's
+// pid). No program reads it.
 const HostPolicyPin = "host_policy"
 
 // Bits of the host policy map's value.
@@ -27,6 +28,10 @@ type HostPolicy struct {
 	// AllowPartial: ceilings this host enforces only in part may be
 	// registered (the daemon's allow_partial).
 	AllowPartial bool
+	// DaemonPID is the daemon that reads these pins' denial records (0:
+	// none; it clears it when it stops). A reader of the records checks
+	// that the process is alive before leaving the records to it.
+	DaemonPID int
 }
 
 func (e *Enforcer) hostPolicyPath() string { return filepath.Join(e.opts.PinDir, HostPolicyPin) }
@@ -35,8 +40,15 @@ func (e *Enforcer) hostPolicyPath() string { return filepath.Join(e.opts.PinDir,
 // use. Errors: the map cannot be created, pinned or written.
 func (e *Enforcer) SetHostPolicy(p HostPolicy) error {
 	m, err := ebpf.LoadPinnedMap(e.hostPolicyPath(), nil)
+	if err == nil && m.MaxEntries() < 2 {
+		// An older layout: replace it.
+		m.Close()
+		if err = os.Remove(e.hostPolicyPath()); err == nil {
+			err = os.ErrNotExist
+		}
+	}
 	if errors.Is(err, os.ErrNotExist) {
-		m, err = ebpf.NewMap(&ebpf.MapSpec{Name: HostPolicyPin, Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
+		m, err = ebpf.NewMap(&ebpf.MapSpec{Name: HostPolicyPin, Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 2})
 		if err == nil {
 			if perr := m.Pin(e.hostPolicyPath()); perr != nil {
 				m.Close()
@@ -51,6 +63,10 @@ func (e *Enforcer) SetHostPolicy(p HostPolicy) error {
 	v := uint32(hostPolicyRecorded)
 	if p.AllowPartial {
 		v |= hostPolicyAllowPartial
+	}
+	// The pid first: a reader that sees the flags sees the pid.
+	if err := m.Update(uint32(1), uint32(p.DaemonPID), ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("host policy %s: %w", e.hostPolicyPath(), err)
 	}
 	if err := m.Update(uint32(0), v, ebpf.UpdateAny); err != nil {
 		return fmt.Errorf("host policy %s: %w", e.hostPolicyPath(), err)
@@ -70,9 +86,12 @@ func (e *Enforcer) HostPolicy() (p HostPolicy, recorded bool, err error) {
 		return HostPolicy{}, true, fmt.Errorf("host policy %s: %w", e.hostPolicyPath(), err)
 	}
 	defer m.Close()
-	var v uint32
+	var v, pid uint32
 	if err := m.Lookup(uint32(0), &v); err != nil {
 		return HostPolicy{}, true, fmt.Errorf("host policy %s: %w", e.hostPolicyPath(), err)
 	}
-	return HostPolicy{AllowPartial: v&hostPolicyAllowPartial != 0}, v&hostPolicyRecorded != 0, nil
+	if err := m.Lookup(uint32(1), &pid); err != nil {
+		return HostPolicy{}, true, fmt.Errorf("host policy %s: %w", e.hostPolicyPath(), err)
+	}
+	return HostPolicy{AllowPartial: v&hostPolicyAllowPartial != 0, DaemonPID: int(pid)}, v&hostPolicyRecorded != 0, nil
 }

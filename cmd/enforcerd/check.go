@@ -29,7 +29,7 @@ Flags:
   --json          machine-readable report (fields: kernel, cgroup2, btf,
                   active_lsms, bpf_lsm_active, layers{name: {ok, error}},
                   hooks[{name, layer, attached, adopted, optional, error}],
-                  fields{network|write|shell: {enforceable, by, detail}},
+                  fields{network|write|shell: {enforceable, by, detail, unenforced}},
                   enforceable)
   --pin-dir DIR   bpffs directory of the pinned programs and maps
                   (default /sys/fs/bpf/enforcerd)

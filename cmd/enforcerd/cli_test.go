@@ -110,8 +110,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--"}, "missing command after --"},
 		{[]string{"run", "--exec-allow", "/bin/true", "--", "true"}, "--exec-allow needs --shell=none (the ceiling's shell is full)"},
 		{[]string{"surface", "--session", "write=maybe"}, "--session: write: invalid value"},
-		{[]string{"hook"}, "want one stage (createRuntime or poststop), got 0 arguments"},
-		{[]string{"hook", "poststop", "x"}, "want one stage (createRuntime or poststop), got 2 arguments"},
+		{[]string{"hook"}, "want one stage (createRuntime, prestart or poststop), got 0 arguments"},
+		{[]string{"hook", "poststop", "x"}, "want one stage (createRuntime, prestart or poststop), got 2 arguments"},
 		{[]string{"hook", "createContainer"}, `unknown stage "createContainer" (want createRuntime, prestart or poststop)`},
 	} {
 		code, out, errs := cli(c.args...)

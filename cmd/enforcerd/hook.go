@@ -113,12 +113,12 @@ func newHookCmd(s streams) *cobra.Command {
 	var timeout time.Duration
 	c := newCommand(s, commandSpec{
 		name:      "hook",
-		summary:   "OCI runtime hook (createRuntime, poststop) registering containers with the daemon",
+		summary:   "OCI runtime hook (createRuntime, prestart, poststop) registering containers with the daemon",
 		help:      hookUsage,
 		validArgs: hookStages,
 		args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageErrorf("want one stage (createRuntime or poststop), got %d arguments", len(args))
+				return usageErrorf("want one stage (createRuntime, prestart or poststop), got %d arguments", len(args))
 			}
 			for _, st := range hookStages {
 				if args[0] == st {

@@ -18,8 +18,12 @@ effect at enforcerd's exec of CMD, before CMD's first instruction. CMD runs
 with RLIMIT_CORE 1 (soft and hard): the kernel then never runs a core_pattern
 pipe helper for it.
 
-Each denied operation is printed to stderr as it happens:
-  enforcerd: denied <operation> <object> (<hook>)
+Each denied operation is printed to stderr as it happens (unless a daemon
+using the same pins records it in its audit log, or -q):
+  enforcerd: denied <operation> <object> (<hook>)[ by the ceiling of GROUP (id N)] pid=N comm=NAME
+where a file object reads "PATH (dev M:N ino I)" and the by-part names an
+outer registered cgroup whose ceiling decided; with --audit-only the verb is
+"audit: would deny".
 
 Flags:
   --role ROLE            start from the role's requested ceiling (general,

@@ -82,10 +82,10 @@ func runSandboxed(o runOptions, s streams) int {
 	stop := func() uint64 { return 0 }
 	switch {
 	case o.quiet:
-	case daemonReadsRecords(o.socket, o.pinDir):
+	case sb.DaemonReadsRecords() || daemonReadsRecords(o.socket, o.pinDir):
 		// The denial ring buffer has one reader in practice: taking
 		// records here would remove them from the daemon's audit trail.
-		fmt.Fprintf(stderr, "enforcerd run: the enforcerd daemon (%s) records the denials of cgroup id %d in its audit log; not printing them here\n", o.socket, sb.Cgroup().ID)
+		fmt.Fprintf(stderr, "enforcerd run: the enforcerd daemon using %s records the denials of cgroup id %d in its audit log; not printing them here\n", o.pinDir, sb.Cgroup().ID)
 	default:
 		if stop, err = sb.WatchDenials(func(d sandbox.Denial) { printDenial(stderr, d) }); err != nil {
 			return fail("%v", err)

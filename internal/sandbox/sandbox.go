@@ -32,6 +32,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/enforcerd/enforcerd/cgroup"
@@ -160,6 +161,19 @@ func Open(cfg Config) (*Sandbox, error) {
 		}
 	}
 	return &Sandbox{cfg: cfg, enf: enf, mount: mount, parent: parent, cov: cov}, nil
+}
+
+// DaemonReadsRecords reports whether a live enforcerd daemon reads the
+// denial records of these pins (enforcer.HostPolicy.DaemonPID names a
+// running process called enforcerd): the records then belong to its audit
+// log, and a second reader would take some of them away from it.
+func (s *Sandbox) DaemonReadsRecords() bool {
+	hp, recorded, err := s.enf.HostPolicy()
+	if !recorded || err != nil || hp.DaemonPID <= 0 {
+		return false
+	}
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", hp.DaemonPID))
+	return err == nil && strings.TrimSpace(string(comm)) == "enforcerd"
 }
 
 // Coverage is what this host enforces of the ceiling (decided by Open).

@@ -86,13 +86,17 @@ func (h *Harness) Main(m *testing.M) {
 	os.Exit(code)
 }
 
+// close removes what the binary made. Private pins go even when Open
+// failed half-way (a loader in BeforeOpen may have pinned programs the
+// harness never opened): pinned links would stay attached.
 func (h *Harness) close() error {
 	var err error
 	if h.enf != nil {
-		if h.pinShared {
-			h.enf.Close()
-		} else {
-			err = h.enf.Uninstall()
+		h.enf.Close()
+	}
+	if h.pin != "" && !h.pinShared {
+		if rerr := os.RemoveAll(h.pin); rerr != nil {
+			err = fmt.Errorf("remove pins %s: %w", h.pin, rerr)
 		}
 	}
 	if h.root.ID != 0 {

@@ -72,7 +72,10 @@ API (curl --unix-socket /run/enforcerd/enforcerd.sock http://x/v1/...):
   POST   /v1/containers/{id}/narrow   {"ceiling": "network=false"}: narrow only
   GET    /v1/denials[?container=ID]   follow denials, one JSON record per line
   A caller running inside an enforced cgroup may only read its own surface
-  and narrow itself. Errors are {"error", "code"} with HTTP 400 (malformed),
+  and narrow itself. Request bodies are strict: one JSON object whose keys
+  are exactly the names above (case-sensitive; "ROLE" is not "role"), each
+  given once, also inside "entrypoint"; anything else is 400 naming the
+  key. Errors are {"error", "code"} with HTTP 400 (malformed),
   403, 404 (unknown id), 409 (already registered), 422 (cannot enforce;
   codes "cannot_enforce", "partial_coverage" when only part of the ceiling
   could be enforced and allow_partial is false, "unsafe_program",

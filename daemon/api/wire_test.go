@@ -76,6 +76,8 @@ func TestWireGolden(t *testing.T) {
 		{"POST", "/v1/containers", string(reqBody)},
 		{"POST", "/v1/containers", ``},
 		{"POST", "/v1/containers", `{"id":"x","cgroup":"/c/x"} {}`},
+		{"POST", "/v1/containers", `{"id":"x","cgroup":"/c/x","ceiling":"network=false","CEILING":""}`},
+		{"POST", "/v1/containers", `{"id":"x","cgroup":"/c/x","ceiling":"network=false","ceiling":""}`},
 		{"POST", "/v1/containers", `{"id":"x","cgroup":"/c/x","role":"nope"}`},
 		{"POST", "/v1/containers", `{"id":"x","cgroup":"/c/x","ceiling":"shell=none","activate":"exec"}`},
 		{"POST", "/v1/containers", `{"id":"x","cgroup":"/c/x","ceiling":"shell=none","activate":"exec","entrypoint":{"path":"sh","root":"/r"}}`},

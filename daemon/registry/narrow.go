@@ -63,7 +63,7 @@ func (r *Registry) Narrow(id, ceilingText string) (state.Container, error) {
 	if err != nil {
 		return state.Container{}, err
 	}
-	cs, undo, err := r.applyLocked(ns)
+	cs, undo, err := r.applyLocked(ns, id)
 	if err != nil {
 		return state.Container{}, err
 	}

@@ -196,17 +196,25 @@ func (u mapUndo) run() {
 // how to undo the map changes. A container narrowed to shell=none is vetted
 // as Narrow vets it. A container whose map entry is missing (Sweep
 // re-installs it, in force, from the state) is only re-derived. On any
-// error the map changes made so far are undone and nothing is returned.
-func (r *Registry) applyLocked(ns []narrowing) ([]state.Container, mapUndo, error) {
+// error the map changes made so far are undone and nothing is returned;
+// an error about a container other than asked (the one narrowed or
+// registered; "": none) names both.
+func (r *Registry) applyLocked(ns []narrowing, asked string) ([]state.Container, mapUndo, error) {
 	var undo mapUndo
 	out := make([]state.Container, 0, len(ns))
 	for _, n := range ns {
 		c, old := n.new, n.old
+		fail := func(err error) ([]state.Container, mapUndo, error) {
+			undo.run()
+			if asked != "" && c.ID != asked {
+				err = fmt.Errorf("container %s: %s is nested in it (by parent id or cgroup) and cannot take its ceiling: %w", asked, c.ID, err)
+			}
+			return nil, nil, err
+		}
 		prev, err := r.o.Enforcer.Lookup(c.CgroupID)
 		missing := errors.Is(err, enforcer.ErrNotRegistered)
 		if err != nil && !missing {
-			undo.run()
-			return nil, nil, fmt.Errorf("container %s: %w", c.ID, err)
+			return fail(fmt.Errorf("container %s: %w", c.ID, err))
 		}
 		cov := r.o.Enforcer.Coverage(c.Kernel)
 		c.Unenforced = cov.Gaps()
@@ -215,8 +223,7 @@ func (r *Registry) applyLocked(ns []narrowing) ([]state.Container, mapUndo, erro
 			continue
 		}
 		if err := cov.Err(c.AuditOnly, r.o.AllowPartial || prev.AllowPartial); err != nil {
-			undo.run()
-			return nil, nil, fmt.Errorf("container %s: %w", c.ID, err)
+			return fail(fmt.Errorf("container %s: %w", c.ID, err))
 		}
 		entry := prev
 		entry.Ceiling = c.Kernel
@@ -224,14 +231,12 @@ func (r *Registry) applyLocked(ns []narrowing) ([]state.Container, mapUndo, erro
 		becomesNone := c.Kernel.Shell == policy.ShellNone && old.Kernel.Shell != policy.ShellNone
 		if becomesNone && prev.Pending {
 			if err := r.vetEntrypoint(c.ID, old.Entrypoint); err != nil {
-				undo.run()
-				return nil, nil, err
+				return fail(err)
 			}
 		}
 		cg := cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}
 		if err := r.o.Enforcer.Register(cg, entry); err != nil {
-			undo.run()
-			return nil, nil, fmt.Errorf("container %s: %w", c.ID, err)
+			return fail(fmt.Errorf("container %s: %w", c.ID, err))
 		}
 		id := c.ID
 		undo = append(undo, func() {
@@ -241,8 +246,7 @@ func (r *Registry) applyLocked(ns []narrowing) ([]state.Container, mapUndo, erro
 		})
 		if becomesNone && !prev.Pending {
 			if err := r.vetRunning(c); err != nil {
-				undo.run()
-				return nil, nil, err
+				return fail(err)
 			}
 		}
 		out = append(out, c)

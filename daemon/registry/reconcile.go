@@ -87,7 +87,7 @@ func (r *Registry) settleAllLocked(rep *Report) (evs []Event, undo func()) {
 	var cs []state.Container
 	var mu mapUndo
 	if err == nil {
-		cs, mu, err = r.applyLocked(ns)
+		cs, mu, err = r.applyLocked(ns, "")
 	}
 	if err != nil {
 		r.o.Log.Error("reconcile: cannot clamp containers wider than their ancestors; left as they were", "containers", changed, "err", err)

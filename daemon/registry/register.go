@@ -151,13 +151,13 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 			return state.Container{}, err
 		}
 	}
-	cs, undo, err := r.applyLocked(ns)
+	cs, undo, err := r.applyLocked(ns, c.ID)
 	if err != nil {
 		evs = nil // nothing was registered
 		if uerr := r.o.Enforcer.Unregister(cg.ID); uerr != nil {
 			r.o.Log.Error("rollback of a refused registration", "container", c.ID, "cgroup_id", cg.ID, "err", uerr)
 		}
-		return state.Container{}, fmt.Errorf("container %s: clamping the containers nested in it: %w", req.ID, err)
+		return state.Container{}, err
 	}
 	if err := r.o.Save(r.o.StatePath, r.snapshotOf(append(cs, c)...)); err != nil {
 		evs = nil // nothing was registered

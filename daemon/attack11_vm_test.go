@@ -159,16 +159,17 @@ func TestAttack11RuncShellNoneInterpStub(t *testing.T) {
 	}
 }
 
-// TestAttack11NestedRegistrationSurfaceListsDeniedTools: README: "surface's
-// tool lists never offer a tool the kernel ceiling makes fail: with
-// write=false no Write, Edit, ...". A container registered (API or hook)
-// in a cgroup below another registered container, without "parent", is
-// held by the kernel to the meet of both (design.md: "sub-cgroups and
-// nested containers never widen anything"), but the daemon computes its
-// ceiling, "kernel", and GET /surface from its own registration only: the
-// response says write=true and the surface offers Write and Edit while
-// every write of its processes is denied by the outer ceiling.
-func TestAttack11NestedRegistrationSurfaceListsDeniedTools(t *testing.T) {
+// TestNestedRegistrationSurfaceOmitsToolsTheKernelDenies: README:
+// "surface's tool lists never offer a tool the kernel ceiling makes fail:
+// with write=false no Write, Edit, ...". A container registered (API or
+// hook) in a cgroup below another registered container, without "parent",
+// is held by the kernel to the meet of both (design.md: "sub-cgroups and
+// nested containers never widen anything"). The daemon used to compute its
+// ceiling, "kernel", and GET /surface from its own registration only (the
+// response said write=true and the surface offered Write and Edit while
+// every write of its processes was denied by the outer ceiling); its
+// answer is now the meet the kernel enforces.
+func TestNestedRegistrationSurfaceOmitsToolsTheKernelDenies(t *testing.T) {
 	e := newVMEnv(t, "127.0.0.1:19483")
 	e.startDaemon()
 	defer e.stopDaemon(t.Failed())
@@ -209,6 +210,18 @@ func TestAttack11NestedRegistrationSurfaceListsDeniedTools(t *testing.T) {
 			t.Errorf("MISLEADING: GET /v1/containers/att11-inner/surface offers %s (kernel %s in the answer, %s in the registration response) "+
 				"while the kernel denies every write of the container's processes (outer registered cgroup %s, write=false)",
 				tool, s.Kernel, c.Kernel, outer)
+		}
+	}
+	if c.Kernel.Write || s.Kernel.Write {
+		t.Errorf("the registration response (kernel %s) and the surface (kernel %s) must say write=false, as the kernel enforces", c.Kernel, s.Kernel)
+	}
+	if list, err := client.List(ctx); err != nil {
+		t.Fatal(err)
+	} else {
+		for _, x := range list {
+			if x.ID == "att11-inner" && x.Kernel.Write {
+				t.Errorf("the list answers att11-inner with kernel %s, want write=false", x.Kernel)
+			}
 		}
 	}
 }

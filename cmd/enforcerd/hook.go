@@ -72,7 +72,9 @@ Annotations (at least one of role and ceiling):
                             clamped by the parent's effective ceiling
   enforcerd.io/audit-only   true: record would-be denials, do not deny
   enforcerd.io/tool-groups  tool groups for the container's surface
-  Any other enforcerd.io/ key is an error.
+  Any other enforcerd.io/ key is an error, and so is a key with the prefix
+  in another letter case (Enforcerd.io/ceiling, ENFORCERD.IO/ROLE):
+  annotation keys are case-sensitive, and such a key is never ignored.
 
 Flags:
   --socket PATH        daemon socket (default /run/enforcerd/enforcerd.sock)

@@ -9,7 +9,8 @@
  *    executed (X1: a symlink, copy or hard link of /bin/sh is a different
  *    or unlisted inode; X2: busybox/awk/python reaching exec are checked at
  *    the same hook; a script's interpreter is checked as a second
- *    bprm_check_security; the dynamic loader is itself an unlisted file).
+ *    bprm_check_security, also in the exec that activates a pending
+ *    registration; the dynamic loader is itself an unlisted file).
  *  - shell=read_only: exec is allowed, but every process started by exec
  *    runs write-denied (task_flags), even when the container may write.
  *  - both: no exec of memfds or other files on kernel-internal mounts
@@ -39,6 +40,46 @@ __attribute__((noinline)) int note_entrypoint(__u64 ino, __u32 dev)
 		__u8 one = 1;
 		bpf_map_update_elem(&exec_allow, &k, &one, BPF_ANY);
 	}
+	return 0;
+}
+
+/*
+ * pending_stage: a later binfmt stage of the exec that activates a pending
+ * registration (the interpreter of a script, a binfmt_misc interpreter).
+ * Only the file that exec names is the entrypoint; every stage after it
+ * must be on the allow list of every pending shell=none ancestor, as any
+ * exec after activation must: otherwise a #!/bin/sh entrypoint would run
+ * the shell with no check at all (X2). Sets ps->deny_cgid to the deepest
+ * enforcing registration whose list lacks the file, ps->audit_cgid to the
+ * deepest audit-only one; both stay 0 when every list has it. Like
+ * note_entrypoint, called before the lifecycle program activates anything.
+ */
+struct pending_stage {
+	__u64 deny_cgid;
+	__u64 audit_cgid;
+};
+
+__attribute__((noinline)) int pending_stage(__u64 ino, __u32 dev, struct pending_stage *ps)
+{
+	if (!ps)
+		return 0;
+	for (int level = 0; level < MAX_CGROUP_LEVEL; level++) {
+		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+		if (!id)
+			return 0;
+		struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
+		if (!c || !(c->flags & CEILING_PENDING) || !(c->deny & DENY_SHELL))
+			continue;
+		struct exec_key k = {.cgroup_id = id, .ino = ino, .dev = dev};
+		if (bpf_map_lookup_elem(&exec_allow, &k))
+			continue;
+		if (c->flags & CEILING_AUDIT_ONLY)
+			ps->audit_cgid = id;
+		else
+			ps->deny_cgid = id;
+	}
+	/* Deeper than the bound: every registered cgroup is above it
+	 * (enforcer.Register refuses deeper ones), so none was missed. */
 	return 0;
 }
 
@@ -87,10 +128,29 @@ int BPF_PROG(bprm_check_security, struct linux_binprm *bprm, int ret)
 	int found = resolve(&e);
 	/* Only the file the entrypoint exec names is the entrypoint; a
 	 * script's interpreter (a later binfmt stage of the same exec, when
-	 * bprm->interp no longer is bprm->filename) is not allow-listed. The
-	 * (cached) walk says whether any registration is pending at all. */
-	if (e.pending && bprm->interp == bprm->filename)
-		note_entrypoint(ino, dev);
+	 * bprm->interp no longer is bprm->filename) is not allow-listed but
+	 * checked against the pending registrations' lists (pending_stage).
+	 * The (cached) walk says whether any registration is pending at all. */
+	if (e.pending) {
+		if (bprm->interp == bprm->filename) {
+			note_entrypoint(ino, dev);
+		} else {
+			struct pending_stage ps = {};
+			pending_stage(ino, dev, &ps);
+			if (ps.deny_cgid) {
+				/* the record's deciding cgroup */
+				e.deny_cgid[bit_index(DENY_SHELL)] = ps.deny_cgid;
+				return exec_event(&e, DECISION_DENIED, DENY_SHELL, f, inode);
+			}
+			if (ps.audit_cgid) {
+				int i = bit_index(DENY_SHELL);
+				__u64 prev = e.audit_cgid[i];
+				e.audit_cgid[i] = ps.audit_cgid;
+				exec_event(&e, DECISION_AUDITED, DENY_SHELL, f, inode);
+				e.audit_cgid[i] = prev;
+			}
+		}
+	}
 	if (!found)
 		return 0;
 	int none = verdict(&e, DENY_SHELL);

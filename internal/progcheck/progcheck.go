@@ -74,10 +74,20 @@ const (
 	// Loader: the dynamic loader, which runs the program named by its
 	// argument without an exec of that program.
 	Loader Kind = "dynamic loader"
+	// NonLoaderInterp: an ELF whose program interpreter (PT_INTERP) is
+	// not a dynamic loader by content, or is one with a shell's or
+	// multi-call binary's markers besides. The kernel maps and starts
+	// that interpreter with no exec check of its own.
+	NonLoaderInterp Kind = "program whose ELF interpreter is not a dynamic loader"
+	// UnallowedInterp: the interpreter of a "#!" script that is neither
+	// the entrypoint nor an allowed file (nor a shell, a multi-call
+	// binary or a loader, which are refused as such). The kernel denies
+	// its exec stage.
+	UnallowedInterp Kind = "script interpreter that is not allowed"
 )
 
 // AllKinds lists every Kind (TestAllKindsExplained keeps it complete).
-var AllKinds = []Kind{Shell, MultiCall, Loader}
+var AllKinds = []Kind{Shell, MultiCall, Loader, NonLoaderInterp, UnallowedInterp}
 
 // Consequence says why allowing a program of kind k defeats shell=none.
 func (k Kind) Consequence() string {
@@ -88,6 +98,10 @@ func (k Kind) Consequence() string {
 		return "every program it contains, a shell included, runs from this one allowed file"
 	case Loader:
 		return "it runs any program named as its argument without an exec of that program"
+	case NonLoaderInterp:
+		return "the kernel maps and starts a program's interpreter without an exec check of its own, so that interpreter runs as if it were the allowed file"
+	case UnallowedInterp:
+		return "under shell=none a script's interpreter must itself be allowed: the kernel denies it otherwise"
 	}
 	return "it runs other programs without an exec"
 }

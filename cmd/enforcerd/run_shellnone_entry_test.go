@@ -227,21 +227,26 @@ func TestShellNoneKernelDeniesUnallowedScriptInterpreter(t *testing.T) {
 	if !enf.Coverage(policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}).Full() || !enf.CanActivateAtExec() {
 		vmtest.Skip(t, "shell=none and activation at exec need BPF LSM and tp_btf")
 	}
+	rd, err := enf.NewReader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
 	dir := t.TempDir()
 	mark := filepath.Join(dir, "mark")
 	interp := copyOf(t, self) // a program progcheck passes, not allowed
-	scripts := map[string]string{
-		"probe copy": "#!" + interp + "\n",
-		"/bin/sh":    "#!/bin/sh\necho shell-ran > " + mark + "\n",
+	scripts := []struct{ name, interp, file, body string }{
+		{"a probe copy", interp, "entry-probe.sh", "#!" + interp + "\n"},
+		{"/bin/sh", "/bin/sh", "entry-sh.sh", "#!/bin/sh\necho shell-ran > " + mark + "\n"},
 	}
 	probeEnv := func() []string {
 		b, _ := json.Marshal([]string{mark})
 		return append(os.Environ(), probe.EnvOp+"=create", probe.EnvArgs+"="+string(b))
 	}
 	// run execs script as the first exec in a fresh cgroup registered
-	// pending with ceiling and allow list.
+	// pending with ceiling and allow list; it returns the cgroup's id.
 	n := 0
-	run := func(script string, ceiling policy.KernelCeiling, allow ...string) (string, error) {
+	run := func(script string, ceiling policy.KernelCeiling, allow ...string) (uint64, string, error) {
 		t.Helper()
 		n++
 		cg, err := cgroup.Create(mount, path.Join(own, fmt.Sprintf("enforcerd-interp-%d-%d", os.Getpid(), n)))
@@ -270,35 +275,64 @@ func TestShellNoneKernelDeniesUnallowedScriptInterpreter(t *testing.T) {
 		cmd.Env = probeEnv()
 		cmd.SysProcAttr = cgroup.SysProcAttr(cgdir)
 		out, err := cmd.CombinedOutput()
-		return string(out), err
+		return cg.ID, string(out), err
+	}
+	// denied reports whether a denial record of bprm_check_security names
+	// the file at p and registered cgroup id.
+	denied := func(id uint64, p string) bool {
+		t.Helper()
+		fid, err := enforcer.FileIDOf(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rd.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for {
+			d, err := rd.Read()
+			if errors.Is(err, enforcer.ErrFlushed) {
+				return found
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.CeilingCgroupID == id && d.Hook == enforcer.HookBprmCheckSecurity && d.Field == "shell" && !d.Audited &&
+				d.Errno == syscall.EPERM && d.Object.Ino == fid.Ino && d.Object.Dev == fid.Dev {
+				found = true
+			}
+		}
 	}
 	full := policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}
 	none := policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}
-	for name, body := range scripts {
-		script := filepath.Join(dir, "entry-"+strings.ReplaceAll(name, "/", "_")+".sh")
-		if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+	for _, sc := range scripts {
+		script := filepath.Join(dir, sc.file)
+		if err := os.WriteFile(script, []byte(sc.body), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		// (a) control: the interpreter runs and creates MARK.
 		os.Remove(mark)
-		if out, err := run(script, full); err != nil || !pathExists(mark) {
-			t.Fatalf("%s: control (pending shell=full): %v, mark present %v: %s", name, err, pathExists(mark), out)
+		if _, out, err := run(script, full); err != nil || !pathExists(mark) {
+			t.Fatalf("%s: control (pending shell=full): %v, mark present %v: %s", sc.name, err, pathExists(mark), out)
 		}
 		// (b), (c): denied at the interpreter stage, nothing ran.
 		os.Remove(mark)
-		out, err := run(script, none)
-		t.Logf("%s: pending shell=none, script %s: %v: %s", name, script, err, out)
+		id, out, err := run(script, none)
+		t.Logf("%s: pending shell=none, script %s: %v: %s", sc.name, script, err, out)
 		if !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EACCES) {
-			t.Errorf("BYPASS: %s: the exec of %s (#! interpreter not allowed) under a pending shell=none registration: %v, want EPERM or EACCES", name, script, err)
+			t.Errorf("BYPASS: %s: the exec of %s (#! interpreter not allowed) under a pending shell=none registration: %v, want EPERM or EACCES", sc.name, script, err)
 		}
 		if pathExists(mark) {
-			t.Errorf("BYPASS: %s: the interpreter ran: %s was created", name, mark)
+			t.Errorf("BYPASS: %s: the interpreter ran: %s was created", sc.name, mark)
+		}
+		if !denied(id, sc.interp) {
+			t.Errorf("%s: no denial record of bprm_check_security for %s naming registered cgroup %d", sc.name, sc.interp, id)
 		}
 	}
 	// Allowed: the probe copy on the allow list runs under shell=none.
 	os.Remove(mark)
-	script := filepath.Join(dir, "entry-probe_copy.sh")
-	if out, err := run(script, none, interp); err != nil || !pathExists(mark) {
+	script := filepath.Join(dir, scripts[0].file)
+	if _, out, err := run(script, none, interp); err != nil || !pathExists(mark) {
 		t.Errorf("shell=none with the interpreter %s allowed: %v, mark present %v: %s", interp, err, pathExists(mark), out)
 	}
 }

@@ -89,7 +89,7 @@ func utf32le(b []byte) []byte {
 }
 
 // Classify classifies one open regular file by its content alone (rules
-// 3 to 5 of the package documentation): "" when it is not recognised,
+// 3, 5 and 6 of the package documentation): "" when it is not recognised,
 // else the kind and the reason. Errors: the file cannot be read, or an
 // ELF is larger than MaxScanBytes (ErrTooLarge).
 func Classify(f *os.File) (Kind, string, error) {

@@ -132,7 +132,8 @@ func TestScriptsAndProgramInterpreters(t *testing.T) {
 			"/s/bbstub (the #! interpreter of /s/stub.sh)", "program interpreter /bin/bb is not a dynamic loader", "multi-call binary (BusyBox"}},
 		{"PT_INTERP BusyBox", []string{"/s/bbstub"}, []Kind{NonLoaderInterp}, []string{"program interpreter /bin/bb is not a dynamic loader"}},
 		{"PT_INTERP a plain program", []string{"/s/plainstub"}, []Kind{NonLoaderInterp}, []string{"program interpreter /sbin/tool is not a dynamic loader: no dynamic loader's DT_SONAME"}},
-		// The program interpreter of a checked file is a loader (rule 2).
+		// The program interpreter of a checked file is a loader (rule 2),
+		// and not one by content (rule 7).
 		{"PT_INTERP a plain program, allowed", []string{"/s/plainstub", "/sbin/tool"}, []Kind{NonLoaderInterp, Loader}, nil},
 		{"PT_INTERP relative", []string{"/s/relstub"}, []Kind{NonLoaderInterp}, []string{"relative"}},
 		{"PT_INTERP missing", []string{"/s/nostub"}, []Kind{NonLoaderInterp}, []string{"not found"}},

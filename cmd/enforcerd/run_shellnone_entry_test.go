@@ -336,3 +336,119 @@ func TestShellNoneKernelDeniesUnallowedScriptInterpreter(t *testing.T) {
 		t.Errorf("shell=none with the interpreter %s allowed: %v, mark present %v: %s", interp, err, pathExists(mark), out)
 	}
 }
+
+// enoexecFallbackEnv makes this test binary play a runtime whose exec of
+// the entrypoint falls back to /bin/sh on ENOEXEC, as glibc's execvp does:
+// it waits for a byte on stdin, execs $ENFORCERD_TEST_FALLBACK_FILE, and
+// on ENOEXEC execs /bin/sh -c "echo fallback-ran > $ENFORCERD_TEST_FALLBACK_MARK".
+const enoexecFallbackEnv = "ENFORCERD_TEST_FALLBACK_FILE"
+
+func init() {
+	file := os.Getenv(enoexecFallbackEnv)
+	if file == "" {
+		return
+	}
+	b := make([]byte, 1)
+	if _, err := os.Stdin.Read(b); err != nil {
+		os.Exit(3)
+	}
+	env := []string{"PATH=/bin:/usr/bin"}
+	err := syscall.Exec(file, []string{file}, env)
+	fmt.Println("exec entrypoint:", err)
+	if !errors.Is(err, syscall.ENOEXEC) {
+		os.Exit(4)
+	}
+	err = syscall.Exec("/bin/sh", []string{"sh", "-c", "echo fallback-ran > " + os.Getenv("ENFORCERD_TEST_FALLBACK_MARK")}, env)
+	fmt.Println("exec fallback:", err)
+	os.Exit(5)
+}
+
+// TestShellNoneKernelEntrypointIsTheFirstExec (X2): the entrypoint of a
+// pending shell=none registration is the file its first exec names, even
+// when that exec then fails: a later exec while the registration is still
+// pending must be on the allow list. Otherwise a runtime's fallback (glibc's
+// execvp runs /bin/sh with the file as a script on ENOEXEC) would make
+// /bin/sh the entrypoint instead of the program the daemon vetted (a file
+// that is neither ELF nor script passes progcheck: the kernel cannot run it).
+//
+// The runtime is this test binary, already in the cgroup before the
+// registration (as runc's init is), released after it. Tri-state: (a)
+// under a pending shell=full registration the fallback sh runs and writes
+// MARK; (b) under shell=none its exec fails with EPERM; (c) MARK is absent.
+func TestShellNoneKernelEntrypointIsTheFirstExec(t *testing.T) {
+	vmtest.RequireRoot(t)
+	mount, err := cgroup.Mountpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := cgroup.PidGroup(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	enf, err := enforcer.Open(enforcer.Options{PinDir: testPinDir, CgroupMount: mount})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enf.Close()
+	if !enf.Coverage(policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}).Full() || !enf.CanActivateAtExec() {
+		vmtest.Skip(t, "shell=none and activation at exec need BPF LSM and tp_btf")
+	}
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "mark")
+	entry := filepath.Join(dir, "entry")
+	if err := os.WriteFile(entry, []byte("not a program the kernel can run\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(n int, ceiling policy.KernelCeiling) string {
+		t.Helper()
+		cg, err := cgroup.Create(mount, path.Join(own, fmt.Sprintf("enforcerd-fallback-%d-%d", os.Getpid(), n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cg.Remove(5 * time.Second)
+		cgdir, err := cg.OpenDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		self, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(self)
+		cmd.Env = append(os.Environ(), enoexecFallbackEnv+"="+entry, "ENFORCERD_TEST_FALLBACK_MARK="+mark)
+		cmd.SysProcAttr = cgroup.SysProcAttr(cgdir)
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cgdir.Close()
+		defer cmd.Wait()
+		defer stdin.Close()
+		if err := enf.Register(cg, enforcer.Entry{Ceiling: ceiling, Pending: true}); err != nil {
+			t.Fatal(err)
+		}
+		defer enf.Unregister(cg.ID)
+		stdin.Write([]byte{1})
+		stdin.Close()
+		cmd.Wait()
+		return out.String()
+	}
+	os.Remove(mark)
+	if out := run(1, policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}); !pathExists(mark) || !strings.Contains(out, "exec entrypoint: exec format error") {
+		t.Fatalf("control (pending shell=full): the fallback /bin/sh did not run (mark present %v): %s", pathExists(mark), out)
+	}
+	os.Remove(mark)
+	out := run(2, policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone})
+	t.Logf("pending shell=none: %s", out)
+	if pathExists(mark) {
+		t.Errorf("BYPASS: after the entrypoint's exec failed with ENOEXEC, the runtime's fallback /bin/sh ran under shell=none (%s written)", mark)
+	}
+	if !strings.Contains(out, "exec fallback: operation not permitted") {
+		t.Errorf("pending shell=none: the fallback exec of /bin/sh: %q, want EPERM", out)
+	}
+}

@@ -32,8 +32,11 @@
 // "/" (/proc/<init pid>/root/<rootfs>), "env_path": its PATH, "cwd"}. The
 // daemon resolves it inside root (symlinks stay inside) and answers 422
 // "unsafe_program" when it is a shell, a multi-call binary or the dynamic
-// loader (package progcheck), and 422 "entrypoint_required" when there is
-// none or it cannot be resolved or read. A ceiling in force at once is
+// loader, a script (whose interpreter, not allowed, the kernel would deny;
+// the answer names the interpreter), or a program whose ELF interpreter is
+// not a dynamic loader, or when any file a PATH lookup could pick is one
+// (package progcheck), and 422 "entrypoint_required" when there is none or
+// it cannot be resolved or read. A ceiling in force at once is
 // refused (422 "unsafe_program") when a process in the cgroup already runs
 // such a program; so is narrowing to shell=none.
 //

@@ -1,21 +1,22 @@
 package daemon_test
 
-// attack11: entry-point attacks on the daemon, the OCI hook and runc. Each
-// test FAILS while the bypass or misleading behaviour it demonstrates
-// exists. They need BPF LSM (the vmtest guest):
+// shell=none entrypoints that would run a shell by way of what the kernel
+// starts for them or of the runtime's PATH lookup (threat model X2, X6),
+// through the daemon, the OCI hook and runc. They need BPF LSM (the
+// vmtest guest):
 //
-//	scripts/vmtest --kernel 6.12 --with-tests --run '/t/daemon.test -test.run Attack11 -test.v'
+//	scripts/vmtest --kernel 6.12 --with-tests --run '/t/daemon.test -test.run ShellNone -test.v'
 
 import (
 	"bytes"
 	"context"
 	"debug/elf"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,22 +28,20 @@ import (
 	"github.com/enforcerd/enforcerd/internal/vmtest"
 )
 
-// TestAttack11RuncShellNoneScriptEntrypoint: the hook's help: "Under
-// shell=none ... the daemon refuses it ... when it is a shell, a
-// multi-call binary ...": deploy/README: "the daemon refuses, say, a
-// busybox image's sh". README: "A script is not refused (its interpreter
-// is exec-checked and must itself be allowed)". Wrapping the same command
-// in a script, the docker-entrypoint.sh pattern of most images, makes the
-// image's shell the container's process: the registration is pending until
-// runc's exec of the entrypoint, and no stage of that exec (the script,
-// then its interpreter) is checked, so BusyBox's sh runs with its builtins
-// and NOFORK applets (rm) under shell=none.
+// TestVMRuncShellNoneRefusesScriptWithShellInterpreter: wrapping the
+// command in a script, the docker-entrypoint.sh pattern of most images,
+// would make the image's shell the container's process: a script's
+// interpreter runs as a later stage of the entrypoint's exec. The daemon
+// classifies a "#!" entrypoint by its interpreter and answers 422
+// unsafe_program naming it (the hook fails, runc does not start the
+// container); the kernel would deny the interpreter's stage all the same
+// (cmd/enforcerd TestShellNoneKernelDeniesUnallowedScriptInterpreter).
 //
 // Tri-state on /victim and /mark in the rootfs: (a) control (shell=full):
-// the script runs; (b) shell=none: documented outcome: the container is
-// refused or its interpreter's exec is denied (the script never runs);
-// (c) observed: the script runs, /victim removed, /mark written.
-func TestAttack11RuncShellNoneScriptEntrypoint(t *testing.T) {
+// the script runs, rm removes /victim and the builtin redirect writes
+// /mark; (b) shell=none: refused, the script never runs; (c) /victim
+// still there, /mark absent.
+func TestVMRuncShellNoneRefusesScriptWithShellInterpreter(t *testing.T) {
 	e := newVMEnv(t, "127.0.0.1:19481")
 	if _, err := exec.LookPath("runc"); err != nil {
 		vmtest.Skip(t, "runc not installed")
@@ -75,10 +74,13 @@ func TestAttack11RuncShellNoneScriptEntrypoint(t *testing.T) {
 			"(mark written %v, /victim removed by the rm applet without exec %v); the interpreter was never exec-checked",
 			exists(b, "mark"), !exists(b, "victim"))
 	}
+	if code == 0 || !strings.Contains(out, "/bin/sh (the #! interpreter of /entry.sh)") || !strings.Contains(out, "unsafe") {
+		t.Errorf("shell=none, a #!/bin/sh entrypoint: runc exit %d, want the container refused naming the interpreter /bin/sh:\n%s", code, out)
+	}
 }
 
-// attack11InterpStub: see internal/progcheck TestAttack11InterpStubIsAShell.
-func attack11InterpStub(t testing.TB, interp string) []byte {
+// interpStubELF: see internal/progcheck TestELFWhoseInterpreterIsBusyBoxIsRefused.
+func interpStubELF(t testing.TB, interp string) []byte {
 	t.Helper()
 	f, err := elf.Open(interp)
 	if err != nil {
@@ -112,20 +114,24 @@ func attack11InterpStub(t testing.TB, interp string) []byte {
 	return b.Bytes()
 }
 
-// TestAttack11RuncShellNoneInterpStub: the image's entrypoint /app/sh is a
-// ~400-byte ELF whose PT_INTERP is the image's /bin/busybox. The hook names
-// it, the daemon vets it (passes: no marker), runc execs it, the kernel
-// allow-lists its inode and maps BusyBox as its loader: BusyBox's sh runs,
-// and a hard link of the stub named busybox runs any applet by exec.
-// Documented: 422 unsafe_program, the hook exits 125, runc refuses.
-func TestAttack11RuncShellNoneInterpStub(t *testing.T) {
+// TestVMRuncShellNoneRefusesBusyBoxInterpStub: the image's entrypoint
+// /app/sh is a ~400-byte ELF whose PT_INTERP is the image's /bin/busybox.
+// The kernel would allow-list it as the entrypoint and map BusyBox as its
+// loader, with no exec check of BusyBox: its sh would run, and a hard
+// link of the stub named busybox any applet. The daemon refuses it (422
+// unsafe_program: its program interpreter is not a dynamic loader), the
+// hook exits 125 and runc does not start the container.
+//
+// Tri-state on /victim and /made: (a) control (shell=full): the applets
+// run; (b) shell=none: refused; (c) /victim still there, /made absent.
+func TestVMRuncShellNoneRefusesBusyBoxInterpStub(t *testing.T) {
 	e := newVMEnv(t, "127.0.0.1:19482")
 	if _, err := exec.LookPath("runc"); err != nil {
 		vmtest.Skip(t, "runc not installed")
 	}
 	e.startDaemon()
 	defer e.stopDaemon(t.Failed())
-	stub := attack11InterpStub(t, "/bin/busybox") // the rootfs's busybox is a copy of the guest's
+	stub := interpStubELF(t, "/bin/busybox") // the rootfs's busybox is a copy of the guest's
 	args := []string{"/app/sh", "-c", "rm -f /victim; /app/l/busybox touch /made; echo STUB-SH-RAN"}
 	bundle := func(id, ceiling string) string {
 		b := runcBundleProcess(t, e, id, args, []string{"PATH=/bin"}, map[string]string{"enforcerd.io/ceiling": ceiling})
@@ -157,112 +163,54 @@ func TestAttack11RuncShellNoneInterpStub(t *testing.T) {
 		t.Errorf("BYPASS: shell=none container whose entrypoint's PT_INTERP is BusyBox: not refused (runc exit %d); "+
 			"applets ran: /victim removed %v, /made created through an allowed exec %v", code, !exists(b, "victim"), exists(b, "made"))
 	}
-}
-
-// TestNestedRegistrationSurfaceOmitsToolsTheKernelDenies: README:
-// "surface's tool lists never offer a tool the kernel ceiling makes fail:
-// with write=false no Write, Edit, ...". A container registered (API or
-// hook) in a cgroup below another registered container, without "parent",
-// is held by the kernel to the meet of both (design.md: "sub-cgroups and
-// nested containers never widen anything"). The daemon used to compute its
-// ceiling, "kernel", and GET /surface from its own registration only (the
-// response said write=true and the surface offered Write and Edit while
-// every write of its processes was denied by the outer ceiling); its
-// answer is now the meet the kernel enforces.
-func TestNestedRegistrationSurfaceOmitsToolsTheKernelDenies(t *testing.T) {
-	e := newVMEnv(t, "127.0.0.1:19483")
-	e.startDaemon()
-	defer e.stopDaemon(t.Failed())
-	client := api.NewClient(e.sock, 5*time.Second)
-	ctx := context.Background()
-	outer, inner := "/vmtest-att11/outer", "/vmtest-att11/outer/inner"
-	w := startWorkload(t, e, inner, "att11-nested")
-	defer removeGroup(e, "/vmtest-att11")
-	defer removeGroup(e, outer)
-	defer removeGroup(e, inner)
-	defer w.stop()
-	w.waitFor(t, 2)
-	if _, err := client.Register(ctx, api.RegisterRequest{ID: "att11-outer", Cgroup: outer, Ceiling: "write=false"}); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.Register(ctx, api.RegisterRequest{ID: "att11-inner", Cgroup: inner, Role: "implement"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := client.Surface(ctx, "att11-inner")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := len(w.snapshot())
-	lines := w.waitFor(t, n+6)[n+1:]
-	denied := 0
-	for _, l := range lines {
-		if strings.Contains(l, "write=denied") {
-			denied++
-		}
-	}
-	t.Logf("inner: registration kernel %s; surface kernel %s builtin_tools %v; workload: %v", c.Kernel, s.Kernel, s.BuiltinTools, lines)
-	if denied != len(lines) {
-		t.Fatalf("the outer write=false should deny the inner workload's writes (meet over ancestors): %v", lines)
-	}
-	for _, tool := range []string{"Write", "Edit"} {
-		if slices.Contains(s.BuiltinTools, tool) {
-			t.Errorf("MISLEADING: GET /v1/containers/att11-inner/surface offers %s (kernel %s in the answer, %s in the registration response) "+
-				"while the kernel denies every write of the container's processes (outer registered cgroup %s, write=false)",
-				tool, s.Kernel, c.Kernel, outer)
-		}
-	}
-	if c.Kernel.Write || s.Kernel.Write {
-		t.Errorf("the registration response (kernel %s) and the surface (kernel %s) must say write=false, as the kernel enforces", c.Kernel, s.Kernel)
-	}
-	if list, err := client.List(ctx); err != nil {
-		t.Fatal(err)
-	} else {
-		for _, x := range list {
-			if x.ID == "att11-inner" && x.Kernel.Write {
-				t.Errorf("the list answers att11-inner with kernel %s, want write=false", x.Kernel)
-			}
-		}
+	if !strings.Contains(out, "program interpreter /bin/busybox is not a dynamic loader") {
+		t.Errorf("the refusal does not say that the program interpreter /bin/busybox is not a dynamic loader:\n%s", out)
 	}
 }
 
-// attack11LookPathInit plays a Go runtime's init (runc's LookPath, built
-// with Go >= 1.20): it waits for a byte on stdin, resolves $ATT11_ARG0 with
-// exec.LookPath in $ATT11_PATH and execs it with argv $ATT11_ARG0 -c
-// $ATT11_CMD.
-const attack11LookPathInit = "attack11-lookpath-init"
+// lookPathInit plays a Go runtime's init (runc's LookPath, built with Go
+// >= 1.20): it waits for a byte on stdin, resolves $LOOKPATH_ARG0 with
+// exec.LookPath in $LOOKPATH_PATH and execs it with argv $LOOKPATH_ARG0 -c
+// $LOOKPATH_CMD.
+const lookPathInit = "lookpath-init"
 
 func init() {
-	if os.Getenv(helperEnv) != attack11LookPathInit {
+	if os.Getenv(helperEnv) != lookPathInit {
 		return
 	}
 	b := make([]byte, 1)
 	if _, err := os.Stdin.Read(b); err != nil {
 		os.Exit(3)
 	}
-	arg0 := os.Getenv("ATT11_ARG0")
-	os.Setenv("PATH", os.Getenv("ATT11_PATH"))
+	arg0 := os.Getenv("LOOKPATH_ARG0")
+	os.Setenv("PATH", os.Getenv("LOOKPATH_PATH"))
 	name, err := exec.LookPath(arg0)
 	if err != nil {
 		fmt.Println("lookpath:", err)
 		os.Exit(4)
 	}
-	err = syscall.Exec(name, []string{arg0, "-c", os.Getenv("ATT11_CMD")}, []string{"PATH=/bin"})
+	err = syscall.Exec(name, []string{arg0, "-c", os.Getenv("LOOKPATH_CMD")}, []string{"PATH=/bin"})
 	fmt.Println("exec:", err)
 	os.Exit(5)
 }
 
-// TestAttack11PendingEntrypointNoexecLookPath: the daemon vets the
-// entrypoint it resolves for {"path":"sh","env_path":"/decoy:/bb"} (a
-// harmless program on a noexec mount at /decoy/sh: it passes), while a
-// runtime that resolves with Go's exec.LookPath (Go >= 1.20 skips files
-// that fail eaccess(X_OK), as a noexec mount does) execs /bb/sh, BusyBox:
-// the kernel allow-lists it as the entrypoint and every applet runs under
-// shell=none. (runc does exactly this LookPath; Debian 12's runc is built
-// with Go 1.19, whose LookPath does not skip, so the runtime is simulated
-// here by a Go program in the container's cgroup; see also
-// internal/progcheck TestAttack11ResolveDivergesFromGoLookPathOnNoexec.)
-func TestAttack11PendingEntrypointNoexecLookPath(t *testing.T) {
+// TestVMPendingEntrypointNoexecDecoyRefused: {"path":"sh","env_path":
+// "/decoy:/bb"} with a harmless program on a noexec mount at /decoy/sh:
+// a runtime that resolves with Go's exec.LookPath (Go >= 1.20 skips files
+// that fail eaccess(X_OK), as a noexec mount does) execs /bb/sh, BusyBox,
+// which the kernel would then allow-list as the entrypoint. The daemon
+// vets every file a lookup could pick and refuses the registration
+// (BusyBox at /bb/sh); the runtime's exec never happens under a ceiling
+// that would allow it. (runc does exactly this LookPath; Debian 12's runc
+// is built with Go 1.19, whose LookPath does not skip, so the runtime is
+// simulated here by a Go program in the container's cgroup; see also
+// internal/progcheck TestNoexecDecoyDoesNotHidePATHCandidate.)
+//
+// Tri-state on VICTIM: (b) the registration is refused 422
+// unsafe_program naming /bb/sh; (c) nothing ran: VICTIM is still there;
+// (a) control, after the refusal: released with no ceiling, the simulated
+// runtime runs BusyBox's sh, which removes VICTIM.
+func TestVMPendingEntrypointNoexecDecoyRefused(t *testing.T) {
 	e := newVMEnv(t, "127.0.0.1:19484")
 	e.startDaemon()
 	defer e.stopDaemon(t.Failed())
@@ -292,16 +240,17 @@ func TestAttack11PendingEntrypointNoexecLookPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	pathEnv := decoy + ":" + bb
-	group := "/vmtest-att11/lookpath"
+	group := "/vmtest-lookpath/noexec"
 	cg, err := cgroup.Create(e.mount, group)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer removeGroup(e, "/vmtest-lookpath")
 	defer removeGroup(e, group)
 	cgdir, _ := cg.OpenDir()
 	initCmd := exec.Command("/proc/self/exe")
-	initCmd.Env = append(os.Environ(), helperEnv+"="+attack11LookPathInit, "ATT11_ARG0=sh", "ATT11_PATH="+pathEnv,
-		"ATT11_CMD=rm -f "+victim+"; echo BUSYBOX-SH-RAN")
+	initCmd.Env = append(os.Environ(), helperEnv+"="+lookPathInit, "LOOKPATH_ARG0=sh", "LOOKPATH_PATH="+pathEnv,
+		"LOOKPATH_CMD=rm -f "+victim+"; echo BUSYBOX-SH-RAN")
 	initCmd.SysProcAttr = cgroup.SysProcAttr(cgdir)
 	stdin, _ := initCmd.StdinPipe()
 	var out bytes.Buffer
@@ -310,13 +259,27 @@ func TestAttack11PendingEntrypointNoexecLookPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	cgdir.Close()
-	c, err := client.Register(ctx, api.RegisterRequest{ID: "att11-lookpath", Cgroup: group, Ceiling: "shell=none",
+	c, err := client.Register(ctx, api.RegisterRequest{ID: "lookpath-noexec", Cgroup: group, Ceiling: "shell=none",
 		Activate: api.ActivateExec, InitPID: initCmd.Process.Pid,
 		Entrypoint: api.EntrypointFrom(&progcheck.Program{Path: "sh", Root: "/", EnvPath: pathEnv, Cwd: "/"})})
 	if err != nil {
+		// (b) refused, naming the file the runtime picks; (c) nothing ran.
+		var ae *api.Error
+		if !errors.As(err, &ae) || ae.Code != "unsafe_program" || !strings.Contains(ae.Message, filepath.Join(bb, "sh")) {
+			t.Errorf("registration refused, but not as unsafe_program naming %s/sh: %v", bb, err)
+		}
+		if _, verr := os.Stat(victim); verr != nil {
+			t.Fatalf("%s gone before the runtime ran: %v", victim, verr)
+		}
+		// (a) Control: released without a ceiling, the simulated
+		// runtime execs BusyBox's sh, which removes VICTIM.
+		stdin.Write([]byte{1})
 		stdin.Close()
 		initCmd.Wait()
-		t.Logf("registration refused (the fixed behaviour would refuse or vet /bb/sh): %v", err)
+		if _, verr := os.Stat(victim); !strings.Contains(out.String(), "BUSYBOX-SH-RAN") || verr == nil {
+			t.Fatalf("control: the simulated Go runtime did not run BusyBox's sh from %s (victim present %v): %s", bb, verr == nil, out.String())
+		}
+		t.Logf("registration refused: %v", err)
 		return
 	}
 	t.Logf("registered: activation %s, kernel %s", c.Activation, c.Kernel)

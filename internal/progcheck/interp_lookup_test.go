@@ -1,7 +1,8 @@
 package progcheck
 
-// attack11: entry-point attacks on the shell=none program check (threat
-// model X6). These tests FAIL while the bypass they demonstrate exists.
+// Programs that run other programs by way of what the kernel starts for
+// them (threat model X6): an ELF's program interpreter, and the file a
+// PATH lookup of the entrypoint may pick.
 
 import (
 	"bytes"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -57,22 +59,20 @@ func interpStubELF(t testing.TB, interp string) []byte {
 	return b.Bytes()
 }
 
-// TestAttack11InterpStubIsAShell: an entrypoint (or --exec-allow file)
-// that is a 400-byte ELF whose PT_INTERP is BusyBox runs BusyBox, with
-// every applet, in the one allowed process: it is a multi-call binary by
-// every practical measure, but it carries none of BusyBox's markers, its
-// SONAME is not a loader's, and it is not in /etc/shells. progcheck reads
-// its PT_INTERP (rule 2 records the interpreter's identity as a "loader")
-// but never classifies that interpreter, so the stub passes.
+// TestELFWhoseInterpreterIsBusyBoxIsRefused: an entrypoint (or
+// --exec-allow file) that is a 400-byte ELF whose PT_INTERP is BusyBox
+// runs BusyBox, with every applet, in the one allowed process: the kernel
+// maps and starts a program interpreter with no exec check of its own.
+// The stub carries none of BusyBox's markers, its SONAME is not a
+// loader's and it is not in /etc/shells; it is refused because its
+// program interpreter is not a dynamic loader by content.
 //
 // Control: the stub really is BusyBox's sh on this host (it prints what
-// sh -c echo prints). Observed: Check returns nil. Documented (X6, the
-// run/hook/daemon help): a multi-call binary as the entrypoint or an
-// allowed file is refused (run 125, HTTP 422 unsafe_program).
-// VM reproduction (the kernel then allows every applet):
-// cmd/enforcerd TestAttack11RunShellNoneInterpStub,
-// daemon TestAttack11RuncShellNoneInterpStub.
-func TestAttack11InterpStubIsAShell(t *testing.T) {
+// sh -c echo prints), and BusyBox itself is refused. Then CheckHost and
+// the daemon's entrypoint vetting (Program.Check) refuse the stub
+// (ErrUnsafe). VM: cmd/enforcerd TestRunShellNoneRefusesBusyBoxInterpStub,
+// daemon TestVMRuncShellNoneRefusesBusyBoxInterpStub.
+func TestELFWhoseInterpreterIsBusyBoxIsRefused(t *testing.T) {
 	bb, err := exec.LookPath("busybox")
 	if err != nil {
 		t.Skip("no busybox (scripts/setup-deps installs busybox-static)")
@@ -121,20 +121,18 @@ func isStatic(t *testing.T, p string) bool {
 	return f.Type == elf.ET_EXEC
 }
 
-// TestAttack11ResolveDivergesFromGoLookPathOnNoexec: the daemon vets the
-// file Resolve picks for a bare process.args[0] ("as execvp and Go's
-// exec.LookPath (runc's) do"), but Go's exec.LookPath since Go 1.20 skips
-// a PATH entry whose file fails eaccess(X_OK), e.g. on a noexec mount,
-// while Resolve only looks at the mode bits. runc resolves args[0] with
-// exec.LookPath inside the container after the mounts of config.json are
-// made (so a bundle can bind a decoy directory noexec in front of /bin):
-// Resolve vets the harmless decoy, runc built with Go >= 1.20 execs the
-// next one, BusyBox, which the kernel then allow-lists as the entrypoint.
+// TestNoexecDecoyDoesNotHidePATHCandidate: Go's exec.LookPath (runc's)
+// since Go 1.20 skips a PATH entry whose file fails eaccess(X_OK), e.g.
+// on a noexec mount; runc resolves args[0] that way inside the container
+// after the mounts of config.json are made, so a bundle can bind a
+// harmless decoy noexec in front of BusyBox. The daemon vets every file a
+// lookup could pick (Program.Check over Root.Candidates), and Resolve
+// skips noexec files as execve would: the file the runtime execs is the
+// one Resolve names, and it is refused.
 //
-// Needs root (a noexec tmpfs). Observed: the two differ. Documented: the
-// hook names the entrypoint "looked up with process.env's PATH" as the
-// runtime will execute it.
-func TestAttack11ResolveDivergesFromGoLookPathOnNoexec(t *testing.T) {
+// Needs root (a noexec tmpfs). Control: Go's LookPath picks the BusyBox
+// copy past the decoy.
+func TestNoexecDecoyDoesNotHidePATHCandidate(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root (mounts a noexec tmpfs)")
 	}
@@ -169,19 +167,20 @@ func TestAttack11ResolveDivergesFromGoLookPathOnNoexec(t *testing.T) {
 	}
 	pathEnv := decoyDir + ":" + binDir
 
-	vetted, err := Program{Path: "sh", Root: "/", EnvPath: pathEnv}.Check()
-	if err != nil {
-		t.Fatalf("the decoy should pass the check: %v", err)
-	}
 	t.Setenv("PATH", pathEnv)
 	runtime, err := exec.LookPath("sh") // what runc (Go >= 1.20) resolves
 	if err != nil {
 		t.Fatal(err)
 	}
+	if runtime != filepath.Join(binDir, "sh") {
+		t.Fatalf("control: Go's LookPath picked %s, want the BusyBox copy %s past the noexec decoy", runtime, filepath.Join(binDir, "sh"))
+	}
+	vetted, err := Program{Path: "sh", Root: "/", EnvPath: pathEnv}.Check()
 	if vetted != runtime {
-		_, rerr := Program{Path: runtime, Root: "/"}.Check()
-		t.Errorf("BYPASS: for process.args[0]=\"sh\" with PATH=%s the daemon vets %s (passes), but Go's exec.LookPath, "+
-			"which runc uses, picks %s (check: %v): the file a runtime built with Go >= 1.20 execs, and the kernel then "+
-			"allow-lists as the entrypoint, is not the one vetted", pathEnv, vetted, runtime, rerr)
+		t.Errorf("BYPASS: for process.args[0]=\"sh\" with PATH=%s the daemon names %s, but Go's exec.LookPath, "+
+			"which runc uses, picks %s: the file a runtime built with Go >= 1.20 execs is not the one named", pathEnv, vetted, runtime)
+	}
+	if !errors.Is(err, ErrUnsafe) || !strings.Contains(err.Error(), runtime) {
+		t.Errorf("BYPASS: Program{sh, PATH=%s}.Check() = %v: the BusyBox copy %s that Go's LookPath picks is not refused", pathEnv, err, runtime)
 	}
 }

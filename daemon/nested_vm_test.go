@@ -1,11 +1,5 @@
 package daemon_test
 
-// attack11: entry-point attacks on the daemon, the OCI hook and runc. Each
-// test FAILS while the bypass or misleading behaviour it demonstrates
-// exists. They need BPF LSM (the vmtest guest):
-//
-//	scripts/vmtest --kernel 6.12 --with-tests --run '/t/daemon.test -test.run Attack11 -test.v'
-
 import (
 	"context"
 	"slices"
@@ -16,15 +10,6 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/api"
 )
 
-// TestAttack11NestedRegistrationSurfaceListsDeniedTools: README: "surface's
-// tool lists never offer a tool the kernel ceiling makes fail: with
-// write=false no Write, Edit, ...". A container registered (API or hook)
-// in a cgroup below another registered container, without "parent", is
-// held by the kernel to the meet of both (design.md: "sub-cgroups and
-// nested containers never widen anything"), but the daemon computes its
-// ceiling, "kernel", and GET /surface from its own registration only: the
-// response says write=true and the surface offers Write and Edit while
-// every write of its processes is denied by the outer ceiling.
 // TestNestedRegistrationSurfaceOmitsToolsTheKernelDenies: README:
 // "surface's tool lists never offer a tool the kernel ceiling makes fail:
 // with write=false no Write, Edit, ...". A container registered (API or

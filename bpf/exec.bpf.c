@@ -9,7 +9,9 @@
  *    executed (X1: a symlink, copy or hard link of /bin/sh is a different
  *    or unlisted inode; X2: busybox/awk/python reaching exec are checked at
  *    the same hook; a script's interpreter is checked as a second
- *    bprm_check_security; the dynamic loader is itself an unlisted file).
+ *    bprm_check_security, also in the exec that activates a pending
+ *    registration, whose entrypoint is the file its first exec names;
+ *    the dynamic loader is itself an unlisted file).
  *  - shell=read_only: exec is allowed, but every process started by exec
  *    runs write-denied (task_flags), even when the container may write.
  *  - both: no exec of memfds or other files on kernel-internal mounts
@@ -22,12 +24,35 @@
 char LICENSE[] SEC("license") = "GPL";
 
 /*
- * note_entrypoint: the first exec in a pending registration's subtree is the
- * container's entrypoint; a shell=none registration allows that file from
- * then on. Called before the lifecycle program activates the registration.
+ * pending_exec: an exec in the subtree of a pending shell=none registration,
+ * before the lifecycle program activates it.
+ *
+ * The first exec is the container's entrypoint: the file it names is noted
+ * on the registration's allow list (with a marker, key inode 0, that says
+ * the entrypoint was taken), and allowed from then on. Only that file: a
+ * later binfmt stage of the same exec (first == 0: a script's interpreter,
+ * a binfmt_misc interpreter) must already be on the list of every pending
+ * shell=none ancestor, as any exec after activation must; otherwise a
+ * #!/bin/sh entrypoint would run the shell with no check at all (X2). So
+ * must the file of a later exec while the registration is still pending (the
+ * first one failed after this hook: ENOEXEC, a missing program interpreter),
+ * or a runtime's fallback (glibc's execvp runs /bin/sh on ENOEXEC) would
+ * become the entrypoint instead of the program the daemon vetted.
+ *
+ * Sets ps->deny_cgid to the deepest enforcing registration whose list lacks
+ * the file (or whose list cannot be written: fail closed), ps->audit_cgid to
+ * the deepest audit-only one; both stay 0 when the exec may go on.
  */
-__attribute__((noinline)) int note_entrypoint(__u64 ino, __u32 dev)
+struct pending_check {
+	__u64 deny_cgid;
+	__u64 audit_cgid;
+};
+
+__attribute__((noinline)) int pending_exec(__u64 ino, __u32 dev, int first,
+					   struct pending_check *ps)
 {
+	if (!ps)
+		return 0;
 	for (int level = 0; level < MAX_CGROUP_LEVEL; level++) {
 		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
 		if (!id)
@@ -35,10 +60,24 @@ __attribute__((noinline)) int note_entrypoint(__u64 ino, __u32 dev)
 		struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
 		if (!c || !(c->flags & CEILING_PENDING) || !(c->deny & DENY_SHELL))
 			continue;
+		__u32 flags = c->flags;
 		struct exec_key k = {.cgroup_id = id, .ino = ino, .dev = dev};
-		__u8 one = 1;
-		bpf_map_update_elem(&exec_allow, &k, &one, BPF_ANY);
+		struct exec_key taken = {.cgroup_id = id};
+		if (first && !bpf_map_lookup_elem(&exec_allow, &taken)) {
+			__u8 one = 1;
+			if (!bpf_map_update_elem(&exec_allow, &k, &one, BPF_ANY) &&
+			    !bpf_map_update_elem(&exec_allow, &taken, &one, BPF_ANY))
+				continue;
+		} else if (bpf_map_lookup_elem(&exec_allow, &k)) {
+			continue;
+		}
+		if (flags & CEILING_AUDIT_ONLY)
+			ps->audit_cgid = id;
+		else
+			ps->deny_cgid = id;
 	}
+	/* Deeper than the bound: every registered cgroup is above it
+	 * (enforcer.Register refuses deeper ones), so none was missed. */
 	return 0;
 }
 
@@ -85,12 +124,26 @@ int BPF_PROG(bprm_check_security, struct linux_binprm *bprm, int ret)
 
 	struct effective e = {};
 	int found = resolve(&e);
-	/* Only the file the entrypoint exec names is the entrypoint; a
-	 * script's interpreter (a later binfmt stage of the same exec, when
-	 * bprm->interp no longer is bprm->filename) is not allow-listed. The
-	 * (cached) walk says whether any registration is pending at all. */
-	if (e.pending && bprm->interp == bprm->filename)
-		note_entrypoint(ino, dev);
+	/* A registration is pending: the entrypoint's exec (pending_exec).
+	 * Only the file the exec names is the entrypoint; a later binfmt
+	 * stage (bprm->interp no longer is bprm->filename) must be allowed.
+	 * The (cached) walk says whether any registration is pending at all. */
+	if (e.pending) {
+		struct pending_check ps = {};
+		pending_exec(ino, dev, bprm->interp == bprm->filename, &ps);
+		if (ps.deny_cgid) {
+			/* the record's deciding cgroup */
+			e.deny_cgid[bit_index(DENY_SHELL)] = ps.deny_cgid;
+			return exec_event(&e, DECISION_DENIED, DENY_SHELL, f, inode);
+		}
+		if (ps.audit_cgid) {
+			int i = bit_index(DENY_SHELL);
+			__u64 prev = e.audit_cgid[i];
+			e.audit_cgid[i] = ps.audit_cgid;
+			exec_event(&e, DECISION_AUDITED, DENY_SHELL, f, inode);
+			e.audit_cgid[i] = prev;
+		}
+	}
 	if (!found)
 		return 0;
 	int none = verdict(&e, DENY_SHELL);

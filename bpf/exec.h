@@ -32,7 +32,9 @@ struct {
 } written_inodes SEC(".maps");
 
 /* shell=none allow list: (registered cgroup, file identity). Filled by
- * enforcer.Register (--exec-allow) and by the entrypoint exec. */
+ * enforcer.Register (--exec-allow) and by the entrypoint exec, which also
+ * adds (cgroup, ino 0, dev 0): the entrypoint is taken (exec.bpf.c
+ * pending_exec). */
 struct exec_key {
 	__u64 cgroup_id;
 	__u64 ino;

@@ -111,7 +111,7 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		return fmt.Errorf("reconcile: %w", err)
 	}
 	log.Info("reconciled", "kept", len(rep.Kept), "reinstalled", rep.Reinstalled, "dropped", rep.Dropped,
-		"failed", rep.Failed, "orphan_map_entries_removed", rep.Orphans)
+		"failed", rep.Failed, "orphan_map_entries_removed", rep.Orphans, "narrowed", rep.Narrowed)
 
 	var alog *audit.Log
 	if cfg.Audit.Path != "" {

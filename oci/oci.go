@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -40,7 +41,11 @@ const (
 )
 
 // AllAnnotations lists every key the hook reads; any other key with the
-// enforcerd.io/ prefix is an error (a typo must not silently drop a ceiling).
+// enforcerd.io/ prefix is an error (a typo must not silently drop a ceiling),
+// and so is a key that has the prefix in another letter case
+// ("Enforcerd.io/ceiling", "ENFORCERD.IO/ROLE"): annotation keys are
+// case-sensitive, so such a key would otherwise be someone else's and its
+// ceiling dropped without a word.
 var AllAnnotations = []string{AnnotationRole, AnnotationCeiling, AnnotationParent, AnnotationAuditOnly, AnnotationToolGroups}
 
 // MaxStateBytes bounds the state JSON read from stdin. Real states are a few
@@ -129,7 +134,9 @@ type Request struct {
 
 // ParseAnnotations validates the enforcerd.io/ annotations. Errors wrap
 // ErrNoAnnotation when there is none, ErrBadAnnotation for an unknown key,
-// a malformed ceiling (policy.ParseCeiling's message, naming the field), a
+// a key whose enforcerd.io/ prefix is spelled in another letter case
+// (MiscasedAnnotation; checked first, whatever else is there), a
+// malformed ceiling (policy.ParseCeiling's message, naming the field), a
 // bad parent id, a non-boolean audit-only, or a role that is not a role
 // name: an unknown name or an empty value is policy.LookupRole's error
 // (wrapping policy.ErrUnknownRole too, and listing the valid names), never
@@ -137,11 +144,20 @@ type Request struct {
 // gets the default role.
 func ParseAnnotations(ann map[string]string) (Request, error) {
 	var r Request
-	var keys []string
+	var keys, miscased []string
 	for k := range ann {
-		if strings.HasPrefix(k, AnnotationPrefix) {
+		switch {
+		case strings.HasPrefix(k, AnnotationPrefix):
 			keys = append(keys, k)
+		case MiscasedAnnotation(k):
+			miscased = append(miscased, k)
 		}
+	}
+	if len(miscased) > 0 {
+		sort.Strings(miscased)
+		k := miscased[0]
+		return Request{}, fmt.Errorf("%w: annotation %s: keys are case-sensitive, the prefix is %s (known: %s)",
+			ErrBadAnnotation, k, AnnotationPrefix, strings.Join(AllAnnotations, ", "))
 	}
 	if len(keys) == 0 {
 		return r, fmt.Errorf("%w: set %s and/or %s on the container", ErrNoAnnotation, AnnotationRole, AnnotationCeiling)
@@ -186,6 +202,11 @@ func ParseAnnotations(ann map[string]string) (Request, error) {
 			}
 			r.ToolGroups = v
 		default:
+			for _, a := range AllAnnotations {
+				if asciiEqualFold(k, a) {
+					return Request{}, fmt.Errorf("%w: annotation %s: keys are case-sensitive, did you mean %s?", ErrBadAnnotation, k, a)
+				}
+			}
 			return Request{}, fmt.Errorf("%w: unknown annotation %s (known: %s)", ErrBadAnnotation, k, strings.Join(AllAnnotations, ", "))
 		}
 	}
@@ -193,6 +214,46 @@ func ParseAnnotations(ann map[string]string) (Request, error) {
 		return Request{}, fmt.Errorf("%w: neither %s nor %s is set", ErrBadAnnotation, AnnotationRole, AnnotationCeiling)
 	}
 	return r, nil
+}
+
+// MiscasedAnnotation reports whether key looks like an enforcerd
+// annotation without being spelled like one: it does not start with
+// AnnotationPrefix, but does in another letter case (so it also equals a
+// known key in another case, e.g. "Enforcerd.io/ceiling"): ASCII case,
+// Unicode case folding, or Unicode lower-casing (U+0130 lower-cases to
+// "i"), so that no spelling a reader could take for the prefix is ignored.
+func MiscasedAnnotation(key string) bool {
+	if strings.HasPrefix(key, AnnotationPrefix) {
+		return false
+	}
+	if len(key) >= len(AnnotationPrefix) && asciiEqualFold(key[:len(AnnotationPrefix)], AnnotationPrefix) {
+		return true
+	}
+	head := []rune(key)
+	if n := utf8.RuneCountInString(AnnotationPrefix); len(head) > n {
+		head = head[:n]
+	}
+	return strings.EqualFold(string(head), AnnotationPrefix) || strings.HasPrefix(strings.ToLower(key), AnnotationPrefix)
+}
+
+// asciiEqualFold is strings.EqualFold for ASCII letters only.
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // Entrypoint reads a bundle's config.json from r and names the container's

@@ -108,7 +108,8 @@ func TestParseAnnotationsRole(t *testing.T) {
 }
 
 // FuzzParseAnnotations: never panics; an accepted ceiling always parses
-// with the policy core; keys outside the vocabulary are never accepted.
+// with the policy core; keys outside the vocabulary, and keys with the
+// prefix in another letter case, are never accepted.
 func FuzzParseAnnotations(f *testing.F) {
 	f.Add("reviewer", "network=false,write=false", "p", "true", "enforcerd.io/x", "v")
 	f.Add("Manager", "", "", "FALSE", "", "")
@@ -116,6 +117,9 @@ func FuzzParseAnnotations(f *testing.F) {
 	f.Add("x", "", "", "", "enforcerd.io/role", "")
 	f.Add("", "shell=none", "", "false", "", "")
 	f.Add("x", "network=maybe", "a/b", "1", "enforcerd.io/role", "")
+	f.Add("general", "", "", "", "Enforcerd.io/ceiling", "network=false")
+	f.Add("", "write=false", "", "", "ENFORCERD.IO/CEILING", "")
+	f.Add("reviewer", "", "", "", "enforcerd.io/Role", "general")
 	f.Fuzz(func(t *testing.T, role, ceiling, parent, audit, k, v string) {
 		ann := map[string]string{}
 		if role != "" {
@@ -154,6 +158,9 @@ func FuzzParseAnnotations(f *testing.F) {
 			}
 		}
 		for key := range ann {
+			if MiscasedAnnotation(key) {
+				t.Fatalf("accepted mis-cased key %q", key)
+			}
 			if strings.HasPrefix(key, AnnotationPrefix) {
 				known := false
 				for _, a := range AllAnnotations {

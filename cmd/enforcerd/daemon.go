@@ -69,10 +69,14 @@ API (curl --unix-socket /run/enforcerd/enforcerd.sock http://x/v1/...):
   GET    /v1/containers/{id}          one container
   DELETE /v1/containers/{id}          unregister
   GET    /v1/containers/{id}/surface  tool surface (as enforcerd surface --json)
-  POST   /v1/containers/{id}/narrow   {"ceiling": "network=false"}: narrow only
+  POST   /v1/containers/{id}/narrow   {"ceiling": "network=false"}: narrow only,
+                                      with every descendant (see below)
   GET    /v1/denials[?container=ID]   follow denials, one JSON record per line
   A caller running inside an enforced cgroup may only read its own surface
-  and narrow itself. Errors are {"error", "code"} with HTTP 400 (malformed),
+  and narrow itself. Request bodies are strict: one JSON object whose keys
+  are exactly the names above (case-sensitive; "ROLE" is not "role"), each
+  given once, also inside "entrypoint"; anything else is 400 naming the
+  key. Errors are {"error", "code"} with HTTP 400 (malformed),
   403, 404 (unknown id), 409 (already registered), 422 (cannot enforce;
   codes "cannot_enforce", "partial_coverage" when only part of the ceiling
   could be enforced and allow_partial is false, "unsafe_program",
@@ -116,12 +120,24 @@ exited is never mistaken for it; older kernels fall back to the
 SO_PEERCRED pid checked against the process's start time.
 
 Effective ceiling of a container: the session is the parent's effective
-ceiling (default network=true,write=true,shell=full,tools=true,depth=1)
-clamped by "ceiling"; the role's requested ceiling is clamped to it. A
-"role" that is given must be a role name, legacy alias or org-chart title
-(enforcerd surface --help): any other value, "" included, is 400 with the
-valid names; without "role" the role is general. A ceiling this host
-cannot enforce is refused unless audit_only is set.
+ceiling (default network=true,write=true,shell=full,tools=true,depth=1),
+met with the ceiling of every registered cgroup above the container's
+(registered through the daemon: its effective ceiling; by anything else,
+e.g. enforcerd run: its network, write and shell), clamped by "ceiling";
+the role's requested ceiling is clamped to it. So the answer (response,
+list, surface) is what the kernel enforces: it holds a cgroup to the meet
+of every registered ancestor cgroup. A container is never wider than an
+ancestor (its parent by id, transitively, or a registered cgroup above it)
+at any time: narrowing a container narrows every descendant of either kind,
+and registering a container above (or under the parent id of) existing
+ones clamps them, each in one transaction (all containers or none; a
+descendant that cannot take the new ceiling, e.g. one that runs a shell
+under a new shell=none, refuses the whole request) with one "narrowed"
+audit record per container changed. Unregistering an ancestor widens
+nothing. A "role" that is given must be a role name, legacy alias or
+org-chart title (enforcerd surface --help): any other value, "" included,
+is 400 with the valid names; without "role" the role is general. A ceiling
+this host cannot enforce is refused unless audit_only is set.
 
 Partial coverage (fail closed by default): without BPF LSM, network=false
 is enforced only for the AF_INET/AF_INET6 sockets a workload creates (gap

@@ -47,8 +47,11 @@ createRuntime
     and the daemon refuses it (exit 125) when it is a shell, a multi-call
     binary (BusyBox, toybox, a single-binary coreutils) or the dynamic
     loader, recognised by content (each runs every other program without
-    an exec), or when config.json or the program cannot be read. Give
-    such containers an entrypoint that is not a shell.
+    an exec); when it is a script (#!), whose interpreter must itself be
+    allowed and the daemon allows nothing else; when its ELF program
+    interpreter is not a dynamic loader; when any file the PATH lookup
+    could pick is one of these; or when config.json or a program cannot be
+    read. Give such containers an entrypoint that is the agent itself.
 
 prestart
     The same as createRuntime, for runtimes that only run the (deprecated)
@@ -72,7 +75,9 @@ Annotations (at least one of role and ceiling):
                             clamped by the parent's effective ceiling
   enforcerd.io/audit-only   true: record would-be denials, do not deny
   enforcerd.io/tool-groups  tool groups for the container's surface
-  Any other enforcerd.io/ key is an error.
+  Any other enforcerd.io/ key is an error, and so is a key with the prefix
+  in another letter case (Enforcerd.io/ceiling, ENFORCERD.IO/ROLE):
+  annotation keys are case-sensitive, and such a key is never ignored.
 
 Flags:
   --socket PATH        daemon socket (default /run/enforcerd/enforcerd.sock)

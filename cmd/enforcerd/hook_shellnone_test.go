@@ -10,11 +10,13 @@ import (
 
 // shellBundle writes an OCI bundle whose rootfs lists /bin/sh in
 // /etc/shells (an executable script: a shell by identity) and holds
-// /bin/agent, and whose process runs args.
+// /bin/agent (not a shell) and /bin/agent.sh (a script whose interpreter
+// /bin/true is not allowed), and whose process runs args.
 func shellBundle(t *testing.T, args ...string) string {
 	t.Helper()
 	b := t.TempDir()
-	for p, content := range map[string]string{"rootfs/etc/shells": "/bin/sh\n", "rootfs/bin/sh": "#!/bin/true\n", "rootfs/bin/agent": "#!/bin/true\n"} {
+	for p, content := range map[string]string{"rootfs/etc/shells": "/bin/sh\n", "rootfs/bin/sh": "#!/bin/true\n", "rootfs/bin/agent": "agent\n",
+		"rootfs/bin/agent.sh": "#!/bin/true\n", "rootfs/bin/true": "true\n"} {
 		if err := os.MkdirAll(filepath.Join(b, filepath.Dir(p)), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -52,6 +54,10 @@ func TestHookShellNoneEntrypoint(t *testing.T) {
 	code, msg = runHookWith(sock, "createRuntime", bundleState("advisor", shellBundle(t, "/bin/sh"), `"enforcerd.io/role":"advisor"`))
 	if code != exitCannotEnforce || !strings.Contains(msg, "shell") {
 		t.Fatalf("role advisor (shell=none), shell entrypoint: exit %d: %s", code, msg)
+	}
+	code, msg = runHookWith(sock, "createRuntime", bundleState("script", shellBundle(t, "agent.sh"), none))
+	if code != exitCannotEnforce || !strings.Contains(msg, "/bin/true (the #! interpreter of /bin/agent.sh)") || !strings.Contains(msg, "must itself be allowed") {
+		t.Fatalf("script entrypoint whose interpreter is not allowed: exit %d, want %d naming /bin/true: %s", code, exitCannotEnforce, msg)
 	}
 	code, msg = runHookWith(sock, "createRuntime", bundleState("noconfig", t.TempDir(), none))
 	if code != exitCannotEnforce || !strings.Contains(msg, "config.json") {

@@ -41,7 +41,11 @@ Flags:
                          is a shell, a multi-call binary (BusyBox, toybox,
                          a single-binary coreutils) or the dynamic loader,
                          recognised by content, not name: each runs every
-                         other program without an exec
+                         other program without an exec. A script (#!) is
+                         judged by its interpreter, which must itself be
+                         an --exec-allow file (the kernel denies it
+                         otherwise); an ELF's program interpreter must be
+                         a dynamic loader
   --exec-allow PATH      with --shell=none: another binary CMD may exec
                          (repeatable; matched by device and inode). An
                          interpreter allowed here (python, node, perl)

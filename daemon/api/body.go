@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,28 +54,24 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 	writeError(w, status, code, err.Error())
 }
 
-// decode reads exactly one JSON object of at most MaxBody bytes with no
-// unknown fields.
+// decode reads exactly one JSON object of at most MaxBody bytes into v
+// (a pointer to a request struct) with decodeStrict: every key exactly a
+// declared field's JSON name (case-sensitive) and given once, at every
+// depth, nothing after the object. Every request body is read through it.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
-	body := http.MaxBytesReader(w, r.Body, s.MaxBody)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.MaxBody))
+	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return fmt.Errorf("%w: body larger than %d bytes", registry.ErrBadRequest, s.MaxBody)
-		}
-		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("%w: empty body (want a JSON object)", registry.ErrBadRequest)
 		}
 		return fmt.Errorf("%w: body: %v", registry.ErrBadRequest, err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return fmt.Errorf("%w: body larger than %d bytes", registry.ErrBadRequest, s.MaxBody)
-		}
-		return fmt.Errorf("%w: body: trailing data after the JSON object", registry.ErrBadRequest)
+	if len(bytes.TrimSpace(data)) == 0 {
+		return fmt.Errorf("%w: empty body (want a JSON object)", registry.ErrBadRequest)
+	}
+	if err := decodeStrict(data, v); err != nil {
+		return fmt.Errorf("%w: body: %v", registry.ErrBadRequest, err)
 	}
 	return nil
 }

@@ -24,15 +24,18 @@ func (s *Server) count(result string) {
 	}
 }
 
+// registerBody is the body of POST /v1/containers as decoded.
+type registerBody struct {
+	RegisterRequest
+	// Role shadows RegisterRequest.Role so that a "role" key with an empty
+	// value is told apart from an absent key: only absence (or null)
+	// selects the default role; a given name must be one
+	// policy.LookupRole accepts.
+	Role *string `json:"role"`
+}
+
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		RegisterRequest
-		// Role shadows RegisterRequest.Role so that a "role" key with an empty
-		// value is told apart from an absent key: only absence selects
-		// the default role; a given name must be one policy.LookupRole
-		// accepts.
-		Role *string `json:"role"`
-	}
+	var body registerBody
 	if err := s.decode(w, r, &body); err != nil {
 		s.count(metrics.ResultBadRequest)
 		s.fail(w, err)

@@ -18,6 +18,13 @@
 //	POST   /v1/containers/{id}/narrow    NarrowRequest {"ceiling": TEXT} → Container
 //	GET    /v1/denials[?container=ID]    follow: one audit record per line
 //
+// Request bodies are strict (decodeStrict, strict.go): one JSON object,
+// every key exactly a declared field's JSON name (case-sensitive) and
+// given once, at every depth; anything else is 400 naming the key.
+// encoding/json alone would match "ROLE" to "role" and let a repeated key
+// override the first, so {"ceiling":"write=false","CEILING":""} would
+// register with no ceiling.
+//
 // Registration under shell=none (the effective ceiling, after role, ceiling
 // text and parent are met): a registration pending until the first exec
 // ("activate": "exec") must name that program, "entrypoint": {"path":
@@ -25,8 +32,11 @@
 // "/" (/proc/<init pid>/root/<rootfs>), "env_path": its PATH, "cwd"}. The
 // daemon resolves it inside root (symlinks stay inside) and answers 422
 // "unsafe_program" when it is a shell, a multi-call binary or the dynamic
-// loader (package progcheck), and 422 "entrypoint_required" when there is
-// none or it cannot be resolved or read. A ceiling in force at once is
+// loader, a script (whose interpreter, not allowed, the kernel would deny;
+// the answer names the interpreter), or a program whose ELF interpreter is
+// not a dynamic loader, or when any file a PATH lookup could pick is one
+// (package progcheck), and 422 "entrypoint_required" when there is none or
+// it cannot be resolved or read. A ceiling in force at once is
 // refused (422 "unsafe_program") when a process in the cgroup already runs
 // such a program; so is narrowing to shell=none.
 //
@@ -48,7 +58,8 @@
 //
 // Files: server.go (Server, Listen, routing and the access guard), peer.go
 // (the caller's identity), handlers.go (one handler per endpoint), body.go
-// (request decoding, error bodies and codes), wire.go (the JSON types and
+// (request reading, error bodies and codes), strict.go (the strict JSON
+// decoder of request bodies), wire.go (the JSON types and
 // their conversions), client.go (Client).
 package api
 

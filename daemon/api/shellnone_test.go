@@ -13,11 +13,13 @@ import (
 
 // shellRoot is a container root whose /etc/shells lists /bin/sh (an
 // executable script: a login shell by identity, whatever its content)
-// and which also holds /bin/agent, a program that is not a shell.
+// and which also holds /bin/agent, a program that is not a shell, and
+// /bin/agent.sh, a script whose interpreter /bin/true is not allowed.
 func shellRoot(t *testing.T) string {
 	t.Helper()
 	d := t.TempDir()
-	for p, b := range map[string]string{"etc/shells": "/bin/sh\n", "bin/sh": "#!/bin/true\n", "bin/agent": "#!/bin/true\n"} {
+	for p, b := range map[string]string{"etc/shells": "/bin/sh\n", "bin/sh": "#!/bin/true\n", "bin/agent": "agent\n",
+		"bin/agent.sh": "#!/bin/true\n", "bin/true": "true\n"} {
 		if err := os.MkdirAll(filepath.Join(d, filepath.Dir(p)), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -50,6 +52,7 @@ func TestRegisterShellNoneEntrypoint(t *testing.T) {
 		{"no entrypoint", nil, 422, "entrypoint_required", "entrypoint"},
 		{"not found", &progcheck.Program{Path: "nope", Root: root, EnvPath: "/bin"}, 422, "entrypoint_required", "nope"},
 		{"a shell via PATH", &progcheck.Program{Path: "sh", Root: root, EnvPath: "/usr/bin:/bin"}, 422, "unsafe_program", "/bin/sh is a shell"},
+		{"a script whose interpreter is not allowed", &progcheck.Program{Path: "/bin/agent.sh", Root: root}, 422, "unsafe_program", "/bin/true (the #! interpreter of /bin/agent.sh)"},
 		{"a relative root", &progcheck.Program{Path: "sh", Root: "rootfs"}, 400, "bad_request", "root"},
 	} {
 		status, eb := ts.raw(t, "POST", "/v1/containers", body(c.ep))

@@ -34,9 +34,10 @@ var wireRequest = api.RegisterRequest{
 // TestWireGolden pins the API's JSON byte for byte: the empty list, a
 // registration request as the client encodes it, the responses to it (201
 // with a pending container and its coverage gaps, and one activated at
-// once with the reason), the list, one container, a narrowing, the
-// surface, unregistration, and the error bodies with their status and
-// code. The wire and the state file evolve separately; neither may change
+// once with the reason), the list, one container, narrowings (one refused
+// because the child cannot take the parent's new ceiling, one carried down
+// to the child), the surface, unregistration, and the error bodies with
+// their status and code. The wire and the state file evolve separately; neither may change
 // the other's bytes unnoticed. After an intended change of the wire:
 // go test ./daemon/api -run TestWireGolden -update.
 func TestWireGolden(t *testing.T) {
@@ -72,10 +73,14 @@ func TestWireGolden(t *testing.T) {
 		{"GET", "/v1/containers/child", ""},
 		{"POST", "/v1/containers/parent/narrow", `{"ceiling":"write=false"}`},
 		{"POST", "/v1/containers/child/narrow", `{"ceiling":"write=false"}`},
+		{"POST", "/v1/containers/parent/narrow", `{"ceiling":"tools=false"}`},
+		{"GET", "/v1/containers/child", ""},
 		{"GET", "/v1/containers/child/surface", ""},
 		{"POST", "/v1/containers", string(reqBody)},
 		{"POST", "/v1/containers", ``},
 		{"POST", "/v1/containers", `{"id":"x","cgroup":"/c/x"} {}`},
+		{"POST", "/v1/containers", `{"id":"x","cgroup":"/c/x","ceiling":"network=false","CEILING":""}`},
+		{"POST", "/v1/containers", `{"id":"x","cgroup":"/c/x","ceiling":"network=false","ceiling":""}`},
 		{"POST", "/v1/containers", `{"id":"x","cgroup":"/c/x","role":"nope"}`},
 		{"POST", "/v1/containers", `{"id":"x","cgroup":"/c/x","ceiling":"shell=none","activate":"exec"}`},
 		{"POST", "/v1/containers", `{"id":"x","cgroup":"/c/x","ceiling":"shell=none","activate":"exec","entrypoint":{"path":"sh","root":"/r"}}`},

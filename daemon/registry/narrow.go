@@ -4,16 +4,21 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
-// Narrow clamps a container's ceiling further with ceiling text. The result
-// is never wider than before; the activation state (pending or in force) is
+// Narrow clamps a container's ceiling further with ceiling text, and
+// carries the new bound down to every descendant (by parent id or by
+// cgroup, transitively; see nesting.go): each is re-derived from its own
+// session met with its ancestors' new effective ceilings. The result is
+// never wider than before; activation states (pending or in force) are
 // kept. Narrowing to shell=none is vetted as Register vets it (the stored
-// Entrypoint while pending, the running programs once in force); when
-// refused, the ceiling stays as it was.
+// Entrypoint while pending, the running programs once in force), for the
+// container and each descendant that becomes shell=none. All or nothing:
+// the map entries, then the state file, then memory, rolled back in
+// reverse on any error; when refused, every ceiling stays as it was. One
+// EventNarrowed per container changed (the one asked for always).
 func (r *Registry) Narrow(id, ceilingText string) (state.Container, error) {
 	if strings.TrimSpace(ceilingText) == "" {
 		return state.Container{}, badf("container %s: empty ceiling", id)
@@ -38,47 +43,37 @@ func (r *Registry) Narrow(id, ceilingText string) (state.Container, error) {
 	if !surf.Ceiling.Within(old.Ceiling) {
 		return state.Container{}, fmt.Errorf("container %s: narrowing would widen %s to %s", id, old.Ceiling, surf.Ceiling)
 	}
+	if _, err := r.o.Enforcer.Lookup(old.CgroupID); err != nil {
+		return state.Container{}, fmt.Errorf("container %s: %w", id, err)
+	}
 	c := old
 	c.Session, c.Ceiling, c.Kernel, c.Fingerprint = session, surf.Ceiling, surf.Kernel, surf.Fingerprint
-	prev, err := r.o.Enforcer.Lookup(old.CgroupID)
+	view := r.viewWith(c)
+	changed, err := settle(view, append([]string{id}, descendants(view, id)...))
 	if err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", id, err)
 	}
-	cg := cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}
-	cov := r.o.Enforcer.Coverage(c.Kernel)
-	if err := cov.Err(c.AuditOnly, r.o.AllowPartial || prev.AllowPartial); err != nil {
-		return state.Container{}, fmt.Errorf("container %s: %w", id, err)
-	}
-	c.Unenforced = cov.Gaps()
-	entry := prev
-	entry.Ceiling = c.Kernel
-	entry.AllowPartial = len(cov.Partial) > 0
-	becomesNone := c.Kernel.Shell == policy.ShellNone && old.Kernel.Shell != policy.ShellNone
-	if becomesNone && prev.Pending {
-		if err := r.vetEntrypoint(id, old.Entrypoint); err != nil {
-			return state.Container{}, err
+	order := []string{id}
+	for _, d := range changed {
+		if d != id {
+			order = append(order, d)
 		}
 	}
-	if err := r.o.Enforcer.Register(cg, entry); err != nil {
+	ns, err := r.narrowingsTo(view, order)
+	if err != nil {
+		return state.Container{}, err
+	}
+	cs, undo, err := r.applyLocked(ns, id)
+	if err != nil {
+		return state.Container{}, err
+	}
+	if err := r.o.Save(r.o.StatePath, r.snapshotOf(cs...)); err != nil {
+		undo.run()
 		return state.Container{}, fmt.Errorf("container %s: %w", id, err)
 	}
-	if becomesNone && !prev.Pending {
-		if err := r.vetRunning(c); err != nil {
-			if rerr := r.o.Enforcer.Register(cg, prev); rerr != nil {
-				r.o.Log.Error("rollback of a refused narrowing", "container", id, "err", rerr)
-			}
-			return state.Container{}, err
-		}
+	for _, n := range cs {
+		r.byID[n.ID] = n
 	}
-	if err := r.o.Save(r.o.StatePath, r.snapshotWith(c, "")); err != nil {
-		if rerr := r.o.Enforcer.Register(cg, prev); rerr != nil {
-			r.o.Log.Error("rollback of a failed narrowing", "container", id, "err", rerr)
-		}
-		return state.Container{}, fmt.Errorf("container %s: %w", id, err)
-	}
-	r.byID[id] = c
-	ev := r.event(c, EventNarrowed, registeredReason(c))
-	ev.Unenforced = codes(c.Unenforced)
-	evs = append(evs, ev)
-	return c, nil
+	evs = r.narrowedEvents(cs, id, "following the narrowing of container "+id)
+	return cs[0], nil
 }

@@ -16,19 +16,28 @@ type Report struct {
 	Dropped     []string // cgroup gone: unregistered and forgotten
 	Failed      []string // live but could not be re-installed: kept, logged
 	Orphans     int      // map entries of gone cgroups no container owned: removed
+	// Narrowed (Reconcile): containers wider than an ancestor, by parent
+	// id or by cgroup (a state file written before the daemon kept the
+	// nesting rule), clamped to it.
+	Narrowed []string
 }
 
 // Reconcile loads the state file and makes state, map and live cgroups
 // agree: live containers are kept (their map entries are not touched, so a
 // restart opens no window); containers whose cgroup is gone are unregistered
 // and dropped; map entries of gone cgroups are removed; map entries of live
-// cgroups the daemon does not know are left alone (enforcerd run). Pins are
-// never removed. Errors: the state file is unreadable or corrupt.
+// cgroups the daemon does not know are left alone (enforcerd run). A
+// container wider than one of its ancestors (by parent id or cgroup: a
+// state file from before the daemon kept that rule) is clamped to it, as
+// Narrow would (Report.Narrowed, one EventNarrowed each). Pins are never
+// removed. Errors: the state file is unreadable or corrupt.
 func (r *Registry) Reconcile() (Report, error) {
 	cs, err := state.Load(r.o.StatePath)
 	if err != nil {
 		return Report{}, err
 	}
+	var evs []Event
+	defer func() { r.emit(evs) }()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.byID = map[string]state.Container{}
@@ -46,10 +55,57 @@ func (r *Registry) Reconcile() (Report, error) {
 		r.byCgroup[c.CgroupID] = c.ID
 	}
 	rep := r.sweepLocked(true)
+	narrowed, undo := r.settleAllLocked(&rep)
 	if err := r.o.Save(r.o.StatePath, r.snapshotWith(state.Container{}, "")); err != nil {
+		undo()
 		return rep, err
 	}
+	evs = narrowed
 	return rep, nil
+}
+
+// settleAllLocked clamps every container to its ancestors (nesting.go) in
+// one transaction, as Narrow does, and applies it to the map and memory;
+// the caller saves the state, and calls undo if that fails. A transaction
+// that fails is logged and left out: the containers keep their ceilings.
+func (r *Registry) settleAllLocked(rep *Report) (evs []Event, undo func()) {
+	undo = func() {}
+	view := r.viewWith()
+	ids := make([]string, 0, len(view))
+	for id := range view {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	changed, err := settle(view, ids)
+	if err == nil && len(changed) == 0 {
+		return nil, undo
+	}
+	var ns []narrowing
+	if err == nil {
+		ns, err = r.narrowingsTo(view, changed)
+	}
+	var cs []state.Container
+	var mu mapUndo
+	if err == nil {
+		cs, mu, err = r.applyLocked(ns, "")
+	}
+	if err != nil {
+		r.o.Log.Error("reconcile: cannot clamp containers wider than their ancestors; left as they were", "containers", changed, "err", err)
+		return nil, undo
+	}
+	old := make([]state.Container, 0, len(cs))
+	for _, c := range cs {
+		old = append(old, r.byID[c.ID])
+		r.byID[c.ID] = c
+		rep.Narrowed = append(rep.Narrowed, c.ID)
+		r.o.Log.Warn("reconcile: container wider than an ancestor clamped to it", "container", c.ID, "kernel", c.Kernel.String())
+	}
+	return r.narrowedEvents(cs, "", "clamped at start to its ancestors (by parent id or cgroup)"), func() {
+		mu.run()
+		for _, c := range old {
+			r.byID[c.ID] = c
+		}
+	}
 }
 
 // Sweep drops containers whose cgroup is gone (the runtime never ran

@@ -12,7 +12,12 @@ import (
 	"github.com/enforcerd/enforcerd/policy"
 )
 
-// Register installs a container's ceiling and persists it. Under the
+// Register installs a container's ceiling and persists it. The ceiling is
+// the meet of the request (role, ceiling text), the parent's effective
+// ceiling and the ceilings of every registered cgroup above the
+// container's (nesting.go), and containers already registered below it
+// (by cgroup, or naming its id as parent) are clamped to it in the same
+// transaction, one EventNarrowed each. Under the
 // effective ceiling shell=none it refuses, before anything is installed,
 // a registration pending until the first exec whose Entrypoint is missing
 // or cannot be resolved and read (ErrEntrypointRequired) or is a shell, a
@@ -30,16 +35,16 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	if _, ok := r.byID[req.ID]; ok {
 		return state.Container{}, fmt.Errorf("%w: container %s is already registered", ErrConflict, req.ID)
 	}
-	var parent *state.Container
+	base := policy.DefaultSession()
 	if req.Parent != "" {
 		p, ok := r.byID[req.Parent]
 		if !ok {
 			return state.Container{}, fmt.Errorf("%w: parent %s of container %s", ErrNotFound, req.Parent, req.ID)
 		}
-		parent = &p
+		base = p.Ceiling
 	}
-	session, surf, err := resolve(req.Role, req.Ceiling, req.ToolGroups, parent)
-	if err != nil {
+	// Refuse a bad role or ceiling text before looking at the cgroup.
+	if _, _, err := resolve(req.Role, req.Ceiling, req.ToolGroups, base); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
 	cg, err := r.resolveCgroup(req)
@@ -52,10 +57,15 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	if _, err := r.o.Enforcer.Lookup(cg.ID); err == nil {
 		return state.Container{}, fmt.Errorf("%w: cgroup %s already has a ceiling not registered through the daemon (enforcerd run?)", ErrConflict, cg)
 	}
-	if surf.Kernel.Shell == policy.ShellNone && req.Activate == ActivateExec {
-		if err := r.vetEntrypoint(req.ID, req.Entrypoint); err != nil {
-			return state.Container{}, err
-		}
+	// The kernel holds the cgroup to the meet of every registered
+	// ancestor cgroup: so does the answer (nesting.go).
+	outer, err := r.outerBound(cg.Group)
+	if err != nil {
+		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
+	}
+	session, surf, err := resolve(req.Role, req.Ceiling, req.ToolGroups, base.Clamp(outer))
+	if err != nil {
+		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
 	now := r.o.Now().UTC()
 	c := state.Container{
@@ -64,6 +74,29 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 		Parent: req.Parent, AuditOnly: req.AuditOnly, ToolGroups: req.ToolGroups,
 		Registered: now, Activation: state.ActivationImmediate, State: state.StateActive,
 		Entrypoint: req.Entrypoint,
+	}
+	// Containers registered before it below its cgroup (or naming its id
+	// as their parent) are clamped to it now, in the same transaction.
+	view := r.viewWith(c)
+	changed, err := settle(view, append([]string{c.ID}, descendants(view, c.ID)...))
+	if err != nil {
+		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
+	}
+	c = view[c.ID]
+	var inner []string
+	for _, id := range changed {
+		if id != c.ID {
+			inner = append(inner, id)
+		}
+	}
+	ns, err := r.narrowingsTo(view, inner)
+	if err != nil {
+		return state.Container{}, err
+	}
+	if c.Kernel.Shell == policy.ShellNone && req.Activate == ActivateExec {
+		if err := r.vetEntrypoint(req.ID, req.Entrypoint); err != nil {
+			return state.Container{}, err
+		}
 	}
 	if req.InitPID > 0 {
 		g, err := r.o.Cgroups.PidGroup(req.InitPID)
@@ -118,18 +151,31 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 			return state.Container{}, err
 		}
 	}
-	if err := r.o.Save(r.o.StatePath, r.snapshotWith(c, "")); err != nil {
+	cs, undo, err := r.applyLocked(ns, c.ID)
+	if err != nil {
 		evs = nil // nothing was registered
+		if uerr := r.o.Enforcer.Unregister(cg.ID); uerr != nil {
+			r.o.Log.Error("rollback of a refused registration", "container", c.ID, "cgroup_id", cg.ID, "err", uerr)
+		}
+		return state.Container{}, err
+	}
+	if err := r.o.Save(r.o.StatePath, r.snapshotOf(append(cs, c)...)); err != nil {
+		evs = nil // nothing was registered
+		undo.run()
 		if uerr := r.o.Enforcer.Unregister(cg.ID); uerr != nil {
 			r.o.Log.Error("rollback of a failed registration", "container", c.ID, "cgroup_id", cg.ID, "err", uerr)
 		}
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
+	}
+	for _, n := range cs {
+		r.byID[n.ID] = n
 	}
 	r.byID[c.ID] = c
 	r.byCgroup[c.CgroupID] = c.ID
 	reg := r.event(c, EventRegistered, registeredReason(c))
 	reg.Unenforced = codes(c.Unenforced)
 	evs = append([]Event{reg}, evs...)
+	evs = append(evs, r.narrowedEvents(cs, "", "nested in container "+c.ID+", registered after it")...)
 	return c, nil
 }
 

@@ -9,9 +9,17 @@
 // caller is treated as confined; reconcile never removes a live cgroup's
 // ceiling and never touches pins.
 //
+// Nesting: a container is never wider than its parent (by id) nor than any
+// registered cgroup above its own, at all times: Register takes the meet
+// with both, and Narrow (or Register of an ancestor after its descendants)
+// carries a new bound down to every descendant in the same transaction
+// (nesting.go).
+//
 // Files: registry.go (Registry, Options, the errors), request.go (Request:
 // its validation, the ceiling derivation, the cgroup it names),
-// register.go (Register, Unregister), narrow.go, shellnone.go (vetting the
+// register.go (Register, Unregister), narrow.go, nesting.go (the bound of
+// ancestors by parent id and by cgroup, and its propagation to
+// descendants), shellnone.go (vetting the
 // programs a shell=none ceiling lets run), pending.go (activation at exec,
 // the pending deadline), reconcile.go (Reconcile, Sweep), query.go (Get,
 // List, Identify, ...), events.go (Event), cgroups.go (Cgroups,

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/enforcerd/enforcerd/cgroup"
-	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/oci"
 	"github.com/enforcerd/enforcerd/policy"
@@ -99,15 +98,14 @@ func (req Request) validate() error {
 	return nil
 }
 
-// resolve derives the ceilings of a container: the session is the parent's
-// effective ceiling (else the default session) clamped by the ceiling text;
-// the effective ceiling is the role's request clamped to the session. So a
-// child is never wider than its parent.
-func resolve(role, ceilingText, toolGroups string, parent *state.Container) (session policy.Ceiling, s policy.Surface, err error) {
-	session = policy.DefaultSession()
-	if parent != nil {
-		session = parent.Ceiling
-	}
+// resolve derives the ceilings of a container: the session is bound (the
+// parent's effective ceiling, else the default session, met with the
+// ceilings of the registered cgroups above the container's) clamped by the
+// ceiling text; the effective ceiling is the role's request clamped to the
+// session. So a child is never wider than its parent, nor than any
+// registered cgroup it is nested in.
+func resolve(role, ceilingText, toolGroups string, bound policy.Ceiling) (session policy.Ceiling, s policy.Surface, err error) {
+	session = bound
 	if strings.TrimSpace(ceilingText) != "" {
 		req, err := policy.ParseCeiling(ceilingText, policy.DefaultSession())
 		if err != nil {

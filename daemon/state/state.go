@@ -36,8 +36,10 @@ type Container struct {
 	CgroupID uint64 `json:"cgroup_id"`
 	Role     string `json:"role,omitempty"`
 	// Session is the ceiling the role was resolved in: the parent's
-	// effective ceiling (or the default session) clamped by the requested
-	// ceiling text.
+	// effective ceiling (or the default session), met with the effective
+	// ceilings of the registered cgroups above this one, clamped by the
+	// requested ceiling text; and clamped again whenever an ancestor (by
+	// parent id or by cgroup) is narrowed or registered later.
 	Session policy.Ceiling `json:"session"`
 	// Ceiling is the effective ceiling (role's request clamped to Session).
 	Ceiling     policy.Ceiling       `json:"ceiling"`

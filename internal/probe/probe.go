@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"syscall"
 
@@ -175,6 +176,10 @@ func Main() {
 	if sub := os.Getenv(EnvSubCgroup); r.Setup == "" && sub != "" {
 		r.Require(enterSubCgroup(sub), "E1: enter sub-cgroup "+sub)
 	}
+	// Per-thread kernel state (credentials, the session keyring, prctl
+	// settings, seccomp) set by an op must be the state its later system
+	// calls run with: the op stays on one OS thread.
+	runtime.LockOSThread()
 	if r.Setup == "" {
 		if op, ok := ops[name]; ok {
 			op(&r, args)

@@ -89,7 +89,7 @@ func utf32le(b []byte) []byte {
 }
 
 // Classify classifies one open regular file by its content alone (rules
-// 3 to 5 of the package documentation): "" when it is not recognised,
+// 3, 5 and 6 of the package documentation): "" when it is not recognised,
 // else the kind and the reason. Errors: the file cannot be read, or an
 // ELF is larger than MaxScanBytes (ErrTooLarge).
 func Classify(f *os.File) (Kind, string, error) {
@@ -113,15 +113,48 @@ func ClassifyContent(r io.ReaderAt, size int64) (Kind, string, error) {
 		return "", "", fmt.Errorf("%w: %d bytes (at most %d are scanned)", ErrTooLarge, size, MaxScanBytes)
 	}
 	rl, err := scan(io.NewSectionReader(r, 0, size), size)
-	if err != nil || rl == nil {
+	if err != nil || len(rl) == 0 {
 		return "", "", err
 	}
-	return rl.kind, fmt.Sprintf("%s: %s", rl.program, rl.what), nil
+	return rl[0].kind, rl[0].reason(), nil
 }
 
-// scan streams the size bytes of r and returns the first rule all of
-// whose markers occur in them, or nil.
-func scan(r io.Reader, size int64) (*rule, error) {
+// reason is what a Finding says about a file that matched r.
+func (r *rule) reason() string { return fmt.Sprintf("%s: %s", r.program, r.what) }
+
+// interpVerdict says whether an ELF program interpreter is a dynamic
+// loader by content (a loader's DT_SONAME or usage text) and nothing
+// that runs other programs besides (no shell's or multi-call binary's
+// markers): "" when it is, else why not. The whole file is scanned, a
+// loader's SONAME included. Errors as ClassifyContent.
+func interpVerdict(r io.ReaderAt, size int64) (string, error) {
+	info := readELF(io.NewSectionReader(r, 0, size))
+	if !info.isELF {
+		return "not an ELF file", nil
+	}
+	if size > MaxScanBytes {
+		return "", fmt.Errorf("%w: %d bytes (at most %d are scanned)", ErrTooLarge, size, MaxScanBytes)
+	}
+	rls, err := scan(io.NewSectionReader(r, 0, size), size)
+	if err != nil {
+		return "", err
+	}
+	loader := loaderSONAME(info.soname)
+	for _, rl := range rls {
+		if rl.kind != Loader {
+			return fmt.Sprintf("it is a %s (%s)", rl.kind, rl.reason()), nil
+		}
+		loader = true
+	}
+	if !loader {
+		return "no dynamic loader's DT_SONAME or usage text", nil
+	}
+	return "", nil
+}
+
+// scan streams the size bytes of r and returns every rule all of whose
+// markers occur in them, in table order (none: nil).
+func scan(r io.Reader, size int64) ([]*rule, error) {
 	found := make([][]bool, len(rules))
 	for i := range rules {
 		found[i] = make([]bool, len(rules[i].markers))
@@ -133,19 +166,14 @@ func scan(r io.Reader, size int64) (*rule, error) {
 		n, rerr := io.ReadFull(r, buf[carry:])
 		window := buf[:carry+n]
 		for i := range rules {
-			all := true
 			for j, m := range rules[i].markers {
 				if !found[i][j] && bytes.Contains(window, m) {
 					found[i][j] = true
 				}
-				all = all && found[i][j]
-			}
-			if all {
-				return &rules[i], nil
 			}
 		}
 		if errors.Is(rerr, io.EOF) || errors.Is(rerr, io.ErrUnexpectedEOF) {
-			return nil, nil
+			break
 		}
 		if rerr != nil {
 			return nil, rerr
@@ -153,4 +181,15 @@ func scan(r io.Reader, size int64) (*rule, error) {
 		carry = min(overlap, len(window))
 		copy(buf, window[len(window)-carry:])
 	}
+	var out []*rule
+	for i := range rules {
+		all := true
+		for _, f := range found[i] {
+			all = all && f
+		}
+		if all {
+			out = append(out, &rules[i])
+		}
+	}
+	return out, nil
 }

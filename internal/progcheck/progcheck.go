@@ -30,17 +30,33 @@
 //     the root, same device and inode) of one of the files checked
 //     together, of a /etc/shells entry or of the root's /bin/sh: the
 //     loader, whatever its name (musl's loader is its libc.so);
-//  3. files that are not ELF are not classified further: the kernel runs
-//     a script (#!) or a binfmt_misc format through its interpreter, and
-//     that interpreter is exec-checked as its own bprm_check_security
-//     stage, so it must itself be allowed (and checked);
-//  4. an ELF whose DT_SONAME is a loader's (ld-linux*, ld.so*, ld64.so*,
+//  3. files that are not ELF are not classified by content: the kernel
+//     runs a script (#!) or a binfmt_misc format through its interpreter,
+//     as a later bprm_check_security stage of the same exec that must
+//     itself be allowed (bpf/exec.bpf.c), so
+//  4. a script is judged by its interpreter (UnallowedInterp, or the
+//     interpreter's own kind): the "#!" line read as the kernel reads it,
+//     resolved inside the root and classified by these rules, following
+//     an interpreter that is itself a script up to the kernel's five
+//     stages; an interpreter that is not one of the files checked
+//     together is refused even when it is harmless, since the kernel
+//     would deny it (binfmt_misc formats are left to the kernel);
+//  5. an ELF whose DT_SONAME is a loader's (ld-linux*, ld.so*, ld64.so*,
 //     ld-musl-*, ld-uClibc*);
-//  5. an ELF containing every marker of one rule of the table in
+//  6. an ELF containing every marker of one rule of the table in
 //     markers.go: version strings and usage texts that only that program
 //     carries (bash, zsh, ksh93, mksh, pdksh, posh, tcsh, yash, fish;
 //     BusyBox, toybox, coreutils --coreutils-prog, uutils; glibc's and
-//     musl's loader usage). The file is streamed, at most MaxScanBytes.
+//     musl's loader usage). The file is streamed, at most MaxScanBytes;
+//  7. an ELF whose program interpreter (PT_INTERP, resolved inside the
+//     root) is not a dynamic loader by content (rules 5 and 6), or is one
+//     that also carries a shell's or multi-call binary's markers
+//     (NonLoaderInterp): the kernel maps and starts that file within the
+//     exec of the allowed one, with no exec check of its own.
+//
+// A bare program name is looked up in PATH (Root.Resolve), and every file
+// a lookup could pick is checked (Root.Candidates, Program.Check): which
+// one a runtime runs depends on its lookup rule and user.
 //
 // Not classified, by design: general-purpose interpreters and runtimes
 // (python, node, perl, a JVM, qemu-user, valgrind). Allowing one is the
@@ -74,10 +90,20 @@ const (
 	// Loader: the dynamic loader, which runs the program named by its
 	// argument without an exec of that program.
 	Loader Kind = "dynamic loader"
+	// NonLoaderInterp: an ELF whose program interpreter (PT_INTERP) is
+	// not a dynamic loader by content, or is one with a shell's or
+	// multi-call binary's markers besides. The kernel maps and starts
+	// that interpreter with no exec check of its own.
+	NonLoaderInterp Kind = "program whose ELF interpreter is not a dynamic loader"
+	// UnallowedInterp: the interpreter of a "#!" script that is neither
+	// the entrypoint nor an allowed file (nor a shell, a multi-call
+	// binary or a loader, which are refused as such). The kernel denies
+	// its exec stage.
+	UnallowedInterp Kind = "script interpreter that is not allowed"
 )
 
 // AllKinds lists every Kind (TestAllKindsExplained keeps it complete).
-var AllKinds = []Kind{Shell, MultiCall, Loader}
+var AllKinds = []Kind{Shell, MultiCall, Loader, NonLoaderInterp, UnallowedInterp}
 
 // Consequence says why allowing a program of kind k defeats shell=none.
 func (k Kind) Consequence() string {
@@ -88,6 +114,10 @@ func (k Kind) Consequence() string {
 		return "every program it contains, a shell included, runs from this one allowed file"
 	case Loader:
 		return "it runs any program named as its argument without an exec of that program"
+	case NonLoaderInterp:
+		return "the kernel maps and starts a program's interpreter without an exec check of its own, so that interpreter runs as if it were the allowed file"
+	case UnallowedInterp:
+		return "under shell=none a script's interpreter must itself be allowed: the kernel denies it otherwise"
 	}
 	return "it runs other programs without an exec"
 }
@@ -109,7 +139,10 @@ func (f Finding) String() string {
 // Errors callers test with errors.Is.
 var (
 	// ErrUnsafe: a program is a shell, a multi-call binary or the
-	// dynamic loader (the error is an *UnsafeError).
+	// dynamic loader, a script whose interpreter is one of those or is
+	// not allowed, or an ELF whose program interpreter is not a dynamic
+	// loader (the error is an *UnsafeError; each Finding's Kind says
+	// which).
 	ErrUnsafe = errors.New("program runs other programs without exec")
 	// ErrNotFound: a program name does not resolve to an executable
 	// regular file inside the root.

@@ -220,6 +220,7 @@ func TestTooLargeFailsClosed(t *testing.T) {
 //	bin/dash            an ELF without markers (a login shell by identity)
 //	bin/sh -> dash      bin/dash-hard (hard link), bin/dash-copy (copy)
 //	bin/bb              BusyBox's markers; bin/ls -> bb; bin/abs -> /bin/bb
+//	lib/ld-test.so.1    a loader (its DT_SONAME)
 //	bin/app             PT_INTERP /lib/ld-test.so.1 (an ELF without markers)
 //	bin/ldlink -> /lib/ld-test.so.1
 //	bin/outside -> /../../../../../usr/bin/bash (stays inside: missing)
@@ -255,7 +256,7 @@ func testRoot(t *testing.T) string {
 	write("bin/bb", fakeELF(t, "", "", signature(ruleFor(t, "BusyBox"))), 0o755)
 	link("bb", "bin/ls")
 	link("/bin/bb", "bin/abs")
-	write("lib/ld-test.so.1", fakeELF(t, "", "", []byte("loader")), 0o755)
+	write("lib/ld-test.so.1", fakeELF(t, "", "ld-linux-test.so.1", []byte("loader")), 0o755)
 	write("bin/app", fakeELF(t, "/lib/ld-test.so.1", ""), 0o755)
 	link("/lib/ld-test.so.1", "bin/ldlink")
 	link("/../../../../../usr/bin/bash", "bin/outside")
@@ -354,6 +355,8 @@ func TestResolveLikeExecvp(t *testing.T) {
 		{"./app", "", "/bin", "/bin/app"},
 		{"../bin/app", "", "/sbin", "/bin/app"},
 		{"dir/../app", "", "/bin", "/bin/app"},
+		{"tool", "sbin", "", "/sbin/tool"},         // a relative entry, from cwd
+		{"app", "/sbin::/usr", "/bin", "/bin/app"}, // "" is cwd
 	} {
 		got, err := r.Resolve(c.name, c.pathEnv, c.cwd)
 		if err != nil || got != c.want {
@@ -368,7 +371,7 @@ func TestResolveLikeExecvp(t *testing.T) {
 		{"outside", "/bin"}, // the host's bash is not reachable
 		{"", "/bin"},
 		{"a\x00b", "/bin"},
-		{"tool", "sbin"}, // only relative entries
+		{"tool", "bin:usr"}, // only relative entries, from cwd "/"
 	} {
 		if got, err := r.Resolve(c.name, c.pathEnv, ""); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Resolve(%q, %q) = %q, %v; want ErrNotFound", c.name, c.pathEnv, got, err)

@@ -55,11 +55,14 @@ func (p Program) Validate() error {
 	return nil
 }
 
-// Check resolves p inside its root (Root.Resolve) and classifies the file
-// (Root.Check). It returns the path the program resolved to inside the
-// root (when it did), and nil, an *UnsafeError (errors.Is ErrUnsafe), or
-// an error: p is malformed, the root cannot be opened, the program is
-// not found (ErrNotFound) or cannot be read (fail closed).
+// Check resolves p inside its root (Root.Resolve) and classifies every
+// file a lookup of it could execute (Root.Candidates), each as the one
+// allowed file (Root.Check): which one runs depends on the runtime's
+// lookup rule and user. It returns the path the program resolved to
+// inside the root (when it did), and nil, an *UnsafeError (errors.Is
+// ErrUnsafe) naming every unsafe candidate, or an error: p is malformed,
+// the root cannot be opened, the program is not found (ErrNotFound) or a
+// candidate cannot be read (fail closed).
 func (p Program) Check() (string, error) {
 	if err := p.Validate(); err != nil {
 		return "", err
@@ -69,11 +72,25 @@ func (p Program) Check() (string, error) {
 		return "", err
 	}
 	defer r.Close()
-	resolved, err := r.Resolve(p.Path, p.EnvPath, p.Cwd)
+	resolved, all, err := r.lookup(p.Path, p.EnvPath, p.Cwd)
 	if err != nil {
 		return "", err
 	}
-	return resolved, r.Check(resolved)
+	var unsafe UnsafeError
+	for _, c := range all {
+		err := r.Check(c)
+		var ue *UnsafeError
+		switch {
+		case errors.As(err, &ue):
+			unsafe.Findings = append(unsafe.Findings, ue.Findings...)
+		case err != nil:
+			return resolved, err
+		}
+	}
+	if len(unsafe.Findings) > 0 {
+		return resolved, &unsafe
+	}
+	return resolved, nil
 }
 
 // CheckHost checks host programs together (the host's root "/"):

@@ -116,15 +116,37 @@ func reopen(fd int, name string) (*os.File, error) {
 }
 
 // Resolve finds the file a process whose root is r would execute for
-// name, as execvp and Go's exec.LookPath (runc's) do: a name containing a
-// slash is used as is, relative to cwd ("/" when empty) if not absolute;
-// a bare name is searched in pathEnv's directories (DefaultPath when
-// empty; relative entries are skipped) for a regular file with an
-// execute bit. It returns the path inside the root. Errors: ErrNotFound,
-// or the file cannot be examined.
+// name, as execvp does: a name containing a slash is used as is,
+// relative to cwd ("/" when empty) if not absolute; a bare name is
+// searched in pathEnv's directories (DefaultPath when empty; an empty or
+// relative entry is taken from cwd) for the first regular file with an
+// execute bit that is not on a noexec mount. It returns the path inside
+// the root. Which file a runtime really picks depends on its lookup rule
+// and on the user it runs as: Candidates lists every file it could be.
+// Errors: ErrNotFound, or a file cannot be examined.
 func (r *Root) Resolve(name, pathEnv, cwd string) (string, error) {
+	picked, _, err := r.lookup(name, pathEnv, cwd)
+	return picked, err
+}
+
+// Candidates lists every file a lookup of name could execute: for a
+// name with a slash that file; for a bare name every regular file with
+// an execute bit in every directory of pathEnv (as Resolve), whether a
+// lookup would stop before it or not, once per identity. Go's
+// exec.LookPath (runc's) since Go 1.20 skips a file on a noexec mount,
+// and any lookup skips one the process's user may not execute (file
+// mode, ACLs, a directory it may not search, an LSM's policy): which one
+// runs depends on the runtime's rule and user, neither known here, so
+// every candidate is vetted. Errors as Resolve.
+func (r *Root) Candidates(name, pathEnv, cwd string) ([]string, error) {
+	_, all, err := r.lookup(name, pathEnv, cwd)
+	return all, err
+}
+
+// lookup returns the file Resolve picks and every candidate (Candidates).
+func (r *Root) lookup(name, pathEnv, cwd string) (picked string, all []string, err error) {
 	if name == "" || strings.IndexByte(name, 0) >= 0 {
-		return "", fmt.Errorf("%w: empty or malformed program name %q", ErrNotFound, name)
+		return "", nil, fmt.Errorf("%w: empty or malformed program name %q", ErrNotFound, name)
 	}
 	if cwd == "" {
 		cwd = "/"
@@ -134,44 +156,84 @@ func (r *Root) Resolve(name, pathEnv, cwd string) (string, error) {
 		if !path.IsAbs(p) {
 			p = path.Join(cwd, p)
 		}
-		if err := r.executable(p); err != nil {
-			return "", err
+		c, err := r.examine(p)
+		switch {
+		case err != nil:
+			return "", nil, err
+		case !c.exists:
+			return "", nil, fmt.Errorf("%w: %s inside %s: %s", ErrNotFound, p, r.path, c.why)
 		}
-		return p, nil
+		return p, []string{p}, nil
 	}
 	if pathEnv == "" {
 		pathEnv = DefaultPath
 	}
 	var tried []string
+	seen := map[fileID]bool{}
 	for _, dir := range strings.Split(pathEnv, ":") {
 		if !path.IsAbs(dir) {
-			continue
+			dir = path.Join(cwd, dir) // execvp: "" is the working directory
 		}
 		p := path.Join(dir, name)
 		tried = append(tried, p)
-		err := r.executable(p)
-		if err == nil {
-			return p, nil
+		c, err := r.examine(p)
+		if err != nil {
+			return "", nil, err
 		}
-		if !errors.Is(err, ErrNotFound) {
-			return "", err
+		if !c.exists {
+			continue
+		}
+		if !c.noexec && picked == "" {
+			picked = p
+		}
+		if !seen[c.id] {
+			seen[c.id] = true
+			all = append(all, p)
 		}
 	}
-	return "", fmt.Errorf("%w: %q in PATH %s inside %s (tried %s)", ErrNotFound, name, pathEnv, r.path, strings.Join(tried, ", "))
+	if picked == "" {
+		why := "none is an executable regular file"
+		if len(all) > 0 {
+			why = "each is on a noexec mount: " + strings.Join(all, ", ")
+		}
+		return "", nil, fmt.Errorf("%w: %q in PATH %s inside %s (tried %s; %s)", ErrNotFound, name, pathEnv, r.path, strings.Join(tried, ", "), why)
+	}
+	return picked, all, nil
 }
 
-// executable checks that p is a regular file with an execute bit.
-func (r *Root) executable(p string) error {
-	st, err := r.stat(p)
+// candidate is what examine found at a path.
+type candidate struct {
+	exists bool   // a regular file with an execute bit
+	why    string // why not
+	noexec bool   // on a noexec mount: execve refuses it
+	id     fileID
+}
+
+// examine looks at p inside the root: is it a regular file with an
+// execute bit, and is it on a noexec mount (fstatfs of the file itself,
+// so the mount it resolves to inside the root decides). Errors other
+// than a missing file are returned (fail closed).
+func (r *Root) examine(p string) (candidate, error) {
+	fd, err := r.openat2(p, unix.O_PATH)
 	switch {
 	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.ELOOP):
-		return fmt.Errorf("%w: %s inside %s: %v", ErrNotFound, p, r.path, err)
+		return candidate{why: err.Error()}, nil
 	case err != nil:
-		return fmt.Errorf("%s inside %s: %w", p, r.path, err)
-	case st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&0o111 == 0:
-		return fmt.Errorf("%w: %s inside %s is not an executable regular file (mode %#o)", ErrNotFound, p, r.path, st.Mode)
+		return candidate{}, fmt.Errorf("%s inside %s: %w", p, r.path, err)
 	}
-	return nil
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return candidate{}, fmt.Errorf("%s inside %s: %w", p, r.path, &os.PathError{Op: "fstat", Path: p, Err: err})
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&0o111 == 0 {
+		return candidate{why: fmt.Sprintf("not an executable regular file (mode %#o)", st.Mode)}, nil
+	}
+	var sfs unix.Statfs_t
+	if err := unix.Fstatfs(fd, &sfs); err != nil {
+		return candidate{}, fmt.Errorf("%s inside %s: %w", p, r.path, &os.PathError{Op: "fstatfs", Path: p, Err: err})
+	}
+	return candidate{exists: true, noexec: sfs.Flags&unix.ST_NOEXEC != 0, id: idOf(&st)}, nil
 }
 
 // ParseShells returns the entries of an /etc/shells file: one absolute
@@ -280,12 +342,14 @@ func (r *Root) Check(paths ...string) error {
 }
 
 // CheckFiles is Check for files already open (e.g. /proc/PID/exe). The
-// files' program interpreters are resolved inside the root.
+// files' program interpreters and script interpreters are resolved
+// inside the root.
 func (r *Root) CheckFiles(files []File) error {
 	ref, err := r.reference()
 	if err != nil {
 		return err
 	}
+	c := &checker{r: r, ref: ref, allowed: map[fileID]bool{}, interps: map[fileID]string{}}
 	ids := make([]fileID, len(files))
 	for i, f := range files {
 		var st unix.Stat_t
@@ -296,28 +360,142 @@ func (r *Root) CheckFiles(files []File) error {
 			return fmt.Errorf("%s: not a regular file (mode %#o)", f.Name, st.Mode)
 		}
 		ids[i] = idOf(&st)
+		c.allowed[ids[i]] = true
 		r.addInterp(ref, f.F, f.Name)
 	}
-	var findings []Finding
 	for i, f := range files {
-		if why, ok := ref.shells[ids[i]]; ok {
-			findings = append(findings, Finding{Name: f.Name, Kind: Shell, Reason: why})
-			continue
-		}
-		if why, ok := ref.loaders[ids[i]]; ok {
-			findings = append(findings, Finding{Name: f.Name, Kind: Loader, Reason: why})
-			continue
-		}
-		k, why, err := Classify(f.F)
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.Name, err)
-		}
-		if k != "" {
-			findings = append(findings, Finding{Name: f.Name, Kind: k, Reason: why})
+		if err := c.file(f.Name, f.F, ids[i], 0); err != nil {
+			return err
 		}
 	}
-	if len(findings) > 0 {
-		return &UnsafeError{Findings: findings}
+	if len(c.findings) > 0 {
+		return &UnsafeError{Findings: c.findings}
 	}
+	return nil
+}
+
+// checker classifies the files one registration allows (allowed: their
+// identities) and what the kernel runs for them without an exec check
+// of its own (ELF program interpreters) or with one (script
+// interpreters, which must then be allowed too).
+type checker struct {
+	r        *Root
+	ref      reference
+	allowed  map[fileID]bool
+	interps  map[fileID]string // program interpreters vetted: "" or why not a loader
+	findings []Finding
+}
+
+func (c *checker) add(name string, k Kind, why string) {
+	c.findings = append(c.findings, Finding{Name: name, Kind: k, Reason: why})
+}
+
+// file classifies one file the registration's exec may run: by the
+// root's shells and loaders, by content, then what it names to run it
+// (its program interpreter, its script interpreter). depth counts the
+// script interpreters above it.
+func (c *checker) file(name string, f *os.File, id fileID, depth int) error {
+	if why, ok := c.ref.shells[id]; ok {
+		c.add(name, Shell, why)
+		return nil
+	}
+	if why, ok := c.ref.loaders[id]; ok {
+		c.add(name, Loader, why)
+		return nil
+	}
+	k, why, err := Classify(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if k != "" {
+		c.add(name, k, why)
+		return nil
+	}
+	if info := readELF(f); info.isELF {
+		if info.interp != "" {
+			return c.progInterp(name, info.interp)
+		}
+		return nil
+	}
+	if interp, ok := scriptInterp(f); ok {
+		return c.scriptInterp(name, interp, depth)
+	}
+	return nil
+}
+
+// progInterp: the kernel maps an ELF's program interpreter (PT_INTERP)
+// and starts it, with no bprm_check_security of its own, so it must be
+// a dynamic loader by content (and carry no shell's or multi-call
+// binary's markers): otherwise a 400-byte ELF naming /bin/busybox runs
+// BusyBox under the identity of an allowed file.
+func (c *checker) progInterp(name, interp string) error {
+	notLoader := func(why string) {
+		c.add(name, NonLoaderInterp, fmt.Sprintf("program interpreter %s is not a dynamic loader: %s", interp, why))
+	}
+	if !path.IsAbs(interp) {
+		notLoader("a relative path, which the kernel resolves from the working directory")
+		return nil
+	}
+	f, st, err := c.r.openRegular(interp)
+	switch {
+	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.ELOOP):
+		notLoader("not found inside " + c.r.path)
+		return nil
+	case err != nil && st.Mode&unix.S_IFMT != 0 && st.Mode&unix.S_IFMT != unix.S_IFREG:
+		notLoader("not a regular file")
+		return nil
+	case err != nil:
+		return fmt.Errorf("%s: program interpreter %s inside %s: %w", name, interp, c.r.path, err)
+	}
+	defer f.Close()
+	why, ok := c.interps[idOf(&st)]
+	if !ok {
+		if why, err = interpVerdict(f, st.Size); err != nil {
+			return fmt.Errorf("%s: program interpreter %s: %w", name, interp, err)
+		}
+		c.interps[idOf(&st)] = why
+	}
+	if why != "" {
+		notLoader(why)
+	}
+	return nil
+}
+
+// scriptInterp: the kernel runs a "#!" script's interpreter as a later
+// stage of the same exec, and under shell=none that stage must be an
+// allowed file (bpf/exec.bpf.c, also for the exec that activates a
+// pending registration). An interpreter that runs other programs without
+// exec is refused as such (by its kind); any other one that is not
+// allowed is refused too: the kernel would deny it, and this says why
+// before anything runs. An interpreter that is itself a script is
+// followed, at most maxScriptDepth deep.
+func (c *checker) scriptInterp(name, interp string, depth int) error {
+	label := fmt.Sprintf("%s (the #! interpreter of %s)", interp, name)
+	if depth >= maxScriptDepth {
+		return fmt.Errorf("%s: more than %d nested script interpreters (the kernel refuses the exec)", label, maxScriptDepth)
+	}
+	if !path.IsAbs(interp) {
+		c.add(label, UnallowedInterp, "a relative path, which the kernel resolves from the working directory: name the interpreter by its absolute path, and allow it")
+		return nil
+	}
+	f, st, err := c.r.openRegular(interp)
+	if err != nil {
+		return fmt.Errorf("%s inside %s: %w", label, c.r.path, err)
+	}
+	defer f.Close()
+	id := idOf(&st)
+	if c.allowed[id] {
+		return nil // allowed, and checked as such
+	}
+	n := len(c.findings)
+	if err := c.file(label, f, id, depth+1); err != nil {
+		return err
+	}
+	for _, fd := range c.findings[n:] {
+		if fd.Name == label {
+			return nil // refused by its kind
+		}
+	}
+	c.add(label, UnallowedInterp, "neither the entrypoint nor an allowed file")
 	return nil
 }

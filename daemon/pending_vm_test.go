@@ -1,73 +1,35 @@
 package daemon_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/internal/probe"
 )
 
-// workload is an "entry" helper (the probing loop) started directly in a
-// cgroup: it is running before any registration and never execs again.
-type workload struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	mu    sync.Mutex
-	lines []string
-	done  chan struct{}
-}
+// workload is the probe workload started directly in a cgroup: it is
+// running before any registration and never execs again.
+type workload struct{ p *probe.Process }
 
 func startWorkload(t *testing.T, e *vmEnv, group, name string) *workload {
 	t.Helper()
-	cg, err := cgroup.Create(e.mount, group)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := cg.OpenDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dir.Close()
 	wdir := filepath.Join(e.dir, name)
 	os.MkdirAll(wdir, 0o755)
-	w := &workload{cmd: exec.Command("/proc/self/exe"), done: make(chan struct{})}
-	w.cmd.Env = append(os.Environ(), helperEnv+"=entry", "HELPER_DIR="+wdir)
-	w.cmd.SysProcAttr = cgroup.SysProcAttr(dir)
-	w.stdin, _ = w.cmd.StdinPipe()
-	out, _ := w.cmd.StdoutPipe()
-	if err := w.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		defer close(w.done)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			w.mu.Lock()
-			w.lines = append(w.lines, sc.Text())
-			w.mu.Unlock()
-		}
-	}()
-	return w
+	return &workload{p: startIn(t, e.mount, group, probe.Cmd{Op: "workload", Args: []string{wdir}})}
 }
 
-func (w *workload) snapshot() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]string(nil), w.lines...)
-}
+func (w *workload) snapshot() []string { return w.p.Lines() }
 
 // waitFor waits until the workload printed n lines in total.
 func (w *workload) waitFor(t *testing.T, n int) []string {
@@ -82,11 +44,7 @@ func (w *workload) waitFor(t *testing.T, n int) []string {
 	}
 }
 
-func (w *workload) stop() {
-	w.stdin.Close()
-	w.cmd.Wait()
-	<-w.done
-}
+func (w *workload) stop() { stopProbe(w.p) }
 
 func removeGroup(e *vmEnv, group string) {
 	if cg, err := cgroup.Open(e.mount, group); err == nil {
@@ -150,31 +108,23 @@ func TestVMDaemonImmediateActivationNonInitProcess(t *testing.T) {
 	if before[0] != "net=allowed write=allowed" {
 		t.Fatalf("before registration: %q, want allowed (nothing registered yet)", before[0])
 	}
-	initCmd := exec.Command("/proc/self/exe")
-	initCmd.Env = append(os.Environ(), helperEnv+"=init")
-	dir, _ := os.Open(filepath.Join(e.mount, group))
-	initCmd.SysProcAttr = cgroup.SysProcAttr(dir)
-	initStdin, _ := initCmd.StdinPipe()
-	if err := initCmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	dir.Close()
-	defer func() { initStdin.Close(); initCmd.Wait() }()
+	initP := startIn(t, e.mount, group, probe.Cmd{Op: "runtime-init", Args: []string{filepath.Join(e.dir, "imm")}})
+	defer stopProbe(initP)
 	st := fmt.Sprintf(`{"ociVersion":"1.0.2-dev","id":"imm","status":"created","pid":%d,"bundle":"/b","annotations":{"enforcerd.io/ceiling":"network=false,write=false"}}`,
-		initCmd.Process.Pid)
+		initP.Pid())
 	code, msg = e.hook("createRuntime", st)
 	n := len(w.snapshot())
-	if code != 0 || !strings.Contains(msg, "activation immediate") || !strings.Contains(msg, strconv.Itoa(w.cmd.Process.Pid)) {
+	if code != 0 || !strings.Contains(msg, "activation immediate") || !strings.Contains(msg, strconv.Itoa(w.p.Pid())) {
 		t.Fatalf("createRuntime with a non-init process: exit %d: %s", code, msg)
 	}
 	c, err := client.Get(ctx, "imm")
-	if err != nil || c.State != state.StateActive || c.Activation != state.ActivationImmediate || c.InitPID != initCmd.Process.Pid {
+	if err != nil || c.State != state.StateActive || c.Activation != state.ActivationImmediate || c.InitPID != initP.Pid() {
 		t.Fatalf("registration: %+v, %v; want active, immediate", c, err)
 	}
 	// One iteration may have been under way when the hook returned.
 	after := w.waitFor(t, n+11)[n+1:]
 	allDenied(t, "running workload after registration", after)
-	t.Logf("workload pid %d: %d lines allowed before registration, %d denied after; reason: %s", w.cmd.Process.Pid, n, len(after), c.ActivationReason)
+	t.Logf("workload pid %d: %d lines allowed before registration, %d denied after; reason: %s", w.p.Pid(), n, len(after), c.ActivationReason)
 
 	// API path, no init_pid: any process in the cgroup activates at once.
 	group2 := "/vmtest-runtime/imm2"
@@ -208,7 +158,7 @@ func TestVMDaemonPendingIntruderActivates(t *testing.T) {
 
 	ctr, code, msg := e.create("intr", "network=false,write=false")
 	defer removeGroup(e, ctr.group)
-	defer func() { ctr.stdin.Close(); ctr.cmd.Wait() }()
+	defer stopProbe(ctr.p)
 	if code != 0 || !strings.Contains(msg, "activation at-exec") {
 		t.Fatalf("createRuntime: exit %d: %s", code, msg)
 	}
@@ -227,7 +177,7 @@ func TestVMDaemonPendingIntruderActivates(t *testing.T) {
 		t.Fatalf("control: outside the container the workload is %v, want allowed", before)
 	}
 	procs := filepath.Join(e.mount, ctr.group, "cgroup.procs")
-	if err := os.WriteFile(procs, []byte(strconv.Itoa(w.cmd.Process.Pid)), 0o644); err != nil {
+	if err := os.WriteFile(procs, []byte(strconv.Itoa(w.p.Pid())), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	moved := time.Now()
@@ -329,8 +279,7 @@ func TestVMDaemonPendingDeadlineFreezes(t *testing.T) {
 	if err := cg.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	late.stdin.Close()
-	late.cmd.Wait()
+	stopProbe(late.p)
 }
 
 func grepLines(s, word string) string {

@@ -8,12 +8,8 @@ package daemon_test
 //	scripts/vmtest --kernel 6.12 --with-tests --run '/t/daemon.test -test.run ShellNone -test.v'
 
 import (
-	"bytes"
 	"context"
-	"debug/elf"
-	"encoding/binary"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,8 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/internal/testelf"
+
 	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/internal/probe"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/internal/vmtest"
 )
@@ -79,39 +77,14 @@ func TestVMRuncShellNoneRefusesScriptWithShellInterpreter(t *testing.T) {
 	}
 }
 
-// interpStubELF: see internal/progcheck TestELFWhoseInterpreterIsBusyBoxIsRefused.
+// interpStubELF is testelf.InterpStub, failing the test on error.
 func interpStubELF(t testing.TB, interp string) []byte {
 	t.Helper()
-	f, err := elf.Open(interp)
+	b, err := testelf.InterpStub(interp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var extra []elf.Prog64
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_TLS || p.Type == elf.PT_GNU_RELRO {
-			extra = append(extra, elf.Prog64{Type: uint32(p.Type), Flags: uint32(p.Flags), Off: p.Off, Vaddr: p.Vaddr,
-				Paddr: p.Paddr, Filesz: p.Filesz, Memsz: p.Memsz, Align: p.Align})
-		}
-	}
-	const ehsize, phsize = 64, 56
-	nph := 3 + len(extra)
-	ioff := uint64(ehsize + nph*phsize)
-	s := []byte(interp + "\x00")
-	size := ioff + uint64(len(s))
-	progs := append([]elf.Prog64{
-		{Type: uint32(elf.PT_LOAD), Flags: uint32(elf.PF_R | elf.PF_X), Filesz: size, Memsz: size, Align: 0x1000},
-		{Type: uint32(elf.PT_INTERP), Flags: uint32(elf.PF_R), Off: ioff, Vaddr: ioff, Paddr: ioff, Filesz: uint64(len(s)), Memsz: uint64(len(s)), Align: 1},
-		{Type: uint32(elf.PT_GNU_STACK), Flags: uint32(elf.PF_R | elf.PF_W), Align: 16},
-	}, extra...)
-	hdr := elf.Header64{Type: uint16(elf.ET_DYN), Machine: uint16(elf.EM_X86_64), Version: 1, Entry: ioff,
-		Phoff: ehsize, Ehsize: ehsize, Phentsize: phsize, Phnum: uint16(nph), Shentsize: 64}
-	copy(hdr.Ident[:], []byte{0x7f, 'E', 'L', 'F', byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT)})
-	var b bytes.Buffer
-	binary.Write(&b, binary.LittleEndian, hdr)
-	binary.Write(&b, binary.LittleEndian, progs)
-	b.Write(s)
-	return b.Bytes()
+	return b
 }
 
 // TestVMRuncShellNoneRefusesBusyBoxInterpStub: the image's entrypoint
@@ -168,30 +141,21 @@ func TestVMRuncShellNoneRefusesBusyBoxInterpStub(t *testing.T) {
 	}
 }
 
-// lookPathInit plays a Go runtime's init (runc's LookPath, built with Go
-// >= 1.20): it waits for a byte on stdin, resolves $LOOKPATH_ARG0 with
-// exec.LookPath in $LOOKPATH_PATH and execs it with argv $LOOKPATH_ARG0 -c
-// $LOOKPATH_CMD.
-const lookPathInit = "lookpath-init"
-
+// The probe lookpath-init ARG0 PATH CMD plays a Go runtime's init (runc's
+// LookPath, built with Go >= 1.20): it waits for a byte on stdin, resolves
+// ARG0 with exec.LookPath in PATH and execs it with argv ARG0 -c CMD.
 func init() {
-	if os.Getenv(helperEnv) != lookPathInit {
-		return
-	}
-	b := make([]byte, 1)
-	if _, err := os.Stdin.Read(b); err != nil {
-		os.Exit(3)
-	}
-	arg0 := os.Getenv("LOOKPATH_ARG0")
-	os.Setenv("PATH", os.Getenv("LOOKPATH_PATH"))
-	name, err := exec.LookPath(arg0)
-	if err != nil {
-		fmt.Println("lookpath:", err)
-		os.Exit(4)
-	}
-	err = syscall.Exec(name, []string{arg0, "-c", os.Getenv("LOOKPATH_CMD")}, []string{"PATH=/bin"})
-	fmt.Println("exec:", err)
-	os.Exit(5)
+	probe.Register("lookpath-init", func(r *probe.Result, a []string) {
+		if _, err := os.Stdin.Read(make([]byte, 1)); !r.Require(err, "wait for the runtime") {
+			return
+		}
+		os.Setenv("PATH", a[1])
+		name, err := exec.LookPath(a[0])
+		if !r.Require(err, "lookpath") {
+			return
+		}
+		r.Check(syscall.Exec(name, []string{a[0], "-c", a[2]}, []string{"PATH=/bin"}), "exec "+name)
+	})
 }
 
 // TestVMPendingEntrypointNoexecDecoyRefused: {"path":"sh","env_path":
@@ -241,26 +205,11 @@ func TestVMPendingEntrypointNoexecDecoyRefused(t *testing.T) {
 	}
 	pathEnv := decoy + ":" + bb
 	group := "/vmtest-lookpath/noexec"
-	cg, err := cgroup.Create(e.mount, group)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runtimeInit := startIn(t, e.mount, group, probe.Cmd{Op: "lookpath-init", Args: []string{"sh", pathEnv, "rm -f " + victim + "; echo BUSYBOX-SH-RAN"}})
 	defer removeGroup(e, "/vmtest-lookpath")
 	defer removeGroup(e, group)
-	cgdir, _ := cg.OpenDir()
-	initCmd := exec.Command("/proc/self/exe")
-	initCmd.Env = append(os.Environ(), helperEnv+"="+lookPathInit, "LOOKPATH_ARG0=sh", "LOOKPATH_PATH="+pathEnv,
-		"LOOKPATH_CMD=rm -f "+victim+"; echo BUSYBOX-SH-RAN")
-	initCmd.SysProcAttr = cgroup.SysProcAttr(cgdir)
-	stdin, _ := initCmd.StdinPipe()
-	var out bytes.Buffer
-	initCmd.Stdout, initCmd.Stderr = &out, &out
-	if err := initCmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	cgdir.Close()
 	c, err := client.Register(ctx, api.RegisterRequest{ID: "lookpath-noexec", Cgroup: group, Ceiling: "shell=none",
-		Activate: api.ActivateExec, InitPID: initCmd.Process.Pid,
+		Activate: api.ActivateExec, InitPID: runtimeInit.Pid(),
 		Entrypoint: api.EntrypointFrom(&progcheck.Program{Path: "sh", Root: "/", EnvPath: pathEnv, Cwd: "/"})})
 	if err != nil {
 		// (b) refused, naming the file the runtime picks; (c) nothing ran.
@@ -273,22 +222,22 @@ func TestVMPendingEntrypointNoexecDecoyRefused(t *testing.T) {
 		}
 		// (a) Control: released without a ceiling, the simulated
 		// runtime execs BusyBox's sh, which removes VICTIM.
-		stdin.Write([]byte{1})
-		stdin.Close()
-		initCmd.Wait()
-		if _, verr := os.Stat(victim); !strings.Contains(out.String(), "BUSYBOX-SH-RAN") || verr == nil {
-			t.Fatalf("control: the simulated Go runtime did not run BusyBox's sh from %s (victim present %v): %s", bb, verr == nil, out.String())
+		runtimeInit.Write([]byte{1})
+		stopProbe(runtimeInit)
+		out := strings.Join(runtimeInit.Lines(), "\n")
+		if _, verr := os.Stat(victim); !strings.Contains(out, "BUSYBOX-SH-RAN") || verr == nil {
+			t.Fatalf("control: the simulated Go runtime did not run BusyBox's sh from %s (victim present %v): %s", bb, verr == nil, out)
 		}
 		t.Logf("registration refused: %v", err)
 		return
 	}
 	t.Logf("registered: activation %s, kernel %s", c.Activation, c.Kernel)
-	stdin.Write([]byte{1})
-	stdin.Close()
-	initCmd.Wait()
+	runtimeInit.Write([]byte{1})
+	stopProbe(runtimeInit)
 	_, verr := os.Stat(victim)
-	t.Logf("init output: %s", out.String())
-	if strings.Contains(out.String(), "BUSYBOX-SH-RAN") || verr != nil {
+	out := strings.Join(runtimeInit.Lines(), "\n")
+	t.Logf("init output: %s", out)
+	if strings.Contains(out, "BUSYBOX-SH-RAN") || verr != nil {
 		t.Errorf("BYPASS: the daemon vetted %s/sh, a Go LookPath runtime exec'd %s/sh (BusyBox): sh ran under shell=none and its rm applet removed %s (%v)",
 			decoy, bb, victim, verr)
 	}

@@ -2,7 +2,6 @@ package daemon_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/internal/probe"
 	"github.com/enforcerd/enforcerd/internal/vmtest"
 )
 
@@ -186,34 +186,6 @@ func TestVMRuncCreateRuntimeHook(t *testing.T) {
 	}
 }
 
-// ociEntryHelper is the value of helperEnv that makes this test binary the
-// entrypoint of a runc container (TestVMRuncShellNoneEntrypoint): a static
-// program that is not a shell. It execs /bin/sh (BusyBox) to create
-// /probe-sh, then creates /probe itself, and prints both outcomes.
-const ociEntryHelper = "oci-entry"
-
-func init() {
-	if os.Getenv(helperEnv) != ociEntryHelper {
-		return
-	}
-	exe := "ok"
-	pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", "touch /probe-sh"}, &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
-	if err != nil {
-		exe = err.Error()
-	} else {
-		var ws syscall.WaitStatus
-		syscall.Wait4(pid, &ws, 0, nil)
-	}
-	create := "ok"
-	if f, err := os.Create("/probe"); err != nil {
-		create = err.Error()
-	} else {
-		f.Close()
-	}
-	fmt.Printf("exec=%s create=%s\n", exe, create)
-	os.Exit(0)
-}
-
 // TestVMRuncShellNoneEntrypoint (threat model X6): under shell=none a
 // container's entrypoint is the one program it may execute, so the
 // createRuntime hook has the daemon vet it and runc refuses the container
@@ -241,7 +213,7 @@ func TestVMRuncShellNoneEntrypoint(t *testing.T) {
 	}
 	shArgs := []string{"sh", "-c", "touch /probe; echo touch=$?"} // found through PATH
 	entry := func(id, ceiling string) string {
-		b := runcBundleProcess(t, e, id, []string{"/bin/entry"}, []string{"PATH=/bin", helperEnv + "=" + ociEntryHelper},
+		b := runcBundleProcess(t, e, id, []string{"/bin/entry"}, append([]string{"PATH=/bin"}, probe.Env("oci-entry")...),
 			map[string]string{"enforcerd.io/ceiling": ceiling})
 		if err := os.WriteFile(filepath.Join(b, "rootfs", "bin", "entry"), self, 0o755); err != nil {
 			t.Fatal(err)

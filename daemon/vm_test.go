@@ -1,7 +1,6 @@
 package daemon_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -11,58 +10,20 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/internal/probe"
 	"github.com/enforcerd/enforcerd/internal/vmtest"
 )
 
-const helperEnv = "ENFORCERD_DAEMON_TEST_HELPER"
-
-// TestMain doubles as a simulated container runtime's processes:
-// "init" plays runc init (waits in the container's cgroup until the runtime
-// says go, then execs the entrypoint); "entry" is the entrypoint, which
-// tries a socket and a file creation every 20 ms and prints the results
-// until its stdin closes.
+// TestMain: a re-executed probe (workload_vm_test.go) runs and exits in
+// probe.Main.
 func TestMain(m *testing.M) {
-	switch os.Getenv(helperEnv) {
-	case "init":
-		b := make([]byte, 1)
-		if _, err := os.Stdin.Read(b); err != nil {
-			os.Exit(3)
-		}
-		os.Setenv(helperEnv, "entry")
-		err := syscall.Exec("/proc/self/exe", []string{os.Args[0]}, os.Environ())
-		fmt.Println("exec:", err)
-		os.Exit(4)
-	case "entry":
-		done := make(chan struct{})
-		go func() { io.Copy(io.Discard, os.Stdin); close(done) }()
-		dir := os.Getenv("HELPER_DIR")
-		for i := 0; ; i++ {
-			net, write := "allowed", "allowed"
-			if fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0); err != nil {
-				net = "denied"
-			} else {
-				syscall.Close(fd)
-			}
-			if f, err := os.Create(filepath.Join(dir, fmt.Sprintf("f%d", i))); err != nil {
-				write = "denied"
-			} else {
-				f.Close()
-			}
-			fmt.Printf("net=%s write=%s\n", net, write)
-			select {
-			case <-done:
-				os.Exit(0)
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}
+	probe.Main()
 	os.Exit(m.Run())
 }
 
@@ -162,76 +123,42 @@ func (e *vmEnv) hook(stage, stdin string) (int, string) {
 }
 
 // container simulates a runtime starting one container: a fresh cgroup,
-// "runc init" in it, createRuntime hook, then the entrypoint exec.
+// "runc init" in it (the probe runtime-init), createRuntime hook, then the
+// entrypoint exec (start).
 type container struct {
 	id, group string
-	cmd       *exec.Cmd
-	stdin     io.WriteCloser
-	mu        sync.Mutex
-	lines     []string
-	done      chan struct{}
+	p         *probe.Process
 }
 
 func (e *vmEnv) create(id, ceiling string) (*container, int, string) {
 	e.t.Helper()
-	c := &container{id: id, group: "/vmtest-runtime/" + id, done: make(chan struct{})}
-	cg, err := cgroup.Create(e.mount, c.group)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	dir, err := cg.OpenDir()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer dir.Close()
+	c := &container{id: id, group: "/vmtest-runtime/" + id}
 	wdir := filepath.Join(e.dir, id)
 	os.MkdirAll(wdir, 0o755)
-	c.cmd = exec.Command("/proc/self/exe")
-	c.cmd.Env = append(os.Environ(), helperEnv+"=init", "HELPER_DIR="+wdir)
-	c.cmd.SysProcAttr = cgroup.SysProcAttr(dir)
-	c.stdin, _ = c.cmd.StdinPipe()
-	out, _ := c.cmd.StdoutPipe()
-	if err := c.cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	go func() {
-		defer close(c.done)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			c.mu.Lock()
-			c.lines = append(c.lines, sc.Text())
-			c.mu.Unlock()
-		}
-	}()
+	c.p = startIn(e.t, e.mount, c.group, probe.Cmd{Op: "runtime-init", Args: []string{wdir}})
 	state := fmt.Sprintf(`{"ociVersion":"1.0.2-dev","id":%q,"status":"created","pid":%d,"bundle":"/b","annotations":{"enforcerd.io/ceiling":%q}}`,
-		id, c.cmd.Process.Pid, ceiling)
+		id, c.p.Pid(), ceiling)
 	code, msg := e.hook("createRuntime", state)
 	return c, code, msg
 }
 
 func (c *container) start(t *testing.T) {
-	if _, err := c.stdin.Write([]byte{1}); err != nil {
+	if err := c.p.Write([]byte{1}); err != nil {
 		t.Fatal(err)
 	}
 }
 
+// stop ends the container and removes its cgroup; it returns the lines the
+// entrypoint printed.
 func (c *container) stop(t *testing.T, e *vmEnv) []string {
-	c.stdin.Close()
-	c.cmd.Wait()
-	<-c.done
+	stopProbe(c.p)
 	if cg, err := cgroup.Open(e.mount, c.group); err == nil {
 		cg.Remove(5 * time.Second)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lines
+	return c.p.Lines()
 }
 
-func (c *container) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.lines)
-}
+func (c *container) count() int { return len(c.p.Lines()) }
 
 func TestVMDaemonHookFlowAuditMetricsAndRestart(t *testing.T) {
 	e := newVMEnv(t, "127.0.0.1:19464")

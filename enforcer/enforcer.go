@@ -68,8 +68,14 @@ type Options struct {
 	// nothing is mounted there.
 	PinDir string
 	// CgroupMount is the cgroup2 mount point (default: from mountinfo).
-	// The cgroup-BPF programs attach at its root.
 	CgroupMount string
+	// CgroupAttach is the cgroup directory, on the cgroup2 mount, the
+	// cgroup-BPF programs attach at (default: CgroupMount, the root, so
+	// that they hold every cgroup). Below another cgroup they hold only
+	// processes in its subtree: tests attach below a cgroup they own, so
+	// that nothing outside it is touched. Links adopted from pins stay
+	// where they were attached.
+	CgroupAttach string
 	// VerifierLog, when set, receives the kernel verifier's log of every
 	// program the kernel rejects, after a line naming the layer. nil: the
 	// log is dropped (the error still says which object failed).
@@ -136,6 +142,9 @@ func Open(opts Options) (*Enforcer, error) {
 			return nil, err
 		}
 		opts.CgroupMount = m
+	}
+	if opts.CgroupAttach == "" {
+		opts.CgroupAttach = opts.CgroupMount
 	}
 	if err := ensureBPFFS(opts.PinDir); err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/probe"
 )
 
@@ -114,40 +115,40 @@ func brokerAddr(t *testing.T, abstract bool) string {
 	return filepath.Join(dir, "broker.sock")
 }
 
-func udpCase(name, op string, v6, inherited bool, hook enforcer.Hook) tcase {
-	return tcase{name: name, hook: hook, prepare: func(t *testing.T) attempt {
+func udpCase(name, op string, v6, inherited bool, hook enforcer.Hook) kerneltest.Case {
+	return kerneltest.Case{Name: name, Want: kerneltest.Hooks(hook), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		addr, got := udpTarget(t, v6)
-		a := attempt{cmd: probe.Cmd{Op: op, Args: []string{addr}}, effect: got}
+		cmd := probe.Cmd{Op: op, Args: []string{addr}}
 		if inherited {
 			fam := unix.AF_INET
 			if v6 {
 				fam = unix.AF_INET6
 			}
-			a.cmd.Files = []*os.File{rawSocket(t, fam, unix.SOCK_DGRAM)}
+			cmd.Files = []*os.File{rawSocket(t, fam, unix.SOCK_DGRAM)}
 		}
-		return a
+		return sb.Run(t, cmd), got
 	}}
 }
 
-func tcpCase(name, op string, v6, inherited bool, hook enforcer.Hook) tcase {
-	return tcase{name: name, hook: hook, prepare: func(t *testing.T) attempt {
+func tcpCase(name, op string, v6, inherited bool, hook enforcer.Hook) kerneltest.Case {
+	return kerneltest.Case{Name: name, Want: kerneltest.Hooks(hook), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		_, addr, got := tcpTarget(t, v6)
-		a := attempt{cmd: probe.Cmd{Op: op, Args: []string{addr}}, effect: got}
+		cmd := probe.Cmd{Op: op, Args: []string{addr}}
 		if inherited {
 			fam := unix.AF_INET
 			if v6 {
 				fam = unix.AF_INET6
 			}
-			a.cmd.Files = []*os.File{rawSocket(t, fam, unix.SOCK_STREAM)}
+			cmd.Files = []*os.File{rawSocket(t, fam, unix.SOCK_STREAM)}
 		}
-		return a
+		return sb.Run(t, cmd), got
 	}}
 }
 
 // connectedCase: a stream socket the test connected to its own listener
 // before the ceiling; the probe writes on it.
-func connectedCase(name, network string, hook enforcer.Hook) tcase {
-	return tcase{name: name, hook: hook, prepare: func(t *testing.T) attempt {
+func connectedCase(name, network string, hook enforcer.Hook) kerneltest.Case {
+	return kerneltest.Case{Name: name, Want: kerneltest.Hooks(hook), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		var l net.Listener
 		var err error
 		if network == "unix" {
@@ -164,36 +165,38 @@ func connectedCase(name, network string, hook enforcer.Hook) tcase {
 		must(t, err)
 		f, err := c.(interface{ File() (*os.File, error) }).File()
 		must(t, err)
-		return attempt{cmd: probe.Cmd{Op: "write-fd", Files: []*os.File{f}}, effect: connReader(t, srv)}
+		got := connReader(t, srv)
+		return sb.ProbeFiles(t, []*os.File{f}, "write-fd"), got
 	}}
 }
 
-func socketCase(name string, family, typ, proto int, absent unix.Errno) tcase {
-	return tcase{name: name, hook: enforcer.HookSocketCreate, absent: absent, prepare: func(t *testing.T) attempt {
-		return attempt{cmd: probe.Cmd{Op: "socket", Args: sockArgs(family, typ, proto)}}
-	}}
+func socketCase(name string, family, typ, proto int, absent unix.Errno) kerneltest.Case {
+	return kerneltest.Case{Name: name, Want: kerneltest.Hooks(enforcer.HookSocketCreate), Absent: absent,
+		Attempt: kerneltest.Op("socket", sockArgs(family, typ, proto)...)}
 }
 
-func unixStreamCase(name string, abstract bool) tcase {
-	return tcase{name: name, hook: enforcer.HookUnixStreamConnect, prepare: func(t *testing.T) attempt {
+func unixStreamCase(name string, abstract bool) kerneltest.Case {
+	return kerneltest.Case{Name: name, Want: kerneltest.Hooks(enforcer.HookUnixStreamConnect), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		addr := brokerAddr(t, abstract)
 		l, err := net.ListenUnix("unix", &net.UnixAddr{Name: addr, Net: "unix"})
 		must(t, err)
-		return attempt{cmd: probe.Cmd{Op: "unix-connect", Args: []string{addr}}, effect: streamListener(t, l)}
+		got := streamListener(t, l)
+		return sb.Probe(t, "unix-connect", addr), got
 	}}
 }
 
-func unixDgramCase(name string, abstract bool) tcase {
-	return tcase{name: name, hook: enforcer.HookUnixMaySend, prepare: func(t *testing.T) attempt {
+func unixDgramCase(name string, abstract bool) kerneltest.Case {
+	return kerneltest.Case{Name: name, Want: kerneltest.Hooks(enforcer.HookUnixMaySend), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		addr := brokerAddr(t, abstract)
 		c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: addr, Net: "unixgram"})
 		must(t, err)
-		return attempt{cmd: probe.Cmd{Op: "unix-sendto", Args: []string{addr}}, effect: packetListener(t, c)}
+		got := packetListener(t, c)
+		return sb.Probe(t, "unix-sendto", addr), got
 	}}
 }
 
 // networkCases: threat model N1–N5 under network=false.
-var networkCases = []tcase{
+var networkCases = []kerneltest.Case{
 	// N1: unconnected datagrams (cgroup/connect4 never fires), on a socket
 	// from before the ceiling and on a new one; TCP connect.
 	udpCase("N1/udp4-sendto-inherited", "sendto-fd", false, true, enforcer.HookSocketSendmsg),
@@ -209,9 +212,7 @@ var networkCases = []tcase{
 	// denies before sock_sendmsg is reached (N6).
 	connectedCase("N1/tcp4-write-inherited-connected", "tcp", enforcer.HookFilePermission),
 	// N2: io_uring.
-	{name: "N2/io_uring-socket", hook: enforcer.HookSocketCreate, prepare: func(t *testing.T) attempt {
-		return attempt{cmd: probe.Cmd{Op: "uring-socket", Args: sockArgs(unix.AF_INET, unix.SOCK_STREAM, 0)}}
-	}},
+	{Name: "N2/io_uring-socket", Want: kerneltest.Hooks(enforcer.HookSocketCreate), Attempt: kerneltest.Op("uring-socket", sockArgs(unix.AF_INET, unix.SOCK_STREAM, 0)...)},
 	tcpCase("N2/io_uring-connect-inherited", "uring-connect-fd", false, true, enforcer.HookSocketConnect),
 	// N3: other families. AF_PACKET, AF_VSOCK and AF_ALG are modules in
 	// Debian's kernels, absent from the initramfs guest.
@@ -243,25 +244,25 @@ func allowPing(t *testing.T) {
 }
 
 func TestNetworkCeilingDenies(t *testing.T) {
-	kernel(t)
+	kt.Enforcer(t)
 	allowPing(t)
-	runCases(t, networkCases, networkDeny, inSandbox)
+	runCases(t, networkCases, networkDeny, kerneltest.InSandbox)
 }
 
 // TestNetworkCeilingDeniesFromSubCgroup: E1, the child creates a sub-cgroup
 // below the registered one, moves itself into it, and retries.
 func TestNetworkCeilingDeniesFromSubCgroup(t *testing.T) {
-	kernel(t)
+	kt.Enforcer(t)
 	allowPing(t)
 	runCases(t, pick(networkCases, "N1/udp4-sendto-inherited", "N1/udp6-sendmmsg-inherited",
 		"N1/tcp4-connect-new", "N1/tcp4-write-inherited-connected", "N2/io_uring-socket",
 		"N2/io_uring-connect-inherited", "N3/raw-icmp", "N3/af_netlink",
 		"N4/unix-connect-path", "N4/unix-connect-abstract", "N4/unix-write-inherited-connected",
-		"N5/unix-dgram-resolver-path"), networkDeny, inChildSub)
+		"N5/unix-dgram-resolver-path"), networkDeny, kerneltest.InChildSub)
 }
 
 // TestBothCeilingsDenyNetwork: the meet of both fields denies network too
 // (one registration carrying two deny bits).
 func TestBothCeilingsDenyNetwork(t *testing.T) {
-	runCases(t, pick(networkCases, "N1/udp4-sendto-inherited", "N4/unix-connect-abstract"), bothDeny, inSandbox)
+	runCases(t, pick(networkCases, "N1/udp4-sendto-inherited", "N4/unix-connect-abstract"), bothDeny, kerneltest.InSandbox)
 }

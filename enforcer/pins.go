@@ -160,8 +160,9 @@ func (e *Enforcer) openObject(obj object, progs []program, kernel *btf.Spec) err
 }
 
 // attach attaches prog the way its ELF section says (ps, from the object's
-// spec): an LSM hook, a tracing target (fentry, tp_btf), or the cgroup2
-// root with the section's attach type for cgroup-BPF.
+// spec): an LSM hook, a tracing target (fentry, tp_btf), or for cgroup-BPF
+// Options.CgroupAttach (the cgroup2 root by default) with the section's
+// attach type.
 func (e *Enforcer) attach(ps *ebpf.ProgramSpec, prog *ebpf.Program) (link.Link, error) {
 	switch ps.Type {
 	case ebpf.LSM:
@@ -169,7 +170,7 @@ func (e *Enforcer) attach(ps *ebpf.ProgramSpec, prog *ebpf.Program) (link.Link, 
 	case ebpf.Tracing:
 		return link.AttachTracing(link.TracingOptions{Program: prog})
 	case ebpf.CGroupSock, ebpf.CGroupSockAddr:
-		return link.AttachCgroup(link.CgroupOptions{Path: e.opts.CgroupMount, Attach: ps.AttachType, Program: prog})
+		return link.AttachCgroup(link.CgroupOptions{Path: e.opts.CgroupAttach, Attach: ps.AttachType, Program: prog})
 	}
 	return nil, fmt.Errorf("program type %s: no attach method", ps.Type)
 }

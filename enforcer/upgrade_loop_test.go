@@ -17,20 +17,22 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/internal/probe"
 )
 
-// The workload of the upgrade-in-place test: the test binary re-executed
-// (by the previous build's `enforcerd run`) with envUpgradeLoop set. It
-// attempts every operation of envUpgradeOps over and over until the file
-// "stop" appears in the scratch directory, and prints a loopStatus line on
-// stdout (a pipe: writable under write=false) every loopReport and once
-// more when it stops. It never writes anywhere else.
+// The workload of the upgrade-in-place test: the probe upgrade-loop
+// SCRATCH OPS, this test binary re-executed by the previous build's
+// `enforcerd run`. It attempts every operation of OPS (comma-separated
+// loopOps names) over and over until the file "stop" appears in the
+// scratch directory, and prints a loopStatus line on stdout (a pipe:
+// writable under write=false) every loopReport and once more when it stops,
+// then its probe result. It never writes anywhere else.
 const (
-	envUpgradeLoop = "ENFORCERD_UPGRADE_LOOP" // scratch directory
-	envUpgradeOps  = "ENFORCERD_UPGRADE_OPS"  // comma-separated loopOps names
-	loopReport     = 100 * time.Millisecond
-	loopPause      = 2 * time.Millisecond
+	loopReport = 100 * time.Millisecond
+	loopPause  = 2 * time.Millisecond
 )
+
+func init() { probe.Register("upgrade-loop", upgradeLoop) }
 
 // loopOps are the operations the loop attempts; each returns nil when the
 // operation succeeded (and had its effect), else its errno. Every one is
@@ -82,14 +84,10 @@ type loopStatus struct {
 	Final     bool              `json:"final,omitempty"`
 }
 
-// upgradeLoopMain runs the loop when envUpgradeLoop is set, and exits;
-// otherwise it returns. TestMain calls it first.
-func upgradeLoopMain() {
-	dir := os.Getenv(envUpgradeLoop)
-	if dir == "" {
-		return
-	}
-	names := strings.Split(os.Getenv(envUpgradeOps), ",")
+// upgradeLoop is the probe upgrade-loop SCRATCH OPS.
+func upgradeLoop(r *probe.Result, a []string) {
+	dir := a[0]
+	names := strings.Split(a[1], ",")
 	st := loopStatus{Denied: map[string]int{}, Leaks: map[string]int{}, FirstLeak: map[string]int64{}, Other: map[string]string{}}
 	st.Pid = os.Getpid()
 	st.Cgroup, _ = cgroup.PidGroup(st.Pid)
@@ -103,7 +101,7 @@ func upgradeLoopMain() {
 		if _, err := os.Stat(filepath.Join(dir, "stop")); err == nil {
 			st.Final = true
 			report()
-			os.Exit(0)
+			return
 		}
 		for _, n := range names {
 			op, ok := loopOps[n]
@@ -149,6 +147,9 @@ func readLoop(f *os.File) *loopOutput {
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 1<<16), 1<<20)
 		for sc.Scan() {
+			if _, err := probe.ParseResult(sc.Bytes()); err == nil {
+				continue // the probe's own result, after the final status
+			}
 			var st loopStatus
 			o.mu.Lock()
 			if err := json.Unmarshal(sc.Bytes(), &st); err != nil {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/probe"
 )
 
@@ -133,10 +134,18 @@ func fileChange(t *testing.T, fx string) func() (bool, string) {
 	}
 }
 
+// hookWant is the record a case expects from hook (0: none is checked).
+func hookWant(hook enforcer.Hook) kerneltest.Want {
+	if hook == 0 {
+		return kerneltest.Want{}
+	}
+	return kerneltest.Hooks(hook)
+}
+
 // pathCase: an operation on paths in a fresh fixture. Arguments are names
 // in the fixture, except those starting with "=" (passed as they are).
-func pathCase(name, op string, hook enforcer.Hook, args ...string) tcase {
-	return tcase{name: name, hook: hook, prepare: func(t *testing.T) attempt {
+func pathCase(name, op string, hook enforcer.Hook, args ...string) kerneltest.Case {
+	return kerneltest.Case{Name: name, Want: hookWant(hook), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		fx := newFixture(t)
 		abs := make([]string, len(args))
 		for i, a := range args {
@@ -146,47 +155,47 @@ func pathCase(name, op string, hook enforcer.Hook, args ...string) tcase {
 			}
 			abs[i] = filepath.Join(fx, a)
 		}
-		return attempt{cmd: probe.Cmd{Op: op, Args: abs}, effect: fileChange(t, fx)}
+		eff := fileChange(t, fx)
+		return sb.Run(t, probe.Cmd{Op: op, Args: abs}), eff
 	}}
 }
 
 // withAltHook accepts a second hook's record for c.
-func withAltHook(c tcase, alt enforcer.Hook) tcase {
-	c.altHook = alt
+func withAltHook(c kerneltest.Case, alt enforcer.Hook) kerneltest.Case {
+	c.Want.Hooks = append(append([]enforcer.Hook(nil), c.Want.Hooks...), alt)
 	return c
 }
 
 // xattrCase: an xattr change of f in the namespace xattrNS picks.
-func xattrCase(name, op string, hook enforcer.Hook, attr string) tcase {
-	c := pathCase(name, op, hook, "f", "")
-	// Resolved when the case runs, not at package init (probe children
-	// initialise the package too, inside the sandbox).
-	c.hooks = func() (enforcer.Hook, enforcer.Hook) { return xattrHooks(hook) }
-	prepare := c.prepare
-	c.prepare = func(t *testing.T) attempt {
-		a := prepare(t)
-		a.cmd.Args[1] = xattrNS() + attr
-		return a
-	}
-	return c
+func xattrCase(name, op string, hook enforcer.Hook, attr string) kerneltest.Case {
+	return kerneltest.Case{Name: name,
+		// Resolved when the case runs, not at package init (probe
+		// children initialise the package too, inside the sandbox).
+		WantAt: func() kerneltest.Want {
+			h, alt := xattrHooks(hook)
+			return withAltHook(kerneltest.Case{Want: kerneltest.Hooks(h)}, alt).Want
+		},
+		Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			fx := newFixture(t)
+			eff := fileChange(t, fx)
+			return sb.Run(t, probe.Cmd{Op: op, Args: []string{filepath.Join(fx, "f"), xattrNS() + attr}}), eff
+		}}
 }
 
 // fdCase: an operation on a descriptor the test opened before the ceiling
 // applied (inherited as fd 3).
-func fdCase(name, op string, hook enforcer.Hook, file string, flags int, args ...string) tcase {
-	return tcase{name: name, hook: hook, prepare: func(t *testing.T) attempt {
+func fdCase(name, op string, hook enforcer.Hook, file string, flags int, args ...string) kerneltest.Case {
+	return kerneltest.Case{Name: name, Want: hookWant(hook), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		fx := newFixture(t)
 		fd, err := unix.Open(filepath.Join(fx, file), flags|unix.O_CLOEXEC, 0)
 		must(t, err)
-		return attempt{
-			cmd:    probe.Cmd{Op: op, Args: args, Files: []*os.File{os.NewFile(uintptr(fd), file)}},
-			effect: fileChange(t, fx),
-		}
+		eff := fileChange(t, fx)
+		return sb.Run(t, probe.Cmd{Op: op, Args: args, Files: []*os.File{os.NewFile(uintptr(fd), file)}}), eff
 	}}
 }
 
 // writeCases: threat model W1–W5 under write=false.
-var writeCases = []tcase{
+var writeCases = []kerneltest.Case{
 	// W1: path operations beyond open.
 	pathCase("W1/create", "create", enforcer.HookInodeCreate, "new"),
 	pathCase("W1/mkdir", "mkdir", enforcer.HookInodeMkdir, "newdir"),
@@ -221,62 +230,51 @@ var writeCases = []tcase{
 	fdCase("W5/io_uring-write-inherited-fd", "uring-write-fd", enforcer.HookFilePermission, "f", unix.O_WRONLY|unix.O_APPEND),
 }
 
-func TestWriteCeilingDenies(t *testing.T) { runCases(t, writeCases, writeDeny, inSandbox) }
+func TestWriteCeilingDenies(t *testing.T) { runCases(t, writeCases, writeDeny, kerneltest.InSandbox) }
 
 // TestWriteCeilingDeniesFromSubCgroup: E1, one case of each kind from a
 // sub-cgroup below the registered one.
 func TestWriteCeilingDeniesFromSubCgroup(t *testing.T) {
 	runCases(t, pick(writeCases, "W1/create", "W1/unlink", "W1/renameat2-exchange",
 		"W2/truncate", "W3/chmod", "W3/setxattr", "W4/write-inherited-fd",
-		"W4/openat-inherited-dirfd", "W5/io_uring-openat-write"), writeDeny, inTestSub)
+		"W4/openat-inherited-dirfd", "W5/io_uring-openat-write"), writeDeny, kerneltest.InTestSub)
 }
 
 // TestWriteCeilingOpenForWrite: opening a file for writing (without writing)
 // leaves no trace, so it is checked for the errno and the record only.
 func TestWriteCeilingOpenForWrite(t *testing.T) {
-	kernel(t)
-	sb := newSandbox(t)
+	kt.Enforcer(t)
+	sb := kt.Sandbox(t, "case")
 	fx := newFixture(t)
-	cmd := probe.Cmd{Op: "open-write", Args: []string{filepath.Join(fx, "f")}}
-	if r := probe.Run(t, sb.dir, cmd); r.Setup != "" || r.Errno != 0 {
+	f := filepath.Join(fx, "f")
+	if r := sb.Probe(t, "open-write", f); r.Setup != "" || r.Errno != 0 {
 		t.Fatalf("control: %v", r)
 	}
-	sb.register(t, enforcer.Entry{Ceiling: writeDeny})
-	if r := probe.Run(t, sb.dir, cmd); !r.Denied() {
+	sb.Register(t, enforcer.Entry{Ceiling: writeDeny})
+	if r := sb.Probe(t, "open-write", f); !r.Denied() {
 		t.Errorf("BYPASS: open(O_WRONLY) under write=false: %v", r)
 	}
-	assertRecord(t, sb.cg.ID, enforcer.HookFileOpen, false)
-}
-
-func assertRecord(t *testing.T, ceiling uint64, hook enforcer.Hook, audited bool) {
-	t.Helper()
-	for _, d := range denials(t, ceiling) {
-		if d.Hook == hook && d.Audited == audited {
-			return
-		}
-	}
-	t.Errorf("no %s record (audited=%v) for ceiling cgroup %d", hook, audited, ceiling)
+	kt.Expect(t, sb.Cg.ID, kerneltest.Hooks(enforcer.HookFileOpen))
 }
 
 // TestAuditOnlyAllowsAndRecords: under AuditOnly the operation succeeds, its
 // side effect happens, and an "audited" record arrives.
 func TestAuditOnlyAllowsAndRecords(t *testing.T) {
-	kernel(t)
-	sb := newSandbox(t)
-	sb.register(t, enforcer.Entry{Ceiling: bothDeny, AuditOnly: true})
-	denials(t, sb.cg.ID)
+	kt.Enforcer(t)
+	sb := kt.Sandbox(t, "case")
+	sb.Register(t, enforcer.Entry{Ceiling: bothDeny, AuditOnly: true})
 	fx := newFixture(t)
-	if r := probe.Run(t, sb.dir, probe.Cmd{Op: "mkdir", Args: []string{filepath.Join(fx, "new")}}); r.Setup != "" || r.Errno != 0 {
+	if r := sb.Probe(t, "mkdir", filepath.Join(fx, "new")); r.Setup != "" || r.Errno != 0 {
 		t.Errorf("mkdir under audit-only: %v, want success", r)
 	}
 	if _, err := os.Stat(filepath.Join(fx, "new")); err != nil {
 		t.Errorf("mkdir under audit-only left no directory: %v", err)
 	}
-	assertRecord(t, sb.cg.ID, enforcer.HookInodeMkdir, true)
-	if r := probe.Run(t, sb.dir, probe.Cmd{Op: "socket", Args: sockArgs(unix.AF_INET, unix.SOCK_STREAM, 0)}); r.Setup != "" || r.Errno != 0 {
+	kt.Expect(t, sb.Cg.ID, kerneltest.Want{Hooks: []enforcer.Hook{enforcer.HookInodeMkdir}, Audited: true})
+	if r := sb.Probe(t, "socket", sockArgs(unix.AF_INET, unix.SOCK_STREAM, 0)...); r.Setup != "" || r.Errno != 0 {
 		t.Errorf("socket(AF_INET) under audit-only: %v, want success", r)
 	}
-	for _, d := range denials(t, sb.cg.ID) {
+	for _, d := range sb.Records(t) {
 		if !d.Audited || d.Errno != 0 {
 			t.Errorf("record under audit-only: %s %s audited=%v errno=%v", d.Hook, d.Object, d.Audited, d.Errno)
 		}
@@ -286,27 +284,27 @@ func TestAuditOnlyAllowsAndRecords(t *testing.T) {
 // TestControlsStayAllowed: under both ceilings, what modifies no filesystem
 // and reaches no outside socket keeps working.
 func TestControlsStayAllowed(t *testing.T) {
-	kernel(t)
-	for _, at := range []where{inSandbox, inChildSub} {
+	kt.Enforcer(t)
+	for _, childSub := range []bool{false, true} {
 		// The child cannot mkdir in cgroupfs under write=false: from its
 		// own sub-cgroup (E1) the controls run under network=false only.
 		ceiling := bothDeny
-		if at == inChildSub {
+		if childSub {
 			ceiling = networkDeny
 		}
-		sb := newSandbox(t)
-		sb.register(t, enforcer.Entry{Ceiling: ceiling})
+		sb := kt.Sandbox(t, "case")
+		sb.Register(t, enforcer.Entry{Ceiling: ceiling})
+		at := sb
+		if childSub {
+			at = sb.ChildSub()
+		}
 		fx := newFixture(t)
 		for _, op := range [][]string{{"socketpair"}, {"unix-inside"}, {"pipe"}, {"devnull"}, {"memfd"}, {"tty"}, {"read", filepath.Join(fx, "f")}} {
-			cmd := probe.Cmd{Op: op[0], Args: op[1:]}
-			if at == inChildSub {
-				cmd.SubCgroup = filepath.Join(sb.cg.Path(), "e1")
-			}
-			if r := probe.Run(t, sb.dir, cmd); r.Setup != "" || r.Errno != 0 {
-				t.Errorf("%s (sub-cgroup: %v) under the ceiling: %v, want success", op[0], at == inChildSub, r)
+			if r := at.Probe(t, op[0], op[1:]...); r.Setup != "" || r.Errno != 0 {
+				t.Errorf("%s (sub-cgroup: %v) under the ceiling: %v, want success", op[0], childSub, r)
 			}
 		}
-		if ds := denials(t, sb.cg.ID); len(ds) != 0 {
+		if ds := sb.Records(t); len(ds) != 0 {
 			for _, d := range ds {
 				t.Errorf("unexpected record for an allowed control: %s %s", d.Hook, d.Object)
 			}
@@ -322,17 +320,16 @@ func TestControlsStayAllowed(t *testing.T) {
 // inode_setattr (6.3+) or path_truncate (6.1); both exempt pseudo files on
 // kernel-mounted superblocks (dentry_exempt in bpf/file.bpf.c).
 func TestMemfdResizeUnderWriteCeiling(t *testing.T) {
-	kernel(t)
-	sb := newSandbox(t)
-	sb.register(t, enforcer.Entry{Ceiling: writeDeny})
-	denials(t, sb.cg.ID)
-	r := probe.Run(t, sb.dir, probe.Cmd{Op: "memfd-ftruncate"})
+	kt.Enforcer(t)
+	sb := kt.Sandbox(t, "case")
+	sb.Register(t, enforcer.Entry{Ceiling: writeDeny})
+	r := sb.Probe(t, "memfd-ftruncate")
 	if r.Setup != "" {
 		t.Fatalf("probe: %v", r)
 	}
 	if r.Errno != 0 {
 		var hooks []string
-		for _, d := range denials(t, sb.cg.ID) {
+		for _, d := range sb.Records(t) {
 			hooks = append(hooks, d.Hook.String())
 		}
 		t.Errorf("ftruncate of a memfd under write=false: %v (hooks %v); memfds must stay writable", r, hooks)

@@ -10,26 +10,15 @@ package main
 // (the path of the packed test binary is printed by scripts/vmtest).
 
 import (
-	"bytes"
-	"debug/elf"
-	"encoding/binary"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/enforcerd/enforcerd/cgroup"
-	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/probe"
+	"github.com/enforcerd/enforcerd/internal/testelf"
+
 	"github.com/enforcerd/enforcerd/internal/vmtest"
-	"github.com/enforcerd/enforcerd/policy"
 )
 
 // shellNoneRun runs `enforcerd run` with args; it skips (a failure in the
@@ -94,41 +83,14 @@ func TestRunShellNoneRefusesScriptWithShellInterpreter(t *testing.T) {
 	}
 }
 
-// interpStubELF is internal/progcheck's interpStubELF: a tiny ELF whose
-// PT_INTERP is interp (a static BusyBox), which therefore runs BusyBox
-// with the stub's argv.
+// interpStubELF is testelf.InterpStub, failing the test on error.
 func interpStubELF(t testing.TB, interp string) []byte {
 	t.Helper()
-	f, err := elf.Open(interp)
+	b, err := testelf.InterpStub(interp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var extra []elf.Prog64
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_TLS || p.Type == elf.PT_GNU_RELRO {
-			extra = append(extra, elf.Prog64{Type: uint32(p.Type), Flags: uint32(p.Flags), Off: p.Off, Vaddr: p.Vaddr,
-				Paddr: p.Paddr, Filesz: p.Filesz, Memsz: p.Memsz, Align: p.Align})
-		}
-	}
-	const ehsize, phsize = 64, 56
-	nph := 3 + len(extra)
-	ioff := uint64(ehsize + nph*phsize)
-	s := []byte(interp + "\x00")
-	size := ioff + uint64(len(s))
-	progs := append([]elf.Prog64{
-		{Type: uint32(elf.PT_LOAD), Flags: uint32(elf.PF_R | elf.PF_X), Filesz: size, Memsz: size, Align: 0x1000},
-		{Type: uint32(elf.PT_INTERP), Flags: uint32(elf.PF_R), Off: ioff, Vaddr: ioff, Paddr: ioff, Filesz: uint64(len(s)), Memsz: uint64(len(s)), Align: 1},
-		{Type: uint32(elf.PT_GNU_STACK), Flags: uint32(elf.PF_R | elf.PF_W), Align: 16},
-	}, extra...)
-	hdr := elf.Header64{Type: uint16(elf.ET_DYN), Machine: uint16(elf.EM_X86_64), Version: 1, Entry: ioff,
-		Phoff: ehsize, Ehsize: ehsize, Phentsize: phsize, Phnum: uint16(nph), Shentsize: 64}
-	copy(hdr.Ident[:], []byte{0x7f, 'E', 'L', 'F', byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT)})
-	var b bytes.Buffer
-	binary.Write(&b, binary.LittleEndian, hdr)
-	binary.Write(&b, binary.LittleEndian, progs)
-	b.Write(s)
-	return b.Bytes()
+	return b
 }
 
 // TestRunShellNoneRefusesBusyBoxInterpStub: CMD is a ~400-byte ELF whose
@@ -186,269 +148,5 @@ func TestRunShellNoneRefusesBusyBoxInterpStub(t *testing.T) {
 	}
 	if !pathExists(victim) || pathExists(made) {
 		t.Errorf("BYPASS: BusyBox applets ran under shell=none: victim removed %v, %s created by an allowed exec of the stub %v", !pathExists(victim), made, pathExists(made))
-	}
-}
-
-// TestShellNoneKernelDeniesUnallowedScriptInterpreter (X2, the kernel
-// rule under the userland check): the exec that activates a pending
-// shell=none registration notes the file it names as the entrypoint, and
-// every later binfmt stage of that exec (a script's interpreter) must be
-// on the registration's allow list, as any exec after activation: else
-// bprm_check_security denies it (EPERM, with a record). The registration
-// is made here directly (enforcer.Register, pending, as `run` and the OCI
-// hook make it) so that no program check refuses the script first: its
-// interpreters are a copy of this test binary (a program progcheck
-// passes) and /bin/sh (BusyBox in the VM).
-//
-// Tri-state per interpreter: (a) under a pending shell=full registration
-// the script runs (the interpreter, a probe, creates MARK; sh writes it);
-// (b) under a pending shell=none registration the exec fails with EPERM
-// or EACCES; (c) MARK is absent. With the interpreter on the allow list
-// the script runs under shell=none too.
-func TestShellNoneKernelDeniesUnallowedScriptInterpreter(t *testing.T) {
-	vmtest.RequireRoot(t)
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mount, err := cgroup.Mountpoint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	own, err := cgroup.PidGroup(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	enf, err := enforcer.Open(enforcer.Options{PinDir: testPinDir, CgroupMount: mount})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enf.Close()
-	if !enf.Coverage(policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}).Full() || !enf.CanActivateAtExec() {
-		vmtest.Skip(t, "shell=none and activation at exec need BPF LSM and tp_btf")
-	}
-	rd, err := enf.NewReader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	dir := t.TempDir()
-	mark := filepath.Join(dir, "mark")
-	interp := copyOf(t, self) // a program progcheck passes, not allowed
-	scripts := []struct{ name, interp, file, body string }{
-		{"a probe copy", interp, "entry-probe.sh", "#!" + interp + "\n"},
-		{"/bin/sh", "/bin/sh", "entry-sh.sh", "#!/bin/sh\necho shell-ran > " + mark + "\n"},
-	}
-	probeEnv := func() []string {
-		b, _ := json.Marshal([]string{mark})
-		return append(os.Environ(), probe.EnvOp+"=create", probe.EnvArgs+"="+string(b))
-	}
-	// run execs script as the first exec in a fresh cgroup registered
-	// pending with ceiling and allow list; it returns the cgroup's id.
-	n := 0
-	run := func(script string, ceiling policy.KernelCeiling, allow ...string) (uint64, string, error) {
-		t.Helper()
-		n++
-		cg, err := cgroup.Create(mount, path.Join(own, fmt.Sprintf("enforcerd-interp-%d-%d", os.Getpid(), n)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cg.Remove(5 * time.Second)
-		en := enforcer.Entry{Ceiling: ceiling, Pending: true}
-		for _, a := range allow {
-			id, err := enforcer.FileIDOf(a)
-			if err != nil {
-				t.Fatal(err)
-			}
-			en.ExecAllow = append(en.ExecAllow, id)
-		}
-		if err := enf.Register(cg, en); err != nil {
-			t.Fatal(err)
-		}
-		defer enf.Unregister(cg.ID)
-		cgdir, err := cg.OpenDir()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cgdir.Close()
-		cmd := exec.Command(script)
-		cmd.Env = probeEnv()
-		cmd.SysProcAttr = cgroup.SysProcAttr(cgdir)
-		out, err := cmd.CombinedOutput()
-		return cg.ID, string(out), err
-	}
-	// denied reports whether a denial record of bprm_check_security names
-	// the file at p and registered cgroup id.
-	denied := func(id uint64, p string) bool {
-		t.Helper()
-		fid, err := enforcer.FileIDOf(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := rd.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		found := false
-		for {
-			d, err := rd.Read()
-			if errors.Is(err, enforcer.ErrFlushed) {
-				return found
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d.CeilingCgroupID == id && d.Hook == enforcer.HookBprmCheckSecurity && d.Field == "shell" && !d.Audited &&
-				d.Errno == syscall.EPERM && d.Object.Ino == fid.Ino && d.Object.Dev == fid.Dev {
-				found = true
-			}
-		}
-	}
-	full := policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}
-	none := policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}
-	for _, sc := range scripts {
-		script := filepath.Join(dir, sc.file)
-		if err := os.WriteFile(script, []byte(sc.body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		// (a) control: the interpreter runs and creates MARK.
-		os.Remove(mark)
-		if _, out, err := run(script, full); err != nil || !pathExists(mark) {
-			t.Fatalf("%s: control (pending shell=full): %v, mark present %v: %s", sc.name, err, pathExists(mark), out)
-		}
-		// (b), (c): denied at the interpreter stage, nothing ran.
-		os.Remove(mark)
-		id, out, err := run(script, none)
-		t.Logf("%s: pending shell=none, script %s: %v: %s", sc.name, script, err, out)
-		if !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EACCES) {
-			t.Errorf("BYPASS: %s: the exec of %s (#! interpreter not allowed) under a pending shell=none registration: %v, want EPERM or EACCES", sc.name, script, err)
-		}
-		if pathExists(mark) {
-			t.Errorf("BYPASS: %s: the interpreter ran: %s was created", sc.name, mark)
-		}
-		if !denied(id, sc.interp) {
-			t.Errorf("%s: no denial record of bprm_check_security for %s naming registered cgroup %d", sc.name, sc.interp, id)
-		}
-	}
-	// Allowed: the probe copy on the allow list runs under shell=none.
-	os.Remove(mark)
-	script := filepath.Join(dir, scripts[0].file)
-	if _, out, err := run(script, none, interp); err != nil || !pathExists(mark) {
-		t.Errorf("shell=none with the interpreter %s allowed: %v, mark present %v: %s", interp, err, pathExists(mark), out)
-	}
-}
-
-// enoexecFallbackEnv makes this test binary play a runtime whose exec of
-// the entrypoint falls back to /bin/sh on ENOEXEC, as glibc's execvp does:
-// it waits for a byte on stdin, execs $ENFORCERD_TEST_FALLBACK_FILE, and
-// on ENOEXEC execs /bin/sh -c "echo fallback-ran > $ENFORCERD_TEST_FALLBACK_MARK".
-const enoexecFallbackEnv = "ENFORCERD_TEST_FALLBACK_FILE"
-
-func init() {
-	file := os.Getenv(enoexecFallbackEnv)
-	if file == "" {
-		return
-	}
-	b := make([]byte, 1)
-	if _, err := os.Stdin.Read(b); err != nil {
-		os.Exit(3)
-	}
-	env := []string{"PATH=/bin:/usr/bin"}
-	err := syscall.Exec(file, []string{file}, env)
-	fmt.Println("exec entrypoint:", err)
-	if !errors.Is(err, syscall.ENOEXEC) {
-		os.Exit(4)
-	}
-	err = syscall.Exec("/bin/sh", []string{"sh", "-c", "echo fallback-ran > " + os.Getenv("ENFORCERD_TEST_FALLBACK_MARK")}, env)
-	fmt.Println("exec fallback:", err)
-	os.Exit(5)
-}
-
-// TestShellNoneKernelEntrypointIsTheFirstExec (X2): the entrypoint of a
-// pending shell=none registration is the file its first exec names, even
-// when that exec then fails: a later exec while the registration is still
-// pending must be on the allow list. Otherwise a runtime's fallback (glibc's
-// execvp runs /bin/sh with the file as a script on ENOEXEC) would make
-// /bin/sh the entrypoint instead of the program the daemon vetted (a file
-// that is neither ELF nor script passes progcheck: the kernel cannot run it).
-//
-// The runtime is this test binary, already in the cgroup before the
-// registration (as runc's init is), released after it. Tri-state: (a)
-// under a pending shell=full registration the fallback sh runs and writes
-// MARK; (b) under shell=none its exec fails with EPERM; (c) MARK is absent.
-func TestShellNoneKernelEntrypointIsTheFirstExec(t *testing.T) {
-	vmtest.RequireRoot(t)
-	mount, err := cgroup.Mountpoint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	own, err := cgroup.PidGroup(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	enf, err := enforcer.Open(enforcer.Options{PinDir: testPinDir, CgroupMount: mount})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enf.Close()
-	if !enf.Coverage(policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}).Full() || !enf.CanActivateAtExec() {
-		vmtest.Skip(t, "shell=none and activation at exec need BPF LSM and tp_btf")
-	}
-	dir := t.TempDir()
-	mark := filepath.Join(dir, "mark")
-	entry := filepath.Join(dir, "entry")
-	if err := os.WriteFile(entry, []byte("not a program the kernel can run\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	run := func(n int, ceiling policy.KernelCeiling) string {
-		t.Helper()
-		cg, err := cgroup.Create(mount, path.Join(own, fmt.Sprintf("enforcerd-fallback-%d-%d", os.Getpid(), n)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cg.Remove(5 * time.Second)
-		cgdir, err := cg.OpenDir()
-		if err != nil {
-			t.Fatal(err)
-		}
-		self, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(self)
-		cmd.Env = append(os.Environ(), enoexecFallbackEnv+"="+entry, "ENFORCERD_TEST_FALLBACK_MARK="+mark)
-		cmd.SysProcAttr = cgroup.SysProcAttr(cgdir)
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cgdir.Close()
-		defer cmd.Wait()
-		defer stdin.Close()
-		if err := enf.Register(cg, enforcer.Entry{Ceiling: ceiling, Pending: true}); err != nil {
-			t.Fatal(err)
-		}
-		defer enf.Unregister(cg.ID)
-		stdin.Write([]byte{1})
-		stdin.Close()
-		cmd.Wait()
-		return out.String()
-	}
-	os.Remove(mark)
-	if out := run(1, policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}); !pathExists(mark) || !strings.Contains(out, "exec entrypoint: exec format error") {
-		t.Fatalf("control (pending shell=full): the fallback /bin/sh did not run (mark present %v): %s", pathExists(mark), out)
-	}
-	os.Remove(mark)
-	out := run(2, policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone})
-	t.Logf("pending shell=none: %s", out)
-	if pathExists(mark) {
-		t.Errorf("BYPASS: after the entrypoint's exec failed with ENOEXEC, the runtime's fallback /bin/sh ran under shell=none (%s written)", mark)
-	}
-	if !strings.Contains(out, "exec fallback: operation not permitted") {
-		t.Errorf("pending shell=none: the fallback exec of /bin/sh: %q, want EPERM", out)
 	}
 }

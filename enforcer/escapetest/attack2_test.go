@@ -5,7 +5,6 @@ package escapetest
 // the kind is closed.
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +16,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/enforcerd/enforcerd/internal/kerneltest"
+	"github.com/enforcerd/enforcerd/internal/probe"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -27,22 +28,20 @@ import (
 // (setsid: its own autogroup) starts a process that stays outside, then
 // moves itself into the sandbox and execs the probe (the entrypoint).
 func TestAttack2AutogroupNice(t *testing.T) {
-	kernel(t)
+	kt.Enforcer(t)
 	if _, err := os.Stat("/proc/self/autogroup"); err != nil {
 		t.Fatalf("no /proc/self/autogroup (CONFIG_SCHED_AUTOGROUP): %v", err)
 	}
-	attempt := func(t *testing.T, dir *os.File) (result, effect) {
-		pidFile := tmpPath("outside-pid")
-		b, _ := json.Marshal([]string{"19"})
-		script := "/bin/busybox sleep 30 </dev/null >/dev/null 2>&1 & echo $! > " + pidFile + "; echo $$ > /proc/self/fd/3/cgroup.procs && exec " + shared.self
+	attempt := func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		pidFile := kt.TmpPath("outside-pid")
+		script := "/bin/busybox sleep 30 </dev/null >/dev/null 2>&1 & echo $! > " + pidFile + "; echo $$ > /proc/self/fd/3/cgroup.procs && exec " + kt.Self()
 		cmd := exec.Command("/bin/busybox", "sh", "-c", script)
-		cmd.Env = []string{envOp + "=autogroup-nice", envArgs + "=" + string(b), "PATH=/bin:/sbin:/usr/bin"}
-		cmd.ExtraFiles = []*os.File{dir}
+		cmd.Env = append(probe.Env("autogroup-nice", "19"), "PATH=/bin:/sbin:/usr/bin")
+		cmd.ExtraFiles = []*os.File{sb.Dir}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		out, err := cmd.Output()
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		var r result
-		if json.Unmarshal([]byte(lines[len(lines)-1]), &r) != nil {
+		r, perr := probe.ParseResult(out)
+		if perr != nil {
 			t.Fatalf("autogroup probe: no result (%v): %q", err, out)
 		}
 		pb, _ := os.ReadFile(pidFile)
@@ -60,7 +59,7 @@ func TestAttack2AutogroupNice(t *testing.T) {
 			return strings.Contains(s, "nice 19"), "outside process " + pid + " autogroup: " + s
 		}
 	}
-	runCases(t, []tcase{{name: "E4: nice 19 on the session autogroup shared with a process outside", ceiling: tamperOnly, attempt: attempt}})
+	kt.Run(t, []kerneltest.Case{{Name: "E4: nice 19 on the session autogroup shared with a process outside", Ceiling: tamperOnly, Attempt: attempt}})
 }
 
 // K9 through a crypto name too long for a module name: __request_module
@@ -72,11 +71,11 @@ func TestAttack2AutogroupNice(t *testing.T) {
 // ("crypto-hmac(...)", "crypto-T(sha256)", "crypto-T") are untainted:
 // modprobe runs as root outside, under every ceiling.
 func TestAttack2ModuleAutoloadLongCryptoName(t *testing.T) {
-	kernel(t)
-	attemptN := func(nest int) func(t *testing.T, dir *os.File) (result, effect) {
-		return func(t *testing.T, dir *os.File) (result, effect) {
-			marker := tmpPath("modprobe-ran")
-			helper := tmpPath("modprobe.sh")
+	kt.Enforcer(t)
+	attemptN := func(nest int) func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		return func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			marker := kt.TmpPath("modprobe-ran")
+			helper := kt.TmpPath("modprobe.sh")
 			if err := os.WriteFile(helper, []byte("#!/bin/sh\necho \"$@\" >> "+marker+"\n"), 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -88,9 +87,9 @@ func TestAttack2ModuleAutoloadLongCryptoName(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { os.WriteFile("/proc/sys/kernel/modprobe", old, 0o644) })
-			tmpl := fmt.Sprintf("esc%d", seq.Add(1))
+			tmpl := fmt.Sprintf("esc%d", kt.Seq())
 			name := strings.Repeat("hmac(", nest) + tmpl + "(sha256)" + strings.Repeat(")", nest)
-			r := probe(t, dir, nil, "keyctl-dh-kdf", name)
+			r := sb.Probe(t, "keyctl-dh-kdf", name)
 			return r, func() (bool, string) {
 				for i := 0; i < 150; i++ {
 					if b, err := os.ReadFile(marker); err == nil && strings.Contains(string(b), "crypto-"+tmpl) {
@@ -104,12 +103,12 @@ func TestAttack2ModuleAutoloadLongCryptoName(t *testing.T) {
 		}
 	}
 	strictest := policy.KernelCeiling{Network: false, Write: false, Shell: policy.ShellNone}
-	runCases(t, []tcase{
-		{name: "K9 long nested crypto name (KEYCTL_DH_COMPUTE KDF) runs modprobe outside", ceiling: tamperOnly, nested: true, attempt: attemptN(12)},
-		{name: "K9 long nested crypto name under network=false,write=false,shell=none", ceiling: strictest, allow: allowList(), nested: true, attempt: attemptN(12)},
+	kt.Run(t, []kerneltest.Case{
+		{Name: "K9 long nested crypto name (KEYCTL_DH_COMPUTE KDF) runs modprobe outside", Ceiling: tamperOnly, Nested: true, Attempt: attemptN(12)},
+		{Name: "K9 long nested crypto name under network=false,write=false,shell=none", Ceiling: strictest, Allow: allowList(), Nested: true, Attempt: attemptN(12)},
 		// "crypto-" + 6 x "hmac(" + "escN(sha256)" + 6 x ")" is >= 56 bytes:
 		// just over MODULE_NAME_LEN, the smallest such name.
-		{name: "K9 crypto name just over MODULE_NAME_LEN under network=false,write=false,shell=none", ceiling: strictest, allow: allowList(), nested: true, attempt: attemptN(6)},
+		{Name: "K9 crypto name just over MODULE_NAME_LEN under network=false,write=false,shell=none", Ceiling: strictest, Allow: allowList(), Nested: true, Attempt: attemptN(6)},
 	})
 }
 
@@ -119,10 +118,10 @@ func TestAttack2ModuleAutoloadLongCryptoName(t *testing.T) {
 // host's audit trail, or with no auditd into the kernel log (kauditd
 // prints held records).
 func TestAttack2AuditUserMessage(t *testing.T) {
-	kernel(t)
-	attempt := func(t *testing.T, dir *os.File) (result, effect) {
-		marker := fmt.Sprintf("escapetest-audit-%d", seq.Add(1))
-		r := probe(t, dir, nil, "audit-user-msg", marker)
+	kt.Enforcer(t)
+	attempt := func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		marker := fmt.Sprintf("escapetest-audit-%d", kt.Seq())
+		r := sb.Probe(t, "audit-user-msg", marker)
 		return r, func() (bool, string) {
 			for i := 0; i < 50; i++ {
 				buf := make([]byte, 1<<20)
@@ -139,7 +138,7 @@ func TestAttack2AuditUserMessage(t *testing.T) {
 			return false, "marker " + marker + " in the kernel log"
 		}
 	}
-	runCases(t, []tcase{
-		{name: "K10 AUDIT_USER_AVC over NETLINK_AUDIT reaches the kernel log", ceiling: tamperOnly, attempt: attempt},
+	kt.Run(t, []kerneltest.Case{
+		{Name: "K10 AUDIT_USER_AVC over NETLINK_AUDIT reaches the kernel log", Ceiling: tamperOnly, Attempt: attempt},
 	})
 }

@@ -14,6 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/kerneltest"
+	"github.com/enforcerd/enforcerd/internal/probe"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -28,7 +30,7 @@ import (
 // ENOEXEC); the sandbox writes "\x7fELF" over its first block through
 // /dev/sda and runs it as a shell.
 func TestAttackShellRawBlockRewrite(t *testing.T) {
-	kernel(t)
+	kt.Enforcer(t)
 	extDir(t)
 	dev := mustEnv(t, "ENFORCERD_VMTEST_EXT_DEV")
 	mustExist(t, dev, "the ext4 disk's block device")
@@ -46,23 +48,21 @@ func TestAttackShellRawBlockRewrite(t *testing.T) {
 		unix.Sync() // data blocks allocated and clean
 		time.Sleep(100 * time.Millisecond)
 	}
-	attempt := func(t *testing.T, dir *os.File) (result, effect) {
+	attempt := func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		// One probe (the entrypoint: under read_only the only process
 		// that may write) runs the file, fails, rewrites it, runs it.
 		args := []string{dev, tool, "7f454c46", "sh", "-c", "echo pwned"}
-		return probeEffect(probe(t, dir, nil, "blk-rewrite-exec", args...))
+		return probeEffect(sb.Probe(t, "blk-rewrite-exec", args...))
 	}
-	cases := []tcase{
-		{name: "X4 none: allowed file rewritten through the block device, then run", ceiling: shellNone, prep: prepBroken,
-			allow: allowList(func() string { return tool }), attempt: attempt},
-		{name: "X4 read_only: file rewritten through the block device, then run", ceiling: shellReadOnly, prep: prepBroken, attempt: attempt},
+	cases := []kerneltest.Case{
+		{Name: "X4 none: allowed file rewritten through the block device, then run", Ceiling: shellNone, Prep: prepBroken,
+			Allow: allowList(func() string { return tool }), Attempt: attempt},
+		{Name: "X4 read_only: file rewritten through the block device, then run", Ceiling: shellReadOnly, Prep: prepBroken, Attempt: attempt},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			triState(t, c)
-			checkAnyRecord(t, records(t, 0), []enforcer.Hook{enforcer.HookBprmCheckSecurity, enforcer.HookFileOpen}, -1)
-		})
+	for i := range cases {
+		cases[i].Want = kerneltest.Hooks(enforcer.HookBprmCheckSecurity, enforcer.HookFileOpen)
 	}
+	kt.Run(t, cases)
 }
 
 // N4 for AF_UNIX stream sockets connected outside and passed in: the
@@ -70,7 +70,7 @@ func TestAttackShellRawBlockRewrite(t *testing.T) {
 // socket must reach that decision (on 6.1, sendfile and splice use
 // unix_stream_sendpage, which has no sendmsg hook).
 func TestAttackInheritedOutsideUnixStream(t *testing.T) {
-	kernel(t)
+	kt.Enforcer(t)
 	unixPair := func(t *testing.T) sockPair {
 		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
@@ -80,7 +80,7 @@ func TestAttackInheritedOutsideUnixStream(t *testing.T) {
 		return sockPair{peer: fds[0], probe: fds[1]}
 	}
 	sendHooks := hooks(enforcer.HookSocketSendmsg, enforcer.HookFilePermission)
-	var cases []hcase
+	var cases []kerneltest.Case
 	for _, o := range []struct{ name, op string }{
 		{"write", "fd-write"},
 		{"sendfile file to socket", "fd-sendfile"},
@@ -88,10 +88,10 @@ func TestAttackInheritedOutsideUnixStream(t *testing.T) {
 		{"io_uring IORING_OP_WRITE", "fd-uring-write"},
 		{"io_uring IORING_OP_SEND", "fd-uring-send"},
 	} {
-		cases = append(cases, hcase{tcase: tcase{name: "N4 inherited outside unix stream " + o.name, ceiling: netOff,
-			attempt: sockOp(unixPair, o.op, effPeerGot)}, hooks: sendHooks})
+		cases = append(cases, kerneltest.Case{Name: "N4 inherited outside unix stream " + o.name, Ceiling: netOff,
+			Attempt: sockOp(unixPair, o.op, effPeerGot), Want: kerneltest.Want{Hooks: sendHooks}})
 	}
-	runHCases(t, cases)
+	kt.Run(t, cases)
 }
 
 // K9 through a kernel thread: the caller-context request_module is
@@ -100,10 +100,10 @@ func TestAttackInheritedOutsideUnixStream(t *testing.T) {
 // (cryptomgr_probe, root cgroup), which asks for "crypto-T": modprobe runs
 // as root outside. Reached without a socket: KEYCTL_DH_COMPUTE's KDF name.
 func TestAttackModuleAutoloadKthread(t *testing.T) {
-	kernel(t)
-	attempt := func(t *testing.T, dir *os.File) (result, effect) {
-		marker := tmpPath("modprobe-ran")
-		helper := tmpPath("modprobe.sh")
+	kt.Enforcer(t)
+	attempt := func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		marker := kt.TmpPath("modprobe-ran")
+		helper := kt.TmpPath("modprobe.sh")
 		if err := os.WriteFile(helper, []byte("#!/bin/sh\necho \"$@\" >> "+marker+"\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -115,8 +115,8 @@ func TestAttackModuleAutoloadKthread(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { os.WriteFile("/proc/sys/kernel/modprobe", old, 0o644) })
-		tmpl := fmt.Sprintf("esc%d", seq.Add(1))
-		r := probe(t, dir, nil, "keyctl-dh-kdf", tmpl+"(sha256)")
+		tmpl := fmt.Sprintf("esc%d", kt.Seq())
+		r := sb.Probe(t, "keyctl-dh-kdf", tmpl+"(sha256)")
 		return r, func() (bool, string) {
 			for i := 0; i < 100; i++ {
 				if b, err := os.ReadFile(marker); err == nil && strings.Contains(string(b), "crypto-"+tmpl) {
@@ -128,8 +128,8 @@ func TestAttackModuleAutoloadKthread(t *testing.T) {
 		}
 	}
 	strictest := policy.KernelCeiling{Network: false, Write: false, Shell: policy.ShellNone}
-	runCases(t, []tcase{
-		{name: "K9 crypto template probe (KEYCTL_DH_COMPUTE KDF) runs modprobe outside", ceiling: tamperOnly, nested: true, attempt: attempt},
-		{name: "K9 crypto template probe under network=false,write=false,shell=none", ceiling: strictest, allow: allowList(), nested: true, attempt: attempt},
+	kt.Run(t, []kerneltest.Case{
+		{Name: "K9 crypto template probe (KEYCTL_DH_COMPUTE KDF) runs modprobe outside", Ceiling: tamperOnly, Nested: true, Attempt: attempt},
+		{Name: "K9 crypto template probe under network=false,write=false,shell=none", Ceiling: strictest, Allow: allowList(), Nested: true, Attempt: attempt},
 	})
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/kerneltest"
+	"github.com/enforcerd/enforcerd/internal/probe"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -24,7 +26,7 @@ var (
 // allowList: the test-made copies of this binary and of busybox, plus extra.
 func allowList(extra ...func() string) func(t *testing.T) []enforcer.FileID {
 	return func(t *testing.T) []enforcer.FileID {
-		ids := []enforcer.FileID{fileID(t, shared.allowed), fileID(t, shared.bbAllowed)}
+		ids := []enforcer.FileID{fileID(t, fx.allowed), fileID(t, fx.bbAllowed)}
 		for _, e := range extra {
 			ids = append(ids, fileID(t, e()))
 		}
@@ -34,22 +36,22 @@ func allowList(extra ...func() string) func(t *testing.T) []enforcer.FileID {
 
 // execTouch runs argv (ending in a shell command that touches %F) and
 // observes the file. argv entries equal to "%F" are replaced.
-func execTouch(argv ...string) func(*testing.T, *os.File) (result, effect) {
-	return func(t *testing.T, dir *os.File) (result, effect) {
-		f := tmpPath("touched")
+func execTouch(argv ...string) kerneltest.Attempt {
+	return func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		f := kt.TmpPath("touched")
 		a := make([]string, len(argv))
 		for i, s := range argv {
 			a[i] = strings.ReplaceAll(s, "%F", f)
 		}
-		return probe(t, dir, nil, "exec", a...), fileExists(f)
+		return sb.Probe(t, "exec", a...), kerneltest.FileExists(f)
 	}
 }
 
 func TestShellNone(t *testing.T) {
-	kernel(t)
+	kt.Enforcer(t)
 	symlink := func() string {
 		// Named "sh" so busybox picks the sh applet from argv[0].
-		d := tmpPath("linkdir")
+		d := kt.TmpPath("linkdir")
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +62,7 @@ func TestShellNone(t *testing.T) {
 		return p
 	}
 	shCopy := func() string {
-		p := tmpPath("busybox-sh-copy")
+		p := kt.TmpPath("busybox-sh-copy")
 		if err := copyPath("/bin/busybox", p); err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +70,7 @@ func TestShellNone(t *testing.T) {
 	}
 	// /tmp is its own tmpfs; /bin/busybox is on rootfs: link at /.
 	hardlink := func() string {
-		p := filepath.Join("/", filepath.Base(tmpPath("busybox-escapetest-link")))
+		p := filepath.Join("/", filepath.Base(kt.TmpPath("busybox-escapetest-link")))
 		if err := os.Link("/bin/busybox", p); err != nil {
 			t.Fatal(err)
 		}
@@ -78,81 +80,81 @@ func TestShellNone(t *testing.T) {
 	var script string
 	mkScript := func() string { return script }
 	bad := hardlink() // made once: rootfs is not the test's temp dir
-	cases := []tcase{
-		{name: "X1 /bin/sh by path", attempt: execTouch("/bin/sh", "-c", "touch %F")},
-		{name: "X1 symlink to /bin/sh", attempt: func(t *testing.T, dir *os.File) (result, effect) {
-			return execTouch(symlink(), "-c", "touch %F")(t, dir)
+	cases := []kerneltest.Case{
+		{Name: "X1 /bin/sh by path", Attempt: execTouch("/bin/sh", "-c", "touch %F")},
+		{Name: "X1 symlink to /bin/sh", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			return execTouch(symlink(), "-c", "touch %F")(t, sb)
 		}},
-		{name: "X1 copy of /bin/sh", attempt: func(t *testing.T, dir *os.File) (result, effect) {
-			return execTouch(shCopy(), "sh", "-c", "touch %F")(t, dir)
+		{Name: "X1 copy of /bin/sh", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			return execTouch(shCopy(), "sh", "-c", "touch %F")(t, sb)
 		}},
-		{name: "X1 hard link of /bin/sh", attempt: execTouch(bad, "sh", "-c", "touch %F")},
-		{name: "X2 busybox sh -c", attempt: execTouch("/bin/busybox", "sh", "-c", "touch %F")},
+		{Name: "X1 hard link of /bin/sh", Attempt: execTouch(bad, "sh", "-c", "touch %F")},
+		{Name: "X2 busybox sh -c", Attempt: execTouch("/bin/busybox", "sh", "-c", "touch %F")},
 		// An allowed interpreter (a copy of busybox) reaching exec: awk's
 		// system() runs /bin/sh, which is not allowed. awk itself runs.
-		{name: "X2 allowed awk system()", nested: true, attempt: execTouch(shared.bbAllowed, "awk", `BEGIN{system("/bin/busybox touch %F")}`)},
-		{name: "X2 allowed sh -c nested exec", nested: true, attempt: execTouch(shared.bbAllowed, "sh", "-c", "/bin/busybox touch %F")},
+		{Name: "X2 allowed awk system()", Nested: true, Attempt: execTouch(fx.bbAllowed, "awk", `BEGIN{system("/bin/busybox touch %F")}`)},
+		{Name: "X2 allowed sh -c nested exec", Nested: true, Attempt: execTouch(fx.bbAllowed, "sh", "-c", "/bin/busybox touch %F")},
 		// The script is on the allow list; its interpreter is not.
-		{name: "X2 shebang script, interpreter not allowed", allow: allowList(mkScript), prep: func(t *testing.T) {
-			script = tmpPath("script")
+		{Name: "X2 shebang script, interpreter not allowed", Allow: allowList(mkScript), Prep: func(t *testing.T) {
+			script = kt.TmpPath("script")
 			if err := os.WriteFile(script, []byte("#!/bin/sh\n/bin/busybox touch \"$1\"\n"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-		}, attempt: func(t *testing.T, dir *os.File) (result, effect) {
-			f := tmpPath("touched")
-			return probe(t, dir, nil, "exec", script, f), fileExists(f)
+		}, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			f := kt.TmpPath("touched")
+			return sb.Probe(t, "exec", script, f), kerneltest.FileExists(f)
 		}},
-		{name: "X2 dynamic loader invoked directly", attempt: func(t *testing.T, dir *os.File) (result, effect) {
-			return probe(t, dir, nil, "exec", dynamicLoader(t), "--version"), nil
+		{Name: "X2 dynamic loader invoked directly", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			return sb.Probe(t, "exec", dynamicLoader(t), "--version"), nil
 		}},
-		{name: "X2 unlisted ELF", attempt: func(t *testing.T, dir *os.File) (result, effect) {
-			p := tmpPath("unlisted")
-			if err := copyPath(shared.self, p); err != nil {
+		{Name: "X2 unlisted ELF", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			p := kt.TmpPath("unlisted")
+			if err := copyPath(kt.Self(), p); err != nil {
 				t.Fatal(err)
 			}
-			return probe(t, dir, nil, "exec-probe", p), nil
+			return sb.Probe(t, "exec-probe", p), nil
 		}},
-		{name: "X2 memfd exec of an allowed binary's bytes", attempt: op("memfd-exec", shared.allowed)},
+		{Name: "X2 memfd exec of an allowed binary's bytes", Attempt: kerneltest.Op("memfd-exec", fx.allowed)},
 		// An allowed file the sandbox opened for write is no longer allowed.
-		{name: "exec of an allowed file the sandbox rewrote", allow: allowList(mkScript), prep: prepCopy(&script), attempt: func(t *testing.T, dir *os.File) (result, effect) {
-			return probe(t, dir, nil, "copy-exec", shared.self, script), nil
+		{Name: "exec of an allowed file the sandbox rewrote", Allow: allowList(mkScript), Prep: prepCopy(&script), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			return sb.Probe(t, "copy-exec", kt.Self(), script), nil
 		}},
 		// The same through a writable descriptor inherited from outside
 		// (e.g. stdout redirected to a file): an allowed file's bytes become
 		// busybox, then the "allowed" file runs a shell.
-		{name: "exec of an allowed file rewritten through an inherited fd", allow: allowList(mkScript), prep: prepCopy(&script), attempt: func(t *testing.T, dir *os.File) (result, effect) {
+		{Name: "exec of an allowed file rewritten through an inherited fd", Allow: allowList(mkScript), Prep: prepCopy(&script), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			fd, err := os.OpenFile(script, os.O_RDWR, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := tmpPath("touched")
-			return probe(t, dir, []*os.File{fd}, "fd-write-exec", "/bin/busybox", script, "sh", "-c", "/bin/busybox touch "+f), fileExists(f)
+			f := kt.TmpPath("touched")
+			return sb.ProbeFiles(t, []*os.File{fd}, "fd-write-exec", "/bin/busybox", script, "sh", "-c", "/bin/busybox touch "+f), kerneltest.FileExists(f)
 		}},
 	}
 	for i := range cases {
-		cases[i].ceiling = shellNone
-		if cases[i].allow == nil {
-			cases[i].allow = allowList()
+		cases[i].Ceiling = shellNone
+		if cases[i].Allow == nil {
+			cases[i].Allow = allowList()
 		}
-		if !cases[i].nested {
-			cases[i].hook = enforcer.HookBprmCheckSecurity
+		if !cases[i].Nested {
+			cases[i].Want = kerneltest.Hooks(enforcer.HookBprmCheckSecurity)
 		}
 	}
-	runCases(t, cases)
+	kt.Run(t, cases)
 }
 
 // The entrypoint and the allow list still run under shell=none.
 func TestShellNoneAllowedStillRun(t *testing.T) {
-	kernel(t)
-	sb := newCgroup(t, "case")
-	sb.register(t, enforcer.Entry{Ceiling: shellNone, ExecAllow: allowList()(t)})
-	for _, argv := range [][]string{{"/proc/self/exe"}, {shared.self}, {shared.allowed}} {
-		if r := probe(t, sb.dir, nil, "exec-probe", argv...); r.Setup != "" || r.Errno != 0 || r.Exit != 0 {
+	kt.Enforcer(t)
+	sb := kt.Sandbox(t, "case")
+	sb.Register(t, enforcer.Entry{Ceiling: shellNone, ExecAllow: allowList()(t)})
+	for _, argv := range [][]string{{"/proc/self/exe"}, {kt.Self()}, {fx.allowed}} {
+		if r := sb.Probe(t, "exec-probe", argv...); r.Setup != "" || r.Errno != 0 || r.Exit != 0 {
 			t.Errorf("shell=none: exec of allowed %s: %v, want success", argv[0], r)
 		}
 	}
 	// An allowed busybox copy runs (awk without exec).
-	if r := probe(t, sb.dir, nil, "exec", shared.bbAllowed, "awk", "BEGIN{print 1}"); r.Errno != 0 || r.Exit != 0 || r.Out != "1" {
+	if r := sb.Probe(t, "exec", fx.bbAllowed, "awk", "BEGIN{print 1}"); r.Errno != 0 || r.Exit != 0 || r.Out != "1" {
 		t.Errorf("shell=none: allowed awk: %v, want success", r)
 	}
 }
@@ -160,8 +162,8 @@ func TestShellNoneAllowedStillRun(t *testing.T) {
 // prepCopy makes a fresh test-made copy of this binary at *p.
 func prepCopy(p *string) func(t *testing.T) {
 	return func(t *testing.T) {
-		*p = tmpPath("busybox-allowed-copy") // busybox picks applets from argv[1]
-		if err := copyPath(shared.self, *p); err != nil {
+		*p = kt.TmpPath("busybox-allowed-copy") // busybox picks applets from argv[1]
+		if err := copyPath(kt.Self(), *p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -178,81 +180,81 @@ func dynamicLoader(t *testing.T) string {
 }
 
 func TestShellReadOnly(t *testing.T) {
-	kernel(t)
-	cases := []tcase{
+	kt.Enforcer(t)
+	cases := []kerneltest.Case{
 		// exec'd programs run write-denied even though write=true.
-		{name: "exec'd touch creates", nested: true, hook: enforcer.HookInodeCreate, attempt: execTouch("/bin/busybox", "touch", "%F")},
-		{name: "exec'd sh redirect writes", nested: true, hook: enforcer.HookInodeCreate, attempt: execTouch("/bin/sh", "-c", "echo x > %F")},
-		{name: "exec'd rm unlinks", nested: true, hook: enforcer.HookInodeUnlink, attempt: func(t *testing.T, dir *os.File) (result, effect) {
-			f := tmpPath("victim")
+		{Name: "exec'd touch creates", Nested: true, Want: kerneltest.Hooks(enforcer.HookInodeCreate), Attempt: execTouch("/bin/busybox", "touch", "%F")},
+		{Name: "exec'd sh redirect writes", Nested: true, Want: kerneltest.Hooks(enforcer.HookInodeCreate), Attempt: execTouch("/bin/sh", "-c", "echo x > %F")},
+		{Name: "exec'd rm unlinks", Nested: true, Want: kerneltest.Hooks(enforcer.HookInodeUnlink), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			f := kt.TmpPath("victim")
 			if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			return probe(t, dir, nil, "exec", "/bin/busybox", "rm", f), fileGone(f)
+			return sb.Probe(t, "exec", "/bin/busybox", "rm", f), kerneltest.FileGone(f)
 		}},
-		{name: "exec'd program writes an existing file", nested: true, hook: enforcer.HookFileOpen, attempt: func(t *testing.T, dir *os.File) (result, effect) {
-			f := tmpPath("victim")
+		{Name: "exec'd program writes an existing file", Nested: true, Want: kerneltest.Hooks(enforcer.HookFileOpen), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			f := kt.TmpPath("victim")
 			if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			r := probe(t, dir, nil, "exec", "/bin/sh", "-c", "echo changed >> "+f)
+			r := sb.Probe(t, "exec", "/bin/sh", "-c", "echo changed >> "+f)
 			return r, func() (bool, string) {
 				b, _ := os.ReadFile(f)
 				return string(b) != "x", f + " modified"
 			}
 		}},
-		{name: "memfd exec", hook: enforcer.HookBprmCheckSecurity, attempt: op("memfd-exec", shared.allowed)},
-		{name: "exec of a file the sandbox wrote", hook: enforcer.HookBprmCheckSecurity, attempt: func(t *testing.T, dir *os.File) (result, effect) {
-			return probe(t, dir, nil, "copy-exec", shared.self, tmpPath("sandbox-written")), nil
+		{Name: "memfd exec", Want: kerneltest.Hooks(enforcer.HookBprmCheckSecurity), Attempt: kerneltest.Op("memfd-exec", fx.allowed)},
+		{Name: "exec of a file the sandbox wrote", Want: kerneltest.Hooks(enforcer.HookBprmCheckSecurity), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			return sb.Probe(t, "copy-exec", kt.Self(), kt.TmpPath("sandbox-written")), nil
 		}},
 		// Written through a descriptor inherited from outside (stdout
 		// redirected to a file): never opened for write inside.
-		{name: "exec of a file the sandbox wrote through an inherited fd", hook: enforcer.HookBprmCheckSecurity, attempt: func(t *testing.T, dir *os.File) (result, effect) {
-			p := tmpPath("inherited")
+		{Name: "exec of a file the sandbox wrote through an inherited fd", Want: kerneltest.Hooks(enforcer.HookBprmCheckSecurity), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			p := kt.TmpPath("inherited")
 			fd, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o755)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return probe(t, dir, []*os.File{fd}, "fd-write-exec", shared.self, p), nil
+			return sb.ProbeFiles(t, []*os.File{fd}, "fd-write-exec", kt.Self(), p), nil
 		}},
 	}
 	for i := range cases {
-		cases[i].ceiling = shellReadOnly
+		cases[i].Ceiling = shellReadOnly
 	}
-	runCases(t, cases)
+	kt.Run(t, cases)
 }
 
 // Under read_only, ls/cat/grep run; the entrypoint itself still writes.
 func TestShellReadOnlyToolsRun(t *testing.T) {
-	kernel(t)
-	sb := newCgroup(t, "case")
-	sb.register(t, enforcer.Entry{Ceiling: shellReadOnly})
+	kt.Enforcer(t)
+	sb := kt.Sandbox(t, "case")
+	sb.Register(t, enforcer.Entry{Ceiling: shellReadOnly})
 	for _, argv := range [][]string{
 		{"/bin/busybox", "ls", "/"},
 		{"/bin/busybox", "cat", "/proc/version"},
 		{"/bin/sh", "-c", "/bin/busybox grep -q Linux /proc/version"},
 		{"/bin/busybox", "env"},
 	} {
-		if r := probe(t, sb.dir, nil, "exec", argv...); r.Errno != 0 || r.Exit != 0 {
+		if r := sb.Probe(t, "exec", argv...); r.Errno != 0 || r.Exit != 0 {
 			t.Errorf("shell=read_only: %v: %v, want success", argv, r)
 		}
 	}
-	sb2 := newCgroup(t, "case")
-	sb2.register(t, enforcer.Entry{Ceiling: shellReadOnly})
-	f := tmpPath("entrypoint-writes")
-	if r := probe(t, sb2.dir, nil, "create", f); r.Errno != 0 || r.Setup != "" {
+	sb2 := kt.Sandbox(t, "case")
+	sb2.Register(t, enforcer.Entry{Ceiling: shellReadOnly})
+	f := kt.TmpPath("entrypoint-writes")
+	if r := sb2.Probe(t, "create", f); r.Errno != 0 || r.Setup != "" {
 		t.Errorf("shell=read_only, write=true: the entrypoint's own create: %v, want success", r)
 	}
 }
 
 // Under shell=full a shell runs, and is still subject to write=false.
 func TestShellFull(t *testing.T) {
-	kernel(t)
-	sb := newCgroup(t, "case")
-	sb.register(t, enforcer.Entry{Ceiling: fullNoWrite})
-	if r := probe(t, sb.dir, nil, "exec", "/bin/sh", "-c", "/bin/busybox true && echo ok"); r.Errno != 0 || r.Exit != 0 || r.Out != "ok" {
+	kt.Enforcer(t)
+	sb := kt.Sandbox(t, "case")
+	sb.Register(t, enforcer.Entry{Ceiling: fullNoWrite})
+	if r := sb.Probe(t, "exec", "/bin/sh", "-c", "/bin/busybox true && echo ok"); r.Errno != 0 || r.Exit != 0 || r.Out != "ok" {
 		t.Errorf("shell=full: sh -c: %v, want success", r)
 	}
-	runCases(t, []tcase{{name: "shell writes under write=false", ceiling: fullNoWrite, nested: true, hook: enforcer.HookInodeCreate,
-		attempt: execTouch("/bin/sh", "-c", "echo x > %F")}})
+	kt.Run(t, []kerneltest.Case{{Name: "shell writes under write=false", Ceiling: fullNoWrite, Nested: true, Want: kerneltest.Hooks(enforcer.HookInodeCreate),
+		Attempt: execTouch("/bin/sh", "-c", "echo x > %F")}})
 }

@@ -2,7 +2,6 @@ package escapetest
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -15,57 +14,6 @@ import (
 )
 
 var netOff = policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull}
-
-// hcase is a tcase whose denial may be recorded by one of several hooks
-// (e.g. file_ioctl_compat on kernels that have it, file_ioctl before).
-type hcase struct {
-	tcase
-	hooks []enforcer.Hook
-}
-
-// triStateHooks runs c as triState does and then requires a record by one
-// of hooks for the ceiling's cgroup.
-func triStateHooks(t *testing.T, c hcase) {
-	t.Helper()
-	var id uint64
-	att := c.attempt
-	c.attempt = func(t *testing.T, dir *os.File) (result, effect) {
-		var st unix.Stat_t
-		if err := unix.Fstat(int(dir.Fd()), &st); err != nil {
-			t.Fatal(err)
-		}
-		id = st.Ino // a cgroup's id is its directory's inode number
-		return att(t, dir)
-	}
-	c.hook = 0
-	triState(t, c.tcase)
-	if len(c.hooks) > 0 {
-		checkRecordFrom(t, id, c.hooks)
-	}
-}
-
-func runHCases(t *testing.T, cases []hcase) {
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { triStateHooks(t, c) })
-	}
-}
-
-func checkRecordFrom(t *testing.T, ceiling uint64, hooks []enforcer.Hook) {
-	t.Helper()
-	var seen []string
-	for _, d := range records(t, ceiling) {
-		for _, h := range hooks {
-			if d.Hook == h && !d.Audited {
-				if d.Errno != unix.EPERM {
-					t.Errorf("record %s: errno %v, want EPERM", d.Hook, d.Errno)
-				}
-				return
-			}
-		}
-		seen = append(seen, fmt.Sprintf("%s/%s", d.Hook, d.Decision()))
-	}
-	t.Errorf("no record by any of %v for ceiling cgroup %d; records: %v", hooks, ceiling, seen)
-}
 
 // hooks is a shorthand for a hook list.
 func hooks(h ...enforcer.Hook) []enforcer.Hook { return h }
@@ -105,7 +53,7 @@ func pollRead(fd int, d time.Duration) ([]byte, bool) {
 
 func contains(b []byte, s string) bool { return bytes.Contains(b, []byte(s)) }
 
-// dupFile passes a duplicate of fd to a probe (probeRun closes it); the
+// dupFile passes a duplicate of fd to a probe (which closes it); the
 // test keeps fd, so the object outlives the probe.
 func dupFile(t *testing.T, fd int) *os.File {
 	t.Helper()

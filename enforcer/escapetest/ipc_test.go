@@ -16,6 +16,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/kerneltest"
+	"github.com/enforcerd/enforcerd/internal/probe"
 )
 
 // outsideShm creates a segment holding "host" (removed at cleanup).
@@ -36,7 +38,7 @@ func outsideShm(t *testing.T) int {
 }
 
 // shmWritten: the segment's first bytes are no longer "host".
-func shmWritten(id int) effect {
+func shmWritten(id int) kerneltest.Effect {
 	return func() (bool, string) {
 		b, err := unix.SysvShmAttach(id, 0, unix.SHM_RDONLY)
 		if err != nil {
@@ -48,7 +50,7 @@ func shmWritten(id int) effect {
 	}
 }
 
-func shmGone(id int) effect {
+func shmGone(id int) kerneltest.Effect {
 	return func() (bool, string) {
 		_, err := unix.SysvShmCtl(id, unix.IPC_STAT, &unix.SysvShmDesc{})
 		return err != nil, fmt.Sprintf("segment %d removed (IPC_STAT: %v)", id, err)
@@ -56,59 +58,59 @@ func shmGone(id int) effect {
 }
 
 func TestIPC(t *testing.T) {
-	kernel(t)
-	cases := []tcase{
-		{name: "shmat read-write of an outside segment, write", hook: enforcer.HookIPCPermission, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+	kt.Enforcer(t)
+	cases := []kerneltest.Case{
+		{Name: "shmat read-write of an outside segment, write", Want: kerneltest.Hooks(enforcer.HookIPCPermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			id := outsideShm(t)
-			return probe(t, dir, nil, "shm-write", strconv.Itoa(id), "pwned"), shmWritten(id)
+			return sb.Probe(t, "shm-write", strconv.Itoa(id), "pwned"), shmWritten(id)
 		}},
-		{name: "shmctl IPC_RMID of an outside segment", hook: enforcer.HookIPCPermission, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+		{Name: "shmctl IPC_RMID of an outside segment", Want: kerneltest.Hooks(enforcer.HookIPCPermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			id := outsideShm(t)
-			return probe(t, dir, nil, "shm-rmid", strconv.Itoa(id)), shmGone(id)
+			return sb.Probe(t, "shm-rmid", strconv.Itoa(id)), shmGone(id)
 		}},
-		{name: "shmget of an outside segment's key", hook: enforcer.HookIPCPermission, attempt: func(t *testing.T, dir *os.File) (result, effect) {
-			key := 0x6e660000 + int(seq.Add(1))
+		{Name: "shmget of an outside segment's key", Want: kerneltest.Hooks(enforcer.HookIPCPermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			key := 0x6e660000 + int(kt.Seq())
 			id, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o600)
 			if err != nil {
 				t.Fatalf("shmget: %v", err)
 			}
 			t.Cleanup(func() { _, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil) })
-			return probe(t, dir, nil, "shm-get", strconv.Itoa(key)), nil
+			return sb.Probe(t, "shm-get", strconv.Itoa(key)), nil
 		}},
-		{name: "msgsnd to an outside queue", hook: enforcer.HookIPCPermission, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+		{Name: "msgsnd to an outside queue", Want: kerneltest.Hooks(enforcer.HookIPCPermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			id, err := msgGet()
 			if err != nil {
 				t.Fatalf("msgget: %v", err)
 			}
 			t.Cleanup(func() { ipcRmid(unix.SYS_MSGCTL, id) })
-			return probe(t, dir, nil, "msgsnd", strconv.Itoa(id), "pwned"), func() (bool, string) {
+			return sb.Probe(t, "msgsnd", strconv.Itoa(id), "pwned"), func() (bool, string) {
 				m, err := msgRcv(id)
 				return err == nil, fmt.Sprintf("queue %d got a message (%q, %v)", id, m, err)
 			}
 		}},
-		{name: "semop on an outside semaphore set", hook: enforcer.HookIPCPermission, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+		{Name: "semop on an outside semaphore set", Want: kerneltest.Hooks(enforcer.HookIPCPermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			id, err := semGet()
 			if err != nil {
 				t.Fatalf("semget: %v", err)
 			}
 			t.Cleanup(func() { ipcRmid(unix.SYS_SEMCTL, id) })
-			return probe(t, dir, nil, "semop", strconv.Itoa(id)), func() (bool, string) {
+			return sb.Probe(t, "semop", strconv.Itoa(id)), func() (bool, string) {
 				v, err := semVal(id)
 				return err == nil && v != 0, fmt.Sprintf("semaphore %d is %d (%v)", id, v, err)
 			}
 		}},
 	}
 	for i := range cases {
-		cases[i].ceiling = tamperOnly
+		cases[i].Ceiling = tamperOnly
 	}
-	runCases(t, cases)
+	kt.Run(t, cases)
 
 	// Objects the sandbox creates keep working.
 	for _, op := range []string{"shm-own", "msg-own"} {
 		t.Run(op+" inside allowed", func(t *testing.T) {
-			sb := newCgroup(t, "case")
-			sb.register(t, enforcer.Entry{Ceiling: tamperOnly})
-			if r := probe(t, sb.dir, nil, op); r.Setup != "" || r.Errno != 0 || !r.Effect {
+			sb := kt.Sandbox(t, "case")
+			sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+			if r := sb.Probe(t, op); r.Setup != "" || r.Errno != 0 || !r.Effect {
 				t.Errorf("%s in the sandbox: %v, want success", op, r)
 			}
 		})
@@ -116,49 +118,49 @@ func TestIPC(t *testing.T) {
 	// Created in the cgroup before its registration (a runtime's init does
 	// that): the sandbox's own.
 	t.Run("segment created before the registration allowed", func(t *testing.T) {
-		sb := newCgroup(t, "case")
-		r := probe(t, sb.dir, nil, "shm-create")
+		sb := kt.Sandbox(t, "case")
+		r := sb.Probe(t, "shm-create")
 		if r.Setup != "" {
 			t.Fatalf("create a segment in the cgroup: %v", r)
 		}
 		id, _ := strconv.Atoi(r.Out)
 		t.Cleanup(func() { _, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil) })
-		sb.register(t, enforcer.Entry{Ceiling: tamperOnly})
-		if r := probe(t, sb.dir, nil, "shm-write", r.Out, "inside"); r.Setup != "" || r.Errno != 0 {
+		sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+		if r := sb.Probe(t, "shm-write", r.Out, "inside"); r.Setup != "" || r.Errno != 0 {
 			t.Errorf("shmat of the sandbox's own segment: %v, want success", r)
 		}
 	})
 	// A nested registration: the outer sandbox's objects are outside it.
 	t.Run("segment of the outer sandbox from a nested one", func(t *testing.T) {
-		outer := newCgroup(t, "case")
-		outer.register(t, enforcer.Entry{Ceiling: tamperOnly})
-		r := probe(t, outer.dir, nil, "shm-create")
+		outer := kt.Sandbox(t, "case")
+		outer.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+		r := outer.Probe(t, "shm-create")
 		if r.Setup != "" {
 			t.Fatalf("create a segment in the outer sandbox: %v", r)
 		}
 		id, _ := strconv.Atoi(r.Out)
 		t.Cleanup(func() { _, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil) })
-		if r := probe(t, outer.dir, nil, "shm-write", r.Out, "outer"); r.Setup != "" || r.Errno != 0 {
+		if r := outer.Probe(t, "shm-write", r.Out, "outer"); r.Setup != "" || r.Errno != 0 {
 			t.Errorf("shmat of the outer sandbox's own segment: %v, want success", r)
 		}
 		inner := newSubCgroup(t, outer, "inner")
-		inner.register(t, enforcer.Entry{Ceiling: tamperOnly})
-		if r := probe(t, inner.dir, nil, "shm-write", r.Out, "inner"); !r.denied() {
+		inner.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+		if r := inner.Probe(t, "shm-write", r.Out, "inner"); !r.Denied() {
 			t.Errorf("BYPASS shmat of the outer sandbox's segment from a nested sandbox: %v, want EPERM or EACCES", r)
 		}
 	})
 }
 
 // newSubCgroup creates a cgroup below parent's.
-func newSubCgroup(t *testing.T, parent *sandbox, name string) *sandbox {
+func newSubCgroup(t *testing.T, parent *kerneltest.Sandbox, name string) *kerneltest.Sandbox {
 	t.Helper()
-	return cgroupAt(t, parent.cg.Group+"/"+name)
+	return kt.SandboxAt(t, parent.Cg.Group+"/"+name)
 }
 
 // hostKey adds a "user" key to root's user keyring, from outside.
 func hostKey(t *testing.T, payload string) int {
 	t.Helper()
-	desc := fmt.Sprintf("escapetest-host-%d", seq.Add(1))
+	desc := fmt.Sprintf("escapetest-host-%d", kt.Seq())
 	serial, err := unix.AddKey("user", desc, []byte(payload), unix.KEY_SPEC_USER_KEYRING)
 	if err != nil {
 		t.Fatalf("add_key to the user keyring: %v", err)
@@ -180,7 +182,7 @@ func requestKeyLog(t *testing.T) string {
 		return filepath.Join(dir, "request-key.log")
 	}
 	if dir == "" {
-		dir = shared.tmp
+		dir = kt.TmpDir()
 	}
 	log := filepath.Join(dir, "request-key.log")
 	script := fmt.Sprintf("#!/bin/sh\necho \"request-key $*\" >>%s\nexit 1\n", log)
@@ -211,7 +213,7 @@ func lineCount(path string) int {
 // as ENOKEY (keyctl_read_key). When the key exists (read from here, outside)
 // that ENOKEY is the refusal: reported as EACCES; the record check of the
 // case shows which hook refused it.
-func keyReadRefused(r result, serial int) result {
+func keyReadRefused(r probe.Result, serial int) probe.Result {
 	if r.Errno != unix.ENOKEY {
 		return r
 	}
@@ -223,47 +225,47 @@ func keyReadRefused(r result, serial int) result {
 }
 
 func TestKeys(t *testing.T) {
-	kernel(t)
+	kt.Enforcer(t)
 	log := requestKeyLog(t)
-	cases := []tcase{
-		{name: "keyctl read of a host key in root's user keyring", hook: enforcer.HookKeyPermission, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+	cases := []kerneltest.Case{
+		{Name: "keyctl read of a host key in root's user keyring", Want: kerneltest.Hooks(enforcer.HookKeyPermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			serial := hostKey(t, "host-secret")
-			r := keyReadRefused(probe(t, dir, nil, "key-read", strconv.Itoa(serial)), serial)
+			r := keyReadRefused(sb.Probe(t, "key-read", strconv.Itoa(serial)), serial)
 			return r, func() (bool, string) {
 				return r.Out == "host-secret", fmt.Sprintf("probe read the host key's payload (%q)", r.Out)
 			}
 		}},
-		{name: "keyctl update of a host key in root's user keyring", hook: enforcer.HookKeyPermission, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+		{Name: "keyctl update of a host key in root's user keyring", Want: kerneltest.Hooks(enforcer.HookKeyPermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			serial := hostKey(t, "host-secret")
-			return probe(t, dir, nil, "key-update", strconv.Itoa(serial), "pwned"), func() (bool, string) {
+			return sb.Probe(t, "key-update", strconv.Itoa(serial), "pwned"), func() (bool, string) {
 				p, err := keyRead(serial)
 				return err == nil && p != "host-secret", fmt.Sprintf("host key payload is %q (%v)", p, err)
 			}
 		}},
-		{name: "request_key upcall to /sbin/request-key", hook: enforcer.HookKeyAlloc, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+		{Name: "request_key upcall to /sbin/request-key", Want: kerneltest.Hooks(enforcer.HookKeyAlloc), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			before := lineCount(log)
-			r := probe(t, dir, nil, "request-key", fmt.Sprintf("escapetest-upcall-%d", seq.Add(1)))
+			r := sb.Probe(t, "request-key", fmt.Sprintf("escapetest-upcall-%d", kt.Seq()))
 			return r, func() (bool, string) {
 				after := lineCount(log)
 				return after > before, fmt.Sprintf("/sbin/request-key ran (%s: %d lines, %d before)", log, after, before)
 			}
 		}},
 		// Every user keyring is outside, whoever created it first.
-		{name: "keyctl read of root's user keyring", hook: enforcer.HookKeyPermission, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+		{Name: "keyctl read of root's user keyring", Want: kerneltest.Hooks(enforcer.HookKeyPermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			hostKey(t, "host-secret")
-			return keyReadRefused(probe(t, dir, nil, "key-read", strconv.Itoa(unix.KEY_SPEC_USER_KEYRING)), unix.KEY_SPEC_USER_KEYRING), nil
+			return keyReadRefused(sb.Probe(t, "key-read", strconv.Itoa(unix.KEY_SPEC_USER_KEYRING)), unix.KEY_SPEC_USER_KEYRING), nil
 		}},
 	}
 	for i := range cases {
-		cases[i].ceiling = tamperOnly
+		cases[i].Ceiling = tamperOnly
 	}
-	runCases(t, cases)
+	kt.Run(t, cases)
 
 	t.Run("add_key into a keyring the sandbox created allowed", func(t *testing.T) {
-		sb := newCgroup(t, "case")
-		sb.register(t, enforcer.Entry{Ceiling: tamperOnly})
-		if r := probe(t, sb.dir, nil, "key-own"); r.Setup != "" || r.Errno != 0 || !r.Effect {
-			t.Errorf("add_key and read in the sandbox's own session keyring: %v, want success; records %v", r, records(t, sb.cg.ID))
+		sb := kt.Sandbox(t, "case")
+		sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+		if r := sb.Probe(t, "key-own"); r.Setup != "" || r.Errno != 0 || !r.Effect {
+			t.Errorf("add_key and read in the sandbox's own session keyring: %v, want success; records %v", r, kt.Records(t, sb.Cg.ID))
 		}
 	})
 }

@@ -17,6 +17,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/kerneltest"
+	"github.com/enforcerd/enforcerd/internal/probe"
 )
 
 // sockPair: peer stays with the test (outside every sandbox); probe's end
@@ -68,13 +70,13 @@ const (
 )
 
 // sockOp: a fresh pair from mk; for receiving ops the peer sends first.
-func sockOp(mk func(*testing.T) sockPair, op string, eff sockEffect) func(*testing.T, *os.File) (result, effect) {
-	return func(t *testing.T, dir *os.File) (result, effect) {
+func sockOp(mk func(*testing.T) sockPair, op string, eff sockEffect) kerneltest.Attempt {
+	return func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		p := mk(t)
 		var args []string
 		switch op {
 		case "fd-sendfile":
-			f := tmpPath("sendfile-src")
+			f := kt.TmpPath("sendfile-src")
 			if err := os.WriteFile(f, []byte(sentData), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +87,7 @@ func sockOp(mk func(*testing.T) sockPair, op string, eff sockEffect) func(*testi
 				t.Fatal(err)
 			}
 		}
-		r := probe(t, dir, []*os.File{dupFile(t, p.probe)}, op, args...)
+		r := sb.ProbeFiles(t, []*os.File{dupFile(t, p.probe)}, op, args...)
 		switch eff {
 		case effReceived:
 			return r, func() (bool, string) { return r.Effect, fmt.Sprintf("the probe received the peer's data (%q)", r.Out) }
@@ -143,34 +145,34 @@ var tcpOnlyOps = []struct {
 }
 
 func TestInheritedInetSocket(t *testing.T) {
-	kernel(t)
-	var cases []hcase
+	kt.Enforcer(t)
+	var cases []kerneltest.Case
 	for _, o := range append(inheritedSocketOps, tcpOnlyOps...) {
-		cases = append(cases, hcase{tcase: tcase{name: "N1 inherited tcp4 " + o.name, ceiling: netOff, attempt: sockOp(inetPair, o.op, o.eff)}, hooks: o.hooks})
+		cases = append(cases, kerneltest.Case{Name: "N1 inherited tcp4 " + o.name, Ceiling: netOff, Attempt: sockOp(inetPair, o.op, o.eff), Want: kerneltest.Want{Hooks: o.hooks}})
 	}
-	runHCases(t, cases)
+	kt.Run(t, cases)
 }
 
 // The same uses of an AF_UNIX socketpair the sandbox made itself stay
 // allowed under network=false.
 func TestSandboxSocketpairAllowed(t *testing.T) {
-	kernel(t)
+	kt.Enforcer(t)
 	for _, o := range inheritedSocketOps {
 		t.Run(o.name, func(t *testing.T) {
-			sb := newCgroup(t, "case")
-			sb.register(t, enforcer.Entry{Ceiling: netOff})
+			sb := kt.Sandbox(t, "case")
+			sb.Register(t, enforcer.Entry{Ceiling: netOff})
 			dir := "send"
 			if o.eff == effReceived {
 				dir = "recv"
 			}
-			r := probe(t, sb.dir, nil, "selfpair", o.op, dir)
+			r := sb.Probe(t, "selfpair", o.op, dir)
 			if r.Setup != "" {
 				t.Fatalf("probe could not attempt the operation: %v", r)
 			}
 			if r.Errno != 0 || !r.Effect {
 				t.Errorf("AF_UNIX socketpair %s under %v: %v (effect %v), want success with its effect", o.name, netOff, r, r.Effect)
 			}
-			if ds := records(t, sb.cg.ID); len(ds) > 0 {
+			if ds := kt.Records(t, sb.Cg.ID); len(ds) > 0 {
 				t.Errorf("AF_UNIX socketpair %s: unexpected records %v", o.name, ds)
 			}
 		})
@@ -187,7 +189,7 @@ const (
 func persistentTun(t *testing.T) (string, int) {
 	t.Helper()
 	mustExist(t, "/dev/net/tun", "the tun module")
-	n := int(seq.Add(1)%200) + 20
+	n := int(kt.Seq()%200) + 20
 	name := fmt.Sprintf("esct%d", n)
 	tunctl := func(persist int) error {
 		fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC, 0)
@@ -241,29 +243,29 @@ func udpListener(t *testing.T, ip string) (int, int) {
 }
 
 func TestNetworkDevices(t *testing.T) {
-	kernel(t)
-	open := func(path, why string) func(*testing.T, *os.File) (result, effect) {
-		return func(t *testing.T, dir *os.File) (result, effect) {
+	kt.Enforcer(t)
+	open := func(path, why string) kerneltest.Attempt {
+		return func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			mustExist(t, path, why)
-			return probe(t, dir, nil, "open-rw", path), nil
+			return sb.Probe(t, "open-rw", path), nil
 		}
 	}
-	runHCases(t, []hcase{
+	kt.Run(t, []kerneltest.Case{
 		// A tun device the host set up: the sandbox attaches to it and
 		// writes a datagram that the host's stack delivers to a
 		// listener of the test.
-		{tcase: tcase{name: "N3 /dev/net/tun inject a datagram into the host", ceiling: netOff, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+		{Name: "N3 /dev/net/tun inject a datagram into the host", Ceiling: netOff, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			name, n := persistentTun(t)
 			host := fmt.Sprintf("10.77.%d.1", n)
 			l, port := udpListener(t, host)
-			r := probe(t, dir, nil, "tun-inject", name, fmt.Sprintf("10.77.%d.2", n), host, fmt.Sprint(port))
+			r := sb.Probe(t, "tun-inject", name, fmt.Sprintf("10.77.%d.2", n), host, fmt.Sprint(port))
 			return r, func() (bool, string) {
 				b, _ := pollRead(l, 500*time.Millisecond)
 				return contains(b, sentData), fmt.Sprintf("the host's listener %s:%d received %q", host, port, b)
 			}
-		}}, hooks: hooks(enforcer.HookFileOpen)},
+		}, Want: kerneltest.Want{Hooks: hooks(enforcer.HookFileOpen)}},
 		// Read-only: the sandbox receives what the host routes into it.
-		{tcase: tcase{name: "N3 /dev/net/tun read-only receives host traffic", ceiling: netOff, attempt: func(t *testing.T, dir *os.File) (result, effect) {
+		{Name: "N3 /dev/net/tun read-only receives host traffic", Ceiling: netOff, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			name, n := persistentTun(t)
 			s, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 			if err != nil {
@@ -285,13 +287,13 @@ func TestNetworkDevices(t *testing.T) {
 					}
 				}
 			}()
-			r := probe(t, dir, nil, "tun-sniff", name)
+			r := sb.Probe(t, "tun-sniff", name)
 			close(stop)
 			wg.Wait()
 			return r, func() (bool, string) { return r.Effect, "the probe read the host's datagram from the tun device" }
-		}}, hooks: hooks(enforcer.HookFileOpen)},
-		{tcase: tcase{name: "N3 open /dev/vhost-net", ceiling: netOff, attempt: open("/dev/vhost-net", "the vhost_net module")}, hooks: hooks(enforcer.HookFileOpen)},
-		{tcase: tcase{name: "N3 open /dev/vhost-vsock", ceiling: netOff, attempt: open("/dev/vhost-vsock", "the vhost_vsock module")}, hooks: hooks(enforcer.HookFileOpen)},
-		{tcase: tcase{name: "N3 open /dev/ppp", ceiling: netOff, attempt: open("/dev/ppp", "the ppp_generic module")}, hooks: hooks(enforcer.HookFileOpen)},
+		}, Want: kerneltest.Want{Hooks: hooks(enforcer.HookFileOpen)}},
+		{Name: "N3 open /dev/vhost-net", Ceiling: netOff, Attempt: open("/dev/vhost-net", "the vhost_net module"), Want: kerneltest.Want{Hooks: hooks(enforcer.HookFileOpen)}},
+		{Name: "N3 open /dev/vhost-vsock", Ceiling: netOff, Attempt: open("/dev/vhost-vsock", "the vhost_vsock module"), Want: kerneltest.Want{Hooks: hooks(enforcer.HookFileOpen)}},
+		{Name: "N3 open /dev/ppp", Ceiling: netOff, Attempt: open("/dev/ppp", "the ppp_generic module"), Want: kerneltest.Want{Hooks: hooks(enforcer.HookFileOpen)}},
 	})
 }

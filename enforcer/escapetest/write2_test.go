@@ -1,9 +1,9 @@
 package escapetest
 
 // Write ceiling, second round: ioctls that modify a file (through the
-// native and the 32-bit compat entry), metadata of socket, FIFO and device
-// inodes, and writes through character devices, up to raw SCSI passthrough
-// (which no ceiling allows).
+// native and the 32-bit compat entry), and metadata of socket, FIFO and
+// device inodes. Writes through character devices are in
+// chardev_test.go.
 
 import (
 	"bytes"
@@ -19,6 +19,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/kerneltest"
+	"github.com/enforcerd/enforcerd/internal/probe"
 )
 
 const (
@@ -39,7 +41,7 @@ var compatHooks = hooks(enforcer.HookFileIoctlCompat, enforcer.HookFileIoctl)
 // removed when the test ends.
 func newFile(t *testing.T, dir, content string) string {
 	t.Helper()
-	p := filepath.Join(dir, filepath.Base(tmpPath("escapetest-file")))
+	p := filepath.Join(dir, filepath.Base(kt.TmpPath("escapetest-file")))
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -87,14 +89,14 @@ func xflagsOf(path string) (uint32, error) {
 }
 
 // flagsSet: FS_IOC_GETFLAGS (from the test) shows flag.
-func flagsSet(path string, flag uint32) effect {
+func flagsSet(path string, flag uint32) kerneltest.Effect {
 	return func() (bool, string) {
 		v, err := flagsOf(path)
 		return err == nil && v&flag != 0, fmt.Sprintf("%s flags %#x (%v) include %#x", path, v, err, flag)
 	}
 }
 
-func xflagsSet(path string, flag uint32) effect {
+func xflagsSet(path string, flag uint32) kerneltest.Effect {
 	return func() (bool, string) {
 		v, err := xflagsOf(path)
 		return err == nil && v&flag != 0, fmt.Sprintf("%s fsx_xflags %#x (%v) include %#x", path, v, err, flag)
@@ -102,17 +104,17 @@ func xflagsSet(path string, flag uint32) effect {
 }
 
 // fileOp: a fresh file in dir (where(t)); the op gets its path and args.
-func fileOp(where func(*testing.T) string, op string, eff func(path string) effect, args ...string) func(*testing.T, *os.File) (result, effect) {
-	return func(t *testing.T, dir *os.File) (result, effect) {
+func fileOp(where func(*testing.T) string, op string, eff func(path string) kerneltest.Effect, args ...string) kerneltest.Attempt {
+	return func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		p := newFile(t, where(t), "hello\n")
-		return probe(t, dir, nil, op, append([]string{p}, args...)...), eff(p)
+		return sb.Probe(t, op, append([]string{p}, args...)...), eff(p)
 	}
 }
 
-func tmpDir(*testing.T) string { return shared.tmp }
+func tmpDir(*testing.T) string { return kt.TmpDir() }
 
 // sealed: fs-verity is on, no open for write succeeds.
-func sealed(p string) effect {
+func sealed(p string) kerneltest.Effect {
 	return func() (bool, string) {
 		fd, err := unix.Open(p, unix.O_WRONLY, 0)
 		if err == nil {
@@ -123,30 +125,34 @@ func sealed(p string) effect {
 }
 
 func TestIoctlModifiesFile(t *testing.T) {
-	kernel(t)
+	kt.Enforcer(t)
 	hex := func(v int) string { return "0x" + strconv.FormatInt(int64(v), 16) }
-	setFl := func(f uint32) func(string) effect { return func(p string) effect { return flagsSet(p, f) } }
-	setXfl := func(f uint32) func(string) effect { return func(p string) effect { return xflagsSet(p, f) } }
-	cases := []hcase{
+	setFl := func(f uint32) func(string) kerneltest.Effect {
+		return func(p string) kerneltest.Effect { return flagsSet(p, f) }
+	}
+	setXfl := func(f uint32) func(string) kerneltest.Effect {
+		return func(p string) kerneltest.Effect { return xflagsSet(p, f) }
+	}
+	cases := []kerneltest.Case{
 		// The 32-bit entry (compat_sys_ioctl) of the same requests.
-		{tcase: tcase{name: "W3 FS_IOC32_SETFLAGS +i via int 0x80 (ext4)", attempt: fileOp(extDir, "setflags-compat", setFl(flImmutable), hex(flImmutable))}, hooks: compatHooks},
-		{tcase: tcase{name: "W3 FS_IOC32_SETFLAGS +a via int 0x80 (ext4)", attempt: fileOp(extDir, "setflags-compat", setFl(flAppend), hex(flAppend))}, hooks: compatHooks},
-		{tcase: tcase{name: "W3 FS_IOC32_SETFLAGS +d via int 0x80 (ext4)", attempt: fileOp(extDir, "setflags-compat", setFl(flNodump), hex(flNodump))}, hooks: compatHooks},
-		{tcase: tcase{name: "W3 FS_IOC32_SETFLAGS +i via int 0x80 (tmpfs)", attempt: fileOp(tmpDir, "setflags-compat", setFl(flImmutable), hex(flImmutable))}, hooks: compatHooks},
-		{tcase: tcase{name: "W3 FS_IOC_SETFLAGS (64-bit number) +i via int 0x80 (ext4)", attempt: fileOp(extDir, "setflags64-compat", setFl(flImmutable), hex(flImmutable))}, hooks: compatHooks},
-		{tcase: tcase{name: "W3 FS_IOC_ENABLE_VERITY via int 0x80 (ext4)", attempt: fileOp(extDir, "enable-verity", sealed, "compat")}, hooks: compatHooks},
-		{tcase: tcase{name: "W3 FS_IOC_FSSETXATTR append via int 0x80 (ext4)", attempt: fileOp(extDir, "fssetxattr-compat", setXfl(xflAppend), hex(xflAppend))}, hooks: compatHooks},
+		{Name: "W3 FS_IOC32_SETFLAGS +i via int 0x80 (ext4)", Attempt: fileOp(extDir, "setflags-compat", setFl(flImmutable), hex(flImmutable)), Want: kerneltest.Want{Hooks: compatHooks}},
+		{Name: "W3 FS_IOC32_SETFLAGS +a via int 0x80 (ext4)", Attempt: fileOp(extDir, "setflags-compat", setFl(flAppend), hex(flAppend)), Want: kerneltest.Want{Hooks: compatHooks}},
+		{Name: "W3 FS_IOC32_SETFLAGS +d via int 0x80 (ext4)", Attempt: fileOp(extDir, "setflags-compat", setFl(flNodump), hex(flNodump)), Want: kerneltest.Want{Hooks: compatHooks}},
+		{Name: "W3 FS_IOC32_SETFLAGS +i via int 0x80 (tmpfs)", Attempt: fileOp(tmpDir, "setflags-compat", setFl(flImmutable), hex(flImmutable)), Want: kerneltest.Want{Hooks: compatHooks}},
+		{Name: "W3 FS_IOC_SETFLAGS (64-bit number) +i via int 0x80 (ext4)", Attempt: fileOp(extDir, "setflags64-compat", setFl(flImmutable), hex(flImmutable)), Want: kerneltest.Want{Hooks: compatHooks}},
+		{Name: "W3 FS_IOC_ENABLE_VERITY via int 0x80 (ext4)", Attempt: fileOp(extDir, "enable-verity", sealed, "compat"), Want: kerneltest.Want{Hooks: compatHooks}},
+		{Name: "W3 FS_IOC_FSSETXATTR append via int 0x80 (ext4)", Attempt: fileOp(extDir, "fssetxattr-compat", setXfl(xflAppend), hex(xflAppend)), Want: kerneltest.Want{Hooks: compatHooks}},
 		// The native entry.
-		{tcase: tcase{name: "W3 FS_IOC_SETFLAGS (EXT4_IOC_SETFLAGS) +i (ext4)", attempt: fileOp(extDir, "setflags", setFl(flImmutable), hex(flImmutable))}, hooks: ioctlHooks},
-		{tcase: tcase{name: "W3 FS_IOC_SETFLAGS +d (tmpfs)", attempt: fileOp(tmpDir, "setflags", setFl(flNodump), hex(flNodump))}, hooks: ioctlHooks},
-		{tcase: tcase{name: "W3 FS_IOC_FSSETXATTR append (ext4)", attempt: fileOp(extDir, "fssetxattr", setXfl(xflAppend), hex(xflAppend))}, hooks: ioctlHooks},
+		{Name: "W3 FS_IOC_SETFLAGS (EXT4_IOC_SETFLAGS) +i (ext4)", Attempt: fileOp(extDir, "setflags", setFl(flImmutable), hex(flImmutable)), Want: kerneltest.Want{Hooks: ioctlHooks}},
+		{Name: "W3 FS_IOC_SETFLAGS +d (tmpfs)", Attempt: fileOp(tmpDir, "setflags", setFl(flNodump), hex(flNodump)), Want: kerneltest.Want{Hooks: ioctlHooks}},
+		{Name: "W3 FS_IOC_FSSETXATTR append (ext4)", Attempt: fileOp(extDir, "fssetxattr", setXfl(xflAppend), hex(xflAppend)), Want: kerneltest.Want{Hooks: ioctlHooks}},
 		// fs-verity seals the file for ever: no open for write succeeds
 		// afterwards.
-		{tcase: tcase{name: "W3 FS_IOC_ENABLE_VERITY on a read-only descriptor (ext4)", attempt: fileOp(extDir, "enable-verity", sealed)}, hooks: ioctlHooks},
+		{Name: "W3 FS_IOC_ENABLE_VERITY on a read-only descriptor (ext4)", Attempt: fileOp(extDir, "enable-verity", sealed), Want: kerneltest.Want{Hooks: ioctlHooks}},
 		// EXT4_IOC_MOVE_EXT swaps file data between two descriptors
 		// opened for write before the ceiling: no write(2), no
 		// file_permission.
-		{tcase: tcase{name: "W4 EXT4_IOC_MOVE_EXT through inherited writable descriptors (ext4)", attempt: func(t *testing.T, dir *os.File) (result, effect) {
+		{Name: "W4 EXT4_IOC_MOVE_EXT through inherited writable descriptors (ext4)", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			ext := extDir(t)
 			orig := newFile(t, ext, strings.Repeat("O", 4096))
 			donor := newFile(t, ext, strings.Repeat("D", 4096))
@@ -161,7 +167,7 @@ func TestIoctlModifiesFile(t *testing.T) {
 				}
 				files = append(files, f)
 			}
-			r := probe(t, dir, files, "move-ext")
+			r := sb.ProbeFiles(t, files, "move-ext")
 			// The orig file keeps its data on other blocks (the ioctl is
 			// defragmentation's); the donor file's data is gone.
 			return r, func() (bool, string) {
@@ -172,35 +178,35 @@ func TestIoctlModifiesFile(t *testing.T) {
 				b, _ := os.ReadFile(donor)
 				return !bytes.Equal(b, []byte(strings.Repeat("D", 4096))), fmt.Sprintf("donor %s lost its data (now %.8q)", donor, b)
 			}
-		}}, hooks: ioctlHooks},
+		}, Want: kerneltest.Want{Hooks: ioctlHooks}},
 	}
 	for i := range cases {
-		cases[i].ceiling = fullNoWrite
+		cases[i].Ceiling = fullNoWrite
 	}
-	runHCases(t, cases)
+	kt.Run(t, cases)
 }
 
 // Read-only ioctls stay allowed under write=false; TCGETS on a regular file
 // is the kernel's ENOTTY, not a denial.
 func TestReadOnlyIoctlsAllowed(t *testing.T) {
-	kernel(t)
+	kt.Enforcer(t)
 	check := func(t *testing.T, path, op string, args []string, want unix.Errno) {
 		t.Helper()
-		sb := newCgroup(t, "case")
-		sb.register(t, enforcer.Entry{Ceiling: fullNoWrite})
-		r := probe(t, sb.dir, nil, op, append([]string{path}, args...)...)
+		sb := kt.Sandbox(t, "case")
+		sb.Register(t, enforcer.Entry{Ceiling: fullNoWrite})
+		r := sb.Probe(t, op, append([]string{path}, args...)...)
 		if r.Setup != "" {
 			t.Fatalf("probe could not attempt the operation: %v", r)
 		}
 		if r.Errno != want {
 			t.Errorf("%s %v on %s under %v: %v, want %s", op, args, path, fullNoWrite, r, unix.ErrnoName(want))
 		}
-		if ds := records(t, sb.cg.ID); len(ds) > 0 {
+		if ds := kt.Records(t, sb.Cg.ID); len(ds) > 0 {
 			t.Errorf("%s %v: unexpected records %v", op, args, ds)
 		}
 	}
 	t.Run("tmpfs", func(t *testing.T) {
-		p := newFile(t, shared.tmp, "hello\n")
+		p := newFile(t, kt.TmpDir(), "hello\n")
 		for _, n := range []string{"FS_IOC_GETFLAGS", "FIONREAD", "FIGETBSZ"} {
 			t.Run(n, func(t *testing.T) { check(t, p, "ioctl-read", []string{n}, 0) })
 		}
@@ -221,7 +227,7 @@ func TestReadOnlyIoctlsAllowed(t *testing.T) {
 // sandbox): a bound unix socket, a FIFO, a char or a block device node.
 func specialNode(t *testing.T, kind string) string {
 	t.Helper()
-	p := tmpPath("node-" + kind)
+	p := kt.TmpPath("node-" + kind)
 	var err error
 	switch kind {
 	case "socket":
@@ -246,7 +252,7 @@ func specialNode(t *testing.T, kind string) string {
 }
 
 // metaChanged: p's mode, owner, mtime or ACL differ from before.
-func metaChanged(p string, before unix.Stat_t) effect {
+func metaChanged(p string, before unix.Stat_t) kerneltest.Effect {
 	return func() (bool, string) {
 		var st unix.Stat_t
 		if err := unix.Lstat(p, &st); err != nil {
@@ -259,8 +265,8 @@ func metaChanged(p string, before unix.Stat_t) effect {
 }
 
 func TestSpecialInodeMetadata(t *testing.T) {
-	kernel(t)
-	var cases []hcase
+	kt.Enforcer(t)
+	var cases []kerneltest.Case
 	for _, kind := range []string{"socket", "fifo", "chr", "blk"} {
 		for _, o := range []struct {
 			op    string
@@ -272,200 +278,16 @@ func TestSpecialInodeMetadata(t *testing.T) {
 			// inode_set_acl on 6.2+, inode_setxattr before.
 			{"set-acl", hooks(enforcer.HookInodeSetACL, enforcer.HookInodeSetxattr)},
 		} {
-			cases = append(cases, hcase{tcase: tcase{name: fmt.Sprintf("W3 %s of a %s inode", o.op, kind), ceiling: fullNoWrite,
-				attempt: func(t *testing.T, dir *os.File) (result, effect) {
+			cases = append(cases, kerneltest.Case{Name: fmt.Sprintf("W3 %s of a %s inode", o.op, kind), Ceiling: fullNoWrite,
+				Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 					p := specialNode(t, kind)
 					var st unix.Stat_t
 					if err := unix.Lstat(p, &st); err != nil {
 						t.Fatal(err)
 					}
-					return probe(t, dir, nil, o.op, p), metaChanged(p, st)
-				}}, hooks: o.hooks})
+					return sb.Probe(t, o.op, p), metaChanged(p, st)
+				}, Want: kerneltest.Want{Hooks: o.hooks}})
 		}
 	}
-	runHCases(t, cases)
-}
-
-// Character devices that write nothing persistent stay writable under
-// write=false.
-func TestCharDevicesAllowed(t *testing.T) {
-	kernel(t)
-	for _, c := range []struct {
-		dev  string
-		want unix.Errno
-	}{{"/dev/null", 0}, {"/dev/zero", 0}, {"/dev/full", unix.ENOSPC}, {"/dev/random", 0}, {"/dev/urandom", 0}} {
-		t.Run(c.dev, func(t *testing.T) {
-			sb := newCgroup(t, "case")
-			sb.register(t, enforcer.Entry{Ceiling: fullNoWrite})
-			r := probe(t, sb.dir, nil, "write-dev", c.dev, sentData)
-			if r.Setup != "" || r.Errno != c.want {
-				t.Errorf("write %s under %v: %v, want %s", c.dev, fullNoWrite, r, unix.ErrnoName(c.want))
-			}
-		})
-	}
-	t.Run("pty", func(t *testing.T) {
-		sb := newCgroup(t, "case")
-		sb.register(t, enforcer.Entry{Ceiling: fullNoWrite})
-		r := probe(t, sb.dir, nil, "pty-write")
-		if r.Setup != "" || r.Errno != 0 || !r.Effect {
-			t.Errorf("write through a pty under %v: %v (effect %v), want success", fullNoWrite, r, r.Effect)
-		}
-	})
-}
-
-func TestCharDeviceWrites(t *testing.T) {
-	kernel(t)
-	vcs := func(dev string) func(*testing.T, *os.File) (result, effect) {
-		return func(t *testing.T, dir *os.File) (result, effect) {
-			mustExist(t, dev, "a virtual console")
-			mark := fmt.Sprintf("PWNED%d", seq.Add(1))
-			return probe(t, dir, nil, "write-dev", dev, mark), func() (bool, string) {
-				return strings.Contains(readAll(dev), mark), dev + " shows " + mark
-			}
-		}
-	}
-	cases := []hcase{
-		{tcase: tcase{name: "W4 /dev/uinput: create a virtual keyboard", attempt: func(t *testing.T, dir *os.File) (result, effect) {
-			mustExist(t, "/dev/uinput", "the uinput module")
-			r := probe(t, dir, nil, "uinput-create", fmt.Sprintf("escapetest-uinput-%d", seq.Add(1)))
-			return r, func() (bool, string) { return r.Effect, "the probe's input device was registered" }
-		}}, hooks: hooks(enforcer.HookFileOpen)},
-		{tcase: tcase{name: "W4 write /dev/vcs (the console's screen)", attempt: vcs("/dev/vcs")}, hooks: hooks(enforcer.HookFileOpen)},
-		{tcase: tcase{name: "W4 write /dev/vcs1", attempt: vcs("/dev/vcs1")}, hooks: hooks(enforcer.HookFileOpen)},
-	}
-	for i := range cases {
-		cases[i].ceiling = fullNoWrite
-	}
-	runHCases(t, cases)
-}
-
-// diskTarget is a file on the VM's ext4 disk and where its first 4 KiB
-// live on the disk, with the disk's SCSI passthrough devices.
-type diskTarget struct {
-	file, orig    string
-	lba           uint32
-	nblk, bs      int
-	sg, bsg, disk string // /dev/sgN, /dev/bsg/H:C:T:L, /dev/sdX
-}
-
-func sysfsOne(t *testing.T, dir string) string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil || len(es) != 1 {
-		t.Fatalf("%s: want one entry, have %v (%v)", dir, es, err)
-	}
-	return es[0].Name()
-}
-
-func newDiskTarget(t *testing.T) diskTarget {
-	t.Helper()
-	ext := extDir(t)
-	dev := mustEnv(t, "ENFORCERD_VMTEST_EXT_DEV")
-	base := filepath.Base(dev)
-	var start uint64
-	disk := base
-	if s := trimmed("/sys/class/block/" + base + "/start"); s != "" { // a partition
-		start, _ = strconv.ParseUint(s, 10, 64)
-		l, err := os.Readlink("/sys/class/block/" + base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		disk = filepath.Base(filepath.Dir(l))
-	}
-	d := diskTarget{disk: "/dev/" + disk}
-	d.sg = "/dev/" + sysfsOne(t, "/sys/class/block/"+disk+"/device/scsi_generic")
-	d.bsg = "/dev/bsg/" + sysfsOne(t, "/sys/class/block/"+disk+"/device/bsg")
-	d.bs, _ = strconv.Atoi(trimmed("/sys/class/block/" + disk + "/queue/logical_block_size"))
-	if d.bs <= 0 || 4096%d.bs != 0 {
-		t.Fatalf("logical block size %d", d.bs)
-	}
-	d.nblk = 4096 / d.bs
-	d.orig = strings.Repeat(fmt.Sprintf("ORIGINAL-%d-", seq.Add(1)), 400)[:4096]
-	d.file = newFile(t, ext, d.orig)
-	f, err := os.OpenFile(d.file, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	unix.Sync()
-	// FIEMAP (synced) of the first extent.
-	buf := make([]byte, 32+56)
-	binary.LittleEndian.PutUint64(buf[8:], 4096)
-	binary.LittleEndian.PutUint32(buf[16:], 1) // FIEMAP_FLAG_SYNC
-	binary.LittleEndian.PutUint32(buf[24:], 1)
-	if e := ioctlPtr(int(f.Fd()), fsIOCFiemap, unsafe.Pointer(&buf[0])); e != 0 {
-		t.Fatalf("FIEMAP %s: %v", d.file, e)
-	}
-	if binary.LittleEndian.Uint32(buf[20:]) != 1 {
-		t.Fatalf("FIEMAP %s: %d extents", d.file, binary.LittleEndian.Uint32(buf[20:]))
-	}
-	ext0 := buf[32:]
-	phys := binary.LittleEndian.Uint64(ext0[8:])
-	length := binary.LittleEndian.Uint64(ext0[16:])
-	flags := binary.LittleEndian.Uint32(ext0[40:])
-	// UNKNOWN, DELALLOC, ENCODED, DATA_ENCRYPTED, NOT_ALIGNED, DATA_INLINE,
-	// DATA_TAIL, UNWRITTEN: not a plain block on the disk.
-	if flags&0xf8e != 0 || length < 4096 || binary.LittleEndian.Uint64(ext0[0:]) != 0 {
-		t.Fatalf("FIEMAP %s: extent at %d len %d flags %#x is not a plain block", d.file, phys, length, flags)
-	}
-	d.lba = uint32(phys/uint64(d.bs) + start*512/uint64(d.bs))
-	return d
-}
-
-// changed: the file's data on the disk (page cache dropped) differs.
-func (d diskTarget) changed() effect {
-	return func() (bool, string) {
-		unix.Sync()
-		if err := writeFile("/proc/sys/vm/drop_caches", "3"); err != nil {
-			return false, "drop_caches: " + err.Error()
-		}
-		b, err := os.ReadFile(d.file)
-		return err == nil && string(b) != d.orig, fmt.Sprintf("%s changed on disk (now %.24q, %v)", d.file, b, err)
-	}
-}
-
-func sgCase(name, which, mode string, extra ...string) hcase {
-	c := hcase{tcase: tcase{name: name, attempt: func(t *testing.T, dir *os.File) (result, effect) {
-		d := newDiskTarget(t)
-		dev := map[string]string{"sg": d.sg, "bsg": d.bsg, "disk": d.disk}[which]
-		r := probe(t, dir, nil, "sg-write", dev, mode, fmt.Sprint(d.lba), fmt.Sprint(d.nblk), fmt.Sprint(d.bs), fmt.Sprintf("PWNED%d-", seq.Add(1)), strings.Join(extra, ""))
-		return r, d.changed()
-	}}, hooks: hooks(enforcer.HookFileIoctl, enforcer.HookFileOpen)}
-	if len(extra) > 0 {
-		c.hooks = append(c.hooks, enforcer.HookFileIoctlCompat)
-	}
-	return c
-}
-
-// Raw SCSI passthrough writes a disk's blocks under every inode: WRITE(10)
-// to the blocks of a file on the VM's ext4 disk.
-func TestRawStoragePassthrough(t *testing.T) {
-	kernel(t)
-	noWrite := []hcase{
-		sgCase("W4 SG_IO WRITE(10) via /dev/sgN opened for write", "sg", "rw"),
-		sgCase("W4 SG_IO WRITE(10) via /dev/bsg opened for write", "bsg", "rw"),
-		sgCase("W4 SG_IO WRITE(10) via /dev/sgN opened read-only", "sg", "ro"),
-		sgCase("W4 SG_IO WRITE(10) via /dev/bsg opened read-only", "bsg", "ro"),
-		sgCase("W4 SG_IO WRITE(10) via the disk opened read-only", "disk", "ro"),
-		sgCase("W4 SG_IO WRITE(10) via /dev/bsg opened read-only, through int 0x80", "bsg", "ro", "compat"),
-	}
-	for i := range noWrite {
-		noWrite[i].ceiling = fullNoWrite
-		noWrite[i].name += " (write=false)"
-	}
-	every := []hcase{
-		sgCase("E3 SG_IO WRITE(10) via /dev/sgN opened for write", "sg", "rw"),
-		sgCase("E3 SG_IO WRITE(10) via /dev/bsg opened for write", "bsg", "rw"),
-		sgCase("E3 SG_IO WRITE(10) via the disk opened for write", "disk", "rw"),
-		sgCase("E3 SG_IO WRITE(10) via the disk opened read-only", "disk", "ro"),
-		sgCase("E3 SG_IO WRITE(10) via /dev/bsg opened read-only, through int 0x80", "bsg", "ro", "compat"),
-	}
-	for i := range every {
-		every[i].ceiling = tamperOnly
-		every[i].name += " (write=true)"
-	}
-	runHCases(t, append(noWrite, every...))
+	kt.Run(t, cases)
 }

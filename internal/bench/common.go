@@ -165,12 +165,12 @@ type loadResult struct {
 func Load(args []string) error {
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	pin := fs.String("pin", enforcer.DefaultPinDir, "pin directory")
-	mount := fs.String("cgroup-mount", "", "attach point of the cgroup programs")
+	attach := fs.String("cgroup-attach", "", "cgroup the cgroup-BPF programs attach at (default: the cgroup2 root)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	t0 := time.Now()
-	enf, err := enforcer.Open(enforcer.Options{PinDir: *pin, CgroupMount: *mount})
+	enf, err := enforcer.Open(enforcer.Options{PinDir: *pin, CgroupAttach: *attach})
 	if err != nil {
 		return err
 	}
@@ -187,12 +187,12 @@ func Load(args []string) error {
 }
 
 // load runs the "load" subcommand as a child and records its figures.
-func (r *run) load(pin, mount string) error {
+func (r *run) load(pin, attach string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(self, "load", "-pin", pin, "-cgroup-mount", mount)
+	cmd := exec.Command(self, "load", "-pin", pin, "-cgroup-attach", attach)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {

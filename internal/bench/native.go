@@ -71,7 +71,7 @@ func Native(args []string) error {
 	if err := r.load(pin, cgs["att"].Path()); err != nil {
 		return err
 	}
-	enf, err := enforcer.Open(enforcer.Options{PinDir: pin, CgroupMount: cgs["att"].Path()})
+	enf, err := enforcer.Open(enforcer.Options{PinDir: pin, CgroupMount: mount, CgroupAttach: cgs["att"].Path()})
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package probe
 
 import (
 	"encoding/binary"
-	"runtime"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -13,15 +12,21 @@ import (
 
 // A minimal io_uring over raw syscalls (no cgo, no liburing): one ring, one
 // request at a time. Enough to reach the kernel's io_uring paths that never
-// make an open(2), write(2), socket(2) or connect(2) syscall (W5, N2).
+// make an open(2), read(2), write(2), socket(2), connect(2), send(2) or
+// recv(2) syscall (W5, N2).
 
 // io_uring opcodes (include/uapi/linux/io_uring.h; all exist since 5.19).
 const (
-	opConnect = 16
-	opOpenat  = 18
-	opWrite   = 23
-	opSocket  = 45
+	UringConnect = 16
+	UringOpenat  = 18
+	UringRead    = 22
+	UringWrite   = 23
+	UringSend    = 26
+	UringRecv    = 27
+	UringSocket  = 45
+)
 
+const (
 	offSQRing = 0
 	offCQRing = 0x8000000
 	offSQEs   = 0x10000000
@@ -46,37 +51,41 @@ type uringParams struct {
 	CQOff                                                                  cqOffsets
 }
 
-type ring struct {
+// Ring is one io_uring instance.
+type Ring struct {
 	fd           int
 	p            uringParams
 	sq, cq, sqes []byte
 }
 
-func newRing() (*ring, error) {
-	r := &ring{}
+// NewRing sets up a ring; its errors are Setupf errors (the probe could
+// not attempt the operation).
+func NewRing() (*Ring, error) {
+	r := &Ring{}
 	fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 4, uintptr(unsafe.Pointer(&r.p)), 0)
 	if e != 0 {
-		return nil, setupf("io_uring_setup: %v", e)
+		return nil, Setupf("io_uring_setup: %v", e)
 	}
 	r.fd = int(fd)
 	var err error
 	prot, flags := unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE
 	if r.sq, err = unix.Mmap(r.fd, offSQRing, int(r.p.SQOff.Array+r.p.SQEntries*4), prot, flags); err != nil {
-		r.close()
-		return nil, setupf("mmap io_uring SQ ring: %v", err)
+		r.Close()
+		return nil, Setupf("mmap io_uring SQ ring: %v", err)
 	}
 	if r.cq, err = unix.Mmap(r.fd, offCQRing, int(r.p.CQOff.CQEs+r.p.CQEntries*16), prot, flags); err != nil {
-		r.close()
-		return nil, setupf("mmap io_uring CQ ring: %v", err)
+		r.Close()
+		return nil, Setupf("mmap io_uring CQ ring: %v", err)
 	}
 	if r.sqes, err = unix.Mmap(r.fd, offSQEs, int(r.p.SQEntries*64), prot, flags); err != nil {
-		r.close()
-		return nil, setupf("mmap io_uring SQEs: %v", err)
+		r.Close()
+		return nil, Setupf("mmap io_uring SQEs: %v", err)
 	}
 	return r, nil
 }
 
-func (r *ring) close() {
+// Close releases the ring.
+func (r *Ring) Close() {
 	for _, m := range [][]byte{r.sq, r.cq, r.sqes} {
 		if m != nil {
 			unix.Munmap(m)
@@ -85,31 +94,44 @@ func (r *ring) close() {
 	unix.Close(r.fd)
 }
 
-func (r *ring) u32(m []byte, off uint32) *uint32 { return (*uint32)(unsafe.Pointer(&m[off])) }
+func (r *Ring) u32(m []byte, off uint32) *uint32 { return (*uint32)(unsafe.Pointer(&m[off])) }
 
-// sqe is one submission queue entry (struct io_uring_sqe, 64 bytes).
-type sqe struct {
-	op      uint8
-	fd      int32
-	off     uint64 // also addr2
-	addr    uint64
-	len     uint32
-	opFlags uint32 // open_flags, rw_flags, ...
+// SQE is one submission queue entry (the fields of struct io_uring_sqe the
+// operations here use).
+type SQE struct {
+	Op      uint8
+	FD      int32
+	Off     uint64 // also addr2
+	Addr    uint64
+	Len     uint32
+	OpFlags uint32 // open_flags, rw_flags, ...
 }
 
-// do submits one request, waits for it and returns its result (a value or
-// -errno).
-func (r *ring) do(s sqe) (int32, error) {
+// Do submits one request, waits for its completion and returns its result:
+// a value, a syscall.Errno for a negative result, or a Setupf error when
+// the ring itself failed.
+func (r *Ring) Do(s SQE) (int32, error) {
+	res, err := r.submit(s)
+	if err != nil {
+		return 0, err
+	}
+	if res < 0 {
+		return 0, syscall.Errno(-res)
+	}
+	return res, nil
+}
+
+func (r *Ring) submit(s SQE) (int32, error) {
 	tail := atomic.LoadUint32(r.u32(r.sq, r.p.SQOff.Tail))
 	idx := tail & *r.u32(r.sq, r.p.SQOff.RingMask)
 	e := r.sqes[idx*64 : idx*64+64]
 	clear(e)
-	e[0] = s.op
-	binary.LittleEndian.PutUint32(e[4:], uint32(s.fd))
-	binary.LittleEndian.PutUint64(e[8:], s.off)
-	binary.LittleEndian.PutUint64(e[16:], s.addr)
-	binary.LittleEndian.PutUint32(e[24:], s.len)
-	binary.LittleEndian.PutUint32(e[28:], s.opFlags)
+	e[0] = s.Op
+	binary.LittleEndian.PutUint32(e[4:], uint32(s.FD))
+	binary.LittleEndian.PutUint64(e[8:], s.Off)
+	binary.LittleEndian.PutUint64(e[16:], s.Addr)
+	binary.LittleEndian.PutUint32(e[24:], s.Len)
+	binary.LittleEndian.PutUint32(e[28:], s.OpFlags)
 	binary.LittleEndian.PutUint64(e[32:], 0x656e66) // user_data
 	*r.u32(r.sq, r.p.SQOff.Array+idx*4) = idx
 	atomic.StoreUint32(r.u32(r.sq, r.p.SQOff.Tail), tail+1)
@@ -123,7 +145,7 @@ func (r *ring) do(s sqe) (int32, error) {
 			continue
 		}
 		if errno != 0 {
-			return 0, setupf("io_uring_enter: %v", errno)
+			return 0, Setupf("io_uring_enter: %v", errno)
 		}
 		if n >= toSubmit {
 			toSubmit = 0
@@ -133,7 +155,7 @@ func (r *ring) do(s sqe) (int32, error) {
 			break
 		}
 		if i >= 1000 {
-			return 0, setupf("io_uring: no completion")
+			return 0, Setupf("io_uring: no completion")
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -143,101 +165,6 @@ func (r *ring) do(s sqe) (int32, error) {
 	return res, nil
 }
 
-// result turns a CQE result into an error.
-func result(res int32, err error) (int32, error) {
-	if err != nil {
-		return 0, err
-	}
-	if res < 0 {
-		return 0, syscall.Errno(-res)
-	}
-	return res, nil
-}
-
-func ptr(b []byte) uint64 { return uint64(uintptr(unsafe.Pointer(&b[0]))) }
-
-// uringOpenatWrite: IORING_OP_OPENAT(O_WRONLY|O_CREAT) then IORING_OP_WRITE
-// on the descriptor it returned: no open(2) or write(2) syscall happens.
-func uringOpenatWrite(a []string) error {
-	r, err := newRing()
-	if err != nil {
-		return err
-	}
-	defer r.close()
-	path := append([]byte(arg(a, 0)), 0)
-	fd, err := result(r.do(sqe{op: opOpenat, fd: unix.AT_FDCWD, addr: ptr(path), len: 0o644, opFlags: unix.O_WRONLY | unix.O_CREAT | unix.O_CLOEXEC}))
-	runtime.KeepAlive(path)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(int(fd))
-	return uringWrite(r, fd)
-}
-
-func uringWrite(r *ring, fd int32) error {
-	buf := []byte(Payload)
-	var (
-		n   int32
-		err error
-	)
-	// A write punted to an io-wq worker comes back ECANCELED when the
-	// worker could not be started (seen under TCG load); that is not a
-	// permission decision, so try again before reporting it.
-	for i := 0; i < 5; i++ {
-		n, err = result(r.do(sqe{op: opWrite, fd: fd, addr: ptr(buf), len: uint32(len(buf))}))
-		if err != syscall.ECANCELED {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	runtime.KeepAlive(buf)
-	if err == nil && n != int32(len(buf)) {
-		return setupf("io_uring write: short write %d", n)
-	}
-	return err
-}
-
-// uringWriteFD: IORING_OP_WRITE on the inherited writable descriptor.
-func uringWriteFD(a []string) error {
-	r, err := newRing()
-	if err != nil {
-		return err
-	}
-	defer r.close()
-	return uringWrite(r, InheritedFD)
-}
-
-// uringSocket: IORING_OP_SOCKET with "family type protocol".
-func uringSocket(a []string) error {
-	fam, typ, proto, err := socketArgs(a)
-	if err != nil {
-		return err
-	}
-	r, err := newRing()
-	if err != nil {
-		return err
-	}
-	defer r.close()
-	fd, err := result(r.do(sqe{op: opSocket, fd: int32(fam), off: uint64(typ), len: uint32(proto)}))
-	if err != nil {
-		return err
-	}
-	return unix.Close(int(fd))
-}
-
-// uringConnectFD: IORING_OP_CONNECT of the inherited socket to an inet
-// address.
-func uringConnectFD(a []string) error {
-	sa, err := rawSockaddr(arg(a, 0))
-	if err != nil {
-		return err
-	}
-	r, err := newRing()
-	if err != nil {
-		return err
-	}
-	defer r.close()
-	_, err = result(r.do(sqe{op: opConnect, fd: InheritedFD, addr: ptr(sa), off: uint64(len(sa))}))
-	runtime.KeepAlive(sa)
-	return err
-}
+// Ptr is the address of b's first byte, for SQE.Addr (keep b alive with
+// runtime.KeepAlive until Do returned).
+func Ptr(b []byte) uint64 { return uint64(uintptr(unsafe.Pointer(&b[0]))) }

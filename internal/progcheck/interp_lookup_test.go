@@ -5,9 +5,7 @@ package progcheck
 // PATH lookup of the entrypoint may pick.
 
 import (
-	"bytes"
 	"debug/elf"
-	"encoding/binary"
 	"errors"
 	"os"
 	"os/exec"
@@ -15,48 +13,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/enforcerd/enforcerd/internal/testelf"
+
 	"golang.org/x/sys/unix"
 )
 
-// interpStubELF is a tiny ELF (a few hundred bytes, no code of its own)
-// whose PT_INTERP is interp. The kernel maps interp as the program's
-// "dynamic loader" and jumps to interp's entry point, so exec'ing the stub
-// runs interp (with the stub's argv: a stub named "sh" is BusyBox's sh).
-// For a static glibc interpreter (Debian's busybox-static) the stub also
-// carries a copy of the interpreter's PT_TLS and PT_GNU_RELRO: static glibc
-// sets up TLS and RELRO from the main program's headers (AT_PHDR).
+// interpStubELF is testelf.InterpStub, failing the test on error.
 func interpStubELF(t testing.TB, interp string) []byte {
 	t.Helper()
-	f, err := elf.Open(interp)
+	b, err := testelf.InterpStub(interp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var extra []elf.Prog64
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_TLS || p.Type == elf.PT_GNU_RELRO {
-			extra = append(extra, elf.Prog64{Type: uint32(p.Type), Flags: uint32(p.Flags), Off: p.Off, Vaddr: p.Vaddr,
-				Paddr: p.Paddr, Filesz: p.Filesz, Memsz: p.Memsz, Align: p.Align})
-		}
-	}
-	const ehsize, phsize = 64, 56
-	nph := 3 + len(extra)
-	ioff := uint64(ehsize + nph*phsize)
-	s := []byte(interp + "\x00")
-	size := ioff + uint64(len(s))
-	progs := append([]elf.Prog64{
-		{Type: uint32(elf.PT_LOAD), Flags: uint32(elf.PF_R | elf.PF_X), Filesz: size, Memsz: size, Align: 0x1000},
-		{Type: uint32(elf.PT_INTERP), Flags: uint32(elf.PF_R), Off: ioff, Vaddr: ioff, Paddr: ioff, Filesz: uint64(len(s)), Memsz: uint64(len(s)), Align: 1},
-		{Type: uint32(elf.PT_GNU_STACK), Flags: uint32(elf.PF_R | elf.PF_W), Align: 16},
-	}, extra...)
-	hdr := elf.Header64{Type: uint16(elf.ET_DYN), Machine: uint16(elf.EM_X86_64), Version: 1, Entry: ioff,
-		Phoff: ehsize, Ehsize: ehsize, Phentsize: phsize, Phnum: uint16(nph), Shentsize: 64}
-	copy(hdr.Ident[:], []byte{0x7f, 'E', 'L', 'F', byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT)})
-	var b bytes.Buffer
-	binary.Write(&b, binary.LittleEndian, hdr)
-	binary.Write(&b, binary.LittleEndian, progs)
-	b.Write(s)
-	return b.Bytes()
+	return b
 }
 
 // TestELFWhoseInterpreterIsBusyBoxIsRefused: an entrypoint (or

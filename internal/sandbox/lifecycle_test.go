@@ -1,8 +1,8 @@
 package sandbox
 
 // The whole lifecycle against the kernel: natively as root (cgroup-BPF) and
-// in the vmtest guest (BPF LSM). The test binary re-executes itself as the
-// sandboxed command (helperMain).
+// in the vmtest guest (BPF LSM). The sandboxed command is this test binary
+// re-executed as a probe (internal/probe) of one of the operations below.
 
 import (
 	"bufio"
@@ -24,19 +24,15 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/probe"
 	"github.com/enforcerd/enforcerd/internal/vmtest"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
 var testPinDir, testPinShared = vmtest.PinDir("sandbox")
 
-// helperEnv names what the re-executed test binary does instead of testing.
-const helperEnv = "ENFORCERD_SANDBOX_TEST_HELPER"
-
 func TestMain(m *testing.M) {
-	if op := os.Getenv(helperEnv); op != "" {
-		os.Exit(helperMain(op, os.Args[1:]))
-	}
+	probe.Main() // the sandboxed command runs its operation and exits here
 	code := m.Run()
 	if !testPinShared {
 		os.RemoveAll(testPinDir)
@@ -44,57 +40,54 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// helperMain is the sandboxed command. Each line it prints is KEY VALUE.
+// The sandboxed command's operations. Each line it prints is KEY VALUE.
 //
 //	connect ADDR: prints its cgroup, starts a straggler (sleep, in a new
 //	    session: it outlives the command) and prints its pid, then
 //	    connects to ADDR and prints the errno (0: connected)
 //	sleep: sleeps for a minute
 //	signal: prints "ready", exits 7 on SIGUSR1 (1 after 30 s without)
-func helperMain(op string, args []string) int {
-	switch op {
-	case "connect":
-		g, err := cgroup.PidGroup(os.Getpid())
-		if err != nil {
-			fmt.Printf("cgroup-error %v\n", err)
-			return 1
-		}
-		fmt.Printf("cgroup %s\n", g)
-		s := exec.Command("/proc/self/exe")
-		s.Env = append(os.Environ(), helperEnv+"=sleep")
-		s.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		if err := s.Start(); err != nil {
-			fmt.Printf("straggler-error %v\n", err)
-			return 1
-		}
-		fmt.Printf("straggler %d\n", s.Process.Pid)
-		c, err := net.DialTimeout("tcp4", args[0], 2*time.Second)
-		var errno syscall.Errno
-		switch {
-		case err == nil:
-			c.Close()
-		case errors.As(err, &errno):
-		default:
-			fmt.Printf("connect-error %v\n", err)
-			return 1
-		}
-		fmt.Printf("errno %d\n", int(errno))
-		return 0
-	case "sleep":
-		time.Sleep(time.Minute)
-		return 0
-	case "signal":
-		ch := make(chan os.Signal, 1)
-		signal.Notify(ch, syscall.SIGUSR1)
-		fmt.Println("ready 1")
-		select {
-		case <-ch:
-			return 7
-		case <-time.After(30 * time.Second):
-			return 1
-		}
-	}
-	return 2
+func init() {
+	probe.RegisterAll(map[string]probe.Op{
+		"connect": func(r *probe.Result, a []string) {
+			g, err := cgroup.PidGroup(os.Getpid())
+			if !r.Require(err, "own cgroup") {
+				return
+			}
+			fmt.Printf("cgroup %s\n", g)
+			s := exec.Command("/proc/self/exe")
+			s.Env = probe.Env("sleep")
+			s.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if !r.Require(s.Start(), "start the straggler") {
+				return
+			}
+			fmt.Printf("straggler %d\n", s.Process.Pid)
+			c, err := net.DialTimeout("tcp4", a[0], 2*time.Second)
+			var errno syscall.Errno
+			switch {
+			case err == nil:
+				c.Close()
+			case errors.As(err, &errno):
+				r.Errno = errno
+			default:
+				r.Setup = "connect: " + err.Error()
+				return
+			}
+			fmt.Printf("errno %d\n", int(errno))
+		},
+		"sleep": func(r *probe.Result, a []string) { time.Sleep(time.Minute) },
+		"signal": func(r *probe.Result, a []string) {
+			ch := make(chan os.Signal, 1)
+			signal.Notify(ch, syscall.SIGUSR1)
+			fmt.Println("ready 1")
+			select {
+			case <-ch:
+				os.Exit(7) // the exit status is what the test checks
+			case <-time.After(30 * time.Second):
+				os.Exit(1)
+			}
+		},
+	})
 }
 
 // helperCmd is this test binary as the sandboxed command op, its stdout
@@ -110,8 +103,8 @@ func helperCmd(t *testing.T, op string, args ...string) (*exec.Cmd, *os.File) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { out.Close() })
-	cmd := exec.Command(self, args...)
-	cmd.Env = append(os.Environ(), helperEnv+"="+op)
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), probe.Env(op, args...)...)
 	cmd.Stdout, cmd.Stderr = out, os.Stderr
 	return cmd, out
 }

@@ -7,25 +7,27 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/internal/probe"
 )
 
 func init() {
 	// autogroup-nice N: write N to /proc/self/autogroup (the nice level of
 	// the caller's session autogroup, shared with every process of the
 	// session, inside the sandbox or not).
-	ops["autogroup-nice"] = func(r *result, a []string) {
+	probe.Register("autogroup-nice", func(r *probe.Result, a []string) {
 		time.Sleep(200 * time.Millisecond) // the kernel's 100 ms rate limit
-		errnoOf(r, writeFile("/proc/self/autogroup", a[0]), "write /proc/self/autogroup")
-	}
+		r.Check(writeFile("/proc/self/autogroup", a[0]), "write /proc/self/autogroup")
+	})
 }
 
 func init() {
 	// audit-user-msg TEXT: an AUDIT_USER_AVC message over NETLINK_AUDIT
 	// (CAP_AUDIT_WRITE, on the allow list); the kernel's answer is the
 	// result. With no auditd the record is printed into the kernel log.
-	ops["audit-user-msg"] = func(r *result, a []string) {
+	probe.Register("audit-user-msg", func(r *probe.Result, a []string) {
 		fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_AUDIT)
-		if !errnoOf(r, err, "socket(NETLINK_AUDIT)") {
+		if !r.Check(err, "socket(NETLINK_AUDIT)") {
 			return
 		}
 		defer unix.Close(fd)
@@ -37,13 +39,13 @@ func init() {
 		hdr.Flags = unix.NLM_F_REQUEST | unix.NLM_F_ACK
 		hdr.Seq = 1
 		copy(msg[unix.NLMSG_HDRLEN:], payload)
-		if !errnoOf(r, unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}), "sendto") {
+		if !r.Check(unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}), "sendto") {
 			return
 		}
 		buf := make([]byte, 4096)
 		_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 2})
 		n, _, err := unix.Recvfrom(fd, buf, 0)
-		if !errnoOf(r, err, "recv ack") {
+		if !r.Check(err, "recv ack") {
 			return
 		}
 		if n >= unix.NLMSG_HDRLEN+4 {
@@ -54,5 +56,5 @@ func init() {
 				}
 			}
 		}
-	}
+	})
 }

@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/internal/probe"
 )
 
 // fiemapPhysical returns the physical byte offset on the block device of
@@ -41,7 +43,7 @@ func init() {
 	// first bytes of FILE's data, through the block device DEV (no inode
 	// of FILE is touched: its ctime stays what it was), drop FILE's clean
 	// page cache, then exec FILE with ARGV (argv[0] = FILE).
-	ops["blk-rewrite-exec"] = func(r *result, a []string) {
+	probe.Register("blk-rewrite-exec", func(r *probe.Result, a []string) {
 		dev, file := a[0], a[1]
 		patch := make([]byte, len(a[2])/2)
 		for i := range patch {
@@ -58,46 +60,46 @@ func init() {
 			patch[i] = b
 		}
 		// Before: the file does not run (the test broke its ELF magic).
-		var before result
-		runProgram(&before, append([]string{file}, a[3:]...), nil, nil)
+		var before probe.Result
+		probe.RunProgram(&before, append([]string{file}, a[3:]...), nil, nil)
 		if before.Setup != "" || (before.Errno == 0 && before.Exit == 0) {
 			r.Setup = "the file ran before the rewrite: " + before.String()
 			return
 		}
 		fd, err := unix.Open(file, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if !setup(r, err, "open "+file) {
+		if !r.Require(err, "open "+file) {
 			return
 		}
 		phys, err := fiemapPhysical(fd)
-		if !setup(r, err, "FIEMAP "+file) {
+		if !r.Require(err, "FIEMAP "+file) {
 			return
 		}
 		bd, err := unix.Open(dev, unix.O_RDWR|unix.O_CLOEXEC, 0)
-		if !errnoOf(r, err, "open "+dev+" for write") {
+		if !r.Check(err, "open "+dev+" for write") {
 			return
 		}
-		if _, err := unix.Pwrite(bd, patch, int64(phys)); !errnoOf(r, err, "pwrite "+dev) {
+		if _, err := unix.Pwrite(bd, patch, int64(phys)); !r.Check(err, "pwrite "+dev) {
 			return
 		}
-		if !errnoOf(r, unix.Fsync(bd), "fsync "+dev) {
+		if !r.Check(unix.Fsync(bd), "fsync "+dev) {
 			return
 		}
 		unix.Close(bd)
 		// The file's pages are clean (written back before): drop them so
 		// the exec reads the blocks from the disk.
-		if !setup(r, unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED), "fadvise DONTNEED") {
+		if !r.Require(unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED), "fadvise DONTNEED") {
 			return
 		}
 		unix.Close(fd)
-		runProgram(r, append([]string{file}, a[3:]...), nil, nil)
-	}
+		probe.RunProgram(r, append([]string{file}, a[3:]...), nil, nil)
+	})
 
 	// keyctl-dh-kdf NAME: KEYCTL_DH_COMPUTE with a KDF hash NAME. The
 	// crypto API looks NAME up before any key is read: an unknown
 	// template "T(sha256)" makes the crypto manager probe T in a kernel
 	// thread, which asks for module "crypto-T". The call itself fails
 	// whatever happens (no such keys): the effect is the helper running.
-	ops["keyctl-dh-kdf"] = func(r *result, a []string) {
+	probe.Register("keyctl-dh-kdf", func(r *probe.Result, a []string) {
 		const keyctlDHCompute = 23
 		name := append([]byte(a[0]), 0)
 		params := [3]int32{1, 2, 3}
@@ -118,5 +120,5 @@ func init() {
 		// ENOENT/ENOKEY/...: the lookup happened; the call's own result
 		// says nothing about the helper.
 		r.Out = unix.ErrnoName(e)
-	}
+	})
 }

@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/internal/probe"
 )
 
 const (
@@ -101,122 +103,122 @@ func keyRead(serial int) (string, error) {
 	return string(buf[:n]), nil
 }
 
-func argInt(r *result, s string) (int, bool) {
+func argInt(r *probe.Result, s string) (int, bool) {
 	n, err := strconv.Atoi(s)
-	return n, setup(r, err, "argument "+s)
+	return n, r.Require(err, "argument "+s)
 }
 
 func init() {
 	// shm-write ID DATA: attach an existing segment read-write, write DATA.
-	ops["shm-write"] = func(r *result, a []string) {
+	probe.Register("shm-write", func(r *probe.Result, a []string) {
 		id, ok := argInt(r, a[0])
 		if !ok {
 			return
 		}
 		b, err := unix.SysvShmAttach(id, 0, 0)
-		if !errnoOf(r, err, "shmat") {
+		if !r.Check(err, "shmat") {
 			return
 		}
 		copy(b, a[1])
 		_ = unix.SysvShmDetach(b)
-	}
+	})
 	// shm-rmid ID: remove a segment.
-	ops["shm-rmid"] = func(r *result, a []string) {
+	probe.Register("shm-rmid", func(r *probe.Result, a []string) {
 		id, ok := argInt(r, a[0])
 		if !ok {
 			return
 		}
 		_, err := unix.SysvShmCtl(id, unix.IPC_RMID, nil)
-		errnoOf(r, err, "shmctl")
-	}
+		r.Check(err, "shmctl")
+	})
 	// shm-get KEY: shmget of an existing key (associate).
-	ops["shm-get"] = func(r *result, a []string) {
+	probe.Register("shm-get", func(r *probe.Result, a []string) {
 		key, ok := argInt(r, a[0])
 		if !ok {
 			return
 		}
 		_, err := unix.SysvShmGet(key, 0, 0)
-		errnoOf(r, err, "shmget")
-	}
+		r.Check(err, "shmget")
+	})
 	// shm-create: a new segment that outlives the probe; Out is its id.
-	ops["shm-create"] = func(r *result, a []string) {
+	probe.Register("shm-create", func(r *probe.Result, a []string) {
 		id, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
-		if setup(r, err, "shmget") {
+		if r.Require(err, "shmget") {
 			r.Out = strconv.Itoa(id)
 		}
-	}
+	})
 	// shm-own: create, attach, write, read back and remove a segment.
-	ops["shm-own"] = func(r *result, a []string) {
+	probe.Register("shm-own", func(r *probe.Result, a []string) {
 		id, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
-		if !errnoOf(r, err, "shmget") {
+		if !r.Check(err, "shmget") {
 			return
 		}
 		defer func() { _, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil) }()
 		b, err := unix.SysvShmAttach(id, 0, 0)
-		if !errnoOf(r, err, "shmat") {
+		if !r.Check(err, "shmat") {
 			return
 		}
 		copy(b, "inside")
 		r.Effect = string(b[:6]) == "inside"
 		_ = unix.SysvShmDetach(b)
-	}
+	})
 	// msgsnd ID TEXT
-	ops["msgsnd"] = func(r *result, a []string) {
+	probe.Register("msgsnd", func(r *probe.Result, a []string) {
 		id, ok := argInt(r, a[0])
 		if !ok {
 			return
 		}
-		errnoOf(r, msgSnd(id, a[1]), "msgsnd")
-	}
+		r.Check(msgSnd(id, a[1]), "msgsnd")
+	})
 	// msg-own: create a queue, send and receive a message, remove it.
-	ops["msg-own"] = func(r *result, a []string) {
+	probe.Register("msg-own", func(r *probe.Result, a []string) {
 		id, err := msgGet()
-		if !errnoOf(r, err, "msgget") {
+		if !r.Check(err, "msgget") {
 			return
 		}
 		defer ipcRmid(unix.SYS_MSGCTL, id)
-		if !errnoOf(r, msgSnd(id, "inside"), "msgsnd") {
+		if !r.Check(msgSnd(id, "inside"), "msgsnd") {
 			return
 		}
 		m, err := msgRcv(id)
-		if errnoOf(r, err, "msgrcv") {
+		if r.Check(err, "msgrcv") {
 			r.Effect = m == "inside"
 		}
-	}
+	})
 	// semop ID: +1 on semaphore 0.
-	ops["semop"] = func(r *result, a []string) {
+	probe.Register("semop", func(r *probe.Result, a []string) {
 		id, ok := argInt(r, a[0])
 		if !ok {
 			return
 		}
-		errnoOf(r, semOp(id, 1), "semop")
-	}
+		r.Check(semOp(id, 1), "semop")
+	})
 	// key-read SERIAL: Out is the payload.
-	ops["key-read"] = func(r *result, a []string) {
+	probe.Register("key-read", func(r *probe.Result, a []string) {
 		serial, ok := argInt(r, a[0])
 		if !ok {
 			return
 		}
 		p, err := keyRead(serial)
-		if errnoOf(r, err, "keyctl read") {
+		if r.Check(err, "keyctl read") {
 			r.Out = p
 		}
-	}
+	})
 	// key-update SERIAL DATA
-	ops["key-update"] = func(r *result, a []string) {
+	probe.Register("key-update", func(r *probe.Result, a []string) {
 		serial, ok := argInt(r, a[0])
 		if !ok {
 			return
 		}
 		_, err := unix.KeyctlBuffer(unix.KEYCTL_UPDATE, serial, []byte(a[1]), 0)
-		errnoOf(r, err, "keyctl update")
-	}
+		r.Check(err, "keyctl update")
+	})
 	// request-key DESC: in a new session keyring of its own (so that the
 	// destination keyring is the sandbox's), request a "user" key nobody
 	// has: the kernel calls /sbin/request-key. A helper that declines
 	// leaves a negative key: ENOKEY counts as the request having been made.
-	ops["request-key"] = func(r *result, a []string) {
-		if !setup(r, joinNewSession(), "join a new session keyring") {
+	probe.Register("request-key", func(r *probe.Result, a []string) {
+		if !r.Require(joinNewSession(), "join a new session keyring") {
 			return
 		}
 		_, err := unix.RequestKey("user", a[0], "escapetest-callout", unix.KEY_SPEC_SESSION_KEYRING)
@@ -224,24 +226,24 @@ func init() {
 			r.Out = "ENOKEY: the helper did not instantiate the key"
 			return
 		}
-		errnoOf(r, err, "request_key")
-	}
+		r.Check(err, "request_key")
+	})
 	// key-own: add a key to a session keyring the probe created, read it.
-	ops["key-own"] = func(r *result, a []string) {
-		if !setup(r, joinNewSession(), "join a new session keyring") {
+	probe.Register("key-own", func(r *probe.Result, a []string) {
+		if !r.Require(joinNewSession(), "join a new session keyring") {
 			return
 		}
 		serial, err := unix.AddKey("user", "escapetest-own", []byte("inside"), unix.KEY_SPEC_SESSION_KEYRING)
-		if !errnoOf(r, err, "add_key") {
+		if !r.Check(err, "add_key") {
 			r.Out = "add_key"
 			return
 		}
 		p, err := keyRead(serial)
-		if !errnoOf(r, err, "keyctl read") {
+		if !r.Check(err, "keyctl read") {
 			r.Out = "keyctl read"
 		} else {
 			r.Out = p
 			r.Effect = p == "inside"
 		}
-	}
+	})
 }

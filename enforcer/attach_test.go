@@ -1,0 +1,126 @@
+package enforcer_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/probe"
+	"github.com/enforcerd/enforcerd/internal/vmtest"
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+// TestOpenAttachesCgroupProgramsAtCgroupAttach: with Options.CgroupAttach
+// the cgroup-BPF programs attach at that cgroup, not at the root: every
+// pinned cgroup link names it, and (where they are the only network layer,
+// without BPF LSM) they hold a registered cgroup below it and none beside
+// it. Tri-state below it: an unregistered cgroup creates an inet socket, a
+// network=false one is refused.
+func TestOpenAttachesCgroupProgramsAtCgroupAttach(t *testing.T) {
+	vmtest.RequireRoot(t)
+	if vmtest.InVM() {
+		// A private load of every program costs tens of seconds under
+		// TCG; the attach point does not depend on the kernel.
+		t.Log("covered by the native run (make unit)")
+		return
+	}
+	mount, err := cgroup.Mountpoint()
+	if err != nil {
+		t.Skipf("no cgroup2: %v", err)
+	}
+	base := fmt.Sprintf("/enforcerd-attach-test-%d", os.Getpid())
+	var cgs []cgroup.Cgroup
+	mk := func(group string) cgroup.Cgroup {
+		cg, err := cgroup.Create(mount, group)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cgs = append(cgs, cg)
+		return cg
+	}
+	own := mk(base)
+	ctl, in := mk(base+"/control"), mk(base+"/in")
+	beside := mk(base + "-beside")
+	defer func() {
+		for i := len(cgs) - 1; i >= 0; i-- {
+			cgs[i].Remove(5 * time.Second)
+		}
+	}()
+	pin := fmt.Sprintf("/sys/fs/bpf/enforcerd-attach-test-%d", os.Getpid())
+	enf, err := enforcer.Open(enforcer.Options{PinDir: pin, CgroupMount: mount, CgroupAttach: own.Path()})
+	if err != nil {
+		vmtest.Skip(t, fmt.Sprintf("cannot load programs here: %v", err))
+	}
+	defer enf.Uninstall()
+	if err := enf.LayerError(enforcer.LayerCgroup); err != nil {
+		vmtest.Skip(t, fmt.Sprintf("cgroup-BPF programs cannot attach here: %v", err))
+	}
+
+	n := 0
+	dir := enforcer.LinkPinDir(pin)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ent := range entries {
+		if !strings.HasPrefix(ent.Name(), "cgroup_") {
+			continue
+		}
+		l, err := link.LoadPinnedLink(filepath.Join(dir, ent.Name()), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := l.Info()
+		l.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cg := info.Cgroup(); cg == nil || cg.CgroupId != own.ID {
+			t.Errorf("link %s: attached at %+v, want cgroup %s", ent.Name(), cg, own)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatalf("no cgroup link pinned in %s", dir)
+	}
+
+	ceiling := policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull}
+	for _, cg := range []cgroup.Cgroup{in, beside} {
+		if err := enf.Register(cg, enforcer.Entry{Ceiling: ceiling, AllowPartial: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	socket := func(cg cgroup.Cgroup) probe.Result {
+		d, err := cg.OpenDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		r := probe.Run(t, d, probe.Cmd{Op: "socket", Args: sockArgs(unix.AF_INET, unix.SOCK_DGRAM, 0)})
+		if r.Setup != "" {
+			t.Fatalf("probe could not attempt the operation: %v", r)
+		}
+		return r
+	}
+	if r := socket(ctl); r.Errno != 0 {
+		t.Fatalf("control (unregistered, below the attach point): %v, want success", r)
+	}
+	if r := socket(in); !r.Denied() {
+		t.Errorf("BYPASS: network=false below the attach point: %v, want EPERM", r)
+	}
+	if enf.LayerError(enforcer.LayerLSM) == nil {
+		t.Log("BPF LSM is in force here: it denies beside the attach point too")
+		return
+	}
+	if r := socket(beside); r.Errno != 0 {
+		t.Errorf("a cgroup beside the attach point is held by the cgroup-BPF programs: %v, want success", r)
+	}
+}

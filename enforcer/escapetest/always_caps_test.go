@@ -1,0 +1,134 @@
+package escapetest
+
+// Always-on protections: capabilities outside the allow list, and SIGIO
+// toward processes outside.
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/kerneltest"
+	"github.com/enforcerd/enforcerd/internal/probe"
+)
+
+// 3. Capabilities outside the allow list, in every user namespace.
+func TestAlwaysCapabilities(t *testing.T) {
+	kt.Enforcer(t)
+	capable := []enforcer.Hook{enforcer.HookCapable}
+	c := func(name string, capNum int, attempt kerneltest.Attempt) kerneltest.Case {
+		w := kerneltest.Want{Hooks: capable}
+		if capNum >= 0 {
+			w.Cap = kerneltest.Cap(capNum)
+		}
+		return kerneltest.Case{Name: name, Attempt: attempt, Want: w}
+	}
+	cases := []kerneltest.Case{
+		c("acct (CAP_SYS_PACCT)", 20, func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			f := kt.TmpPath("acct")
+			if err := os.WriteFile(f, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _, _, _ = unix.Syscall(unix.SYS_ACCT, 0, 0, 0) })
+			return sb.Probe(t, "acct", f), func() (bool, string) {
+				st, err := os.Stat(f)
+				return err == nil && st.Size() > 0, f + " got accounting records"
+			}
+		}),
+		c("sched_setscheduler SCHED_FIFO (CAP_SYS_NICE)", 23, kerneltest.Op("sched-fifo")),
+		c("raise a hard rlimit (CAP_SYS_RESOURCE)", 24, kerneltest.Op("raise-hard")),
+		c("mlock with RLIMIT_MEMLOCK 0 (CAP_IPC_LOCK)", 14, kerneltest.Op("mlock-nolimit")),
+		c("shmctl SHM_LOCK with RLIMIT_MEMLOCK 0 (CAP_IPC_LOCK)", 14, kerneltest.Op("shm-lock")),
+		// In its own user namespace the process holds every capability
+		// over its own network namespace: still denied.
+		// Refused either at the namespace's creation (CAP_SYS_ADMIN over
+		// the new user namespace, for the network namespace) or at
+		// SIOCSIFFLAGS: any capability record.
+		c("CAP_NET_ADMIN in its own user namespace", -1, kerneltest.Op("userns-lo-up")),
+		c("AUDIT_SET (CAP_AUDIT_CONTROL)", 30, func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			orig, err := auditBacklogLimit()
+			if err != nil {
+				// No audit netlink (CONFIG_AUDIT off): nothing to reach.
+				t.Skipf("audit netlink unavailable in this kernel: %v", err)
+			}
+			t.Cleanup(func() { _ = auditSetBacklogLimit(orig) })
+			return sb.Probe(t, "audit-set-backlog", strconv.Itoa(int(orig)+17)), func() (bool, string) {
+				now, err := auditBacklogLimit()
+				return err == nil && now != orig, fmt.Sprintf("audit backlog limit %d -> %d (%v)", orig, now, err)
+			}
+		}),
+	}
+	runTamperOnly(t, cases)
+}
+
+// 4. SIGIO/SIGURG toward processes outside: through the compat entry, the
+// other owner forms, and O_ASYNC on a descriptor whose owner was set outside.
+func TestAlwaysSigio(t *testing.T) {
+	kt.Enforcer(t)
+	sig := []enforcer.Hook{enforcer.HookFileFcntl, enforcer.HookFileIoctl, enforcer.HookFileIoctlCompat}
+	victim := func(name string, args func(o *outside) []string) kerneltest.Case {
+		return kerneltest.Case{Name: name, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			o := startOutside(t, nil)
+			a := args(o)
+			return sb.Probe(t, a[0], a[1:]...), o.dead()
+		}, Want: kerneltest.Want{Hooks: sig}}
+	}
+	inherited := func(name, mode string) kerneltest.Case {
+		return kerneltest.Case{Name: name, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			o := startOutside(t, nil)
+			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Owner and signal set here, outside the sandbox.
+			if _, err := unix.FcntlInt(uintptr(fds[0]), unix.F_SETOWN, o.cmd.Process.Pid); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := unix.FcntlInt(uintptr(fds[0]), unix.F_SETSIG, int(unix.SIGKILL)); err != nil {
+				t.Fatal(err)
+			}
+			files := []*os.File{os.NewFile(uintptr(fds[0]), "owned"), os.NewFile(uintptr(fds[1]), "peer")}
+			return sb.ProbeFiles(t, files, "async-inherited", mode), o.dead()
+		}, Want: kerneltest.Want{Hooks: sig}}
+	}
+	cases := []kerneltest.Case{
+		victim("compat ioctl FIOSETOWN outside", func(o *outside) []string { return []string{"sigio-compat-ioctl", o.pid(), "fiosetown"} }),
+		victim("compat ioctl SIOCSPGRP outside", func(o *outside) []string { return []string{"sigio-compat-ioctl", o.pid(), "siocspgrp"} }),
+		victim("compat fcntl64 F_SETOWN outside", func(o *outside) []string { return []string{"sigio-compat-fcntl", o.pid()} }),
+		victim("F_SETSIG SIGKILL and O_ASYNC first, then F_SETOWN outside", func(o *outside) []string { return []string{"sigio-setsig-first", o.pid()} }),
+		victim("F_SETOWN_EX F_OWNER_PID outside", func(o *outside) []string { return []string{"sigio-setown-ex", o.pid(), "pid"} }),
+		victim("F_SETOWN_EX F_OWNER_TID outside", func(o *outside) []string { return []string{"sigio-setown-ex", o.pid(), "tid"} }),
+		{Name: "F_SETOWN of a process group outside", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			o := startOutsidePgrp(t)
+			return sb.Probe(t, "sigio-pgrp", o.pid()), o.dead()
+		}, Want: kerneltest.Want{Hooks: sig}},
+		{Name: "F_SETOWN_EX F_OWNER_PGRP outside", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			o := startOutsidePgrp(t)
+			return sb.Probe(t, "sigio-setown-ex", o.pid(), "pgrp"), o.dead()
+		}, Want: kerneltest.Want{Hooks: sig}},
+		inherited("F_SETFL O_ASYNC on an inherited fd owned outside", "fcntl"),
+		inherited("FIOASYNC on an inherited fd owned outside", "fioasync"),
+		inherited("compat FIOASYNC on an inherited fd owned outside", "compat-fioasync"),
+	}
+	runTamperOnly(t, cases)
+}
+
+// startOutsidePgrp runs busybox sleep outside, leading its own process group.
+func startOutsidePgrp(t *testing.T) *outside {
+	t.Helper()
+	cmd := exec.Command("/bin/busybox", "sleep", "120")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	o := &outside{cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(o.done) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-o.done })
+	return o
+}

@@ -9,8 +9,18 @@ BIN := bin/enforcerd
 
 all: build
 
+# The version `enforcerd version` prints and enforcerd_build_info carries
+# (internal/buildinfo): git describe, the commit, its branch, the build time.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+BRANCH ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null)
+BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+VERSION_PKG := github.com/prometheus/common/version
+LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Revision=$(REVISION) \
+	-X $(VERSION_PKG).Branch=$(BRANCH) -X $(VERSION_PKG).BuildDate=$(BUILD_DATE)
+
 build:
-	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/enforcerd
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/enforcerd
 
 # Rebuild the eBPF objects and their Go bindings (needs clang, bpftool); the
 # last go:generate step rewrites bpf/objects.sum, the record of what they were

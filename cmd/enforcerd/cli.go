@@ -116,6 +116,11 @@ func executeCommands(args []string, s streams, cmds ...*cobra.Command) int {
 		case "-h", "--help", "-help":
 			usage(s.out, root)
 			return nil
+		case "--version":
+			if len(args) > 1 {
+				return usageErrorf("--version takes no arguments (got %q)", args[1])
+			}
+			return printVersion(s, false)
 		}
 		fmt.Fprintf(s.err, "enforcerd: unknown command %q\n\n", args[0])
 		usage(s.err, root)

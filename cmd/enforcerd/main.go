@@ -48,7 +48,7 @@ const (
 // commands builds the subcommands, in no particular order (the listing is
 // sorted by name).
 func commands(s streams) []*cobra.Command {
-	return []*cobra.Command{newRunCmd(s, runSandboxed), newSurfaceCmd(s), newCheckCmd(s), newDaemonCmd(s), newHookCmd(s)}
+	return []*cobra.Command{newRunCmd(s, runSandboxed), newSurfaceCmd(s), newCheckCmd(s), newDaemonCmd(s), newHookCmd(s), newVersionCmd(s)}
 }
 
 // usage is the top-level help: the command list is every visible
@@ -58,6 +58,7 @@ func usage(w io.Writer, root *cobra.Command) {
 
 Usage:
   enforcerd <command> [flags] [args]
+  enforcerd --version
 
 Commands:
 `)

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"syscall"
 	"time"
 
 	"github.com/enforcerd/enforcerd/daemon/audit"
@@ -34,19 +35,42 @@ func (e *Error) Error() string {
 // Client talks to the daemon over its unix socket.
 type Client struct {
 	Socket string
-	http   *http.Client
+	// WaitForDaemon: while the socket is missing or refuses connections
+	// (the daemon is restarting), keep dialling until the request's
+	// context or the client's timeout ends, instead of failing at once.
+	// Only the connection is retried, never a request that was sent, so
+	// no request is applied twice. Under systemd socket activation the
+	// socket stays and connections queue, so this matters only without it.
+	WaitForDaemon bool
+	http          *http.Client
+}
+
+// dialRetryMax bounds the pause between two dials while waiting.
+const dialRetryMax = 500 * time.Millisecond
+
+func (c *Client) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	pause := 25 * time.Millisecond
+	for {
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "unix", c.Socket)
+		if err == nil || !c.WaitForDaemon || !(errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)) {
+			return conn, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (waited for the daemon until the deadline)", err)
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, dialRetryMax)
+	}
 }
 
 // NewClient returns a client; timeout bounds each request except Follow.
 func NewClient(socket string, timeout time.Duration) *Client {
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
-		},
-		DisableCompression: true,
-	}
-	return &Client{Socket: socket, http: &http.Client{Transport: tr, Timeout: timeout}}
+	c := &Client{Socket: socket}
+	tr := &http.Transport{DialContext: c.dial, DisableCompression: true}
+	c.http = &http.Client{Transport: tr, Timeout: timeout}
+	return c
 }
 
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {

@@ -19,7 +19,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -31,6 +30,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/metrics"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/buildinfo"
 )
 
 // ErrLocked: another daemon holds the state lock.
@@ -47,6 +47,19 @@ type Options struct {
 	// VerifierLog receives the verifier log of a program the kernel
 	// rejects (enforcer.Options.VerifierLog); may be nil.
 	VerifierLog io.Writer
+	// Listener serves the API instead of a socket Run creates at
+	// cfg.Socket: the socket systemd passed (socket activation), which
+	// stays when the daemon stops, so that hooks queue on it through a
+	// restart. Nil: Run creates cfg.Socket and removes it when it stops.
+	Listener net.Listener
+	// Reload: a receive reopens the audit log (after an external rotation;
+	// the command sends one per SIGHUP). Nil: never.
+	Reload <-chan struct{}
+	// Watchdog: when positive, Notify("WATCHDOG=1") is sent at this
+	// interval from the daemon's main loop (systemd's WatchdogSec=; the
+	// command passes half of WATCHDOG_USEC), so a wedged loop is
+	// restarted. A "STATUS=..." line is sent with it and at start.
+	Watchdog time.Duration
 }
 
 // Run serves until ctx is done. It returns an error when the daemon could
@@ -156,10 +169,7 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 	}()
 	defer func() { rd.Close(); <-pumpDone }()
 
-	version := "(devel)"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		version = bi.Main.Version
-	}
+	version := buildinfo.Get().Version
 	srv := &api.Server{Reg: reg, Hub: hub, Metrics: m, Log: log, Status: func() api.Status {
 		lost, _ := enf.LostRecords()
 		return api.Status{
@@ -169,11 +179,13 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 			LostRecords: lost, Hooks: enf.Hooks(),
 		}
 	}}
-	ln, err := api.Listen(cfg.Socket)
-	if err != nil {
-		return err
+	ln := o.Listener
+	if ln == nil {
+		if ln, err = api.Listen(cfg.Socket); err != nil {
+			return err
+		}
+		defer os.Remove(cfg.Socket)
 	}
-	defer os.Remove(cfg.Socket)
 	hs := srv.NewHTTPServer()
 	errc := make(chan error, 2)
 	go func() { errc <- fmt.Errorf("api %s: %w", cfg.Socket, hs.Serve(ln)) }()
@@ -199,9 +211,20 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 	}
 	pendingTick := time.NewTicker(cfg.Pending.CheckInterval)
 	defer pendingTick.Stop()
+	var watchdog <-chan time.Time
+	if o.Watchdog > 0 {
+		t := time.NewTicker(o.Watchdog)
+		defer t.Stop()
+		watchdog = t.C
+	}
+	status := func() {
+		lost, _ := enf.LostRecords()
+		notify(fmt.Sprintf("STATUS=serving %s: %d containers registered, %d denial records lost", cfg.Socket, reg.Len(), lost))
+	}
 	log.Info("serving", "socket", cfg.Socket, "metrics", cfg.Metrics.Listen, "state", cfg.State,
 		"pin_dir", cfg.PinDir, "containers", reg.Len(), "coverage", coverageSummary(enf.Report()))
 	notify("READY=1")
+	status()
 	for {
 		select {
 		case <-ctx.Done():
@@ -213,6 +236,22 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 			return nil
 		case err := <-errc:
 			return err
+		case <-watchdog:
+			notify("WATCHDOG=1")
+			status()
+		case <-o.Reload:
+			if alog == nil {
+				log.Info("reload: no audit log to reopen")
+				continue
+			}
+			if err := alog.Reopen(); err != nil {
+				// Records fail (counted in enforcerd_audit_write_errors_total
+				// and logged) until a later reload succeeds; enforcement is
+				// not affected.
+				log.Error("reload: audit log reopen failed", "err", err)
+				continue
+			}
+			log.Info("reload: audit log reopened", "path", cfg.Audit.Path)
 		case <-pendingTick.C:
 			if _, err := reg.CheckPending(); err != nil {
 				log.Error("pending check", "err", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/internal/sandbox"
 	"github.com/enforcerd/enforcerd/oci"
@@ -142,7 +143,7 @@ func newHookCmd(s streams) *cobra.Command {
 		},
 	})
 	socketFlag(c.Flags(), &socket)
-	c.Flags().DurationVar(&timeout, "timeout", 8*time.Second, "limit for the daemon's answer")
+	c.Flags().DurationVar(&timeout, "timeout", api.DefaultHookTimeout, "limit for the daemon's answer")
 	return c
 }
 

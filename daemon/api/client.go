@@ -45,6 +45,12 @@ type Client struct {
 	http          *http.Client
 }
 
+// DefaultHookTimeout is `enforcerd hook --timeout`'s default: the limit
+// for the daemon's answer, waiting for a restarting daemon included. It
+// stays below the runtime's hook timeout in deploy/hooks.d (10 s), so the
+// hook's own message, not the runtime's kill, says what happened.
+const DefaultHookTimeout = 8 * time.Second
+
 // dialRetryMax bounds the pause between two dials while waiting.
 const dialRetryMax = 500 * time.Millisecond
 

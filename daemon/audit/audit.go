@@ -176,6 +176,21 @@ func (l *Log) rotate() error {
 	return l.open()
 }
 
+// Reopen closes the file and opens PATH again (appending, or creating it),
+// for an external rotation (logrotate renames the file, then sends
+// SIGHUP). Records written meanwhile went to the renamed file; none is
+// lost. Errors: PATH cannot be opened; the log is then closed and Write
+// fails until a Reopen succeeds.
+func (l *Log) Reopen() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f != nil {
+		l.f.Close()
+		l.f = nil
+	}
+	return l.open()
+}
+
 // Close closes the file.
 func (l *Log) Close() error {
 	l.mu.Lock()

@@ -55,3 +55,43 @@ func TestLogRotatesBySize(t *testing.T) {
 		t.Fatal("more backups than configured")
 	}
 }
+
+// TestLogReopenAfterExternalRotation: logrotate renames the file, then the
+// daemon reopens on SIGHUP: records before the reopen are in the renamed
+// file, records after it in a new file at the path, none lost.
+func TestLogReopenAfterExternalRotation(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := Open(p, 1<<20, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	lines := func(name string) int {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, c := range b {
+			if c == '\n' {
+				n++
+			}
+		}
+		return n
+	}
+	l.Write(Record{Container: "before"})
+	if err := os.Rename(p, p+".rotated"); err != nil {
+		t.Fatal(err)
+	}
+	l.Write(Record{Container: "between"}) // still the renamed file
+	if err := l.Reopen(); err != nil {
+		t.Fatal(err)
+	}
+	l.Write(Record{Container: "after"})
+	if a, b := lines(p+".rotated"), lines(p); a != 2 || b != 1 {
+		t.Errorf("rotated file has %d records (want 2), new file %d (want 1)", a, b)
+	}
+	if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("new file: %v, %v; want mode 0600", fi, err)
+	}
+}

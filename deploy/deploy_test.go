@@ -1,0 +1,92 @@
+// Package deploy holds no code: its tests check the files operators install
+// (systemd units, hooks.d) against what the binary expects of them.
+package deploy
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/enforcerd/enforcerd/daemon/api"
+)
+
+// TestHooksDirFiles: the shipped hooks.d files are ordered by an NN-
+// prefix, run `enforcerd hook STAGE` for the stage they declare, and give
+// the hook more time than its default --timeout (so the hook, which waits
+// for a restarting daemon, reports before the runtime kills it).
+func TestHooksDirFiles(t *testing.T) {
+	files, err := filepath.Glob("hooks.d/*.json")
+	if err != nil || len(files) != 2 {
+		t.Fatalf("hooks.d files: %v, %v; want 2", files, err)
+	}
+	for _, f := range files {
+		if !regexp.MustCompile(`^[0-9]{2}-enforcerd-[a-z]+\.json$`).MatchString(filepath.Base(f)) {
+			t.Errorf("%s: name is not NN-enforcerd-STAGE.json", f)
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h struct {
+			Hook struct {
+				Args    []string `json:"args"`
+				Timeout int      `json:"timeout"`
+			} `json:"hook"`
+			Stages []string `json:"stages"`
+		}
+		if err := json.Unmarshal(b, &h); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if len(h.Stages) != 1 || len(h.Hook.Args) != 3 || h.Hook.Args[1] != "hook" || h.Hook.Args[2] != h.Stages[0] {
+			t.Errorf("%s: args %v for stages %v", f, h.Hook.Args, h.Stages)
+		}
+		if time.Duration(h.Hook.Timeout)*time.Second <= api.DefaultHookTimeout {
+			t.Errorf("%s: runtime timeout %ds is not above the hook's default --timeout %v", f, h.Hook.Timeout, api.DefaultHookTimeout)
+		}
+	}
+}
+
+// TestSystemdUnits: systemd-analyze verify accepts the units without a
+// single complaint (unknown keys are only warnings there, so any output
+// fails), with ExecStart pointed at a real binary; and the service runs the
+// daemon without --config (the default file is optional), reloads with
+// SIGHUP, has a watchdog and the socket the daemon's default config names.
+func TestSystemdUnits(t *testing.T) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Fatalf("systemd-analyze is needed to verify the units (apt-get install systemd): %v", err)
+	}
+	dir := t.TempDir()
+	for _, u := range []string{"enforcerd.service", "enforcerd.socket"} {
+		b, err := os.ReadFile(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, u), []byte(strings.ReplaceAll(string(b), "/usr/local/bin/enforcerd", "/bin/true")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := exec.Command(analyze, "verify", "--man=no", filepath.Join(dir, "enforcerd.socket"), filepath.Join(dir, "enforcerd.service")).CombinedOutput()
+	if err != nil || len(out) > 0 {
+		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+	svc, _ := os.ReadFile("enforcerd.service")
+	sock, _ := os.ReadFile("enforcerd.socket")
+	for _, want := range []string{"\nExecStart=/usr/local/bin/enforcerd daemon\n", "\nExecReload=/bin/kill -HUP $MAINPID\n",
+		"\nWatchdogSec=", "\nType=notify\n", "\nRequires=enforcerd.socket\n"} {
+		if !strings.Contains(string(svc), want) {
+			t.Errorf("enforcerd.service lacks %q", want)
+		}
+	}
+	if strings.Contains(string(svc), "systemd-nspawn@.service") {
+		t.Error("enforcerd.service orders itself against systemd-nspawn@.service, which names no instance")
+	}
+	if !strings.Contains(string(sock), "\nListenStream=/run/enforcerd/enforcerd.sock\n") {
+		t.Error("enforcerd.socket does not listen on the daemon's default socket")
+	}
+}

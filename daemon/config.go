@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -149,9 +150,27 @@ func (c Config) Validate() error {
 		return fmt.Errorf("pending.check_interval: %s must be positive", c.Pending.CheckInterval)
 	}
 	if c.Metrics.Listen != "" {
-		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
-			return fmt.Errorf("metrics.listen: %w", err)
+		if err := checkListenAddr(c.Metrics.Listen); err != nil {
+			return fmt.Errorf("metrics.listen: %q: %w", c.Metrics.Listen, err)
 		}
+	}
+	return nil
+}
+
+// checkListenAddr accepts HOST:PORT where HOST is an IP address, empty (every
+// address) or "localhost", and PORT a number 0-65535: the address is known
+// good before the daemon changes anything (no name lookups, no service
+// names).
+func checkListenAddr(a string) error {
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return err
+	}
+	if host != "" && host != "localhost" && net.ParseIP(host) == nil {
+		return fmt.Errorf("host %q is not an IP address (or localhost)", host)
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || (port != "0" && n == 0) {
+		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
 	}
 	return nil
 }

@@ -78,6 +78,15 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		return err
 	}
 	defer unlock()
+	// The metrics address is bound before anything changes (pins, host
+	// policy, state): a busy or unusable address fails the start cleanly.
+	var ml net.Listener
+	if cfg.Metrics.Listen != "" {
+		if ml, err = net.Listen("tcp", cfg.Metrics.Listen); err != nil {
+			return fmt.Errorf("metrics %s: %w", cfg.Metrics.Listen, err)
+		}
+		defer ml.Close()
+	}
 
 	mount := cfg.CgroupMount
 	if mount == "" {
@@ -191,11 +200,7 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 	go func() { errc <- fmt.Errorf("api %s: %w", cfg.Socket, hs.Serve(ln)) }()
 	defer hs.Close()
 
-	if cfg.Metrics.Listen != "" {
-		ml, err := net.Listen("tcp", cfg.Metrics.Listen)
-		if err != nil {
-			return fmt.Errorf("metrics %s: %w", cfg.Metrics.Listen, err)
-		}
+	if ml != nil {
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", m.Handler())
 		ms := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

@@ -84,6 +84,9 @@ func newCheckCmd(s streams) *cobra.Command {
 		summary: "report what this kernel can enforce",
 		help:    checkUsage,
 		run: func(*cobra.Command, []string) error {
+			if err := needsRoot(); err != nil {
+				return err
+			}
 			r := buildCheckReport(pinDir, s.err)
 			if asJSON {
 				enc := json.NewEncoder(s.out)

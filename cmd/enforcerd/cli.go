@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -367,4 +368,14 @@ func socketFlag(fs *pflag.FlagSet, p *string) {
 // It may be given once.
 func roleFlag(fs *pflag.FlagSet, p *string) {
 	fs.Var(&onceString{p: p}, "role", "role name (general, explore, planner, reviewer, implement, test, advisor, custom, an alias or a title)")
+}
+
+// needsRoot is nil for root (euid 0), else the error a command that loads,
+// pins or attaches eBPF programs prints instead of the permission error the
+// first bpffs or cgroup write would give.
+func needsRoot() error {
+	if euid := os.Geteuid(); euid != 0 {
+		return fmt.Errorf("needs root (running as uid %d): loading, pinning and attaching eBPF programs takes CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN and CAP_NET_ADMIN; run it with sudo", euid)
+	}
+	return nil
 }

@@ -194,6 +194,9 @@ func newDaemonCmd(s streams) *cobra.Command {
 				fmt.Fprintf(s.err, "enforcerd daemon: %v\n", err)
 				return exitCode(exitUsage)
 			}
+			if err := needsRoot(); err != nil {
+				return err
+			}
 			ln, err := activatedListener(cfg.Socket)
 			if err != nil {
 				fmt.Fprintf(s.err, "enforcerd daemon: %v\n", err)

@@ -58,7 +58,7 @@ func TestRegisterCleansOrphansOfKilledRuns(t *testing.T) {
 		return cg
 	}
 	orphan := mk(fmt.Sprintf("enforcerd-run-%d", deadPID))
-	live := mk(fmt.Sprintf("enforcerd-run-%d", os.Getpid())) // a run that is alive
+	live := mk(fmt.Sprintf("enforcerd-run-%d", os.Getpid()))     // a run that is alive
 	busy := mk(fmt.Sprintf("enforcerd-run-%d", deadPID+1000000)) // gone run, command still running
 	defer busy.Remove(0)
 	defer live.Remove(0)

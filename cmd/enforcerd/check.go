@@ -23,14 +23,16 @@ which layer.
 
 check loads and pins the programs exactly as "enforcerd run" and the daemon
 would (re-adopting existing pins), so what it reports is what a workload
-would get. Programs with no registered cgroup deny nothing.
+would get. Programs with no registered cgroup deny nothing. check leaves
+nothing it did not find: when the pin directory did not exist, it removes
+the pins it created before it exits ("left behind" says which).
 
 Flags:
   --json          machine-readable report (fields: kernel, cgroup2, btf,
                   active_lsms, bpf_lsm_active, layers{name: {ok, error}},
                   hooks[{name, layer, attached, adopted, optional, error}],
                   fields{network|write|shell: {enforceable, by, detail, unenforced}},
-                  enforceable)
+                  enforceable, left_behind)
   --pin-dir DIR   bpffs directory of the pinned programs and maps
                   (default /sys/fs/bpf/enforcerd)
 
@@ -74,6 +76,9 @@ type checkReport struct {
 	Fields       map[string]checkField `json:"fields"`
 	Enforceable  bool                  `json:"enforceable"`
 	Error        string                `json:"error,omitempty"`
+	// LeftBehind says what check leaves in the kernel: the pins it found
+	// (as found, re-adopted), or nothing (it removes the pins it created).
+	LeftBehind string `json:"left_behind"`
 }
 
 func newCheckCmd(s streams) *cobra.Command {
@@ -87,7 +92,29 @@ func newCheckCmd(s streams) *cobra.Command {
 			if err := needsRoot(); err != nil {
 				return err
 			}
+			found, err := enforcer.ReadInstallation(pinDir)
+			if err != nil {
+				return err
+			}
 			r := buildCheckReport(pinDir, s.err)
+			r.LeftBehind = fmt.Sprintf("the pins under %s, as found", pinDir)
+			if !found.Present {
+				// Nothing was installed: leave nothing.
+				// Unless someone started using them meanwhile (a first
+				// daemon or run: a registration or a recorded daemon).
+				in, err := enforcer.ReadInstallation(pinDir)
+				if err != nil {
+					return err
+				}
+				if len(in.Registrations) == 0 && !in.HostPolicyRecorded {
+					if err := in.RemovePins(linkReleaseWait); err != nil {
+						return fmt.Errorf("removing the pins check created under %s: %w", pinDir, err)
+					}
+					r.LeftBehind = fmt.Sprintf("nothing (no pins were under %s; the ones check created are removed)", pinDir)
+				} else {
+					r.LeftBehind = fmt.Sprintf("the pins under %s, which a daemon or run started using while check ran", pinDir)
+				}
+			}
 			if asJSON {
 				enc := json.NewEncoder(s.out)
 				enc.SetIndent("", "  ")
@@ -207,6 +234,7 @@ func printCheckReport(w io.Writer, r checkReport) {
 		}
 	}
 	fmt.Fprintf(w, "hooks attached:  %d of %d\n", attached, len(r.Hooks))
+	fmt.Fprintf(w, "left behind:     %s\n", r.LeftBehind)
 	fmt.Fprintln(w)
 	for _, f := range []string{"network", "write", "shell"} {
 		cf := r.Fields[f]

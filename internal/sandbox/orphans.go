@@ -3,7 +3,6 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"golang.org/x/sys/unix"
 )
 
 // runCgroupPrefix names the transient cgroups `enforcerd run` creates
@@ -26,11 +26,8 @@ type Orphan struct {
 }
 
 // CleanOrphans removes what `enforcerd run` processes killed with SIGKILL
-// (which cannot clean up) left under the parent cgroup: each
-// enforcerd-run-<pid> cgroup whose run process is gone (no process <pid>:
-// a reused pid only delays the cleanup, never removes a live run's cgroup,
-// which is empty between its creation and the command's start) and that
-// holds no process any more. The cgroup directory is removed first and its map
+// (which cannot clean up) left under the parent cgroup: each cgroup
+// LeftByKilledRun names. The cgroup directory is removed first and its map
 // entry only then, so an entry is never dropped while its cgroup can
 // still hold a process. A cgroup that still holds processes stays, with
 // its entry: the command of a killed run keeps running, enforced, until it
@@ -49,15 +46,11 @@ func (s *Sandbox) CleanOrphans() ([]Orphan, error) {
 	}
 	var out []Orphan
 	for _, de := range ents {
-		pid, ok := runPID(de)
-		if !ok || runAlive(pid) {
+		if !de.IsDir() {
 			continue
 		}
-		cg, err := cgroup.Open(s.mount, path.Join(s.parent, de.Name()))
-		if err != nil {
-			continue
-		}
-		if procs, err := cg.Procs(); err != nil || len(procs) > 0 {
+		cg, ok := LeftByKilledRun(s.mount, path.Join(s.parent, de.Name()))
+		if !ok {
 			continue
 		}
 		_, lookErr := s.enf.Lookup(cg.ID)
@@ -75,18 +68,33 @@ func (s *Sandbox) CleanOrphans() ([]Orphan, error) {
 	return out, nil
 }
 
-// runPID is the run's pid in a cgroup directory named enforcerd-run-<pid>.
-func runPID(de fs.DirEntry) (int, bool) {
-	if !de.IsDir() || !strings.HasPrefix(de.Name(), runCgroupPrefix) {
-		return 0, false
+// LeftByKilledRun reports whether group is a cgroup a killed `enforcerd
+// run` left behind: named enforcerd-run-<pid>, its run process gone (no
+// process <pid>: a reused pid only delays a cleanup, never removes a live
+// run's cgroup, which is empty between its creation and the command's
+// start) and holding no process. cg is the opened cgroup when ok.
+func LeftByKilledRun(mount, group string) (cg cgroup.Cgroup, ok bool) {
+	name := path.Base(group)
+	if !strings.HasPrefix(name, runCgroupPrefix) {
+		return cgroup.Cgroup{}, false
 	}
-	pid, err := strconv.Atoi(strings.TrimPrefix(de.Name(), runCgroupPrefix))
-	return pid, err == nil && pid > 0
+	pid, err := strconv.Atoi(strings.TrimPrefix(name, runCgroupPrefix))
+	if err != nil || pid <= 0 || processExists(pid) {
+		return cgroup.Cgroup{}, false
+	}
+	cg, err = cgroup.Open(mount, group)
+	if err != nil {
+		return cgroup.Cgroup{}, false
+	}
+	if procs, err := cg.Procs(); err != nil || len(procs) > 0 {
+		return cgroup.Cgroup{}, false
+	}
+	return cg, true
 }
 
-// runAlive: process pid exists, or whether it does cannot be told (then
-// nothing is removed).
-func runAlive(pid int) bool {
-	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
-	return !errors.Is(err, fs.ErrNotExist)
+// processExists: pid names a process, or whether it does cannot be told
+// (then nothing is removed).
+func processExists(pid int) bool {
+	err := unix.Kill(pid, 0)
+	return err == nil || err == unix.EPERM
 }

@@ -185,7 +185,7 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 			Version: version, PID: os.Getpid(), Containers: reg.Len(),
 			Coverage: enf.Report(), ActivateAtExec: enf.CanActivateAtExec(),
 			AllowPartial: cfg.AllowPartial, PinDir: cfg.PinDir,
-			LostRecords: lost, Hooks: enf.Hooks(),
+			LostRecords: lost, Hooks: api.HooksFrom(enf.Hooks()),
 		}
 	}}
 	ln := o.Listener

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"golang.org/x/sys/unix"
 )
@@ -30,7 +31,8 @@ the pins it created before it exits ("left behind" says which).
 Flags:
   --json          machine-readable report (fields: kernel, cgroup2, btf,
                   active_lsms, bpf_lsm_active, layers{name: {ok, error}},
-                  hooks[{name, layer, attached, adopted, optional, error}],
+                  hooks[{program, hook, layer, attached, adopted, optional,
+                  error}] (as the daemon's GET /v1/status),
                   fields{network|write|shell: {enforceable, by, detail, unenforced}},
                   enforceable, left_behind)
   --pin-dir DIR   bpffs directory of the pinned programs and maps
@@ -56,15 +58,6 @@ type checkLayer struct {
 	Error string `json:"error,omitempty"`
 }
 
-type checkHook struct {
-	Name     string `json:"name"`
-	Layer    string `json:"layer"`
-	Attached bool   `json:"attached"`
-	Adopted  bool   `json:"adopted,omitempty"`
-	Optional bool   `json:"optional,omitempty"`
-	Error    string `json:"error,omitempty"`
-}
-
 type checkReport struct {
 	Kernel       string                `json:"kernel"`
 	Cgroup2      string                `json:"cgroup2"`
@@ -72,7 +65,7 @@ type checkReport struct {
 	ActiveLSMs   []string              `json:"active_lsms"`
 	BPFLSMActive bool                  `json:"bpf_lsm_active"`
 	Layers       map[string]checkLayer `json:"layers"`
-	Hooks        []checkHook           `json:"hooks"`
+	Hooks        []api.HookStatus      `json:"hooks"`
 	Fields       map[string]checkField `json:"fields"`
 	Enforceable  bool                  `json:"enforceable"`
 	Error        string                `json:"error,omitempty"`
@@ -179,9 +172,7 @@ func buildCheckReport(pinDir string, stderr io.Writer) checkReport {
 		}
 		r.Layers[string(l)] = cl
 	}
-	for _, h := range enf.Hooks() {
-		r.Hooks = append(r.Hooks, checkHook{Name: h.Name, Layer: string(h.Layer), Attached: h.Attached, Adopted: h.Adopted, Optional: h.Optional, Error: h.Err})
-	}
+	r.Hooks = api.HooksFrom(enf.Hooks())
 	for _, fc := range enf.Report() {
 		switch fc.State {
 		case enforcer.CoverageNone:

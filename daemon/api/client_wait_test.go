@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 )
 
 // TestClientWaitsForRestartingDaemon: with WaitForDaemon a request made
@@ -59,5 +61,40 @@ func TestClientWaitsForRestartingDaemon(t *testing.T) {
 	}
 	if len(served) != 1 {
 		t.Errorf("request served %d times, want once", len(served))
+	}
+}
+
+// TestMethodNotAllowed: a method an endpoint does not serve is 405 with
+// the Allow header listing those it does, and the API's JSON error body
+// (code method_not_allowed); an unknown path stays 404.
+func TestMethodNotAllowed(t *testing.T) {
+	enf, cgs := registrytest.NewEnforcer(false), registrytest.NewCgroups()
+	cgs.Add("/host")
+	ts := start(t, enf, cgs)
+	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", ts.socket)
+	}}}
+	for _, tc := range []struct{ method, path, allow string }{
+		{"PUT", "/v1/containers", "GET, HEAD, POST"},
+		{"POST", "/v1/containers/x", "GET, HEAD, DELETE"},
+		{"GET", "/v1/containers/x/narrow", "POST"},
+		{"POST", "/v1/nothing", ""},
+	} {
+		req, _ := http.NewRequest(tc.method, "http://enforcerd"+tc.path, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var eb struct{ Error, Code string }
+		json.NewDecoder(resp.Body).Decode(&eb)
+		resp.Body.Close()
+		want, code := http.StatusMethodNotAllowed, "method_not_allowed"
+		if tc.allow == "" {
+			want, code = http.StatusNotFound, "not_found"
+		}
+		if resp.StatusCode != want || resp.Header.Get("Allow") != tc.allow || eb.Code != code || eb.Error == "" {
+			t.Errorf("%s %s: %d Allow %q %+v; want %d Allow %q code %s", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Allow"), eb, want, tc.allow, code)
+		}
 	}
 }

@@ -70,6 +70,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -169,6 +170,12 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("POST /v1/containers/{id}/narrow", s.guard(true, s.narrow))
 	mux.HandleFunc("GET /v1/denials", s.guard(false, s.follow))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowedMethods(mux, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed",
+				fmt.Sprintf("%s %s: allowed methods: %s", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+			return
+		}
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
 	})
 	return mux
@@ -203,4 +210,20 @@ func (s *Server) guard(selfOK bool, h http.HandlerFunc) http.HandlerFunc {
 		}
 		h(w, r)
 	}
+}
+
+// allowedMethods lists the methods an endpoint of mux serves for r's path
+// (none: the path is not an endpoint). The catch-all pattern "/" answers
+// every request the method patterns do not match, so net/http's own 405
+// is never reached; this gives the same answer with the API's error body.
+func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "/" && pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }

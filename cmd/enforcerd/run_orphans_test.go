@@ -40,7 +40,7 @@ func TestRunCleansUpAfterAKilledRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	left := filepath.Join(pcg.Path(), fmt.Sprintf("enforcerd-run-%d", first.Process.Pid))
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(180 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if _, err := os.Stat(left); err == nil {
 			break
 		}

@@ -42,7 +42,7 @@ func TestUninstall(t *testing.T) {
 	}
 	defer func() { run.Process.Kill(); run.Wait() }()
 	var in enforcer.Installation
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(180 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		var err error
 		if in, err = enforcer.ReadInstallation(pin); err == nil && len(in.Registrations) > 0 {
 			break

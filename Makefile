@@ -5,7 +5,7 @@ KERNEL ?= 6.12
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN := bin/enforcerd
 
-.PHONY: all build generate generate-check lint unit test vmtest vmtest-all vmtest-selftest demo bench deps clean
+.PHONY: all build dist generate generate-check lint unit test vmtest vmtest-all vmtest-selftest demo bench deps clean
 
 all: build
 
@@ -21,6 +21,10 @@ LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Revision=$(REV
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/enforcerd
+
+# The release tarball and its SHA-256 file in dist/ (scripts/dist --help).
+dist:
+	scripts/dist
 
 # Rebuild the eBPF objects and their Go bindings (needs clang, bpftool); the
 # last go:generate step rewrites bpf/objects.sum, the record of what they were

@@ -90,3 +90,57 @@ func TestSystemdUnits(t *testing.T) {
 		t.Error("enforcerd.socket does not listen on the daemon's default socket")
 	}
 }
+
+// TestDist: `make dist` (scripts/dist) builds a tarball whose SHA-256 file
+// verifies, holding the static binary, the units, hooks.d, config, licences
+// and install scripts under one top directory; install.sh with DESTDIR
+// puts each where deploy/README.md says.
+func TestDist(t *testing.T) {
+	out := t.TempDir()
+	b, err := exec.Command("../scripts/dist", "--out", out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("scripts/dist: %v\n%s", err, b)
+	}
+	sums, _ := filepath.Glob(filepath.Join(out, "*.tar.gz.sha256"))
+	if len(sums) != 1 {
+		t.Fatalf("checksum files %v\n%s", sums, b)
+	}
+	check := exec.Command("sha256sum", "-c", filepath.Base(sums[0]))
+	check.Dir = out
+	if b, err := check.CombinedOutput(); err != nil {
+		t.Fatalf("sha256sum -c: %v\n%s", err, b)
+	}
+	tarball := strings.TrimSuffix(sums[0], ".sha256")
+	unpack := t.TempDir()
+	if b, err := exec.Command("tar", "-xzf", tarball, "-C", unpack).CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v\n%s", err, b)
+	}
+	tops, _ := filepath.Glob(filepath.Join(unpack, "enforcerd-*"))
+	if len(tops) != 1 {
+		t.Fatalf("top directories %v", tops)
+	}
+	top := tops[0]
+	for _, f := range []string{"bin/enforcerd", "systemd/enforcerd.service", "systemd/enforcerd.socket",
+		"hooks.d/50-enforcerd-createruntime.json", "hooks.d/50-enforcerd-poststop.json", "config.yaml",
+		"LICENSE", "LICENSES/GPL-2.0", "README.md", "install.sh", "uninstall.sh"} {
+		if _, err := os.Stat(filepath.Join(top, f)); err != nil {
+			t.Errorf("tarball lacks %s: %v", f, err)
+		}
+	}
+	if b, err := exec.Command("file", filepath.Join(top, "bin/enforcerd")).Output(); err != nil || !strings.Contains(string(b), "statically linked") {
+		t.Errorf("bin/enforcerd is not static: %s %v", b, err)
+	}
+	dest := t.TempDir()
+	inst := exec.Command("./install.sh")
+	inst.Dir = top
+	inst.Env = append(os.Environ(), "DESTDIR="+dest)
+	if b, err := inst.CombinedOutput(); err != nil {
+		t.Fatalf("install.sh: %v\n%s", err, b)
+	}
+	for _, f := range []string{"usr/local/bin/enforcerd", "etc/systemd/system/enforcerd.service", "etc/systemd/system/enforcerd.socket",
+		"usr/share/containers/oci/hooks.d/50-enforcerd-createruntime.json", "etc/enforcerd/config.yaml"} {
+		if _, err := os.Stat(filepath.Join(dest, f)); err != nil {
+			t.Errorf("install.sh did not install %s: %v", f, err)
+		}
+	}
+}

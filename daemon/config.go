@@ -45,6 +45,7 @@ type Config struct {
 	AllowPartial bool          `yaml:"allow_partial"`
 	Pending      PendingConfig `yaml:"pending"`
 	Audit        AuditConfig   `yaml:"audit"`
+	Journal      JournalConfig `yaml:"journal"`
 	Metrics      MetricsConfig `yaml:"metrics"`
 }
 
@@ -87,6 +88,7 @@ func DefaultConfig() Config {
 		Pending:       PendingConfig{Deadline: registry.DefaultPendingDeadline, CheckInterval: 100 * time.Millisecond},
 		Audit:         AuditConfig{Path: "/var/log/enforcerd/audit.jsonl", MaxSizeMB: 64, MaxBackups: 5},
 		Metrics:       MetricsConfig{Listen: "127.0.0.1:9464"},
+		Journal:       JournalConfig{Denials: true, RatePerSecond: 50},
 	}
 }
 
@@ -148,6 +150,9 @@ func (c Config) Validate() error {
 	}
 	if c.Pending.CheckInterval <= 0 {
 		return fmt.Errorf("pending.check_interval: %s must be positive", c.Pending.CheckInterval)
+	}
+	if c.Journal.RatePerSecond <= 0 {
+		return fmt.Errorf("journal.rate_per_second: %v must be positive", c.Journal.RatePerSecond)
 	}
 	if c.Metrics.Listen != "" {
 		if err := checkListenAddr(c.Metrics.Listen); err != nil {

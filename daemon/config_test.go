@@ -33,7 +33,7 @@ func TestConfig(t *testing.T) {
 		"metrics:\n  listen: nohostport\n", "socket: /" + strings.Repeat("a", 120) + "\n", "state: [\n",
 		"pending:\n  deadline: 0s\n", "allow_partial: maybe\n", "allow-partial: true\n", "pending:\n  check_interval: -1s\n", "pending:\n  deadlin: 3s\n",
 		"metrics:\n  listen: 127.0.0.1:http\n", "metrics:\n  listen: 127.0.0.1:70000\n", "metrics:\n  listen: example.com:9464\n",
-		"metrics:\n  listen: 127.0.0.1:-1\n", "metrics:\n  listen: \"[::1]:\"\n",
+		"metrics:\n  listen: 127.0.0.1:-1\n", "journal:\n  rate_per_second: 0\n", "journal:\n  denial: false\n", "metrics:\n  listen: \"[::1]:\"\n",
 	} {
 		c := DefaultConfig()
 		if err := parseConfig([]byte(bad), &c); err == nil {

@@ -24,6 +24,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/coreos/go-systemd/v22/journal"
+
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/audit"
@@ -41,9 +43,6 @@ type Options struct {
 	Log *slog.Logger
 	// Notify sends an sd_notify state ("READY=1", "STOPPING=1"); may be nil.
 	Notify func(state string)
-	// Journal: also log every denial through Log (under systemd it lands
-	// in the journal).
-	Journal bool
 	// VerifierLog receives the verifier log of a program the kernel
 	// rejects (enforcer.Options.VerifierLog); may be nil.
 	VerifierLog io.Writer
@@ -167,6 +166,12 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		}
 		hub.Publish(rec)
 	}
+	// Denials go to the journal as structured entries when journald runs
+	// and the configuration does not switch it off.
+	var jr *denialJournal
+	if cfg.Journal.Denials && journal.Enabled() {
+		jr = newDenialJournal(cfg.Journal, journal.Send)
+	}
 	rd, err := enf.NewReader()
 	if err != nil {
 		return err
@@ -174,7 +179,7 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 	pumpDone := make(chan struct{})
 	go func() {
 		defer close(pumpDone)
-		pump(rd, reg, alog, hub, m, log, o.Journal)
+		pump(rd, reg, alog, hub, m, log, jr)
 	}()
 	defer func() { rd.Close(); <-pumpDone }()
 
@@ -275,7 +280,7 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 }
 
 // pump reads denial records until the reader is closed.
-func pump(rd *enforcer.Reader, reg *registry.Registry, alog *audit.Log, hub *audit.Hub, m *metrics.Metrics, log *slog.Logger, journal bool) {
+func pump(rd *enforcer.Reader, reg *registry.Registry, alog *audit.Log, hub *audit.Hub, m *metrics.Metrics, log *slog.Logger, jr *denialJournal) {
 	for {
 		d, err := rd.Read()
 		if errors.Is(err, enforcer.ErrClosed) {
@@ -295,10 +300,10 @@ func pump(rd *enforcer.Reader, reg *registry.Registry, alog *audit.Log, hub *aud
 		}
 		m.Denials.WithLabelValues(rec.Container, rec.Hook, rec.Operation, rec.Decision).Inc()
 		hub.Publish(rec)
-		if journal {
-			log.Warn(rec.Decision, "container", rec.Container, "cgroup_id", rec.CgroupID, "pid", rec.PID,
-				"comm", rec.Comm, "hook", rec.Hook, "operation", rec.Operation, "object", rec.Object,
-				"errno", rec.Error, "fingerprint", rec.Fingerprint)
+		if jr != nil {
+			if err := jr.Record(rec); err != nil {
+				log.Warn("journal", "err", err)
+			}
 		}
 	}
 }

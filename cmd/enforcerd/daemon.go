@@ -29,8 +29,9 @@ pinned ceiling map and the live cgroups, and then serves:
   * an HTTP+JSON API on a unix socket (mode 0600, root only) to register and
     unregister containers, list them, read a container's tool surface,
     narrow a container, and follow denials;
-  * a JSON-lines audit log of every denial (size-rotated), also logged to
-    the journal when running under systemd;
+  * a JSON-lines audit log of every denial (size-rotated), also sent to the
+    systemd journal as structured entries (journalctl ENFORCERD_CONTAINER=ID),
+    rate-limited;
   * Prometheus metrics on a loopback TCP address.
 
 Enforcement never depends on the daemon: a registered container stays
@@ -68,9 +69,15 @@ Configuration (every key optional; defaults shown):
                                              # freezing fails); must be positive
     check_interval: 100ms                    # how often pending cgroups are checked
   audit:
-    path: /var/log/enforcerd/audit.jsonl     # "" = no file (journal only)
+    path: /var/log/enforcerd/audit.jsonl     # "" = no file (journal and followers only)
     max_size_mb: 64                          # rotate at this size
     max_backups: 5                           # keep PATH.1 ... PATH.5
+  journal:
+    denials: true                            # each denial also as a journal entry with
+                                             # ENFORCERD_* fields (when journald runs)
+    rate_per_second: 50                      # past it (burst twice that) denials are
+                                             # counted and a summary entry gives the
+                                             # count; the audit log has every record
   metrics:
     listen: 127.0.0.1:9464                   # GET /metrics; "" = off
 
@@ -273,7 +280,6 @@ func activatedListener(socket string) (net.Listener, error) {
 // status. SIGHUP reopens the audit log. ln is the socket-activated API
 // socket, or nil.
 func runDaemon(cfg daemon.Config, log *slog.Logger, ln net.Listener, stderr io.Writer) int {
-	underSystemd, _ := sdjournal.StderrIsJournalStream()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	hup := make(chan os.Signal, 1)
@@ -296,7 +302,6 @@ func runDaemon(cfg daemon.Config, log *slog.Logger, ln net.Listener, stderr io.W
 	}
 	err := daemon.Run(ctx, cfg, daemon.Options{
 		Log:         log,
-		Journal:     underSystemd,
 		VerifierLog: verifierLog(stderr),
 		Listener:    ln,
 		Reload:      reload,

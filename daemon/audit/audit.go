@@ -19,6 +19,9 @@ import (
 
 // Record is one audit line. Field names are a stable interface.
 type Record struct {
+	// SchemaVersion is the record layout's version (SchemaVersion): a
+	// reader can tell which fields to expect (docs/audit.md).
+	SchemaVersion   int    `json:"schema_version"`
 	Time            string `json:"time"` // RFC 3339 with nanoseconds, UTC
 	Container       string `json:"container"`
 	CgroupID        uint64 `json:"cgroup_id"`         // the process's own cgroup
@@ -41,6 +44,11 @@ type Record struct {
 	Unenforced []string `json:"unenforced,omitempty"`
 }
 
+// SchemaVersion is the version of Record's layout that this build writes.
+// It changes when a field is removed or changes meaning; added fields keep
+// it. docs/audit.md describes each version.
+const SchemaVersion = 1
+
 // HookDaemon is Record.Hook of decisions the daemon made (not a kernel
 // hook): Operation "registration" with Decision "registered" or
 // "narrowed", Operation "activation" with Decision "activated_at_exec" or
@@ -59,7 +67,8 @@ func Event(t time.Time, container string, cgroupID uint64, cgroupPath, kind, rea
 		op = "registration"
 	}
 	return Record{
-		Time: t.UTC().Format(time.RFC3339Nano), Container: container, CgroupID: cgroupID, CeilingCgroupID: cgroupID,
+		SchemaVersion: SchemaVersion,
+		Time:          t.UTC().Format(time.RFC3339Nano), Container: container, CgroupID: cgroupID, CeilingCgroupID: cgroupID,
 		Hook: HookDaemon, Operation: op, Object: cgroupPath, Decision: kind, Reason: reason, Fingerprint: fingerprint,
 	}
 }
@@ -68,6 +77,7 @@ func Event(t time.Time, container string, cgroupID uint64, cgroupPath, kind, rea
 // deciding cgroup is not a registered container (e.g. enforcerd run).
 func FromDenial(d enforcer.Denial, container, fingerprint string) Record {
 	r := Record{
+		SchemaVersion:   SchemaVersion,
 		Time:            d.Time.UTC().Format(time.RFC3339Nano),
 		Container:       container,
 		CgroupID:        d.CgroupID,

@@ -5,7 +5,7 @@ KERNEL ?= 6.12
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN := bin/enforcerd
 
-.PHONY: all build generate generate-check lint unit test vmtest vmtest-all vmtest-selftest demo bench deps clean
+.PHONY: all build man generate generate-check lint unit test vmtest vmtest-all vmtest-selftest demo bench deps clean
 
 all: build
 
@@ -21,6 +21,13 @@ LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Revision=$(REV
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/enforcerd
+
+# The man pages man/enforcerd*.1, one per command and ctl subcommand, from
+# the command tree (github.com/spf13/cobra/doc over each command's help
+# text; cmd/enforcerd/man_test.go). Dated by the last commit.
+man:
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) ENFORCERD_MAN_DIR=$(CURDIR)/man \
+		$(GO) test -count=1 -ldflags '$(LDFLAGS)' -run '^TestManPages$$' ./cmd/enforcerd
 
 # Rebuild the eBPF objects and their Go bindings (needs clang, bpftool); the
 # last go:generate step rewrites bpf/objects.sum, the record of what they were

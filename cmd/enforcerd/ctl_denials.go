@@ -74,19 +74,22 @@ func newCtlDenialsCmd(s streams, o *ctlOptions) *cobra.Command {
 }
 
 // followDenials prints each new record as the daemon publishes it: a row
-// (columns separated by two spaces, not aligned across rows) or with
+// (columns separated by two spaces, not aligned across rows; the header
+// comes with the first record) or with
 // --json one JSON object per line. An interrupt ends it with exit 0; the
 // daemon closing the stream is a failure.
 func followDenials(s streams, o *ctlOptions, f api.DenialFilter) error {
 	ctx, cancel := interruptContext()
 	defer cancel()
-	if !o.asJSON {
-		fmt.Fprintln(s.out, denialHeaderFollow)
-	}
 	enc := json.NewEncoder(s.out)
+	header := false
 	err := o.client().FollowDenials(ctx, f, func(r audit.Record) error {
 		if o.asJSON {
 			return enc.Encode(r)
+		}
+		if !header {
+			fmt.Fprintln(s.out, denialHeaderFollow)
+			header = true
 		}
 		_, err := fmt.Fprintln(s.out, denialRowFollow(r))
 		return err

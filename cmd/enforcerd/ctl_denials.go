@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -97,7 +98,7 @@ func followDenials(s streams, o *ctlOptions, f api.DenialFilter) error {
 	switch {
 	case ctx.Err() != nil:
 		return nil
-	case err == nil:
+	case err == nil, errors.Is(err, io.ErrUnexpectedEOF): // closed at the end of a record, or within one
 		return errStreamEnded
 	}
 	return err

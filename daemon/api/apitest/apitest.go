@@ -5,6 +5,7 @@
 package apitest
 
 import (
+	"net/http"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -28,7 +29,12 @@ type Server struct {
 
 	mu     sync.Mutex
 	caller string
+	hs     *http.Server
 }
+
+// Close stops the server and closes its connections (a daemon that went
+// away); the test's end does it too.
+func (s *Server) Close() { s.hs.Close() }
 
 // SetCaller sets the cgroup the server attributes every peer to
 // (default "/host", an unregistered group).
@@ -63,8 +69,8 @@ func Start(t testing.TB, status func() api.Status, opts ...func(*registry.Option
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := srv.NewHTTPServer()
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close() })
+	s.hs = srv.NewHTTPServer()
+	go s.hs.Serve(ln)
+	t.Cleanup(s.Close)
 	return s
 }

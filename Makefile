@@ -7,7 +7,7 @@ BIN := bin/enforcerd
 
 .PHONY: all build man generate generate-check lint unit test vmtest vmtest-all vmtest-selftest demo bench deps clean
 
-all: build
+all: build man
 
 # The version `enforcerd version` prints and enforcerd_build_info carries
 # (internal/buildinfo): git describe, the commit, its branch, the build time.

@@ -63,8 +63,8 @@ func TestCtlDenialsRecent(t *testing.T) {
 		want string
 	}{
 		{[]string{"--container", "two"}, "two"},
-		{[]string{"--cgroup-id", "999"}, "two"},                                 // the process's cgroup
-		{[]string{"--cgroup-id", jsonNum(one.CeilingCgroupID)}, "one"},          // the deciding cgroup
+		{[]string{"--cgroup-id", "999"}, "two"},                                  // the process's cgroup
+		{[]string{"--cgroup-id", jsonNum(one.CeilingCgroupID)}, "one"},           // the deciding cgroup
 		{[]string{"--cgroup-id", jsonNum(two.CeilingCgroupID), "--json"}, "two"}, // the deciding cgroup of two
 	} {
 		var body api.DenialsBody

@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -82,11 +83,14 @@ func ctlFail(s streams, c *cobra.Command, o *ctlOptions, err error) error {
 		if errors.As(err, &oe) {
 			cause = oe.Err
 		}
-		if errors.Is(err, context.DeadlineExceeded) {
+		hint := "is the daemon running? (systemctl status enforcerd)"
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
 			cause = fmt.Errorf("no answer within --timeout %s", o.timeout)
+		case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+			hint = "the API socket is root-only: run enforcerd ctl as root"
 		}
-		fmt.Fprintf(s.err, "%s: cannot reach the enforcerd daemon at %s (%v): is the daemon running? (systemctl status enforcerd)\n",
-			c.CommandPath(), o.socket, cause)
+		fmt.Fprintf(s.err, "%s: cannot reach the enforcerd daemon at %s (%v): %s\n", c.CommandPath(), o.socket, cause, hint)
 	case errors.As(err, &ae):
 		code := ae.Code
 		if code == "" {

@@ -8,12 +8,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/api/apitest"
@@ -312,5 +316,43 @@ func writeFile(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCtlUnreachableCauses: a daemon that does not answer in --timeout,
+// and a socket the user may not connect to.
+func TestCtlUnreachableCauses(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "mute.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // accepted, never answered
+		}
+	}()
+	code, out, errs := cli("ctl", "--socket", sock, "--timeout", "200ms", "list")
+	want := "enforcerd ctl list: cannot reach the enforcerd daemon at " + sock +
+		" (no answer within --timeout 200ms): is the daemon running? (systemctl status enforcerd)\n"
+	if code != exitFailure || out != "" || errs != want {
+		t.Errorf("mute daemon: exit %d, stdout %q, stderr %q; want %q", code, out, errs, want)
+	}
+
+	// Root may connect to any socket; the message for EACCES is checked
+	// on the error the client returns for it.
+	var b bytes.Buffer
+	o := &ctlOptions{socket: "/run/x.sock", timeout: time.Second}
+	c := newCtlCmd(streams{out: &b, err: &b})
+	eacces := fmt.Errorf("%w: %s: %w", api.ErrUnreachable, o.socket, &net.OpError{Op: "dial", Net: "unix", Err: os.NewSyscallError("connect", syscall.EACCES)})
+	// c has no parent here: its path is "ctl".
+	if err := ctlFail(streams{out: &b, err: &b}, c, o, eacces); err != exitCode(exitFailure) ||
+		b.String() != "ctl: cannot reach the enforcerd daemon at /run/x.sock (connect: permission denied): the API socket is root-only: run enforcerd ctl as root\n" {
+		t.Errorf("EACCES: %v, %q", err, b.String())
 	}
 }

@@ -28,7 +28,13 @@ func TestCompletionScripts(t *testing.T) {
 			}
 		}
 		if sh == "bash" {
-			// The script parses (bash -n) and defines the function.
+			// Sourced, the script defines its entry function. The vmtest
+			// guest has busybox and no bash: there only the content is
+			// checked (the host runs this part).
+			if _, err := exec.LookPath("bash"); err != nil && os.Getenv("ENFORCERD_VMTEST") != "" {
+				t.Log("no bash in the vmtest guest: the script is sourced on the host only")
+				continue
+			}
 			f := filepath.Join(t.TempDir(), "enforcerd.bash")
 			if err := os.WriteFile(f, []byte(out), 0o600); err != nil {
 				t.Fatal(err)

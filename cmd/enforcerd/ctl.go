@@ -65,6 +65,12 @@ func newCtlCmd(s streams) *cobra.Command {
 	socketFlag(fs, &o.socket)
 	jsonFlag(fs, &o.asJSON)
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "bound of each request to the daemon")
+	c.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if o.timeout <= 0 {
+			return usageErrorf("--timeout %s: want a positive duration", o.timeout)
+		}
+		return nil
+	}
 	c.AddCommand(newCtlStatusCmd(s, o), newCtlListCmd(s, o), newCtlGetCmd(s, o), newCtlRegisterCmd(s, o),
 		newCtlUnregisterCmd(s, o), newCtlNarrowCmd(s, o), newCtlSurfaceCmd(s, o), newCtlDenialsCmd(s, o))
 	return c

@@ -240,6 +240,8 @@ func TestCtlUsageErrors(t *testing.T) {
 		{[]string{"list", "-json"}, "ctl list", "flag provided but not defined: -json (flags take two dashes: --json)"},
 		{[]string{"list", "stray"}, "ctl list", `unexpected argument "stray"`},
 		{[]string{"status", "--timeout", "soon"}, "ctl status", `invalid value "soon" for flag --timeout`},
+		{[]string{"status", "--timeout", "0s"}, "ctl status", "--timeout 0s: want a positive duration"},
+		{[]string{"--timeout=-1s", "list"}, "ctl list", "--timeout -1s: want a positive duration"},
 		{[]string{"get"}, "ctl get", "missing container ID"},
 		{[]string{"get", "a", "b"}, "ctl get", `unexpected argument "b" (one container ID)`},
 		{[]string{"unregister"}, "ctl unregister", "missing container ID"},

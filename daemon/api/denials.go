@@ -53,16 +53,15 @@ func (f DenialFilter) query() string {
 	return q
 }
 
-// denialFilter reads the filter of a denials request: an unknown query
-// key, a repeated one, a cgroup_id that is not a decimal uint64 and an
-// unregistered container are refused (bad_request, not_found), so that a
-// mistyped filter never widens the selection to every record.
-func (s *Server) denialFilter(w http.ResponseWriter, r *http.Request) (DenialFilter, bool) {
+// parseDenialFilter reads the filter of a denials request from its query:
+// an unknown key, a repeated one and a cgroup_id that is not a decimal
+// uint64 are errors, so that a mistyped filter never widens the selection
+// to every record.
+func parseDenialFilter(q url.Values) (DenialFilter, error) {
 	var f DenialFilter
-	for k, v := range r.URL.Query() {
+	for k, v := range q {
 		if len(v) != 1 {
-			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("query %q given %d times", k, len(v)))
-			return f, false
+			return f, fmt.Errorf("query %q given %d times", k, len(v))
 		}
 		switch k {
 		case "container":
@@ -70,14 +69,27 @@ func (s *Server) denialFilter(w http.ResponseWriter, r *http.Request) (DenialFil
 		case "cgroup_id":
 			id, err := strconv.ParseUint(v[0], 10, 64)
 			if err != nil {
-				writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("query cgroup_id=%q: want a decimal cgroup id", v[0]))
-				return f, false
+				return f, fmt.Errorf("query cgroup_id=%q: want a decimal cgroup id", v[0])
 			}
 			f.CgroupID = id
 		default:
-			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("unknown query %q (want container or cgroup_id)", k))
-			return f, false
+			return f, fmt.Errorf("unknown query %q (want container or cgroup_id)", k)
 		}
+	}
+	return f, nil
+}
+
+// denialFilter reads the filter of a denials request (parseDenialFilter;
+// bad_request) and refuses an unregistered container (not_found). On
+// refusal the error response is written and ok is false.
+func (s *Server) denialFilter(w http.ResponseWriter, r *http.Request) (f DenialFilter, ok bool) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err == nil {
+		f, err = parseDenialFilter(q)
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
+		return f, false
 	}
 	if f.Container != "" {
 		if _, err := s.Reg.Get(f.Container); err != nil {

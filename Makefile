@@ -5,9 +5,9 @@ KERNEL ?= 6.12
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN := bin/enforcerd
 
-.PHONY: all build dist generate generate-check lint unit test vmtest vmtest-all vmtest-selftest demo bench deps clean
+.PHONY: all build dist man generate generate-check lint unit test vmtest vmtest-all vmtest-selftest demo bench deps clean
 
-all: build
+all: build man
 
 # The version `enforcerd version` prints and enforcerd_build_info carries
 # (internal/buildinfo): git describe, the commit, its branch, the build time.
@@ -25,6 +25,13 @@ build:
 # The release tarball and its SHA-256 file in dist/ (scripts/dist --help).
 dist:
 	scripts/dist
+# The man pages man/enforcerd*.1, one per command and ctl subcommand, from
+# the command tree (github.com/spf13/cobra/doc over each command's help
+# text; cmd/enforcerd/man_test.go). Dated by the last commit.
+MANDIR ?= $(CURDIR)/man
+man:
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) ENFORCERD_MAN_DIR=$(MANDIR) \
+		$(GO) test -count=1 -ldflags '$(LDFLAGS)' -run '^TestManPages$$' ./cmd/enforcerd
 
 # Rebuild the eBPF objects and their Go bindings (needs clang, bpftool); the
 # last go:generate step rewrites bpf/objects.sum, the record of what they were

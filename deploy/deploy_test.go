@@ -122,7 +122,8 @@ func TestDist(t *testing.T) {
 	top := tops[0]
 	for _, f := range []string{"bin/enforcerd", "systemd/enforcerd.service", "systemd/enforcerd.socket",
 		"hooks.d/50-enforcerd-createruntime.json", "hooks.d/50-enforcerd-poststop.json", "config.yaml",
-		"LICENSE", "LICENSES/GPL-2.0", "README.md", "install.sh", "uninstall.sh"} {
+		"LICENSE", "LICENSES/GPL-2.0", "README.md", "install.sh", "uninstall.sh",
+		"man/enforcerd.1", "man/enforcerd-ctl.1", "completions/enforcerd.bash", "completions/enforcerd.zsh", "completions/enforcerd.fish"} {
 		if _, err := os.Stat(filepath.Join(top, f)); err != nil {
 			t.Errorf("tarball lacks %s: %v", f, err)
 		}
@@ -138,7 +139,8 @@ func TestDist(t *testing.T) {
 		t.Fatalf("install.sh: %v\n%s", err, b)
 	}
 	for _, f := range []string{"usr/local/bin/enforcerd", "etc/systemd/system/enforcerd.service", "etc/systemd/system/enforcerd.socket",
-		"usr/share/containers/oci/hooks.d/50-enforcerd-createruntime.json", "etc/enforcerd/config.yaml"} {
+		"usr/share/containers/oci/hooks.d/50-enforcerd-createruntime.json", "etc/enforcerd/config.yaml",
+		"usr/local/share/man/man1/enforcerd-ctl.1", "usr/local/share/bash-completion/completions/enforcerd"} {
 		if _, err := os.Stat(filepath.Join(dest, f)); err != nil {
 			t.Errorf("install.sh did not install %s: %v", f, err)
 		}

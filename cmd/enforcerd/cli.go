@@ -93,12 +93,13 @@ func noArgs(_ *cobra.Command, args []string) error {
 	return nil
 }
 
-// executeCommands runs args on a root command holding cmds and returns
-// the exit status. The tree is built per call: cobra commands keep flag
-// values between executions.
-func executeCommands(args []string, s streams, cmds ...*cobra.Command) int {
+// newRoot builds the root command "enforcerd" holding cmds, with the
+// CLI's help (usage), help command and flag errors; raw is the command
+// line, to name a mistyped flag in full (flagError).
+func newRoot(s streams, raw []string, cmds ...*cobra.Command) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "enforcerd",
+		Short:         "kernel enforcement of AI-agent permission ceilings",
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// The root has no flags: "enforcerd --x" is an unknown command,
@@ -137,32 +138,34 @@ func executeCommands(args []string, s streams, cmds ...*cobra.Command) int {
 	root.SetHelpCommand(&cobra.Command{
 		Use:    "help [COMMAND]",
 		Short:  "print the help of enforcerd or of one command",
-		Long:   "Usage: enforcerd help [COMMAND]\n\nPrint the help of enforcerd, or of COMMAND (as enforcerd COMMAND --help).\n",
+		Long:   "Usage: enforcerd help [COMMAND [SUBCOMMAND]]\n\nPrint the help of enforcerd, or of COMMAND (as enforcerd COMMAND --help),\nor of a command's SUBCOMMAND (enforcerd help ctl list).\n",
 		Hidden: true,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) > 1 {
-				return usageErrorf("unexpected argument %q", args[1])
-			}
-			return nil
-		},
+		Args:   cobra.ArbitraryArgs,
 		RunE: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				usage(s.out, root)
 				return nil
 			}
-			for _, c := range root.Commands() {
-				if c.Name() == args[0] {
-					fmt.Fprint(s.out, c.Long)
-					return nil
-				}
+			c, rest, err := root.Find(args)
+			if err != nil || c == root || len(rest) > 0 || c.Hidden {
+				return usageErrorf("unknown command %q", strings.Join(args, " "))
 			}
-			return usageErrorf("unknown command %q", args[0])
+			fmt.Fprint(s.out, c.Long)
+			return nil
 		},
 	})
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(c, args, err) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(c, raw, err) })
 	root.SetIn(s.in)
 	root.SetOut(s.out)
 	root.SetErr(s.err)
+	return root
+}
+
+// executeCommands runs args on a root command holding cmds and returns
+// the exit status. The tree is built per call: cobra commands keep flag
+// values between executions.
+func executeCommands(args []string, s streams, cmds ...*cobra.Command) int {
+	root := newRoot(s, args, cmds...)
 	args = helpSpelling(args)
 	root.SetArgs(args)
 	if c, _, err := root.Find(args); err == nil && c != root {

@@ -81,7 +81,8 @@ Configuration (every key optional; defaults shown):
   metrics:
     listen: 127.0.0.1:9464                   # GET /metrics; "" = off
 
-API (curl --unix-socket /run/enforcerd/enforcerd.sock http://x/v1/...):
+API (its client: enforcerd ctl; or curl --unix-socket
+/run/enforcerd/enforcerd.sock http://x/v1/...):
   GET    /v1/status                   hooks attached, network coverage,
                                       allow_partial, counts
   POST   /v1/containers               register {"id", "cgroup" or "pid", "role",
@@ -94,7 +95,13 @@ API (curl --unix-socket /run/enforcerd/enforcerd.sock http://x/v1/...):
   GET    /v1/containers/{id}/surface  tool surface (as enforcerd surface --json)
   POST   /v1/containers/{id}/narrow   {"ceiling": "network=false"}: narrow only,
                                       with every descendant (see below)
-  GET    /v1/denials[?container=ID]   follow denials, one JSON record per line
+  GET    /v1/denials[?FILTER]         follow denials, one JSON record per line
+  GET    /v1/denials/recent[?FILTER]  the last 1024 records kept since the
+                                      start, oldest first: {"denials": [...]}
+                                      FILTER: container=ID (404 unless
+                                      registered), cgroup_id=N (the record's
+                                      cgroup_id or ceiling_cgroup_id); another
+                                      query key is 400
   A caller running inside an enforced cgroup may only read its own surface
   and narrow itself. Request bodies are strict: one JSON object whose keys
   are exactly the names above (case-sensitive; "ROLE" is not "role"), each

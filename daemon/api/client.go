@@ -97,7 +97,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrUnreachable, c.Socket, err)
+		return fmt.Errorf("%w: %s: %w", ErrUnreachable, c.Socket, err)
 	}
 	defer resp.Body.Close()
 	return decodeResponse(resp, out)
@@ -171,13 +171,38 @@ func (c *Client) Status(ctx context.Context) (Status, error) {
 	return out, err
 }
 
+// RegisterJSON registers a container with body, a RegisterRequest as JSON
+// sent verbatim: the daemon's strict decoding judges every key (a key the
+// request does not have is 400, never dropped on the way). body must be
+// valid JSON.
+func (c *Client) RegisterJSON(ctx context.Context, body []byte) (Container, error) {
+	if !json.Valid(body) {
+		return Container{}, errors.New("register: the request is not valid JSON")
+	}
+	var out Container
+	err := c.do(ctx, http.MethodPost, "/v1/containers", json.RawMessage(body), &out)
+	return out, err
+}
+
+// RecentDenials returns the denial records the daemon kept (GET
+// /v1/denials/recent), oldest first, that f selects.
+func (c *Client) RecentDenials(ctx context.Context, f DenialFilter) ([]audit.Record, error) {
+	var out DenialsBody
+	err := c.do(ctx, http.MethodGet, "/v1/denials/recent"+f.query(), nil, &out)
+	return out.Denials, err
+}
+
 // Follow streams denial records (of one container, or all when container
 // is "") to fn until ctx ends, fn returns an error, or the daemon goes away.
 func (c *Client) Follow(ctx context.Context, container string, fn func(audit.Record) error) error {
-	path := "/v1/denials"
-	if container != "" {
-		path += "?container=" + url.QueryEscape(container)
-	}
+	return c.FollowDenials(ctx, DenialFilter{Container: container}, fn)
+}
+
+// FollowDenials streams the denial records f selects to fn as the daemon
+// publishes them, until ctx ends (ctx.Err()), fn returns an error (that
+// error), or the daemon goes away (nil at the end of the stream).
+func (c *Client) FollowDenials(ctx context.Context, f DenialFilter, fn func(audit.Record) error) error {
+	path := "/v1/denials" + f.query()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://enforcerd"+path, nil)
 	if err != nil {
 		return err
@@ -186,7 +211,7 @@ func (c *Client) Follow(ctx context.Context, container string, fn func(audit.Rec
 	hc.Timeout = 0
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrUnreachable, c.Socket, err)
+		return fmt.Errorf("%w: %s: %w", ErrUnreachable, c.Socket, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -198,6 +223,9 @@ func (c *Client) Follow(ctx context.Context, container string, fn func(audit.Rec
 		var rec audit.Record
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			return fmt.Errorf("denial stream: %w", err)
+		}
+		if !f.Match(rec) { // a daemon that ignored the filter
+			continue
 		}
 		if err := fn(rec); err != nil {
 			return err

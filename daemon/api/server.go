@@ -1,5 +1,6 @@
 // Package api is the daemon's HTTP+JSON API on a unix socket, and its Go
-// client (used by `enforcerd hook`, and by `enforcerd run` for the status).
+// client (used by `enforcerd hook` and `enforcerd ctl`, and by `enforcerd
+// run` for the status).
 //
 // Endpoints (all JSON; errors are {"error": "...", "code": "..."} with a
 // 4xx/5xx status; codes: bad_request, not_found, conflict, forbidden,
@@ -16,7 +17,12 @@
 //	DELETE /v1/containers/{id}           unregister → UnregisterBody {"unregistered": id}
 //	GET    /v1/containers/{id}/surface   tool surface (policy.Surface)
 //	POST   /v1/containers/{id}/narrow    NarrowRequest {"ceiling": TEXT} → Container
-//	GET    /v1/denials[?container=ID]    follow: one audit record per line
+//	GET    /v1/denials[?FILTER]          follow: one audit record per line
+//	GET    /v1/denials/recent[?FILTER]   the last records kept (audit.RecentRecords),
+//	                                     oldest first → DenialsBody {"denials": [...]}
+//	                                     FILTER: container=ID (404 unless registered)
+//	                                     and/or cgroup_id=N (the record's cgroup_id or
+//	                                     ceiling_cgroup_id); any other query key is 400
 //
 // Request bodies are strict (decodeStrict, strict.go): one JSON object,
 // every key exactly a declared field's JSON name (case-sensitive) and
@@ -57,7 +63,8 @@
 // clock tick (10 ms) as the accept undetected.
 //
 // Files: server.go (Server, Listen, routing and the access guard), peer.go
-// (the caller's identity), handlers.go (one handler per endpoint), body.go
+// (the caller's identity), handlers.go (one handler per endpoint), denials.go (the denial
+// filter and the recent denials), body.go
 // (request reading, error bodies and codes), strict.go (the strict JSON
 // decoder of request bodies), wire.go (the JSON types and
 // their conversions), client.go (Client).
@@ -169,6 +176,7 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("GET /v1/containers/{id}/surface", s.guard(true, s.surface))
 	mux.HandleFunc("POST /v1/containers/{id}/narrow", s.guard(true, s.narrow))
 	mux.HandleFunc("GET /v1/denials", s.guard(false, s.follow))
+	mux.HandleFunc("GET /v1/denials/recent", s.guard(false, s.recentDenials))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if allow := allowedMethods(mux, r); len(allow) > 0 {
 			w.Header().Set("Allow", strings.Join(allow, ", "))

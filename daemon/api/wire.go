@@ -3,6 +3,7 @@ package api
 import (
 	"time"
 
+	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
@@ -124,6 +125,12 @@ type NarrowRequest struct {
 // UnregisterBody is the body of DELETE /v1/containers/{id}.
 type UnregisterBody struct {
 	Unregistered string `json:"unregistered"`
+}
+
+// DenialsBody is the body of GET /v1/denials/recent: audit records,
+// oldest first; [] when there are none.
+type DenialsBody struct {
+	Denials []audit.Record `json:"denials"`
 }
 
 // ErrorBody is the JSON of every error response.

@@ -214,15 +214,39 @@ func (l *Log) Close() error {
 }
 
 // Hub fans records out to followers. A follower that does not keep up loses
-// records (counted) rather than stalling the kernel reader.
+// records (counted) rather than stalling the kernel reader. The hub also
+// keeps the last RecentRecords records published, for a reader that asks
+// for the recent ones rather than following (GET /v1/denials/recent).
 type Hub struct {
 	mu      sync.Mutex
 	subs    map[chan Record]struct{}
 	dropped uint64
+	// recent is a ring of the last len(recent) records; next is where the
+	// next one goes, full whether the ring has wrapped.
+	recent []Record
+	next   int
+	full   bool
 }
 
+// RecentRecords is how many of the last records a Hub keeps (Recent).
+const RecentRecords = 1024
+
 // NewHub makes an empty hub.
-func NewHub() *Hub { return &Hub{subs: map[chan Record]struct{}{}} }
+func NewHub() *Hub {
+	return &Hub{subs: map[chan Record]struct{}{}, recent: make([]Record, RecentRecords)}
+}
+
+// Recent returns the records kept (at most RecentRecords), oldest first;
+// a new slice, never nil.
+func (h *Hub) Recent() []Record {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]Record, 0, len(h.recent))
+	if h.full {
+		out = append(out, h.recent[h.next:]...)
+	}
+	return append(out, h.recent[:h.next]...)
+}
 
 // Subscribe returns a channel of records and a cancel function.
 func (h *Hub) Subscribe(buffer int) (<-chan Record, func()) {
@@ -244,6 +268,10 @@ func (h *Hub) Subscribe(buffer int) (<-chan Record, func()) {
 func (h *Hub) Publish(r Record) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.recent[h.next] = r
+	if h.next++; h.next == len(h.recent) {
+		h.next, h.full = 0, true
+	}
 	for ch := range h.subs {
 		select {
 		case ch <- r:

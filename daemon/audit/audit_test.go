@@ -95,3 +95,30 @@ func TestLogReopenAfterExternalRotation(t *testing.T) {
 		t.Errorf("new file: %v, %v; want mode 0600", fi, err)
 	}
 }
+
+// TestHubRecent: the hub keeps the last RecentRecords records, oldest
+// first, with or without followers.
+func TestHubRecent(t *testing.T) {
+	h := NewHub()
+	if r := h.Recent(); r == nil || len(r) != 0 {
+		t.Fatalf("empty hub: %v", r)
+	}
+	for i := range 3 {
+		h.Publish(Record{PID: uint32(i)})
+	}
+	if r := h.Recent(); len(r) != 3 || r[0].PID != 0 || r[2].PID != 2 {
+		t.Fatalf("3 records: %+v", r)
+	}
+	for i := 3; i < RecentRecords+10; i++ {
+		h.Publish(Record{PID: uint32(i)})
+	}
+	r := h.Recent()
+	if len(r) != RecentRecords || r[0].PID != 10 || r[len(r)-1].PID != RecentRecords+9 {
+		t.Fatalf("wrapped: %d records, first %d, last %d", len(r), r[0].PID, r[len(r)-1].PID)
+	}
+	for i := 1; i < len(r); i++ {
+		if r[i].PID != r[i-1].PID+1 {
+			t.Fatalf("out of order at %d: %d after %d", i, r[i].PID, r[i-1].PID)
+		}
+	}
+}

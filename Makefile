@@ -5,12 +5,33 @@ KERNEL ?= 6.12
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN := bin/enforcerd
 
-.PHONY: all build generate generate-check lint unit test vmtest vmtest-all vmtest-selftest demo bench deps clean
+.PHONY: all build dist man generate generate-check lint unit test vmtest vmtest-all vmtest-selftest demo bench deps clean
 
-all: build
+all: build man
+
+# The version `enforcerd version` prints and enforcerd_build_info carries
+# (internal/buildinfo): git describe, the commit, its branch, the build time.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+BRANCH ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null)
+BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+VERSION_PKG := github.com/prometheus/common/version
+LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Revision=$(REVISION) \
+	-X $(VERSION_PKG).Branch=$(BRANCH) -X $(VERSION_PKG).BuildDate=$(BUILD_DATE)
 
 build:
-	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/enforcerd
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/enforcerd
+
+# The release tarball and its SHA-256 file in dist/ (scripts/dist --help).
+dist:
+	scripts/dist
+# The man pages man/enforcerd*.1, one per command and ctl subcommand, from
+# the command tree (github.com/spf13/cobra/doc over each command's help
+# text; cmd/enforcerd/man_test.go). Dated by the last commit.
+MANDIR ?= $(CURDIR)/man
+man:
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) ENFORCERD_MAN_DIR=$(MANDIR) \
+		$(GO) test -count=1 -ldflags '$(LDFLAGS)' -run '^TestManPages$$' ./cmd/enforcerd
 
 # Rebuild the eBPF objects and their Go bindings (needs clang, bpftool); the
 # last go:generate step rewrites bpf/objects.sum, the record of what they were

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -310,4 +311,41 @@ func (c Cgroup) Kill() error {
 		return fmt.Errorf("kill cgroup %s: %w", c.Group, err)
 	}
 	return nil
+}
+
+// Groups walks the cgroup2 hierarchy at mountpoint and returns every
+// cgroup that exists now, by id (the directory's inode number), as its
+// group path ("/" for the root). A cgroup removed during the walk is left
+// out. Errors: the walk fails (e.g. mountpoint unreadable).
+func Groups(mountpoint string) (map[uint64]string, error) {
+	ids := map[uint64]string{}
+	err := filepath.WalkDir(mountpoint, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed while walking
+			}
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			return nil
+		}
+		rel, err := filepath.Rel(mountpoint, p)
+		if err != nil {
+			return err
+		}
+		ids[st.Ino] = filepath.Clean("/" + rel)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("walk cgroups %s: %w", mountpoint, err)
+	}
+	return ids, nil
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -44,6 +45,7 @@ type Config struct {
 	AllowPartial bool          `yaml:"allow_partial"`
 	Pending      PendingConfig `yaml:"pending"`
 	Audit        AuditConfig   `yaml:"audit"`
+	Journal      JournalConfig `yaml:"journal"`
 	Metrics      MetricsConfig `yaml:"metrics"`
 }
 
@@ -86,6 +88,7 @@ func DefaultConfig() Config {
 		Pending:       PendingConfig{Deadline: registry.DefaultPendingDeadline, CheckInterval: 100 * time.Millisecond},
 		Audit:         AuditConfig{Path: "/var/log/enforcerd/audit.jsonl", MaxSizeMB: 64, MaxBackups: 5},
 		Metrics:       MetricsConfig{Listen: "127.0.0.1:9464"},
+		Journal:       JournalConfig{Denials: true, RatePerSecond: 50},
 	}
 }
 
@@ -148,10 +151,31 @@ func (c Config) Validate() error {
 	if c.Pending.CheckInterval <= 0 {
 		return fmt.Errorf("pending.check_interval: %s must be positive", c.Pending.CheckInterval)
 	}
+	if c.Journal.RatePerSecond <= 0 {
+		return fmt.Errorf("journal.rate_per_second: %v must be positive", c.Journal.RatePerSecond)
+	}
 	if c.Metrics.Listen != "" {
-		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
-			return fmt.Errorf("metrics.listen: %w", err)
+		if err := checkListenAddr(c.Metrics.Listen); err != nil {
+			return fmt.Errorf("metrics.listen: %q: %w", c.Metrics.Listen, err)
 		}
+	}
+	return nil
+}
+
+// checkListenAddr accepts HOST:PORT where HOST is an IP address, empty (every
+// address) or "localhost", and PORT a number 0-65535: the address is known
+// good before the daemon changes anything (no name lookups, no service
+// names).
+func checkListenAddr(a string) error {
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return err
+	}
+	if host != "" && host != "localhost" && net.ParseIP(host) == nil {
+		return fmt.Errorf("host %q is not an IP address (or localhost)", host)
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || (port != "0" && n == 0) {
+		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
 	}
 	return nil
 }

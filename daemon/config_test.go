@@ -32,10 +32,18 @@ func TestConfig(t *testing.T) {
 		"sockett: /x\n", "audit:\n  size: 3\n", "socket: relative\n", "audit:\n  max_size_mb: 0\n",
 		"metrics:\n  listen: nohostport\n", "socket: /" + strings.Repeat("a", 120) + "\n", "state: [\n",
 		"pending:\n  deadline: 0s\n", "allow_partial: maybe\n", "allow-partial: true\n", "pending:\n  check_interval: -1s\n", "pending:\n  deadlin: 3s\n",
+		"metrics:\n  listen: 127.0.0.1:http\n", "metrics:\n  listen: 127.0.0.1:70000\n", "metrics:\n  listen: example.com:9464\n",
+		"metrics:\n  listen: 127.0.0.1:-1\n", "journal:\n  rate_per_second: 0\n", "journal:\n  denial: false\n", "metrics:\n  listen: \"[::1]:\"\n",
 	} {
 		c := DefaultConfig()
 		if err := parseConfig([]byte(bad), &c); err == nil {
 			t.Errorf("accepted %q", bad)
+		}
+	}
+	for _, good := range []string{"127.0.0.1:9464", "[::1]:9464", ":9464", "localhost:0"} {
+		c := DefaultConfig()
+		if err := parseConfig([]byte("metrics:\n  listen: \""+good+"\"\n"), &c); err != nil || c.Metrics.Listen != good {
+			t.Errorf("metrics.listen %q refused: %v", good, err)
 		}
 	}
 }

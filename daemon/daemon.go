@@ -19,11 +19,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/coreos/go-systemd/v22/journal"
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/api"
@@ -31,6 +32,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/metrics"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/buildinfo"
 )
 
 // ErrLocked: another daemon holds the state lock.
@@ -41,12 +43,22 @@ type Options struct {
 	Log *slog.Logger
 	// Notify sends an sd_notify state ("READY=1", "STOPPING=1"); may be nil.
 	Notify func(state string)
-	// Journal: also log every denial through Log (under systemd it lands
-	// in the journal).
-	Journal bool
 	// VerifierLog receives the verifier log of a program the kernel
 	// rejects (enforcer.Options.VerifierLog); may be nil.
 	VerifierLog io.Writer
+	// Listener serves the API instead of a socket Run creates at
+	// cfg.Socket: the socket systemd passed (socket activation), which
+	// stays when the daemon stops, so that hooks queue on it through a
+	// restart. Nil: Run creates cfg.Socket and removes it when it stops.
+	Listener net.Listener
+	// Reload: a receive reopens the audit log (after an external rotation;
+	// the command sends one per SIGHUP). Nil: never.
+	Reload <-chan struct{}
+	// Watchdog: when positive, Notify("WATCHDOG=1") is sent at this
+	// interval from the daemon's main loop (systemd's WatchdogSec=; the
+	// command passes half of WATCHDOG_USEC), so a wedged loop is
+	// restarted. A "STATUS=..." line is sent with it and at start.
+	Watchdog time.Duration
 }
 
 // Run serves until ctx is done. It returns an error when the daemon could
@@ -65,6 +77,15 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		return err
 	}
 	defer unlock()
+	// The metrics address is bound before anything changes (pins, host
+	// policy, state): a busy or unusable address fails the start cleanly.
+	var ml net.Listener
+	if cfg.Metrics.Listen != "" {
+		if ml, err = net.Listen("tcp", cfg.Metrics.Listen); err != nil {
+			return fmt.Errorf("metrics %s: %w", cfg.Metrics.Listen, err)
+		}
+		defer ml.Close()
+	}
 
 	mount := cfg.CgroupMount
 	if mount == "" {
@@ -145,6 +166,12 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		}
 		hub.Publish(rec)
 	}
+	// Denials go to the journal as structured entries when journald runs
+	// and the configuration does not switch it off.
+	var jr *denialJournal
+	if cfg.Journal.Denials && journal.Enabled() {
+		jr = newDenialJournal(cfg.Journal, journal.Send)
+	}
 	rd, err := enf.NewReader()
 	if err != nil {
 		return err
@@ -152,38 +179,33 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 	pumpDone := make(chan struct{})
 	go func() {
 		defer close(pumpDone)
-		pump(rd, reg, alog, hub, m, log, o.Journal)
+		pump(rd, reg, alog, hub, m, log, jr)
 	}()
 	defer func() { rd.Close(); <-pumpDone }()
 
-	version := "(devel)"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		version = bi.Main.Version
-	}
+	version := buildinfo.Get().Version
 	srv := &api.Server{Reg: reg, Hub: hub, Metrics: m, Log: log, Status: func() api.Status {
 		lost, _ := enf.LostRecords()
 		return api.Status{
 			Version: version, PID: os.Getpid(), Containers: reg.Len(),
 			Coverage: enf.Report(), ActivateAtExec: enf.CanActivateAtExec(),
 			AllowPartial: cfg.AllowPartial, PinDir: cfg.PinDir,
-			LostRecords: lost, Hooks: enf.Hooks(),
+			LostRecords: lost, Hooks: api.HooksFrom(enf.Hooks()),
 		}
 	}}
-	ln, err := api.Listen(cfg.Socket)
-	if err != nil {
-		return err
+	ln := o.Listener
+	if ln == nil {
+		if ln, err = api.Listen(cfg.Socket); err != nil {
+			return err
+		}
+		defer os.Remove(cfg.Socket)
 	}
-	defer os.Remove(cfg.Socket)
 	hs := srv.NewHTTPServer()
 	errc := make(chan error, 2)
 	go func() { errc <- fmt.Errorf("api %s: %w", cfg.Socket, hs.Serve(ln)) }()
 	defer hs.Close()
 
-	if cfg.Metrics.Listen != "" {
-		ml, err := net.Listen("tcp", cfg.Metrics.Listen)
-		if err != nil {
-			return fmt.Errorf("metrics %s: %w", cfg.Metrics.Listen, err)
-		}
+	if ml != nil {
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", m.Handler())
 		ms := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -199,9 +221,20 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 	}
 	pendingTick := time.NewTicker(cfg.Pending.CheckInterval)
 	defer pendingTick.Stop()
+	var watchdog <-chan time.Time
+	if o.Watchdog > 0 {
+		t := time.NewTicker(o.Watchdog)
+		defer t.Stop()
+		watchdog = t.C
+	}
+	status := func() {
+		lost, _ := enf.LostRecords()
+		notify(fmt.Sprintf("STATUS=serving %s: %d containers registered, %d denial records lost", cfg.Socket, reg.Len(), lost))
+	}
 	log.Info("serving", "socket", cfg.Socket, "metrics", cfg.Metrics.Listen, "state", cfg.State,
 		"pin_dir", cfg.PinDir, "containers", reg.Len(), "coverage", coverageSummary(enf.Report()))
 	notify("READY=1")
+	status()
 	for {
 		select {
 		case <-ctx.Done():
@@ -213,6 +246,22 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 			return nil
 		case err := <-errc:
 			return err
+		case <-watchdog:
+			notify("WATCHDOG=1")
+			status()
+		case <-o.Reload:
+			if alog == nil {
+				log.Info("reload: no audit log to reopen")
+				continue
+			}
+			if err := alog.Reopen(); err != nil {
+				// Records fail (counted in enforcerd_audit_write_errors_total
+				// and logged) until a later reload succeeds; enforcement is
+				// not affected.
+				log.Error("reload: audit log reopen failed", "err", err)
+				continue
+			}
+			log.Info("reload: audit log reopened", "path", cfg.Audit.Path)
 		case <-pendingTick.C:
 			if _, err := reg.CheckPending(); err != nil {
 				log.Error("pending check", "err", err)
@@ -231,7 +280,7 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 }
 
 // pump reads denial records until the reader is closed.
-func pump(rd *enforcer.Reader, reg *registry.Registry, alog *audit.Log, hub *audit.Hub, m *metrics.Metrics, log *slog.Logger, journal bool) {
+func pump(rd *enforcer.Reader, reg *registry.Registry, alog *audit.Log, hub *audit.Hub, m *metrics.Metrics, log *slog.Logger, jr *denialJournal) {
 	for {
 		d, err := rd.Read()
 		if errors.Is(err, enforcer.ErrClosed) {
@@ -251,10 +300,10 @@ func pump(rd *enforcer.Reader, reg *registry.Registry, alog *audit.Log, hub *aud
 		}
 		m.Denials.WithLabelValues(rec.Container, rec.Hook, rec.Operation, rec.Decision).Inc()
 		hub.Publish(rec)
-		if journal {
-			log.Warn(rec.Decision, "container", rec.Container, "cgroup_id", rec.CgroupID, "pid", rec.PID,
-				"comm", rec.Comm, "hook", rec.Hook, "operation", rec.Operation, "object", rec.Object,
-				"errno", rec.Error, "fingerprint", rec.Fingerprint)
+		if jr != nil {
+			if err := jr.Record(rec); err != nil {
+				log.Warn("journal", "err", err)
+			}
 		}
 	}
 }

@@ -262,10 +262,10 @@ func (e *Enforcer) Close() error {
 
 // Uninstall removes every pin under the pin dir (maps, links, build id) and
 // closes e: once no other process holds them, the programs detach and every
-// ceiling is lifted. Tests and the benchmark driver call it; enforcerd has
-// no command for it (to remove enforcerd from a host, stop the daemon and
-// every workload, then remove the pin directory). Errors: a pin that cannot
-// be removed.
+// ceiling is lifted. Tests and the benchmark driver call it; operators use
+// `enforcerd uninstall` (ReadInstallation, Installation.RemovePins), which
+// checks first that nothing registered would be left unconfined. Errors: a
+// pin that cannot be removed.
 func (e *Enforcer) Uninstall() error {
 	err := os.RemoveAll(e.opts.PinDir)
 	e.Close()

@@ -78,20 +78,24 @@ func (e *Enforcer) SetHostPolicy(p HostPolicy) error {
 // daemon ever recorded one in this pin directory. Errors: the map exists
 // but cannot be read (callers treat that as the narrowest policy).
 func (e *Enforcer) HostPolicy() (p HostPolicy, recorded bool, err error) {
-	m, err := ebpf.LoadPinnedMap(e.hostPolicyPath(), nil)
+	return readHostPolicy(e.hostPolicyPath())
+}
+
+func readHostPolicy(path string) (p HostPolicy, recorded bool, err error) {
+	m, err := ebpf.LoadPinnedMap(path, nil)
 	if errors.Is(err, os.ErrNotExist) {
 		return HostPolicy{}, false, nil
 	}
 	if err != nil {
-		return HostPolicy{}, true, fmt.Errorf("host policy %s: %w", e.hostPolicyPath(), err)
+		return HostPolicy{}, true, fmt.Errorf("host policy %s: %w", path, err)
 	}
 	defer m.Close()
 	var v, pid uint32
 	if err := m.Lookup(uint32(0), &v); err != nil {
-		return HostPolicy{}, true, fmt.Errorf("host policy %s: %w", e.hostPolicyPath(), err)
+		return HostPolicy{}, true, fmt.Errorf("host policy %s: %w", path, err)
 	}
 	if err := m.Lookup(uint32(1), &pid); err != nil {
-		return HostPolicy{}, true, fmt.Errorf("host policy %s: %w", e.hostPolicyPath(), err)
+		return HostPolicy{}, true, fmt.Errorf("host policy %s: %w", path, err)
 	}
 	return HostPolicy{AllowPartial: v&hostPolicyAllowPartial != 0, DaemonPID: int(pid)}, v&hostPolicyRecorded != 0, nil
 }

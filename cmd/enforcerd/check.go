@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"golang.org/x/sys/unix"
 )
@@ -23,14 +24,17 @@ which layer.
 
 check loads and pins the programs exactly as "enforcerd run" and the daemon
 would (re-adopting existing pins), so what it reports is what a workload
-would get. Programs with no registered cgroup deny nothing.
+would get. Programs with no registered cgroup deny nothing. check leaves
+nothing it did not find: when the pin directory did not exist, it removes
+the pins it created before it exits ("left behind" says which).
 
 Flags:
   --json          machine-readable report (fields: kernel, cgroup2, btf,
                   active_lsms, bpf_lsm_active, layers{name: {ok, error}},
-                  hooks[{name, layer, attached, adopted, optional, error}],
+                  hooks[{program, hook, layer, attached, adopted, optional,
+                  error}] (as the daemon's GET /v1/status),
                   fields{network|write|shell: {enforceable, by, detail, unenforced}},
-                  enforceable)
+                  enforceable, left_behind)
   --pin-dir DIR   bpffs directory of the pinned programs and maps
                   (default /sys/fs/bpf/enforcerd)
 
@@ -54,15 +58,6 @@ type checkLayer struct {
 	Error string `json:"error,omitempty"`
 }
 
-type checkHook struct {
-	Name     string `json:"name"`
-	Layer    string `json:"layer"`
-	Attached bool   `json:"attached"`
-	Adopted  bool   `json:"adopted,omitempty"`
-	Optional bool   `json:"optional,omitempty"`
-	Error    string `json:"error,omitempty"`
-}
-
 type checkReport struct {
 	Kernel       string                `json:"kernel"`
 	Cgroup2      string                `json:"cgroup2"`
@@ -70,10 +65,13 @@ type checkReport struct {
 	ActiveLSMs   []string              `json:"active_lsms"`
 	BPFLSMActive bool                  `json:"bpf_lsm_active"`
 	Layers       map[string]checkLayer `json:"layers"`
-	Hooks        []checkHook           `json:"hooks"`
+	Hooks        []api.HookStatus      `json:"hooks"`
 	Fields       map[string]checkField `json:"fields"`
 	Enforceable  bool                  `json:"enforceable"`
 	Error        string                `json:"error,omitempty"`
+	// LeftBehind says what check leaves in the kernel: the pins it found
+	// (as found, re-adopted), or nothing (it removes the pins it created).
+	LeftBehind string `json:"left_behind"`
 }
 
 func newCheckCmd(s streams) *cobra.Command {
@@ -84,7 +82,32 @@ func newCheckCmd(s streams) *cobra.Command {
 		summary: "report what this kernel can enforce",
 		help:    checkUsage,
 		run: func(*cobra.Command, []string) error {
+			if err := needsRoot(); err != nil {
+				return err
+			}
+			found, err := enforcer.ReadInstallation(pinDir)
+			if err != nil {
+				return err
+			}
 			r := buildCheckReport(pinDir, s.err)
+			r.LeftBehind = fmt.Sprintf("the pins under %s, as found", pinDir)
+			if !found.Present {
+				// Nothing was installed: leave nothing.
+				// Unless someone started using them meanwhile (a first
+				// daemon or run: a registration or a recorded daemon).
+				in, err := enforcer.ReadInstallation(pinDir)
+				if err != nil {
+					return err
+				}
+				if len(in.Registrations) == 0 && !in.HostPolicyRecorded {
+					if err := in.RemovePins(linkReleaseWait); err != nil {
+						return fmt.Errorf("removing the pins check created under %s: %w", pinDir, err)
+					}
+					r.LeftBehind = fmt.Sprintf("nothing (no pins were under %s; the ones check created are removed)", pinDir)
+				} else {
+					r.LeftBehind = fmt.Sprintf("the pins under %s, which a daemon or run started using while check ran", pinDir)
+				}
+			}
 			if asJSON {
 				enc := json.NewEncoder(s.out)
 				enc.SetIndent("", "  ")
@@ -149,9 +172,7 @@ func buildCheckReport(pinDir string, stderr io.Writer) checkReport {
 		}
 		r.Layers[string(l)] = cl
 	}
-	for _, h := range enf.Hooks() {
-		r.Hooks = append(r.Hooks, checkHook{Name: h.Name, Layer: string(h.Layer), Attached: h.Attached, Adopted: h.Adopted, Optional: h.Optional, Error: h.Err})
-	}
+	r.Hooks = api.HooksFrom(enf.Hooks())
 	for _, fc := range enf.Report() {
 		switch fc.State {
 		case enforcer.CoverageNone:
@@ -204,6 +225,7 @@ func printCheckReport(w io.Writer, r checkReport) {
 		}
 	}
 	fmt.Fprintf(w, "hooks attached:  %d of %d\n", attached, len(r.Hooks))
+	fmt.Fprintf(w, "left behind:     %s\n", r.LeftBehind)
 	fmt.Fprintln(w)
 	for _, f := range []string{"network", "write", "shell"} {
 		cf := r.Fields[f]

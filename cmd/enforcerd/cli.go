@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -92,12 +93,13 @@ func noArgs(_ *cobra.Command, args []string) error {
 	return nil
 }
 
-// executeCommands runs args on a root command holding cmds and returns
-// the exit status. The tree is built per call: cobra commands keep flag
-// values between executions.
-func executeCommands(args []string, s streams, cmds ...*cobra.Command) int {
+// newRoot builds the root command "enforcerd" holding cmds, with the
+// CLI's help (usage), help command and flag errors; raw is the command
+// line, to name a mistyped flag in full (flagError).
+func newRoot(s streams, raw []string, cmds ...*cobra.Command) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "enforcerd",
+		Short:         "kernel enforcement of AI-agent permission ceilings",
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// The root has no flags: "enforcerd --x" is an unknown command,
@@ -116,6 +118,11 @@ func executeCommands(args []string, s streams, cmds ...*cobra.Command) int {
 		case "-h", "--help", "-help":
 			usage(s.out, root)
 			return nil
+		case "--version":
+			if len(args) > 1 {
+				return usageErrorf("--version takes no arguments (got %q)", args[1])
+			}
+			return printVersion(s, false)
 		}
 		fmt.Fprintf(s.err, "enforcerd: unknown command %q\n\n", args[0])
 		usage(s.err, root)
@@ -131,32 +138,34 @@ func executeCommands(args []string, s streams, cmds ...*cobra.Command) int {
 	root.SetHelpCommand(&cobra.Command{
 		Use:    "help [COMMAND]",
 		Short:  "print the help of enforcerd or of one command",
-		Long:   "Usage: enforcerd help [COMMAND]\n\nPrint the help of enforcerd, or of COMMAND (as enforcerd COMMAND --help).\n",
+		Long:   "Usage: enforcerd help [COMMAND [SUBCOMMAND]]\n\nPrint the help of enforcerd, or of COMMAND (as enforcerd COMMAND --help),\nor of a command's SUBCOMMAND (enforcerd help ctl list).\n",
 		Hidden: true,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) > 1 {
-				return usageErrorf("unexpected argument %q", args[1])
-			}
-			return nil
-		},
+		Args:   cobra.ArbitraryArgs,
 		RunE: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				usage(s.out, root)
 				return nil
 			}
-			for _, c := range root.Commands() {
-				if c.Name() == args[0] {
-					fmt.Fprint(s.out, c.Long)
-					return nil
-				}
+			c, rest, err := root.Find(args)
+			if err != nil || c == root || len(rest) > 0 || c.Hidden {
+				return usageErrorf("unknown command %q", strings.Join(args, " "))
 			}
-			return usageErrorf("unknown command %q", args[0])
+			fmt.Fprint(s.out, c.Long)
+			return nil
 		},
 	})
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(c, args, err) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(c, raw, err) })
 	root.SetIn(s.in)
 	root.SetOut(s.out)
 	root.SetErr(s.err)
+	return root
+}
+
+// executeCommands runs args on a root command holding cmds and returns
+// the exit status. The tree is built per call: cobra commands keep flag
+// values between executions.
+func executeCommands(args []string, s streams, cmds ...*cobra.Command) int {
+	root := newRoot(s, args, cmds...)
 	args = helpSpelling(args)
 	root.SetArgs(args)
 	if c, _, err := root.Find(args); err == nil && c != root {
@@ -362,4 +371,14 @@ func socketFlag(fs *pflag.FlagSet, p *string) {
 // It may be given once.
 func roleFlag(fs *pflag.FlagSet, p *string) {
 	fs.Var(&onceString{p: p}, "role", "role name (general, explore, planner, reviewer, implement, test, advisor, custom, an alias or a title)")
+}
+
+// needsRoot is nil for root (euid 0), else the error a command that loads,
+// pins or attaches eBPF programs prints instead of the permission error the
+// first bpffs or cgroup write would give.
+func needsRoot() error {
+	if euid := os.Geteuid(); euid != 0 {
+		return fmt.Errorf("needs root (running as uid %d): loading, pinning and attaching eBPF programs takes CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN and CAP_NET_ADMIN; run it with sudo", euid)
+	}
+	return nil
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // commandNames are the subcommands, in the order of the top-level listing.
-var commandNames = []string{"check", "daemon", "hook", "run", "surface"}
+var commandNames = []string{"check", "completion", "ctl", "daemon", "hook", "run", "surface", "uninstall", "version"}
 
 func TestEveryCommandPrintsItsOwnHelp(t *testing.T) {
 	cmds := commands(streams{})
@@ -63,8 +63,9 @@ func TestTopLevelUsage(t *testing.T) {
 	if code != exitUsage || out != "" || !strings.HasPrefix(errs, "enforcerd - kernel enforcement") {
 		t.Errorf("no arguments: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
-	// cobra's default completion command is disabled (main.go).
-	for _, cmd := range []string{"bogus", "--bogus", "completion", "-q"} {
+	// cobra's default completion command is disabled (main.go); ours
+	// (completion.go) is a command like the others.
+	for _, cmd := range []string{"bogus", "--bogus", "-q"} {
 		code, out, errs := cli(cmd)
 		if code != exitUsage || out != "" || !strings.HasPrefix(errs, `enforcerd: unknown command "`+cmd+`"`+"\n\nenforcerd - kernel") {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", cmd, code, out, errs)

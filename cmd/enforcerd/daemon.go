@@ -5,17 +5,22 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
+	"time"
 
+	"github.com/coreos/go-systemd/v22/activation"
 	sd "github.com/coreos/go-systemd/v22/daemon"
+	sdjournal "github.com/coreos/go-systemd/v22/journal"
 	"github.com/spf13/cobra"
 
 	"github.com/enforcerd/enforcerd/daemon"
 )
 
-const daemonUsage = `Usage: enforcerd daemon [--config FILE]
+const daemonUsage = `Usage: enforcerd daemon [--config FILE] [--log-format text|json] [--log-level LEVEL]
 
 Run the enforcerd host service (systemd Type=notify). It loads the eBPF
 programs or re-adopts the pinned ones, reconciles its state file with the
@@ -24,8 +29,9 @@ pinned ceiling map and the live cgroups, and then serves:
   * an HTTP+JSON API on a unix socket (mode 0600, root only) to register and
     unregister containers, list them, read a container's tool surface,
     narrow a container, and follow denials;
-  * a JSON-lines audit log of every denial (size-rotated), also logged to
-    the journal when running under systemd;
+  * a JSON-lines audit log of every denial (size-rotated), also sent to the
+    systemd journal as structured entries (journalctl ENFORCERD_CONTAINER=ID),
+    rate-limited;
   * Prometheus metrics on a loopback TCP address.
 
 Enforcement never depends on the daemon: a registered container stays
@@ -36,7 +42,18 @@ Flags:
                   when the default file is absent the defaults below apply,
                   a file named with --config must exist). Unknown keys are
                   errors.
+  --log-format F  text (default) or json: the daemon's own log on stderr
+                  (under systemd, the journal; the time is then left to
+                  the journal)
+  --log-level L   debug, info (default), warn or error
   -h, --help      this help
+
+systemd: Type=notify (READY=1 once the socket is served, STOPPING=1,
+STATUS= lines with the number of containers). With WatchdogSec= the
+main loop sends WATCHDOG=1 at half the interval. With socket activation
+(deploy/enforcerd.socket, LISTEN_FDS) the API is served on the socket
+systemd passes, which must be the configured socket: it then outlives
+the daemon, so hooks queue on it through a restart instead of failing.
 
 Configuration (every key optional; defaults shown):
   socket: /run/enforcerd/enforcerd.sock      # API unix socket
@@ -52,13 +69,20 @@ Configuration (every key optional; defaults shown):
                                              # freezing fails); must be positive
     check_interval: 100ms                    # how often pending cgroups are checked
   audit:
-    path: /var/log/enforcerd/audit.jsonl     # "" = no file (journal only)
+    path: /var/log/enforcerd/audit.jsonl     # "" = no file (journal and followers only)
     max_size_mb: 64                          # rotate at this size
     max_backups: 5                           # keep PATH.1 ... PATH.5
+  journal:
+    denials: true                            # each denial also as a journal entry with
+                                             # ENFORCERD_* fields (when journald runs)
+    rate_per_second: 50                      # past it (burst twice that) denials are
+                                             # counted and a summary entry gives the
+                                             # count; the audit log has every record
   metrics:
     listen: 127.0.0.1:9464                   # GET /metrics; "" = off
 
-API (curl --unix-socket /run/enforcerd/enforcerd.sock http://x/v1/...):
+API (its client: enforcerd ctl; or curl --unix-socket
+/run/enforcerd/enforcerd.sock http://x/v1/...):
   GET    /v1/status                   hooks attached, network coverage,
                                       allow_partial, counts
   POST   /v1/containers               register {"id", "cgroup" or "pid", "role",
@@ -71,7 +95,13 @@ API (curl --unix-socket /run/enforcerd/enforcerd.sock http://x/v1/...):
   GET    /v1/containers/{id}/surface  tool surface (as enforcerd surface --json)
   POST   /v1/containers/{id}/narrow   {"ceiling": "network=false"}: narrow only,
                                       with every descendant (see below)
-  GET    /v1/denials[?container=ID]   follow denials, one JSON record per line
+  GET    /v1/denials[?FILTER]         follow denials, one JSON record per line
+  GET    /v1/denials/recent[?FILTER]  the last 1024 records kept since the
+                                      start, oldest first: {"denials": [...]}
+                                      FILTER: container=ID (404 unless
+                                      registered), cgroup_id=N (the record's
+                                      cgroup_id or ceiling_cgroup_id); another
+                                      query key is 400
   A caller running inside an enforced cgroup may only read its own surface
   and narrow itself. Request bodies are strict: one JSON object whose keys
   are exactly the names above (case-sensitive; "ROLE" is not "role"), each
@@ -153,6 +183,8 @@ the pin directory (map host_policy) when it starts: it also caps
 "enforcerd run --allow-partial" of every run using those pins.
 
 Signals: SIGTERM/SIGINT stop the daemon (pins stay, enforcement continues).
+SIGHUP reopens the audit log (after logrotate renamed it; ExecReload= in the
+unit) and changes nothing else.
 
 Exit status:
   0  stopped by a signal
@@ -161,31 +193,48 @@ Exit status:
 `
 
 func newDaemonCmd(s streams) *cobra.Command {
-	var cfgPath string
+	var cfgPath, logFormat, logLevel string
 	c := newCommand(s, commandSpec{
 		name:    "daemon",
 		summary: "host service: container registration API, audit log, metrics",
 		help:    daemonUsage,
 		run: func(c *cobra.Command, _ []string) error {
+			log, err := daemonLogger(s.err, logFormat, logLevel)
+			if err != nil {
+				return usageError{err}
+			}
 			cfg, err := daemon.LoadConfig(cfgPath, c.Flags().Changed("config"))
 			if err != nil {
 				fmt.Fprintf(s.err, "enforcerd daemon: %v\n", err)
 				return exitCode(exitUsage)
 			}
-			return exitCode(runDaemon(cfg, s.err))
+			if err := needsRoot(); err != nil {
+				return err
+			}
+			ln, err := activatedListener(cfg.Socket)
+			if err != nil {
+				fmt.Fprintf(s.err, "enforcerd daemon: %v\n", err)
+				return exitCode(exitUsage)
+			}
+			return exitCode(runDaemon(cfg, log, ln, s.err))
 		},
 	})
 	c.Flags().StringVar(&cfgPath, "config", daemon.DefaultConfigPath, "YAML configuration file")
+	c.Flags().StringVar(&logFormat, "log-format", "text", "text or json")
+	c.Flags().StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return c
 }
 
-// runDaemon runs the daemon until SIGTERM or SIGINT and returns its exit
-// status; it logs to stderr.
-func runDaemon(cfg daemon.Config, stderr io.Writer) int {
-	underSystemd := os.Getenv("JOURNAL_STREAM") != ""
-	hopts := &slog.HandlerOptions{}
-	if underSystemd {
-		// The journal stamps each line itself.
+// daemonLogger is the daemon's slog logger on w. Under systemd (stderr is
+// the journal stream) the time is left out: the journal stamps each line.
+// Errors: an unknown format or level.
+func daemonLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	hopts := &slog.HandlerOptions{Level: lv}
+	if journal, _ := sdjournal.StderrIsJournalStream(); journal {
 		hopts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
 			if len(groups) == 0 && a.Key == slog.TimeKey {
 				return slog.Attr{}
@@ -193,13 +242,77 @@ func runDaemon(cfg daemon.Config, stderr io.Writer) int {
 			return a
 		}
 	}
-	log := slog.New(slog.NewTextHandler(stderr, hopts))
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, hopts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, hopts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+// activatedListener returns the API socket systemd passed (socket
+// activation, LISTEN_FDS; deploy/enforcerd.socket), or nil when none was
+// passed. Errors: systemd passed something other than exactly one unix
+// stream socket at the configured path (a unit and a configuration that
+// disagree would leave hooks talking to a socket nobody serves).
+func activatedListener(socket string) (net.Listener, error) {
+	ls, err := activation.Listeners()
+	if err != nil {
+		return nil, fmt.Errorf("socket activation: %w", err)
+	}
+	var got []net.Listener
+	for _, l := range ls {
+		if l != nil {
+			got = append(got, l)
+		}
+	}
+	if len(got) == 0 {
+		if len(ls) > 0 {
+			return nil, fmt.Errorf("socket activation: systemd passed %d descriptors, none a listening socket", len(ls))
+		}
+		return nil, nil
+	}
+	if len(got) > 1 {
+		return nil, fmt.Errorf("socket activation: systemd passed %d sockets, want one (ListenStream=%s)", len(got), socket)
+	}
+	if a := got[0].Addr(); a.Network() != "unix" || filepath.Clean(a.String()) != filepath.Clean(socket) {
+		got[0].Close()
+		return nil, fmt.Errorf("socket activation: systemd passed %s %s but the configured socket is %s: make ListenStream= and socket: agree", a.Network(), a, socket)
+	}
+	return got[0], nil
+}
+
+// runDaemon runs the daemon until SIGTERM or SIGINT and returns its exit
+// status. SIGHUP reopens the audit log. ln is the socket-activated API
+// socket, or nil.
+func runDaemon(cfg daemon.Config, log *slog.Logger, ln net.Listener, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	reload := make(chan struct{}, 1)
+	go func() {
+		for range hup {
+			select {
+			case reload <- struct{}{}:
+			default: // one pending reload covers several signals
+			}
+		}
+	}()
+	var watchdog time.Duration
+	if d, err := sd.SdWatchdogEnabled(false); err != nil {
+		log.Warn("watchdog: WATCHDOG_USEC unusable, not sending keep-alives", "err", err)
+	} else if d > 0 {
+		watchdog = d / 2
+	}
 	err := daemon.Run(ctx, cfg, daemon.Options{
 		Log:         log,
-		Journal:     underSystemd,
 		VerifierLog: verifierLog(stderr),
+		Listener:    ln,
+		Reload:      reload,
+		Watchdog:    watchdog,
 		Notify: func(state string) {
 			if _, err := sd.SdNotify(false, state); err != nil {
 				log.Warn("sd_notify", "state", state, "err", err)

@@ -73,8 +73,12 @@ func daemonReadsRecords(socket, pinDir string) bool {
 // hookClient is the hook's connection to the daemon.
 type hookClient struct{ c *api.Client }
 
+// newHookClient: the hook waits for a restarting daemon within its
+// timeout (api.Client.WaitForDaemon) rather than refusing the container.
 func newHookClient(socket string, timeout time.Duration) hookClient {
-	return hookClient{api.NewClient(socket, timeout)}
+	c := api.NewClient(socket, timeout)
+	c.WaitForDaemon = true
+	return hookClient{c}
 }
 
 // register asks the daemon to register the OCI container st, whose cgroup

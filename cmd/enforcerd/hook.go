@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/internal/sandbox"
 	"github.com/enforcerd/enforcerd/oci"
@@ -81,7 +82,12 @@ Annotations (at least one of role and ceiling):
 
 Flags:
   --socket PATH        daemon socket (default /run/enforcerd/enforcerd.sock)
-  --timeout DURATION   limit for the daemon's answer (default 10s)
+  --timeout DURATION   limit for the daemon's answer (default 8s), including
+                       the wait for a daemon that is restarting (a missing
+                       socket or refused connections are retried until
+                       then); keep it below the runtime's hook timeout
+                       (10 s in deploy/hooks.d), so the hook's own message,
+                       not the runtime's kill, says what happened
   -h, --help           this help
 
 Install: see deploy/README.md (hooks.d JSON for podman and CRI-O, a runc
@@ -137,7 +143,7 @@ func newHookCmd(s streams) *cobra.Command {
 		},
 	})
 	socketFlag(c.Flags(), &socket)
-	c.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "limit for the daemon's answer")
+	c.Flags().DurationVar(&timeout, "timeout", api.DefaultHookTimeout, "limit for the daemon's answer")
 	return c
 }
 

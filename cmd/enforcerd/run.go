@@ -131,6 +131,10 @@ func newRunCmd(s streams, do func(runOptions, streams) int) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := needsRoot(); err != nil {
+				fmt.Fprintf(s.err, "enforcerd run: %v\n", err)
+				return exitCode(exitCannotEnforce)
+			}
 			return exitCode(do(o, s))
 		},
 	})

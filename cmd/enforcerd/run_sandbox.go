@@ -71,6 +71,11 @@ func runSandboxed(o runOptions, s streams) int {
 	if err := sb.Register(); err != nil {
 		return fail("%v", err)
 	}
+	for _, or := range sb.Orphans() {
+		if !o.quiet {
+			fmt.Fprintf(stderr, "enforcerd run: removed cgroup %s left by a killed enforcerd run (registered: %v)\n", or.Group, or.Registered)
+		}
+	}
 	for _, oc := range sb.Outer() {
 		if meet := o.ceiling.Clamp(oc.Entry.Ceiling); meet != o.ceiling {
 			fmt.Fprintf(stderr, "enforcerd run: nested in registered cgroup %s, whose ceiling %s narrows this run's %s to %s\n", oc.Cgroup, oc.Entry.Ceiling, o.ceiling, meet)

@@ -156,14 +156,17 @@ func TestBadInput(t *testing.T) {
 		{"POST", "/v1/containers/nope/narrow", []byte(`{"ceiling":"write=false"}`), 404},
 		{"GET", "/v1/denials?container=nope", nil, 404},
 		{"GET", "/v2/anything", nil, 404},
-		{"PUT", "/v1/containers", nil, 404},
+		{"PUT", "/v1/containers", nil, 405},
+		{"DELETE", "/v1/status", nil, 405},
+		{"POST", "/v1/containers/x", nil, 405},
+		{"PATCH", "/v1/containers/x/narrow", nil, 405},
 	}
 	for _, tc := range cases {
 		status, eb := ts.raw(t, tc.method, tc.path, tc.body)
 		if status != tc.status {
 			t.Errorf("%s %s %.40q: status %d (%s), want %d", tc.method, tc.path, tc.body, status, eb.Error, tc.status)
 		}
-		if status != 405 && eb.Error == "" {
+		if eb.Error == "" {
 			t.Errorf("%s %s: no JSON error message", tc.method, tc.path)
 		}
 	}

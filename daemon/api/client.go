@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"syscall"
 	"time"
 
 	"github.com/enforcerd/enforcerd/daemon/audit"
@@ -34,19 +35,48 @@ func (e *Error) Error() string {
 // Client talks to the daemon over its unix socket.
 type Client struct {
 	Socket string
-	http   *http.Client
+	// WaitForDaemon: while the socket is missing or refuses connections
+	// (the daemon is restarting), keep dialling until the request's
+	// context or the client's timeout ends, instead of failing at once.
+	// Only the connection is retried, never a request that was sent, so
+	// no request is applied twice. Under systemd socket activation the
+	// socket stays and connections queue, so this matters only without it.
+	WaitForDaemon bool
+	http          *http.Client
+}
+
+// DefaultHookTimeout is `enforcerd hook --timeout`'s default: the limit
+// for the daemon's answer, waiting for a restarting daemon included. It
+// stays below the runtime's hook timeout in deploy/hooks.d (10 s), so the
+// hook's own message, not the runtime's kill, says what happened.
+const DefaultHookTimeout = 8 * time.Second
+
+// dialRetryMax bounds the pause between two dials while waiting.
+const dialRetryMax = 500 * time.Millisecond
+
+func (c *Client) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	pause := 25 * time.Millisecond
+	for {
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "unix", c.Socket)
+		if err == nil || !c.WaitForDaemon || !(errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)) {
+			return conn, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (waited for the daemon until the deadline)", err)
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, dialRetryMax)
+	}
 }
 
 // NewClient returns a client; timeout bounds each request except Follow.
 func NewClient(socket string, timeout time.Duration) *Client {
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
-		},
-		DisableCompression: true,
-	}
-	return &Client{Socket: socket, http: &http.Client{Transport: tr, Timeout: timeout}}
+	c := &Client{Socket: socket}
+	tr := &http.Transport{DialContext: c.dial, DisableCompression: true}
+	c.http = &http.Client{Transport: tr, Timeout: timeout}
+	return c
 }
 
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
@@ -67,7 +97,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrUnreachable, c.Socket, err)
+		return fmt.Errorf("%w: %s: %w", ErrUnreachable, c.Socket, err)
 	}
 	defer resp.Body.Close()
 	return decodeResponse(resp, out)
@@ -141,13 +171,38 @@ func (c *Client) Status(ctx context.Context) (Status, error) {
 	return out, err
 }
 
+// RegisterJSON registers a container with body, a RegisterRequest as JSON
+// sent verbatim: the daemon's strict decoding judges every key (a key the
+// request does not have is 400, never dropped on the way). body must be
+// valid JSON.
+func (c *Client) RegisterJSON(ctx context.Context, body []byte) (Container, error) {
+	if !json.Valid(body) {
+		return Container{}, errors.New("register: the request is not valid JSON")
+	}
+	var out Container
+	err := c.do(ctx, http.MethodPost, "/v1/containers", json.RawMessage(body), &out)
+	return out, err
+}
+
+// RecentDenials returns the denial records the daemon kept (GET
+// /v1/denials/recent), oldest first, that f selects.
+func (c *Client) RecentDenials(ctx context.Context, f DenialFilter) ([]audit.Record, error) {
+	var out DenialsBody
+	err := c.do(ctx, http.MethodGet, "/v1/denials/recent"+f.query(), nil, &out)
+	return out.Denials, err
+}
+
 // Follow streams denial records (of one container, or all when container
 // is "") to fn until ctx ends, fn returns an error, or the daemon goes away.
 func (c *Client) Follow(ctx context.Context, container string, fn func(audit.Record) error) error {
-	path := "/v1/denials"
-	if container != "" {
-		path += "?container=" + url.QueryEscape(container)
-	}
+	return c.FollowDenials(ctx, DenialFilter{Container: container}, fn)
+}
+
+// FollowDenials streams the denial records f selects to fn as the daemon
+// publishes them, until ctx ends (ctx.Err()), fn returns an error (that
+// error), or the daemon goes away (nil at the end of the stream).
+func (c *Client) FollowDenials(ctx context.Context, f DenialFilter, fn func(audit.Record) error) error {
+	path := "/v1/denials" + f.query()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://enforcerd"+path, nil)
 	if err != nil {
 		return err
@@ -156,7 +211,7 @@ func (c *Client) Follow(ctx context.Context, container string, fn func(audit.Rec
 	hc.Timeout = 0
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrUnreachable, c.Socket, err)
+		return fmt.Errorf("%w: %s: %w", ErrUnreachable, c.Socket, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -168,6 +223,9 @@ func (c *Client) Follow(ctx context.Context, container string, fn func(audit.Rec
 		var rec audit.Record
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			return fmt.Errorf("denial stream: %w", err)
+		}
+		if !f.Match(rec) { // a daemon that ignored the filter
+			continue
 		}
 		if err := fn(rec); err != nil {
 			return err

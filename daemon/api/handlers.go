@@ -119,12 +119,9 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "no denial stream")
 		return
 	}
-	want := r.URL.Query().Get("container")
-	if want != "" {
-		if _, err := s.Reg.Get(want); err != nil {
-			s.fail(w, err)
-			return
-		}
+	want, ok := s.denialFilter(w, r)
+	if !ok {
+		return
 	}
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -145,7 +142,7 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return
 			}
-			if want != "" && rec.Container != want {
+			if !want.Match(rec) {
 				continue
 			}
 			if err := enc.Encode(rec); err != nil {

@@ -1,5 +1,6 @@
 // Package api is the daemon's HTTP+JSON API on a unix socket, and its Go
-// client (used by `enforcerd hook`, and by `enforcerd run` for the status).
+// client (used by `enforcerd hook` and `enforcerd ctl`, and by `enforcerd
+// run` for the status).
 //
 // Endpoints (all JSON; errors are {"error": "...", "code": "..."} with a
 // 4xx/5xx status; codes: bad_request, not_found, conflict, forbidden,
@@ -16,7 +17,12 @@
 //	DELETE /v1/containers/{id}           unregister → UnregisterBody {"unregistered": id}
 //	GET    /v1/containers/{id}/surface   tool surface (policy.Surface)
 //	POST   /v1/containers/{id}/narrow    NarrowRequest {"ceiling": TEXT} → Container
-//	GET    /v1/denials[?container=ID]    follow: one audit record per line
+//	GET    /v1/denials[?FILTER]          follow: one audit record per line
+//	GET    /v1/denials/recent[?FILTER]   the last records kept (audit.RecentRecords),
+//	                                     oldest first → DenialsBody {"denials": [...]}
+//	                                     FILTER: container=ID (404 unless registered)
+//	                                     and/or cgroup_id=N (the record's cgroup_id or
+//	                                     ceiling_cgroup_id); any other query key is 400
 //
 // Request bodies are strict (decodeStrict, strict.go): one JSON object,
 // every key exactly a declared field's JSON name (case-sensitive) and
@@ -57,7 +63,8 @@
 // clock tick (10 ms) as the accept undetected.
 //
 // Files: server.go (Server, Listen, routing and the access guard), peer.go
-// (the caller's identity), handlers.go (one handler per endpoint), body.go
+// (the caller's identity), handlers.go (one handler per endpoint), denials.go (the denial
+// filter and the recent denials), body.go
 // (request reading, error bodies and codes), strict.go (the strict JSON
 // decoder of request bodies), wire.go (the JSON types and
 // their conversions), client.go (Client).
@@ -70,6 +77,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -168,7 +176,14 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("GET /v1/containers/{id}/surface", s.guard(true, s.surface))
 	mux.HandleFunc("POST /v1/containers/{id}/narrow", s.guard(true, s.narrow))
 	mux.HandleFunc("GET /v1/denials", s.guard(false, s.follow))
+	mux.HandleFunc("GET /v1/denials/recent", s.guard(false, s.recentDenials))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowedMethods(mux, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed",
+				fmt.Sprintf("%s %s: allowed methods: %s", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+			return
+		}
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
 	})
 	return mux
@@ -203,4 +218,20 @@ func (s *Server) guard(selfOK bool, h http.HandlerFunc) http.HandlerFunc {
 		}
 		h(w, r)
 	}
+}
+
+// allowedMethods lists the methods an endpoint of mux serves for r's path
+// (none: the path is not an endpoint). The catch-all pattern "/" answers
+// every request the method patterns do not match, so net/http's own 405
+// is never reached; this gives the same answer with the API's error body.
+func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "/" && pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"time"
 
+	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
@@ -126,6 +127,12 @@ type UnregisterBody struct {
 	Unregistered string `json:"unregistered"`
 }
 
+// DenialsBody is the body of GET /v1/denials/recent: audit records,
+// oldest first; [] when there are none.
+type DenialsBody struct {
+	Denials []audit.Record `json:"denials"`
+}
+
 // ErrorBody is the JSON of every error response.
 type ErrorBody struct {
 	Error string `json:"error"`
@@ -139,13 +146,42 @@ type Status struct {
 	AllowPartial   bool                     `json:"allow_partial"`
 	Containers     int                      `json:"containers"`
 	Coverage       []enforcer.FieldCoverage `json:"coverage"`
-	Hooks          []enforcer.HookStatus    `json:"hooks"`
+	Hooks          []HookStatus             `json:"hooks"`
 	LostRecords    uint64                   `json:"lost_records"`
 	PID            int                      `json:"pid"`
 	// PinDir is the daemon's pin directory: it reads the denial records
 	// of the programs pinned there.
 	PinDir  string `json:"pin_dir"`
 	Version string `json:"version"`
+}
+
+// HookStatus is one eBPF program's state in Status.
+type HookStatus struct {
+	// Program is its name in the objects, e.g. "inode_setattr_pre63".
+	Program string `json:"program"`
+	// Hook is what it attaches to: the LSM hook or tracepoint as the
+	// kernel names it ("file_open", "sched_process_exec"), or the section
+	// of a cgroup-BPF or fentry program ("cgroup/connect4").
+	Hook string `json:"hook"`
+	// Layer is "bpf-lsm", "cgroup-bpf" or "lifecycle".
+	Layer    string `json:"layer"`
+	Attached bool   `json:"attached"`
+	// Adopted: re-adopted from a pin of this build.
+	Adopted bool `json:"adopted,omitempty"`
+	// Optional: the hook does not exist on every kernel.
+	Optional bool `json:"optional,omitempty"`
+	// Error says why it is not attached.
+	Error string `json:"error,omitempty"`
+}
+
+// HooksFrom is the wire form of the enforcer's hook states.
+func HooksFrom(hs []enforcer.HookStatus) []HookStatus {
+	out := make([]HookStatus, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, HookStatus{Program: h.Program, Hook: h.Name, Layer: string(h.Layer), Attached: h.Attached,
+			Adopted: h.Adopted, Optional: h.Optional, Error: h.Err})
+	}
+	return out
 }
 
 // EntrypointFrom is the wire form of a program (nil for nil).

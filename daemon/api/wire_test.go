@@ -181,13 +181,14 @@ func exchange(t *testing.T, socket, method, path, body string) (int, string, []b
 
 // TestStatusKeepsItsKeys: the typed status encodes byte for byte as the
 // JSON object of sorted keys the daemon served before it had a type (plus
-// pin_dir, added since).
+// pin_dir, added since), with each hook in snake_case (program, hook,
+// layer, attached, adopted, optional, error).
 func TestStatusKeepsItsKeys(t *testing.T) {
 	cov := []enforcer.FieldCoverage{
 		{Field: "network", State: enforcer.CoveragePartial, By: "cgroup-bpf", Gaps: []enforcer.Gap{{Code: enforcer.GapTamper, Field: "all", Detail: "d"}}},
 		{Field: "write", State: enforcer.CoverageNone},
 	}
-	hooks := []enforcer.HookStatus{{Program: "file_open", Name: "file_open", Layer: enforcer.LayerLSM, Attached: true, Adopted: true}}
+	hooks := api.HooksFrom([]enforcer.HookStatus{{Program: "file_open", Name: "file_open", Layer: enforcer.LayerLSM, Attached: true, Adopted: true}})
 	typed, err := json.Marshal(api.Status{ActivateAtExec: true, AllowPartial: true, Containers: 3, Coverage: cov,
 		Hooks: hooks, LostRecords: 7, PID: 42, PinDir: "/sys/fs/bpf/enforcerd", Version: "v1.2.3"})
 	if err != nil {
@@ -195,7 +196,8 @@ func TestStatusKeepsItsKeys(t *testing.T) {
 	}
 	untyped, err := json.Marshal(map[string]any{
 		"version": "v1.2.3", "pid": 42, "containers": 3, "coverage": cov, "activate_at_exec": true,
-		"allow_partial": true, "lost_records": uint64(7), "hooks": hooks, "pin_dir": "/sys/fs/bpf/enforcerd",
+		"allow_partial": true, "lost_records": uint64(7), "pin_dir": "/sys/fs/bpf/enforcerd",
+		"hooks": json.RawMessage(`[{"program":"file_open","hook":"file_open","layer":"bpf-lsm","attached":true,"adopted":true}]`),
 	})
 	if err != nil {
 		t.Fatal(err)

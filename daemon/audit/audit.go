@@ -19,6 +19,9 @@ import (
 
 // Record is one audit line. Field names are a stable interface.
 type Record struct {
+	// SchemaVersion is the record layout's version (SchemaVersion): a
+	// reader can tell which fields to expect (docs/audit.md).
+	SchemaVersion   int    `json:"schema_version"`
 	Time            string `json:"time"` // RFC 3339 with nanoseconds, UTC
 	Container       string `json:"container"`
 	CgroupID        uint64 `json:"cgroup_id"`         // the process's own cgroup
@@ -41,6 +44,11 @@ type Record struct {
 	Unenforced []string `json:"unenforced,omitempty"`
 }
 
+// SchemaVersion is the version of Record's layout that this build writes.
+// It changes when a field is removed or changes meaning; added fields keep
+// it. docs/audit.md describes each version.
+const SchemaVersion = 1
+
 // HookDaemon is Record.Hook of decisions the daemon made (not a kernel
 // hook): Operation "registration" with Decision "registered" or
 // "narrowed", Operation "activation" with Decision "activated_at_exec" or
@@ -59,7 +67,8 @@ func Event(t time.Time, container string, cgroupID uint64, cgroupPath, kind, rea
 		op = "registration"
 	}
 	return Record{
-		Time: t.UTC().Format(time.RFC3339Nano), Container: container, CgroupID: cgroupID, CeilingCgroupID: cgroupID,
+		SchemaVersion: SchemaVersion,
+		Time:          t.UTC().Format(time.RFC3339Nano), Container: container, CgroupID: cgroupID, CeilingCgroupID: cgroupID,
 		Hook: HookDaemon, Operation: op, Object: cgroupPath, Decision: kind, Reason: reason, Fingerprint: fingerprint,
 	}
 }
@@ -68,6 +77,7 @@ func Event(t time.Time, container string, cgroupID uint64, cgroupPath, kind, rea
 // deciding cgroup is not a registered container (e.g. enforcerd run).
 func FromDenial(d enforcer.Denial, container, fingerprint string) Record {
 	r := Record{
+		SchemaVersion:   SchemaVersion,
 		Time:            d.Time.UTC().Format(time.RFC3339Nano),
 		Container:       container,
 		CgroupID:        d.CgroupID,
@@ -176,6 +186,21 @@ func (l *Log) rotate() error {
 	return l.open()
 }
 
+// Reopen closes the file and opens PATH again (appending, or creating it),
+// for an external rotation (logrotate renames the file, then sends
+// SIGHUP). Records written meanwhile went to the renamed file; none is
+// lost. Errors: PATH cannot be opened; the log is then closed and Write
+// fails until a Reopen succeeds.
+func (l *Log) Reopen() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f != nil {
+		l.f.Close()
+		l.f = nil
+	}
+	return l.open()
+}
+
 // Close closes the file.
 func (l *Log) Close() error {
 	l.mu.Lock()
@@ -189,15 +214,39 @@ func (l *Log) Close() error {
 }
 
 // Hub fans records out to followers. A follower that does not keep up loses
-// records (counted) rather than stalling the kernel reader.
+// records (counted) rather than stalling the kernel reader. The hub also
+// keeps the last RecentRecords records published, for a reader that asks
+// for the recent ones rather than following (GET /v1/denials/recent).
 type Hub struct {
 	mu      sync.Mutex
 	subs    map[chan Record]struct{}
 	dropped uint64
+	// recent is a ring of the last len(recent) records; next is where the
+	// next one goes, full whether the ring has wrapped.
+	recent []Record
+	next   int
+	full   bool
 }
 
+// RecentRecords is how many of the last records a Hub keeps (Recent).
+const RecentRecords = 1024
+
 // NewHub makes an empty hub.
-func NewHub() *Hub { return &Hub{subs: map[chan Record]struct{}{}} }
+func NewHub() *Hub {
+	return &Hub{subs: map[chan Record]struct{}{}, recent: make([]Record, RecentRecords)}
+}
+
+// Recent returns the records kept (at most RecentRecords), oldest first;
+// a new slice, never nil.
+func (h *Hub) Recent() []Record {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]Record, 0, len(h.recent))
+	if h.full {
+		out = append(out, h.recent[h.next:]...)
+	}
+	return append(out, h.recent[:h.next]...)
+}
 
 // Subscribe returns a channel of records and a cancel function.
 func (h *Hub) Subscribe(buffer int) (<-chan Record, func()) {
@@ -219,6 +268,10 @@ func (h *Hub) Subscribe(buffer int) (<-chan Record, func()) {
 func (h *Hub) Publish(r Record) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.recent[h.next] = r
+	if h.next++; h.next == len(h.recent) {
+		h.next, h.full = 0, true
+	}
 	for ch := range h.subs {
 		select {
 		case ch <- r:

@@ -55,3 +55,70 @@ func TestLogRotatesBySize(t *testing.T) {
 		t.Fatal("more backups than configured")
 	}
 }
+
+// TestLogReopenAfterExternalRotation: logrotate renames the file, then the
+// daemon reopens on SIGHUP: records before the reopen are in the renamed
+// file, records after it in a new file at the path, none lost.
+func TestLogReopenAfterExternalRotation(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := Open(p, 1<<20, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	lines := func(name string) int {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, c := range b {
+			if c == '\n' {
+				n++
+			}
+		}
+		return n
+	}
+	l.Write(Record{Container: "before"})
+	if err := os.Rename(p, p+".rotated"); err != nil {
+		t.Fatal(err)
+	}
+	l.Write(Record{Container: "between"}) // still the renamed file
+	if err := l.Reopen(); err != nil {
+		t.Fatal(err)
+	}
+	l.Write(Record{Container: "after"})
+	if a, b := lines(p+".rotated"), lines(p); a != 2 || b != 1 {
+		t.Errorf("rotated file has %d records (want 2), new file %d (want 1)", a, b)
+	}
+	if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("new file: %v, %v; want mode 0600", fi, err)
+	}
+}
+
+// TestHubRecent: the hub keeps the last RecentRecords records, oldest
+// first, with or without followers.
+func TestHubRecent(t *testing.T) {
+	h := NewHub()
+	if r := h.Recent(); r == nil || len(r) != 0 {
+		t.Fatalf("empty hub: %v", r)
+	}
+	for i := range 3 {
+		h.Publish(Record{PID: uint32(i)})
+	}
+	if r := h.Recent(); len(r) != 3 || r[0].PID != 0 || r[2].PID != 2 {
+		t.Fatalf("3 records: %+v", r)
+	}
+	for i := 3; i < RecentRecords+10; i++ {
+		h.Publish(Record{PID: uint32(i)})
+	}
+	r := h.Recent()
+	if len(r) != RecentRecords || r[0].PID != 10 || r[len(r)-1].PID != RecentRecords+9 {
+		t.Fatalf("wrapped: %d records, first %d, last %d", len(r), r[0].PID, r[len(r)-1].PID)
+	}
+	for i := 1; i < len(r); i++ {
+		if r[i].PID != r[i-1].PID+1 {
+			t.Fatalf("out of order at %d: %d after %d", i, r[i].PID, r[i-1].PID)
+		}
+	}
+}

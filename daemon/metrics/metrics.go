@@ -3,10 +3,12 @@
 package metrics
 
 import (
+	_ "github.com/enforcerd/enforcerd/internal/buildinfo" // fills prometheus/common/version
+	"github.com/prometheus/client_golang/prometheus/collectors/version"
+
 	"time"
 
 	"net/http"
-	"runtime/debug"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -110,17 +112,10 @@ func New(src Sources) *Metrics {
 		"enforcerd_programs_attached",
 		"1 when the eBPF program of the hook is attached (loaded or re-adopted from its pin), else 0.",
 		[]string{"hook", "layer"}, nil)})
-	version := "(devel)"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		version = bi.Main.Version
-	}
-	bi := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name:        "enforcerd_build_info",
-		Help:        "Build information of the running enforcerd; always 1.",
-		ConstLabels: prometheus.Labels{"version": version},
-	})
-	bi.Set(1)
-	reg.MustRegister(bi, collectors.NewBuildInfoCollector(),
+	// enforcerd_build_info{version,revision,branch,goversion,goos,goarch,
+	// tags}: the values `enforcerd version` prints (internal/buildinfo
+	// completes them at init).
+	reg.MustRegister(version.NewCollector("enforcerd"), collectors.NewBuildInfoCollector(),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -1,11 +1,6 @@
 package registry
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/enforcerd/enforcerd/cgroup"
@@ -88,30 +83,15 @@ func (s SystemCgroups) Kill(group string) error {
 	return cg.Kill()
 }
 
-// LiveIDs walks the cgroup2 hierarchy.
+// LiveIDs walks the cgroup2 hierarchy (cgroup.Groups).
 func (s SystemCgroups) LiveIDs() (map[uint64]bool, error) {
-	ids := map[uint64]bool{}
-	err := filepath.WalkDir(s.Mount, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // removed while walking
-			}
-			return err
-		}
-		if !d.IsDir() {
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			ids[st.Ino] = true
-		}
-		return nil
-	})
+	groups, err := cgroup.Groups(s.Mount)
 	if err != nil {
-		return nil, fmt.Errorf("walk cgroups %s: %w", s.Mount, err)
+		return nil, err
+	}
+	ids := make(map[uint64]bool, len(groups))
+	for id := range groups {
+		ids[id] = true
 	}
 	return ids, nil
 }

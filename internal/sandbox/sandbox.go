@@ -97,6 +97,7 @@ type Sandbox struct {
 	created    bool // cg exists: Close removes it
 	registered bool // cg is registered: Close unregisters it
 	outer      []Outer
+	orphans    []Orphan
 	stopWatch  func() uint64
 	closed     bool
 }
@@ -193,6 +194,9 @@ func (s *Sandbox) PartialAccepted() []enforcer.Gap {
 // Cgroup is the transient cgroup (after Register).
 func (s *Sandbox) Cgroup() cgroup.Cgroup { return s.cg }
 
+// Orphans lists what Register removed of killed runs (CleanOrphans).
+func (s *Sandbox) Orphans() []Orphan { return s.orphans }
+
 // Outer lists the registered cgroups at and above the parent, nearest
 // first (after Register): their ceilings apply to the sandbox too.
 func (s *Sandbox) Outer() []Outer { return s.outer }
@@ -212,7 +216,9 @@ func (s *Sandbox) Register() error {
 	}
 	name := s.cfg.CgroupName
 	if name == "" {
-		name = fmt.Sprintf("enforcerd-run-%d", os.Getpid())
+		name = fmt.Sprintf("%s%d", runCgroupPrefix, os.Getpid())
+		// Best effort: what killed runs left here goes first.
+		s.orphans, _ = s.CleanOrphans()
 	}
 	cg, err := cgroup.Create(s.mount, path.Join(s.parent, name))
 	if err != nil {

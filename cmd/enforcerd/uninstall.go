@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/sandbox"
+)
+
+const uninstallHelp = `Usage: enforcerd uninstall [--force [--kill]] [--pin-dir DIR] [--socket PATH]
+                           [--state FILE]
+
+Remove what enforcerd keeps in the kernel and on the host: every pinned
+program and map under the pin directory (the programs detach, and every
+ceiling they enforce is lifted), the cgroups that killed "enforcerd run"
+processes left behind (empty enforcerd-run-<pid> cgroups), and the daemon's
+state file. Run it after stopping the daemon (systemctl disable --now
+enforcerd.socket enforcerd.service); it refuses while a daemon runs on these
+pins, since the daemon holds the programs attached.
+
+While containers or runs are registered, uninstall refuses and lists them:
+removing the pins would let them go on running with no ceiling. With
+--force each registered cgroup that still exists is frozen first (it stays
+frozen: thawing it would run it with no ceiling, so kill or remove it),
+or with --force --kill its processes are killed.
+
+It leaves, and names: the audit log (/var/log/enforcerd, your records),
+the configuration (/etc/enforcerd), the systemd units, hooks.d files and the
+binary, which your package manager or install script removes.
+
+Flags:
+  --force          freeze every registered cgroup, then remove everything
+  --kill           with --force: kill the registered cgroups' processes
+                   instead of freezing them
+  --pin-dir DIR    bpffs directory of the pins (default /sys/fs/bpf/enforcerd)
+  --socket PATH    the daemon's API socket, to refuse while it answers
+                   (default /run/enforcerd/enforcerd.sock)
+  --state FILE     the daemon's state file to remove (default
+                   /var/lib/enforcerd/state.json)
+  -h, --help       this help
+
+Exit status:
+  0  everything under the pin directory is removed and its programs are
+     detached (also when nothing was installed)
+  1  refused (a daemon runs, or containers are registered without
+     --force), or something could not be removed (named on stderr)
+  2  usage error
+`
+
+func newUninstallCmd(s streams) *cobra.Command {
+	var o uninstallOptions
+	c := newCommand(s, commandSpec{
+		name:    "uninstall",
+		summary: "detach and unpin every program and map, remove enforcerd's cgroups and state",
+		help:    uninstallHelp,
+		run: func(c *cobra.Command, _ []string) error {
+			if o.kill && !o.force {
+				return usageErrorf("--kill needs --force")
+			}
+			if err := needsRoot(); err != nil {
+				return err
+			}
+			return uninstall(s, o)
+		},
+	})
+	c.Flags().BoolVar(&o.force, "force", false, "freeze (or --kill) registered cgroups, then remove")
+	c.Flags().BoolVar(&o.kill, "kill", false, "with --force: kill instead of freezing")
+	c.Flags().StringVar(&o.pinDir, "pin-dir", defaultPinDir, "bpffs directory of the pins")
+	c.Flags().StringVar(&o.socket, "socket", api.DefaultSocket, "the daemon's API socket")
+	c.Flags().StringVar(&o.state, "state", state.DefaultPath, "the daemon's state file")
+	return c
+}
+
+type uninstallOptions struct {
+	force, kill           bool
+	pinDir, socket, state string
+}
+
+// linkReleaseWait bounds the wait for the kernel to release the links
+// after their pins are gone (killed runs close their descriptors).
+const linkReleaseWait = 10 * time.Second
+
+func uninstall(s streams, o uninstallOptions) error {
+	out := func(format string, a ...any) { fmt.Fprintf(s.out, format+"\n", a...) }
+	in, err := enforcer.ReadInstallation(o.pinDir)
+	if err != nil {
+		return err
+	}
+	if pid := in.HostPolicy.DaemonPID; pid > 0 && processExists(pid) {
+		return fmt.Errorf("refusing: the enforcerd daemon (pid %d) uses %s and holds its programs attached; stop it first (systemctl disable --now enforcerd.socket enforcerd.service)", pid, o.pinDir)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	_, serr := api.NewClient(o.socket, 2*time.Second).Status(ctx)
+	cancel()
+	if serr == nil {
+		return fmt.Errorf("refusing: an enforcerd daemon answers on %s; stop it first (systemctl disable --now enforcerd.socket enforcerd.service)", o.socket)
+	}
+	mount, err := cgroup.Mountpoint()
+	if err != nil {
+		return err
+	}
+	groups, err := cgroup.Groups(mount)
+	if err != nil {
+		return err
+	}
+	var live []enforcer.Registration
+	for _, r := range in.Registrations {
+		if _, ok := groups[r.CgroupID]; ok {
+			live = append(live, r)
+		}
+	}
+	if len(live) > 0 && !o.force {
+		fmt.Fprintf(s.err, "enforcerd uninstall: %d cgroup(s) registered in %s still exist:\n", len(live), o.pinDir)
+		for _, r := range live {
+			fmt.Fprintf(s.err, "  %s (cgroup id %d): %s\n", groups[r.CgroupID], r.CgroupID, r.Entry.Ceiling)
+		}
+		fmt.Fprintf(s.err, "enforcerd uninstall: refusing: removing the pins would let them run with no ceiling; stop them, or use --force (freeze them) or --force --kill\n")
+		return exitCode(exitFailure)
+	}
+	var failed []string
+	for _, r := range live {
+		cg, err := cgroup.Open(mount, groups[r.CgroupID])
+		if err != nil {
+			failed = append(failed, err.Error())
+			continue
+		}
+		if o.kill {
+			if err := cg.Kill(); err != nil {
+				failed = append(failed, err.Error())
+				continue
+			}
+			out("killed: the processes of %s (cgroup id %d)", cg.Group, cg.ID)
+			continue
+		}
+		if err := cg.Freeze(5 * time.Second); err != nil {
+			failed = append(failed, err.Error())
+			continue
+		}
+		out("frozen: %s (cgroup id %d); it stays frozen: thawing it would run it with no ceiling, so kill it (echo 1 > %s/cgroup.kill) or remove it", cg.Group, cg.ID, cg.Path())
+	}
+	if len(failed) > 0 {
+		// Nothing is unpinned while a registered cgroup could not be
+		// frozen or killed: it would run with no ceiling.
+		return fmt.Errorf("refusing to remove the pins: %s", strings.Join(failed, "; "))
+	}
+	if in.Present {
+		if err := in.RemovePins(linkReleaseWait); err != nil {
+			return err
+		}
+		out("removed: %d pins under %s (%d programs detached, %d registrations dropped)", in.Pins, o.pinDir, len(in.LinkIDs), len(in.Registrations))
+	} else {
+		out("nothing pinned under %s", o.pinDir)
+	}
+	for _, g := range runLeftovers(mount, groups) {
+		cg, err := cgroup.Open(mount, g)
+		if err == nil {
+			err = cg.Remove(time.Second)
+		}
+		if err != nil {
+			fmt.Fprintf(s.err, "enforcerd uninstall: cgroup %s left by a killed run: %v\n", g, err)
+			continue
+		}
+		out("removed: cgroup %s (left by a killed enforcerd run)", g)
+	}
+	for _, f := range []string{o.state, o.state + ".lock"} {
+		if err := os.Remove(f); err == nil {
+			out("removed: %s", f)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(s.err, "enforcerd uninstall: %v\n", err)
+		}
+	}
+	out("left in place: the audit log (/var/log/enforcerd), the configuration (/etc/enforcerd), the systemd units, hooks.d files and this binary")
+	return nil
+}
+
+// runLeftovers lists the cgroups killed runs left over the whole
+// hierarchy (sandbox.LeftByKilledRun).
+func runLeftovers(mount string, groups map[uint64]string) []string {
+	var out []string
+	for _, g := range groups {
+		if _, ok := sandbox.LeftByKilledRun(mount, g); ok {
+			out = append(out, g)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// processExists: pid names a process (or whether it does cannot be told).
+func processExists(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/enforcerd/enforcerd/internal/buildinfo"
+)
+
+const versionHelp = `Usage: enforcerd version [--json]
+       enforcerd --version
+
+Print the version of this enforcerd binary: its release or git describe
+version, the VCS revision it was built from, the build date and the Go
+toolchain and platform. The same values are the labels of the metric
+enforcerd_build_info that the daemon exports.
+
+A binary built with "make build" carries the values the Makefile sets at
+link time; one built with plain "go build" or "go install" carries what the
+Go toolchain recorded (the module version, "(devel)" for a work tree, and
+the commit, with "-modified" for uncommitted changes). A value that is not
+known prints as "unknown".
+
+Flags:
+  --json   print one JSON object: {"version", "revision", "branch",
+           "build_date", "go_version", "platform"}
+
+Exit status: 0.
+`
+
+func newVersionCmd(s streams) *cobra.Command {
+	var asJSON bool
+	c := newCommand(s, commandSpec{
+		name:    "version",
+		summary: "print the version, revision and build of this binary",
+		help:    versionHelp,
+		run: func(*cobra.Command, []string) error {
+			return printVersion(s, asJSON)
+		},
+	})
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+// printVersion prints the build of the running binary.
+func printVersion(s streams, asJSON bool) error {
+	info := buildinfo.Get()
+	if asJSON {
+		b, err := json.Marshal(info)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(s.out, "%s\n", b)
+		return err
+	}
+	_, err := fmt.Fprintf(s.out, "enforcerd %s\n", info)
+	return err
+}

@@ -1,0 +1,148 @@
+// Package deploy holds no code: its tests check the files operators install
+// (systemd units, hooks.d) against what the binary expects of them.
+package deploy
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/enforcerd/enforcerd/daemon/api"
+)
+
+// TestHooksDirFiles: the shipped hooks.d files are ordered by an NN-
+// prefix, run `enforcerd hook STAGE` for the stage they declare, and give
+// the hook more time than its default --timeout (so the hook, which waits
+// for a restarting daemon, reports before the runtime kills it).
+func TestHooksDirFiles(t *testing.T) {
+	files, err := filepath.Glob("hooks.d/*.json")
+	if err != nil || len(files) != 2 {
+		t.Fatalf("hooks.d files: %v, %v; want 2", files, err)
+	}
+	for _, f := range files {
+		if !regexp.MustCompile(`^[0-9]{2}-enforcerd-[a-z]+\.json$`).MatchString(filepath.Base(f)) {
+			t.Errorf("%s: name is not NN-enforcerd-STAGE.json", f)
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h struct {
+			Hook struct {
+				Args    []string `json:"args"`
+				Timeout int      `json:"timeout"`
+			} `json:"hook"`
+			Stages []string `json:"stages"`
+		}
+		if err := json.Unmarshal(b, &h); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if len(h.Stages) != 1 || len(h.Hook.Args) != 3 || h.Hook.Args[1] != "hook" || h.Hook.Args[2] != h.Stages[0] {
+			t.Errorf("%s: args %v for stages %v", f, h.Hook.Args, h.Stages)
+		}
+		if time.Duration(h.Hook.Timeout)*time.Second <= api.DefaultHookTimeout {
+			t.Errorf("%s: runtime timeout %ds is not above the hook's default --timeout %v", f, h.Hook.Timeout, api.DefaultHookTimeout)
+		}
+	}
+}
+
+// TestSystemdUnits: systemd-analyze verify accepts the units without a
+// single complaint (unknown keys are only warnings there, so any output
+// fails), with ExecStart pointed at a real binary; and the service runs the
+// daemon without --config (the default file is optional), reloads with
+// SIGHUP, has a watchdog and the socket the daemon's default config names.
+func TestSystemdUnits(t *testing.T) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Fatalf("systemd-analyze is needed to verify the units (apt-get install systemd): %v", err)
+	}
+	dir := t.TempDir()
+	for _, u := range []string{"enforcerd.service", "enforcerd.socket"} {
+		b, err := os.ReadFile(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, u), []byte(strings.ReplaceAll(string(b), "/usr/local/bin/enforcerd", "/bin/true")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := exec.Command(analyze, "verify", "--man=no", filepath.Join(dir, "enforcerd.socket"), filepath.Join(dir, "enforcerd.service")).CombinedOutput()
+	if err != nil || len(out) > 0 {
+		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+	svc, _ := os.ReadFile("enforcerd.service")
+	sock, _ := os.ReadFile("enforcerd.socket")
+	for _, want := range []string{"\nExecStart=/usr/local/bin/enforcerd daemon\n", "\nExecReload=/bin/kill -HUP $MAINPID\n",
+		"\nWatchdogSec=", "\nType=notify\n", "\nRequires=enforcerd.socket\n"} {
+		if !strings.Contains(string(svc), want) {
+			t.Errorf("enforcerd.service lacks %q", want)
+		}
+	}
+	if strings.Contains(string(svc), "systemd-nspawn@.service") {
+		t.Error("enforcerd.service orders itself against systemd-nspawn@.service, which names no instance")
+	}
+	if !strings.Contains(string(sock), "\nListenStream=/run/enforcerd/enforcerd.sock\n") {
+		t.Error("enforcerd.socket does not listen on the daemon's default socket")
+	}
+}
+
+// TestDist: `make dist` (scripts/dist) builds a tarball whose SHA-256 file
+// verifies, holding the static binary, the units, hooks.d, config, licences
+// and install scripts under one top directory; install.sh with DESTDIR
+// puts each where deploy/README.md says.
+func TestDist(t *testing.T) {
+	out := t.TempDir()
+	b, err := exec.Command("../scripts/dist", "--out", out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("scripts/dist: %v\n%s", err, b)
+	}
+	sums, _ := filepath.Glob(filepath.Join(out, "*.tar.gz.sha256"))
+	if len(sums) != 1 {
+		t.Fatalf("checksum files %v\n%s", sums, b)
+	}
+	check := exec.Command("sha256sum", "-c", filepath.Base(sums[0]))
+	check.Dir = out
+	if b, err := check.CombinedOutput(); err != nil {
+		t.Fatalf("sha256sum -c: %v\n%s", err, b)
+	}
+	tarball := strings.TrimSuffix(sums[0], ".sha256")
+	unpack := t.TempDir()
+	if b, err := exec.Command("tar", "-xzf", tarball, "-C", unpack).CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v\n%s", err, b)
+	}
+	tops, _ := filepath.Glob(filepath.Join(unpack, "enforcerd-*"))
+	if len(tops) != 1 {
+		t.Fatalf("top directories %v", tops)
+	}
+	top := tops[0]
+	for _, f := range []string{"bin/enforcerd", "systemd/enforcerd.service", "systemd/enforcerd.socket",
+		"hooks.d/50-enforcerd-createruntime.json", "hooks.d/50-enforcerd-poststop.json", "config.yaml",
+		"LICENSE", "LICENSES/GPL-2.0", "README.md", "install.sh", "uninstall.sh",
+		"man/enforcerd.1", "man/enforcerd-ctl.1", "completions/enforcerd.bash", "completions/enforcerd.zsh", "completions/enforcerd.fish"} {
+		if _, err := os.Stat(filepath.Join(top, f)); err != nil {
+			t.Errorf("tarball lacks %s: %v", f, err)
+		}
+	}
+	if b, err := exec.Command("file", filepath.Join(top, "bin/enforcerd")).Output(); err != nil || !strings.Contains(string(b), "statically linked") {
+		t.Errorf("bin/enforcerd is not static: %s %v", b, err)
+	}
+	dest := t.TempDir()
+	inst := exec.Command("./install.sh")
+	inst.Dir = top
+	inst.Env = append(os.Environ(), "DESTDIR="+dest)
+	if b, err := inst.CombinedOutput(); err != nil {
+		t.Fatalf("install.sh: %v\n%s", err, b)
+	}
+	for _, f := range []string{"usr/local/bin/enforcerd", "etc/systemd/system/enforcerd.service", "etc/systemd/system/enforcerd.socket",
+		"usr/share/containers/oci/hooks.d/50-enforcerd-createruntime.json", "etc/enforcerd/config.yaml",
+		"usr/local/share/man/man1/enforcerd-ctl.1", "usr/local/share/bash-completion/completions/enforcerd"} {
+		if _, err := os.Stat(filepath.Join(dest, f)); err != nil {
+			t.Errorf("install.sh did not install %s: %v", f, err)
+		}
+	}
+}

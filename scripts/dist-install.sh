@@ -1,0 +1,32 @@
+#!/bin/sh
+# Install enforcerd from an unpacked release tarball (run from its top
+# directory as root). DESTDIR installs into another root (packaging).
+# Enables and starts enforcerd.socket and enforcerd.service when systemd runs
+# and DESTDIR is empty.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+d=${DESTDIR:-}
+install -D -m 0755 "$here/bin/enforcerd" "$d/usr/local/bin/enforcerd"
+install -D -m 0644 "$here/systemd/enforcerd.service" "$d/etc/systemd/system/enforcerd.service"
+install -D -m 0644 "$here/systemd/enforcerd.socket" "$d/etc/systemd/system/enforcerd.socket"
+for f in "$here"/hooks.d/*.json; do
+	install -D -m 0644 "$f" "$d/usr/share/containers/oci/hooks.d/$(basename "$f")"
+done
+if [ ! -e "$d/etc/enforcerd/config.yaml" ]; then
+	install -D -m 0644 "$here/config.yaml" "$d/etc/enforcerd/config.yaml"
+fi
+if [ -d "$here/man" ]; then
+	for f in "$here"/man/*.1; do
+		install -D -m 0644 "$f" "$d/usr/local/share/man/man1/$(basename "$f")"
+	done
+fi
+if [ -d "$here/completions" ]; then
+	install -D -m 0644 "$here/completions/enforcerd.bash" "$d/usr/local/share/bash-completion/completions/enforcerd"
+	install -D -m 0644 "$here/completions/enforcerd.zsh" "$d/usr/local/share/zsh/site-functions/_enforcerd"
+	install -D -m 0644 "$here/completions/enforcerd.fish" "$d/usr/local/share/fish/vendor_completions.d/enforcerd.fish"
+fi
+if [ -z "$d" ] && [ -d /run/systemd/system ]; then
+	systemctl daemon-reload
+	systemctl enable --now enforcerd.socket enforcerd.service
+fi
+echo "installed enforcerd into ${d:-/}; check what this kernel enforces: enforcerd check"

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -111,11 +112,16 @@ func LoadConfig(path string, required bool) (Config, error) {
 
 // parseConfig decodes YAML onto c (keys absent keep c's values) and
 // validates the result.
+// unknownKey matches yaml.v3's message for a key no field declares.
+var unknownKey = regexp.MustCompile(`field (\S+) not found in type \S+`)
+
 func parseConfig(b []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return err
+		// yaml.v3 names Go types ("field x not found in type
+		// daemon.Config"); say it in the configuration's terms.
+		return errors.New(unknownKey.ReplaceAllString(err.Error(), "unknown key $1"))
 	}
 	return c.Validate()
 }

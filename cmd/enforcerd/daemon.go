@@ -163,7 +163,9 @@ and registering a container above (or under the parent id of) existing
 ones clamps them, each in one transaction (all containers or none; a
 descendant that cannot take the new ceiling, e.g. one that runs a shell
 under a new shell=none, refuses the whole request) with one "narrowed"
-audit record per container changed. Unregistering an ancestor widens
+audit record per container changed, and always one for the container a
+narrow request names (a record of the request, also when it changed
+nothing). Unregistering an ancestor widens
 nothing. A "role" that is given must be a role name, legacy alias or
 org-chart title (enforcerd surface --help): any other value, "" included,
 is 400 with the valid names; without "role" the role is general. A ceiling

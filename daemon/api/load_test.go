@@ -21,6 +21,10 @@ func concurrently(t *testing.T, ts *testServer, groups []string, ceiling string,
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*n)
 	sem := make(chan struct{}, 64)
+	// The point is correctness under concurrency, not latency: every
+	// registration writes the state file under the registry's lock, so on
+	// a loaded machine a request can wait long in the queue.
+	client := api.NewClient(ts.socket, 2*time.Minute)
 	start := time.Now()
 	for i := range n {
 		wg.Add(1)
@@ -29,17 +33,17 @@ func concurrently(t *testing.T, ts *testServer, groups []string, ceiling string,
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			id := fmt.Sprintf("c%04d", i)
-			if _, err := ts.client.Register(ctx, api.RegisterRequest{ID: id, Cgroup: groups[i], Ceiling: ceiling}); err != nil {
+			if _, err := client.Register(ctx, api.RegisterRequest{ID: id, Cgroup: groups[i], Ceiling: ceiling}); err != nil {
 				errs <- err
 				return
 			}
 			// Same id again: must conflict, never duplicate.
 			var ae *api.Error
-			if _, err := ts.client.Register(ctx, api.RegisterRequest{ID: id, Cgroup: groups[i], Ceiling: ceiling}); !errors.As(err, &ae) || ae.Status != 409 {
+			if _, err := client.Register(ctx, api.RegisterRequest{ID: id, Cgroup: groups[i], Ceiling: ceiling}); !errors.As(err, &ae) || ae.Status != 409 {
 				errs <- fmt.Errorf("duplicate register of %s: %v", id, err)
 			}
 			if i%2 == 0 {
-				if err := ts.client.Unregister(ctx, id); err != nil {
+				if err := client.Unregister(ctx, id); err != nil {
 					errs <- err
 				}
 			}

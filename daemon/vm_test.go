@@ -35,6 +35,7 @@ type vmEnv struct {
 	sock   string
 	audit  string
 	mount  string
+	pin    string
 	daemon *exec.Cmd
 }
 
@@ -64,6 +65,7 @@ func newVMEnvAnyLSM(t *testing.T, metricsAddr string, extraCfg ...string) *vmEnv
 	e := &vmEnv{t: t, bin: bin, dir: dir, cfg: filepath.Join(dir, "config.yaml"), sock: filepath.Join(dir, "api.sock"),
 		audit: filepath.Join(dir, "audit.jsonl"), mount: mount}
 	pin, _ := vmtest.PinDir("daemon-test")
+	e.pin = pin
 	cfg := fmt.Sprintf("socket: %s\nstate: %s/state.json\npin_dir: %s\naudit:\n  path: %s\nmetrics:\n  listen: %s\n",
 		e.sock, dir, pin, e.audit, metricsAddr) + strings.Join(extraCfg, "")
 	if err := os.WriteFile(e.cfg, []byte(cfg), 0o600); err != nil {

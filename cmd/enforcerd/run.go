@@ -71,8 +71,9 @@ Flags:
   --socket PATH          the enforcerd daemon's API socket (default
                          /run/enforcerd/enforcerd.sock). When a daemon
                          answers there it reads the denial records into its
-                         audit log, and run does not print them (a record
-                         has one reader).
+                         audit log (a record has one reader), and run prints
+                         this run's records from the daemon's stream
+                         (GET /v1/denials?cgroup_id=ID) instead.
   -q, --quiet            do not print denials
 
 --role and the explicit flags clamp together: the result is never wider than

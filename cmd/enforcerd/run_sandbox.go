@@ -4,6 +4,7 @@ package main
 // exit status.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/sandbox"
 )
@@ -88,9 +92,12 @@ func runSandboxed(o runOptions, s streams) int {
 	switch {
 	case o.quiet:
 	case sb.DaemonReadsRecords() || daemonReadsRecords(o.socket, o.pinDir):
-		// The denial ring buffer has one reader in practice: taking
-		// records here would remove them from the daemon's audit trail.
-		fmt.Fprintf(stderr, "enforcerd run: the enforcerd daemon using %s records the denials of cgroup id %d in its audit log; not printing them here\n", o.pinDir, sb.Cgroup().ID)
+		// The denial ring buffer has one reader: the daemon's. Its API
+		// streams this run's records back (filtered by cgroup id).
+		if stop, err = followFromDaemon(o.socket, sb.Cgroup().ID, stderr); err != nil {
+			fmt.Fprintf(stderr, "enforcerd run: the enforcerd daemon using %s records the denials of cgroup id %d in its audit log; streaming them here failed: %v\n", o.pinDir, sb.Cgroup().ID, err)
+			stop = func() uint64 { return 0 }
+		}
 	default:
 		if stop, err = sb.WatchDenials(func(d sandbox.Denial) { printDenial(stderr, d) }); err != nil {
 			return fail("%v", err)
@@ -163,4 +170,50 @@ func gapLines(gs []enforcer.Gap) []string {
 		out[i] = g.String()
 	}
 	return out
+}
+
+// daemonStreamGrace is how long run keeps reading the daemon's stream after
+// CMD ended: the daemon publishes a record once it read it from the kernel.
+const daemonStreamGrace = 300 * time.Millisecond
+
+// followFromDaemon prints the denial records of cgroup id cgid that the
+// daemon on socket publishes, from the moment it returns (the daemon has
+// subscribed) until the returned stop is called (then daemonStreamGrace
+// more). stop returns 0: losses are the daemon's to count
+// (enforcerd_ringbuf_lost_records_total). Errors: the stream could not be
+// opened.
+func followFromDaemon(socket string, cgid uint64, w io.Writer) (stop func() uint64, err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	subscribed := make(chan struct{})
+	done := make(chan error, 1)
+	client := api.NewClient(socket, 10*time.Second)
+	go func() {
+		done <- client.FollowDenialsSubscribed(ctx, api.DenialFilter{CgroupID: cgid}, func() { close(subscribed) },
+			func(r audit.Record) error { printRecord(w, r); return nil })
+	}()
+	select {
+	case <-subscribed:
+	case err := <-done:
+		cancel()
+		return nil, err
+	case <-time.After(10 * time.Second):
+		cancel()
+		return nil, errors.New("no answer within 10s")
+	}
+	return func() uint64 {
+		time.Sleep(daemonStreamGrace)
+		cancel()
+		<-done
+		return 0
+	}, nil
+}
+
+// printRecord prints an audit record from the daemon as printDenial prints
+// one read from the kernel.
+func printRecord(w io.Writer, r audit.Record) {
+	verb := "denied"
+	if r.Decision == "audited" {
+		verb = "audit: would deny"
+	}
+	fmt.Fprintf(w, "enforcerd: %s %s %s (%s) pid=%d comm=%s\n", verb, r.Operation, printable(r.Object), r.Hook, r.PID, printable(r.Comm))
 }

@@ -202,6 +202,14 @@ func (c *Client) Follow(ctx context.Context, container string, fn func(audit.Rec
 // publishes them, until ctx ends (ctx.Err()), fn returns an error (that
 // error), or the daemon goes away (nil at the end of the stream).
 func (c *Client) FollowDenials(ctx context.Context, f DenialFilter, fn func(audit.Record) error) error {
+	return c.FollowDenialsSubscribed(ctx, f, nil, fn)
+}
+
+// FollowDenialsSubscribed is FollowDenials that calls subscribed (when not
+// nil) once the daemon has subscribed the stream: every record the daemon
+// publishes from then on reaches fn. A caller that must not miss the
+// records of something it starts waits for it first.
+func (c *Client) FollowDenialsSubscribed(ctx context.Context, f DenialFilter, subscribed func(), fn func(audit.Record) error) error {
 	path := "/v1/denials" + f.query()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://enforcerd"+path, nil)
 	if err != nil {
@@ -216,6 +224,9 @@ func (c *Client) FollowDenials(ctx context.Context, f DenialFilter, fn func(audi
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return decodeResponse(resp, nil)
+	}
+	if subscribed != nil {
+		subscribed() // the daemon subscribes before it sends the headers
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)

@@ -48,7 +48,7 @@ const (
 // commands builds the subcommands, in no particular order (the listing is
 // sorted by name).
 func commands(s streams) []*cobra.Command {
-	return []*cobra.Command{newRunCmd(s, runSandboxed), newSurfaceCmd(s), newCheckCmd(s), newDaemonCmd(s), newHookCmd(s)}
+	return []*cobra.Command{newRunCmd(s, runSandboxed), newSurfaceCmd(s), newCheckCmd(s), newDaemonCmd(s), newHookCmd(s), newProxyCmd(s)}
 }
 
 // usage is the top-level help: the command list is every visible

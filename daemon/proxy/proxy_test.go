@@ -185,6 +185,11 @@ func TestNonPublicDestinationsRefusedUnlessListed(t *testing.T) {
 	if resp.StatusCode != 200 || conns.Load() != 1 {
 		t.Fatalf("listed name: %d, %d connections", resp.StatusCode, conns.Load())
 	}
+	// Origin-form routed by Host (curl --unix-socket).
+	resp, _, _ = tp.raw(t, "GET /v1 HTTP/1.1\r\nHost: lo.example.com:"+strconv.Itoa(port)+"\r\n\r\n")
+	if resp.StatusCode != 200 || conns.Load() != 2 {
+		t.Fatalf("listed name: %d, %d connections", resp.StatusCode, conns.Load())
+	}
 }
 
 func TestDNSRebindingRefusedAtDial(t *testing.T) {
@@ -227,7 +232,8 @@ func TestDNSRebindingRefusedAtDial(t *testing.T) {
 func TestBadRequestsAre400(t *testing.T) {
 	tp := startProxy(t, Config{AllowDomains: []string{"api.example.com"}}, Options{})
 	for _, head := range []string{
-		"GET / HTTP/1.1\r\nHost: api.example.com\r\n\r\n",                            // origin-form: not a proxy request
+		"GET / HTTP/1.0\r\n\r\n",                                                     // origin-form without Host: nothing to route by
+		"OPTIONS * HTTP/1.1\r\nHost: api.example.com\r\n\r\n",                        // asterisk-form
 		"CONNECT api.example.com:443 HTTP/1.1\r\nHost: evil.example.net:443\r\n\r\n", // Host mismatch
 		"CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:80\r\n\r\n",   // port mismatch
 		"CONNECT api.example.com HTTP/1.1\r\n\r\n",                                   // no port

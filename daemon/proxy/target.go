@@ -115,8 +115,9 @@ func ParseAuthority(s string, defaultPort uint16) (Target, error) {
 // ParseRequestTarget is the target of a proxy request (RFC 9112 section
 // 3.2): for CONNECT the authority-form "host:port"; for every other method
 // the absolute-form "http://host[:port]/path" (https and other schemes are
-// refused: TLS goes through CONNECT, end to end). Origin-form ("/path")
-// and asterisk-form are requests to the proxy itself and are refused.
+// refused: TLS goes through CONNECT, end to end), or the origin-form
+// "/path" with exactly one Host header, which is then the target (a client
+// using the unix socket as the server itself); asterisk-form is refused.
 // hosts are the request's Host header values as received: more than one
 // is refused, and one that names another host or port than the target is
 // refused (a Host without port stands for the target's port), so no
@@ -129,6 +130,18 @@ func ParseRequestTarget(method, requestURI string, hosts []string) (Target, erro
 		if t, err = ParseAuthority(requestURI, 0); err != nil {
 			return Target{}, err
 		}
+	} else if strings.HasPrefix(requestURI, "/") {
+		// Origin-form routed by its Host header: what a client that
+		// talks to the unix socket as the server sends (curl
+		// --unix-socket PATH http://host/...). The Host header is then
+		// the target, checked like any other.
+		if len(hosts) != 1 {
+			return Target{}, badTarget("%q is not an absolute URL and there is not exactly one Host header to route it by", trunc(requestURI))
+		}
+		if t, err = ParseAuthority(hosts[0], 80); err != nil {
+			return Target{}, fmt.Errorf("Host header: %w", err)
+		}
+		return t, nil
 	} else {
 		if !strings.Contains(requestURI, "://") {
 			return Target{}, badTarget("%q is not an absolute URL (configure this address as an HTTP proxy)", trunc(requestURI))

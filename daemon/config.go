@@ -45,6 +45,7 @@ type Config struct {
 	Pending      PendingConfig `yaml:"pending"`
 	Audit        AuditConfig   `yaml:"audit"`
 	Metrics      MetricsConfig `yaml:"metrics"`
+	Proxy        ProxyConfig   `yaml:"proxy"`
 }
 
 // PendingConfig bounds registrations that activate at exec.
@@ -86,6 +87,7 @@ func DefaultConfig() Config {
 		Pending:       PendingConfig{Deadline: registry.DefaultPendingDeadline, CheckInterval: 100 * time.Millisecond},
 		Audit:         AuditConfig{Path: "/var/log/enforcerd/audit.jsonl", MaxSizeMB: 64, MaxBackups: 5},
 		Metrics:       MetricsConfig{Listen: "127.0.0.1:9464"},
+		Proxy:         DefaultProxyConfig(),
 	}
 }
 
@@ -153,5 +155,5 @@ func (c Config) Validate() error {
 			return fmt.Errorf("metrics.listen: %w", err)
 		}
 	}
-	return nil
+	return c.Proxy.validate()
 }

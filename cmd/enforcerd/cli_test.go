@@ -12,7 +12,7 @@ import (
 )
 
 // commandNames are the subcommands, in the order of the top-level listing.
-var commandNames = []string{"check", "daemon", "hook", "run", "surface"}
+var commandNames = []string{"check", "daemon", "hook", "proxy", "run", "surface"}
 
 func TestEveryCommandPrintsItsOwnHelp(t *testing.T) {
 	cmds := commands(streams{})

@@ -185,3 +185,21 @@ func (p Patterns) Match(t Target) bool {
 	}
 	return p.MatchName(t.Host)
 }
+
+// ParseAllowList parses a container's proxy_allow value (API field,
+// annotation enforcerd.io/proxy-allow): comma-separated domain patterns, or
+// "none" for no domain at all. It returns the canonical patterns ([] for
+// none). Errors wrap ErrBadName and name the pattern.
+func ParseAllowList(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "none" {
+		return []string{}, nil
+	}
+	if len(s) > 4096 {
+		return nil, fmt.Errorf("%w: proxy allow list longer than 4096 bytes", ErrBadName)
+	}
+	p, err := ParsePatterns([]string{s})
+	if err != nil {
+		return nil, err
+	}
+	return p.Strings(), nil
+}

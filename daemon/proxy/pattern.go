@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 )
@@ -28,8 +29,9 @@ var hostProfile = idna.New(
 // (IDNA/Punycode), lower case, without the trailing dot of a fully
 // qualified name. Rules (RFC 1035, RFC 5891 lookup): 1-63 byte labels of
 // letters, digits and inner hyphens, at most 253 bytes in all, and a last
-// label that is not all digits (so "127.1" or "2130706433" are never taken
-// for names: IP addresses are written as IP literals). Errors wrap
+// label that is not all digits and labels that are not all inet_aton(3)
+// numbers (so "127.1", "2130706433" or "0x7f000001" are never taken for
+// names: IP addresses are written as IP literals). Errors wrap
 // ErrBadName.
 func NormalizeHost(s string) (string, error) {
 	in := s
@@ -37,11 +39,19 @@ func NormalizeHost(s string) (string, error) {
 	if s == "" {
 		return "", fmt.Errorf("%w: %q is empty", ErrBadName, in)
 	}
+	if !utf8.ValidString(s) {
+		return "", fmt.Errorf("%w: %q is not UTF-8", ErrBadName, in)
+	}
 	a, err := hostProfile.ToASCII(s)
 	if err != nil {
 		return "", fmt.Errorf("%w: %q: %v", ErrBadName, in, err)
 	}
 	a = strings.ToLower(a)
+	// The ASCII form must be its own canonical form, so a stored or
+	// logged name always parses back to itself.
+	if again, err := hostProfile.ToASCII(a); err != nil || again != a {
+		return "", fmt.Errorf("%w: %q has no stable ASCII form", ErrBadName, in)
+	}
 	if len(a) > 253 {
 		return "", fmt.Errorf("%w: %q is longer than 253 bytes", ErrBadName, in)
 	}
@@ -60,10 +70,35 @@ func NormalizeHost(s string) (string, error) {
 			}
 		}
 	}
-	if allDigits(labels[len(labels)-1]) {
-		return "", fmt.Errorf("%w: %q ends in an all-digit label (write an IP address as an IP literal)", ErrBadName, in)
+	if allDigits(labels[len(labels)-1]) || inetAtonForm(labels) {
+		return "", fmt.Errorf("%w: %q is a numeric address form, not a name (write an IP address as a dotted-quad or bracketed IPv6 literal)", ErrBadName, in)
 	}
 	return a, nil
+}
+
+// inetAtonForm: every label is a number as inet_aton(3) reads it
+// (decimal, 0x hex, octal), so a C resolver would take the name for an
+// address ("0x7f000001", "0x7f.1").
+func inetAtonForm(labels []string) bool {
+	if len(labels) > 4 {
+		return false
+	}
+	for _, l := range labels {
+		h, ok := strings.CutPrefix(l, "0x")
+		if !ok {
+			if !allDigits(l) {
+				return false
+			}
+			continue
+		}
+		for i := 0; i < len(h); i++ {
+			c := h[i]
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func allDigits(s string) bool {

@@ -139,7 +139,7 @@ func ParseRequestTarget(method, requestURI string, hosts []string) (Target, erro
 			return Target{}, badTarget("%q is not an absolute URL and there is not exactly one Host header to route it by", trunc(requestURI))
 		}
 		if t, err = ParseAuthority(hosts[0], 80); err != nil {
-			return Target{}, fmt.Errorf("Host header: %w", err)
+			return Target{}, fmt.Errorf("host header: %w", err)
 		}
 		return t, nil
 	} else {
@@ -168,7 +168,7 @@ func ParseRequestTarget(method, requestURI string, hosts []string) (Target, erro
 	case 1:
 		h, err := ParseAuthority(hosts[0], t.Port)
 		if err != nil {
-			return Target{}, fmt.Errorf("Host header: %w", err)
+			return Target{}, fmt.Errorf("host header: %w", err)
 		}
 		if h.Host != t.Host || h.Port != t.Port {
 			return Target{}, badTarget("Host header %q does not name the target %s", trunc(hosts[0]), t.Authority())

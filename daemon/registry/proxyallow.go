@@ -34,8 +34,7 @@ func (r *Registry) ProxyAllowChain(group string) (container string, lists [][]st
 		return "", nil, fmt.Errorf("cgroup %q is not an absolute group path", group)
 	}
 	seen := map[string]bool{}
-	var add func(id string)
-	add = func(id string) {
+	add := func(id string) {
 		for id != "" && !seen[id] {
 			seen[id] = true
 			c, err := r.Get(id)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // errNoRequest: the connection closed (or idled out) before a request.
@@ -78,6 +79,10 @@ func hostLines(head []byte) ([]string, error) {
 	return hosts, nil
 }
 
+// tunnelLinger bounds how long a tunnel stays open for the client's
+// bytes after the destination closed its side.
+const tunnelLinger = 30 * time.Second
+
 // tunnel connects to t and relays bytes both ways until both directions
 // end. The tunnel's content (TLS, usually) is opaque to the proxy.
 func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, t Target, r *record) {
@@ -107,6 +112,9 @@ func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, t Targ
 	}()
 	r.down, _ = io.Copy(c, up)
 	closeWrite(c)
+	// The destination is done: the client gets a bounded time to finish
+	// its side, so a client that never closes cannot pin the tunnel.
+	_ = c.SetReadDeadline(time.Now().Add(tunnelLinger))
 	wg.Wait()
 }
 

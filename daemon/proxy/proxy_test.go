@@ -76,6 +76,25 @@ func TestConnectToAllowedDomainReachesServer(t *testing.T) {
 	if rec["bytes_up"].(float64) < 100 || rec["bytes_down"].(float64) < 100 {
 		t.Fatalf("tunnel bytes not counted: %v", rec)
 	}
+	// Field by field: exactly the documented keys, each of its type.
+	want := map[string]string{
+		"time": "string", "level": "string", "msg": "string", "decision": "string", "reason": "string",
+		"detail": "string", "method": "string", "domain": "string", "port": "number", "ip": "string",
+		"bytes_up": "number", "bytes_down": "number", "duration_ms": "number", "listener": "string",
+		"client_pid": "number", "cgroup_id": "number", "cgroup": "string", "container": "string",
+	}
+	for k, typ := range want {
+		v, ok := rec[k]
+		_, isNum := v.(float64)
+		_, isStr := v.(string)
+		if !ok || typ == "number" && !isNum || typ == "string" && !isStr {
+			t.Errorf("audit field %s = %#v, want a %s", k, v, typ)
+		}
+	}
+	if len(rec) != len(want) || rec["msg"] != "proxy" || rec["level"] != "INFO" || rec["listener"] != "tcp" ||
+		rec["client_pid"] != float64(os.Getpid()) || rec["duration_ms"].(float64) <= 0 {
+		t.Fatalf("audit %v", rec)
+	}
 }
 
 func TestPlainHTTPToAllowedDomainIsForwarded(t *testing.T) {

@@ -221,7 +221,7 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, req *http.Request, t Ta
 	out.URL.Scheme, out.URL.Host = "http", t.Authority()
 	out.Host = t.Authority()
 	if t.Port == 80 {
-		out.Host = strings.TrimSuffix(strings.TrimPrefix(t.Host, "["), "]")
+		out.Host = t.Host
 		if t.IP.Is6() {
 			out.Host = "[" + t.Host + "]"
 		}
@@ -264,6 +264,13 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, req *http.Request, t Ta
 	if werr != nil {
 		r.detail = "writing the response to the client: " + werr.Error()
 		return false
+	}
+	// The next request starts after this one's body: what the upstream
+	// did not read is drained (up to 1 MiB), else the connection ends.
+	if req.Body != nil {
+		if n, _ := io.Copy(io.Discard, io.LimitReader(req.Body, 1<<20)); n == 1<<20 {
+			return false
+		}
 	}
 	return !resp.Close
 }

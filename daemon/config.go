@@ -48,6 +48,7 @@ type Config struct {
 	Audit        AuditConfig   `yaml:"audit"`
 	Journal      JournalConfig `yaml:"journal"`
 	Metrics      MetricsConfig `yaml:"metrics"`
+	Proxy        ProxyConfig   `yaml:"proxy"`
 }
 
 // PendingConfig bounds registrations that activate at exec.
@@ -90,6 +91,7 @@ func DefaultConfig() Config {
 		Audit:         AuditConfig{Path: "/var/log/enforcerd/audit.jsonl", MaxSizeMB: 64, MaxBackups: 5},
 		Metrics:       MetricsConfig{Listen: "127.0.0.1:9464"},
 		Journal:       JournalConfig{Denials: true, RatePerSecond: 50},
+		Proxy:         DefaultProxyConfig(),
 	}
 }
 
@@ -165,7 +167,7 @@ func (c Config) Validate() error {
 			return fmt.Errorf("metrics.listen: %q: %w", c.Metrics.Listen, err)
 		}
 	}
-	return nil
+	return c.Proxy.validate()
 }
 
 // checkListenAddr accepts HOST:PORT where HOST is an IP address, empty (every

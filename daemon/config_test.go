@@ -3,6 +3,7 @@ package daemon
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,7 @@ import (
 func TestConfig(t *testing.T) {
 	dir := t.TempDir()
 	c, err := LoadConfig(filepath.Join(dir, "absent.yaml"), false)
-	if err != nil || c != DefaultConfig() {
+	if err != nil || !reflect.DeepEqual(c, DefaultConfig()) {
 		t.Fatalf("absent default file: %+v, %v", c, err)
 	}
 	if _, err := LoadConfig(filepath.Join(dir, "absent.yaml"), true); err == nil {

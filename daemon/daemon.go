@@ -201,7 +201,7 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		defer os.Remove(cfg.Socket)
 	}
 	hs := srv.NewHTTPServer()
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	go func() { errc <- fmt.Errorf("api %s: %w", cfg.Socket, hs.Serve(ln)) }()
 	defer hs.Close()
 
@@ -211,6 +211,12 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		ms := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() { errc <- fmt.Errorf("metrics %s: %w", cfg.Metrics.Listen, ms.Serve(ml)) }()
 		defer ms.Close()
+	}
+
+	pctx, stopProxy := context.WithCancel(ctx)
+	defer stopProxy()
+	if err := startProxy(pctx, cfg.Proxy, reg, mount, log, errc); err != nil {
+		return err
 	}
 
 	var tick <-chan time.Time

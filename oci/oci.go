@@ -24,6 +24,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/enforcerd/enforcerd/daemon/proxy"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -38,6 +39,7 @@ const (
 	AnnotationParent     = AnnotationPrefix + "parent"
 	AnnotationAuditOnly  = AnnotationPrefix + "audit-only"
 	AnnotationToolGroups = AnnotationPrefix + "tool-groups"
+	AnnotationProxyAllow = AnnotationPrefix + "proxy-allow"
 )
 
 // AllAnnotations lists every key the hook reads; any other key with the
@@ -46,7 +48,7 @@ const (
 // ("Enforcerd.io/ceiling", "ENFORCERD.IO/ROLE"): annotation keys are
 // case-sensitive, so such a key would otherwise be someone else's and its
 // ceiling dropped without a word.
-var AllAnnotations = []string{AnnotationRole, AnnotationCeiling, AnnotationParent, AnnotationAuditOnly, AnnotationToolGroups}
+var AllAnnotations = []string{AnnotationRole, AnnotationCeiling, AnnotationParent, AnnotationAuditOnly, AnnotationToolGroups, AnnotationProxyAllow}
 
 // MaxStateBytes bounds the state JSON read from stdin. Real states are a few
 // KiB (annotations included); anything bigger is refused.
@@ -130,6 +132,9 @@ type Request struct {
 	Parent     string // enforcerd.io/parent, a container id
 	AuditOnly  bool   // enforcerd.io/audit-only
 	ToolGroups string // enforcerd.io/tool-groups
+	// ProxyAllow is enforcerd.io/proxy-allow (proxy.ParseAllowList), nil
+	// when not given.
+	ProxyAllow *string
 }
 
 // ParseAnnotations validates the enforcerd.io/ annotations. Errors wrap
@@ -201,6 +206,11 @@ func ParseAnnotations(ann map[string]string) (Request, error) {
 				return Request{}, bad("tool groups must be one line of at most 1024 bytes")
 			}
 			r.ToolGroups = v
+		case AnnotationProxyAllow:
+			if _, err := proxy.ParseAllowList(v); err != nil {
+				return Request{}, bad("%v", err)
+			}
+			r.ProxyAllow = &v
 		default:
 			for _, a := range AllAnnotations {
 				if asciiEqualFold(k, a) {

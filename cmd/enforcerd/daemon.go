@@ -80,6 +80,22 @@ Configuration (every key optional; defaults shown):
                                              # count; the audit log has every record
   metrics:
     listen: 127.0.0.1:9464                   # GET /metrics; "" = off
+  proxy:                                     # the egress proxy (enforcerd proxy --help)
+    enabled: false                           # run it inside the daemon
+    allow_domains: []                        # required when enabled
+    allow_ports: [443]
+    allow_private: []
+    resolve: []
+    socket: /run/enforcerd/proxy.sock
+    socket_mode: "0666"
+    socket_group: ""
+    listen_tcp: ""
+    audit: /var/log/enforcerd/proxy.jsonl
+    dial_timeout: 10s
+  Inside the daemon the proxy places each client in the registry: a
+  container's "proxy_allow" (below) narrows the proxy's allow_domains for
+  every client in its cgroup subtree, and a client whose cgroup cannot be
+  read is refused.
 
 API (its client: enforcerd ctl; or curl --unix-socket
 /run/enforcerd/enforcerd.sock http://x/v1/...):
@@ -87,7 +103,8 @@ API (its client: enforcerd ctl; or curl --unix-socket
                                       allow_partial, counts
   POST   /v1/containers               register {"id", "cgroup" or "pid", "role",
                                       "ceiling", "parent", "audit_only",
-                                      "tool_groups", "activate": "now"|"exec",
+                                      "tool_groups", "proxy_allow",
+                                      "activate": "now"|"exec",
                                       "init_pid", "entrypoint"}
   GET    /v1/containers               list
   GET    /v1/containers/{id}          one container
@@ -111,6 +128,13 @@ API (its client: enforcerd ctl; or curl --unix-socket
   codes "cannot_enforce", "partial_coverage" when only part of the ceiling
   could be enforced and allow_partial is false, "unsafe_program",
   "entrypoint_required").
+
+proxy_allow: comma-separated domain patterns ("api.example.com",
+"*.example.org") or "none": the egress proxy allows this container (and
+every client in its cgroup subtree, and every container below it by
+cgroup or parent id) only names that are in the proxy's allow_domains and
+in this list and in the list of every container enclosing it. Absent: no
+narrowing. The OCI annotation enforcerd.io/proxy-allow carries the same.
 
 shell=none (the effective ceiling): the programs a registration lets run
 must not run every other program without exec (a shell, a multi-call

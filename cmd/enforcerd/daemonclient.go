@@ -89,7 +89,7 @@ func newHookClient(socket string, timeout time.Duration) hookClient {
 func (h hookClient) register(ctx context.Context, w io.Writer, st specs.State, req oci.Request, group string, ep *progcheck.Program, epErr error) error {
 	c, err := h.c.Register(ctx, api.RegisterRequest{
 		ID: st.ID, Cgroup: group, PID: st.Pid, Role: req.Role, Ceiling: req.Ceiling,
-		Parent: req.Parent, AuditOnly: req.AuditOnly, ToolGroups: req.ToolGroups,
+		Parent: req.Parent, AuditOnly: req.AuditOnly, ToolGroups: req.ToolGroups, ProxyAllow: req.ProxyAllow,
 		Activate: api.ActivateExec, InitPID: st.Pid,
 		Entrypoint: api.EntrypointFrom(ep),
 	})

@@ -51,7 +51,7 @@ const (
 // sorted by name).
 func commands(s streams) []*cobra.Command {
 	return []*cobra.Command{newRunCmd(s, runSandboxed), newSurfaceCmd(s), newCheckCmd(s), newDaemonCmd(s), newHookCmd(s), newVersionCmd(s),
-		newUninstallCmd(s), newCtlCmd(s), newCompletionCmd(s)}
+		newUninstallCmd(s), newCtlCmd(s), newCompletionCmd(s), newProxyCmd(s)}
 }
 
 // usage is the top-level help: the command list is every visible

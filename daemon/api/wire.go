@@ -42,11 +42,15 @@ type RegisterRequest struct {
 	PID    int    `json:"pid,omitempty"`
 	// Role is a role name policy.LookupRole accepts; "" (absent) is the
 	// general default.
-	Role       string     `json:"role,omitempty"`
-	Ceiling    string     `json:"ceiling,omitempty"`
-	Parent     string     `json:"parent,omitempty"`
-	AuditOnly  bool       `json:"audit_only,omitempty"`
-	ToolGroups string     `json:"tool_groups,omitempty"`
+	Role       string `json:"role,omitempty"`
+	Ceiling    string `json:"ceiling,omitempty"`
+	Parent     string `json:"parent,omitempty"`
+	AuditOnly  bool   `json:"audit_only,omitempty"`
+	ToolGroups string `json:"tool_groups,omitempty"`
+	// ProxyAllow narrows the egress proxy's domain allow list for this
+	// container: comma-separated domain patterns, or "none"
+	// (proxy.ParseAllowList). Absent: the proxy's global list.
+	ProxyAllow *string    `json:"proxy_allow,omitempty"`
 	Activate   Activation `json:"activate,omitempty"` // default now
 	// InitPID (only with Activate exec) is the container runtime's init,
 	// the only process that may be in the cgroup while the registration is
@@ -94,9 +98,12 @@ type Container struct {
 	Parent      string               `json:"parent,omitempty"`
 	AuditOnly   bool                 `json:"audit_only"`
 	ToolGroups  string               `json:"tool_groups,omitempty"`
-	Registered  time.Time            `json:"registered"`
-	InitPID     int                  `json:"init_pid,omitempty"`
-	InitStart   uint64               `json:"init_start,omitempty"`
+	// ProxyAllow is the canonical proxy_allow list ([] for "none"),
+	// absent when none was given.
+	ProxyAllow *[]string `json:"proxy_allow,omitempty"`
+	Registered time.Time `json:"registered"`
+	InitPID    int       `json:"init_pid,omitempty"`
+	InitStart  uint64    `json:"init_start,omitempty"`
 	// Activation is "immediate" or "at-exec" (state.Activation*);
 	// ActivationReason says why an at-exec request is in force without an
 	// exec, or why it was frozen or killed.
@@ -204,7 +211,7 @@ func (e *Entrypoint) program() *progcheck.Program {
 func (r RegisterRequest) request() registry.Request {
 	return registry.Request{
 		ID: r.ID, Cgroup: r.Cgroup, PID: r.PID, Role: r.Role, Ceiling: r.Ceiling, Parent: r.Parent,
-		AuditOnly: r.AuditOnly, ToolGroups: r.ToolGroups, Activate: registry.Activation(r.Activate),
+		AuditOnly: r.AuditOnly, ToolGroups: r.ToolGroups, ProxyAllow: r.ProxyAllow, Activate: registry.Activation(r.Activate),
 		InitPID: r.InitPID, Entrypoint: r.Entrypoint.program(),
 	}
 }
@@ -214,7 +221,7 @@ func containerFrom(c state.Container) Container {
 	return Container{
 		ID: c.ID, Cgroup: c.Cgroup, CgroupID: c.CgroupID, Role: c.Role,
 		Session: c.Session, Ceiling: c.Ceiling, Kernel: c.Kernel, Fingerprint: c.Fingerprint,
-		Parent: c.Parent, AuditOnly: c.AuditOnly, ToolGroups: c.ToolGroups, Registered: c.Registered,
+		Parent: c.Parent, AuditOnly: c.AuditOnly, ToolGroups: c.ToolGroups, ProxyAllow: c.ProxyAllow, Registered: c.Registered,
 		InitPID: c.InitPID, InitStart: c.InitStart,
 		Activation: c.Activation, ActivationReason: c.ActivationReason,
 		State: c.State, PendingDeadline: c.PendingDeadline,

@@ -72,7 +72,7 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 		ID: req.ID, Cgroup: cg.Group, CgroupID: cg.ID, Role: req.Role,
 		Session: session, Ceiling: surf.Ceiling, Kernel: surf.Kernel, Fingerprint: surf.Fingerprint,
 		Parent: req.Parent, AuditOnly: req.AuditOnly, ToolGroups: req.ToolGroups,
-		Registered: now, Activation: state.ActivationImmediate, State: state.StateActive,
+		ProxyAllow: proxyAllow(req.ProxyAllow), Registered: now, Activation: state.ActivationImmediate, State: state.StateActive,
 		Entrypoint: req.Entrypoint,
 	}
 	// Containers registered before it below its cgroup (or naming its id

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/daemon/proxy"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/oci"
 	"github.com/enforcerd/enforcerd/policy"
@@ -39,6 +40,9 @@ type Request struct {
 	Parent     string
 	AuditOnly  bool
 	ToolGroups string
+	// ProxyAllow (nil: not given) is the container's proxy_allow list,
+	// comma-separated domain patterns or "none" (proxy.ParseAllowList).
+	ProxyAllow *string
 	Activate   Activation // "": now
 	// InitPID (only with Activate exec) is the container runtime's init
 	// process (for OCI hooks: the state's pid), which must be in the
@@ -89,6 +93,11 @@ func (req Request) validate() error {
 	}
 	if req.InitPID < 0 || req.InitPID > 0 && req.Activate != ActivateExec {
 		return badf("container %s: init_pid %d: want a pid, and only with activate=exec", req.ID, req.InitPID)
+	}
+	if req.ProxyAllow != nil {
+		if _, err := proxy.ParseAllowList(*req.ProxyAllow); err != nil {
+			return badf("container %s: proxy_allow: %v", req.ID, err)
+		}
 	}
 	if req.Entrypoint != nil {
 		if err := req.Entrypoint.Validate(); err != nil {

@@ -48,7 +48,11 @@ type Container struct {
 	Parent      string               `json:"parent,omitempty"`
 	AuditOnly   bool                 `json:"audit_only"`
 	ToolGroups  string               `json:"tool_groups,omitempty"`
-	Registered  time.Time            `json:"registered"`
+	// ProxyAllow is the container's canonical proxy_allow list ([] for
+	// none): the egress proxy's global domain allow list is narrowed to
+	// it for clients in this container's cgroup subtree. nil: not given.
+	ProxyAllow *[]string `json:"proxy_allow,omitempty"`
+	Registered time.Time `json:"registered"`
 	// InitPID is the container runtime's init process, which may be in
 	// the cgroup while the registration is pending (0: none), and
 	// InitStart its start time (clock ticks after boot), so that a reused

@@ -1,0 +1,187 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// ErrBadTarget: a request's target (CONNECT authority, absolute-form URL or
+// Host header) is malformed, unsupported or inconsistent.
+var ErrBadTarget = errors.New("bad request target")
+
+// Target is where a client asks the proxy to connect.
+type Target struct {
+	// Host is the NormalizeHost name, or the IP literal's canonical text.
+	Host string
+	// IP is set when the request named an IP literal (then there is
+	// nothing to resolve).
+	IP netip.Addr
+	// Port is 1-65535.
+	Port uint16
+}
+
+// Authority is "host:port" ("[v6]:port").
+func (t Target) Authority() string {
+	return net.JoinHostPort(t.Host, strconv.Itoa(int(t.Port)))
+}
+
+func badTarget(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadTarget, fmt.Sprintf(format, a...))
+}
+
+// ParseAuthority parses "host:port", "[v6]:port", or without ":port" when
+// defaultPort is non-zero (0: the port is required, as in CONNECT, RFC
+// 9110 section 9.3.6). The host is a NormalizeHost name, an IPv4 literal
+// or a bracketed IPv6 literal without zone. Userinfo, percent-escapes,
+// paths and blanks are refused. Errors wrap ErrBadTarget.
+func ParseAuthority(s string, defaultPort uint16) (Target, error) {
+	if s == "" {
+		return Target{}, badTarget("empty authority")
+	}
+	if len(s) > 300 {
+		return Target{}, badTarget("authority longer than 300 bytes")
+	}
+	if i := strings.IndexAny(s, "@/?#%\\ \t\r\n"); i >= 0 {
+		return Target{}, badTarget("authority %q: byte %q is not allowed (no userinfo, path, escape or zone)", s, s[i])
+	}
+	var host, port string
+	if strings.HasPrefix(s, "[") {
+		end := strings.IndexByte(s, ']')
+		if end < 0 {
+			return Target{}, badTarget("authority %q: unclosed '['", s)
+		}
+		host, port = s[1:end], s[end+1:]
+		if port != "" {
+			if port[0] != ':' {
+				return Target{}, badTarget("authority %q: junk after ']'", s)
+			}
+			port = port[1:]
+			if port == "" {
+				return Target{}, badTarget("authority %q: empty port", s)
+			}
+		}
+		ip, err := netip.ParseAddr(host)
+		if err != nil || !ip.Is6() || ip.Zone() != "" {
+			return Target{}, badTarget("authority %q: %q is not an IPv6 address", s, host)
+		}
+	} else {
+		switch strings.Count(s, ":") {
+		case 0:
+			host = s
+		case 1:
+			host, port, _ = strings.Cut(s, ":")
+			if port == "" {
+				return Target{}, badTarget("authority %q: empty port", s)
+			}
+		default:
+			return Target{}, badTarget("authority %q: an IPv6 address must be in brackets", s)
+		}
+	}
+	t := Target{Port: defaultPort}
+	if port != "" {
+		if len(port) > 5 || !allDigits(port) {
+			return Target{}, badTarget("authority %q: port %q is not a number", s, port)
+		}
+		n, _ := strconv.Atoi(port)
+		if n < 1 || n > 65535 {
+			return Target{}, badTarget("authority %q: port %d is out of range 1-65535", s, n)
+		}
+		t.Port = uint16(n)
+	}
+	if t.Port == 0 {
+		return Target{}, badTarget("authority %q: a port is required", s)
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if ip.Zone() != "" {
+			return Target{}, badTarget("authority %q: zoned address", s)
+		}
+		t.IP = ip.Unmap()
+		t.Host = t.IP.String()
+		return t, nil
+	}
+	n, err := NormalizeHost(host)
+	if err != nil {
+		return Target{}, fmt.Errorf("%w: authority %q: %w", ErrBadTarget, s, err)
+	}
+	t.Host = n
+	return t, nil
+}
+
+// ParseRequestTarget is the target of a proxy request (RFC 9112 section
+// 3.2): for CONNECT the authority-form "host:port"; for every other method
+// the absolute-form "http://host[:port]/path" (https and other schemes are
+// refused: TLS goes through CONNECT, end to end), or the origin-form
+// "/path" with exactly one Host header, which is then the target (a client
+// using the unix socket as the server itself); asterisk-form is refused.
+// hosts are the request's Host header values as received: more than one
+// is refused, and one that names another host or port than the target is
+// refused (a Host without port stands for the target's port), so no
+// component downstream can be steered by a Host the policy did not check.
+// Errors wrap ErrBadTarget.
+func ParseRequestTarget(method, requestURI string, hosts []string) (Target, error) {
+	var t Target
+	var err error
+	if method == "CONNECT" {
+		if t, err = ParseAuthority(requestURI, 0); err != nil {
+			return Target{}, err
+		}
+	} else if strings.HasPrefix(requestURI, "/") {
+		// Origin-form routed by its Host header: what a client that
+		// talks to the unix socket as the server sends (curl
+		// --unix-socket PATH http://host/...). The Host header is then
+		// the target, checked like any other.
+		if len(hosts) != 1 {
+			return Target{}, badTarget("%q is not an absolute URL and there is not exactly one Host header to route it by", trunc(requestURI))
+		}
+		if t, err = ParseAuthority(hosts[0], 80); err != nil {
+			return Target{}, fmt.Errorf("host header: %w", err)
+		}
+		return t, nil
+	} else {
+		if !strings.Contains(requestURI, "://") {
+			return Target{}, badTarget("%q is not an absolute URL (configure this address as an HTTP proxy)", trunc(requestURI))
+		}
+		u, perr := url.ParseRequestURI(requestURI)
+		if perr != nil {
+			return Target{}, badTarget("URL %q: %v", trunc(requestURI), perr)
+		}
+		if u.Scheme != "http" {
+			return Target{}, badTarget("URL scheme %q: only http is forwarded (use CONNECT for https)", u.Scheme)
+		}
+		if u.User != nil {
+			return Target{}, badTarget("URL with userinfo refused")
+		}
+		if u.Opaque != "" {
+			return Target{}, badTarget("opaque URL refused")
+		}
+		if t, err = ParseAuthority(u.Host, 80); err != nil {
+			return Target{}, err
+		}
+	}
+	switch len(hosts) {
+	case 0:
+	case 1:
+		h, err := ParseAuthority(hosts[0], t.Port)
+		if err != nil {
+			return Target{}, fmt.Errorf("host header: %w", err)
+		}
+		if h.Host != t.Host || h.Port != t.Port {
+			return Target{}, badTarget("Host header %q does not name the target %s", trunc(hosts[0]), t.Authority())
+		}
+	default:
+		return Target{}, badTarget("%d Host headers", len(hosts))
+	}
+	return t, nil
+}
+
+func trunc(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "..."
+	}
+	return s
+}

@@ -154,7 +154,8 @@ enforced container may ask for its own container only.
 const ctlRegisterHelp = `Usage:
   enforcerd ctl register [--socket PATH] [--json] --id ID (--cgroup PATH | --pid PID)
                          [--role R] [--ceiling C] [--parent ID] [--audit-only]
-                         [--tool-groups G,...] [--activate now|exec] [--init-pid PID]
+                         [--tool-groups G,...] [--proxy-allow P,...|none]
+                         [--activate now|exec] [--init-pid PID]
                          [--entrypoint PATH --entrypoint-root DIR
                           [--entrypoint-env-path PATH] [--entrypoint-cwd DIR]]
   enforcerd ctl register [--socket PATH] [--json] --file FILE|-
@@ -192,6 +193,10 @@ Flags:
       Record what the ceiling would deny, deny nothing.
   --tool-groups G,...
       Comma-separated tool groups of the surface.
+  --proxy-allow P,...|none
+      Domain patterns this container may reach through the daemon's
+      egress proxy: the proxy's own allow list narrowed to these (never
+      widened); "none" allows no domain (docs/proxy.md).
   --activate now|exec
       now (the default): in force when the registration returns. exec:
       pending until the first exec in the cgroup (an OCI container

@@ -24,6 +24,7 @@ type registerFlags struct {
 	req                               api.RegisterRequest
 	activate                          string
 	entrypoint, epRoot, epPath, epCwd string
+	proxyAllow                        string
 }
 
 // request checks the flags and builds the request. With --file no other
@@ -40,6 +41,9 @@ func (f *registerFlags) request(c *cobra.Command) (api.RegisterRequest, error) {
 		if _, err := policy.ParseCeiling(req.Ceiling, policy.DefaultSession()); err != nil {
 			return req, usageErrorf("--ceiling: %w", err)
 		}
+	}
+	if fs.Changed("proxy-allow") {
+		req.ProxyAllow = &f.proxyAllow
 	}
 	if req.ID == "" {
 		return req, usageErrorf("missing --id (or --file with the request)")
@@ -106,6 +110,7 @@ func newCtlRegisterCmd(s streams, o *ctlOptions) *cobra.Command {
 	fs.StringVar(&f.req.Parent, "parent", "", "id of the registered parent container")
 	fs.BoolVar(&f.req.AuditOnly, "audit-only", false, "record what the ceiling would deny, deny nothing")
 	fs.StringVar(&f.req.ToolGroups, "tool-groups", "", "comma-separated tool groups")
+	fs.StringVar(&f.proxyAllow, "proxy-allow", "", "egress proxy domain patterns for this container, or none")
 	fs.StringVar(&f.activate, "activate", "", "now (default) or exec: pending until the first exec")
 	fs.IntVar(&f.req.InitPID, "init-pid", 0, "with --activate exec: the runtime's init process")
 	fs.StringVar(&f.entrypoint, "entrypoint", "", "the first exec's program (process.args[0])")

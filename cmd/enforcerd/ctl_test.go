@@ -358,3 +358,25 @@ func TestCtlUnreachableCauses(t *testing.T) {
 		t.Errorf("EACCES: %v, %q", err, b.String())
 	}
 }
+
+// TestCtlRegisterProxyAllow: --proxy-allow sends proxy_allow (a list, or
+// none: an empty list); without the flag none is sent.
+func TestCtlRegisterProxyAllow(t *testing.T) {
+	ts := ctlServer(t)
+	mustCtl(t, ts, "register", "--id", "one", "--cgroup", "/c/one", "--proxy-allow", "a.example.com,*.b.example.org")
+	mustCtl(t, ts, "register", "--id", "two", "--cgroup", "/c/two", "--proxy-allow", "none")
+	mustCtl(t, ts, "register", "--id", "three", "--cgroup", "/c/three")
+	for id, want := range map[string]string{"one": "[a.example.com *.b.example.org]", "two": "[]", "three": "<nil>"} {
+		c, err := ts.Reg.Get(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := "<nil>"
+		if c.ProxyAllow != nil {
+			got = fmt.Sprint(*c.ProxyAllow)
+		}
+		if got != want {
+			t.Errorf("%s: proxy_allow %s, want %s", id, got, want)
+		}
+	}
+}

@@ -2,15 +2,22 @@
 // each role's ceiling: it fetches its task over HTTP from a loopback server,
 // reads a file, edits a file in its workspace, and runs a shell command, and
 // reports each step's outcome. `demo-agent serve ADDR` is the task server.
+// With DEMO_PROXY=/path/to/socket the HTTP fetch goes through the HTTP
+// proxy listening on that unix socket (enforcerd proxy), as a no-network
+// agent reaches its model API.
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -36,12 +43,23 @@ func main() {
 	}
 	step("fetch task over HTTP", func() (string, error) {
 		c := http.Client{Timeout: 5 * time.Second}
+		if sock := os.Getenv("DEMO_PROXY"); sock != "" {
+			proxy, _ := neturl.Parse("http://enforcerd-proxy")
+			c.Transport = &http.Transport{Proxy: http.ProxyURL(proxy),
+				DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+					var d net.Dialer
+					return d.DialContext(ctx, "unix", sock)
+				}}
+		}
 		resp, err := c.Get(url)
 		if err != nil {
 			return "", err
 		}
 		defer resp.Body.Close()
 		b, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			return "", fmt.Errorf("HTTP %d %s", resp.StatusCode, strings.TrimSpace(string(b)))
+		}
 		return fmt.Sprintf("%q", string(b)), err
 	})
 	step("read README", func() (string, error) {

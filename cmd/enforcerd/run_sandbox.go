@@ -43,7 +43,7 @@ func runSandboxed(o runOptions, s streams) int {
 	}
 	sb, err := sandbox.Open(sandbox.Config{
 		Ceiling: o.ceiling, AuditOnly: o.auditOnly, AllowPartial: o.allowPartial,
-		Entrypoint: bin, ExecAllow: o.execAllow, CgroupParent: o.cgroupParent,
+		Entrypoint: bin, ExecAllow: o.execAllow, AllowConnect: o.allowConnect, CgroupParent: o.cgroupParent,
 		PinDir: o.pinDir, VerifierLog: verifierLog(stderr),
 	})
 	if errors.Is(err, enforcer.ErrPartialCoverage) {

@@ -65,10 +65,22 @@ func init() {
 				return err
 			}
 			defer unix.Close(fd)
-			if err := unix.Sendto(fd, []byte("hello"), 0, sa); err != nil {
+			if err := unix.Sendto(fd, []byte(probe.Payload), 0, sa); err != nil {
 				return probe.Setupf("sendto the listed endpoint: %v", err)
 			}
-			return readEcho(fd)
+			tv := unix.Timeval{Sec: 2}
+			if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+				return probe.Setupf("SO_RCVTIMEO: %v", err)
+			}
+			buf := make([]byte, 64)
+			n, _, err := unix.Recvfrom(fd, buf, 0)
+			if err != nil {
+				return err
+			}
+			if !probe.Contains(buf[:n]) {
+				return probe.Setupf("answer %q", buf[:n])
+			}
+			return nil
 		}),
 		// tcp-bind ADDR, tcp-listen ADDR (ADDR only picks the family).
 		"tcp-bind": probe.Func(func(a []string) error {

@@ -19,14 +19,17 @@
  *    IPPROTO_UDP); IPv4 is stored and compared as the IPv4-mapped IPv6
  *    address, so an AF_INET6 socket naming ::ffff:a.b.c.d reaches a.b.c.d.
  *  - ENDPOINT_UNIX: a bound unix socket by the identity of its socket file
- *    (device, kernel encoding major<<20|minor, and inode number), as the
- *    peer holds it (unix_sk(peer)->path). Abstract and unbound sockets have
- *    no such file and are never an endpoint.
+ *    (device, kernel encoding major<<20|minor, inode number and change
+ *    time in ns: file systems reuse inode numbers, so a socket re-created
+ *    at the path gets another identity), as the peer holds it
+ *    (unix_sk(peer)->path). Abstract and unbound sockets have no such file
+ *    and are never an endpoint.
  */
 #ifndef ENFORCERD_ENDPOINTS_H
 #define ENFORCERD_ENDPOINTS_H
 
 #include "enforcerd.h"
+#include "ctime.h"
 
 /* ---- socket types and protocols (include/linux/net.h, uapi/linux/in.h) ---- */
 #define SOCK_STREAM 1
@@ -55,6 +58,7 @@ struct endpoint {
 	__u64 a;    /* tcp/udp: address bytes 0-7 (IPv6, IPv4 as ::ffff:a.b.c.d),
 		     * loaded as a little-endian word; unix: device */
 	__u64 b;    /* tcp/udp: address bytes 8-15; unix: inode number */
+	__s64 c;    /* tcp/udp: 0; unix: the socket file's ctime in ns */
 };
 
 /* The endpoints one registered cgroup allows under network=false. */
@@ -95,7 +99,7 @@ static __always_inline bool endpoint_listed(const struct endpoint_list *l,
 			break;
 		const struct endpoint *p = &l->ep[i];
 		if (p->kind == w->want.kind && p->port == w->want.port &&
-		    p->a == w->want.a && p->b == w->want.b)
+		    p->a == w->want.a && p->b == w->want.b && p->c == w->want.c)
 			return true;
 	}
 	return false;
@@ -277,6 +281,7 @@ static __always_inline bool unix_endpoint(struct sock *peer,
 	w->want.port = 0;
 	w->want.a = BPF_CORE_READ(ino, i_sb, s_dev);
 	w->want.b = BPF_CORE_READ(ino, i_ino);
+	w->want.c = inode_ctime_ns(ino);
 	return true;
 }
 

@@ -29,6 +29,7 @@ type FileEndpointList struct {
 		Port uint32
 		A    uint64
 		B    uint64
+		C    int64
 	}
 }
 

@@ -68,6 +68,7 @@ type SharedEndpointList struct {
 		Port uint32
 		A    uint64
 		B    uint64
+		C    int64
 	}
 }
 

@@ -29,6 +29,7 @@ type SockEndpointList struct {
 		Port uint32
 		A    uint64
 		B    uint64
+		C    int64
 	}
 }
 

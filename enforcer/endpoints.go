@@ -79,6 +79,7 @@ func encodeEndpoints(es []endpoint.Endpoint) bpf.SharedEndpointList {
 			k.Kind = endpointUnix
 			k.A = uint64(ep.Dev)
 			k.B = ep.Ino
+			k.C = ep.Ctime
 		}
 		l.Kinds |= 1 << k.Kind
 		l.Count++
@@ -102,7 +103,7 @@ func decodeEndpoints(l bpf.SharedEndpointList) []endpoint.Endpoint {
 			}
 			out = append(out, endpoint.Endpoint{Kind: kind, Addr: netip.AddrFrom16(b).Unmap(), Port: uint16(k.Port)})
 		case endpointUnix:
-			out = append(out, endpoint.Endpoint{Kind: endpoint.Unix, Dev: uint32(k.A), Ino: k.B})
+			out = append(out, endpoint.Endpoint{Kind: endpoint.Unix, Dev: uint32(k.A), Ino: k.B, Ctime: k.C})
 		}
 	}
 	return out

@@ -24,6 +24,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -38,6 +39,10 @@ const (
 	AnnotationParent     = AnnotationPrefix + "parent"
 	AnnotationAuditOnly  = AnnotationPrefix + "audit-only"
 	AnnotationToolGroups = AnnotationPrefix + "tool-groups"
+	// AnnotationAllowConnect: comma-separated endpoints the container may
+	// still reach under network=false (internal/endpoint syntax; unix
+	// paths resolved by the daemon inside the container's root).
+	AnnotationAllowConnect = AnnotationPrefix + "allow-connect"
 )
 
 // AllAnnotations lists every key the hook reads; any other key with the
@@ -46,7 +51,7 @@ const (
 // ("Enforcerd.io/ceiling", "ENFORCERD.IO/ROLE"): annotation keys are
 // case-sensitive, so such a key would otherwise be someone else's and its
 // ceiling dropped without a word.
-var AllAnnotations = []string{AnnotationRole, AnnotationCeiling, AnnotationParent, AnnotationAuditOnly, AnnotationToolGroups}
+var AllAnnotations = []string{AnnotationRole, AnnotationCeiling, AnnotationParent, AnnotationAuditOnly, AnnotationToolGroups, AnnotationAllowConnect}
 
 // MaxStateBytes bounds the state JSON read from stdin. Real states are a few
 // KiB (annotations included); anything bigger is refused.
@@ -130,6 +135,19 @@ type Request struct {
 	Parent     string // enforcerd.io/parent, a container id
 	AuditOnly  bool   // enforcerd.io/audit-only
 	ToolGroups string // enforcerd.io/tool-groups
+	// AllowConnect: enforcerd.io/allow-connect as written, checked
+	// (endpoint.SplitAnnotation, endpoint.ParseList); resolved and met by
+	// the daemon. AllowConnectList splits it.
+	AllowConnect string
+}
+
+// AllowConnectList is r.AllowConnect split into endpoints (nil: none).
+func (r Request) AllowConnectList() []string {
+	if r.AllowConnect == "" {
+		return nil
+	}
+	parts, _ := endpoint.SplitAnnotation(r.AllowConnect) // checked by ParseAnnotations
+	return parts
 }
 
 // ParseAnnotations validates the enforcerd.io/ annotations. Errors wrap
@@ -201,6 +219,15 @@ func ParseAnnotations(ann map[string]string) (Request, error) {
 				return Request{}, bad("tool groups must be one line of at most 1024 bytes")
 			}
 			r.ToolGroups = v
+		case AnnotationAllowConnect:
+			parts, err := endpoint.SplitAnnotation(v)
+			if err == nil {
+				_, err = endpoint.ParseList(parts)
+			}
+			if err != nil {
+				return Request{}, bad("%v", err)
+			}
+			r.AllowConnect = v
 		default:
 			for _, a := range AllAnnotations {
 				if asciiEqualFold(k, a) {

@@ -93,6 +93,9 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	if err != nil {
 		return state.Container{}, err
 	}
+	if c.AllowConnect, err = r.allowConnect(req, c); err != nil {
+		return state.Container{}, err
+	}
 	if c.Kernel.Shell == policy.ShellNone && req.Activate == ActivateExec {
 		if err := r.vetEntrypoint(req.ID, req.Entrypoint); err != nil {
 			return state.Container{}, err
@@ -117,7 +120,7 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	}
 	c.Unenforced = cov.Gaps()
 	entry := enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, Pending: req.Activate == ActivateExec,
-		AllowPartial: len(cov.Partial) > 0}
+		AllowPartial: len(cov.Partial) > 0, AllowConnect: c.AllowConnect}
 	if err := r.o.Enforcer.Register(cg, entry); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/oci"
 	"github.com/enforcerd/enforcerd/policy"
@@ -54,6 +55,14 @@ type Request struct {
 	// root and refuses a shell, a multi-call binary or the dynamic loader
 	// (ErrUnsafeProgram), since that first exec is allowed from then on.
 	Entrypoint *progcheck.Program
+	// AllowConnect: endpoints the container may still reach under
+	// network=false (endpoint.Parse syntax, at most endpoint.Max). Unix
+	// paths are resolved inside Entrypoint.Root when the request has an
+	// entrypoint, else on the daemon's file system. Refused
+	// (ErrBadRequest): bad syntax, too many, a unix path that is missing
+	// or not a socket, and any list when the effective ceiling allows
+	// network (endpoints.go).
+	AllowConnect []string
 }
 
 func badf(format string, a ...any) error {
@@ -89,6 +98,9 @@ func (req Request) validate() error {
 	}
 	if req.InitPID < 0 || req.InitPID > 0 && req.Activate != ActivateExec {
 		return badf("container %s: init_pid %d: want a pid, and only with activate=exec", req.ID, req.InitPID)
+	}
+	if _, err := endpoint.ParseList(req.AllowConnect); err != nil {
+		return badf("container %s: allow_connect: %v", req.ID, err)
 	}
 	if req.Entrypoint != nil {
 		if err := req.Entrypoint.Validate(); err != nil {

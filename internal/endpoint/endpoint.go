@@ -45,8 +45,10 @@ const (
 )
 
 // Endpoint is one allowed endpoint. For TCP and UDP, Addr (IPv4 unmapped)
-// and Port; for Unix, Path and, once resolved, Dev (kernel encoding,
-// major<<20|minor) and Ino of the socket file.
+// and Port; for Unix, Path and, once resolved, the socket file's identity:
+// Dev (kernel encoding, major<<20|minor), Ino and Ctime (its change time
+// in ns since the epoch; file systems reuse inode numbers, ext4 at once,
+// so a socket re-created at the path differs at least there).
 type Endpoint struct {
 	Kind Kind       `json:"kind"`
 	Addr netip.Addr `json:"addr,omitzero"`
@@ -54,6 +56,9 @@ type Endpoint struct {
 	Path string     `json:"path,omitempty"`
 	Dev  uint32     `json:"dev,omitempty"`
 	Ino  uint64     `json:"ino,omitempty"`
+	// Ctime in ns: a chmod, chown, rename or link of the socket file
+	// changes it, and the endpoint no longer matches (fail closed).
+	Ctime int64 `json:"ctime_ns,omitempty"`
 }
 
 // Parse reads one endpoint (syntax above). A unix endpoint is returned
@@ -155,7 +160,7 @@ func Same(a, b Endpoint) bool {
 		return false
 	}
 	if a.Kind == Unix {
-		return a.Dev == b.Dev && a.Ino == b.Ino
+		return a.Dev == b.Dev && a.Ino == b.Ino && a.Ctime == b.Ctime
 	}
 	return a.Addr == b.Addr && a.Port == b.Port
 }

@@ -34,6 +34,7 @@ func Resolve(es []Endpoint, root string) ([]Endpoint, error) {
 		}
 		out[i].Dev = unix.Major(st.Dev)<<20 | unix.Minor(st.Dev)
 		out[i].Ino = st.Ino
+		out[i].Ctime = st.Ctim.Nano()
 	}
 	return out, nil
 }

@@ -4,14 +4,20 @@ package main
 // nothing run).
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/internal/endpoint"
+	"github.com/enforcerd/enforcerd/internal/probe"
+	"github.com/enforcerd/enforcerd/internal/vmtest"
 )
 
 func TestRunAllowConnectParses(t *testing.T) {
@@ -66,5 +72,55 @@ func TestRunAllowConnectBadInput(t *testing.T) {
 				t.Errorf("stderr %q, want it to name --allow-connect and %q", r.stderr, c.says)
 			}
 		})
+	}
+}
+
+// TestRunAllowConnect: `enforcerd run --network=deny --allow-connect
+// tcp:ADDR` reaches the listed listener outside the sandbox (it accepts
+// the connection), and a listener on another port stays out of reach
+// (EPERM, nothing accepted). Natively (no BPF LSM) with --allow-partial.
+func TestRunAllowConnect(t *testing.T) {
+	vmtest.RequireRoot(t)
+	full, _ := networkCoverage(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listed.Close()
+	other, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for _, c := range []struct {
+		l    *net.TCPListener
+		want bool
+	}{{listed, true}, {other, false}} {
+		args, _ := json.Marshal([]string{c.l.Addr().String()})
+		env := []string{probe.EnvOp + "=tcp-connect", probe.EnvArgs + "=" + string(args)}
+		flags := []string{"run", "--pin-dir", testPinDir, "--network=deny", "--allow-connect", "tcp:" + listed.Addr().String()}
+		if !full {
+			flags = append(flags, "--allow-partial")
+		}
+		r := enforcerd(t, env, append(flags, "--", self)...)
+		res, perr := probe.ParseResult([]byte(r.stdout))
+		if r.code != 0 || perr != nil || res.Setup != "" {
+			t.Fatalf("exit %d, probe %v (%v)\nstderr: %s", r.code, res, perr, r.stderr)
+		}
+		c.l.SetDeadline(time.Now().Add(200 * time.Millisecond))
+		conn, aerr := c.l.Accept()
+		if aerr == nil {
+			conn.Close()
+		}
+		switch {
+		case c.want && (res.Errno != 0 || aerr != nil):
+			t.Errorf("listed %s: %v, accepted: %v, want a connection\nstderr: %s", c.l.Addr(), res, aerr == nil, r.stderr)
+		case !c.want && (res.Errno != unix.EPERM || aerr == nil):
+			t.Errorf("BYPASS: unlisted %s: %v, accepted: %v, want EPERM and nothing accepted", c.l.Addr(), res, aerr == nil)
+		}
 	}
 }

@@ -7,7 +7,6 @@ package enforcer_test
 // effect, a record).
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -366,42 +365,5 @@ func TestEndpointsMeetOverAncestors(t *testing.T) {
 	allowed(t, parent, "tcp-send", a.addr, a.effect)
 	if r := parent.Probe(t, "tcp-send", c.addr); !r.Denied() {
 		t.Errorf("BYPASS: C from the parent: %v", r)
-	}
-}
-
-// TestEndpointsLookupRoundTrip: Lookup and List give back the list as
-// registered (unix endpoints by identity), and Unregister drops it.
-func TestEndpointsLookupRoundTrip(t *testing.T) {
-	enf := kt.Enforcer(t)
-	path := brokerAddr(t, false)
-	l, err := net.Listen("unix", path)
-	must(t, err)
-	defer l.Close()
-	eps := parseEndpoints(t, "tcp:127.0.0.1:8080", "udp:[2001:db8::1]:53", "unix:"+path)
-	sb := registered(t, "tcp:127.0.0.1:8080", "udp:[2001:db8::1]:53", "unix:"+path)
-	got, err := enf.Lookup(sb.Cg.ID)
-	must(t, err)
-	if len(got.AllowConnect) != len(eps) {
-		t.Fatalf("Lookup: %v, want %v", got.AllowConnect, eps)
-	}
-	for i := range eps {
-		if !endpoint.Same(got.AllowConnect[i], eps[i]) {
-			t.Errorf("Lookup[%d] = %v, want %v", i, got.AllowConnect[i], eps[i])
-		}
-	}
-	must(t, enf.Unregister(sb.Cg.ID))
-	must(t, enf.Register(sb.Cg, enforcer.Entry{Ceiling: networkDeny}))
-	if got, _ := enf.Lookup(sb.Cg.ID); len(got.AllowConnect) != 0 {
-		t.Errorf("after unregister and a plain register: %v, want no endpoints", got.AllowConnect)
-	}
-	// Refusals: with network allowed; unresolved unix endpoint.
-	if err := enf.Register(sb.Cg, enforcer.Entry{Ceiling: writeDeny, AllowConnect: eps}); !errors.Is(err, enforcer.ErrBadEndpoints) {
-		t.Errorf("register with network allowed: %v, want ErrBadEndpoints", err)
-	}
-	if err := enf.Register(sb.Cg, enforcer.Entry{Ceiling: networkDeny, AllowConnect: []endpoint.Endpoint{{Kind: endpoint.Unix, Path: path}}}); !errors.Is(err, enforcer.ErrBadEndpoints) {
-		t.Errorf("register with an unresolved unix endpoint: %v, want ErrBadEndpoints", err)
-	}
-	if got, _ := enf.Lookup(sb.Cg.ID); len(got.AllowConnect) != 0 || got.Ceiling != networkDeny {
-		t.Errorf("a refused registration changed the entry: %+v", got)
 	}
 }

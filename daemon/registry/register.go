@@ -114,7 +114,7 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 		}
 		c.InitPID = req.InitPID
 	}
-	cov := r.o.Enforcer.Coverage(c.Kernel)
+	cov := r.o.Enforcer.CoverageOf(enforcer.Entry{Ceiling: c.Kernel, AllowConnect: c.AllowConnect})
 	if err := cov.Err(c.AuditOnly, r.o.AllowPartial); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}

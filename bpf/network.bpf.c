@@ -52,9 +52,9 @@ enum inet_use {
 	USE_ADDRESS, /* connect: the address given must be listed */
 	USE_SEND,    /* sendmsg: the address given, else the connected peer;
 		      * never with control messages */
-	USE_PEER,    /* recvmsg: the connected peer must be listed */
-	USE_OPTION,  /* get/setsockopt, shutdown: a socket of a listed kind,
-		      * unconnected or connected to a listed peer */
+	USE_PEER,    /* recvmsg, shutdown: the connected peer must be listed */
+	USE_OPTION,  /* get/setsockopt: a socket of a listed kind, unconnected
+		      * or connected to a listed peer */
 };
 
 /*
@@ -263,5 +263,5 @@ int BPF_PROG(socket_shutdown, struct socket *sock, int how, int ret)
 {
 	if (ret)
 		return ret;
-	return deny_inet(sock, HOOK_SOCKET_SHUTDOWN, NULL, 0, USE_OPTION);
+	return deny_inet(sock, HOOK_SOCKET_SHUTDOWN, NULL, 0, USE_PEER);
 }

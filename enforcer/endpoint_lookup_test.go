@@ -3,11 +3,13 @@ package enforcer_test
 import (
 	"errors"
 	"net"
+	"os"
 	"testing"
 
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/internal/kerneltest"
+	"github.com/enforcerd/enforcerd/internal/probe"
 )
 
 // TestEndpointsAuditOnlyAncestor: an audit-only ancestor's list audits
@@ -30,6 +32,38 @@ func TestEndpointsAuditOnlyAncestor(t *testing.T) {
 		t.Fatalf("B: %s", what)
 	}
 	kt.Expect(t, parent.Cg.ID, kerneltest.Want{Hooks: []enforcer.Hook{enforcer.HookSocketConnect}, Audited: true})
+}
+
+// TestEndpointsShutdownInheritedListener: shutdown of a listening socket
+// passed in (its owner is outside) stays denied with endpoints of its kind
+// listed; the control's effect is the listener no longer accepting.
+func TestEndpointsShutdownInheritedListener(t *testing.T) {
+	var l *net.TCPListener
+	kt.Run(t, []kerneltest.Case{{
+		Name: "N9/shutdown-inherited-listener", Ceiling: networkDeny,
+		Want: kerneltest.Hooks(enforcer.HookSocketShutdown),
+		Prep: func(t *testing.T) {
+			var err error
+			l, err = net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+			must(t, err)
+			t.Cleanup(func() { l.Close() })
+		},
+		Endpoints: func(t *testing.T) []endpoint.Endpoint { return parseEndpoints(t, "tcp:"+l.Addr().String()) },
+		Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			f, err := l.File()
+			must(t, err)
+			defer f.Close()
+			r := sb.ProbeFiles(t, []*os.File{f}, "shutdown-fd")
+			return r, func() (bool, string) {
+				c, err := net.DialTimeout("tcp4", l.Addr().String(), listenWait)
+				if err != nil {
+					return true, "the listener stopped: " + err.Error()
+				}
+				c.Close()
+				return false, "the listener still accepts"
+			}
+		},
+	}})
 }
 
 // TestEndpointsLookupRoundTrip: Lookup and List give back the list as

@@ -99,6 +99,10 @@ func init() {
 			defer unix.Close(fd)
 			return unix.Listen(fd, 1)
 		}),
+		// shutdown-fd: shutdown(SHUT_RDWR) of the inherited socket.
+		"shutdown-fd": probe.Func(func(a []string) error {
+			return unix.Shutdown(probe.InheritedFD, unix.SHUT_RDWR)
+		}),
 		// accept-fd: accept on the inherited listening socket.
 		"accept-fd": probe.Func(func(a []string) error {
 			nfd, _, err := unix.Accept(probe.InheritedFD)

@@ -253,6 +253,17 @@ static __always_inline int deny_network_file_e(struct effective *e, struct file 
 	int v = verdict(e, DENY_NETWORK);
 	if (!v)
 		return 0;
+	if (hook == HOOK_FILE_PERMISSION) {
+		/* N8: read and write (splice, sendfile, io_uring) of an inet
+		 * socket connected to a listed endpoint (endpoints.h). */
+		struct inode *inode = file->f_inode;
+		if (inode && (inode->i_mode & S_IFMT) == S_IFSOCK) {
+			struct socket *sock = (struct socket *)BPF_CORE_READ(file, private_data);
+			v = inet_peer_decision(e, v, sock);
+			if (!v)
+				return 0;
+		}
+	}
 	record_event(e, hook, v, DENY_NETWORK, {
 		fill_inode(ev, file->f_inode);
 		struct inode *inode = file->f_inode;

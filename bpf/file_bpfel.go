@@ -19,6 +19,20 @@ type FileCeiling struct {
 	Flags uint32
 }
 
+type FileEndpointList struct {
+	_     structs.HostLayout
+	Count uint32
+	Kinds uint32
+	Ep    [16]struct {
+		_    structs.HostLayout
+		Kind uint32
+		Port uint32
+		A    uint64
+		B    uint64
+		C    int64
+	}
+}
+
 type FileEnforcerdConfig struct {
 	_          structs.HostLayout
 	Generation uint64
@@ -57,6 +71,7 @@ type FileResolveCacheEntry struct {
 const (
 	FileMapCeilingSince       = "ceiling_since"
 	FileMapCeilings           = "ceilings"
+	FileMapConnectAllow       = "connect_allow"
 	FileMapEnforcerdConfig    = "enforcerd_config"
 	FileMapEvents             = "events"
 	FileMapExecAllow          = "exec_allow"
@@ -160,6 +175,7 @@ type FileProgramSpecs struct {
 type FileMapSpecs struct {
 	CeilingSince    *ebpf.MapSpec `ebpf:"ceiling_since"`
 	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
+	ConnectAllow    *ebpf.MapSpec `ebpf:"connect_allow"`
 	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
 	Events          *ebpf.MapSpec `ebpf:"events"`
 	ExecAllow       *ebpf.MapSpec `ebpf:"exec_allow"`
@@ -197,6 +213,7 @@ func (o *FileObjects) Close() error {
 type FileMaps struct {
 	CeilingSince    *ebpf.Map `ebpf:"ceiling_since"`
 	Ceilings        *ebpf.Map `ebpf:"ceilings"`
+	ConnectAllow    *ebpf.Map `ebpf:"connect_allow"`
 	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
 	Events          *ebpf.Map `ebpf:"events"`
 	ExecAllow       *ebpf.Map `ebpf:"exec_allow"`
@@ -210,6 +227,7 @@ func (m *FileMaps) Close() error {
 	return _FileClose(
 		m.CeilingSince,
 		m.Ceilings,
+		m.ConnectAllow,
 		m.EnforcerdConfig,
 		m.Events,
 		m.ExecAllow,

@@ -2,7 +2,7 @@
 // Go bindings. One object per concern, all sharing the maps of maps.h,
 // exec.h and ipc.h:
 //
-//   - network.bpf.c:   network=false at LSM socket hooks
+//   - network.bpf.c:   network=false at LSM socket hooks (endpoints.h: allowed endpoints)
 //   - file.bpf.c:      write=false at LSM file and inode hooks
 //   - exec.bpf.c:      shell=none|read_only at LSM exec hooks (exec.h: shared state)
 //   - tamper.bpf.c:    escape and tamper protection for every enforced process
@@ -10,9 +10,10 @@
 //   - sock.bpf.c:      network=false at cgroup-BPF hooks (works without BPF LSM)
 //   - lifecycle.bpf.c: activation of pending ceilings at the first exec
 //   - shared.bpf.c:    no programs: the shared maps and the types Go mirrors
-//     (SharedEvent, SharedCeiling, SharedExecKey, and the enums SharedHookId,
+//     (SharedEvent, SharedCeiling, SharedExecKey, SharedEndpointList, and the enums SharedHookId,
 //     SharedObjectKind, SharedDecision, SharedDenyBit, SharedCeilingFlag,
-//     SharedStatIndex, SharedLimits, SharedFsMagic)
+//     SharedStatIndex, SharedLimits, SharedFsMagic, SharedEndpointKind,
+//     SharedEndpointLimits)
 //
 // The headers are split by subject; enforcerd.h includes them all and lists
 // them. Each program's ELF section names its hook ("lsm/file_open",
@@ -34,4 +35,4 @@ package bpf
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Sock sock.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Lifecycle lifecycle.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Ipc ipc.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
-//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel -type event -type ceiling -type exec_key -type hook_id -type object_kind -type decision -type deny_bit -type ceiling_flag -type stat_index -type limits -type fs_magic Shared shared.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel -type event -type ceiling -type exec_key -type endpoint_list -type endpoint_kind -type endpoint_limits -type hook_id -type object_kind -type decision -type deny_bit -type ceiling_flag -type stat_index -type limits -type fs_magic Shared shared.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.

@@ -7,6 +7,7 @@
 #define ENFORCERD_NET_H
 
 #include "enforcerd.h"
+#include "endpoints.h"
 
 static __always_inline void fill_socket(struct event *ev, struct socket *sock)
 {
@@ -55,6 +56,13 @@ static __always_inline int check_unix_peer_e(struct effective *ep, struct socket
 	__u64 sandbox = d == DECISION_DENIED ? e->deny_cgid[0] : e->audit_cgid[0];
 	if (!outside_sandbox(peer, e->net_level, sandbox))
 		return 0;
+	/* A peer bound to a listed socket file (endpoints.h). */
+	struct endpoint_walk w = {};
+	if (unix_endpoint(peer, &w)) {
+		d = endpoint_decision(e, d, &w);
+		if (!d)
+			return 0;
+	}
 	record_event(e, hook, d, DENY_NETWORK, {
 		fill_socket(ev, sock);
 		/* The peer's inode identifies the broker socket. */

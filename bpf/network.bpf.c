@@ -45,14 +45,28 @@ static __always_inline __u16 socket_family(struct socket *sock)
 	return sk ? sk->__sk_common.skc_family : 0;
 }
 
+/* How an inet operation may be allowed by the listed endpoints
+ * (endpoints.h; docs/design.md "Allowed endpoints"). */
+enum inet_use {
+	USE_NONE,    /* never: bind, listen, accept */
+	USE_ADDRESS, /* connect: the address given must be listed */
+	USE_SEND,    /* sendmsg: the address given, else the connected peer;
+		      * never with control messages */
+	USE_PEER,    /* recvmsg, shutdown: the connected peer must be listed */
+	USE_OPTION,  /* get/setsockopt: a socket of a listed kind, unconnected
+		      * or connected to a listed peer */
+};
+
 /*
  * deny_inet handles every hook that "uses" a socket: any family but AF_UNIX is
- * denied under network=false. Closes N1 (unconnected sendto/sendmmsg), N2
+ * denied under network=false, unless the listed endpoints allow this use
+ * (use, sa/addrlen). Closes N1 (unconnected sendto/sendmmsg), N2
  * (io_uring reaches the same hooks), N3 (other families) for sockets that
- * exist already (inherited or passed in).
+ * exist already (inherited or passed in), and N8 (endpoints).
  */
 static __always_inline int deny_inet(struct socket *sock, __u16 hook,
-				     struct sockaddr *sa)
+				     struct sockaddr *sa, int addrlen,
+				     enum inet_use use)
 {
 	if (socket_family(sock) == AF_UNIX)
 		return 0;
@@ -62,13 +76,31 @@ static __always_inline int deny_inet(struct socket *sock, __u16 hook,
 	int d = verdict(&e, DENY_NETWORK);
 	if (!d)
 		return 0;
+	struct endpoint_walk w = {};
+	__u32 kind = use == USE_NONE ? 0 : sock_kind(sock);
+	if (kind) {
+		w.want.kind = kind;
+		bool ok;
+		if (use == USE_ADDRESS || (use == USE_SEND && sa))
+			ok = sockaddr_endpoint(sa, addrlen, &w);
+		else if (use == USE_OPTION && !BPF_CORE_READ(sock, sk, __sk_common.skc_dport)) {
+			/* unconnected: options before connect */
+			w.want.kind = 0;
+			w.kinds = 1U << kind;
+			ok = true;
+		} else
+			ok = peer_endpoint(sock, &w);
+		if (ok)
+			d = endpoint_decision(&e, d, &w);
+		if (!d)
+			return 0;
+	}
 	record_event(&e, hook, d, DENY_NETWORK, {
 		fill_socket(ev, sock);
 		fill_sockaddr(ev, sa);
 	});
 	return verdict_ret(d);
 }
-
 
 /* N3: creation of any non-AF_UNIX socket (AF_INET/6, AF_PACKET, raw, ping,
  * AF_NETLINK, AF_VSOCK, AF_ALG, ...), including io_uring IORING_OP_SOCKET. */
@@ -86,6 +118,15 @@ int BPF_PROG(socket_create, int family, int type, int protocol, int kern,
 	int d = verdict(&e, DENY_NETWORK);
 	if (!d)
 		return 0;
+	/* N8: a TCP or UDP socket when the ceiling lists such endpoints; it
+	 * can reach nothing but them (the hooks below). */
+	__u32 kind = inet_kind(type, protocol);
+	if (kind && (family == AF_INET || family == AF_INET6)) {
+		struct endpoint_walk w = {.kinds = 1U << kind};
+		d = endpoint_decision(&e, d, &w);
+		if (!d)
+			return 0;
+	}
 	record_event(&e, HOOK_SOCKET_CREATE, d, DENY_NETWORK, {
 		ev->object_kind = OBJ_SOCKET;
 		ev->family = family;
@@ -101,7 +142,7 @@ int BPF_PROG(socket_bind, struct socket *sock, struct sockaddr *address,
 {
 	if (ret)
 		return ret;
-	return deny_inet(sock, HOOK_SOCKET_BIND, address);
+	return deny_inet(sock, HOOK_SOCKET_BIND, address, addrlen, USE_NONE);
 }
 
 /* N2/N4: connect of an existing non-unix socket (inherited, passed in, or
@@ -112,7 +153,7 @@ int BPF_PROG(socket_connect, struct socket *sock, struct sockaddr *address,
 {
 	if (ret)
 		return ret;
-	return deny_inet(sock, HOOK_SOCKET_CONNECT, address);
+	return deny_inet(sock, HOOK_SOCKET_CONNECT, address, addrlen, USE_ADDRESS);
 }
 
 SEC("lsm/socket_listen")
@@ -120,7 +161,7 @@ int BPF_PROG(socket_listen, struct socket *sock, int backlog, int ret)
 {
 	if (ret)
 		return ret;
-	return deny_inet(sock, HOOK_SOCKET_LISTEN, NULL);
+	return deny_inet(sock, HOOK_SOCKET_LISTEN, NULL, 0, USE_NONE);
 }
 
 SEC("lsm/socket_accept")
@@ -129,7 +170,7 @@ int BPF_PROG(socket_accept, struct socket *sock, struct socket *newsock,
 {
 	if (ret)
 		return ret;
-	return deny_inet(sock, HOOK_SOCKET_ACCEPT, NULL);
+	return deny_inet(sock, HOOK_SOCKET_ACCEPT, NULL, 0, USE_NONE);
 }
 
 /*
@@ -146,7 +187,12 @@ int BPF_PROG(socket_sendmsg, struct socket *sock, struct msghdr *msg, int size,
 		return ret;
 	if (socket_family(sock) != AF_UNIX) {
 		struct sockaddr *sa = BPF_CORE_READ(msg, msg_name);
-		return deny_inet(sock, HOOK_SOCKET_SENDMSG, sa);
+		int salen = BPF_CORE_READ(msg, msg_namelen);
+		/* N8: control messages (IP_RETOPTS source routes, IPV6_RTHDR,
+		 * IP_PKTINFO, ...) are never allowed with endpoints. */
+		__kernel_size_t clen = BPF_CORE_READ(msg, msg_controllen);
+		return deny_inet(sock, HOOK_SOCKET_SENDMSG, sa, salen,
+				 clen ? USE_NONE : USE_SEND);
 	}
 	return check_unix_peer(sock, NULL, HOOK_SOCKET_SENDMSG, true);
 }
@@ -157,7 +203,7 @@ int BPF_PROG(socket_recvmsg, struct socket *sock, struct msghdr *msg, int size,
 {
 	if (ret)
 		return ret;
-	return deny_inet(sock, HOOK_SOCKET_RECVMSG, NULL);
+	return deny_inet(sock, HOOK_SOCKET_RECVMSG, NULL, 0, USE_PEER);
 }
 
 /* N4/N5: connect to a listening unix socket (filesystem or abstract) that was
@@ -193,7 +239,7 @@ int BPF_PROG(socket_getsockopt, struct socket *sock, int level, int optname,
 {
 	if (ret)
 		return ret;
-	return deny_inet(sock, HOOK_SOCKET_GETSOCKOPT, NULL);
+	return deny_inet(sock, HOOK_SOCKET_GETSOCKOPT, NULL, 0, USE_OPTION);
 }
 
 SEC("lsm/socket_setsockopt")
@@ -202,7 +248,14 @@ int BPF_PROG(socket_setsockopt, struct socket *sock, int level, int optname,
 {
 	if (ret)
 		return ret;
-	return deny_inet(sock, HOOK_SOCKET_SETSOCKOPT, NULL);
+	/* N8: options that change where packets go (IP source routes,
+	 * IPV6_RTHDR, ...) stay denied: only the socket level, TCP and UDP
+	 * options, and IPV6_V6ONLY. */
+	bool plain = level == SOL_SOCKET || level == IPPROTO_TCP ||
+		     level == IPPROTO_UDP ||
+		     (level == IPPROTO_IPV6 && optname == IPV6_V6ONLY);
+	return deny_inet(sock, HOOK_SOCKET_SETSOCKOPT, NULL, 0,
+			 plain ? USE_OPTION : USE_NONE);
 }
 
 SEC("lsm/socket_shutdown")
@@ -210,5 +263,5 @@ int BPF_PROG(socket_shutdown, struct socket *sock, int how, int ret)
 {
 	if (ret)
 		return ret;
-	return deny_inet(sock, HOOK_SOCKET_SHUTDOWN, NULL);
+	return deny_inet(sock, HOOK_SOCKET_SHUTDOWN, NULL, 0, USE_PEER);
 }

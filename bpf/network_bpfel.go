@@ -19,6 +19,20 @@ type NetworkCeiling struct {
 	Flags uint32
 }
 
+type NetworkEndpointList struct {
+	_     structs.HostLayout
+	Count uint32
+	Kinds uint32
+	Ep    [16]struct {
+		_    structs.HostLayout
+		Kind uint32
+		Port uint32
+		A    uint64
+		B    uint64
+		C    int64
+	}
+}
+
 type NetworkEnforcerdConfig struct {
 	_          structs.HostLayout
 	Generation uint64
@@ -48,6 +62,7 @@ type NetworkResolveCacheEntry struct {
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	NetworkMapCeilings           = "ceilings"
+	NetworkMapConnectAllow       = "connect_allow"
 	NetworkMapEnforcerdConfig    = "enforcerd_config"
 	NetworkMapEvents             = "events"
 	NetworkMapResolveCache       = "resolve_cache"
@@ -127,6 +142,7 @@ type NetworkProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type NetworkMapSpecs struct {
 	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
+	ConnectAllow    *ebpf.MapSpec `ebpf:"connect_allow"`
 	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
 	Events          *ebpf.MapSpec `ebpf:"events"`
 	ResolveCache    *ebpf.MapSpec `ebpf:"resolve_cache"`
@@ -160,6 +176,7 @@ func (o *NetworkObjects) Close() error {
 // It can be passed to LoadNetworkObjects or ebpf.CollectionSpec.LoadAndAssign.
 type NetworkMaps struct {
 	Ceilings        *ebpf.Map `ebpf:"ceilings"`
+	ConnectAllow    *ebpf.Map `ebpf:"connect_allow"`
 	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
 	Events          *ebpf.Map `ebpf:"events"`
 	ResolveCache    *ebpf.Map `ebpf:"resolve_cache"`
@@ -169,6 +186,7 @@ type NetworkMaps struct {
 func (m *NetworkMaps) Close() error {
 	return _NetworkClose(
 		m.Ceilings,
+		m.ConnectAllow,
 		m.EnforcerdConfig,
 		m.Events,
 		m.ResolveCache,

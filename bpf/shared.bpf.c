@@ -10,16 +10,21 @@
  *    same map to every object that declares it (the headers declare them).
  *  - The types below reach BTF through unused_shared_types, so bpf2go
  *    generates their Go declarations (-type in gen.go): SharedEvent,
- *    SharedCeiling, SharedExecKey and the enums SharedHookId,
+ *    SharedCeiling, SharedExecKey, SharedEndpointList and the enums SharedHookId,
  *    SharedObjectKind, SharedDecision, SharedDenyBit, SharedCeilingFlag,
- *    SharedStatIndex, SharedLimits, SharedFsMagic.
+ *    SharedStatIndex, SharedLimits, SharedFsMagic, SharedEndpointKind,
+ *    SharedEndpointLimits.
  */
 #include "exec.h"
 #include "ipc.h"
+#include "endpoints.h"
 
 struct shared_types {
 	struct event event;
 	struct exec_key exec_key;
+	struct endpoint_list endpoint_list;
+	enum endpoint_kind endpoint_kind;
+	enum endpoint_limits endpoint_limits;
 	enum hook_id hook_id;
 	enum object_kind object_kind;
 	enum decision decision;

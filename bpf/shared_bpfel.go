@@ -44,6 +44,34 @@ const (
 	SharedDenyBitDENY_TAMPER      SharedDenyBit = 16
 )
 
+type SharedEndpointKind uint32
+
+const (
+	SharedEndpointKindENDPOINT_TCP  SharedEndpointKind = 1
+	SharedEndpointKindENDPOINT_UDP  SharedEndpointKind = 2
+	SharedEndpointKindENDPOINT_UNIX SharedEndpointKind = 3
+)
+
+type SharedEndpointLimits uint32
+
+const (
+	SharedEndpointLimitsMAX_ENDPOINTS SharedEndpointLimits = 16
+)
+
+type SharedEndpointList struct {
+	_     structs.HostLayout
+	Count uint32
+	Kinds uint32
+	Ep    [16]struct {
+		_    structs.HostLayout
+		Kind uint32
+		Port uint32
+		A    uint64
+		B    uint64
+		C    int64
+	}
+}
+
 type SharedEnforcerdConfig struct {
 	_          structs.HostLayout
 	Generation uint64
@@ -239,6 +267,7 @@ const (
 const (
 	SharedMapCeilingSince      = "ceiling_since"
 	SharedMapCeilings          = "ceilings"
+	SharedMapConnectAllow      = "connect_allow"
 	SharedMapEnforcerdConfig   = "enforcerd_config"
 	SharedMapEvents            = "events"
 	SharedMapExecAllow         = "exec_allow"
@@ -301,6 +330,7 @@ type SharedProgramSpecs struct {
 type SharedMapSpecs struct {
 	CeilingSince    *ebpf.MapSpec `ebpf:"ceiling_since"`
 	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
+	ConnectAllow    *ebpf.MapSpec `ebpf:"connect_allow"`
 	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
 	Events          *ebpf.MapSpec `ebpf:"events"`
 	ExecAllow       *ebpf.MapSpec `ebpf:"exec_allow"`
@@ -341,6 +371,7 @@ func (o *SharedObjects) Close() error {
 type SharedMaps struct {
 	CeilingSince    *ebpf.Map `ebpf:"ceiling_since"`
 	Ceilings        *ebpf.Map `ebpf:"ceilings"`
+	ConnectAllow    *ebpf.Map `ebpf:"connect_allow"`
 	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
 	Events          *ebpf.Map `ebpf:"events"`
 	ExecAllow       *ebpf.Map `ebpf:"exec_allow"`
@@ -356,6 +387,7 @@ func (m *SharedMaps) Close() error {
 	return _SharedClose(
 		m.CeilingSince,
 		m.Ceilings,
+		m.ConnectAllow,
 		m.EnforcerdConfig,
 		m.Events,
 		m.ExecAllow,

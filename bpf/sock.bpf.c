@@ -15,9 +15,16 @@
  * Return 1 allows; 0 rejects with EPERM.
  */
 #include "enforcerd.h"
+#include "endpoints.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
+/*
+ * sock_verdict: network=false for one inet socket creation (port 0, no
+ * address) or one connect/send to ip4 or ip6 and port. N8: a TCP or UDP
+ * socket may be created when the ceiling lists endpoints of its kind, and
+ * may connect or send to a listed endpoint of its kind (endpoints.h).
+ */
 static __always_inline int sock_verdict(__u16 hook, __u16 family, __u32 type,
 					__u32 protocol, __u32 ip4,
 					const __u32 *ip6, __u16 port)
@@ -28,6 +35,27 @@ static __always_inline int sock_verdict(__u16 hook, __u16 family, __u32 type,
 	int v = verdict(&e, DENY_NETWORK);
 	if (!v)
 		return 1;
+	__u32 kind = inet_kind(type, protocol);
+	if (kind) {
+		struct endpoint_walk w = {};
+		if (hook == HOOK_CGROUP_SOCK_CREATE) {
+			w.kinds = 1U << kind;
+		} else {
+			w.want.kind = kind;
+			w.want.port = port;
+			if (ip6) {
+				w.want.a = (__u64)ip6[0] | ((__u64)ip6[1] << 32);
+				w.want.b = (__u64)ip6[2] | ((__u64)ip6[3] << 32);
+			} else {
+				w.want.a = 0;
+				w.want.b = ipv4_mapped_b(ip4);
+			}
+		}
+		/* port 0 is never listed: no endpoint matches it */
+		v = endpoint_decision(&e, v, &w);
+		if (!v)
+			return 1;
+	}
 	record_event(&e, hook, v, DENY_NETWORK, {
 		ev->object_kind = OBJ_SOCKET;
 		ev->family = family;

@@ -19,6 +19,20 @@ type SockCeiling struct {
 	Flags uint32
 }
 
+type SockEndpointList struct {
+	_     structs.HostLayout
+	Count uint32
+	Kinds uint32
+	Ep    [16]struct {
+		_    structs.HostLayout
+		Kind uint32
+		Port uint32
+		A    uint64
+		B    uint64
+		C    int64
+	}
+}
+
 type SockEnforcerdConfig struct {
 	_          structs.HostLayout
 	Generation uint64
@@ -48,6 +62,7 @@ type SockResolveCacheEntry struct {
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	SockMapCeilings        = "ceilings"
+	SockMapConnectAllow    = "connect_allow"
 	SockMapEnforcerdConfig = "enforcerd_config"
 	SockMapEvents          = "events"
 	SockMapResolveCache    = "resolve_cache"
@@ -113,6 +128,7 @@ type SockProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type SockMapSpecs struct {
 	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
+	ConnectAllow    *ebpf.MapSpec `ebpf:"connect_allow"`
 	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
 	Events          *ebpf.MapSpec `ebpf:"events"`
 	ResolveCache    *ebpf.MapSpec `ebpf:"resolve_cache"`
@@ -146,6 +162,7 @@ func (o *SockObjects) Close() error {
 // It can be passed to LoadSockObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SockMaps struct {
 	Ceilings        *ebpf.Map `ebpf:"ceilings"`
+	ConnectAllow    *ebpf.Map `ebpf:"connect_allow"`
 	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
 	Events          *ebpf.Map `ebpf:"events"`
 	ResolveCache    *ebpf.Map `ebpf:"resolve_cache"`
@@ -155,6 +172,7 @@ type SockMaps struct {
 func (m *SockMaps) Close() error {
 	return _SockClose(
 		m.Ceilings,
+		m.ConnectAllow,
 		m.EnforcerdConfig,
 		m.Events,
 		m.ResolveCache,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/bpf"
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -50,6 +51,13 @@ type Entry struct {
 	// bit the programs ignore), so Lookup returns it and re-registering a
 	// looked-up entry is accepted as it was.
 	AllowPartial bool
+	// AllowConnect: under network=false, the endpoints processes in the
+	// cgroup may still connect and send to (and receive from over that
+	// connection), at most MaxEndpoints; unix endpoints resolved
+	// (endpoint.Resolve). Only the meet of every registered ancestor's
+	// list is reachable (docs/design.md "Allowed endpoints"). Lookup
+	// returns unix endpoints without their path.
+	AllowConnect []endpoint.Endpoint
 }
 
 // FileID identifies a file the way the kernel does: the device of its
@@ -80,7 +88,8 @@ type Registration struct {
 // too deep for the in-kernel walk; ErrCannotEnforce when Coverage refuses
 // the entry (Coverage.Err: a field without mechanism, or partial coverage
 // without AllowPartial; never for AuditOnly); a pending entry on a host that
-// cannot activate it at exec.
+// cannot activate it at exec; ErrBadEndpoints for an AllowConnect list
+// checkEndpoints refuses (with network allowed, too long, unresolved).
 func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
 	if cg.ID == 0 {
 		return fmt.Errorf("register cgroup %s: no cgroup id", cg.Group)
@@ -88,7 +97,10 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
 	if cg.Level >= MaxCgroupLevel {
 		return fmt.Errorf("register cgroup %s: level %d is deeper than the supported %d", cg.Group, cg.Level, MaxCgroupLevel-1)
 	}
-	if err := e.Coverage(en.Ceiling).Err(en.AuditOnly, en.AllowPartial); err != nil {
+	if err := e.CoverageOf(en).Err(en.AuditOnly, en.AllowPartial); err != nil {
+		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+	}
+	if err := checkEndpoints(en); err != nil {
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
 	if en.Pending {
@@ -120,7 +132,13 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
 		e.dropExecAllow(cg.ID)
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
+	undoEndpoints, err := e.setEndpoints(cg.ID, en.AllowConnect)
+	if err != nil {
+		e.dropExecAllow(cg.ID)
+		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+	}
 	if err := e.ceilings.Update(cg.ID, encode(en), ebpf.UpdateAny); err != nil {
+		undoEndpoints()
 		e.dropExecAllow(cg.ID)
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
@@ -128,6 +146,7 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
 		// The entry is in the map but cached results may not see it:
 		// undo, so nothing is half-applied.
 		_ = e.ceilings.Delete(cg.ID)
+		e.dropEndpoints(cg.ID)
 		e.dropExecAllow(cg.ID)
 		_ = e.invalidate()
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
@@ -227,6 +246,7 @@ func coarseTick() (uint64, error) {
 // Unregister removes the ceiling of a cgroup. Errors: ErrNotRegistered.
 func (e *Enforcer) Unregister(cgroupID uint64) error {
 	defer e.dropExecAllow(cgroupID)
+	defer e.dropEndpoints(cgroupID)
 	if e.since != nil {
 		defer func() { _ = e.since.Delete(cgroupID) }()
 	}
@@ -251,7 +271,9 @@ func (e *Enforcer) Lookup(cgroupID uint64) (Entry, error) {
 		}
 		return Entry{}, err
 	}
-	return decode(v), nil
+	en := decode(v)
+	en.AllowConnect = e.lookupEndpoints(cgroupID)
+	return en, nil
 }
 
 // List returns every registration, ordered by cgroup id.
@@ -263,7 +285,9 @@ func (e *Enforcer) List() ([]Registration, error) {
 	)
 	it := e.ceilings.Iterate()
 	for it.Next(&id, &v) {
-		out = append(out, Registration{CgroupID: id, Entry: decode(v)})
+		en := decode(v)
+		en.AllowConnect = e.lookupEndpoints(id)
+		out = append(out, Registration{CgroupID: id, Entry: en})
 	}
 	if err := it.Err(); err != nil {
 		return nil, fmt.Errorf("list registrations: %w", err)

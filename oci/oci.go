@@ -25,6 +25,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/enforcerd/enforcerd/daemon/proxy"
+	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -40,6 +41,10 @@ const (
 	AnnotationAuditOnly  = AnnotationPrefix + "audit-only"
 	AnnotationToolGroups = AnnotationPrefix + "tool-groups"
 	AnnotationProxyAllow = AnnotationPrefix + "proxy-allow"
+	// AnnotationAllowConnect: comma-separated endpoints the container may
+	// still reach under network=false (internal/endpoint syntax; unix
+	// paths resolved by the daemon inside the container's root).
+	AnnotationAllowConnect = AnnotationPrefix + "allow-connect"
 )
 
 // AllAnnotations lists every key the hook reads; any other key with the
@@ -48,7 +53,7 @@ const (
 // ("Enforcerd.io/ceiling", "ENFORCERD.IO/ROLE"): annotation keys are
 // case-sensitive, so such a key would otherwise be someone else's and its
 // ceiling dropped without a word.
-var AllAnnotations = []string{AnnotationRole, AnnotationCeiling, AnnotationParent, AnnotationAuditOnly, AnnotationToolGroups, AnnotationProxyAllow}
+var AllAnnotations = []string{AnnotationRole, AnnotationCeiling, AnnotationParent, AnnotationAuditOnly, AnnotationToolGroups, AnnotationProxyAllow, AnnotationAllowConnect}
 
 // MaxStateBytes bounds the state JSON read from stdin. Real states are a few
 // KiB (annotations included); anything bigger is refused.
@@ -135,6 +140,19 @@ type Request struct {
 	// ProxyAllow is enforcerd.io/proxy-allow (proxy.ParseAllowList), nil
 	// when not given.
 	ProxyAllow *string
+	// AllowConnect: enforcerd.io/allow-connect as written, checked
+	// (endpoint.SplitAnnotation, endpoint.ParseList); resolved and met by
+	// the daemon. AllowConnectList splits it.
+	AllowConnect string
+}
+
+// AllowConnectList is r.AllowConnect split into endpoints (nil: none).
+func (r Request) AllowConnectList() []string {
+	if r.AllowConnect == "" {
+		return nil
+	}
+	parts, _ := endpoint.SplitAnnotation(r.AllowConnect) // checked by ParseAnnotations
+	return parts
 }
 
 // ParseAnnotations validates the enforcerd.io/ annotations. Errors wrap
@@ -211,6 +229,15 @@ func ParseAnnotations(ann map[string]string) (Request, error) {
 				return Request{}, bad("%v", err)
 			}
 			r.ProxyAllow = &v
+		case AnnotationAllowConnect:
+			parts, err := endpoint.SplitAnnotation(v)
+			if err == nil {
+				_, err = endpoint.ParseList(parts)
+			}
+			if err != nil {
+				return Request{}, bad("%v", err)
+			}
+			r.AllowConnect = v
 		default:
 			for _, a := range AllAnnotations {
 				if asciiEqualFold(k, a) {

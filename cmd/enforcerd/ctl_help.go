@@ -155,6 +155,7 @@ const ctlRegisterHelp = `Usage:
   enforcerd ctl register [--socket PATH] [--json] --id ID (--cgroup PATH | --pid PID)
                          [--role R] [--ceiling C] [--parent ID] [--audit-only]
                          [--tool-groups G,...] [--proxy-allow P,...|none]
+                         [--allow-connect ENDPOINT]...
                          [--activate now|exec] [--init-pid PID]
                          [--entrypoint PATH --entrypoint-root DIR
                           [--entrypoint-env-path PATH] [--entrypoint-cwd DIR]]
@@ -193,6 +194,10 @@ Flags:
       Record what the ceiling would deny, deny nothing.
   --tool-groups G,...
       Comma-separated tool groups of the surface.
+  --allow-connect ENDPOINT
+      Repeatable, at most 16. With network=false: an endpoint the container
+      may still connect or send to: tcp:IP:PORT, udp:IP:PORT, or
+      unix:/PATH (resolved inside --entrypoint-root when given).
   --proxy-allow P,...|none
       Domain patterns this container may reach through the daemon's
       egress proxy: the proxy's own allow list narrowed to these (never

@@ -111,6 +111,7 @@ func newCtlRegisterCmd(s streams, o *ctlOptions) *cobra.Command {
 	fs.BoolVar(&f.req.AuditOnly, "audit-only", false, "record what the ceiling would deny, deny nothing")
 	fs.StringVar(&f.req.ToolGroups, "tool-groups", "", "comma-separated tool groups")
 	fs.StringVar(&f.proxyAllow, "proxy-allow", "", "egress proxy domain patterns for this container, or none")
+	fs.StringArrayVar(&f.req.AllowConnect, "allow-connect", nil, "with network=false: an endpoint still reachable (repeatable)")
 	fs.StringVar(&f.activate, "activate", "", "now (default) or exec: pending until the first exec")
 	fs.IntVar(&f.req.InitPID, "init-pid", 0, "with --activate exec: the runtime's init process")
 	fs.StringVar(&f.entrypoint, "entrypoint", "", "the first exec's program (process.args[0])")

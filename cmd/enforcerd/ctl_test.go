@@ -360,12 +360,17 @@ func TestCtlUnreachableCauses(t *testing.T) {
 }
 
 // TestCtlRegisterProxyAllow: --proxy-allow sends proxy_allow (a list, or
-// none: an empty list); without the flag none is sent.
+// none: an empty list); without the flag none is sent. --allow-connect
+// sends allow_connect.
 func TestCtlRegisterProxyAllow(t *testing.T) {
 	ts := ctlServer(t)
 	mustCtl(t, ts, "register", "--id", "one", "--cgroup", "/c/one", "--proxy-allow", "a.example.com,*.b.example.org")
 	mustCtl(t, ts, "register", "--id", "two", "--cgroup", "/c/two", "--proxy-allow", "none")
-	mustCtl(t, ts, "register", "--id", "three", "--cgroup", "/c/three")
+	mustCtl(t, ts, "register", "--id", "three", "--cgroup", "/c/three", "--ceiling", "network=false",
+		"--allow-connect", "tcp:10.0.0.1:443", "--allow-connect", "udp:[::1]:53")
+	if c, err := ts.Reg.Get("three"); err != nil || fmt.Sprint(c.AllowConnect) == "[]" || len(c.AllowConnect) != 2 {
+		t.Errorf("three: allow_connect %v, %v; want the two endpoints", c.AllowConnect, err)
+	}
 	for id, want := range map[string]string{"one": "[a.example.com *.b.example.org]", "two": "[]", "three": "<nil>"} {
 		c, err := ts.Reg.Get(id)
 		if err != nil {

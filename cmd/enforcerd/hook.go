@@ -76,6 +76,16 @@ Annotations (at least one of role and ceiling):
                             clamped by the parent's effective ceiling
   enforcerd.io/audit-only   true: record would-be denials, do not deny
   enforcerd.io/tool-groups  tool groups for the container's surface
+  enforcerd.io/allow-connect
+                            with network=false: comma-separated endpoints
+                            the container may still reach (tcp:IP:PORT,
+                            udp:IP:PORT, tcp:[IPv6]:PORT, unix:/PATH; at
+                            most 16; see enforcerd run --help). A unix
+                            PATH is the socket file inside the container's
+                            root.path, resolved by the daemon at
+                            createRuntime (through /proc/PID/root); it must
+                            exist and be a socket. With network allowed the
+                            annotation is an error
   Any other enforcerd.io/ key is an error, and so is a key with the prefix
   in another letter case (Enforcerd.io/ceiling, ENFORCERD.IO/ROLE):
   annotation keys are case-sensitive, and such a key is never ignored.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -51,6 +52,27 @@ Flags:
                          interpreter allowed here (python, node, perl)
                          runs whatever code it is given: allow one only if
                          that is intended
+  --allow-connect ADDR   with --network=deny: an endpoint CMD may still
+                         reach (repeatable, at most 16). ADDR is
+                           tcp:IP:PORT, tcp:[IPv6]:PORT   a TCP peer
+                           udp:IP:PORT, udp:[IPv6]:PORT   a UDP peer
+                           unix:/PATH                     a bound unix socket
+                         IP is a literal address (an IPv4-mapped IPv6
+                         address is the IPv4 address), PORT 1-65535. A
+                         tcp/udp endpoint allows creating a socket of that
+                         kind, connecting it or sending to the endpoint,
+                         and reading and writing that connection; nothing
+                         else: no bind, listen or accept, no other address,
+                         port or protocol (a tcp endpoint does not open UDP
+                         to the same port), no socket options or control
+                         messages that route packets elsewhere. A UDP socket
+                         receives only once connected to a listed endpoint.
+                         unix:/PATH names the socket file at PATH when run
+                         starts (device and inode): a socket re-created at
+                         that path later stays denied; PATH must exist and
+                         be a socket. Abstract unix sockets are never an
+                         endpoint. Inside a registered cgroup only what
+                         every enclosing ceiling also lists is reachable.
   --audit-only           do not deny: run CMD and report would-be denials
   --allow-partial        accept a ceiling this host enforces only in part
                          (without BPF LSM: network=deny covers only the
@@ -104,6 +126,7 @@ type runOptions struct {
 	allowPartial bool
 	quiet        bool
 	execAllow    []string
+	allowConnect []endpoint.Endpoint // resolved
 	cgroupParent string
 	pinDir       string
 	socket       string
@@ -115,6 +138,7 @@ type runFlags struct {
 	role           string
 	network, write ceilingBool
 	shell          shellFlag
+	allowConnect   []string
 	o              runOptions
 }
 
@@ -145,6 +169,7 @@ func newRunCmd(s streams, do func(runOptions, streams) int) *cobra.Command {
 	fs.Var(&f.write, "write", "write ceiling")
 	fs.Var(&f.shell, "shell", "shell ceiling")
 	fs.StringArrayVar(&f.o.execAllow, "exec-allow", nil, "with --shell=none: another binary CMD may exec (repeatable)")
+	fs.StringArrayVar(&f.allowConnect, "allow-connect", nil, "with --network=deny: an endpoint CMD may still reach: tcp:IP:PORT, udp:IP:PORT, unix:/PATH (repeatable, at most 16)")
 	fs.BoolVar(&f.o.auditOnly, "audit-only", false, "do not deny: report would-be denials")
 	fs.BoolVar(&f.o.allowPartial, "allow-partial", false, "accept a ceiling this host enforces only in part")
 	fs.StringVar(&f.o.cgroupParent, "cgroup-parent", "", "cgroup v2 path to create the transient cgroup under")
@@ -195,6 +220,18 @@ func (f *runFlags) options(c *cobra.Command, args []string) (runOptions, error) 
 	}
 	if len(o.execAllow) > 0 && k.Shell != policy.ShellNone {
 		return o, usageError{fmt.Errorf("--exec-allow needs --shell=none (the ceiling's shell is %s)", k.Shell)}
+	}
+	if len(f.allowConnect) > 0 {
+		if k.Network {
+			return o, usageError{errors.New("--allow-connect needs --network=deny (network is allowed: the list would mislead)")}
+		}
+		eps, err := endpoint.ParseList(f.allowConnect)
+		if err != nil {
+			return o, usageErrorf("--allow-connect: %w", err)
+		}
+		if o.allowConnect, err = endpoint.Resolve(eps, "/"); err != nil {
+			return o, usageErrorf("--allow-connect: %w", err)
+		}
 	}
 	o.ceiling = k
 	return o, nil

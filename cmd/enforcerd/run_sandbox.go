@@ -18,6 +18,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/internal/sandbox"
 )
 
@@ -47,7 +48,7 @@ func runSandboxed(o runOptions, s streams) int {
 	}
 	sb, err := sandbox.Open(sandbox.Config{
 		Ceiling: o.ceiling, AuditOnly: o.auditOnly, AllowPartial: o.allowPartial,
-		Entrypoint: bin, ExecAllow: o.execAllow, CgroupParent: o.cgroupParent,
+		Entrypoint: bin, ExecAllow: o.execAllow, AllowConnect: o.allowConnect, CgroupParent: o.cgroupParent,
 		PinDir: o.pinDir, VerifierLog: verifierLog(stderr),
 	})
 	if errors.Is(err, enforcer.ErrPartialCoverage) {
@@ -83,6 +84,13 @@ func runSandboxed(o runOptions, s streams) int {
 	for _, oc := range sb.Outer() {
 		if meet := o.ceiling.Clamp(oc.Entry.Ceiling); meet != o.ceiling {
 			fmt.Fprintf(stderr, "enforcerd run: nested in registered cgroup %s, whose ceiling %s narrows this run's %s to %s\n", oc.Cgroup, oc.Entry.Ceiling, o.ceiling, meet)
+		}
+		if !oc.Entry.Ceiling.Network && len(o.allowConnect) > 0 {
+			// The kernel reaches only endpoints every network=false
+			// ancestor lists too (bpf/endpoints.h).
+			if meet := endpoint.Intersect(o.allowConnect, oc.Entry.AllowConnect); len(meet) != len(o.allowConnect) {
+				fmt.Fprintf(stderr, "enforcerd run: nested in registered cgroup %s, which lists %d allowed endpoint(s): --allow-connect reaches only %q\n", oc.Cgroup, len(oc.Entry.AllowConnect), endpoint.Strings(meet))
+			}
 		}
 		if len(oc.Unenforced) > 0 {
 			fmt.Fprintf(stderr, "enforcerd run: the ceiling %s of registered cgroup %s is enforced only in part here: NOT enforced: %s\n", oc.Entry.Ceiling, oc.Cgroup, strings.Join(gapLines(oc.Unenforced), "; "))

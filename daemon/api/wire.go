@@ -7,6 +7,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -59,6 +60,11 @@ type RegisterRequest struct {
 	// Entrypoint is the program the first exec will run; required when
 	// Activate is exec and the effective ceiling is shell=none.
 	Entrypoint *Entrypoint `json:"entrypoint,omitempty"`
+	// AllowConnect: under network=false, endpoints the container may
+	// still reach: "tcp:IP:PORT", "udp:IP:PORT" ("[IPv6]:PORT"),
+	// "unix:/PATH" (resolved inside entrypoint.root when given, else on
+	// the daemon's host), at most 16 (registry.Request.AllowConnect).
+	AllowConnect []string `json:"allow_connect,omitempty"`
 }
 
 // Entrypoint names a container's entrypoint as the daemon resolves it
@@ -117,6 +123,9 @@ type Container struct {
 	// coverage the daemon allows, or an audit-only registration).
 	Unenforced []Gap       `json:"unenforced,omitempty"`
 	Entrypoint *Entrypoint `json:"entrypoint,omitempty"`
+	// AllowConnect: the endpoints reachable under network=false, as
+	// accepted (met with the parent's list).
+	AllowConnect []string `json:"allow_connect,omitempty"`
 }
 
 // ListBody is the body of GET /v1/containers.
@@ -212,7 +221,7 @@ func (r RegisterRequest) request() registry.Request {
 	return registry.Request{
 		ID: r.ID, Cgroup: r.Cgroup, PID: r.PID, Role: r.Role, Ceiling: r.Ceiling, Parent: r.Parent,
 		AuditOnly: r.AuditOnly, ToolGroups: r.ToolGroups, ProxyAllow: r.ProxyAllow, Activate: registry.Activation(r.Activate),
-		InitPID: r.InitPID, Entrypoint: r.Entrypoint.program(),
+		InitPID: r.InitPID, Entrypoint: r.Entrypoint.program(), AllowConnect: r.AllowConnect,
 	}
 }
 
@@ -226,6 +235,7 @@ func containerFrom(c state.Container) Container {
 		Activation: c.Activation, ActivationReason: c.ActivationReason,
 		State: c.State, PendingDeadline: c.PendingDeadline,
 		Unenforced: gapsFrom(c.Unenforced), Entrypoint: EntrypointFrom(c.Entrypoint),
+		AllowConnect: endpointStrings(c.AllowConnect),
 	}
 }
 
@@ -236,6 +246,14 @@ func containersFrom(cs []state.Container) []Container {
 		out = append(out, containerFrom(c))
 	}
 	return out
+}
+
+// endpointStrings is the wire form of a list (nil stays nil: omitted).
+func endpointStrings(es []endpoint.Endpoint) []string {
+	if len(es) == 0 {
+		return nil
+	}
+	return endpoint.Strings(es)
 }
 
 func gapsFrom(gs []enforcer.Gap) []Gap {

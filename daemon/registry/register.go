@@ -93,6 +93,9 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	if err != nil {
 		return state.Container{}, err
 	}
+	if c.AllowConnect, err = r.allowConnect(req, c); err != nil {
+		return state.Container{}, err
+	}
 	if c.Kernel.Shell == policy.ShellNone && req.Activate == ActivateExec {
 		if err := r.vetEntrypoint(req.ID, req.Entrypoint); err != nil {
 			return state.Container{}, err
@@ -111,13 +114,13 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 		}
 		c.InitPID = req.InitPID
 	}
-	cov := r.o.Enforcer.Coverage(c.Kernel)
+	cov := r.o.Enforcer.CoverageOf(enforcer.Entry{Ceiling: c.Kernel, AllowConnect: c.AllowConnect})
 	if err := cov.Err(c.AuditOnly, r.o.AllowPartial); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
 	c.Unenforced = cov.Gaps()
 	entry := enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, Pending: req.Activate == ActivateExec,
-		AllowPartial: len(cov.Partial) > 0}
+		AllowPartial: len(cov.Partial) > 0, AllowConnect: c.AllowConnect}
 	if err := r.o.Enforcer.Register(cg, entry); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}

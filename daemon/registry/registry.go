@@ -71,6 +71,9 @@ type Enforcer interface {
 	List() ([]enforcer.Registration, error)
 	// Coverage says what the host enforces of a ceiling.
 	Coverage(policy.KernelCeiling) enforcer.Coverage
+	// CoverageOf is Coverage of an entry's ceiling with what its allowed
+	// endpoints add (enforcer.GapNetworkEndpoints).
+	CoverageOf(enforcer.Entry) enforcer.Coverage
 }
 
 // Options configures New.

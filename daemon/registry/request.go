@@ -7,6 +7,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/proxy"
+	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/oci"
 	"github.com/enforcerd/enforcerd/policy"
@@ -58,6 +59,14 @@ type Request struct {
 	// root and refuses a shell, a multi-call binary or the dynamic loader
 	// (ErrUnsafeProgram), since that first exec is allowed from then on.
 	Entrypoint *progcheck.Program
+	// AllowConnect: endpoints the container may still reach under
+	// network=false (endpoint.Parse syntax, at most endpoint.Max). Unix
+	// paths are resolved inside Entrypoint.Root when the request has an
+	// entrypoint, else on the daemon's file system. Refused
+	// (ErrBadRequest): bad syntax, too many, a unix path that is missing
+	// or not a socket, and any list when the effective ceiling allows
+	// network (endpoints.go).
+	AllowConnect []string
 }
 
 func badf(format string, a ...any) error {
@@ -98,6 +107,9 @@ func (req Request) validate() error {
 		if _, err := proxy.ParseAllowList(*req.ProxyAllow); err != nil {
 			return badf("container %s: proxy_allow: %v", req.ID, err)
 		}
+	}
+	if _, err := endpoint.ParseList(req.AllowConnect); err != nil {
+		return badf("container %s: allow_connect: %v", req.ID, err)
 	}
 	if req.Entrypoint != nil {
 		if err := req.Entrypoint.Validate(); err != nil {

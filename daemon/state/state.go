@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -79,6 +80,10 @@ type Container struct {
 	// kept so that narrowing a pending registration to shell=none can
 	// vet it.
 	Entrypoint *progcheck.Program `json:"entrypoint,omitempty"`
+	// AllowConnect: under network=false, the endpoints the container may
+	// still reach as accepted (unix endpoints with the socket file's
+	// identity; enforcer.Entry.AllowConnect), met with the parent's.
+	AllowConnect []endpoint.Endpoint `json:"allow_connect,omitempty"`
 }
 
 // Activations and states of a Container.

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/internal/probe"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -47,9 +48,12 @@ type Case struct {
 	// Prep runs before each run (control and ceiling), before Allow.
 	Prep func(t *testing.T)
 	// Allow gives the shell=none allow list (called after Prep).
-	Allow   func(t *testing.T) []enforcer.FileID
-	Attempt Attempt
-	At      Where
+	Allow func(t *testing.T) []enforcer.FileID
+	// Endpoints gives the entry's allowed endpoints under network=false
+	// (enforcer.Entry.AllowConnect; called after Prep).
+	Endpoints func(t *testing.T) []endpoint.Endpoint
+	Attempt   Attempt
+	At        Where
 	// Nested: the denied operation is one a program the probe ran makes
 	// (awk's system(), a shell's redirect): the probe's own result is not
 	// judged, only the side effect and the record.
@@ -125,6 +129,9 @@ func (h *Harness) TriState(t *testing.T, c Case) {
 	en := enforcer.Entry{Ceiling: c.Ceiling}
 	if c.Allow != nil {
 		en.ExecAllow = c.Allow(t)
+	}
+	if c.Endpoints != nil {
+		en.AllowConnect = c.Endpoints(t)
 	}
 	sb.Register(t, en)
 	r, eff = c.Attempt(t, c.place(t, sb))

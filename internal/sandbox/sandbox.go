@@ -37,6 +37,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -71,6 +72,10 @@ type Config struct {
 	// exec (matched by device and inode at Register). Only with
 	// shell=none; the same program check as Entrypoint applies.
 	ExecAllow []string
+	// AllowConnect: with network=false, the endpoints the command tree
+	// may still reach (enforcer.Entry.AllowConnect; unix endpoints
+	// resolved, endpoint.Resolve).
+	AllowConnect []endpoint.Endpoint
 	// CgroupParent is the cgroup v2 group ("/a/b", below the cgroup2
 	// mount) the transient cgroup is created under. "": the calling
 	// process's own cgroup.
@@ -118,6 +123,9 @@ func Open(cfg Config) (*Sandbox, error) {
 	if len(cfg.ExecAllow) > 0 && cfg.Ceiling.Shell != policy.ShellNone {
 		return nil, fmt.Errorf("an exec allow list needs shell=none (the ceiling's shell is %s)", cfg.Ceiling.Shell)
 	}
+	if len(cfg.AllowConnect) > 0 && cfg.Ceiling.Network {
+		return nil, errors.New("allowed endpoints need network=false (network is allowed)")
+	}
 	if cfg.Entrypoint == "" {
 		return nil, errors.New("no entrypoint")
 	}
@@ -144,7 +152,7 @@ func Open(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	cov := enf.Coverage(cfg.Ceiling)
+	cov := enf.CoverageOf(enforcer.Entry{Ceiling: cfg.Ceiling, AllowConnect: cfg.AllowConnect})
 	if err := cov.Err(cfg.AuditOnly, cfg.AllowPartial); err != nil {
 		enf.Close()
 		return nil, err
@@ -255,7 +263,7 @@ func (s *Sandbox) Register() error {
 // with the exec allow list by identity.
 func (s *Sandbox) entry(pending bool) (enforcer.Entry, error) {
 	e := enforcer.Entry{Ceiling: s.cfg.Ceiling, AuditOnly: s.cfg.AuditOnly, Pending: pending,
-		AllowPartial: len(s.cov.Partial) > 0}
+		AllowPartial: len(s.cov.Partial) > 0, AllowConnect: s.cfg.AllowConnect}
 	allow := s.cfg.ExecAllow
 	if s.cfg.Ceiling.Shell == policy.ShellNone && !pending {
 		// Without activation at exec the entrypoint must be listed.

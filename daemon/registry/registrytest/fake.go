@@ -55,6 +55,22 @@ func (e *Enforcer) Coverage(c policy.KernelCeiling) enforcer.Coverage {
 	return e.coverage(c)
 }
 
+// CoverageOf implements registry.Enforcer: Coverage, plus
+// GapNetworkEndpoints for tcp/udp endpoints without CanWrite (no BPF LSM).
+func (e *Enforcer) CoverageOf(en enforcer.Entry) enforcer.Coverage {
+	cov := e.Coverage(en.Ceiling)
+	if e.CanWrite || en.Ceiling.Network {
+		return cov
+	}
+	for _, ep := range en.AllowConnect {
+		if ep.Kind != "unix" {
+			cov.Partial = append(cov.Partial, enforcer.Gap{Code: enforcer.GapNetworkEndpoints, Field: "network", Detail: "fake: no BPF LSM"})
+			break
+		}
+	}
+	return cov
+}
+
 func (e *Enforcer) coverage(c policy.KernelCeiling) enforcer.Coverage {
 	var cov enforcer.Coverage
 	if c.Shell != policy.ShellFull && !e.CanShell {

@@ -1,0 +1,196 @@
+package enforcer
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/enforcerd/enforcerd/bpf"
+	"github.com/enforcerd/enforcerd/internal/endpoint"
+)
+
+// The endpoint kinds of struct endpoint (bpf/endpoints.h).
+const (
+	endpointTCP  = uint32(bpf.SharedEndpointKindENDPOINT_TCP)
+	endpointUDP  = uint32(bpf.SharedEndpointKindENDPOINT_UDP)
+	endpointUnix = uint32(bpf.SharedEndpointKindENDPOINT_UNIX)
+)
+
+// MaxEndpoints is the most endpoints one entry may list (MAX_ENDPOINTS in
+// bpf/endpoints.h; endpoint.Max).
+const MaxEndpoints = int(bpf.SharedEndpointLimitsMAX_ENDPOINTS)
+
+// ErrBadEndpoints is wrapped when an entry's AllowConnect cannot be
+// registered as given (see checkEndpoints).
+var ErrBadEndpoints = errors.New("bad allowed endpoints")
+
+// checkEndpoints: AllowConnect needs network=false (with network allowed
+// the list would mislead), at most MaxEndpoints, every unix endpoint
+// resolved (endpoint.Resolve) and no tcp/udp port 0.
+func checkEndpoints(en Entry) error {
+	if len(en.AllowConnect) == 0 {
+		return nil
+	}
+	if en.Ceiling.Network {
+		return fmt.Errorf("%w: allowed endpoints need network=false (network is allowed)", ErrBadEndpoints)
+	}
+	if len(en.AllowConnect) > MaxEndpoints {
+		return fmt.Errorf("%w: %d endpoints, at most %d", ErrBadEndpoints, len(en.AllowConnect), MaxEndpoints)
+	}
+	for _, ep := range en.AllowConnect {
+		switch ep.Kind {
+		case endpoint.TCP, endpoint.UDP:
+			if ep.Port == 0 || !ep.Addr.IsValid() {
+				return fmt.Errorf("%w: %s: no address or port", ErrBadEndpoints, ep)
+			}
+		case endpoint.Unix:
+			if ep.Ino == 0 {
+				return fmt.Errorf("%w: %s: not resolved to a socket file", ErrBadEndpoints, ep)
+			}
+		default:
+			return fmt.Errorf("%w: unknown kind %q", ErrBadEndpoints, ep.Kind)
+		}
+	}
+	return nil
+}
+
+// encodeEndpoints gives the kernel form of a list (struct endpoint_list).
+func encodeEndpoints(es []endpoint.Endpoint) bpf.SharedEndpointList {
+	var l bpf.SharedEndpointList
+	for i, ep := range es {
+		if i >= MaxEndpoints {
+			break
+		}
+		k := &l.Ep[i]
+		switch ep.Kind {
+		case endpoint.TCP, endpoint.UDP:
+			k.Kind = endpointTCP
+			if ep.Kind == endpoint.UDP {
+				k.Kind = endpointUDP
+			}
+			k.Port = uint32(ep.Port)
+			b := ep.Addr.As16() // IPv4 as ::ffff:a.b.c.d
+			k.A = binary.LittleEndian.Uint64(b[0:8])
+			k.B = binary.LittleEndian.Uint64(b[8:16])
+		case endpoint.Unix:
+			k.Kind = endpointUnix
+			k.A = uint64(ep.Dev)
+			k.B = ep.Ino
+			k.C = ep.Ctime
+		}
+		l.Kinds |= 1 << k.Kind
+		l.Count++
+	}
+	return l
+}
+
+// decodeEndpoints reads a list back; unix endpoints have no path.
+func decodeEndpoints(l bpf.SharedEndpointList) []endpoint.Endpoint {
+	var out []endpoint.Endpoint
+	for i := 0; i < int(l.Count) && i < MaxEndpoints; i++ {
+		k := l.Ep[i]
+		switch k.Kind {
+		case endpointTCP, endpointUDP:
+			var b [16]byte
+			binary.LittleEndian.PutUint64(b[0:8], k.A)
+			binary.LittleEndian.PutUint64(b[8:16], k.B)
+			kind := endpoint.TCP
+			if k.Kind == endpointUDP {
+				kind = endpoint.UDP
+			}
+			out = append(out, endpoint.Endpoint{Kind: kind, Addr: netip.AddrFrom16(b).Unmap(), Port: uint16(k.Port)})
+		case endpointUnix:
+			out = append(out, endpoint.Endpoint{Kind: endpoint.Unix, Dev: uint32(k.A), Ino: k.B, Ctime: k.C})
+		}
+	}
+	return out
+}
+
+// endpointsMap is the pinned connect_allow map.
+func (e *Enforcer) endpointsMap() *ebpf.Map { return e.shared[bpf.SharedMapConnectAllow] }
+
+// setEndpoints writes the list of a cgroup (an empty list removes it) and
+// returns how to put back what was there. Register calls it before the
+// ceiling is written, so a ceiling is never in force with a list it was
+// not registered with for longer than the registration takes.
+func (e *Enforcer) setEndpoints(cgroupID uint64, es []endpoint.Endpoint) (undo func(), err error) {
+	m := e.endpointsMap()
+	if m == nil {
+		if len(es) == 0 {
+			return func() {}, nil
+		}
+		return nil, fmt.Errorf("%w: allowed endpoints: no connect_allow map", ErrCannotEnforce)
+	}
+	var old bpf.SharedEndpointList
+	had := m.Lookup(cgroupID, &old) == nil
+	undo = func() {
+		if had {
+			_ = m.Update(cgroupID, old, ebpf.UpdateAny)
+		} else {
+			_ = m.Delete(cgroupID)
+		}
+	}
+	if len(es) == 0 {
+		if had {
+			if err := m.Delete(cgroupID); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+				return nil, fmt.Errorf("allowed endpoints: %w", err)
+			}
+		}
+		return undo, nil
+	}
+	if err := m.Update(cgroupID, encodeEndpoints(es), ebpf.UpdateAny); err != nil {
+		undo()
+		return nil, fmt.Errorf("allowed endpoints: %w", err)
+	}
+	return undo, nil
+}
+
+// dropEndpoints removes the list of a cgroup.
+func (e *Enforcer) dropEndpoints(cgroupID uint64) {
+	if m := e.endpointsMap(); m != nil {
+		_ = m.Delete(cgroupID)
+	}
+}
+
+// lookupEndpoints reads the list of a cgroup (nil: none).
+func (e *Enforcer) lookupEndpoints(cgroupID uint64) []endpoint.Endpoint {
+	m := e.endpointsMap()
+	if m == nil {
+		return nil
+	}
+	var l bpf.SharedEndpointList
+	if err := m.Lookup(cgroupID, &l); err != nil {
+		return nil
+	}
+	return decodeEndpoints(l)
+}
+
+// GapNetworkEndpoints: allowed tcp/udp endpoints on a host where only the
+// cgroup-BPF layer enforces network=false. Its connect and sendmsg hooks
+// judge the destination address a connect or send names; setsockopt
+// options and control messages that route packets through other hosts
+// (IP source routes, IPv6 routing headers), which the BPF LSM layer
+// refuses, are not seen. (Unix endpoints need nothing more: without BPF
+// LSM no unix socket is restricted at all, GapNetworkNonInet.)
+const GapNetworkEndpoints = "network-endpoints"
+
+// CoverageOf is Coverage of the entry's ceiling, with GapNetworkEndpoints
+// when it lists tcp or udp endpoints and network=false is enforced by the
+// cgroup-BPF layer alone. Register refuses an entry by it.
+func (e *Enforcer) CoverageOf(en Entry) Coverage {
+	cov := e.Coverage(en.Ceiling)
+	if en.Ceiling.Network || e.LayerError(LayerLSM) == nil || e.LayerError(LayerCgroup) != nil {
+		return cov
+	}
+	for _, ep := range en.AllowConnect {
+		if ep.Kind == endpoint.TCP || ep.Kind == endpoint.UDP {
+			cov.Partial = append(cov.Partial, Gap{Code: GapNetworkEndpoints, Field: "network",
+				Detail: fmt.Sprintf("allowed tcp/udp endpoints are checked by destination address only (cgroup-BPF); socket options and control messages that route packets through other hosts (IP source routes) need BPF LSM (%v)", e.LayerError(LayerLSM))})
+			break
+		}
+	}
+	return cov
+}

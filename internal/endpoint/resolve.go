@@ -1,0 +1,72 @@
+package endpoint
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrNotSocket is wrapped when a unix endpoint's path names no socket.
+var ErrNotSocket = errors.New("not a unix socket")
+
+// Resolve returns es with every unix endpoint's socket file identity
+// filled in: the file at its path (symlinks followed) inside root, a host
+// directory seen as "/" (every path and symlink stays inside it: openat2
+// RESOLVE_IN_ROOT; "" or "/" is the host's root). A container's root at
+// createRuntime is /proc/INIT/root/ROOTFS (oci.Entrypoint). Errors: a path
+// that does not exist or cannot be reached, or a file that is not a socket
+// (ErrNotSocket); each names the endpoint.
+func Resolve(es []Endpoint, root string) ([]Endpoint, error) {
+	out := make([]Endpoint, len(es))
+	copy(out, es)
+	for i, e := range out {
+		if e.Kind != Unix {
+			continue
+		}
+		st, err := statIn(root, e.Path)
+		if err != nil {
+			return nil, fmt.Errorf("endpoint %s: %w", e, err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+			return nil, fmt.Errorf("endpoint %s: %w (mode %#o)", e, ErrNotSocket, st.Mode&unix.S_IFMT)
+		}
+		out[i].Dev = unix.Major(st.Dev)<<20 | unix.Minor(st.Dev)
+		out[i].Ino = st.Ino
+		out[i].Ctime = st.Ctim.Nano()
+	}
+	return out, nil
+}
+
+func statIn(root, name string) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	if root == "" || root == "/" {
+		if err := unix.Stat(name, &st); err != nil {
+			return st, &os.PathError{Op: "stat", Path: name, Err: err}
+		}
+		return st, nil
+	}
+	dir, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return st, &os.PathError{Op: "open root", Path: root, Err: err}
+	}
+	defer unix.Close(dir)
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS}
+	var fd int
+	for i := 0; ; i++ {
+		fd, err = unix.Openat2(dir, name, &how)
+		if (err == unix.EAGAIN && i < 16) || err == unix.EINTR {
+			continue
+		}
+		break
+	}
+	if err != nil {
+		return st, &os.PathError{Op: "openat2 in " + root, Path: name, Err: err}
+	}
+	defer unix.Close(fd)
+	if err := unix.Fstat(fd, &st); err != nil {
+		return st, &os.PathError{Op: "fstat", Path: name, Err: err}
+	}
+	return st, nil
+}

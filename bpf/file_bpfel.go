@@ -48,6 +48,21 @@ type FileResolveCacheEntry struct {
 		Pending      int32
 		_            [4]byte
 		SandboxCgid  uint64
+		RootsCgid    [4]uint64
+		Nroots       uint32
+		RootsAudit   uint32
+	}
+}
+
+type FileRootSet struct {
+	_     structs.HostLayout
+	Count uint32
+	Pad   uint32
+	Root  [16]struct {
+		_   structs.HostLayout
+		Ino uint64
+		Dev uint32
+		Pad uint32
 	}
 }
 
@@ -63,6 +78,7 @@ const (
 	FileMapResolveCache       = "resolve_cache"
 	FileMapStats              = "stats"
 	FileMapTaskFlags          = "task_flags"
+	FileMapWriteRoots         = "write_roots"
 	FileMapWrittenInodes      = "written_inodes"
 	FileProgFileIoctl         = "file_ioctl"
 	FileProgFileIoctlCompat   = "file_ioctl_compat"
@@ -166,6 +182,7 @@ type FileMapSpecs struct {
 	ResolveCache    *ebpf.MapSpec `ebpf:"resolve_cache"`
 	Stats           *ebpf.MapSpec `ebpf:"stats"`
 	TaskFlags       *ebpf.MapSpec `ebpf:"task_flags"`
+	WriteRoots      *ebpf.MapSpec `ebpf:"write_roots"`
 	WrittenInodes   *ebpf.MapSpec `ebpf:"written_inodes"`
 }
 
@@ -203,6 +220,7 @@ type FileMaps struct {
 	ResolveCache    *ebpf.Map `ebpf:"resolve_cache"`
 	Stats           *ebpf.Map `ebpf:"stats"`
 	TaskFlags       *ebpf.Map `ebpf:"task_flags"`
+	WriteRoots      *ebpf.Map `ebpf:"write_roots"`
 	WrittenInodes   *ebpf.Map `ebpf:"written_inodes"`
 }
 
@@ -216,6 +234,7 @@ func (m *FileMaps) Close() error {
 		m.ResolveCache,
 		m.Stats,
 		m.TaskFlags,
+		m.WriteRoots,
 		m.WrittenInodes,
 	)
 }

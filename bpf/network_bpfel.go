@@ -40,6 +40,9 @@ type NetworkResolveCacheEntry struct {
 		Pending      int32
 		_            [4]byte
 		SandboxCgid  uint64
+		RootsCgid    [4]uint64
+		Nroots       uint32
+		RootsAudit   uint32
 	}
 }
 

@@ -10,16 +10,18 @@
  *    same map to every object that declares it (the headers declare them).
  *  - The types below reach BTF through unused_shared_types, so bpf2go
  *    generates their Go declarations (-type in gen.go): SharedEvent,
- *    SharedCeiling, SharedExecKey and the enums SharedHookId,
+ *    SharedCeiling, SharedExecKey, SharedRootSet and the enums SharedHookId,
  *    SharedObjectKind, SharedDecision, SharedDenyBit, SharedCeilingFlag,
  *    SharedStatIndex, SharedLimits, SharedFsMagic.
  */
 #include "exec.h"
 #include "ipc.h"
+#include "roots.h"
 
 struct shared_types {
 	struct event event;
 	struct exec_key exec_key;
+	struct root_set root_set;
 	enum hook_id hook_id;
 	enum object_kind object_kind;
 	enum decision decision;

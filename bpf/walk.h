@@ -22,6 +22,13 @@ struct effective {
 			      * lifecycle.bpf.c); set even when nothing is
 			      * enforced yet */
 	__u64 sandbox_cgid;  /* its id: the sandbox boundary for "outside" */
+	/* Writable roots (roots.h): ancestors whose DENY_WRITE holds only
+	 * outside their roots, root-most first; they are not in deny/audit
+	 * (those bits are the unconditional denials). Bit i of roots_audit:
+	 * roots_cgid[i] is audit-only. */
+	__u64 roots_cgid[MAX_ROOT_CEILINGS];
+	__u32 nroots;
+	__u32 roots_audit;
 };
 
 /* bit_index: the index of a deny bit in effective.deny_cgid/audit_cgid. */
@@ -91,18 +98,33 @@ static long walk_level(__u32 level, void *ctx)
 	w->n.e.sandbox_level = level;
 	w->n.e.sandbox_cgid = id;
 	__u64 *cgid = w->n.e.deny_cgid;
-	if (flags & CEILING_AUDIT_ONLY) {
-		w->n.e.audit |= deny;
+	if (flags & CEILING_AUDIT_ONLY)
 		cgid = w->n.e.audit_cgid;
-	} else {
-		w->n.e.deny |= deny;
+	if (deny & DENY_WRITE) {
+		cgid[1] = id;
+		if (flags & CEILING_WRITE_ROOTS) {
+			/* The meet of roots is per ancestor: each one that
+			 * keeps roots must see the target beneath one of its
+			 * own (roots.h). Beyond MAX_ROOT_CEILINGS of them the
+			 * denial stays unconditional (fail closed). */
+			__u32 n = w->n.e.nroots;
+			if (n < MAX_ROOT_CEILINGS) {
+				w->n.e.roots_cgid[n] = id;
+				if (flags & CEILING_AUDIT_ONLY)
+					w->n.e.roots_audit |= 1U << n;
+				w->n.e.nroots = n + 1;
+				deny &= ~DENY_WRITE;
+			}
+		}
 	}
+	if (flags & CEILING_AUDIT_ONLY)
+		w->n.e.audit |= deny;
+	else
+		w->n.e.deny |= deny;
 	if (deny & DENY_NETWORK) {
 		cgid[0] = id;
 		w->n.e.net_level = level;
 	}
-	if (deny & DENY_WRITE)
-		cgid[1] = id;
 	if (deny & DENY_SHELL)
 		cgid[2] = id;
 	if (deny & DENY_SHELL_WRITE)

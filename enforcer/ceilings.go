@@ -50,6 +50,10 @@ type Entry struct {
 	// bit the programs ignore), so Lookup returns it and re-registering a
 	// looked-up entry is accepted as it was.
 	AllowPartial bool
+	// WriteRoots: with write=false, the directories (by identity,
+	// WriteRootOf) beneath which writes stay allowed; at most
+	// MaxWriteRoots (bpf/roots.h, docs/design.md "Writable roots").
+	WriteRoots []FileID
 }
 
 // FileID identifies a file the way the kernel does: the device of its
@@ -91,6 +95,9 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
 	if err := e.Coverage(en.Ceiling).Err(en.AuditOnly, en.AllowPartial); err != nil {
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
+	if err := CheckWriteRoots(en); err != nil {
+		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+	}
 	if en.Pending {
 		// Never turn an active registration back into a pending one: that
 		// would lift the ceiling until the next exec (fail open).
@@ -120,8 +127,24 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
 		e.dropExecAllow(cg.ID)
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
+	// The roots go in before the ceiling that points at them; on failure
+	// the previous registration's roots (if any) are put back.
+	old, oldErr := e.Lookup(cg.ID)
+	undoRoots := func() {
+		if oldErr == nil {
+			_ = e.setWriteRoots(cg.ID, old.WriteRoots)
+		} else {
+			e.dropWriteRoots(cg.ID)
+		}
+	}
+	if err := e.setWriteRoots(cg.ID, en.WriteRoots); err != nil {
+		e.dropExecAllow(cg.ID)
+		undoRoots()
+		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+	}
 	if err := e.ceilings.Update(cg.ID, encode(en), ebpf.UpdateAny); err != nil {
 		e.dropExecAllow(cg.ID)
+		undoRoots()
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
 	if err := e.invalidate(); err != nil {
@@ -129,6 +152,7 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
 		// undo, so nothing is half-applied.
 		_ = e.ceilings.Delete(cg.ID)
 		e.dropExecAllow(cg.ID)
+		e.dropWriteRoots(cg.ID)
 		_ = e.invalidate()
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
@@ -227,6 +251,7 @@ func coarseTick() (uint64, error) {
 // Unregister removes the ceiling of a cgroup. Errors: ErrNotRegistered.
 func (e *Enforcer) Unregister(cgroupID uint64) error {
 	defer e.dropExecAllow(cgroupID)
+	defer e.dropWriteRoots(cgroupID)
 	if e.since != nil {
 		defer func() { _ = e.since.Delete(cgroupID) }()
 	}
@@ -251,7 +276,11 @@ func (e *Enforcer) Lookup(cgroupID uint64) (Entry, error) {
 		}
 		return Entry{}, err
 	}
-	return decode(v), nil
+	en := decode(v)
+	if err := e.readWriteRoots(cgroupID, v.Flags, &en); err != nil {
+		return Entry{}, err
+	}
+	return en, nil
 }
 
 // List returns every registration, ordered by cgroup id.
@@ -264,9 +293,18 @@ func (e *Enforcer) List() ([]Registration, error) {
 	it := e.ceilings.Iterate()
 	for it.Next(&id, &v) {
 		out = append(out, Registration{CgroupID: id, Entry: decode(v)})
+		out[len(out)-1].Entry.WriteRoots = rootsFlag(v.Flags)
 	}
 	if err := it.Err(); err != nil {
 		return nil, fmt.Errorf("list registrations: %w", err)
+	}
+	for i := range out {
+		if out[i].Entry.WriteRoots == nil {
+			continue
+		}
+		if err := e.readWriteRoots(out[i].CgroupID, flagWriteRoots, &out[i].Entry); err != nil {
+			return nil, fmt.Errorf("list registrations: %w", err)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].CgroupID < out[j].CgroupID })
 	return out, nil
@@ -297,6 +335,9 @@ func encode(en Entry) bpf.SharedCeiling {
 	}
 	if en.AllowPartial {
 		v.Flags |= flagPartialOK
+	}
+	if len(en.WriteRoots) > 0 && !en.Ceiling.Write {
+		v.Flags |= flagWriteRoots
 	}
 	return v
 }

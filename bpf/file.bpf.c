@@ -97,12 +97,13 @@ static __always_inline int write_verdict(struct effective *e, struct dentry *d,
 					 struct vfsmount *mnt, bool parent)
 {
 	int v = verdict(e, DENY_WRITE);
-	if (v == DECISION_DENIED || !e->nroots)
+	if (!v || !roots_apply(e))
 		return v;
-	int r = roots_verdict(e, d, mnt, parent);
-	if (r == DECISION_DENIED)
-		return r;
-	return v ? v : r;
+	int r = roots_verdict(d, mnt, parent);
+	/* An audit-only ancestor without roots still audits. */
+	if (!r && (e->audit & DENY_WRITE) && (e->write_roots & WR_AUDIT_TOTAL))
+		return DECISION_AUDITED;
+	return r;
 }
 
 /* deny_write_names: the common body of the inode_* hooks on names. a (and
@@ -118,8 +119,8 @@ static __always_inline int deny_write_names(struct dentry *a, bool pa,
 	task_write_denied(&e);
 	int v = write_verdict(&e, a, NULL, pa);
 	struct dentry *at = a;
-	if (b && v != DECISION_DENIED && e.nroots) {
-		int r = roots_verdict(&e, b, NULL, pb);
+	if (b && v != DECISION_DENIED && roots_apply(&e)) {
+		int r = roots_verdict(b, NULL, pb);
 		if (r == DECISION_DENIED || (r && !v)) {
 			v = r;
 			at = b;

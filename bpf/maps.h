@@ -29,9 +29,9 @@ enum limits {
 	 * everything (walk.h). */
 	MAX_CGROUP_LEVEL = 32,
 	/* Writable roots (roots.h): at most MAX_WRITE_ROOTS per registration;
-	 * the walk keeps at most MAX_ROOT_CEILINGS ancestors with roots (a
-	 * deeper nesting of roots denies every write, walk.h); the dentry walk
-	 * climbs at most MAX_ROOT_DEPTH levels (past it: outside). */
+	 * a task below more than MAX_ROOT_CEILINGS registrations with roots
+	 * may write nowhere; the climb from a write's target stops after
+	 * MAX_ROOT_DEPTH levels (past it: outside). */
 	MAX_WRITE_ROOTS = 16,
 	MAX_ROOT_CEILINGS = 4,
 	MAX_ROOT_DEPTH = 64,

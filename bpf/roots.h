@@ -47,15 +47,47 @@ struct {
 	__type(value, struct root_set);
 } write_roots SEC(".maps");
 
-/* The state of one climb (a bpf_loop context; pointers kept as numbers and
+/* The state of one check (bpf_loop contexts; pointers kept as numbers and
  * read with BPF_CORE_READ). */
 struct roots_climb {
 	__u64 d;   /* struct dentry *: the current level */
 	__u64 mnt; /* struct mount * of d, 0 when unknown */
-	__u64 cgid[MAX_ROOT_CEILINGS];
+	__u64 cgid[MAX_ROOT_CEILINGS]; /* ancestors with roots, root-most first */
 	__u32 n;	/* entries of cgid in use */
+	__u32 audit;	/* bit i: cgid[i] is audit-only */
 	__u32 missing;	/* bit i: cgid[i] has not yet seen one of its roots */
+	__u32 overflow; /* more than MAX_ROOT_CEILINGS ancestors with roots */
 };
+
+/* roots_collect_level: one cgroup level of the current task; an active
+ * ceiling that denies writes except beneath its roots joins the list. The
+ * resolve() cache says only that such ancestors exist (struct effective
+ * keeps its pinned layout): they are listed again here, on the write path
+ * of a process below them only. */
+static long roots_collect_level(__u32 level, void *ctx)
+{
+	struct roots_climb *c = ctx;
+	__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+	if (!id)
+		return 1;
+	struct ceiling *ce = bpf_map_lookup_elem(&ceilings, &id);
+	if (!ce)
+		return 0;
+	__u32 flags = ce->flags;
+	if ((flags & CEILING_PENDING) || !(ce->deny & DENY_WRITE) ||
+	    !(flags & CEILING_WRITE_ROOTS))
+		return 0;
+	__u32 n = c->n;
+	if (n >= MAX_ROOT_CEILINGS) {
+		c->overflow = 1;
+		return 1;
+	}
+	c->cgid[n] = id;
+	if (flags & CEILING_AUDIT_ONLY)
+		c->audit |= 1U << n;
+	c->n = n + 1;
+	return 0;
+}
 
 /* in_roots: (dev, ino) is one of r's roots. */
 static __always_inline bool in_roots(const struct root_set *r, __u32 dev, __u64 ino)
@@ -69,6 +101,9 @@ static __always_inline bool in_roots(const struct root_set *r, __u32 dev, __u64 
 	return false;
 }
 
+/* roots_step: one level of the climb from the target towards the root of
+ * its filesystem (and, with a known mount, on through the mountpoints);
+ * each ancestor still missing looks the level up in its roots. */
 static long roots_step(__u32 i, void *ctx)
 {
 	struct roots_climb *c = ctx;
@@ -120,30 +155,31 @@ static __always_inline struct mount *real_mount(struct vfsmount *mnt)
 }
 
 /*
- * roots_verdict: the decision of the ancestors with roots (e->roots_cgid)
- * on a write to d: 0 when every one of them sees d beneath one of its roots,
- * else DECISION_DENIED (an enforcing one does not) or DECISION_AUDITED.
- * parent: climb from d's parent directory (operations on a name: create,
- * unlink, rename, link, ...). mnt: the mount d was reached through, NULL
- * for inode-only hooks. Fail direction: a missing roots entry, an
- * unreadable level, a kernel interface, or more than MAX_ROOT_DEPTH levels:
- * not beneath.
+ * roots_verdict: the decision of the current task's ancestors with writable
+ * roots on a write to d: 0 when every one of them sees d beneath one of its
+ * roots, else DECISION_DENIED (an enforcing one does not) or
+ * DECISION_AUDITED. parent: climb from d's parent directory (operations on
+ * a name: create, unlink, rename, link, ...). mnt: the mount d was reached
+ * through, NULL for inode-only hooks. Fail direction: a missing roots
+ * entry, an unreadable level, a kernel interface, more than
+ * MAX_ROOT_CEILINGS ancestors with roots or more than MAX_ROOT_DEPTH
+ * levels: not beneath.
  */
-static __attribute__((noinline, unused)) int roots_verdict(struct effective *e, struct dentry *d,
-				    struct vfsmount *mnt, bool parent)
+static __attribute__((noinline, unused)) int roots_verdict(struct dentry *d,
+							    struct vfsmount *mnt,
+							    bool parent)
 {
-	__u32 n = e->nroots;
-	if (!n)
-		return 0;
-	if (n > MAX_ROOT_CEILINGS)
-		n = MAX_ROOT_CEILINGS;
 	struct roots_climb c = {};
+	bpf_loop(MAX_CGROUP_LEVEL, roots_collect_level, &c, 0);
+	if (c.overflow)
+		return DECISION_DENIED;
+	__u32 n = c.n;
+	if (n > MAX_ROOT_CEILINGS)
+		return DECISION_DENIED;
+	if (!n)
+		return 0; /* the ceilings changed since resolve(): none left */
 	__u32 all = (1U << n) - 1;
-	c.n = n;
 	c.missing = all;
-#pragma unroll
-	for (int k = 0; k < MAX_ROOT_CEILINGS; k++)
-		c.cgid[k] = e->roots_cgid[k];
 	if (d) {
 		struct super_block *sb = BPF_CORE_READ(d, d_sb);
 		__u64 magic = BPF_CORE_READ(sb, s_magic);
@@ -157,9 +193,22 @@ static __attribute__((noinline, unused)) int roots_verdict(struct effective *e, 
 	__u32 missing = c.missing & all;
 	if (!missing)
 		return 0;
-	if (missing & ~e->roots_audit)
+	if (missing & ~c.audit)
 		return DECISION_DENIED;
 	return DECISION_AUDITED;
+}
+
+/* roots_apply: whether the write verdict v (verdict(e, DENY_WRITE)) is one
+ * writable roots may lift: every enforcing (or, for an audited verdict,
+ * audit-only) write denial comes from an ancestor with roots. */
+static __always_inline bool roots_apply(const struct effective *e)
+{
+	__u32 wr = e->write_roots;
+	if (e->deny & DENY_WRITE)
+		return (wr & WR_DENY_ROOTS) && !(wr & WR_DENY_TOTAL);
+	if (e->audit & DENY_WRITE)
+		return (wr & WR_AUDIT_ROOTS) && !(wr & WR_AUDIT_TOTAL);
+	return false;
 }
 
 #endif /* ENFORCERD_ROOTS_H */

@@ -225,11 +225,8 @@ type SharedResolveCacheEntry struct {
 		NetLevel     int32
 		SandboxLevel int32
 		Pending      int32
-		_            [4]byte
+		WriteRoots   uint32
 		SandboxCgid  uint64
-		RootsCgid    [4]uint64
-		Nroots       uint32
-		RootsAudit   uint32
 	}
 }
 

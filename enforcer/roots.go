@@ -36,7 +36,7 @@ var ErrBadWriteRoot = errors.New("bad writable root")
 // repeat inode numbers), network and FUSE filesystems, and every kernel
 // interface (threat model R7).
 var writeRootFS = map[int64]string{
-	int64(bpf.SharedFsMagicEXT4SUPER_MAGIC): "ext2/3/4",
+	int64(bpf.SharedFsMagicEXT4SUPER_MAGIC):  "ext2/3/4",
 	int64(bpf.SharedFsMagicXFS_SUPER_MAGIC):  "xfs",
 	int64(bpf.SharedFsMagicTMPFS_MAGIC):      "tmpfs",
 	int64(bpf.SharedFsMagicRAMFS_MAGIC):      "ramfs",

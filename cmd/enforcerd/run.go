@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -34,7 +35,7 @@ Flags:
                          runs. Default: no restriction.
   --network allow|deny   network ceiling (also true|false)
   --write allow|deny     write ceiling (also true|false)
-  --shell none|read_only|full
+` + writeRootsUsage + `  --shell none|read_only|full
                          shell ceiling. none: CMD and the --exec-allow
                          files are the only programs that may be
                          executed; run refuses (exit 125) when one of them
@@ -103,6 +104,8 @@ type runOptions struct {
 	allowPartial bool
 	quiet        bool
 	execAllow    []string
+	writeRoots   []string          // --write-root, as given
+	writeRootIDs []enforcer.FileID // their identities (writeRootIDs)
 	cgroupParent string
 	pinDir       string
 	socket       string
@@ -140,6 +143,7 @@ func newRunCmd(s streams, do func(runOptions, streams) int) *cobra.Command {
 	fs.Var(&f.write, "write", "write ceiling")
 	fs.Var(&f.shell, "shell", "shell ceiling")
 	fs.StringArrayVar(&f.o.execAllow, "exec-allow", nil, "with --shell=none: another binary CMD may exec (repeatable)")
+	fs.StringArrayVar(&f.o.writeRoots, "write-root", nil, "with --write=deny: a directory beneath which writes stay allowed (repeatable)")
 	fs.BoolVar(&f.o.auditOnly, "audit-only", false, "do not deny: report would-be denials")
 	fs.BoolVar(&f.o.allowPartial, "allow-partial", false, "accept a ceiling this host enforces only in part")
 	fs.StringVar(&f.o.cgroupParent, "cgroup-parent", "", "cgroup v2 path to create the transient cgroup under")
@@ -191,6 +195,11 @@ func (f *runFlags) options(c *cobra.Command, args []string) (runOptions, error) 
 	if len(o.execAllow) > 0 && k.Shell != policy.ShellNone {
 		return o, usageError{fmt.Errorf("--exec-allow needs --shell=none (the ceiling's shell is %s)", k.Shell)}
 	}
+	ids, err := writeRootIDs(o.writeRoots, k)
+	if err != nil {
+		return o, err
+	}
+	o.writeRootIDs = ids
 	o.ceiling = k
 	return o, nil
 }

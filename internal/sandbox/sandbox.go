@@ -71,6 +71,9 @@ type Config struct {
 	// exec (matched by device and inode at Register). Only with
 	// shell=none; the same program check as Entrypoint applies.
 	ExecAllow []string
+	// WriteRoots: with write=false, the directories (by identity,
+	// enforcer.WriteRootOf) beneath which writes stay allowed.
+	WriteRoots []enforcer.FileID
 	// CgroupParent is the cgroup v2 group ("/a/b", below the cgroup2
 	// mount) the transient cgroup is created under. "": the calling
 	// process's own cgroup.
@@ -249,7 +252,7 @@ func (s *Sandbox) Register() error {
 // with the exec allow list by identity.
 func (s *Sandbox) entry(pending bool) (enforcer.Entry, error) {
 	e := enforcer.Entry{Ceiling: s.cfg.Ceiling, AuditOnly: s.cfg.AuditOnly, Pending: pending,
-		AllowPartial: len(s.cov.Partial) > 0}
+		AllowPartial: len(s.cov.Partial) > 0, WriteRoots: s.cfg.WriteRoots}
 	allow := s.cfg.ExecAllow
 	if s.cfg.Ceiling.Shell == policy.ShellNone && !pending {
 		// Without activation at exec the entrypoint must be listed.

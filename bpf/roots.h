@@ -47,16 +47,16 @@ struct {
 	__type(value, struct root_set);
 } write_roots SEC(".maps");
 
-/* The state of one check (bpf_loop contexts; pointers kept as numbers and
- * read with BPF_CORE_READ). */
-struct roots_climb {
-	__u64 d;   /* struct dentry *: the current level */
-	__u64 mnt; /* struct mount * of d, 0 when unknown */
-	__u64 cgid[MAX_ROOT_CEILINGS]; /* ancestors with roots, root-most first */
+#ifndef ENFORCERD_ROOTS_TYPES_ONLY
+
+/* The ancestors of the current task with writable roots (a bpf_loop
+ * context). */
+struct roots_list {
+	__u64 cgid[MAX_ROOT_CEILINGS]; /* root-most first */
 	__u32 n;	/* entries of cgid in use */
 	__u32 audit;	/* bit i: cgid[i] is audit-only */
-	__u32 missing;	/* bit i: cgid[i] has not yet seen one of its roots */
-	__u32 overflow; /* more than MAX_ROOT_CEILINGS ancestors with roots */
+	__u32 overflow; /* more than MAX_ROOT_CEILINGS of them */
+	__u32 pad;
 };
 
 /* roots_collect_level: one cgroup level of the current task; an active
@@ -66,7 +66,7 @@ struct roots_climb {
  * of a process below them only. */
 static long roots_collect_level(__u32 level, void *ctx)
 {
-	struct roots_climb *c = ctx;
+	struct roots_list *l = ctx;
 	__u64 id = bpf_get_current_ancestor_cgroup_id(level);
 	if (!id)
 		return 1;
@@ -77,15 +77,15 @@ static long roots_collect_level(__u32 level, void *ctx)
 	if ((flags & CEILING_PENDING) || !(ce->deny & DENY_WRITE) ||
 	    !(flags & CEILING_WRITE_ROOTS))
 		return 0;
-	__u32 n = c->n;
+	__u32 n = l->n;
 	if (n >= MAX_ROOT_CEILINGS) {
-		c->overflow = 1;
+		l->overflow = 1;
 		return 1;
 	}
-	c->cgid[n] = id;
+	l->cgid[n] = id;
 	if (flags & CEILING_AUDIT_ONLY)
-		c->audit |= 1U << n;
-	c->n = n + 1;
+		l->audit |= 1U << n;
+	l->n = n + 1;
 	return 0;
 }
 
@@ -101,28 +101,32 @@ static __always_inline bool in_roots(const struct root_set *r, __u32 dev, __u64 
 	return false;
 }
 
+/* The state of one climb (a bpf_loop context; pointers kept as numbers and
+ * read with BPF_CORE_READ). */
+struct roots_climb {
+	__u64 d;    /* struct dentry *: the current level */
+	__u64 mnt;  /* struct mount * of d, 0 when unknown */
+	__u64 cgid; /* whose roots */
+	__u32 found;
+	__u32 pad;
+};
+
 /* roots_step: one level of the climb from the target towards the root of
- * its filesystem (and, with a known mount, on through the mountpoints);
- * each ancestor still missing looks the level up in its roots. */
+ * its filesystem (and, with a known mount, on through the mountpoints). */
 static long roots_step(__u32 i, void *ctx)
 {
 	struct roots_climb *c = ctx;
 	struct dentry *d = (struct dentry *)c->d;
 	struct inode *inode = BPF_CORE_READ(d, d_inode);
 	if (inode) {
-		__u32 dev = BPF_CORE_READ(d, d_sb, s_dev);
-		__u64 ino = BPF_CORE_READ(inode, i_ino);
-#pragma unroll
-		for (int k = 0; k < MAX_ROOT_CEILINGS; k++) {
-			if (!(c->missing & (1U << k)))
-				continue;
-			__u64 id = c->cgid[k];
-			struct root_set *r = bpf_map_lookup_elem(&write_roots, &id);
-			if (r && in_roots(r, dev, ino))
-				c->missing &= ~(1U << k);
-		}
-		if (!c->missing)
+		__u64 id = c->cgid;
+		struct root_set *r = bpf_map_lookup_elem(&write_roots, &id);
+		if (!r)
+			return 1; /* no roots entry: outside */
+		if (in_roots(r, BPF_CORE_READ(d, d_sb, s_dev), BPF_CORE_READ(inode, i_ino))) {
+			c->found = 1;
 			return 1;
+		}
 	}
 	struct dentry *parent = BPF_CORE_READ(d, d_parent);
 	struct mount *m = (struct mount *)c->mnt;
@@ -146,56 +150,64 @@ static long roots_step(__u32 i, void *ctx)
 	return 0;
 }
 
+/* roots_beneath: whether the dentry d (reached through struct mount mnt,
+ * 0 when unknown) lies beneath one of cgroup cgid's roots. A global
+ * function: the verifier checks it (and its loop) once per program. */
+__attribute__((noinline)) int roots_beneath(__u64 cgid, __u64 d, __u64 mnt)
+{
+	struct roots_climb c = {.d = d, .mnt = mnt, .cgid = cgid};
+	if (!d)
+		return 0;
+	bpf_loop(MAX_ROOT_DEPTH, roots_step, &c, 0);
+	return c.found;
+}
+
 /* real_mount: the struct mount of a vfsmount (fs/mount.h container_of). */
-static __always_inline struct mount *real_mount(struct vfsmount *mnt)
+static __always_inline __u64 real_mount(__u64 mnt)
 {
 	if (!mnt)
-		return NULL;
-	return (struct mount *)((void *)mnt - bpf_core_field_offset(struct mount, mnt));
+		return 0;
+	return mnt - bpf_core_field_offset(struct mount, mnt);
 }
 
 /*
  * roots_verdict: the decision of the current task's ancestors with writable
- * roots on a write to d: 0 when every one of them sees d beneath one of its
- * roots, else DECISION_DENIED (an enforcing one does not) or
+ * roots on a write to the dentry d: 0 when every one of them sees d beneath
+ * one of its roots, else DECISION_DENIED (an enforcing one does not) or
  * DECISION_AUDITED. parent: climb from d's parent directory (operations on
- * a name: create, unlink, rename, link, ...). mnt: the mount d was reached
- * through, NULL for inode-only hooks. Fail direction: a missing roots
- * entry, an unreadable level, a kernel interface, more than
+ * a name: create, unlink, rename, link, ...). mnt: the struct vfsmount d
+ * was reached through, 0 for inode-only hooks. Fail direction: a missing
+ * roots entry, an unreadable level, a kernel interface, more than
  * MAX_ROOT_CEILINGS ancestors with roots or more than MAX_ROOT_DEPTH
- * levels: not beneath.
+ * levels: not beneath. A global function (pointers passed as numbers).
  */
-static __attribute__((noinline, unused)) int roots_verdict(struct dentry *d,
-							    struct vfsmount *mnt,
-							    bool parent)
+__attribute__((noinline)) int roots_verdict(__u64 d, __u64 mnt, int parent)
 {
-	struct roots_climb c = {};
-	bpf_loop(MAX_CGROUP_LEVEL, roots_collect_level, &c, 0);
-	if (c.overflow)
+	struct roots_list l = {};
+	bpf_loop(MAX_CGROUP_LEVEL, roots_collect_level, &l, 0);
+	if (l.overflow)
 		return DECISION_DENIED;
-	__u32 n = c.n;
-	if (n > MAX_ROOT_CEILINGS)
-		return DECISION_DENIED;
-	if (!n)
+	if (!l.n)
 		return 0; /* the ceilings changed since resolve(): none left */
-	__u32 all = (1U << n) - 1;
-	c.missing = all;
-	if (d) {
-		struct super_block *sb = BPF_CORE_READ(d, d_sb);
-		__u64 magic = BPF_CORE_READ(sb, s_magic);
-		if (!kernel_fs_magic(magic) && magic != BPF_FS_MAGIC) {
-			c.d = (__u64)(parent ? BPF_CORE_READ(d, d_parent) : d);
-			c.mnt = (__u64)real_mount(mnt);
-			if (c.d)
-				bpf_loop(MAX_ROOT_DEPTH, roots_step, &c, 0);
-		}
-	}
-	__u32 missing = c.missing & all;
-	if (!missing)
-		return 0;
-	if (missing & ~c.audit)
+	if (!d)
 		return DECISION_DENIED;
-	return DECISION_AUDITED;
+	struct dentry *dd = (struct dentry *)d;
+	__u64 magic = BPF_CORE_READ(dd, d_sb, s_magic);
+	if (kernel_fs_magic(magic) || magic == BPF_FS_MAGIC)
+		return DECISION_DENIED; /* R7: never beneath a root */
+	__u64 start = parent ? (__u64)BPF_CORE_READ(dd, d_parent) : d;
+	__u64 m = real_mount(mnt);
+	int v = 0;
+	for (int k = 0; k < MAX_ROOT_CEILINGS; k++) {
+		if (k >= l.n)
+			break;
+		if (roots_beneath(l.cgid[k], start, m))
+			continue;
+		if (!(l.audit & (1U << k)))
+			return DECISION_DENIED;
+		v = DECISION_AUDITED;
+	}
+	return v;
 }
 
 /* roots_apply: whether the write verdict v (verdict(e, DENY_WRITE)) is one
@@ -211,4 +223,5 @@ static __always_inline bool roots_apply(const struct effective *e)
 	return false;
 }
 
+#endif /* ENFORCERD_ROOTS_TYPES_ONLY */
 #endif /* ENFORCERD_ROOTS_H */

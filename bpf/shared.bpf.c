@@ -16,6 +16,7 @@
  */
 #include "exec.h"
 #include "ipc.h"
+#define ENFORCERD_ROOTS_TYPES_ONLY /* the map and its types */
 #include "roots.h"
 
 struct shared_types {

@@ -99,7 +99,7 @@ static __always_inline int write_verdict(struct effective *e, struct dentry *d,
 	int v = verdict(e, DENY_WRITE);
 	if (!v || !roots_apply(e))
 		return v;
-	int r = roots_verdict((__u64)d, (__u64)mnt, parent);
+	int r = roots_check(d, mnt, parent);
 	/* An audit-only ancestor without roots still audits. */
 	if (!r && (e->audit & DENY_WRITE) && (e->write_roots & WR_AUDIT_TOTAL))
 		return DECISION_AUDITED;
@@ -120,7 +120,7 @@ static __always_inline int deny_write_names(struct dentry *a, bool pa,
 	int v = write_verdict(&e, a, NULL, pa);
 	struct dentry *at = a;
 	if (b && v != DECISION_DENIED && roots_apply(&e)) {
-		int r = roots_verdict((__u64)b, 0, pb);
+		int r = roots_check(b, NULL, pb);
 		if (r == DECISION_DENIED || (r && !v)) {
 			v = r;
 			at = b;

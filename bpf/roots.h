@@ -170,9 +170,18 @@ static __always_inline __u64 real_mount(__u64 mnt)
 	return mnt - bpf_core_field_offset(struct mount, mnt);
 }
 
+/* The arguments of roots_verdict: a global function takes pointers to
+ * kernel objects only as numbers in memory its caller passes. */
+struct roots_args {
+	__u64 d;      /* struct dentry * */
+	__u64 mnt;    /* struct vfsmount *, 0 for inode-only hooks */
+	__u32 parent; /* climb from d's parent directory */
+	__u32 pad;
+};
+
 /*
  * roots_verdict: the decision of the current task's ancestors with writable
- * roots on a write to the dentry d: 0 when every one of them sees d beneath
+ * roots on a write to the dentry a->d: 0 when every one of them sees d beneath
  * one of its roots, else DECISION_DENIED (an enforcing one does not) or
  * DECISION_AUDITED. parent: climb from d's parent directory (operations on
  * a name: create, unlink, rename, link, ...). mnt: the struct vfsmount d
@@ -181,8 +190,12 @@ static __always_inline __u64 real_mount(__u64 mnt)
  * MAX_ROOT_CEILINGS ancestors with roots or more than MAX_ROOT_DEPTH
  * levels: not beneath. A global function (pointers passed as numbers).
  */
-__attribute__((noinline)) int roots_verdict(__u64 d, __u64 mnt, int parent)
+__attribute__((noinline)) int roots_verdict(struct roots_args *a)
 {
+	if (!a)
+		return DECISION_DENIED;
+	__u64 d = a->d, mnt = a->mnt;
+	int parent = a->parent;
 	struct roots_list l = {};
 	bpf_loop(MAX_CGROUP_LEVEL, roots_collect_level, &l, 0);
 	if (l.overflow)
@@ -210,7 +223,14 @@ __attribute__((noinline)) int roots_verdict(__u64 d, __u64 mnt, int parent)
 	return v;
 }
 
-/* roots_apply: whether the write verdict v (verdict(e, DENY_WRITE)) is one
+/* roots_check: roots_verdict for a hook's dentry and mount. */
+static __always_inline int roots_check(struct dentry *d, struct vfsmount *mnt, bool parent)
+{
+	struct roots_args a = {.d = (__u64)d, .mnt = (__u64)mnt, .parent = parent};
+	return roots_verdict(&a);
+}
+
+/* roots_apply: whether the write verdict (verdict(e, DENY_WRITE)) is one
  * writable roots may lift: every enforcing (or, for an audited verdict,
  * audit-only) write denial comes from an ancestor with roots. */
 static __always_inline bool roots_apply(const struct effective *e)

@@ -38,6 +38,10 @@ const (
 	AnnotationParent     = AnnotationPrefix + "parent"
 	AnnotationAuditOnly  = AnnotationPrefix + "audit-only"
 	AnnotationToolGroups = AnnotationPrefix + "tool-groups"
+	// AnnotationWriteRoots: comma-separated absolute paths inside the
+	// container beneath which writes stay allowed under write=false
+	// (policy.ParseWriteRoots).
+	AnnotationWriteRoots = AnnotationPrefix + "write-roots"
 )
 
 // AllAnnotations lists every key the hook reads; any other key with the
@@ -46,7 +50,7 @@ const (
 // ("Enforcerd.io/ceiling", "ENFORCERD.IO/ROLE"): annotation keys are
 // case-sensitive, so such a key would otherwise be someone else's and its
 // ceiling dropped without a word.
-var AllAnnotations = []string{AnnotationRole, AnnotationCeiling, AnnotationParent, AnnotationAuditOnly, AnnotationToolGroups}
+var AllAnnotations = []string{AnnotationRole, AnnotationCeiling, AnnotationParent, AnnotationAuditOnly, AnnotationToolGroups, AnnotationWriteRoots}
 
 // MaxStateBytes bounds the state JSON read from stdin. Real states are a few
 // KiB (annotations included); anything bigger is refused.
@@ -130,6 +134,9 @@ type Request struct {
 	Parent     string // enforcerd.io/parent, a container id
 	AuditOnly  bool   // enforcerd.io/audit-only
 	ToolGroups string // enforcerd.io/tool-groups
+	// WriteRoots: enforcerd.io/write-roots, clean absolute paths inside
+	// the container (at most policy.MaxWriteRoots).
+	WriteRoots []string
 }
 
 // ParseAnnotations validates the enforcerd.io/ annotations. Errors wrap
@@ -201,6 +208,12 @@ func ParseAnnotations(ann map[string]string) (Request, error) {
 				return Request{}, bad("tool groups must be one line of at most 1024 bytes")
 			}
 			r.ToolGroups = v
+		case AnnotationWriteRoots:
+			roots, err := policy.ParseWriteRoots(v)
+			if err != nil {
+				return Request{}, bad("%v", err)
+			}
+			r.WriteRoots = roots
 		default:
 			for _, a := range AllAnnotations {
 				if asciiEqualFold(k, a) {

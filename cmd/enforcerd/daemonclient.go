@@ -87,7 +87,7 @@ func (h hookClient) register(ctx context.Context, w io.Writer, st specs.State, r
 		ID: st.ID, Cgroup: group, PID: st.Pid, Role: req.Role, Ceiling: req.Ceiling,
 		Parent: req.Parent, AuditOnly: req.AuditOnly, ToolGroups: req.ToolGroups,
 		Activate: api.ActivateExec, InitPID: st.Pid,
-		Entrypoint: api.EntrypointFrom(ep),
+		Entrypoint: api.EntrypointFrom(ep), WriteRoots: req.WriteRoots,
 	})
 	if err != nil {
 		var ae *api.Error

@@ -54,6 +54,10 @@ type RegisterRequest struct {
 	// Entrypoint is the program the first exec will run; required when
 	// Activate is exec and the effective ceiling is shell=none.
 	Entrypoint *Entrypoint `json:"entrypoint,omitempty"`
+	// WriteRoots: with write=false, absolute paths beneath which writes
+	// stay allowed (at most 16), resolved inside the registered process's
+	// root: entrypoint.root when given, else /proc/PID/root, else "/".
+	WriteRoots []string `json:"write_roots,omitempty"`
 }
 
 // Entrypoint names a container's entrypoint as the daemon resolves it
@@ -109,6 +113,8 @@ type Container struct {
 	// coverage the daemon allows, or an audit-only registration).
 	Unenforced []Gap       `json:"unenforced,omitempty"`
 	Entrypoint *Entrypoint `json:"entrypoint,omitempty"`
+	// WriteRoots: the paths of the writable roots, as requested.
+	WriteRoots []string `json:"write_roots,omitempty"`
 }
 
 // ListBody is the body of GET /v1/containers.
@@ -169,7 +175,7 @@ func (r RegisterRequest) request() registry.Request {
 	return registry.Request{
 		ID: r.ID, Cgroup: r.Cgroup, PID: r.PID, Role: r.Role, Ceiling: r.Ceiling, Parent: r.Parent,
 		AuditOnly: r.AuditOnly, ToolGroups: r.ToolGroups, Activate: registry.Activation(r.Activate),
-		InitPID: r.InitPID, Entrypoint: r.Entrypoint.program(),
+		InitPID: r.InitPID, Entrypoint: r.Entrypoint.program(), WriteRoots: r.WriteRoots,
 	}
 }
 
@@ -183,6 +189,7 @@ func containerFrom(c state.Container) Container {
 		Activation: c.Activation, ActivationReason: c.ActivationReason,
 		State: c.State, PendingDeadline: c.PendingDeadline,
 		Unenforced: gapsFrom(c.Unenforced), Entrypoint: EntrypointFrom(c.Entrypoint),
+		WriteRoots: writeRootPaths(c.WriteRoots),
 	}
 }
 
@@ -202,6 +209,18 @@ func gapsFrom(gs []enforcer.Gap) []Gap {
 	out := make([]Gap, len(gs))
 	for i, g := range gs {
 		out[i] = Gap{Code: g.Code, Field: g.Field, Detail: g.Detail}
+	}
+	return out
+}
+
+// writeRootPaths are the paths of a container's writable roots.
+func writeRootPaths(rs []state.WriteRoot) []string {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Path
 	}
 	return out
 }

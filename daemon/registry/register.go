@@ -116,8 +116,11 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
 	c.Unenforced = cov.Gaps()
+	if c.WriteRoots, err = resolveWriteRoots(req, c.Kernel); err != nil {
+		return state.Container{}, err
+	}
 	entry := enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, Pending: req.Activate == ActivateExec,
-		AllowPartial: len(cov.Partial) > 0}
+		AllowPartial: len(cov.Partial) > 0, WriteRoots: writeRootIDs(c.WriteRoots)}
 	if err := r.o.Enforcer.Register(cg, entry); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}

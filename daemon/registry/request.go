@@ -54,6 +54,10 @@ type Request struct {
 	// root and refuses a shell, a multi-call binary or the dynamic loader
 	// (ErrUnsafeProgram), since that first exec is allowed from then on.
 	Entrypoint *progcheck.Program
+	// WriteRoots: with write=false, absolute paths beneath which writes
+	// stay allowed (policy.CheckWriteRootPaths), resolved inside the
+	// registered process's root (Request.writeRootsDir).
+	WriteRoots []string
 }
 
 func badf(format string, a ...any) error {
@@ -95,7 +99,7 @@ func (req Request) validate() error {
 			return badf("container %s: %v", req.ID, err)
 		}
 	}
-	return nil
+	return checkWriteRootPaths(req)
 }
 
 // resolve derives the ceilings of a container: the session is bound (the

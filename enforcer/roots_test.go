@@ -335,3 +335,63 @@ func TestWriteRootsLookup(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteRootsAuditOnly: an audit-only registration with roots records a
+// write outside them as audited (and allows it), and leaves no record for
+// a write beneath them.
+func TestWriteRootsAuditOnly(t *testing.T) {
+	kt.Enforcer(t)
+	sb := kt.Sandbox(t, "audit")
+	fx := newRootsFx(t)
+	en := fx.entry(t, "R")
+	en.AuditOnly = true
+	sb.Register(t, en)
+	if r := sb.Probe(t, "create", fx.path("R/"+deepDir+"/new")); r.Setup != "" || r.Errno != 0 {
+		t.Fatalf("create beneath R: %v", r)
+	}
+	if ds := sb.Records(t); len(ds) != 0 {
+		t.Errorf("records for a write beneath the root: %v", hookNames(ds))
+	}
+	if r := sb.Probe(t, "create", fx.path("O/new")); r.Setup != "" || r.Errno != 0 {
+		t.Fatalf("create outside under audit-only: %v, want success", r)
+	}
+	if _, err := os.Stat(fx.path("O/new")); err != nil {
+		t.Errorf("audit-only create outside left no file: %v", err)
+	}
+	kt.Expect(t, sb.Cg.ID, kerneltest.Want{Hooks: []enforcer.Hook{enforcer.HookInodeCreate}, Audited: true})
+}
+
+// TestWriteRootsReadOnlyShell: roots never lift the write denial of a
+// program a shell=read_only ceiling exec'd (bpf/exec.h): (a) with
+// write=false and root R an exec'd shell appends to a file beneath R; (b)
+// with shell=read_only added it is denied; (c) the file is unchanged. The
+// probe itself (the entrypoint) keeps writing beneath R.
+func TestWriteRootsReadOnlyShell(t *testing.T) {
+	kt.Enforcer(t)
+	readOnly := policy.KernelCeiling{Network: true, Write: false, Shell: policy.ShellReadOnly}
+	for _, shell := range []policy.KernelCeiling{writeDeny, readOnly} {
+		sb := kt.Sandbox(t, "ro")
+		fx := newRootsFx(t)
+		en := fx.entry(t, "R")
+		en.Ceiling = shell
+		sb.Register(t, en)
+		f := fx.path("R/" + deepDir + "/old")
+		if r := sb.Probe(t, "append", f); r.Setup != "" || r.Errno != 0 {
+			t.Fatalf("%v: the entrypoint's own write beneath R: %v", shell, r)
+		}
+		before, _ := os.ReadFile(f)
+		r := sb.Probe(t, "exec", "/bin/sh", "-c", "echo x >> "+f)
+		after, _ := os.ReadFile(f)
+		changed := string(after) != string(before)
+		if shell == writeDeny {
+			if r.Setup != "" || r.Exit != 0 || !changed {
+				t.Fatalf("control (write=false, root R): exec'd sh: %v, changed %v", r, changed)
+			}
+			continue
+		}
+		if changed {
+			t.Errorf("BYPASS: a program exec'd under shell=read_only wrote beneath a root: %q", after)
+		}
+		kt.Expect(t, sb.Cg.ID, kerneltest.Hooks(enforcer.HookFileOpen))
+	}
+}

@@ -116,7 +116,7 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
 	c.Unenforced = cov.Gaps()
-	if c.WriteRoots, err = resolveWriteRoots(req, c.Kernel); err != nil {
+	if c.WriteRoots, err = r.writeRootsOf(req, c); err != nil {
 		return state.Container{}, err
 	}
 	entry := enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, Pending: req.Activate == ActivateExec,

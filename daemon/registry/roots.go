@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"fmt"
+	"os"
 	"path"
 	"strconv"
 
@@ -30,33 +32,43 @@ func (req Request) writeRootsDir() string {
 // roots support (enforcer.WriteRootOfFile). Errors are ErrBadRequest
 // naming write_roots: a ceiling that allows writes (the roots would read as
 // a restriction that is not there), or a root that cannot be resolved.
-func resolveWriteRoots(req Request, k policy.KernelCeiling) ([]state.WriteRoot, error) {
+// The directories come back open (O_PATH), for meetRoots; closeAll them.
+func resolveWriteRoots(req Request, k policy.KernelCeiling) ([]state.WriteRoot, []*os.File, error) {
 	if len(req.WriteRoots) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if k.Write {
-		return nil, badf("container %s: write_roots: the effective ceiling allows writes everywhere (write roots need write=false)", req.ID)
+		return nil, nil, badf("container %s: write_roots: the effective ceiling allows writes everywhere (write roots need write=false)", req.ID)
 	}
 	dir := req.writeRootsDir()
 	root, err := progcheck.OpenRoot(dir)
 	if err != nil {
-		return nil, badf("container %s: write_roots: %v", req.ID, err)
+		return nil, nil, badf("container %s: write_roots: %v", req.ID, err)
 	}
 	defer root.Close()
 	out := make([]state.WriteRoot, 0, len(req.WriteRoots))
+	var dirs []*os.File
 	for _, p := range req.WriteRoots {
 		f, err := root.OpenPath(p)
 		if err != nil {
-			return nil, badf("container %s: write_roots: %s (in %s): %v", req.ID, p, dir, err)
+			closeAll(dirs)
+			return nil, nil, badf("container %s: write_roots: %s (in %s): %v", req.ID, p, dir, err)
 		}
+		dirs = append(dirs, f)
 		id, err := enforcer.WriteRootOfFile(f)
-		f.Close()
 		if err != nil {
-			return nil, badf("container %s: write_roots: %v", req.ID, err)
+			closeAll(dirs)
+			return nil, nil, badf("container %s: write_roots: %v", req.ID, err)
 		}
 		out = append(out, state.WriteRoot{Path: p, Dev: id.Dev, Ino: id.Ino})
 	}
-	return out, nil
+	return out, dirs, nil
+}
+
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
 }
 
 // writeRootIDs are the identities of a container's roots (Entry.WriteRoots).
@@ -85,4 +97,29 @@ func checkWriteRootPaths(req Request) error {
 		return badf("container %s: write_roots with activate=exec need entrypoint.root (the container's root directory)", req.ID)
 	}
 	return nil
+}
+
+// writeRootsOf is the roots a new container's entry carries: its own
+// (resolveWriteRoots) met with those of the registrations it is nested in
+// (meetRoots).
+func (r *Registry) writeRootsOf(req Request, c state.Container) ([]state.WriteRoot, error) {
+	own, dirs, err := resolveWriteRoots(req, c.Kernel)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(dirs)
+	if c.Kernel.Write {
+		return nil, nil
+	}
+	bounds, err := r.outerRootBounds(req.Parent, c.Cgroup)
+	if err != nil {
+		return nil, fmt.Errorf("container %s: %w", req.ID, err)
+	}
+	// Whether the container's own request allowed writes: the write
+	// denial then comes from outside, and so may the roots.
+	_, surf, err := resolve(req.Role, req.Ceiling, req.ToolGroups, policy.DefaultSession())
+	if err != nil {
+		return nil, fmt.Errorf("container %s: %w", req.ID, err)
+	}
+	return meetRoots(own, dirs, surf.Kernel.Write, bounds)
 }

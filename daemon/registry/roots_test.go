@@ -78,3 +78,55 @@ func TestRegisterWriteRoots(t *testing.T) {
 	}
 	f.consistent(t)
 }
+
+// TestWriteRootsMeetParent: a child's roots are those of its own lying
+// beneath a root of its parent (by id: not a cgroup ancestor, so its entry
+// alone must hold the meet); a child whose own request allows writes gets
+// the parent's roots; one that asks for write=false itself gets none.
+func TestWriteRootsMeetParent(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"work/sub", "other"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := enforcer.WriteRootOf(root); err != nil {
+		t.Skipf("the test directory's filesystem cannot hold writable roots: %v", err)
+	}
+	f := newFixture(t)
+	for _, g := range []string{"/p", "/c", "/d", "/e"} {
+		f.cgs.Add(g)
+	}
+	ep := &progcheck.Program{Path: "/bin/agent", Root: root}
+	if _, err := f.reg.Register(registry.Request{ID: "p", Cgroup: "/p", Ceiling: "write=false", Entrypoint: ep, WriteRoots: []string{"/work"}}); err != nil {
+		t.Fatal(err)
+	}
+	paths := func(c state.Container) string {
+		var s []string
+		for _, r := range c.WriteRoots {
+			s = append(s, r.Path)
+		}
+		return strings.Join(s, ",")
+	}
+	for _, c := range []struct {
+		id, ceiling string
+		roots       []string
+		want        string
+	}{
+		{"c", "write=false", []string{"/work/sub", "/other"}, "/work/sub"},
+		{"d", "network=false", nil, "/work"},
+		{"e", "write=false", nil, ""},
+	} {
+		got, err := f.reg.Register(registry.Request{ID: c.id, Cgroup: "/" + c.id, Parent: "p", Ceiling: c.ceiling, Entrypoint: ep, WriteRoots: c.roots})
+		if err != nil {
+			t.Fatalf("%s: %v", c.id, err)
+		}
+		if got.Kernel.Write || paths(got) != c.want {
+			t.Errorf("%s: write=%v roots %q, want write=false roots %q", c.id, got.Kernel.Write, paths(got), c.want)
+		}
+		en, err := f.enf.Lookup(got.CgroupID)
+		if err != nil || len(en.WriteRoots) != len(got.WriteRoots) {
+			t.Errorf("%s: entry roots %v (%v), want %d", c.id, en.WriteRoots, err, len(got.WriteRoots))
+		}
+	}
+}

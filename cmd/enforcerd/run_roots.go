@@ -41,7 +41,8 @@ const writeRootsUsage = `  --write-root DIR       with --write=deny: writes stay
                          alias reaches outside (.., symlinks, hard links,
                          renames in or out, descriptors of outside files);
                          a file hard-linked into DIR before run counts as
-                         inside. A filesystem mounted beneath DIR is
-                         inside for writes to existing files only. Without
-                         --write=deny it is a usage error
+                         inside. On a filesystem mounted beneath DIR only
+                         writes through open files (not creation,
+                         removal, truncation or metadata) are allowed.
+                         Without --write=deny it is a usage error
 `

@@ -5,9 +5,11 @@
  * directories, each identified by device and inode when it was registered.
  *
  * A write is allowed by such a ceiling only when its target lies beneath one
- * of the ceiling's roots: the ancestor walk (walk.h) lists every ancestor
- * with roots in struct effective, and each of them must see the target
- * beneath one of ITS roots (the meet of ancestors is an intersection).
+ * of the ceiling's roots: the ancestor walk (walk.h) notes in struct
+ * effective whether write denials come from ancestors with roots only
+ * (write_roots), roots_verdict lists those ancestors again, and each of
+ * them must see the target beneath one of ITS roots (the meet of ancestors
+ * is an intersection).
  *
  * "Beneath": climbing d_parent from the target's dentry (or its parent
  * directory, for operations on names) reaches a dentry whose (s_dev, i_ino)

@@ -17,6 +17,7 @@
  */
 #include "exec.h"
 #include "net.h"
+#include "roots.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -89,20 +90,52 @@ static __always_inline bool file_exempt(struct file *file)
 	return mnt && (mnt->mnt_flags & MNT_INTERNAL) != 0;
 }
 
-/* deny_write_dentry: the common body of the inode_* hooks. dir is the parent
- * directory when the hook has one (its identity is recorded if the dentry is
- * still negative, e.g. a create). */
-static __always_inline int deny_write_dentry(struct dentry *d, __u16 hook)
+/* write_verdict: the write ceiling's decision on a write to d (see
+ * roots_verdict for mnt and parent): an unconditional denial, else the
+ * decision of the ancestors with writable roots (roots.h). */
+static __always_inline int write_verdict(struct effective *e, struct dentry *d,
+					 struct vfsmount *mnt, bool parent)
+{
+	int v = verdict(e, DENY_WRITE);
+	if (!v || !roots_apply(e))
+		return v;
+	int r = roots_check(d, mnt, parent);
+	/* An audit-only ancestor without roots still audits. */
+	if (!r && (e->audit & DENY_WRITE) && (e->write_roots & WR_AUDIT_TOTAL))
+		return DECISION_AUDITED;
+	return r;
+}
+
+/* deny_write_names: the common body of the inode_* hooks on names. a (and
+ * b, when not NULL) are the dentries the operation changes; pa (pb): the
+ * change is to the name, so the parent directory must be writable (create,
+ * unlink, rename, ...), else the inode itself (link's source). */
+static __always_inline int deny_write_names(struct dentry *a, bool pa,
+					    struct dentry *b, bool pb, __u16 hook)
 {
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
 	task_write_denied(&e);
-	int v = verdict(&e, DENY_WRITE);
+	int v = write_verdict(&e, a, NULL, pa);
+	struct dentry *at = a;
+	if (b && v != DECISION_DENIED && roots_apply(&e)) {
+		int r = roots_check(b, NULL, pb);
+		if (r == DECISION_DENIED || (r && !v)) {
+			v = r;
+			at = b;
+		}
+	}
 	if (!v)
 		return 0;
-	record_event(&e, hook, v, DENY_WRITE, fill_dentry(ev, d));
+	record_event(&e, hook, v, DENY_WRITE, fill_dentry(ev, at));
 	return verdict_ret(v);
+}
+
+/* deny_write_dentry: a change of the name d in its parent directory. */
+static __always_inline int deny_write_dentry(struct dentry *d, __u16 hook)
+{
+	return deny_write_names(d, true, NULL, false, hook);
 }
 
 /* dentry_internal: pseudo files that no path reaches (anonymous pipes,
@@ -120,11 +153,20 @@ static __always_inline bool dentry_internal(struct dentry *d)
  * every inode type: a socket, FIFO or device node with a path is changed
  * like a file (chmod 0777 of a container engine's socket opens it to every
  * local user). Only pseudo files without a path are exempt. */
-static __always_inline int deny_modify_dentry(struct dentry *d, __u16 hook)
+static __always_inline int deny_modify_dentry(struct dentry *d, struct vfsmount *mnt,
+					      __u16 hook)
 {
 	if (dentry_internal(d))
 		return 0;
-	return deny_write_dentry(d, hook);
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	task_write_denied(&e);
+	int v = write_verdict(&e, d, mnt, false);
+	if (!v)
+		return 0;
+	record_event(&e, hook, v, DENY_WRITE, fill_dentry(ev, d));
+	return verdict_ret(v);
 }
 
 /*
@@ -139,7 +181,7 @@ static __always_inline int deny_write_file_e(struct effective *e, struct file *f
 					     __u16 hook, bool mark)
 {
 	task_write_denied(e);
-	int v = verdict(e, DENY_WRITE);
+	int v = write_verdict(e, file->f_path.dentry, file->f_path.mnt, false);
 	__u32 bit = DENY_WRITE;
 	if (!v || v == DECISION_AUDITED) {
 		/* X5: under a restricted shell, mark the inode written. tmpfs and
@@ -480,7 +522,7 @@ int BPF_PROG(path_truncate, const struct path *path, int ret)
 	if (ret)
 		return ret;
 	struct dentry *d = path->dentry;
-	return deny_modify_dentry(d, HOOK_PATH_TRUNCATE);
+	return deny_modify_dentry(d, path->mnt, HOOK_PATH_TRUNCATE);
 }
 
 /* Shared writable mapping of a file (needs a writable descriptor, e.g. one
@@ -723,7 +765,9 @@ int BPF_PROG(inode_link, struct dentry *old_dentry, struct inode *dir,
 {
 	if (ret)
 		return ret;
-	return deny_write_dentry(old_dentry, HOOK_INODE_LINK);
+	/* The source must be inside too: no outside file linked into a
+	 * root (threat model R3). */
+	return deny_write_names(old_dentry, false, new_dentry, true, HOOK_INODE_LINK);
 }
 
 SEC("lsm/inode_unlink")
@@ -783,7 +827,8 @@ int BPF_PROG(inode_rename, struct inode *old_dir, struct dentry *old_dentry,
 		return ret;
 	if (deny_bpffs(old_dentry) || deny_bpffs(new_dentry))
 		return -EPERM;
-	return deny_write_dentry(old_dentry, HOOK_INODE_RENAME);
+	/* Both ends: nothing renamed into or out of a root (R4). */
+	return deny_write_names(old_dentry, true, new_dentry, true, HOOK_INODE_RENAME);
 }
 
 /* W3: chmod, chown, utimes (notify_change) and truncate's size change.
@@ -798,7 +843,7 @@ int BPF_PROG(inode_setattr, struct mnt_idmap *idmap, struct dentry *dentry,
 	int r = deny_kernel_attr(dentry, HOOK_INODE_SETATTR);
 	if (r)
 		return r;
-	return deny_modify_dentry(dentry, HOOK_INODE_SETATTR);
+	return deny_modify_dentry(dentry, NULL, HOOK_INODE_SETATTR);
 }
 
 SEC("lsm/inode_setattr")
@@ -810,7 +855,7 @@ int BPF_PROG(inode_setattr_pre63, struct dentry *dentry, struct iattr *attr,
 	int r = deny_kernel_attr(dentry, HOOK_INODE_SETATTR);
 	if (r)
 		return r;
-	return deny_modify_dentry(dentry, HOOK_INODE_SETATTR);
+	return deny_modify_dentry(dentry, NULL, HOOK_INODE_SETATTR);
 }
 
 /* W3: setxattr (6.1: also POSIX ACLs). The first argument is a struct
@@ -826,7 +871,7 @@ int BPF_PROG(inode_setxattr, void *idmap, struct dentry *dentry,
 	int r = deny_kernel_attr(dentry, HOOK_INODE_SETXATTR);
 	if (r)
 		return r;
-	return deny_modify_dentry(dentry, HOOK_INODE_SETXATTR);
+	return deny_modify_dentry(dentry, NULL, HOOK_INODE_SETXATTR);
 }
 
 /* W3: removexattr. */
@@ -839,7 +884,7 @@ int BPF_PROG(inode_removexattr, void *idmap, struct dentry *dentry,
 	int r = deny_kernel_attr(dentry, HOOK_INODE_REMOVEXATTR);
 	if (r)
 		return r;
-	return deny_modify_dentry(dentry, HOOK_INODE_REMOVEXATTR);
+	return deny_modify_dentry(dentry, NULL, HOOK_INODE_REMOVEXATTR);
 }
 
 /* W3: POSIX ACLs on kernels >= 6.2 (vfs_set_acl). Optional hook. */
@@ -852,7 +897,7 @@ int BPF_PROG(inode_set_acl, struct mnt_idmap *idmap, struct dentry *dentry,
 	int r = deny_kernel_attr(dentry, HOOK_INODE_SET_ACL);
 	if (r)
 		return r;
-	return deny_modify_dentry(dentry, HOOK_INODE_SET_ACL);
+	return deny_modify_dentry(dentry, NULL, HOOK_INODE_SET_ACL);
 }
 
 SEC("lsm/inode_remove_acl")
@@ -864,5 +909,5 @@ int BPF_PROG(inode_remove_acl, struct mnt_idmap *idmap, struct dentry *dentry,
 	int r = deny_kernel_attr(dentry, HOOK_INODE_REMOVE_ACL);
 	if (r)
 		return r;
-	return deny_modify_dentry(dentry, HOOK_INODE_REMOVE_ACL);
+	return deny_modify_dentry(dentry, NULL, HOOK_INODE_REMOVE_ACL);
 }

@@ -60,8 +60,20 @@ type FileResolveCacheEntry struct {
 		NetLevel     int32
 		SandboxLevel int32
 		Pending      int32
-		_            [4]byte
+		WriteRoots   uint32
 		SandboxCgid  uint64
+	}
+}
+
+type FileRootSet struct {
+	_     structs.HostLayout
+	Count uint32
+	Pad   uint32
+	Root  [16]struct {
+		_   structs.HostLayout
+		Ino uint64
+		Dev uint32
+		Pad uint32
 	}
 }
 
@@ -78,6 +90,7 @@ const (
 	FileMapResolveCache       = "resolve_cache"
 	FileMapStats              = "stats"
 	FileMapTaskFlags          = "task_flags"
+	FileMapWriteRoots         = "write_roots"
 	FileMapWrittenInodes      = "written_inodes"
 	FileProgFileIoctl         = "file_ioctl"
 	FileProgFileIoctlCompat   = "file_ioctl_compat"
@@ -182,6 +195,7 @@ type FileMapSpecs struct {
 	ResolveCache    *ebpf.MapSpec `ebpf:"resolve_cache"`
 	Stats           *ebpf.MapSpec `ebpf:"stats"`
 	TaskFlags       *ebpf.MapSpec `ebpf:"task_flags"`
+	WriteRoots      *ebpf.MapSpec `ebpf:"write_roots"`
 	WrittenInodes   *ebpf.MapSpec `ebpf:"written_inodes"`
 }
 
@@ -220,6 +234,7 @@ type FileMaps struct {
 	ResolveCache    *ebpf.Map `ebpf:"resolve_cache"`
 	Stats           *ebpf.Map `ebpf:"stats"`
 	TaskFlags       *ebpf.Map `ebpf:"task_flags"`
+	WriteRoots      *ebpf.Map `ebpf:"write_roots"`
 	WrittenInodes   *ebpf.Map `ebpf:"written_inodes"`
 }
 
@@ -234,6 +249,7 @@ func (m *FileMaps) Close() error {
 		m.ResolveCache,
 		m.Stats,
 		m.TaskFlags,
+		m.WriteRoots,
 		m.WrittenInodes,
 	)
 }

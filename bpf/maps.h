@@ -28,6 +28,13 @@ enum limits {
 	 * a process deeper than the bound below an enforced cgroup is denied
 	 * everything (walk.h). */
 	MAX_CGROUP_LEVEL = 32,
+	/* Writable roots (roots.h): at most MAX_WRITE_ROOTS per registration;
+	 * a task below more than MAX_ROOT_CEILINGS registrations with roots
+	 * may write nowhere; the climb from a write's target stops after
+	 * MAX_ROOT_DEPTH levels (past it: outside). */
+	MAX_WRITE_ROOTS = 16,
+	MAX_ROOT_CEILINGS = 4,
+	MAX_ROOT_DEPTH = 64,
 };
 
 /* Bits of struct ceiling.deny: what a registered cgroup forbids. The meet of
@@ -55,6 +62,10 @@ enum ceiling_flag {
 	CEILING_PARTIAL_OK = 1U << 2, /* accepted with partial coverage
 				       * (enforcer.Entry.AllowPartial); the
 				       * programs do not read it */
+	CEILING_WRITE_ROOTS = 1U << 3, /* DENY_WRITE is lifted beneath the
+					* cgroup's entry in write_roots
+					* (roots.h); set only after that entry
+					* is written */
 };
 
 /* The ceiling one registered cgroup imposes on its whole subtree. */

@@ -52,7 +52,7 @@ type NetworkResolveCacheEntry struct {
 		NetLevel     int32
 		SandboxLevel int32
 		Pending      int32
-		_            [4]byte
+		WriteRoots   uint32
 		SandboxCgid  uint64
 	}
 }

@@ -10,7 +10,7 @@
  *    same map to every object that declares it (the headers declare them).
  *  - The types below reach BTF through unused_shared_types, so bpf2go
  *    generates their Go declarations (-type in gen.go): SharedEvent,
- *    SharedCeiling, SharedExecKey, SharedEndpointList and the enums SharedHookId,
+ *    SharedCeiling, SharedExecKey, SharedEndpointList, SharedRootSet and the enums SharedHookId,
  *    SharedObjectKind, SharedDecision, SharedDenyBit, SharedCeilingFlag,
  *    SharedStatIndex, SharedLimits, SharedFsMagic, SharedEndpointKind,
  *    SharedEndpointLimits.
@@ -18,6 +18,8 @@
 #include "exec.h"
 #include "ipc.h"
 #include "endpoints.h"
+#define ENFORCERD_ROOTS_TYPES_ONLY /* the map and its types */
+#include "roots.h"
 
 struct shared_types {
 	struct event event;
@@ -25,6 +27,7 @@ struct shared_types {
 	struct endpoint_list endpoint_list;
 	enum endpoint_kind endpoint_kind;
 	enum endpoint_limits endpoint_limits;
+	struct root_set root_set;
 	enum hook_id hook_id;
 	enum object_kind object_kind;
 	enum decision decision;

@@ -22,9 +22,10 @@ type SharedCeiling struct {
 type SharedCeilingFlag uint32
 
 const (
-	SharedCeilingFlagCEILING_AUDIT_ONLY SharedCeilingFlag = 1
-	SharedCeilingFlagCEILING_PENDING    SharedCeilingFlag = 2
-	SharedCeilingFlagCEILING_PARTIAL_OK SharedCeilingFlag = 4
+	SharedCeilingFlagCEILING_AUDIT_ONLY  SharedCeilingFlag = 1
+	SharedCeilingFlagCEILING_PENDING     SharedCeilingFlag = 2
+	SharedCeilingFlagCEILING_PARTIAL_OK  SharedCeilingFlag = 4
+	SharedCeilingFlagCEILING_WRITE_ROOTS SharedCeilingFlag = 8
 )
 
 type SharedDecision uint32
@@ -212,8 +213,11 @@ const (
 type SharedLimits uint32
 
 const (
-	SharedLimitsMAX_CEILINGS     SharedLimits = 65536
-	SharedLimitsMAX_CGROUP_LEVEL SharedLimits = 32
+	SharedLimitsMAX_CEILINGS      SharedLimits = 65536
+	SharedLimitsMAX_CGROUP_LEVEL  SharedLimits = 32
+	SharedLimitsMAX_WRITE_ROOTS   SharedLimits = 16
+	SharedLimitsMAX_ROOT_CEILINGS SharedLimits = 4
+	SharedLimitsMAX_ROOT_DEPTH    SharedLimits = 64
 )
 
 type SharedObjectKind uint32
@@ -249,8 +253,20 @@ type SharedResolveCacheEntry struct {
 		NetLevel     int32
 		SandboxLevel int32
 		Pending      int32
-		_            [4]byte
+		WriteRoots   uint32
 		SandboxCgid  uint64
+	}
+}
+
+type SharedRootSet struct {
+	_     structs.HostLayout
+	Count uint32
+	Pad   uint32
+	Root  [16]struct {
+		_   structs.HostLayout
+		Ino uint64
+		Dev uint32
+		Pad uint32
 	}
 }
 
@@ -276,6 +292,7 @@ const (
 	SharedMapResolveCache      = "resolve_cache"
 	SharedMapStats             = "stats"
 	SharedMapTaskFlags         = "task_flags"
+	SharedMapWriteRoots        = "write_roots"
 	SharedMapWrittenInodes     = "written_inodes"
 	SharedVarUnusedSharedTypes = "unused_shared_types"
 )
@@ -339,6 +356,7 @@ type SharedMapSpecs struct {
 	ResolveCache    *ebpf.MapSpec `ebpf:"resolve_cache"`
 	Stats           *ebpf.MapSpec `ebpf:"stats"`
 	TaskFlags       *ebpf.MapSpec `ebpf:"task_flags"`
+	WriteRoots      *ebpf.MapSpec `ebpf:"write_roots"`
 	WrittenInodes   *ebpf.MapSpec `ebpf:"written_inodes"`
 }
 
@@ -380,6 +398,7 @@ type SharedMaps struct {
 	ResolveCache    *ebpf.Map `ebpf:"resolve_cache"`
 	Stats           *ebpf.Map `ebpf:"stats"`
 	TaskFlags       *ebpf.Map `ebpf:"task_flags"`
+	WriteRoots      *ebpf.Map `ebpf:"write_roots"`
 	WrittenInodes   *ebpf.Map `ebpf:"written_inodes"`
 }
 
@@ -396,6 +415,7 @@ func (m *SharedMaps) Close() error {
 		m.ResolveCache,
 		m.Stats,
 		m.TaskFlags,
+		m.WriteRoots,
 		m.WrittenInodes,
 	)
 }

@@ -21,7 +21,23 @@ struct effective {
 			      * the next exec is an entrypoint (exec.bpf.c,
 			      * lifecycle.bpf.c); set even when nothing is
 			      * enforced yet */
+	__u32 write_roots;   /* enum write_roots_bit: which ancestors' write
+			      * denials hold only outside their writable
+			      * roots (roots.h). Takes what was padding: the
+			      * cache's layout is pinned state, and an entry
+			      * an older build wrote (0 here) reads as
+			      * unconditional denials */
 	__u64 sandbox_cgid;  /* its id: the sandbox boundary for "outside" */
+};
+
+/* Bits of effective.write_roots. DENY_WRITE in deny (audit) is lifted
+ * beneath roots only when no *_TOTAL bit says an ancestor (or the task,
+ * exec.h) denies writes unconditionally. */
+enum write_roots_bit {
+	WR_DENY_TOTAL = 1U << 0,  /* an enforcing ancestor without roots */
+	WR_DENY_ROOTS = 1U << 1,  /* an enforcing ancestor with roots */
+	WR_AUDIT_TOTAL = 1U << 2, /* an audit-only ancestor without roots */
+	WR_AUDIT_ROOTS = 1U << 3, /* an audit-only ancestor with roots */
 };
 
 /* bit_index: the index of a deny bit in effective.deny_cgid/audit_cgid. */
@@ -101,8 +117,14 @@ static long walk_level(__u32 level, void *ctx)
 		cgid[0] = id;
 		w->n.e.net_level = level;
 	}
-	if (deny & DENY_WRITE)
+	if (deny & DENY_WRITE) {
 		cgid[1] = id;
+		bool roots = (flags & CEILING_WRITE_ROOTS) != 0;
+		if (flags & CEILING_AUDIT_ONLY)
+			w->n.e.write_roots |= roots ? WR_AUDIT_ROOTS : WR_AUDIT_TOTAL;
+		else
+			w->n.e.write_roots |= roots ? WR_DENY_ROOTS : WR_DENY_TOTAL;
+	}
 	if (deny & DENY_SHELL)
 		cgid[2] = id;
 	if (deny & DENY_SHELL_WRITE)
@@ -119,8 +141,10 @@ static __always_inline void walk(struct walk_ctx *w)
 	bpf_loop(MAX_CGROUP_LEVEL, walk_level, w, 0);
 	/* Deeper than the bound: if anything above was enforced, deny all. */
 	if (!w->done && w->n.found &&
-	    bpf_get_current_ancestor_cgroup_id(MAX_CGROUP_LEVEL))
+	    bpf_get_current_ancestor_cgroup_id(MAX_CGROUP_LEVEL)) {
 		w->n.e.deny |= DENY_ALL;
+		w->n.e.write_roots |= WR_DENY_TOTAL;
+	}
 }
 
 /* resolve()'s results by the current task's cgroup id, valid while their

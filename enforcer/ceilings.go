@@ -58,6 +58,10 @@ type Entry struct {
 	// list is reachable (docs/design.md "Allowed endpoints"). Lookup
 	// returns unix endpoints without their path.
 	AllowConnect []endpoint.Endpoint
+	// WriteRoots: with write=false, the directories (by identity,
+	// WriteRootOf) beneath which writes stay allowed; at most
+	// MaxWriteRoots (bpf/roots.h, docs/design.md "Writable roots").
+	WriteRoots []FileID
 }
 
 // FileID identifies a file the way the kernel does: the device of its
@@ -103,6 +107,9 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
 	if err := checkEndpoints(en); err != nil {
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
+	if err := CheckWriteRoots(en); err != nil {
+		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+	}
 	if en.Pending {
 		// Never turn an active registration back into a pending one: that
 		// would lift the ceiling until the next exec (fail open).
@@ -137,9 +144,26 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
 		e.dropExecAllow(cg.ID)
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
+	// The roots go in before the ceiling that points at them; on failure
+	// the previous registration's roots (if any) are put back.
+	old, oldErr := e.Lookup(cg.ID)
+	undoRoots := func() {
+		if oldErr == nil {
+			_ = e.setWriteRoots(cg.ID, old.WriteRoots)
+		} else {
+			e.dropWriteRoots(cg.ID)
+		}
+	}
+	if err := e.setWriteRoots(cg.ID, en.WriteRoots); err != nil {
+		undoEndpoints()
+		e.dropExecAllow(cg.ID)
+		undoRoots()
+		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+	}
 	if err := e.ceilings.Update(cg.ID, encode(en), ebpf.UpdateAny); err != nil {
 		undoEndpoints()
 		e.dropExecAllow(cg.ID)
+		undoRoots()
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
 	if err := e.invalidate(); err != nil {
@@ -148,6 +172,7 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
 		_ = e.ceilings.Delete(cg.ID)
 		e.dropEndpoints(cg.ID)
 		e.dropExecAllow(cg.ID)
+		e.dropWriteRoots(cg.ID)
 		_ = e.invalidate()
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
@@ -247,6 +272,7 @@ func coarseTick() (uint64, error) {
 func (e *Enforcer) Unregister(cgroupID uint64) error {
 	defer e.dropExecAllow(cgroupID)
 	defer e.dropEndpoints(cgroupID)
+	defer e.dropWriteRoots(cgroupID)
 	if e.since != nil {
 		defer func() { _ = e.since.Delete(cgroupID) }()
 	}
@@ -273,6 +299,9 @@ func (e *Enforcer) Lookup(cgroupID uint64) (Entry, error) {
 	}
 	en := decode(v)
 	en.AllowConnect = e.lookupEndpoints(cgroupID)
+	if err := e.readWriteRoots(cgroupID, v.Flags, &en); err != nil {
+		return Entry{}, err
+	}
 	return en, nil
 }
 
@@ -287,10 +316,19 @@ func (e *Enforcer) List() ([]Registration, error) {
 	for it.Next(&id, &v) {
 		en := decode(v)
 		en.AllowConnect = e.lookupEndpoints(id)
+		en.WriteRoots = rootsFlag(v.Flags)
 		out = append(out, Registration{CgroupID: id, Entry: en})
 	}
 	if err := it.Err(); err != nil {
 		return nil, fmt.Errorf("list registrations: %w", err)
+	}
+	for i := range out {
+		if out[i].Entry.WriteRoots == nil {
+			continue
+		}
+		if err := e.readWriteRoots(out[i].CgroupID, flagWriteRoots, &out[i].Entry); err != nil {
+			return nil, fmt.Errorf("list registrations: %w", err)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].CgroupID < out[j].CgroupID })
 	return out, nil
@@ -321,6 +359,9 @@ func encode(en Entry) bpf.SharedCeiling {
 	}
 	if en.AllowPartial {
 		v.Flags |= flagPartialOK
+	}
+	if len(en.WriteRoots) > 0 && !en.Ceiling.Write {
+		v.Flags |= flagWriteRoots
 	}
 	return v
 }

@@ -26,7 +26,9 @@ const (
 	// is outside (a proxy or broker), inet sockets inherited or passed in,
 	// and tun/tap devices are not covered.
 	GapNetworkNonInet = "network-non-inet"
-	// GapWrite: write=false has no mechanism (it needs BPF LSM).
+	// GapWrite: write=false has no mechanism (it needs BPF LSM), writable
+	// roots (Entry.WriteRoots) included: the cgroup-BPF layer has no file
+	// hooks.
 	GapWrite = "write"
 	// GapShell: a shell ceiling other than full has no mechanism (it needs
 	// the BPF LSM exec hooks).
@@ -130,7 +132,7 @@ func (e *Enforcer) Coverage(c policy.KernelCeiling) Coverage {
 	}
 	if !c.Write {
 		cov.Missing = append(cov.Missing, Gap{Code: GapWrite, Field: "write",
-			Detail: fmt.Sprintf("write=false needs BPF LSM programs: %v", lsmErr)})
+			Detail: fmt.Sprintf("write=false (and its writable roots) needs BPF LSM programs: %v", lsmErr)})
 	}
 	if c.Shell != policy.ShellFull {
 		cov.Missing = append(cov.Missing, Gap{Code: GapShell, Field: "shell",

@@ -45,6 +45,10 @@ const (
 	// still reach under network=false (internal/endpoint syntax; unix
 	// paths resolved by the daemon inside the container's root).
 	AnnotationAllowConnect = AnnotationPrefix + "allow-connect"
+	// AnnotationWriteRoots: comma-separated absolute paths inside the
+	// container beneath which writes stay allowed under write=false
+	// (policy.ParseWriteRoots).
+	AnnotationWriteRoots = AnnotationPrefix + "write-roots"
 )
 
 // AllAnnotations lists every key the hook reads; any other key with the
@@ -53,7 +57,7 @@ const (
 // ("Enforcerd.io/ceiling", "ENFORCERD.IO/ROLE"): annotation keys are
 // case-sensitive, so such a key would otherwise be someone else's and its
 // ceiling dropped without a word.
-var AllAnnotations = []string{AnnotationRole, AnnotationCeiling, AnnotationParent, AnnotationAuditOnly, AnnotationToolGroups, AnnotationProxyAllow, AnnotationAllowConnect}
+var AllAnnotations = []string{AnnotationRole, AnnotationCeiling, AnnotationParent, AnnotationAuditOnly, AnnotationToolGroups, AnnotationProxyAllow, AnnotationAllowConnect, AnnotationWriteRoots}
 
 // MaxStateBytes bounds the state JSON read from stdin. Real states are a few
 // KiB (annotations included); anything bigger is refused.
@@ -144,6 +148,9 @@ type Request struct {
 	// (endpoint.SplitAnnotation, endpoint.ParseList); resolved and met by
 	// the daemon. AllowConnectList splits it.
 	AllowConnect string
+	// WriteRoots: enforcerd.io/write-roots, clean absolute paths inside
+	// the container (at most policy.MaxWriteRoots).
+	WriteRoots []string
 }
 
 // AllowConnectList is r.AllowConnect split into endpoints (nil: none).
@@ -238,6 +245,12 @@ func ParseAnnotations(ann map[string]string) (Request, error) {
 				return Request{}, bad("%v", err)
 			}
 			r.AllowConnect = v
+		case AnnotationWriteRoots:
+			roots, err := policy.ParseWriteRoots(v)
+			if err != nil {
+				return Request{}, bad("%v", err)
+			}
+			r.WriteRoots = roots
 		default:
 			for _, a := range AllAnnotations {
 				if asciiEqualFold(k, a) {

@@ -3,6 +3,7 @@ package oci
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -55,7 +56,7 @@ func TestParseAnnotations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r != (Request{Role: "reviewer", Ceiling: "network=deny,write=false", Parent: "p-1", AuditOnly: true, ToolGroups: "messaging"}) {
+	if !reflect.DeepEqual(r, Request{Role: "reviewer", Ceiling: "network=deny,write=false", Parent: "p-1", AuditOnly: true, ToolGroups: "messaging"}) {
 		t.Fatalf("request = %+v", r)
 	}
 	bad := []map[string]string{
@@ -120,6 +121,8 @@ func FuzzParseAnnotations(f *testing.F) {
 	f.Add("general", "", "", "", "Enforcerd.io/ceiling", "network=false")
 	f.Add("", "write=false", "", "", "ENFORCERD.IO/CEILING", "")
 	f.Add("reviewer", "", "", "", "enforcerd.io/Role", "general")
+	f.Add("", "write=false", "", "", "enforcerd.io/write-roots", "/work, /tmp")
+	f.Add("", "write=false", "", "", "enforcerd.io/write-roots", "rel,/a,/a")
 	f.Fuzz(func(t *testing.T, role, ceiling, parent, audit, k, v string) {
 		ann := map[string]string{}
 		if role != "" {
@@ -147,6 +150,11 @@ func FuzzParseAnnotations(f *testing.F) {
 		if r.Ceiling != "" {
 			if _, err := policy.ParseCeiling(r.Ceiling, policy.DefaultSession()); err != nil {
 				t.Fatalf("accepted ceiling %q does not parse: %v", r.Ceiling, err)
+			}
+		}
+		if r.WriteRoots != nil {
+			if again, err := policy.CheckWriteRootPaths(r.WriteRoots); err != nil || len(again) != len(r.WriteRoots) {
+				t.Fatalf("accepted write roots %q: %v", r.WriteRoots, err)
 			}
 		}
 		if r.Parent != "" && !ValidID(r.Parent) {

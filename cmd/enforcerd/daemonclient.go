@@ -91,7 +91,7 @@ func (h hookClient) register(ctx context.Context, w io.Writer, st specs.State, r
 		ID: st.ID, Cgroup: group, PID: st.Pid, Role: req.Role, Ceiling: req.Ceiling,
 		Parent: req.Parent, AuditOnly: req.AuditOnly, ToolGroups: req.ToolGroups, ProxyAllow: req.ProxyAllow,
 		Activate: api.ActivateExec, InitPID: st.Pid,
-		Entrypoint: api.EntrypointFrom(ep), AllowConnect: req.AllowConnectList(),
+		Entrypoint: api.EntrypointFrom(ep), AllowConnect: req.AllowConnectList(), WriteRoots: req.WriteRoots,
 	})
 	if err != nil {
 		var ae *api.Error

@@ -197,6 +197,10 @@ func runHook(stage, socket string, timeout time.Duration, s streams) int {
 	// The daemon vets the entrypoint when the effective ceiling is
 	// shell=none, and refuses without one.
 	ep, epErr := hookEntrypoint(st)
+	if len(req.WriteRoots) > 0 && epErr != nil {
+		// The roots are paths inside the container's root.
+		return fail(exitUsage, "container %s: %s: cannot find the container's root: %v", st.ID, oci.AnnotationWriteRoots, epErr)
+	}
 	// Before the registration (the init's processes inherit it); put
 	// back if the registration is refused: nothing half-applied.
 	restoreCore, err := limitCore(st.Pid)

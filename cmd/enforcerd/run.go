@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/enforcerd/enforcerd/internal/endpoint"
+	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -35,7 +36,7 @@ Flags:
                          runs. Default: no restriction.
   --network allow|deny   network ceiling (also true|false)
   --write allow|deny     write ceiling (also true|false)
-  --shell none|read_only|full
+` + writeRootsUsage + `  --shell none|read_only|full
                          shell ceiling. none: CMD and the --exec-allow
                          files are the only programs that may be
                          executed; run refuses (exit 125) when one of them
@@ -127,6 +128,8 @@ type runOptions struct {
 	quiet        bool
 	execAllow    []string
 	allowConnect []endpoint.Endpoint // resolved
+	writeRoots   []string          // --write-root, as given
+	writeRootIDs []enforcer.FileID // their identities (writeRootIDs)
 	cgroupParent string
 	pinDir       string
 	socket       string
@@ -170,6 +173,7 @@ func newRunCmd(s streams, do func(runOptions, streams) int) *cobra.Command {
 	fs.Var(&f.shell, "shell", "shell ceiling")
 	fs.StringArrayVar(&f.o.execAllow, "exec-allow", nil, "with --shell=none: another binary CMD may exec (repeatable)")
 	fs.StringArrayVar(&f.allowConnect, "allow-connect", nil, "with --network=deny: an endpoint CMD may still reach: tcp:IP:PORT, udp:IP:PORT, unix:/PATH (repeatable, at most 16)")
+	fs.StringArrayVar(&f.o.writeRoots, "write-root", nil, "with --write=deny: a directory beneath which writes stay allowed (repeatable)")
 	fs.BoolVar(&f.o.auditOnly, "audit-only", false, "do not deny: report would-be denials")
 	fs.BoolVar(&f.o.allowPartial, "allow-partial", false, "accept a ceiling this host enforces only in part")
 	fs.StringVar(&f.o.cgroupParent, "cgroup-parent", "", "cgroup v2 path to create the transient cgroup under")
@@ -233,6 +237,11 @@ func (f *runFlags) options(c *cobra.Command, args []string) (runOptions, error) 
 			return o, usageErrorf("--allow-connect: %w", err)
 		}
 	}
+	ids, err := writeRootIDs(o.writeRoots, k)
+	if err != nil {
+		return o, err
+	}
+	o.writeRootIDs = ids
 	o.ceiling = k
 	return o, nil
 }

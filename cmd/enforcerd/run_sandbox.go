@@ -49,7 +49,8 @@ func runSandboxed(o runOptions, s streams) int {
 	sb, err := sandbox.Open(sandbox.Config{
 		Ceiling: o.ceiling, AuditOnly: o.auditOnly, AllowPartial: o.allowPartial,
 		Entrypoint: bin, ExecAllow: o.execAllow, AllowConnect: o.allowConnect, CgroupParent: o.cgroupParent,
-		PinDir: o.pinDir, VerifierLog: verifierLog(stderr),
+		WriteRoots: o.writeRootIDs,
+		PinDir:     o.pinDir, VerifierLog: verifierLog(stderr),
 	})
 	if errors.Is(err, enforcer.ErrPartialCoverage) {
 		return fail("%v (--allow-partial)", err)

@@ -65,6 +65,10 @@ type RegisterRequest struct {
 	// "unix:/PATH" (resolved inside entrypoint.root when given, else on
 	// the daemon's host), at most 16 (registry.Request.AllowConnect).
 	AllowConnect []string `json:"allow_connect,omitempty"`
+	// WriteRoots: with write=false, absolute paths beneath which writes
+	// stay allowed (at most 16), resolved inside the registered process's
+	// root: entrypoint.root when given, else /proc/PID/root, else "/".
+	WriteRoots []string `json:"write_roots,omitempty"`
 }
 
 // Entrypoint names a container's entrypoint as the daemon resolves it
@@ -126,6 +130,8 @@ type Container struct {
 	// AllowConnect: the endpoints reachable under network=false, as
 	// accepted (met with the parent's list).
 	AllowConnect []string `json:"allow_connect,omitempty"`
+	// WriteRoots: the paths of the writable roots, as requested.
+	WriteRoots []string `json:"write_roots,omitempty"`
 }
 
 // ListBody is the body of GET /v1/containers.
@@ -221,7 +227,7 @@ func (r RegisterRequest) request() registry.Request {
 	return registry.Request{
 		ID: r.ID, Cgroup: r.Cgroup, PID: r.PID, Role: r.Role, Ceiling: r.Ceiling, Parent: r.Parent,
 		AuditOnly: r.AuditOnly, ToolGroups: r.ToolGroups, ProxyAllow: r.ProxyAllow, Activate: registry.Activation(r.Activate),
-		InitPID: r.InitPID, Entrypoint: r.Entrypoint.program(), AllowConnect: r.AllowConnect,
+		InitPID: r.InitPID, Entrypoint: r.Entrypoint.program(), AllowConnect: r.AllowConnect, WriteRoots: r.WriteRoots,
 	}
 }
 
@@ -236,6 +242,7 @@ func containerFrom(c state.Container) Container {
 		State: c.State, PendingDeadline: c.PendingDeadline,
 		Unenforced: gapsFrom(c.Unenforced), Entrypoint: EntrypointFrom(c.Entrypoint),
 		AllowConnect: endpointStrings(c.AllowConnect),
+		WriteRoots: writeRootPaths(c.WriteRoots),
 	}
 }
 
@@ -263,6 +270,18 @@ func gapsFrom(gs []enforcer.Gap) []Gap {
 	out := make([]Gap, len(gs))
 	for i, g := range gs {
 		out[i] = Gap{Code: g.Code, Field: g.Field, Detail: g.Detail}
+	}
+	return out
+}
+
+// writeRootPaths are the paths of a container's writable roots.
+func writeRootPaths(rs []state.WriteRoot) []string {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Path
 	}
 	return out
 }

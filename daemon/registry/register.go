@@ -119,8 +119,11 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
 	c.Unenforced = cov.Gaps()
+	if c.WriteRoots, err = r.writeRootsOf(req, c); err != nil {
+		return state.Container{}, err
+	}
 	entry := enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, Pending: req.Activate == ActivateExec,
-		AllowPartial: len(cov.Partial) > 0, AllowConnect: c.AllowConnect}
+		AllowPartial: len(cov.Partial) > 0, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots)}
 	if err := r.o.Enforcer.Register(cg, entry); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}

@@ -67,6 +67,10 @@ type Request struct {
 	// or not a socket, and any list when the effective ceiling allows
 	// network (endpoints.go).
 	AllowConnect []string
+	// WriteRoots: with write=false, absolute paths beneath which writes
+	// stay allowed (policy.CheckWriteRootPaths), resolved inside the
+	// registered process's root (Request.writeRootsDir).
+	WriteRoots []string
 }
 
 func badf(format string, a ...any) error {
@@ -116,7 +120,7 @@ func (req Request) validate() error {
 			return badf("container %s: %v", req.ID, err)
 		}
 	}
-	return nil
+	return checkWriteRootPaths(req)
 }
 
 // resolve derives the ceilings of a container: the session is bound (the

@@ -84,6 +84,19 @@ type Container struct {
 	// still reach as accepted (unix endpoints with the socket file's
 	// identity; enforcer.Entry.AllowConnect), met with the parent's.
 	AllowConnect []endpoint.Endpoint `json:"allow_connect,omitempty"`
+	// WriteRoots: with write=false, the directories beneath which writes
+	// stay allowed, as requested and as identified at registration (the
+	// kernel matches the identity; docs/design.md "Writable roots").
+	WriteRoots []WriteRoot `json:"write_roots,omitempty"`
+}
+
+// WriteRoot is one writable root: its path as requested (inside the
+// container's root) and its identity, kernel dev_t (major<<20|minor) and
+// inode number.
+type WriteRoot struct {
+	Path string `json:"path"`
+	Dev  uint32 `json:"dev"`
+	Ino  uint64 `json:"ino"`
 }
 
 // Activations and states of a Container.

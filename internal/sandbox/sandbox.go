@@ -76,6 +76,9 @@ type Config struct {
 	// may still reach (enforcer.Entry.AllowConnect; unix endpoints
 	// resolved, endpoint.Resolve).
 	AllowConnect []endpoint.Endpoint
+	// WriteRoots: with write=false, the directories (by identity,
+	// enforcer.WriteRootOf) beneath which writes stay allowed.
+	WriteRoots []enforcer.FileID
 	// CgroupParent is the cgroup v2 group ("/a/b", below the cgroup2
 	// mount) the transient cgroup is created under. "": the calling
 	// process's own cgroup.
@@ -263,7 +266,7 @@ func (s *Sandbox) Register() error {
 // with the exec allow list by identity.
 func (s *Sandbox) entry(pending bool) (enforcer.Entry, error) {
 	e := enforcer.Entry{Ceiling: s.cfg.Ceiling, AuditOnly: s.cfg.AuditOnly, Pending: pending,
-		AllowPartial: len(s.cov.Partial) > 0, AllowConnect: s.cfg.AllowConnect}
+		AllowPartial: len(s.cov.Partial) > 0, AllowConnect: s.cfg.AllowConnect, WriteRoots: s.cfg.WriteRoots}
 	allow := s.cfg.ExecAllow
 	if s.cfg.Ceiling.Shell == policy.ShellNone && !pending {
 		// Without activation at exec the entrypoint must be listed.

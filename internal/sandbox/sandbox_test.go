@@ -105,3 +105,14 @@ func TestEntry(t *testing.T) {
 		t.Errorf("a missing allowed file: no error")
 	}
 }
+
+// TestEntryWriteRoots: the configured writable roots reach the entry.
+func TestEntryWriteRoots(t *testing.T) {
+	roots := []enforcer.FileID{{Dev: 1, Ino: 2}, {Dev: 3, Ino: 4}}
+	noWrite := policy.KernelCeiling{Network: true, Shell: policy.ShellFull}
+	sb := &Sandbox{cfg: Config{Ceiling: noWrite, Entrypoint: "/bin/true", WriteRoots: roots}}
+	en, err := sb.entry(false)
+	if err != nil || !slices.Equal(en.WriteRoots, roots) {
+		t.Fatalf("entry %+v, %v; want roots %v", en, err, roots)
+	}
+}

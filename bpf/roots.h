@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Writable roots under write=false (docs/design.md "Writable roots"): a
+ * registration may keep writes allowed beneath up to MAX_WRITE_ROOTS
+ * directories, each identified by device and inode when it was registered.
+ *
+ * A write is allowed by such a ceiling only when its target lies beneath one
+ * of the ceiling's roots: the ancestor walk (walk.h) notes in struct
+ * effective whether write denials come from ancestors with roots only
+ * (write_roots), roots_verdict lists those ancestors again, and each of
+ * them must see the target beneath one of ITS roots (the meet of ancestors
+ * is an intersection).
+ *
+ * "Beneath": climbing d_parent from the target's dentry (or its parent
+ * directory, for operations on names) reaches a dentry whose (s_dev, i_ino)
+ * is a root, within MAX_ROOT_DEPTH levels. The climb stops at the root of
+ * the dentry's filesystem; only a hook that knows the vfsmount (file and
+ * path hooks) continues from a mount's root to its mountpoint in the parent
+ * mount. Inode-only hooks cannot prove anything across a mount and deny.
+ * Nothing on a kernel interface (procfs, sysfs, cgroupfs, bpffs, ...) is
+ * ever beneath a root (threat model R7).
+ */
+#ifndef ENFORCERD_ROOTS_H
+#define ENFORCERD_ROOTS_H
+
+#include "enforcerd.h"
+
+/* One root: kernel dev_t (major<<20|minor) of its superblock and its inode
+ * number. */
+struct root_id {
+	__u64 ino;
+	__u32 dev;
+	__u32 pad;
+};
+
+/* The roots of one registered cgroup; root[count..] are unused. Written as
+ * one map value (a registration's roots change atomically) before the
+ * ceiling gets CEILING_WRITE_ROOTS. */
+struct root_set {
+	__u32 count;
+	__u32 pad;
+	struct root_id root[MAX_WRITE_ROOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_CEILINGS);
+	__type(key, __u64); /* cgroup v2 id of the registered cgroup */
+	__type(value, struct root_set);
+} write_roots SEC(".maps");
+
+#ifndef ENFORCERD_ROOTS_TYPES_ONLY
+
+/* The ancestors of the current task with writable roots (a bpf_loop
+ * context). */
+struct roots_list {
+	__u64 cgid[MAX_ROOT_CEILINGS]; /* root-most first */
+	__u32 n;	/* entries of cgid in use */
+	__u32 audit;	/* bit i: cgid[i] is audit-only */
+	__u32 overflow; /* more than MAX_ROOT_CEILINGS of them */
+	__u32 pad;
+};
+
+/* roots_collect_level: one cgroup level of the current task; an active
+ * ceiling that denies writes except beneath its roots joins the list. The
+ * resolve() cache says only that such ancestors exist (struct effective
+ * keeps its pinned layout): they are listed again here, on the write path
+ * of a process below them only. */
+static long roots_collect_level(__u32 level, void *ctx)
+{
+	struct roots_list *l = ctx;
+	__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+	if (!id)
+		return 1;
+	struct ceiling *ce = bpf_map_lookup_elem(&ceilings, &id);
+	if (!ce)
+		return 0;
+	__u32 flags = ce->flags;
+	if ((flags & CEILING_PENDING) || !(ce->deny & DENY_WRITE) ||
+	    !(flags & CEILING_WRITE_ROOTS))
+		return 0;
+	__u32 n = l->n;
+	if (n >= MAX_ROOT_CEILINGS) {
+		l->overflow = 1;
+		return 1;
+	}
+	l->cgid[n] = id;
+	if (flags & CEILING_AUDIT_ONLY)
+		l->audit |= 1U << n;
+	l->n = n + 1;
+	return 0;
+}
+
+/* in_roots: (dev, ino) is one of r's roots. */
+static __always_inline bool in_roots(const struct root_set *r, __u32 dev, __u64 ino)
+{
+	__u32 count = r->count;
+#pragma unroll
+	for (int j = 0; j < MAX_WRITE_ROOTS; j++) {
+		if (j < count && r->root[j].dev == dev && r->root[j].ino == ino)
+			return true;
+	}
+	return false;
+}
+
+/* The state of one climb (a bpf_loop context; pointers kept as numbers and
+ * read with BPF_CORE_READ). */
+struct roots_climb {
+	__u64 d;    /* struct dentry *: the current level */
+	__u64 mnt;  /* struct mount * of d, 0 when unknown */
+	__u64 cgid; /* whose roots */
+	__u32 found;
+	__u32 pad;
+};
+
+/* roots_step: one level of the climb from the target towards the root of
+ * its filesystem (and, with a known mount, on through the mountpoints). */
+static long roots_step(__u32 i, void *ctx)
+{
+	struct roots_climb *c = ctx;
+	struct dentry *d = (struct dentry *)c->d;
+	struct inode *inode = BPF_CORE_READ(d, d_inode);
+	if (inode) {
+		__u64 id = c->cgid;
+		struct root_set *r = bpf_map_lookup_elem(&write_roots, &id);
+		if (!r)
+			return 1; /* no roots entry: outside */
+		if (in_roots(r, BPF_CORE_READ(d, d_sb, s_dev), BPF_CORE_READ(inode, i_ino))) {
+			c->found = 1;
+			return 1;
+		}
+	}
+	struct dentry *parent = BPF_CORE_READ(d, d_parent);
+	struct mount *m = (struct mount *)c->mnt;
+	if (parent && parent != d) {
+		/* Climbing above the mount's root leaves the mount: what lies
+		 * above it is the filesystem's, not the mount tree's. */
+		if (m && BPF_CORE_READ(m, mnt.mnt_root) == d)
+			c->mnt = 0;
+		c->d = (__u64)parent;
+		return 0;
+	}
+	/* The filesystem's root: cross to the mountpoint only with a known
+	 * mount whose root this is. */
+	if (!m || BPF_CORE_READ(m, mnt.mnt_root) != d)
+		return 1;
+	struct mount *up = BPF_CORE_READ(m, mnt_parent);
+	if (!up || up == m)
+		return 1;
+	c->d = (__u64)BPF_CORE_READ(m, mnt_mountpoint);
+	c->mnt = (__u64)up;
+	return 0;
+}
+
+/* roots_beneath: whether the dentry d (reached through struct mount mnt,
+ * 0 when unknown) lies beneath one of cgroup cgid's roots. A global
+ * function: the verifier checks it (and its loop) once per program. */
+__attribute__((noinline)) int roots_beneath(__u64 cgid, __u64 d, __u64 mnt)
+{
+	struct roots_climb c = {.d = d, .mnt = mnt, .cgid = cgid};
+	if (!d)
+		return 0;
+	bpf_loop(MAX_ROOT_DEPTH, roots_step, &c, 0);
+	return c.found;
+}
+
+/* real_mount: the struct mount of a vfsmount (fs/mount.h container_of). */
+static __always_inline __u64 real_mount(__u64 mnt)
+{
+	if (!mnt)
+		return 0;
+	return mnt - bpf_core_field_offset(struct mount, mnt);
+}
+
+/* The arguments of roots_verdict: a global function takes pointers to
+ * kernel objects only as numbers in memory its caller passes. */
+struct roots_args {
+	__u64 d;      /* struct dentry * */
+	__u64 mnt;    /* struct vfsmount *, 0 for inode-only hooks */
+	__u32 parent; /* climb from d's parent directory */
+	__u32 pad;
+};
+
+/*
+ * roots_verdict: the decision of the current task's ancestors with writable
+ * roots on a write to the dentry a->d: 0 when every one of them sees d beneath
+ * one of its roots, else DECISION_DENIED (an enforcing one does not) or
+ * DECISION_AUDITED. parent: climb from d's parent directory (operations on
+ * a name: create, unlink, rename, link, ...). mnt: the struct vfsmount d
+ * was reached through, 0 for inode-only hooks. Fail direction: a missing
+ * roots entry, an unreadable level, a kernel interface, more than
+ * MAX_ROOT_CEILINGS ancestors with roots or more than MAX_ROOT_DEPTH
+ * levels: not beneath. A global function (pointers passed as numbers).
+ */
+__attribute__((noinline)) int roots_verdict(struct roots_args *a)
+{
+	if (!a)
+		return DECISION_DENIED;
+	__u64 d = a->d, mnt = a->mnt;
+	int parent = a->parent;
+	struct roots_list l = {};
+	bpf_loop(MAX_CGROUP_LEVEL, roots_collect_level, &l, 0);
+	if (l.overflow)
+		return DECISION_DENIED;
+	if (!l.n)
+		return 0; /* the ceilings changed since resolve(): none left */
+	if (!d)
+		return DECISION_DENIED;
+	struct dentry *dd = (struct dentry *)d;
+	__u64 magic = BPF_CORE_READ(dd, d_sb, s_magic);
+	if (kernel_fs_magic(magic) || magic == BPF_FS_MAGIC)
+		return DECISION_DENIED; /* R7: never beneath a root */
+	__u64 start = parent ? (__u64)BPF_CORE_READ(dd, d_parent) : d;
+	__u64 m = real_mount(mnt);
+	int v = 0;
+	for (int k = 0; k < MAX_ROOT_CEILINGS; k++) {
+		if (k >= l.n)
+			break;
+		if (roots_beneath(l.cgid[k], start, m))
+			continue;
+		if (!(l.audit & (1U << k)))
+			return DECISION_DENIED;
+		v = DECISION_AUDITED;
+	}
+	return v;
+}
+
+/* roots_check: roots_verdict for a hook's dentry and mount. */
+static __always_inline int roots_check(struct dentry *d, struct vfsmount *mnt, bool parent)
+{
+	struct roots_args a = {.d = (__u64)d, .mnt = (__u64)mnt, .parent = parent};
+	return roots_verdict(&a);
+}
+
+/* roots_apply: whether the write verdict (verdict(e, DENY_WRITE)) is one
+ * writable roots may lift: every enforcing (or, for an audited verdict,
+ * audit-only) write denial comes from an ancestor with roots. */
+static __always_inline bool roots_apply(const struct effective *e)
+{
+	__u32 wr = e->write_roots;
+	if (e->deny & DENY_WRITE)
+		return (wr & WR_DENY_ROOTS) && !(wr & WR_DENY_TOTAL);
+	if (e->audit & DENY_WRITE)
+		return (wr & WR_AUDIT_ROOTS) && !(wr & WR_AUDIT_TOTAL);
+	return false;
+}
+
+#endif /* ENFORCERD_ROOTS_TYPES_ONLY */
+#endif /* ENFORCERD_ROOTS_H */

@@ -7,11 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/enforcerd/enforcerd/daemon"
 	"github.com/enforcerd/enforcerd/daemon/api"
 )
 
@@ -144,5 +146,20 @@ func TestDist(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dest, f)); err != nil {
 			t.Errorf("install.sh did not install %s: %v", f, err)
 		}
+	}
+}
+
+// TestDeployConfigIsTheDefaults: config.yaml says it holds the defaults;
+// it must parse and equal daemon.DefaultConfig (the proxy's lists, empty by
+// default, are examples there).
+func TestDeployConfigIsTheDefaults(t *testing.T) {
+	c, err := daemon.LoadConfig("config.yaml", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := daemon.DefaultConfig()
+	c.Proxy.AllowDomains, c.Proxy.AllowPrivate, c.Proxy.Resolve = d.Proxy.AllowDomains, d.Proxy.AllowPrivate, d.Proxy.Resolve
+	if !reflect.DeepEqual(c, d) {
+		t.Fatalf("config.yaml = %+v\nwant %+v", c, d)
 	}
 }

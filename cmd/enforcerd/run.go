@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -128,8 +128,8 @@ type runOptions struct {
 	quiet        bool
 	execAllow    []string
 	allowConnect []endpoint.Endpoint // resolved
-	writeRoots   []string          // --write-root, as given
-	writeRootIDs []enforcer.FileID // their identities (writeRootIDs)
+	writeRoots   []string            // --write-root, as given
+	writeRootIDs []enforcer.FileID   // their identities (writeRootIDs)
 	cgroupParent string
 	pinDir       string
 	socket       string

@@ -242,7 +242,7 @@ func containerFrom(c state.Container) Container {
 		State: c.State, PendingDeadline: c.PendingDeadline,
 		Unenforced: gapsFrom(c.Unenforced), Entrypoint: EntrypointFrom(c.Entrypoint),
 		AllowConnect: endpointStrings(c.AllowConnect),
-		WriteRoots: writeRootPaths(c.WriteRoots),
+		WriteRoots:   writeRootPaths(c.WriteRoots),
 	}
 }
 

@@ -186,6 +186,14 @@ func init() {
 	if file == "" {
 		return
 	}
+	// Ready: this program runs, so the exec that started it has passed
+	// sched_process_exec. A registration made before that tracepoint would
+	// be activated by this runtime's own exec, not by the entrypoint's.
+	ready := os.NewFile(3, "ready")
+	if _, err := ready.Write([]byte{1}); err != nil {
+		os.Exit(3)
+	}
+	ready.Close()
 	b := make([]byte, 1)
 	if _, err := os.Stdin.Read(b); err != nil {
 		os.Exit(3)
@@ -259,14 +267,28 @@ func TestShellNoneKernelEntrypointIsTheFirstExec(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		readyR, readyW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer readyR.Close()
+		cmd.ExtraFiles = []*os.File{readyW}
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		readyW.Close()
 		cgdir.Close()
 		defer cmd.Wait()
 		defer stdin.Close()
+		// Register only once the runtime runs: its own exec (Start returns
+		// when that exec has closed its close-on-exec fds, before
+		// sched_process_exec) must not be the one that activates the
+		// registration.
+		if _, err := readyR.Read(make([]byte, 1)); err != nil {
+			t.Fatalf("the runtime did not start: %v", err)
+		}
 		if err := enf.Register(cg, enforcer.Entry{Ceiling: ceiling, Pending: true}); err != nil {
 			t.Fatal(err)
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -83,8 +84,47 @@ func joinOps(ops []Op) string {
 	return strings.Join(s, ",")
 }
 
+// rootDepth is how many directories beneath its writable root phase (c2)
+// works: an allowed write climbs them all.
+const rootDepth = 8
+
+// phaseDir is where a phase's worker works: root/<phase>, and for (c2)
+// rootDepth levels beneath root/c2, its writable root.
+func (r *run) phaseDir(phase string) string {
+	if phase == PhaseC2 {
+		d := r.writeRoot()
+		for i := 1; i <= rootDepth; i++ {
+			d = filepath.Join(d, strconv.Itoa(i))
+		}
+		return d
+	}
+	return filepath.Join(r.root, phase)
+}
+
+// writeRoot is (c2)'s writable root.
+func (r *run) writeRoot() string { return filepath.Join(r.root, PhaseC2) }
+
+// typical is (c2)'s ceiling: network=false with the listener at port as
+// its one allowed endpoint, write=false with root writable, shell=read_only.
+// Errors: the endpoint's syntax, root's identity (it must exist).
+func typical(root string, port int) (enforcer.Entry, error) {
+	ep, err := endpoint.Parse(fmt.Sprintf("tcp:127.0.0.1:%d", port))
+	if err != nil {
+		return enforcer.Entry{}, err
+	}
+	id, err := enforcer.FileIDOf(root)
+	if err != nil {
+		return enforcer.Entry{}, err
+	}
+	return enforcer.Entry{
+		Ceiling:      policy.KernelCeiling{Network: false, Write: false, Shell: policy.ShellReadOnly},
+		AllowConnect: []endpoint.Endpoint{ep},
+		WriteRoots:   []enforcer.FileID{id},
+	}, nil
+}
+
 func (r *run) args(phase string, extra ...string) []string {
-	a := []string{"-dir", filepath.Join(r.root, phase), "-port", strconv.Itoa(r.port), "-exec", r.exec}
+	a := []string{"-dir", r.phaseDir(phase), "-port", strconv.Itoa(r.port), "-exec", r.exec}
 	if r.tar != "" {
 		a = append(a, "-tar", r.tar)
 	}
@@ -130,17 +170,26 @@ func (r *run) micro(cg cgroup.Cgroup, phase string, ops []Op, extra ...string) e
 	return nil
 }
 
-// denied runs one repetition of ops in cg under the deny-all ceiling e: the
-// worker sets up while cg is unregistered, then cg is registered.
+// denied runs one repetition of ops in cg under the deny-all ceiling en
+// (phase d): every operation must fail with EPERM.
 func (r *run) denied(enf *enforcer.Enforcer, cg cgroup.Cgroup, en enforcer.Entry, ops []Op) error {
-	w, err := startWorker(cg, r.microArgs(PhaseD, ops, "-deny")...)
+	return r.registered(enf, cg, PhaseD, en, ops, "-deny")
+}
+
+// registered runs one repetition of ops in cg under the ceiling en, as a
+// container's entrypoint runs: the worker sets up while cg is unregistered
+// (its own exec is not one the ceiling sees, so shell=read_only does not
+// make it write-denied), then cg is registered, the worker measures, and
+// cg is unregistered again.
+func (r *run) registered(enf *enforcer.Enforcer, cg cgroup.Cgroup, phase string, en enforcer.Entry, ops []Op, extra ...string) error {
+	w, err := startWorker(cg, r.microArgs(phase, ops, extra...)...)
 	if err != nil {
 		return err
 	}
 	if err := enf.Register(cg, en); err != nil {
 		_ = w.cmd.Process.Kill()
 		_, _ = w.result()
-		return err
+		return fmt.Errorf("phase %s: %w", phase, err)
 	}
 	defer func() { _ = enf.Unregister(cg.ID) }()
 	if err := w.start(); err != nil {
@@ -148,10 +197,10 @@ func (r *run) denied(enf *enforcer.Enforcer, cg cgroup.Cgroup, en enforcer.Entry
 	}
 	res, err := w.result()
 	if err != nil {
-		return fmt.Errorf("phase d: %w", err)
+		return fmt.Errorf("phase %s: %w", phase, err)
 	}
 	for _, op := range ops {
-		r.doc.add(op, PhaseD, r.iters[op], res.NsPerOp[op], res.WallNsPerOp[op])
+		r.doc.add(op, phase, r.iters[op], res.NsPerOp[op], res.WallNsPerOp[op])
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ const (
 	PhaseA0    = "a0"    // no program ever loaded in this boot
 	PhaseB     = "b"     // programs loaded, process not enforced
 	PhaseC     = "c"     // enforced, all-allow ceiling
+	PhaseC2    = "c2"    // enforced, a typical agent ceiling: network=false with one allowed endpoint, write=false with one writable root, shell=read_only
 	PhaseD     = "d"     // enforced, denied path
 	PhaseE     = "e"     // Landlock, same intent
 	PhaseOne   = "c-1"   // enforced, 1 registered cgroup
@@ -224,7 +225,7 @@ func Summary(w io.Writer, docs []*Doc) {
 		l := d.Label()
 		ops := append(append([]Op{}, MicroOps...), OpMacro)
 		for _, op := range ops {
-			for _, ph := range []string{PhaseB, PhaseC, PhaseD, PhaseE} {
+			for _, ph := range []string{PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE} {
 				if r, ok := d.Ratio(op, ph, PhaseA); ok {
 					fmt.Fprintf(w, "bench: %s/%s/%s ratio=%.3f\n", l, op, ph, r)
 				}
@@ -268,6 +269,9 @@ func Goals(docs []*Doc) []Verdict {
 			if r, ok := d.Ratio(op, PhaseC, PhaseA); ok {
 				out = append(out, Verdict{d.Label(), string(op), "c/a <= 1.05", r, GoalEnforced, r <= GoalEnforced})
 			}
+			if r, ok := d.Ratio(op, PhaseC2, PhaseA); ok {
+				out = append(out, Verdict{d.Label(), string(op), "c2/a <= 1.05", r, GoalEnforced, r <= GoalEnforced})
+			}
 			if r, ok := d.Ratio(op, PhaseC, PhaseE); ok {
 				out = append(out, Verdict{d.Label(), string(op), "c <= e (Landlock)", r, 1, r <= 1})
 			}
@@ -294,6 +298,10 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 	p("(b) every program loaded and attached, the process in an unregistered cgroup; ")
 	p("(c) the process in a registered cgroup with the all-allow ceiling network=true, write=true, shell=full ")
 	p("(every hook still resolves the ceiling, from the per-cgroup cache of the ancestor walk: the walk itself runs only after the ceilings map changed; then it checks the allow path); ")
+	p("(c2) the process in a registered cgroup under the ceiling a real agent gets, the same intent as (e): ")
+	p("network=false with the listener as its one allowed endpoint (tcp:127.0.0.1:PORT), write=false with one writable root, ")
+	p("shell=read_only; its scratch directory lies 8 levels beneath the root, so every allowed write climbs 8 directories to ")
+	p("find it; as in a container, the cgroup is registered once the worker (its entrypoint) runs, so the programs it execs run write-denied (the exec op measures that path too); ")
 	p("(d) registered with network=false, write=false, shell=none: ")
 	p("the denied path (every operation must fail with EPERM, or the run fails); ")
 	p("(e) no enforcerd programs, Landlock (go-landlock, best effort at ABI 5) restricting to read-only / ")
@@ -308,8 +316,8 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 
 	for _, d := range docs {
 		p("## %s (kernel %s)\n\n", d.Label(), d.Kernel)
-		p("| operation | iters | (a) ns/op | (b)/(a) | (c)/(a) | (d)/(a) | (e)/(a) | (c)/(e) | (a0)/(a) |\n")
-		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		p("| operation | iters | (a) ns/op | (b)/(a) | (c)/(a) | (c2)/(a) | (d)/(a) | (e)/(a) | (c)/(e) | (c2)/(e) | (a0)/(a) |\n")
+		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		ops := append(append([]Op{}, MicroOps...), OpMacro)
 		for _, op := range ops {
 			a, ok := d.cell(op, PhaseA)
@@ -322,8 +330,8 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 				}
 				return "n/a"
 			}
-			p("| %s | %d | %.0f | %s | %s | %s | %s | %s | %s |\n", op, a.Iters, a.Median(),
-				r(PhaseB, PhaseA), r(PhaseC, PhaseA), r(PhaseD, PhaseA), r(PhaseE, PhaseA), r(PhaseC, PhaseE), r(PhaseA0, PhaseA))
+			p("| %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n", op, a.Iters, a.Median(),
+				r(PhaseB, PhaseA), r(PhaseC, PhaseA), r(PhaseC2, PhaseA), r(PhaseD, PhaseA), r(PhaseE, PhaseA), r(PhaseC, PhaseE), r(PhaseC2, PhaseE), r(PhaseA0, PhaseA))
 		}
 		p("\n")
 		var scale []string

@@ -51,7 +51,7 @@ func VM(args []string) error {
 		return err
 	}
 	cgs := map[string]cgroup.Cgroup{}
-	for _, name := range []string{PhaseA, PhaseB, PhaseC, PhaseD, PhaseE, "lat", "flood"} {
+	for _, name := range []string{PhaseA, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE, "lat", "flood"} {
 		cg, err := cgroup.Create(mount, "/bench/"+name)
 		if err != nil {
 			return err
@@ -113,6 +113,13 @@ func VM(args []string) error {
 		return err
 	}
 	enf.Close()
+	if err := os.MkdirAll(r.phaseDir(PhaseC2), 0o755); err != nil {
+		return err
+	}
+	c2, err := typical(r.writeRoot(), r.port)
+	if err != nil {
+		return err
+	}
 
 	// Rounds: (a) and (e) with every program detached, then (b), (c), (d)
 	// attached; paired ratios per round cancel the machine's drift.
@@ -153,6 +160,9 @@ func VM(args []string) error {
 		if err := r.micro(cgs[PhaseC], PhaseC, ops); err != nil {
 			return err
 		}
+		if err := r.registered(enf, cgs[PhaseC2], PhaseC2, c2, ops); err != nil {
+			return err
+		}
 		if err := r.denied(enf, cgs[PhaseD], denyAll, denyOps); err != nil {
 			return err
 		}
@@ -161,6 +171,9 @@ func VM(args []string) error {
 				return err
 			}
 			if err := r.micro(cgs[PhaseC], PhaseC, []Op{OpMacro}); err != nil {
+				return err
+			}
+			if err := r.registered(enf, cgs[PhaseC2], PhaseC2, c2, []Op{OpMacro}); err != nil {
 				return err
 			}
 		}

@@ -15,7 +15,9 @@ import (
 
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/endpoint"
+	"github.com/enforcerd/enforcerd/policy"
 )
 
 func TestAllowConnect(t *testing.T) {
@@ -89,5 +91,53 @@ func TestAllowConnectBadInput(t *testing.T) {
 	}
 	if enf.Len() != 0 || len(ts.reg.List()) != 0 {
 		t.Fatal("a refused request left state behind")
+	}
+}
+
+// TestAllowConnectNestedByCgroup: a container nested by cgroup alone (no
+// parent) is answered with the meet the kernel takes over every registered
+// ancestor cgroup: a daemon registration's list, and an entry in the map
+// the daemon did not make (enforcerd run) by its own list; a network=false
+// ancestor without a list leaves nothing.
+func TestAllowConnectNestedByCgroup(t *testing.T) {
+	ts, enf, cgs := fakeServer(t)
+	ctx := context.Background()
+	cgs.Add("/o/in/k")
+	cgs.Add("/bare/k")
+	if _, err := ts.client.Register(ctx, api.RegisterRequest{ID: "outer", Cgroup: "/o", Ceiling: "network=false",
+		AllowConnect: []string{"tcp:10.0.0.1:443", "tcp:10.0.0.2:443", "udp:10.0.0.9:53"}}); err != nil {
+		t.Fatal(err)
+	}
+	// An entry written by another program (enforcerd run) at /o/in.
+	in, err := cgs.Open("/o/in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps, err := endpoint.ParseList([]string{"tcp:10.0.0.2:443", "udp:10.0.0.9:53"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := enf.Register(in, enforcer.Entry{Ceiling: policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull}, AllowConnect: eps}); err != nil {
+		t.Fatal(err)
+	}
+	k, err := ts.client.Register(ctx, api.RegisterRequest{ID: "k", Cgroup: "/o/in/k", Ceiling: "network=false",
+		AllowConnect: []string{"tcp:10.0.0.1:443", "tcp:10.0.0.2:443"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"tcp:10.0.0.2:443"}; !reflect.DeepEqual(k.AllowConnect, want) {
+		t.Errorf("nested by cgroup: allow_connect = %q, want the meet with both ancestors %q", k.AllowConnect, want)
+	}
+	// A network=false ancestor without a list: nothing is reachable.
+	if _, err := ts.client.Register(ctx, api.RegisterRequest{ID: "bare", Cgroup: "/bare", Ceiling: "network=false"}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := ts.client.Register(ctx, api.RegisterRequest{ID: "bk", Cgroup: "/bare/k", Ceiling: "network=false",
+		AllowConnect: []string{"tcp:10.0.0.1:443"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.AllowConnect) != 0 {
+		t.Errorf("under a network=false ancestor without a list: allow_connect = %q, want none", b.AllowConnect)
 	}
 }

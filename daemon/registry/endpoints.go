@@ -1,7 +1,12 @@
 package registry
 
 import (
+	"errors"
+	"fmt"
+	"path"
+
 	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/endpoint"
 )
 
@@ -9,11 +14,14 @@ import (
 // ceiling decided) is registered with: req.AllowConnect parsed, unix
 // paths resolved (inside the entrypoint's root when the request names
 // one, else on the daemon's file system), met with the parent's list when
-// the parent denies network (a parent with network=false and no list
-// leaves nothing). The kernel takes the same meet over every registered
-// ancestor cgroup (bpf/endpoints.h). Errors (ErrBadRequest, naming
-// allow_connect): a list while the effective ceiling allows network (it
-// would mislead), a path that is missing or not a socket.
+// the parent's and with every registered cgroup's above c.Cgroup that
+// denies network (one with network=false and no list leaves nothing): the
+// meet the kernel takes over every registered ancestor cgroup
+// (bpf/endpoints.h), so the answer and `list` show what the container can
+// reach. Errors (ErrBadRequest, naming allow_connect): a list while the
+// effective ceiling allows network (it would mislead), a path that is
+// missing or not a socket; an ancestor cgroup that cannot be read (fail
+// closed).
 func (r *Registry) allowConnect(req Request, c state.Container) ([]endpoint.Endpoint, error) {
 	if len(req.AllowConnect) == 0 {
 		return nil, nil
@@ -45,5 +53,27 @@ func (r *Registry) allowConnect(req Request, c state.Container) ([]endpoint.Endp
 			eps = endpoint.Intersect(eps, p.AllowConnect)
 		}
 	}
-	return eps, nil
+	if c.Cgroup == "" {
+		return eps, nil
+	}
+	for g := path.Dir(c.Cgroup); ; g = path.Dir(g) {
+		cg, err := r.o.Cgroups.Open(g)
+		if err != nil {
+			return nil, fmt.Errorf("ancestor cgroup %s of %s: %w", g, c.Cgroup, err)
+		}
+		if id, ok := r.byCgroup[cg.ID]; ok {
+			if a := r.byID[id]; !a.Kernel.Network {
+				eps = endpoint.Intersect(eps, a.AllowConnect)
+			}
+		} else if en, err := r.o.Enforcer.Lookup(cg.ID); err == nil {
+			if !en.Ceiling.Network {
+				eps = endpoint.Intersect(eps, en.AllowConnect)
+			}
+		} else if !errors.Is(err, enforcer.ErrNotRegistered) {
+			return nil, fmt.Errorf("ancestor cgroup %s of %s: %w", g, c.Cgroup, err)
+		}
+		if g == "/" {
+			return eps, nil
+		}
+	}
 }

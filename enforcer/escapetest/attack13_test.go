@@ -216,4 +216,22 @@ func TestAttackRootsCharDeviceBeneathRoot(t *testing.T) {
 		}
 		rootsTriState(t, func(*testing.T) []string { return []string{"/dev"} }, attempt, kerneltest.Hooks(enforcer.HookFileOpen))
 	})
+	// A root above /dev (the whole root filesystem, as an agent launched
+	// from / or with its home as the workspace gets): file hooks cross
+	// the devtmpfs mount to its mountpoint (R6), so every device node
+	// under /dev is beneath the root.
+	t.Run("W9 write /dev/vcs1 with / as the root (across the /dev mount)", func(t *testing.T) {
+		mustExist(t, "/dev/vcs1", "a virtual console")
+		if _, err := enforcer.WriteRootOf("/"); err != nil {
+			t.Logf("/ refused as a writable root: %v", err)
+			return
+		}
+		attempt := func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			mark := fmt.Sprintf("PWNED%d", kt.Seq())
+			return sb.Probe(t, "write-dev", "/dev/vcs1", mark), func() (bool, string) {
+				return strings.Contains(readAll("/dev/vcs1"), mark), "/dev/vcs1 shows " + mark
+			}
+		}
+		rootsTriState(t, func(*testing.T) []string { return []string{"/"} }, attempt, kerneltest.Hooks(enforcer.HookFileOpen))
+	})
 }

@@ -190,6 +190,10 @@ enum fs_magic {
 #define FS_IOC_GET_ENCRYPTION_POLICY_EX 0xc0096616U
 #define FS_IOC_GET_ENCRYPTION_KEY_STATUS 0xc080661aU
 #define FS_IOC_GETFSLABEL 0x81009431U
+/* Reflink (linux/fs.h): the descriptor named is the destination, the
+ * source is only read; same numbers for 32-bit callers. */
+#define FICLONE 0x40049409U
+#define FICLONERANGE 0x4020940dU
 #define FS_IOC_GETFSUUID 0x80111500U
 #define FS_IOC_GETFSSYSFSPATH 0x80811501U
 #define NVME_IOCTL_ADMIN_CMD 0xc0484e41U

@@ -90,14 +90,31 @@ static __always_inline bool file_exempt(struct file *file)
 	return mnt && (mnt->mnt_flags & MNT_INTERNAL) != 0;
 }
 
+/* roots_lift_target: whether writable roots may lift a write denial on d:
+ * a name in a directory (parent), or an inode a filesystem stores. Never a
+ * device node (R10): its writes and ioctls reach the device, not the
+ * directory it sits in, so the W9 allow list decides wherever it is (a
+ * container's /dev, a root above devtmpfs). Unreadable: no. */
+static __always_inline bool roots_lift_target(struct dentry *d, bool parent)
+{
+	if (parent)
+		return true;
+	struct inode *inode = BPF_CORE_READ(d, d_inode);
+	if (!inode)
+		return false;
+	__u32 fmt = BPF_CORE_READ(inode, i_mode) & S_IFMT;
+	return fmt != S_IFCHR && fmt != S_IFBLK;
+}
+
 /* write_verdict: the write ceiling's decision on a write to d (see
- * roots_verdict for mnt and parent): an unconditional denial, else the
- * decision of the ancestors with writable roots (roots.h). */
+ * roots_verdict for mnt and parent): an unconditional denial, else, when
+ * lift (the operation changes nothing but d) and d is a target roots may
+ * lift, the decision of the ancestors with writable roots (roots.h). */
 static __always_inline int write_verdict(struct effective *e, struct dentry *d,
-					 struct vfsmount *mnt, bool parent)
+					 struct vfsmount *mnt, bool parent, bool lift)
 {
 	int v = verdict(e, DENY_WRITE);
-	if (!v || !roots_apply(e))
+	if (!v || !lift || !roots_apply(e) || !roots_lift_target(d, parent))
 		return v;
 	int r = roots_check(d, mnt, parent);
 	/* An audit-only ancestor without roots still audits. */
@@ -117,7 +134,7 @@ static __always_inline int deny_write_names(struct dentry *a, bool pa,
 	if (!resolve(&e))
 		return 0;
 	task_write_denied(&e);
-	int v = write_verdict(&e, a, NULL, pa);
+	int v = write_verdict(&e, a, NULL, pa, true);
 	struct dentry *at = a;
 	if (b && v != DECISION_DENIED && roots_apply(&e)) {
 		int r = roots_check(b, NULL, pb);
@@ -162,7 +179,7 @@ static __always_inline int deny_modify_dentry(struct dentry *d, struct vfsmount 
 	if (!resolve(&e))
 		return 0;
 	task_write_denied(&e);
-	int v = write_verdict(&e, d, mnt, false);
+	int v = write_verdict(&e, d, mnt, false, true);
 	if (!v)
 		return 0;
 	record_event(&e, hook, v, DENY_WRITE, fill_dentry(ev, d));
@@ -178,10 +195,10 @@ static __always_inline int deny_modify_dentry(struct dentry *d, struct vfsmount 
 /* deny_write_file_e: the body, for a caller that resolved e (found) and
  * checked file_exempt already. */
 static __always_inline int deny_write_file_e(struct effective *e, struct file *file,
-					     __u16 hook, bool mark)
+					     __u16 hook, bool mark, bool lift)
 {
 	task_write_denied(e);
-	int v = write_verdict(e, file->f_path.dentry, file->f_path.mnt, false);
+	int v = write_verdict(e, file->f_path.dentry, file->f_path.mnt, false, lift);
 	__u32 bit = DENY_WRITE;
 	if (!v || v == DECISION_AUDITED) {
 		/* X5: under a restricted shell, mark the inode written. tmpfs and
@@ -210,15 +227,17 @@ static __always_inline int deny_write_file_e(struct effective *e, struct file *f
 	return verdict_ret(v);
 }
 
+/* lift: writable roots may allow it (the operation changes only the file
+ * named, see write_verdict). */
 static __always_inline int deny_write_file(struct file *file, __u16 hook,
-					   bool mark)
+					   bool mark, bool lift)
 {
 	if (file_exempt(file))
 		return 0;
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
-	return deny_write_file_e(&e, file, hook, mark);
+	return deny_write_file_e(&e, file, hook, mark, lift);
 }
 
 
@@ -428,7 +447,7 @@ int BPF_PROG(file_open, struct file *file, int ret)
 	}
 	if (!(fmode & FMODE_WRITE) && !(fflags & O_TRUNC))
 		return 0;
-	return deny_write_file(file, HOOK_FILE_OPEN, true);
+	return deny_write_file(file, HOOK_FILE_OPEN, true, true);
 }
 
 /* W4/W5: every write through a descriptor, including ones opened before the
@@ -503,7 +522,7 @@ int BPF_PROG(file_permission, struct file *file, int mask, int ret)
 	}
 	if (!write || file_exempt(file))
 		return 0;
-	return deny_write_file_e(&e, file, HOOK_FILE_PERMISSION, true);
+	return deny_write_file_e(&e, file, HOOK_FILE_PERMISSION, true, true);
 }
 
 /* W2: ftruncate on kernels >= 6.2 (security_file_truncate). Optional hook. */
@@ -512,7 +531,7 @@ int BPF_PROG(file_truncate, struct file *file, int ret)
 {
 	if (ret)
 		return ret;
-	return deny_write_file(file, HOOK_FILE_TRUNCATE, false);
+	return deny_write_file(file, HOOK_FILE_TRUNCATE, false, true);
 }
 
 /* W2: truncate(path), and ftruncate/O_TRUNC on kernels < 6.2. */
@@ -557,7 +576,7 @@ int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot,
 		return 0;
 	if ((flags & MAP_TYPE) != MAP_SHARED && (flags & MAP_TYPE) != MAP_SHARED_VALIDATE)
 		return 0;
-	return deny_write_file(file, HOOK_MMAP_FILE, true);
+	return deny_write_file(file, HOOK_MMAP_FILE, true, true);
 }
 
 /* mprotect(PROT_WRITE) of a shared file mapping made before the ceiling. */
@@ -583,7 +602,7 @@ int BPF_PROG(file_mprotect, struct vm_area_struct *vma, unsigned long reqprot,
 	unsigned long vm_flags = BPF_CORE_READ(vma, vm_flags);
 	if (!(vm_flags & VM_SHARED))
 		return 0;
-	return deny_write_file(file, HOOK_FILE_MPROTECT, true);
+	return deny_write_file(file, HOOK_FILE_MPROTECT, true, true);
 }
 
 /* W7: ioctl_read_only: the closed allow list of requests known not to modify
@@ -726,7 +745,12 @@ static __always_inline int ioctl_decision(struct file *file, unsigned int cmd,
 	}
 	if (ioctl_read_only(cmd))
 		return 0;
-	return deny_write_file(file, hook, false);
+	/* R11: beneath a writable root, only the ioctls that change nothing
+	 * but the file they are issued on (reflink into it: the source is
+	 * only read). Others reach further than the hook sees: an extent
+	 * swap (EXT4_IOC_MOVE_EXT, XFS_IOC_SWAPEXT, F2FS_IOC_MOVE_RANGE)
+	 * rewrites a second file named by a descriptor in its argument. */
+	return deny_write_file(file, hook, false, cmd == FICLONE || cmd == FICLONERANGE);
 }
 
 SEC("lsm/file_ioctl")

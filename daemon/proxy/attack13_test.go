@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Cloud credential endpoints beyond the four metadataIPs: allow_private
+// Cloud credential endpoints beyond the first four metadata addresses: allow_private
 // with a link-local or ULA prefix (a cluster's pod network, a VPC's IPv6
 // ULA range) lifts the refusal of every address in it, and only the four
 // listed metadata addresses are kept back "by exact address only". The

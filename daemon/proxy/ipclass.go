@@ -21,15 +21,33 @@ const (
 	ClassEmbedded    = "embeds-ipv4" // NAT64, 6to4, Teredo: an IPv4 address inside
 )
 
-// metadataIPs are cloud instance metadata endpoints (AWS, GCP and Azure
-// IMDS, AWS IPv6 IMDS, AWS ECS task metadata, Alibaba Cloud). They can be
-// allowed only by their exact address in the allow_private list, never by
-// a name or a prefix.
-var metadataIPs = map[netip.Addr]bool{
-	netip.MustParseAddr("169.254.169.254"): true,
-	netip.MustParseAddr("fd00:ec2::254"):   true,
-	netip.MustParseAddr("169.254.170.2"):   true,
-	netip.MustParseAddr("100.100.100.200"): true,
+// metadataBlocks hold cloud instance metadata and credential endpoints:
+// AWS IMDS, DNS and NTP (169.254.169.0/24, fd00:ec2::/32 with IMDS at
+// fd00:ec2::254), the ECS task metadata and EKS Pod Identity agents
+// (169.254.170.2, 169.254.170.23, fd00:ec2::23), GCP, Azure and Oracle
+// IMDS (169.254.169.254), Tencent Cloud (169.254.0.23), Alibaba Cloud
+// (100.100.100.200) and Azure's WireServer (168.63.129.16, a public
+// address). Whole blocks, not single addresses: a provider's next agent
+// lands next to the last one. An address in them can be allowed only by
+// its exact address in the allow_private list, never by a name or a
+// prefix.
+var metadataBlocks = []netip.Prefix{
+	netip.MustParsePrefix("169.254.169.0/24"),
+	netip.MustParsePrefix("169.254.170.0/24"),
+	netip.MustParsePrefix("169.254.0.0/24"),
+	netip.MustParsePrefix("fd00:ec2::/32"),
+	netip.MustParsePrefix("100.100.100.200/32"),
+	netip.MustParsePrefix("168.63.129.16/32"),
+}
+
+// isMetadata reports whether ip lies in a metadataBlocks block.
+func isMetadata(ip netip.Addr) bool {
+	for _, p := range metadataBlocks {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 var cgnat = netip.MustParsePrefix("100.64.0.0/10")
@@ -69,7 +87,7 @@ func Classify(ip netip.Addr) string {
 	switch {
 	case !ip.IsValid():
 		return ClassUnspecified
-	case metadataIPs[ip]:
+	case isMetadata(ip):
 		return ClassMetadata
 	case ip.IsUnspecified():
 		return ClassUnspecified

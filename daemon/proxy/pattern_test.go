@@ -144,7 +144,7 @@ func TestAllReasonsHaveStatus(t *testing.T) {
 			t.Errorf("%s: status %d", r, s)
 		}
 	}
-	if len(AllReasons) != 10 {
+	if len(AllReasons) != 11 {
 		t.Fatalf("AllReasons has %d entries: update it, statusOf and the docs together", len(AllReasons))
 	}
 }

@@ -35,7 +35,11 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/cgroup"
 )
@@ -66,7 +70,22 @@ type Options struct {
 	CgroupMount string
 	// DialTimeout bounds resolving and connecting (0: DefaultDialTimeout).
 	DialTimeout time.Duration
+	// MaxConns bounds the open client connections in all, and
+	// MaxConnsPerClient those of one client: its cgroup, and every client
+	// that cannot be identified counts as one (0: DefaultMaxConns,
+	// DefaultMaxConnsPerClient). One over the bound is answered 429
+	// too_many_connections and closed.
+	MaxConns, MaxConnsPerClient int
 }
+
+// The default connection bounds: with the proxy's memory per connection
+// (a goroutine while idle; a 64 KiB head buffer once a request arrives)
+// they cap what clients can make the proxy, and the daemon it may run
+// in, hold.
+const (
+	DefaultMaxConns          = 1024
+	DefaultMaxConnsPerClient = 64
+)
 
 // headTimeout bounds the wait for a request head (also between requests
 // of a kept-alive connection).
@@ -83,6 +102,10 @@ type Proxy struct {
 	log       *slog.Logger
 	dialer    *dialer
 	transport *http.Transport
+
+	mu        sync.Mutex
+	open      int            // client connections open
+	perClient map[string]int // by clientKey
 }
 
 // New builds a proxy for pol.
@@ -97,6 +120,13 @@ func New(pol *Policy, o Options) *Proxy {
 	if p.o.DialTimeout <= 0 {
 		p.o.DialTimeout = DefaultDialTimeout
 	}
+	if p.o.MaxConns <= 0 {
+		p.o.MaxConns = DefaultMaxConns
+	}
+	if p.o.MaxConnsPerClient <= 0 {
+		p.o.MaxConnsPerClient = DefaultMaxConnsPerClient
+	}
+	p.perClient = map[string]int{}
 	if p.o.CgroupMount == "" {
 		if m, err := cgroup.Mountpoint(); err == nil {
 			p.o.CgroupMount = m
@@ -153,6 +183,21 @@ func (p *Proxy) ServeConn(ctx context.Context, c net.Conn) {
 		}
 	}()
 	cl := identify(c, p.o.CgroupMount)
+	key := clientKey(cl)
+	if !p.acquire(key) {
+		r := &record{start: time.Now(), client: cl, reason: ReasonTooManyConnections,
+			detail: fmt.Sprintf("at most %d connections per client, %d in all", p.o.MaxConnsPerClient, p.o.MaxConns)}
+		p.refuse(c, r)
+		p.audit(r)
+		return
+	}
+	defer p.release(key)
+	// The head buffer only once the client sends: an idle connection
+	// costs its goroutine, not maxHead bytes.
+	_ = c.SetReadDeadline(time.Now().Add(headTimeout))
+	if !waitReadable(c) {
+		return
+	}
 	br := bufio.NewReaderSize(c, maxHead)
 	for {
 		_ = c.SetReadDeadline(time.Now().Add(headTimeout))
@@ -272,4 +317,61 @@ func headerSafe(s string) string {
 		s = s[:300]
 	}
 	return s
+}
+
+// clientKey is what MaxConnsPerClient counts by: the client's cgroup, or
+// one key for every client that cannot be identified.
+func clientKey(cl Client) string {
+	if cl.Err == nil && cl.Group != "" {
+		return "cgroup:" + cl.Group
+	}
+	return "unidentified"
+}
+
+// acquire counts one more connection of key, or reports false when the
+// client or the proxy is at its bound.
+func (p *Proxy) acquire(key string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.open >= p.o.MaxConns || p.perClient[key] >= p.o.MaxConnsPerClient {
+		return false
+	}
+	p.open++
+	p.perClient[key]++
+	return true
+}
+
+// release undoes one acquire of key.
+func (p *Proxy) release(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.open--
+	if p.perClient[key]--; p.perClient[key] <= 0 {
+		delete(p.perClient, key)
+	}
+}
+
+// waitReadable waits, within c's read deadline, until c has a byte to
+// read (or its peer closed it, or it failed); it reports whether a read
+// may follow. A connection without a descriptor is readable at once.
+func waitReadable(c net.Conn) bool {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	var b [1]byte
+	ready := false
+	err = rc.Read(func(fd uintptr) bool {
+		n, _, e := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		if e == unix.EAGAIN || e == unix.EINTR {
+			return false
+		}
+		ready = e == nil && n > 0
+		return true
+	})
+	return err == nil && ready
 }

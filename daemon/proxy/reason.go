@@ -29,13 +29,17 @@ const (
 	ReasonDialFailed = "dial_failed"
 	// ReasonUpstreamFailed (502): the forwarded HTTP exchange failed.
 	ReasonUpstreamFailed = "upstream_failed"
+	// ReasonTooManyConnections (429): the client (its cgroup; every
+	// unidentified client counts as one) or the proxy as a whole holds
+	// as many open connections as Options allow.
+	ReasonTooManyConnections = "too_many_connections"
 )
 
 // AllReasons lists every reason (TestAllReasonsHaveStatus keeps it whole).
 var AllReasons = []string{
 	ReasonAllowed, ReasonBadRequest, ReasonClientUnidentified, ReasonPortNotAllowed,
 	ReasonDomainNotAllowed, ReasonContainerDomainNotAllowed, ReasonDestinationRefused,
-	ReasonResolveFailed, ReasonDialFailed, ReasonUpstreamFailed,
+	ReasonResolveFailed, ReasonDialFailed, ReasonUpstreamFailed, ReasonTooManyConnections,
 }
 
 // ReasonHeader carries the reason of a refusal to the client.
@@ -50,6 +54,8 @@ func statusOf(reason string) int {
 		return http.StatusBadRequest
 	case ReasonResolveFailed, ReasonDialFailed, ReasonUpstreamFailed:
 		return http.StatusBadGateway
+	case ReasonTooManyConnections:
+		return http.StatusTooManyRequests
 	default:
 		return http.StatusForbidden
 	}

@@ -1,6 +1,6 @@
 package enforcer_test
 
-// Writable roots, attacked (threat model R1–R9): every other kernel path
+// Writable roots, attacked (threat model R1–R11): every other kernel path
 // to a write outside the roots that was tried. These held when written;
 // they stay as regression cases of the kinds R1, R4 and R5.
 

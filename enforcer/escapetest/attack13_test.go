@@ -1,6 +1,6 @@
 package escapetest
 
-// Writable roots, attacked (threat model R1–R9): ways a write=false
+// Writable roots, attacked (threat model R1–R11): ways a write=false
 // sandbox with writable roots reaches past them. A case that documents a
 // confirmed bypass FAILS until the kind is closed.
 

@@ -91,6 +91,10 @@ const (
 // of a kept-alive connection).
 const headTimeout = 60 * time.Second
 
+// responseHeaderTimeout bounds the wait for a forwarded request's
+// response head (502 upstream_failed past it).
+const responseHeaderTimeout = 10 * time.Minute
+
 // maxHead is the largest request head accepted.
 const maxHead = 64 << 10
 
@@ -144,6 +148,9 @@ func New(pol *Policy, o Options) *Proxy {
 		DisableCompression: true,
 		MaxIdleConns:       64,
 		IdleConnTimeout:    30 * time.Second,
+		// A forwarded request's answer must begin within this; a model
+		// API may think for minutes before its first byte.
+		ResponseHeaderTimeout: responseHeaderTimeout,
 	}
 	return p
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -99,7 +98,7 @@ func uninstall(s streams, o uninstallOptions) error {
 	if err != nil {
 		return err
 	}
-	if pid := in.HostPolicy.DaemonPID; pid > 0 && processExists(pid) {
+	if pid := in.HostPolicy.DaemonPID; pid > 0 && sandbox.ProcessExists(pid) {
 		return fmt.Errorf("refusing: the enforcerd daemon (pid %d) uses %s and holds its programs attached; stop it first (systemctl disable --now enforcerd.socket enforcerd.service)", pid, o.pinDir)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -197,10 +196,4 @@ func runLeftovers(mount string, groups map[uint64]string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// processExists: pid names a process (or whether it does cannot be told).
-func processExists(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }

@@ -79,7 +79,7 @@ func LeftByKilledRun(mount, group string) (cg cgroup.Cgroup, ok bool) {
 		return cgroup.Cgroup{}, false
 	}
 	pid, err := strconv.Atoi(strings.TrimPrefix(name, runCgroupPrefix))
-	if err != nil || pid <= 0 || processExists(pid) {
+	if err != nil || pid <= 0 || ProcessExists(pid) {
 		return cgroup.Cgroup{}, false
 	}
 	cg, err = cgroup.Open(mount, group)
@@ -92,9 +92,10 @@ func LeftByKilledRun(mount, group string) (cg cgroup.Cgroup, ok bool) {
 	return cg, true
 }
 
-// processExists: pid names a process, or whether it does cannot be told
-// (then nothing is removed).
-func processExists(pid int) bool {
+// ProcessExists reports whether pid names a process, or whether it does
+// cannot be told (EPERM): callers that remove things on "gone" then keep
+// them.
+func ProcessExists(pid int) bool {
 	err := unix.Kill(pid, 0)
 	return err == nil || err == unix.EPERM
 }

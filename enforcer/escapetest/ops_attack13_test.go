@@ -3,10 +3,8 @@ package escapetest
 // Probe ops of the writable-roots attack round (attack13_test.go).
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
-	"os"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -38,34 +36,7 @@ func init() {
 		_, err := unix.Pwrite(probe.InheritedFD, []byte(a[0]), 0)
 		r.Check(err, "pwrite fd 3")
 	})
-	// a13-uinput-at PATH NAME: /dev/uinput's protocol through the device
-	// node at PATH: a virtual keyboard named NAME (UI_SET_EVBIT,
-	// UI_SET_KEYBIT, UI_DEV_SETUP, UI_DEV_CREATE). Effect: NAME is an
-	// input device of the host.
-	probe.Register("a13-uinput-at", func(r *probe.Result, a []string) {
-		fd, err := unix.Open(a[0], unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-		if !r.Check(err, "open "+a[0]) {
-			return
-		}
-		defer unix.Close(fd)
-		if !r.Check(unix.IoctlSetInt(fd, uiSetEvbit, 1 /* EV_KEY */), "UI_SET_EVBIT") {
-			return
-		}
-		if !r.Check(unix.IoctlSetInt(fd, uiSetKeybit, 30 /* KEY_A */), "UI_SET_KEYBIT") {
-			return
-		}
-		var us [92]byte
-		binary.LittleEndian.PutUint16(us[0:], 0x06) // BUS_VIRTUAL
-		copy(us[8:88], a[1])
-		if e := ioctlPtr(fd, uiDevSetup, unsafe.Pointer(&us[0])); e != 0 {
-			r.Errno = e
-			return
-		}
-		if e := ioctlPtr(fd, uiDevCreate, nil); e != 0 {
-			r.Errno = e
-			return
-		}
-		b, _ := os.ReadFile("/proc/bus/input/devices")
-		r.Effect = bytes.Contains(b, []byte(a[1]))
-	})
+	// a13-uinput-at PATH NAME: uinputCreate through the device node at
+	// PATH.
+	probe.Register("a13-uinput-at", func(r *probe.Result, a []string) { uinputCreate(r, a[0], a[1]) })
 }

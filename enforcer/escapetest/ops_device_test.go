@@ -182,32 +182,7 @@ func init() {
 			r.Effect = n > 0 && bytes.Contains(b[:n], []byte(sentData))
 		},
 		// uinput-create NAME: a virtual keyboard (open, setup, create).
-		"uinput-create": func(r *probe.Result, a []string) {
-			fd, err := unix.Open("/dev/uinput", unix.O_WRONLY|unix.O_NONBLOCK, 0)
-			if !r.Check(err, "open /dev/uinput") {
-				return
-			}
-			defer unix.Close(fd)
-			if !r.Check(unix.IoctlSetInt(fd, uiSetEvbit, 1 /* EV_KEY */), "UI_SET_EVBIT") {
-				return
-			}
-			if !r.Check(unix.IoctlSetInt(fd, uiSetKeybit, 30 /* KEY_A */), "UI_SET_KEYBIT") {
-				return
-			}
-			var us [92]byte
-			binary.LittleEndian.PutUint16(us[0:], 0x06) // BUS_VIRTUAL
-			copy(us[8:88], a[0])
-			if e := ioctlPtr(fd, uiDevSetup, unsafe.Pointer(&us[0])); e != 0 {
-				r.Errno = e
-				return
-			}
-			if e := ioctlPtr(fd, uiDevCreate, nil); e != 0 {
-				r.Errno = e
-				return
-			}
-			b, _ := os.ReadFile("/proc/bus/input/devices")
-			r.Effect = bytes.Contains(b, []byte(a[0]))
-		},
+		"uinput-create": func(r *probe.Result, a []string) { uinputCreate(r, "/dev/uinput", a[0]) },
 		// sg-write DEV ro|rw LBA NBLK BS MARK: SCSI WRITE(10) via SG_IO.
 		"sg-write": func(r *probe.Result, a []string) {
 			lba, _ := strconv.ParseUint(a[2], 10, 32)
@@ -400,4 +375,35 @@ func fssetxattr(r *probe.Result, a []string, compat bool) {
 		return
 	}
 	r.Errno = ioctlPtr(fd, fsIOCFssetxattr, unsafe.Pointer(&p[0]))
+}
+
+// uinputCreate speaks /dev/uinput's protocol through the device node at
+// path: a virtual keyboard named name (UI_SET_EVBIT, UI_SET_KEYBIT,
+// UI_DEV_SETUP, UI_DEV_CREATE). Effect: name is an input device of the
+// host.
+func uinputCreate(r *probe.Result, path, name string) {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if !r.Check(err, "open "+path) {
+		return
+	}
+	defer unix.Close(fd)
+	if !r.Check(unix.IoctlSetInt(fd, uiSetEvbit, 1 /* EV_KEY */), "UI_SET_EVBIT") {
+		return
+	}
+	if !r.Check(unix.IoctlSetInt(fd, uiSetKeybit, 30 /* KEY_A */), "UI_SET_KEYBIT") {
+		return
+	}
+	var us [92]byte
+	binary.LittleEndian.PutUint16(us[0:], 0x06) // BUS_VIRTUAL
+	copy(us[8:88], name)
+	if e := ioctlPtr(fd, uiDevSetup, unsafe.Pointer(&us[0])); e != 0 {
+		r.Errno = e
+		return
+	}
+	if e := ioctlPtr(fd, uiDevCreate, nil); e != 0 {
+		r.Errno = e
+		return
+	}
+	b, _ := os.ReadFile("/proc/bus/input/devices")
+	r.Effect = bytes.Contains(b, []byte(name))
 }

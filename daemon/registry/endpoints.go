@@ -1,10 +1,6 @@
 package registry
 
 import (
-	"errors"
-	"fmt"
-	"path"
-
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/endpoint"
@@ -56,24 +52,16 @@ func (r *Registry) allowConnect(req Request, c state.Container) ([]endpoint.Endp
 	if c.Cgroup == "" {
 		return eps, nil
 	}
-	for g := path.Dir(c.Cgroup); ; g = path.Dir(g) {
-		cg, err := r.o.Cgroups.Open(g)
-		if err != nil {
-			return nil, fmt.Errorf("ancestor cgroup %s of %s: %w", g, c.Cgroup, err)
+	err = r.eachOuter(c.Cgroup, func(_ string, a *state.Container, en *enforcer.Entry) {
+		switch {
+		case a != nil && !a.Kernel.Network:
+			eps = endpoint.Intersect(eps, a.AllowConnect)
+		case en != nil && !en.Ceiling.Network:
+			eps = endpoint.Intersect(eps, en.AllowConnect)
 		}
-		if id, ok := r.byCgroup[cg.ID]; ok {
-			if a := r.byID[id]; !a.Kernel.Network {
-				eps = endpoint.Intersect(eps, a.AllowConnect)
-			}
-		} else if en, err := r.o.Enforcer.Lookup(cg.ID); err == nil {
-			if !en.Ceiling.Network {
-				eps = endpoint.Intersect(eps, en.AllowConnect)
-			}
-		} else if !errors.Is(err, enforcer.ErrNotRegistered) {
-			return nil, fmt.Errorf("ancestor cgroup %s of %s: %w", g, c.Cgroup, err)
-		}
-		if g == "/" {
-			return eps, nil
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
+	return eps, nil
 }

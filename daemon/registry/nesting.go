@@ -58,20 +58,36 @@ func below(g, anc string) bool {
 // force. An ancestor that cannot be opened is an error (fail closed).
 func (r *Registry) outerBound(group string) (policy.Ceiling, error) {
 	b := noBound
+	err := r.eachOuter(group, func(_ string, c *state.Container, en *enforcer.Entry) {
+		if c != nil {
+			b = b.Clamp(c.Ceiling)
+		} else {
+			b = b.Clamp(kernelBound(en.Ceiling))
+		}
+	})
+	return b, err
+}
+
+// eachOuter calls f for every registered cgroup g strictly above group,
+// nearest first: with the daemon's container when the daemon registered
+// it, else with the map entry another program wrote (enforcerd run). An
+// ancestor that cannot be opened or read is an error (fail closed).
+func (r *Registry) eachOuter(group string, f func(g string, c *state.Container, en *enforcer.Entry)) error {
 	for g := path.Dir(group); ; g = path.Dir(g) {
 		cg, err := r.o.Cgroups.Open(g)
 		if err != nil {
-			return b, fmt.Errorf("ancestor cgroup %s of %s: %w", g, group, err)
+			return fmt.Errorf("ancestor cgroup %s of %s: %w", g, group, err)
 		}
 		if id, ok := r.byCgroup[cg.ID]; ok {
-			b = b.Clamp(r.byID[id].Ceiling)
+			c := r.byID[id]
+			f(g, &c, nil)
 		} else if en, err := r.o.Enforcer.Lookup(cg.ID); err == nil {
-			b = b.Clamp(kernelBound(en.Ceiling))
+			f(g, nil, &en)
 		} else if !errors.Is(err, enforcer.ErrNotRegistered) {
-			return b, fmt.Errorf("ancestor cgroup %s of %s: %w", g, group, err)
+			return fmt.Errorf("ancestor cgroup %s of %s: %w", g, group, err)
 		}
 		if g == "/" {
-			return b, nil
+			return nil
 		}
 	}
 }

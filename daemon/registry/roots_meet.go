@@ -1,10 +1,8 @@
 package registry
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"path"
 
 	"golang.org/x/sys/unix"
 
@@ -40,28 +38,24 @@ func (r *Registry) outerRootBounds(parent, group string) ([]rootBound, error) {
 	if p, ok := r.byID[parent]; ok && parent != "" {
 		add(p)
 	}
-	for g := path.Dir(group); ; g = path.Dir(g) {
-		cg, err := r.o.Cgroups.Open(g)
-		if err != nil {
-			return nil, fmt.Errorf("ancestor cgroup %s of %s: %w", g, group, err)
+	err := r.eachOuter(group, func(g string, c *state.Container, en *enforcer.Entry) {
+		if c != nil {
+			add(*c)
+			return
 		}
-		if id, ok := r.byCgroup[cg.ID]; ok {
-			add(r.byID[id])
-		} else if en, err := r.o.Enforcer.Lookup(cg.ID); err == nil {
-			if !en.Ceiling.Write {
-				b := rootBound{total: len(en.WriteRoots) == 0}
-				for _, id := range en.WriteRoots {
-					b.roots = append(b.roots, state.WriteRoot{Path: fmt.Sprintf("(cgroup %s: dev %d:%d ino %d)", g, id.Dev>>20, id.Dev&0xfffff, id.Ino), Dev: id.Dev, Ino: id.Ino})
-				}
-				out = append(out, b)
-			}
-		} else if !errors.Is(err, enforcer.ErrNotRegistered) {
-			return nil, fmt.Errorf("ancestor cgroup %s of %s: %w", g, group, err)
+		if en.Ceiling.Write {
+			return
 		}
-		if g == "/" {
-			return out, nil
+		b := rootBound{total: len(en.WriteRoots) == 0}
+		for _, id := range en.WriteRoots {
+			b.roots = append(b.roots, state.WriteRoot{Path: fmt.Sprintf("(cgroup %s: dev %d:%d ino %d)", g, id.Dev>>20, id.Dev&0xfffff, id.Ino), Dev: id.Dev, Ino: id.Ino})
 		}
+		out = append(out, b)
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // meetRoots is the meet of a new container's own roots with its outer

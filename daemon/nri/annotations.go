@@ -247,4 +247,3 @@ func contains(l []string, s string) bool {
 	}
 	return false
 }
-

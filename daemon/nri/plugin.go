@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,6 +87,9 @@ type Plugin struct {
 	o    Options
 	mu   sync.Mutex
 	mode string // ModeDirect or ModeHook once configured
+	// dial connects to the runtime's socket (nil: the stub's; tests
+	// wrap the connection to cut it as a runtime restart does).
+	dial func(string) (net.Conn, error)
 }
 
 // New checks the configuration and returns a plugin; Run connects it.

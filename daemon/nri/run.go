@@ -61,13 +61,17 @@ var errClosed = errors.New("the runtime closed the connection")
 // done.
 func (p *Plugin) runOnce(ctx context.Context) error {
 	closed := make(chan struct{})
-	s, err := stub.New(p,
+	opts := []stub.Option{
 		stub.WithPluginName(p.o.Config.PluginName),
 		stub.WithPluginIdx(p.o.Config.PluginIndex),
 		stub.WithSocketPath(p.o.Config.Socket),
 		stub.WithFailurePolicy(FailurePolicy()),
 		stub.WithOnClose(func() { close(closed) }),
-	)
+	}
+	if p.dial != nil {
+		opts = append(opts, stub.WithDialer(p.dial))
+	}
+	s, err := stub.New(p, opts...)
 	if err != nil {
 		return fmt.Errorf("nri plugin: %w", err)
 	}

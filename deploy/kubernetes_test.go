@@ -63,6 +63,9 @@ func TestKubernetesManifests(t *testing.T) {
 		t.Fatalf("daemonset: kind %s, namespace %s", ds.Kind, ds.Namespace)
 	}
 	spec := ds.Spec.Template.Spec
+	if ds.Spec.Template.Annotations["tolerate-missing-plugins.noderesource.dev"] != "true" {
+		t.Error("enforcerd's pod does not tolerate the missing plugin: a node-wide required_plugins would keep it from starting")
+	}
 	if !spec.HostPID {
 		t.Error("hostPID is not set: NRI's init pids are host pids")
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -37,6 +38,7 @@ type env struct {
 
 	bin, daemonCfg, apiSock, auditLog string
 	daemon                            *exec.Cmd
+	daemonStart                       time.Time
 
 	ctrdCfg, ctrdSock, nriSock, crictlCfg string
 	containerd                            *exec.Cmd
@@ -48,7 +50,8 @@ type env struct {
 // the runtime's NRI socket) and of containerd (NRI with the default
 // validator, the test image as sandbox image, the native snapshotter on
 // the runtime's disk, requests to the plugin allowed 10 s: the guest is
-// emulated).
+// emulated; runc without pivot_root, which the guest's root, the
+// initramfs, does not allow).
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	vmtest.RequireLSM(t, nil)
@@ -86,6 +89,11 @@ state = %q
   [plugins.'io.containerd.nri.v1.nri'.default_validator]
     enable = true
     tolerate_missing_plugins_annotation = 'tolerate-missing-plugins.noderesource.dev'
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+  runtime_type = 'io.containerd.runc.v2'
+  sandboxer = 'podsandbox'
+  [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+    NoPivotRoot = true
 [plugins.'io.containerd.cri.v1.images']
   snapshotter = 'native'
   [plugins.'io.containerd.cri.v1.images'.pinned_images]
@@ -164,8 +172,8 @@ func (e *env) startContainerd() {
 	})
 	img := filepath.Join(e.dir, "image.tar")
 	writeImage(e.t, img, "/bin/busybox")
-	if out, err := exec.Command(e.criBin("ctr"), "--address", e.ctrdSock, "-n", "k8s.io", "images", "import",
-		"--snapshotter", "native", img).CombinedOutput(); err != nil {
+	if out, err := exec.Command(e.criBin("ctr"), "--address", e.ctrdSock, "-n", "k8s.io", "images", "import", "--local",
+		"--snapshotter", "native", "--platform", "linux/"+runtime.GOARCH, img).CombinedOutput(); err != nil {
 		e.t.Fatalf("ctr images import: %v\n%s\n%s", err, out, e.logs())
 	}
 	e.waitFor(30*time.Second, "the CRI image service to list "+testImage, func() bool {
@@ -196,8 +204,22 @@ func (e *env) stopContainerd() {
 // (enforcerd_nri_connected 1).
 func (e *env) startDaemon() {
 	e.t.Helper()
-	t0 := time.Now()
+	e.launchDaemon()
+	e.waitDaemon()
+}
+
+// launchDaemon starts `enforcerd daemon`; waitDaemon waits for it. In
+// between, the test can start containerd while the daemon loads its
+// programs (the plugin retries its connection).
+func (e *env) launchDaemon() {
+	e.t.Helper()
+	e.daemonStart = time.Now()
 	e.daemon = e.startProc("daemon.log", e.bin, "daemon", "--config", e.daemonCfg)
+}
+
+func (e *env) waitDaemon() {
+	e.t.Helper()
+	t0 := e.daemonStart
 	e.waitFor(180*time.Second, "the daemon's API", func() bool {
 		_, err := e.api.Status(context.Background())
 		return err == nil
@@ -244,10 +266,17 @@ func (e *env) metric(name string) string {
 	return ""
 }
 
-// crictlOut runs crictl with the test's configuration.
+// crictlOut runs crictl with the test's configuration: its standard
+// output, or on an error its standard output and error (crictl warns on
+// its standard error, e.g. that the pod has no cgroup_parent).
 func (e *env) crictlOut(args ...string) (string, error) {
-	out, err := exec.Command(e.criBin("crictl"), append([]string{"--config", e.crictlCfg}, args...)...).CombinedOutput()
-	return string(out), err
+	var stdout, stderr strings.Builder
+	cmd := exec.Command(e.criBin("crictl"), append([]string{"--config", e.crictlCfg}, args...)...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String() + stderr.String(), err
+	}
+	return stdout.String(), nil
 }
 
 // crictl runs crictl and fails the test on an error; it returns the

@@ -158,3 +158,15 @@ func denied(t *testing.T, what, out string) {
 		}
 	}
 }
+
+// mustExecDenied runs script with /bin/sh -c in the container (crictl
+// exec) and checks its output with denied: the exec'd process is confined
+// like the entrypoint.
+func (p *pod) mustExecDenied(what, script string) {
+	p.e.t.Helper()
+	out, err := p.exec("/bin/sh", "-c", script)
+	if err != nil && !strings.Contains(out, "touch=") {
+		p.e.t.Fatalf("%s: crictl exec: %v\n%s", what, err, out)
+	}
+	denied(p.e.t, what, out)
+}

@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/daemon/nri"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
@@ -49,6 +50,8 @@ type Config struct {
 	Journal      JournalConfig `yaml:"journal"`
 	Metrics      MetricsConfig `yaml:"metrics"`
 	Proxy        ProxyConfig   `yaml:"proxy"`
+	// NRI is the Kubernetes plugin (daemon/nri; docs/kubernetes.md).
+	NRI nri.Config `yaml:"nri"`
 }
 
 // PendingConfig bounds registrations that activate at exec.
@@ -92,6 +95,7 @@ func DefaultConfig() Config {
 		Metrics:       MetricsConfig{Listen: "127.0.0.1:9464"},
 		Journal:       JournalConfig{Denials: true, RatePerSecond: 50},
 		Proxy:         DefaultProxyConfig(),
+		NRI:           nri.DefaultConfig(),
 	}
 }
 
@@ -166,6 +170,9 @@ func (c Config) Validate() error {
 		if err := checkListenAddr(c.Metrics.Listen); err != nil {
 			return fmt.Errorf("metrics.listen: %q: %w", c.Metrics.Listen, err)
 		}
+	}
+	if err := c.NRI.Validate(); err != nil {
+		return err
 	}
 	return c.Proxy.validate()
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/daemon/metrics"
+	"github.com/enforcerd/enforcerd/daemon/nri"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/buildinfo"
@@ -148,6 +149,8 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 	})
 	onEvent = func(ev registry.Event) {
 		switch ev.Kind {
+		case nri.EventRegisteredLate:
+			log.Warn("registered late", "container", ev.Container, "cgroup", ev.Cgroup, "reason", ev.Reason)
 		case registry.EventRegistered, registry.EventNarrowed:
 			if len(ev.Unenforced) > 0 {
 				log.Warn("registered with gaps in coverage (allow_partial or audit-only)", "container", ev.Container, "cgroup", ev.Cgroup, "event", ev.Kind, "not_enforced", ev.Unenforced)
@@ -216,6 +219,10 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 	pctx, stopProxy := context.WithCancel(ctx)
 	defer stopProxy()
 	if err := startProxy(pctx, cfg.Proxy, reg, mount, log, errc); err != nil {
+		return err
+	}
+
+	if err := startNRI(pctx, cfg, reg, m, log, onEvent); err != nil {
 		return err
 	}
 

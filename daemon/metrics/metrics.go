@@ -133,6 +133,10 @@ func (m *Metrics) Forget(container string) {
 	})
 }
 
+// Register adds collectors of other parts of the daemon (the NRI
+// plugin's) to the registry /metrics serves.
+func (m *Metrics) Register(cs ...prometheus.Collector) { m.reg.MustRegister(cs...) }
+
 // Handler serves /metrics.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})

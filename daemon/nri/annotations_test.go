@@ -1,0 +1,138 @@
+package nri
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/enforcerd/enforcerd/oci"
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+func TestParsePod(t *testing.T) {
+	good := []struct {
+		name string
+		ann  map[string]string
+		want oci.Request
+		ok   bool
+	}{
+		{"none", map[string]string{"other.io/x": "y"}, oci.Request{}, false},
+		{"pod-wide", map[string]string{"enforcerd.io/ceiling": "network=false", "enforcerd.io/role": "implement"},
+			oci.Request{Ceiling: "network=false", Role: "implement"}, true},
+		{"scoped meet", map[string]string{"enforcerd.io/ceiling": "network=false", "ceiling.enforcerd.io/container.agent": "write=false,network=true"},
+			oci.Request{Ceiling: "network=false,write=false,shell=full,tools=true,depth=1"}, true},
+		{"other container's key ignored", map[string]string{"enforcerd.io/ceiling": "network=false", "ceiling.enforcerd.io/container.sidecar": "write=false"},
+			oci.Request{Ceiling: "network=false"}, true},
+		{"same role", map[string]string{"enforcerd.io/ceiling": "write=false", "enforcerd.io/role": "explore", "role.enforcerd.io/container.agent": "explore"},
+			oci.Request{Ceiling: "write=false", Role: "explore"}, true},
+		{"container enforces under audit-only pod", map[string]string{"enforcerd.io/ceiling": "write=false", "enforcerd.io/audit-only": "true", "audit-only.enforcerd.io/container.agent": "false"},
+			oci.Request{Ceiling: "write=false"}, true},
+		{"narrower endpoints", map[string]string{"enforcerd.io/ceiling": "network=false", "enforcerd.io/allow-connect": "tcp:10.0.0.1:443,tcp:10.0.0.2:443",
+			"allow-connect.enforcerd.io/container.agent": "tcp:10.0.0.2:443"},
+			oci.Request{Ceiling: "network=false", AllowConnect: "tcp:10.0.0.2:443"}, true},
+	}
+	for _, tc := range good {
+		p, err := ParsePod(tc.ann, "agent")
+		if err != nil || p.Annotated != tc.ok || p.Req.Ceiling != tc.want.Ceiling || p.Req.Role != tc.want.Role ||
+			p.Req.AuditOnly != tc.want.AuditOnly || p.Req.AllowConnect != tc.want.AllowConnect {
+			t.Errorf("%s: %+v, %v; want %+v annotated=%t", tc.name, p, err, tc.want, tc.ok)
+		}
+	}
+	bad := map[string]map[string]string{
+		"scoped endpoints without the pod's": {"enforcerd.io/ceiling": "network=false", "allow-connect.enforcerd.io/container.agent": "tcp:10.0.0.2:443"},
+		"scoped endpoints outside the pod's": {"enforcerd.io/ceiling": "network=false", "enforcerd.io/allow-connect": "tcp:10.0.0.1:443", "allow-connect.enforcerd.io/container.agent": "tcp:10.0.0.2:443"},
+		"scoped roots without the pod's":     {"enforcerd.io/ceiling": "write=false", "write-roots.enforcerd.io/container.agent": "/tmp"},
+		"scoped proxy wider":                 {"enforcerd.io/ceiling": "network=false", "enforcerd.io/proxy-allow": "a.example.com", "proxy-allow.enforcerd.io/container.agent": "b.example.com"},
+		"scoped tool groups wider":           {"enforcerd.io/ceiling": "network=false", "enforcerd.io/tool-groups": "read", "tool-groups.enforcerd.io/container.agent": "read,edit"},
+		"empty container name":               {"enforcerd.io/ceiling": "network=false", "ceiling.enforcerd.io/container.": "write=false"},
+		"scoped parent":                      {"enforcerd.io/ceiling": "network=false", "parent.enforcerd.io/container.agent": "x"},
+		"upper-case domain":                  {"enforcerd.io/ceiling": "network=false", "ceiling.ENFORCERD.IO/container.agent": "write=false"},
+		"bad scoped value":                   {"enforcerd.io/ceiling": "network=false", "ceiling.enforcerd.io/container.agent": "write=perhaps"},
+		"bad other container's value":        {"enforcerd.io/ceiling": "network=false", "ceilin.enforcerd.io/container.sidecar": "write=false"},
+		"audit-only alone":                   {"enforcerd.io/audit-only": "true"},
+	}
+	for name, ann := range bad {
+		if p, err := ParsePod(ann, "agent"); err == nil || !errors.Is(err, oci.ErrBadAnnotation) {
+			t.Errorf("%s: accepted %+v (%v)", name, p, err)
+		}
+	}
+	for name, ann := range badPods {
+		if p, err := ParsePod(ann, "agent"); err == nil || !errors.Is(err, oci.ErrBadAnnotation) {
+			t.Errorf("%s: accepted %+v (%v)", name, p, err)
+		}
+	}
+}
+
+// FuzzParsePod: no input panics; an accepted request is one
+// oci.ParseAnnotations accepts as the hook would read it, and its ceiling
+// is never wider than the pod-wide one.
+func FuzzParsePod(f *testing.F) {
+	f.Add("enforcerd.io/ceiling", "network=false", "ceiling.enforcerd.io/container.agent", "write=false", "agent")
+	f.Add("enforcerd.io/role", "implement", "role.enforcerd.io/container.agent", "explore", "agent")
+	f.Add("enforcerd.io/ceiling", "shell=none", "audit-only.enforcerd.io/container.a", "true", "a")
+	f.Add("Enforcerd.io/ceiling", "x", "enforcerd.io/parent", "p", "")
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2, name string) {
+		ann := map[string]string{k1: v1, k2: v2}
+		p, err := ParsePod(ann, name)
+		if err != nil || !p.Annotated {
+			return
+		}
+		if p.Req.Ceiling != "" {
+			c, err := policy.ParseCeiling(p.Req.Ceiling, policy.DefaultSession())
+			if err != nil {
+				t.Fatalf("accepted ceiling %q does not parse: %v", p.Req.Ceiling, err)
+			}
+			if pc, ok := ann[oci.AnnotationCeiling]; ok {
+				pod, _ := policy.ParseCeiling(pc, policy.DefaultSession())
+				if !c.Within(pod) {
+					t.Fatalf("ceiling %v wider than the pod's %v", c, pod)
+				}
+			}
+		}
+		if p.Req.AuditOnly && !strings.EqualFold(strings.TrimSpace(ann[oci.AnnotationAuditOnly]), "true") {
+			if b, err := policy.ParseBool(ann[oci.AnnotationAuditOnly]); err != nil || !b {
+				t.Fatalf("audit-only without the pod's: %v", ann)
+			}
+		}
+	})
+}
+
+func TestConfigValidateNamesTheKey(t *testing.T) {
+	for want, mod := range map[string]func(*Config){
+		"nri.mode":                         func(c *Config) { c.Mode = "sideways" },
+		"nri.socket":                       func(c *Config) { c.Socket = "nri.sock" },
+		"nri.plugin_name":                  func(c *Config) { c.PluginName = "Enforcer D" },
+		"nri.plugin_index":                 func(c *Config) { c.PluginIndex = "1" },
+		"nri.hook_path":                    func(c *Config) { c.HookPath = "enforcerd" },
+		"nri.max_ceiling":                  func(c *Config) { c.MaxCeiling = "network=nope" },
+		"nri.runtime_handlers":             func(c *Config) { c.RuntimeHandlers = []string{"a b"} },
+		"nri.namespaces.Bad_NS":            func(c *Config) { c.Namespaces = map[string]NamespacePolicy{"Bad_NS": {}} },
+		"nri.namespaces.a.max_ceiling":     func(c *Config) { c.Namespaces = map[string]NamespacePolicy{"a": {MaxCeiling: "x=y"}} },
+		"nri.namespaces.*.default_ceiling": func(c *Config) { c.Namespaces = map[string]NamespacePolicy{"*": {DefaultCeiling: "shell=sometimes"}} },
+		"nri.namespaces.b: require_annotation": func(c *Config) {
+			c.Namespaces = map[string]NamespacePolicy{"b": {DefaultCeiling: "network=false", RequireAnnotation: true}}
+		},
+	} {
+		c := DefaultConfig()
+		mod(&c)
+		if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("want an error naming %s, got %v", want, err)
+		}
+	}
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestChooseMode(t *testing.T) {
+	for _, tc := range []struct{ cfg, rt, want string }{
+		{ModeAuto, "containerd", ModeDirect}, {ModeAuto, "cri-o", ModeHook}, {ModeHook, "containerd", ModeHook}, {ModeDirect, "other", ModeDirect},
+	} {
+		if got, err := chooseMode(tc.cfg, tc.rt); err != nil || got != tc.want {
+			t.Errorf("chooseMode(%s, %s) = %s, %v; want %s", tc.cfg, tc.rt, got, err, tc.want)
+		}
+	}
+	if _, err := chooseMode(ModeAuto, "podman"); err == nil {
+		t.Error("unknown runtime accepted under auto")
+	}
+}

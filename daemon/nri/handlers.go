@@ -1,0 +1,198 @@
+package nri
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/containerd/nri/pkg/api"
+
+	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/daemon/state"
+)
+
+// Configure chooses the mode from the runtime's name (Config.Mode) and
+// subscribes to CreateContainer (both modes), StartContainer and
+// RemoveContainer (direct mode). An unknown runtime under mode auto is an
+// error: the plugin does not register, and pods that require it are
+// refused.
+func (p *Plugin) Configure(_ context.Context, _, runtime, version string) (api.EventMask, error) {
+	mode, err := chooseMode(p.o.Config.Mode, runtime)
+	if err != nil {
+		p.o.Metrics.Events.WithLabelValues("configure", "error").Inc()
+		p.o.Log.Error("nri: configure", "runtime", runtime, "version", version, "err", err)
+		return 0, err
+	}
+	p.mu.Lock()
+	p.mode = mode
+	p.mu.Unlock()
+	p.o.Metrics.Events.WithLabelValues("configure", "ok").Inc()
+	p.o.Log.Info("nri: configured", "runtime", runtime, "version", version, "mode", mode)
+	if mode == ModeHook {
+		return api.MustParseEventMask("CreateContainer"), nil
+	}
+	return api.MustParseEventMask("CreateContainer,StartContainer,RemoveContainer"), nil
+}
+
+// Synchronize registers the containers of annotated pods (and of
+// namespaces with a default ceiling) that the registry does not know:
+// created or started while the plugin was not connected. A created
+// container (its init waits for the start) is registered pending until
+// its entrypoint's exec; a running one is registered in force at once,
+// with an audit record and a metric marking it late. A container that
+// cannot be registered is logged and counted (failed): a running
+// container cannot be refused any more.
+func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+	byID := make(map[string]*api.PodSandbox, len(pods))
+	for _, pod := range pods {
+		byID[pod.GetId()] = pod
+	}
+	for _, ctr := range ctrs {
+		st := ctr.GetState()
+		if st != api.ContainerState_CONTAINER_CREATED && st != api.ContainerState_CONTAINER_RUNNING {
+			continue
+		}
+		if _, err := p.o.Registry.Get(ctr.GetId()); err == nil {
+			continue
+		}
+		pod := byID[ctr.GetPodSandboxId()]
+		if pod == nil {
+			pod = &api.PodSandbox{Id: ctr.GetPodSandboxId()}
+		}
+		p.syncOne(pod, ctr)
+	}
+	p.o.Metrics.Events.WithLabelValues("synchronize", "ok").Inc()
+	return nil, nil
+}
+
+func (p *Plugin) syncOne(pod *api.PodSandbox, ctr *api.Container) {
+	log := p.o.Log.With("pod", pod.GetNamespace()+"/"+pod.GetName(), "container", ctr.GetName(), "id", ctr.GetId())
+	req, ok, err := p.request(pod, ctr)
+	if err == nil && !ok {
+		return
+	}
+	if err == nil && ctr.GetPid() == 0 {
+		err = errors.New("the runtime reports no pid")
+	}
+	running := ctr.GetState() == api.ContainerState_CONTAINER_RUNNING
+	if err == nil {
+		req.PID = int(ctr.GetPid())
+		if running {
+			req.Activate = registry.ActivateNow
+		} else {
+			req.InitPID = req.PID
+			req.Entrypoint = p.entrypoint(ctr)
+		}
+		var c state.Container
+		c, err = p.o.Registry.Register(req)
+		if err == nil {
+			outcome := "pending"
+			if running {
+				outcome = "active"
+				if p.o.OnEvent != nil {
+					p.o.OnEvent(registry.Event{Time: p.o.Now().UTC(), Kind: EventRegisteredLate, Container: c.ID,
+						Cgroup: c.Cgroup, CgroupID: c.CgroupID, Fingerprint: c.Fingerprint,
+						Reason: "found running at NRI synchronize (started while the plugin was not connected): in force from now on, it ran unconfined until then"})
+				}
+			}
+			p.o.Metrics.Late.WithLabelValues(outcome).Inc()
+			log.Warn("nri: registered late", "outcome", outcome, "kernel", c.Kernel.String())
+			return
+		}
+	}
+	p.o.Metrics.Late.WithLabelValues("failed").Inc()
+	log.Error("nri: an annotated container could not be registered at synchronize: it runs unconfined", "running", running, "err", err)
+}
+
+// CreateContainer checks the container's registration without making it
+// (registry.Check after ParsePod and the node's policy): an error refuses
+// the container. In hook mode it also returns the hook adjustment.
+func (p *Plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	const ev = "create_container"
+	req, ok, err := p.request(pod, ctr)
+	if err == nil && !ok {
+		p.o.Metrics.Events.WithLabelValues(ev, "skipped").Inc()
+		return nil, nil, nil
+	}
+	if err == nil {
+		_, err = p.o.Registry.Check(req)
+	}
+	if err != nil {
+		return nil, nil, p.refused(ev, pod, ctr, err)
+	}
+	p.o.Metrics.Events.WithLabelValues(ev, "ok").Inc()
+	if p.Mode() == ModeHook {
+		return p.hookAdjustment(ctr, req), nil, nil
+	}
+	return nil, nil, nil
+}
+
+// StartContainer (direct mode) registers the container, pending until
+// its entrypoint's exec: Container.Pid is the runtime's init, in the
+// container's cgroup. An error refuses the container (containerd does
+// not run the entrypoint).
+func (p *Plugin) StartContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) error {
+	const ev = "start_container"
+	if p.Mode() != ModeDirect {
+		return nil
+	}
+	req, ok, err := p.request(pod, ctr)
+	if err == nil && !ok {
+		p.o.Metrics.Events.WithLabelValues(ev, "skipped").Inc()
+		return nil
+	}
+	if err == nil && ctr.GetPid() == 0 {
+		err = fmt.Errorf("container %s: the runtime reports no init pid", ctr.GetId())
+	}
+	if err == nil {
+		req.PID, req.InitPID = int(ctr.GetPid()), int(ctr.GetPid())
+		req.Entrypoint = p.entrypoint(ctr)
+		var c state.Container
+		if c, err = p.o.Registry.Register(req); err == nil {
+			p.o.Metrics.Events.WithLabelValues(ev, "ok").Inc()
+			p.o.Log.Info("nri: registered", "pod", pod.GetNamespace()+"/"+pod.GetName(), "container", ctr.GetName(),
+				"id", c.ID, "cgroup", c.Cgroup, "kernel", c.Kernel.String(), "state", c.State)
+			return nil
+		}
+	}
+	return p.refused(ev, pod, ctr, err)
+}
+
+// RemoveContainer (direct mode) unregisters the container. Not at
+// StopContainer: the ceiling stays in force while the container's
+// processes shut down. An unknown container is not an error; a failure
+// is logged (the registry's sweep drops it once its cgroup is gone).
+func (p *Plugin) RemoveContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) error {
+	const ev = "remove_container"
+	if p.Mode() != ModeDirect {
+		return nil
+	}
+	err := p.o.Registry.Unregister(ctr.GetId())
+	switch {
+	case err == nil:
+		p.o.Metrics.Events.WithLabelValues(ev, "ok").Inc()
+	case errors.Is(err, registry.ErrNotFound):
+		p.o.Metrics.Events.WithLabelValues(ev, "skipped").Inc()
+	default:
+		p.o.Metrics.Events.WithLabelValues(ev, "error").Inc()
+		p.o.Log.Error("nri: unregister", "pod", pod.GetNamespace()+"/"+pod.GetName(), "container", ctr.GetName(), "id", ctr.GetId(), "err", err)
+	}
+	return nil
+}
+
+// Shutdown is the runtime going away; Run reconnects.
+func (p *Plugin) Shutdown(context.Context) {
+	p.o.Metrics.Events.WithLabelValues("shutdown", "ok").Inc()
+	p.o.Log.Info("nri: runtime shut down the plugin connection")
+}
+
+// refused counts and logs a refusal and returns the error the runtime
+// reports ("enforcerd: ...").
+func (p *Plugin) refused(ev string, pod *api.PodSandbox, ctr *api.Container, err error) error {
+	reason := refusalReason(err)
+	p.o.Metrics.Events.WithLabelValues(ev, "refused").Inc()
+	p.o.Metrics.Refusals.WithLabelValues(ev, reason).Inc()
+	p.o.Log.Warn("nri: container refused", "event", ev, "pod", pod.GetNamespace()+"/"+pod.GetName(),
+		"container", ctr.GetName(), "id", ctr.GetId(), "reason", reason, "err", err)
+	return fmt.Errorf("enforcerd: refusing container %s of pod %s/%s: %w", ctr.GetName(), pod.GetNamespace(), pod.GetName(), err)
+}

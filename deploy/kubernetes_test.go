@@ -1,0 +1,149 @@
+package deploy
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/enforcerd/enforcerd/daemon"
+)
+
+// decodeStrict reads one manifest into out with sigs.k8s.io/yaml's strict
+// decode: an unknown or duplicate field (a typo the API server would drop
+// or refuse) is an error.
+func decodeStrict(t *testing.T, name string, out any) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("kubernetes", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(b, out); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+// TestKubernetesManifests: the namespace admits privileged pods; the
+// DaemonSet runs privileged with the host's pids, no service-account
+// token, system-node-critical, tolerating every taint, a liveness probe
+// through `enforcerd ctl status`, and the host paths the daemon's
+// configuration names (bpffs with Bidirectional propagation, cgroup2,
+// the API socket's directory, state, audit log, the NRI directory); the
+// ConfigMap's config.yaml is a valid daemon configuration with the NRI
+// plugin enabled whose paths lie under those mounts.
+func TestKubernetesManifests(t *testing.T) {
+	var ns corev1.Namespace
+	decodeStrict(t, "namespace.yaml", &ns)
+	if ns.Kind != "Namespace" || ns.Labels["pod-security.kubernetes.io/enforce"] != "privileged" {
+		t.Errorf("namespace %s: kind %s, labels %v", ns.Name, ns.Kind, ns.Labels)
+	}
+
+	var cm corev1.ConfigMap
+	decodeStrict(t, "configmap.yaml", &cm)
+	cfgPath := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cm.Data["config.yaml"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := daemon.LoadConfig(cfgPath, true)
+	if err != nil {
+		t.Fatalf("configmap config.yaml: %v", err)
+	}
+	if !cfg.NRI.Enable || cm.Namespace != ns.Name {
+		t.Errorf("configmap: nri.enable %t, namespace %q", cfg.NRI.Enable, cm.Namespace)
+	}
+
+	var ds appsv1.DaemonSet
+	decodeStrict(t, "daemonset.yaml", &ds)
+	if ds.Kind != "DaemonSet" || ds.Namespace != ns.Name {
+		t.Fatalf("daemonset: kind %s, namespace %s", ds.Kind, ds.Namespace)
+	}
+	spec := ds.Spec.Template.Spec
+	if ds.Spec.Template.Annotations["tolerate-missing-plugins.noderesource.dev"] != "true" {
+		t.Error("enforcerd's pod does not tolerate the missing plugin: a node-wide required_plugins would keep it from starting")
+	}
+	if !spec.HostPID {
+		t.Error("hostPID is not set: NRI's init pids are host pids")
+	}
+	if spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken {
+		t.Error("the service-account token is mounted (the daemon needs no API access)")
+	}
+	if spec.PriorityClassName != "system-node-critical" {
+		t.Errorf("priorityClassName %q", spec.PriorityClassName)
+	}
+	if len(spec.Tolerations) != 1 || spec.Tolerations[0].Operator != corev1.TolerationOpExists || spec.Tolerations[0].Key != "" {
+		t.Errorf("tolerations %+v: want one that tolerates every taint", spec.Tolerations)
+	}
+	if spec.HostNetwork || spec.HostIPC {
+		t.Error("host network or IPC: not needed")
+	}
+	if len(spec.Containers) != 1 {
+		t.Fatalf("%d containers", len(spec.Containers))
+	}
+	c := spec.Containers[0]
+	if c.SecurityContext == nil || c.SecurityContext.Privileged == nil || !*c.SecurityContext.Privileged {
+		t.Error("not privileged: containerd gives only privileged containers the host cgroup namespace")
+	}
+	if !slices.Equal(c.Command[:2], []string{"enforcerd", "daemon"}) || !slices.Contains(c.Command, "/etc/enforcerd/config.yaml") {
+		t.Errorf("command %v", c.Command)
+	}
+	if p := c.LivenessProbe; p == nil || p.Exec == nil || strings.Join(p.Exec.Command, " ") != "enforcerd ctl status" {
+		t.Errorf("liveness probe %+v: want exec enforcerd ctl status", p)
+	}
+
+	hostPaths := map[string]corev1.HostPathVolumeSource{}
+	for _, v := range spec.Volumes {
+		if v.HostPath != nil {
+			hostPaths[v.Name] = *v.HostPath
+		}
+	}
+	mounts := map[string]corev1.VolumeMount{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.MountPath] = m
+		if hp, ok := hostPaths[m.Name]; ok && hp.Path != m.MountPath {
+			t.Errorf("volume %s: host path %s mounted at %s (the configuration's paths are host paths)", m.Name, hp.Path, m.MountPath)
+		}
+	}
+	want := map[string]string{
+		"/sys/fs/bpf":        "pins (pin_dir)",
+		"/sys/fs/cgroup":     "cgroup2",
+		"/run/enforcerd":     "the API socket",
+		"/var/lib/enforcerd": "the state file",
+		"/var/log/enforcerd": "the audit log",
+		"/var/run/nri":       "the NRI socket's directory",
+	}
+	for p, what := range want {
+		m, ok := mounts[p]
+		if _, host := hostPaths[m.Name]; !ok || !host {
+			t.Errorf("%s (%s) is not mounted from the host", p, what)
+		}
+	}
+	if m := mounts["/sys/fs/bpf"]; m.MountPropagation == nil || *m.MountPropagation != corev1.MountPropagationBidirectional {
+		t.Error("/sys/fs/bpf without Bidirectional propagation: pins would not reach the host")
+	}
+	if hostPaths["nri"].Path != "/var/run/nri" {
+		t.Error("mount the NRI directory, not the socket: the runtime recreates it when it restarts")
+	}
+	if _, ok := mounts["/etc/enforcerd"]; !ok {
+		t.Error("the configuration is not mounted at /etc/enforcerd")
+	}
+	for what, p := range map[string]string{"socket": cfg.Socket, "state": cfg.State, "pin_dir": cfg.PinDir,
+		"audit.path": cfg.Audit.Path, "nri.socket": cfg.NRI.Socket} {
+		if !under(p, mounts) {
+			t.Errorf("config %s %s is under no host mount", what, p)
+		}
+	}
+}
+
+func under(p string, mounts map[string]corev1.VolumeMount) bool {
+	for mp := range mounts {
+		if strings.HasPrefix(p, mp+"/") {
+			return true
+		}
+	}
+	return false
+}

@@ -100,6 +100,7 @@ enum object_kind {
 
 #define EVENT_NAMES 4
 #define EVENT_NAME_LEN 64
+#define EVENT_NAME_WORDS (EVENT_NAMES * EVENT_NAME_LEN / 8) /* names as __u64 */
 
 /* One denial record. Layout is mirrored by bpf2go (-type event) and read by
  * enforcerd builds before and after an upgrade: append nothing, move
@@ -204,8 +205,12 @@ static __always_inline struct event_scratch *event_begin(const struct effective 
 	ev->sock_type = 0;
 	ev->protocol = 0;
 	__builtin_memset(ev->addr, 0, sizeof(ev->addr));
-	/* Whole names: their bytes are hashed into the tally key. */
-	__builtin_memset(ev->names, 0, sizeof(ev->names));
+	/* Whole names: their bytes are hashed into the tally key. A loop,
+	 * not unrolled: unrolled, clang keeps the addresses on the stack. */
+	__u64 *w = (__u64 *)ev->names;
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < EVENT_NAME_WORDS; i++)
+		w[i] = 0;
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	return sc;
 }
@@ -222,8 +227,8 @@ static __always_inline void tally_key_fill(struct tally_key *k, const struct eve
 {
 	const __u64 *w = (const __u64 *)ev->names;
 	__u64 h = 0xcbf29ce484222325ULL;
-#pragma unroll
-	for (int i = 0; i < (int)(sizeof(ev->names) / sizeof(__u64)); i++)
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < EVENT_NAME_WORDS; i++)
 		h = (h ^ w[i]) * 0x100000001b3ULL;
 	k->ceiling_cgroup_id = ev->ceiling_cgroup_id;
 	k->object_id = ev->object_id;

@@ -113,9 +113,11 @@ func (e *Enforcer) openTally(spec *ebpf.CollectionSpec) error {
 		if err != nil {
 			return fmt.Errorf("create %s map: %w", s.name, err)
 		}
-		err = s.slot.Update(uint32(0), m, ebpf.UpdateNoExist)
+		// Array slots take BPF_ANY only; two Opens racing here install
+		// one empty map over another.
+		err = s.slot.Update(uint32(0), m, ebpf.UpdateAny)
 		m.Close()
-		if err != nil && !errors.Is(err, ebpf.ErrKeyExist) {
+		if err != nil {
 			return fmt.Errorf("install %s map: %w", s.name, err)
 		}
 	}

@@ -44,8 +44,8 @@ type Sources struct {
 	// Unattributed: denials the kernel counted for no container (its
 	// tally maps full); nil: the metric is not exported.
 	Unattributed func() (uint64, error)
-	Hooks       func() []enforcer.HookStatus
-	Dropped     func() uint64 // follow-stream records dropped
+	Hooks        func() []enforcer.HookStatus
+	Dropped      func() uint64 // follow-stream records dropped
 	// Unenforced counts the registered containers by coverage gap code
 	// (enforcer.Gap.Code); nil: the metric is not exported.
 	Unenforced func() map[string]int

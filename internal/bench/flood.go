@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -176,6 +177,27 @@ func (r *run) flood(enf *enforcer.Enforcer, cg cgroup.Cgroup, n uint64) error {
 		return fmt.Errorf("audit flood: enforcement not intact: %d allowed, %d other errors of %d", res.Allowed, res.Other, n)
 	}
 	return nil
+}
+
+// floodOnly loads enforcerd and runs only the flood (-flood-only).
+func (r *run) floodOnly(pin, mount string, cg cgroup.Cgroup, n uint64, t0 time.Time) error {
+	r.log("loading enforcerd (loader child)")
+	if err := r.load(pin, mount); err != nil {
+		return err
+	}
+	enf, err := enforcer.Open(enforcer.Options{PinDir: pin, CgroupMount: mount})
+	if err != nil {
+		return err
+	}
+	defer enf.Close()
+	if err := enf.LayerError(enforcer.LayerLSM); err != nil {
+		return fmt.Errorf("BPF LSM layer not in force: %w", err)
+	}
+	if err := r.flood(enf, cg, n); err != nil {
+		return err
+	}
+	r.doc.ElapsedS = time.Since(t0).Seconds()
+	return Emit(os.Stdout, r.doc)
 }
 
 // drain reads records until ErrFlushed (after a Flush: at once when cg is

@@ -30,6 +30,7 @@ func VM(args []string) error {
 	fakes := fs.Int("fakes", 9999, "extra registered cgroup ids for the scale figure")
 	latN := fs.Int("latency", 50, "registration latency samples")
 	floodN := fs.Uint64("flood", 1_000_000, "audit flood: denied operations")
+	floodOnly := fs.Bool("flood-only", false, "load enforcerd and run only the audit flood")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -63,6 +64,10 @@ func VM(args []string) error {
 	}
 	defer stop()
 	r.port = port
+
+	if *floodOnly {
+		return r.floodOnly(*pin, mount, cgs["flood"], *floodN, t0)
+	}
 
 	ops := MicroOps
 	var llOps, denyOps []Op

@@ -6,6 +6,7 @@
  *   maps.h     the ceiling, its bits, and the maps user space pins and shares
  *   walk.h     the ancestor walk, its per-cgroup cache (resolve) and verdicts
  *   event.h    the denial record, hook ids, and writing a record
+ *   tally.h    counting denials, so that only the first of a kind is a record
  *   procfs.h   /proc/<pid> inodes and the tasks they name
  *   kernfs.h   cgroup2 inodes and the cgroups they belong to
  *   tamper.h   outside the sandbox, tamper records, kernel interface writes

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The denial record: which hook decided, on which object, and how a hook
- * writes one (reserve, fill, submit) into the events ring buffer (maps.h).
+ * writes one (build in a scratch slot, count in the tally, and put the first
+ * of its kind into the events ring buffer: tally.h, maps.h).
  * enforcer (Go) decodes it with the bpf2go mirror of struct event.
  */
 #ifndef ENFORCERD_EVENT_H
 #define ENFORCERD_EVENT_H
 
 #include "walk.h"
+#include "tally.h"
 
 /* Hook identifiers in event.hook; names and operations in enforcer/hooks.go.
  * Records carry the number: never renumber, only append. */
@@ -98,6 +100,7 @@ enum object_kind {
 
 #define EVENT_NAMES 4
 #define EVENT_NAME_LEN 64
+#define EVENT_NAME_WORDS (EVENT_NAMES * EVENT_NAME_LEN / 8) /* names as __u64 */
 
 /* One denial record. Layout is mirrored by bpf2go (-type event) and read by
  * enforcerd builds before and after an upgrade: append nothing, move
@@ -137,27 +140,50 @@ struct event {
 	char names[EVENT_NAMES][EVENT_NAME_LEN]; /* leaf first; "/" = fs root */
 };
 
-static __always_inline void count_lost(void)
+/* A record being built, in a per-CPU slot of event_scratch (tally.h). */
+struct event_scratch {
+	__u64 busy; /* 1 while a program builds a record in this slot */
+	__u64 zero; /* scratch value for map updates */
+	struct tally_key key;
+	struct tally_overflow_key okey;
+	struct event ev;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SCRATCH_SLOTS);
+	__type(key, __u32);
+	__type(value, struct event_scratch);
+} event_scratch SEC(".maps");
+
+/* scratch_get takes a free slot of this CPU's scratch, or returns NULL. */
+static __always_inline struct event_scratch *scratch_get(void)
 {
-	__u32 k = STAT_LOST;
-	__u64 *v = bpf_map_lookup_elem(&stats, &k);
-	if (v)
-		*v += 1;
+#pragma unroll
+	for (__u32 i = 0; i < SCRATCH_SLOTS; i++) {
+		__u32 k = i;
+		struct event_scratch *s = bpf_map_lookup_elem(&event_scratch, &k);
+		if (s && __sync_val_compare_and_swap(&s->busy, 0, 1) == 0)
+			return s;
+	}
+	return NULL;
 }
 
 /*
- * event_begin reserves a record and fills the subject. On a full ring buffer
- * it counts the loss and returns NULL: the caller still denies.
+ * event_begin takes a scratch slot and fills the subject of its record.
+ * Without a free slot it counts the denial in stats[STAT_UNATTRIBUTED] and
+ * returns NULL: the caller still denies.
  */
-static __always_inline struct event *event_begin(const struct effective *e,
-						 __u16 hook, int decision,
-						 __u32 bit, int err)
+static __always_inline struct event_scratch *event_begin(const struct effective *e,
+							 __u16 hook, int decision,
+							 __u32 bit, int err)
 {
-	struct event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev) {
-		count_lost();
+	struct event_scratch *sc = scratch_get();
+	if (!sc) {
+		stat_add(STAT_UNATTRIBUTED);
 		return NULL;
 	}
+	struct event *ev = &sc->ev;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	ev->time_ns = bpf_ktime_get_boot_ns();
 	ev->cgroup_id = bpf_get_current_cgroup_id();
@@ -179,29 +205,108 @@ static __always_inline struct event *event_begin(const struct effective *e,
 	ev->sock_type = 0;
 	ev->protocol = 0;
 	__builtin_memset(ev->addr, 0, sizeof(ev->addr));
-#pragma unroll
-	for (int i = 0; i < EVENT_NAMES; i++)
-		ev->names[i][0] = 0;
+	/* Whole names: their bytes are hashed into the tally key. A loop,
+	 * not unrolled: unrolled, clang keeps the addresses on the stack. */
+	__u64 *w = (__u64 *)ev->names;
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < EVENT_NAME_WORDS; i++)
+		w[i] = 0;
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
-	return ev;
+	return sc;
+}
+
+/* emit puts the record into the ring buffer; a full one is counted. */
+static __always_inline void emit(struct event *ev)
+{
+	if (bpf_ringbuf_output(&events, ev, sizeof(*ev), 0))
+		stat_add(STAT_LOST);
+}
+
+/* tally_key_fill derives the key of the record's distinct denial. */
+static __always_inline void tally_key_fill(struct tally_key *k, const struct event *ev)
+{
+	const __u64 *w = (const __u64 *)ev->names;
+	__u64 h = 0xcbf29ce484222325ULL;
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < EVENT_NAME_WORDS; i++)
+		h = (h ^ w[i]) * 0x100000001b3ULL;
+	k->ceiling_cgroup_id = ev->ceiling_cgroup_id;
+	k->object_id = ev->object_id;
+	k->names_hash = h;
+	k->dev = ev->dev;
+	k->hook = ev->hook;
+	k->decision = ev->decision;
+	k->deny_bit = ev->deny_bit;
+	k->object_kind = ev->object_kind;
+	k->sock_type = ev->sock_type;
+	k->protocol = ev->protocol;
+	k->family = ev->family;
+	k->port = ev->port;
+	k->pad = 0;
+	__builtin_memcpy(k->addr, ev->addr, sizeof(k->addr));
 }
 
 /*
- * record_event writes the record of a decision: it reserves a record filled
- * by event_begin(e, hook, decision, bit, EPERM), runs the fill statements
- * (the arguments after bit, which see the record as ev), and submits it. On
- * a full ring buffer nothing is filled (the loss is counted); the caller's
- * verdict stands either way:
+ * event_commit counts the finished record's denial and, when it is the
+ * first of its kind since the tally map was installed (or the tally map is
+ * full), puts the record into the ring buffer; then frees the slot. Without
+ * an installed tally map (none installed yet) every record goes out.
+ */
+static __always_inline void event_commit(struct event_scratch *sc)
+{
+	struct event *ev = &sc->ev;
+	__u32 slot = 0;
+	void *tally = bpf_map_lookup_elem(&tally_slot, &slot);
+	if (!tally) {
+		emit(ev);
+		goto out;
+	}
+	tally_key_fill(&sc->key, ev);
+	__u64 *n = bpf_map_lookup_elem(tally, &sc->key);
+	if (n) {
+		__sync_fetch_and_add(n, 1);
+		goto out;
+	}
+	sc->zero = 1;
+	long ret = bpf_map_update_elem(tally, &sc->key, &sc->zero, BPF_NOEXIST);
+	if (ret == 0) {
+		emit(ev);
+		goto out;
+	}
+	n = bpf_map_lookup_elem(tally, &sc->key); /* another CPU's first */
+	if (n) {
+		__sync_fetch_and_add(n, 1);
+		goto out;
+	}
+	sc->okey.ceiling_cgroup_id = ev->ceiling_cgroup_id;
+	sc->okey.hook = ev->hook;
+	sc->okey.decision = ev->decision;
+	sc->okey.deny_bit = ev->deny_bit;
+	tally_overflow(&sc->okey, &sc->zero);
+	emit(ev);
+out:
+	asm volatile("" ::: "memory");
+	sc->busy = 0;
+}
+
+/*
+ * record_event writes the record of a decision: it takes a scratch record
+ * filled by event_begin(e, hook, decision, bit, EPERM), runs the fill
+ * statements (the arguments after bit, which see the record as ev), and
+ * commits it (event_commit: counted, and into the ring buffer when it is the
+ * first of its kind). The caller's verdict stands either way:
  *
  *	record_event(&e, HOOK_INODE_CREATE, v, DENY_WRITE, fill_dentry(ev, d));
  *	return verdict_ret(v);
  */
 #define record_event(e, hook, decision, bit, ...)                                \
 	do {                                                                   \
-		struct event *ev = event_begin(e, hook, decision, bit, EPERM); \
-		if (ev) {                                                      \
+		struct event_scratch *sc_ =                                    \
+			event_begin(e, hook, decision, bit, EPERM);            \
+		if (sc_) {                                                     \
+			struct event *ev = &sc_->ev;                           \
 			__VA_ARGS__;                                           \
-			bpf_ringbuf_submit(ev, 0);                             \
+			event_commit(sc_);                                     \
 		}                                                              \
 	} while (0)
 

@@ -24,6 +24,60 @@ type ExecEnforcerdConfig struct {
 	Generation uint64
 }
 
+type ExecEventScratch struct {
+	_    structs.HostLayout
+	Busy uint64
+	Zero uint64
+	Key  struct {
+		_               structs.HostLayout
+		CeilingCgroupId uint64
+		ObjectId        uint64
+		NamesHash       uint64
+		Dev             uint32
+		Hook            uint16
+		Decision        uint16
+		DenyBit         uint32
+		ObjectKind      uint32
+		SockType        uint32
+		Protocol        uint32
+		Family          uint16
+		Port            uint16
+		Pad             uint32
+		Addr            [16]uint8
+	}
+	Okey struct {
+		_               structs.HostLayout
+		CeilingCgroupId uint64
+		Hook            uint16
+		Decision        uint16
+		DenyBit         uint32
+	}
+	Ev struct {
+		_               structs.HostLayout
+		TimeNs          uint64
+		CgroupId        uint64
+		CeilingCgroupId uint64
+		Pid             uint32
+		Tgid            uint32
+		Uid             uint32
+		Hook            uint16
+		Decision        uint16
+		Err             int32
+		DenyBit         uint32
+		ObjectKind      uint32
+		Dev             uint32
+		ObjectId        uint64
+		Mode            uint32
+		Family          uint16
+		Port            uint16
+		SockType        uint32
+		Protocol        uint32
+		Addr            [16]uint8
+		Comm            [16]uint8
+		Names           [4][64]int8
+	}
+}
+
 type ExecExecKey struct {
 	_        structs.HostLayout
 	CgroupId uint64
@@ -58,10 +112,13 @@ const (
 	ExecMapCeilingSince        = "ceiling_since"
 	ExecMapCeilings            = "ceilings"
 	ExecMapEnforcerdConfig     = "enforcerd_config"
+	ExecMapEventScratch        = "event_scratch"
 	ExecMapEvents              = "events"
 	ExecMapExecAllow           = "exec_allow"
 	ExecMapResolveCache        = "resolve_cache"
 	ExecMapStats               = "stats"
+	ExecMapTallyOverflowSlot   = "tally_overflow_slot"
+	ExecMapTallySlot           = "tally_slot"
 	ExecMapTaskFlags           = "task_flags"
 	ExecMapWrittenInodes       = "written_inodes"
 	ExecProgBprmCheckSecurity  = "bprm_check_security"
@@ -120,15 +177,18 @@ type ExecProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type ExecMapSpecs struct {
-	CeilingSince    *ebpf.MapSpec `ebpf:"ceiling_since"`
-	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
-	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
-	Events          *ebpf.MapSpec `ebpf:"events"`
-	ExecAllow       *ebpf.MapSpec `ebpf:"exec_allow"`
-	ResolveCache    *ebpf.MapSpec `ebpf:"resolve_cache"`
-	Stats           *ebpf.MapSpec `ebpf:"stats"`
-	TaskFlags       *ebpf.MapSpec `ebpf:"task_flags"`
-	WrittenInodes   *ebpf.MapSpec `ebpf:"written_inodes"`
+	CeilingSince      *ebpf.MapSpec `ebpf:"ceiling_since"`
+	Ceilings          *ebpf.MapSpec `ebpf:"ceilings"`
+	EnforcerdConfig   *ebpf.MapSpec `ebpf:"enforcerd_config"`
+	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
+	Events            *ebpf.MapSpec `ebpf:"events"`
+	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
+	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	Stats             *ebpf.MapSpec `ebpf:"stats"`
+	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
+	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
+	TaskFlags         *ebpf.MapSpec `ebpf:"task_flags"`
+	WrittenInodes     *ebpf.MapSpec `ebpf:"written_inodes"`
 }
 
 // ExecVariableSpecs contains global variables before they are loaded into the kernel.
@@ -157,15 +217,18 @@ func (o *ExecObjects) Close() error {
 //
 // It can be passed to LoadExecObjects or ebpf.CollectionSpec.LoadAndAssign.
 type ExecMaps struct {
-	CeilingSince    *ebpf.Map `ebpf:"ceiling_since"`
-	Ceilings        *ebpf.Map `ebpf:"ceilings"`
-	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
-	Events          *ebpf.Map `ebpf:"events"`
-	ExecAllow       *ebpf.Map `ebpf:"exec_allow"`
-	ResolveCache    *ebpf.Map `ebpf:"resolve_cache"`
-	Stats           *ebpf.Map `ebpf:"stats"`
-	TaskFlags       *ebpf.Map `ebpf:"task_flags"`
-	WrittenInodes   *ebpf.Map `ebpf:"written_inodes"`
+	CeilingSince      *ebpf.Map `ebpf:"ceiling_since"`
+	Ceilings          *ebpf.Map `ebpf:"ceilings"`
+	EnforcerdConfig   *ebpf.Map `ebpf:"enforcerd_config"`
+	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
+	Events            *ebpf.Map `ebpf:"events"`
+	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
+	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	Stats             *ebpf.Map `ebpf:"stats"`
+	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
+	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
+	TaskFlags         *ebpf.Map `ebpf:"task_flags"`
+	WrittenInodes     *ebpf.Map `ebpf:"written_inodes"`
 }
 
 func (m *ExecMaps) Close() error {
@@ -173,10 +236,13 @@ func (m *ExecMaps) Close() error {
 		m.CeilingSince,
 		m.Ceilings,
 		m.EnforcerdConfig,
+		m.EventScratch,
 		m.Events,
 		m.ExecAllow,
 		m.ResolveCache,
 		m.Stats,
+		m.TallyOverflowSlot,
+		m.TallySlot,
 		m.TaskFlags,
 		m.WrittenInodes,
 	)

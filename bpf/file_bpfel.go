@@ -38,6 +38,60 @@ type FileEnforcerdConfig struct {
 	Generation uint64
 }
 
+type FileEventScratch struct {
+	_    structs.HostLayout
+	Busy uint64
+	Zero uint64
+	Key  struct {
+		_               structs.HostLayout
+		CeilingCgroupId uint64
+		ObjectId        uint64
+		NamesHash       uint64
+		Dev             uint32
+		Hook            uint16
+		Decision        uint16
+		DenyBit         uint32
+		ObjectKind      uint32
+		SockType        uint32
+		Protocol        uint32
+		Family          uint16
+		Port            uint16
+		Pad             uint32
+		Addr            [16]uint8
+	}
+	Okey struct {
+		_               structs.HostLayout
+		CeilingCgroupId uint64
+		Hook            uint16
+		Decision        uint16
+		DenyBit         uint32
+	}
+	Ev struct {
+		_               structs.HostLayout
+		TimeNs          uint64
+		CgroupId        uint64
+		CeilingCgroupId uint64
+		Pid             uint32
+		Tgid            uint32
+		Uid             uint32
+		Hook            uint16
+		Decision        uint16
+		Err             int32
+		DenyBit         uint32
+		ObjectKind      uint32
+		Dev             uint32
+		ObjectId        uint64
+		Mode            uint32
+		Family          uint16
+		Port            uint16
+		SockType        uint32
+		Protocol        uint32
+		Addr            [16]uint8
+		Comm            [16]uint8
+		Names           [4][64]int8
+	}
+}
+
 type FileExecKey struct {
 	_        structs.HostLayout
 	CgroupId uint64
@@ -85,10 +139,13 @@ const (
 	FileMapCeilings           = "ceilings"
 	FileMapConnectAllow       = "connect_allow"
 	FileMapEnforcerdConfig    = "enforcerd_config"
+	FileMapEventScratch       = "event_scratch"
 	FileMapEvents             = "events"
 	FileMapExecAllow          = "exec_allow"
 	FileMapResolveCache       = "resolve_cache"
 	FileMapStats              = "stats"
+	FileMapTallyOverflowSlot  = "tally_overflow_slot"
+	FileMapTallySlot          = "tally_slot"
 	FileMapTaskFlags          = "task_flags"
 	FileMapWriteRoots         = "write_roots"
 	FileMapWrittenInodes      = "written_inodes"
@@ -186,17 +243,20 @@ type FileProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type FileMapSpecs struct {
-	CeilingSince    *ebpf.MapSpec `ebpf:"ceiling_since"`
-	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
-	ConnectAllow    *ebpf.MapSpec `ebpf:"connect_allow"`
-	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
-	Events          *ebpf.MapSpec `ebpf:"events"`
-	ExecAllow       *ebpf.MapSpec `ebpf:"exec_allow"`
-	ResolveCache    *ebpf.MapSpec `ebpf:"resolve_cache"`
-	Stats           *ebpf.MapSpec `ebpf:"stats"`
-	TaskFlags       *ebpf.MapSpec `ebpf:"task_flags"`
-	WriteRoots      *ebpf.MapSpec `ebpf:"write_roots"`
-	WrittenInodes   *ebpf.MapSpec `ebpf:"written_inodes"`
+	CeilingSince      *ebpf.MapSpec `ebpf:"ceiling_since"`
+	Ceilings          *ebpf.MapSpec `ebpf:"ceilings"`
+	ConnectAllow      *ebpf.MapSpec `ebpf:"connect_allow"`
+	EnforcerdConfig   *ebpf.MapSpec `ebpf:"enforcerd_config"`
+	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
+	Events            *ebpf.MapSpec `ebpf:"events"`
+	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
+	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	Stats             *ebpf.MapSpec `ebpf:"stats"`
+	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
+	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
+	TaskFlags         *ebpf.MapSpec `ebpf:"task_flags"`
+	WriteRoots        *ebpf.MapSpec `ebpf:"write_roots"`
+	WrittenInodes     *ebpf.MapSpec `ebpf:"written_inodes"`
 }
 
 // FileVariableSpecs contains global variables before they are loaded into the kernel.
@@ -225,17 +285,20 @@ func (o *FileObjects) Close() error {
 //
 // It can be passed to LoadFileObjects or ebpf.CollectionSpec.LoadAndAssign.
 type FileMaps struct {
-	CeilingSince    *ebpf.Map `ebpf:"ceiling_since"`
-	Ceilings        *ebpf.Map `ebpf:"ceilings"`
-	ConnectAllow    *ebpf.Map `ebpf:"connect_allow"`
-	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
-	Events          *ebpf.Map `ebpf:"events"`
-	ExecAllow       *ebpf.Map `ebpf:"exec_allow"`
-	ResolveCache    *ebpf.Map `ebpf:"resolve_cache"`
-	Stats           *ebpf.Map `ebpf:"stats"`
-	TaskFlags       *ebpf.Map `ebpf:"task_flags"`
-	WriteRoots      *ebpf.Map `ebpf:"write_roots"`
-	WrittenInodes   *ebpf.Map `ebpf:"written_inodes"`
+	CeilingSince      *ebpf.Map `ebpf:"ceiling_since"`
+	Ceilings          *ebpf.Map `ebpf:"ceilings"`
+	ConnectAllow      *ebpf.Map `ebpf:"connect_allow"`
+	EnforcerdConfig   *ebpf.Map `ebpf:"enforcerd_config"`
+	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
+	Events            *ebpf.Map `ebpf:"events"`
+	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
+	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	Stats             *ebpf.Map `ebpf:"stats"`
+	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
+	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
+	TaskFlags         *ebpf.Map `ebpf:"task_flags"`
+	WriteRoots        *ebpf.Map `ebpf:"write_roots"`
+	WrittenInodes     *ebpf.Map `ebpf:"written_inodes"`
 }
 
 func (m *FileMaps) Close() error {
@@ -244,10 +307,13 @@ func (m *FileMaps) Close() error {
 		m.Ceilings,
 		m.ConnectAllow,
 		m.EnforcerdConfig,
+		m.EventScratch,
 		m.Events,
 		m.ExecAllow,
 		m.ResolveCache,
 		m.Stats,
+		m.TallyOverflowSlot,
+		m.TallySlot,
 		m.TaskFlags,
 		m.WriteRoots,
 		m.WrittenInodes,

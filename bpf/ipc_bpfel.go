@@ -24,6 +24,60 @@ type IpcEnforcerdConfig struct {
 	Generation uint64
 }
 
+type IpcEventScratch struct {
+	_    structs.HostLayout
+	Busy uint64
+	Zero uint64
+	Key  struct {
+		_               structs.HostLayout
+		CeilingCgroupId uint64
+		ObjectId        uint64
+		NamesHash       uint64
+		Dev             uint32
+		Hook            uint16
+		Decision        uint16
+		DenyBit         uint32
+		ObjectKind      uint32
+		SockType        uint32
+		Protocol        uint32
+		Family          uint16
+		Port            uint16
+		Pad             uint32
+		Addr            [16]uint8
+	}
+	Okey struct {
+		_               structs.HostLayout
+		CeilingCgroupId uint64
+		Hook            uint16
+		Decision        uint16
+		DenyBit         uint32
+	}
+	Ev struct {
+		_               structs.HostLayout
+		TimeNs          uint64
+		CgroupId        uint64
+		CeilingCgroupId uint64
+		Pid             uint32
+		Tgid            uint32
+		Uid             uint32
+		Hook            uint16
+		Decision        uint16
+		Err             int32
+		DenyBit         uint32
+		ObjectKind      uint32
+		Dev             uint32
+		ObjectId        uint64
+		Mode            uint32
+		Family          uint16
+		Port            uint16
+		SockType        uint32
+		Protocol        uint32
+		Addr            [16]uint8
+		Comm            [16]uint8
+		Names           [4][64]int8
+	}
+}
+
 type IpcOwner struct {
 	_   structs.HostLayout
 	Anc [32]uint64
@@ -54,12 +108,15 @@ type IpcResolveCacheEntry struct {
 const (
 	IpcMapCeilings               = "ceilings"
 	IpcMapEnforcerdConfig        = "enforcerd_config"
+	IpcMapEventScratch           = "event_scratch"
 	IpcMapEvents                 = "events"
 	IpcMapIpcOwners              = "ipc_owners"
 	IpcMapKeyOwners              = "key_owners"
 	IpcMapOwnerZero              = "owner_zero"
 	IpcMapResolveCache           = "resolve_cache"
 	IpcMapStats                  = "stats"
+	IpcMapTallyOverflowSlot      = "tally_overflow_slot"
+	IpcMapTallySlot              = "tally_slot"
 	IpcProgIpcPermission         = "ipc_permission"
 	IpcProgKeyAlloc              = "key_alloc"
 	IpcProgKeyFree               = "key_free"
@@ -144,14 +201,17 @@ type IpcProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type IpcMapSpecs struct {
-	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
-	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
-	Events          *ebpf.MapSpec `ebpf:"events"`
-	IpcOwners       *ebpf.MapSpec `ebpf:"ipc_owners"`
-	KeyOwners       *ebpf.MapSpec `ebpf:"key_owners"`
-	OwnerZero       *ebpf.MapSpec `ebpf:"owner_zero"`
-	ResolveCache    *ebpf.MapSpec `ebpf:"resolve_cache"`
-	Stats           *ebpf.MapSpec `ebpf:"stats"`
+	Ceilings          *ebpf.MapSpec `ebpf:"ceilings"`
+	EnforcerdConfig   *ebpf.MapSpec `ebpf:"enforcerd_config"`
+	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
+	Events            *ebpf.MapSpec `ebpf:"events"`
+	IpcOwners         *ebpf.MapSpec `ebpf:"ipc_owners"`
+	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
+	OwnerZero         *ebpf.MapSpec `ebpf:"owner_zero"`
+	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	Stats             *ebpf.MapSpec `ebpf:"stats"`
+	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
+	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
 }
 
 // IpcVariableSpecs contains global variables before they are loaded into the kernel.
@@ -180,26 +240,32 @@ func (o *IpcObjects) Close() error {
 //
 // It can be passed to LoadIpcObjects or ebpf.CollectionSpec.LoadAndAssign.
 type IpcMaps struct {
-	Ceilings        *ebpf.Map `ebpf:"ceilings"`
-	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
-	Events          *ebpf.Map `ebpf:"events"`
-	IpcOwners       *ebpf.Map `ebpf:"ipc_owners"`
-	KeyOwners       *ebpf.Map `ebpf:"key_owners"`
-	OwnerZero       *ebpf.Map `ebpf:"owner_zero"`
-	ResolveCache    *ebpf.Map `ebpf:"resolve_cache"`
-	Stats           *ebpf.Map `ebpf:"stats"`
+	Ceilings          *ebpf.Map `ebpf:"ceilings"`
+	EnforcerdConfig   *ebpf.Map `ebpf:"enforcerd_config"`
+	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
+	Events            *ebpf.Map `ebpf:"events"`
+	IpcOwners         *ebpf.Map `ebpf:"ipc_owners"`
+	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
+	OwnerZero         *ebpf.Map `ebpf:"owner_zero"`
+	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	Stats             *ebpf.Map `ebpf:"stats"`
+	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
+	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
 }
 
 func (m *IpcMaps) Close() error {
 	return _IpcClose(
 		m.Ceilings,
 		m.EnforcerdConfig,
+		m.EventScratch,
 		m.Events,
 		m.IpcOwners,
 		m.KeyOwners,
 		m.OwnerZero,
 		m.ResolveCache,
 		m.Stats,
+		m.TallyOverflowSlot,
+		m.TallySlot,
 	)
 }
 

@@ -24,6 +24,60 @@ type LifecycleEnforcerdConfig struct {
 	Generation uint64
 }
 
+type LifecycleEventScratch struct {
+	_    structs.HostLayout
+	Busy uint64
+	Zero uint64
+	Key  struct {
+		_               structs.HostLayout
+		CeilingCgroupId uint64
+		ObjectId        uint64
+		NamesHash       uint64
+		Dev             uint32
+		Hook            uint16
+		Decision        uint16
+		DenyBit         uint32
+		ObjectKind      uint32
+		SockType        uint32
+		Protocol        uint32
+		Family          uint16
+		Port            uint16
+		Pad             uint32
+		Addr            [16]uint8
+	}
+	Okey struct {
+		_               structs.HostLayout
+		CeilingCgroupId uint64
+		Hook            uint16
+		Decision        uint16
+		DenyBit         uint32
+	}
+	Ev struct {
+		_               structs.HostLayout
+		TimeNs          uint64
+		CgroupId        uint64
+		CeilingCgroupId uint64
+		Pid             uint32
+		Tgid            uint32
+		Uid             uint32
+		Hook            uint16
+		Decision        uint16
+		Err             int32
+		DenyBit         uint32
+		ObjectKind      uint32
+		Dev             uint32
+		ObjectId        uint64
+		Mode            uint32
+		Family          uint16
+		Port            uint16
+		SockType        uint32
+		Protocol        uint32
+		Addr            [16]uint8
+		Comm            [16]uint8
+		Names           [4][64]int8
+	}
+}
+
 type LifecycleResolveCacheEntry struct {
 	_          structs.HostLayout
 	Generation uint64
@@ -49,9 +103,12 @@ type LifecycleResolveCacheEntry struct {
 const (
 	LifecycleMapCeilings          = "ceilings"
 	LifecycleMapEnforcerdConfig   = "enforcerd_config"
+	LifecycleMapEventScratch      = "event_scratch"
 	LifecycleMapEvents            = "events"
 	LifecycleMapResolveCache      = "resolve_cache"
 	LifecycleMapStats             = "stats"
+	LifecycleMapTallyOverflowSlot = "tally_overflow_slot"
+	LifecycleMapTallySlot         = "tally_slot"
 	LifecycleProgSchedProcessExec = "sched_process_exec"
 )
 
@@ -104,11 +161,14 @@ type LifecycleProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type LifecycleMapSpecs struct {
-	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
-	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
-	Events          *ebpf.MapSpec `ebpf:"events"`
-	ResolveCache    *ebpf.MapSpec `ebpf:"resolve_cache"`
-	Stats           *ebpf.MapSpec `ebpf:"stats"`
+	Ceilings          *ebpf.MapSpec `ebpf:"ceilings"`
+	EnforcerdConfig   *ebpf.MapSpec `ebpf:"enforcerd_config"`
+	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
+	Events            *ebpf.MapSpec `ebpf:"events"`
+	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	Stats             *ebpf.MapSpec `ebpf:"stats"`
+	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
+	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
 }
 
 // LifecycleVariableSpecs contains global variables before they are loaded into the kernel.
@@ -137,20 +197,26 @@ func (o *LifecycleObjects) Close() error {
 //
 // It can be passed to LoadLifecycleObjects or ebpf.CollectionSpec.LoadAndAssign.
 type LifecycleMaps struct {
-	Ceilings        *ebpf.Map `ebpf:"ceilings"`
-	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
-	Events          *ebpf.Map `ebpf:"events"`
-	ResolveCache    *ebpf.Map `ebpf:"resolve_cache"`
-	Stats           *ebpf.Map `ebpf:"stats"`
+	Ceilings          *ebpf.Map `ebpf:"ceilings"`
+	EnforcerdConfig   *ebpf.Map `ebpf:"enforcerd_config"`
+	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
+	Events            *ebpf.Map `ebpf:"events"`
+	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	Stats             *ebpf.Map `ebpf:"stats"`
+	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
+	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
 }
 
 func (m *LifecycleMaps) Close() error {
 	return _LifecycleClose(
 		m.Ceilings,
 		m.EnforcerdConfig,
+		m.EventScratch,
 		m.Events,
 		m.ResolveCache,
 		m.Stats,
+		m.TallyOverflowSlot,
+		m.TallySlot,
 	)
 }
 

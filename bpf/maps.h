@@ -87,10 +87,15 @@ struct {
 	__uint(max_entries, 1 << 20);
 } events SEC(".maps");
 
-/* stats[STAT_LOST]: denial records dropped because the ring buffer was full.
- * Enforcement never waits on the ring buffer (threat model E6). */
+/* stats[STAT_LOST]: denial records dropped because the ring buffer was full
+ * (the denials are counted in the tally all the same, tally.h).
+ * stats[STAT_UNATTRIBUTED]: denials counted nowhere else (the tally and its
+ * overflow map full, or no scratch slot free): exact, but of no container.
+ * Both are added to atomically. Enforcement never waits on the ring buffer
+ * (threat model E6). */
 enum stat_index {
 	STAT_LOST = 0,
+	STAT_UNATTRIBUTED = 1,
 	STAT_MAX = 4,
 };
 

@@ -38,6 +38,60 @@ type NetworkEnforcerdConfig struct {
 	Generation uint64
 }
 
+type NetworkEventScratch struct {
+	_    structs.HostLayout
+	Busy uint64
+	Zero uint64
+	Key  struct {
+		_               structs.HostLayout
+		CeilingCgroupId uint64
+		ObjectId        uint64
+		NamesHash       uint64
+		Dev             uint32
+		Hook            uint16
+		Decision        uint16
+		DenyBit         uint32
+		ObjectKind      uint32
+		SockType        uint32
+		Protocol        uint32
+		Family          uint16
+		Port            uint16
+		Pad             uint32
+		Addr            [16]uint8
+	}
+	Okey struct {
+		_               structs.HostLayout
+		CeilingCgroupId uint64
+		Hook            uint16
+		Decision        uint16
+		DenyBit         uint32
+	}
+	Ev struct {
+		_               structs.HostLayout
+		TimeNs          uint64
+		CgroupId        uint64
+		CeilingCgroupId uint64
+		Pid             uint32
+		Tgid            uint32
+		Uid             uint32
+		Hook            uint16
+		Decision        uint16
+		Err             int32
+		DenyBit         uint32
+		ObjectKind      uint32
+		Dev             uint32
+		ObjectId        uint64
+		Mode            uint32
+		Family          uint16
+		Port            uint16
+		SockType        uint32
+		Protocol        uint32
+		Addr            [16]uint8
+		Comm            [16]uint8
+		Names           [4][64]int8
+	}
+}
+
 type NetworkResolveCacheEntry struct {
 	_          structs.HostLayout
 	Generation uint64
@@ -64,9 +118,12 @@ const (
 	NetworkMapCeilings           = "ceilings"
 	NetworkMapConnectAllow       = "connect_allow"
 	NetworkMapEnforcerdConfig    = "enforcerd_config"
+	NetworkMapEventScratch       = "event_scratch"
 	NetworkMapEvents             = "events"
 	NetworkMapResolveCache       = "resolve_cache"
 	NetworkMapStats              = "stats"
+	NetworkMapTallyOverflowSlot  = "tally_overflow_slot"
+	NetworkMapTallySlot          = "tally_slot"
 	NetworkProgSocketAccept      = "socket_accept"
 	NetworkProgSocketBind        = "socket_bind"
 	NetworkProgSocketConnect     = "socket_connect"
@@ -141,12 +198,15 @@ type NetworkProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type NetworkMapSpecs struct {
-	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
-	ConnectAllow    *ebpf.MapSpec `ebpf:"connect_allow"`
-	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
-	Events          *ebpf.MapSpec `ebpf:"events"`
-	ResolveCache    *ebpf.MapSpec `ebpf:"resolve_cache"`
-	Stats           *ebpf.MapSpec `ebpf:"stats"`
+	Ceilings          *ebpf.MapSpec `ebpf:"ceilings"`
+	ConnectAllow      *ebpf.MapSpec `ebpf:"connect_allow"`
+	EnforcerdConfig   *ebpf.MapSpec `ebpf:"enforcerd_config"`
+	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
+	Events            *ebpf.MapSpec `ebpf:"events"`
+	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	Stats             *ebpf.MapSpec `ebpf:"stats"`
+	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
+	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
 }
 
 // NetworkVariableSpecs contains global variables before they are loaded into the kernel.
@@ -175,12 +235,15 @@ func (o *NetworkObjects) Close() error {
 //
 // It can be passed to LoadNetworkObjects or ebpf.CollectionSpec.LoadAndAssign.
 type NetworkMaps struct {
-	Ceilings        *ebpf.Map `ebpf:"ceilings"`
-	ConnectAllow    *ebpf.Map `ebpf:"connect_allow"`
-	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
-	Events          *ebpf.Map `ebpf:"events"`
-	ResolveCache    *ebpf.Map `ebpf:"resolve_cache"`
-	Stats           *ebpf.Map `ebpf:"stats"`
+	Ceilings          *ebpf.Map `ebpf:"ceilings"`
+	ConnectAllow      *ebpf.Map `ebpf:"connect_allow"`
+	EnforcerdConfig   *ebpf.Map `ebpf:"enforcerd_config"`
+	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
+	Events            *ebpf.Map `ebpf:"events"`
+	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	Stats             *ebpf.Map `ebpf:"stats"`
+	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
+	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
 }
 
 func (m *NetworkMaps) Close() error {
@@ -188,9 +251,12 @@ func (m *NetworkMaps) Close() error {
 		m.Ceilings,
 		m.ConnectAllow,
 		m.EnforcerdConfig,
+		m.EventScratch,
 		m.Events,
 		m.ResolveCache,
 		m.Stats,
+		m.TallyOverflowSlot,
+		m.TallySlot,
 	)
 }
 

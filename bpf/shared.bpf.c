@@ -13,7 +13,8 @@
  *    SharedCeiling, SharedExecKey, SharedEndpointList, SharedRootSet and the enums SharedHookId,
  *    SharedObjectKind, SharedDecision, SharedDenyBit, SharedCeilingFlag,
  *    SharedStatIndex, SharedLimits, SharedFsMagic, SharedEndpointKind,
- *    SharedEndpointLimits.
+ *    SharedEndpointLimits; SharedTallyKey, SharedTallyOverflowKey and
+ *    SharedTallyLimits (tally.h).
  */
 #include "exec.h"
 #include "ipc.h"
@@ -36,6 +37,9 @@ struct shared_types {
 	enum stat_index stat_index;
 	enum limits limits;
 	enum fs_magic fs_magic;
+	struct tally_key tally_key;
+	struct tally_overflow_key tally_overflow_key;
+	enum tally_limits tally_limits;
 };
 
 const struct shared_types *unused_shared_types __attribute__((unused));

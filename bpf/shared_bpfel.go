@@ -103,6 +103,15 @@ type SharedEvent struct {
 	Names           [4][64]int8
 }
 
+type SharedEventScratch struct {
+	_    structs.HostLayout
+	Busy uint64
+	Zero uint64
+	Key  SharedTallyKey
+	Okey SharedTallyOverflowKey
+	Ev   SharedEvent
+}
+
 type SharedExecKey struct {
 	_        structs.HostLayout
 	CgroupId uint64
@@ -273,9 +282,44 @@ type SharedRootSet struct {
 type SharedStatIndex uint32
 
 const (
-	SharedStatIndexSTAT_LOST SharedStatIndex = 0
-	SharedStatIndexSTAT_MAX  SharedStatIndex = 4
+	SharedStatIndexSTAT_LOST         SharedStatIndex = 0
+	SharedStatIndexSTAT_UNATTRIBUTED SharedStatIndex = 1
+	SharedStatIndexSTAT_MAX          SharedStatIndex = 4
 )
+
+type SharedTallyKey struct {
+	_               structs.HostLayout
+	CeilingCgroupId uint64
+	ObjectId        uint64
+	NamesHash       uint64
+	Dev             uint32
+	Hook            uint16
+	Decision        uint16
+	DenyBit         uint32
+	ObjectKind      uint32
+	SockType        uint32
+	Protocol        uint32
+	Family          uint16
+	Port            uint16
+	Pad             uint32
+	Addr            [16]uint8
+}
+
+type SharedTallyLimits uint32
+
+const (
+	SharedTallyLimitsTALLY_MAX          SharedTallyLimits = 8192
+	SharedTallyLimitsTALLY_OVERFLOW_MAX SharedTallyLimits = 1024
+	SharedTallyLimitsSCRATCH_SLOTS      SharedTallyLimits = 4
+)
+
+type SharedTallyOverflowKey struct {
+	_               structs.HostLayout
+	CeilingCgroupId uint64
+	Hook            uint16
+	Decision        uint16
+	DenyBit         uint32
+}
 
 // Names of all BPF objects in the ELF.
 //
@@ -285,12 +329,15 @@ const (
 	SharedMapCeilings          = "ceilings"
 	SharedMapConnectAllow      = "connect_allow"
 	SharedMapEnforcerdConfig   = "enforcerd_config"
+	SharedMapEventScratch      = "event_scratch"
 	SharedMapEvents            = "events"
 	SharedMapExecAllow         = "exec_allow"
 	SharedMapIpcOwners         = "ipc_owners"
 	SharedMapKeyOwners         = "key_owners"
 	SharedMapResolveCache      = "resolve_cache"
 	SharedMapStats             = "stats"
+	SharedMapTallyOverflowSlot = "tally_overflow_slot"
+	SharedMapTallySlot         = "tally_slot"
 	SharedMapTaskFlags         = "task_flags"
 	SharedMapWriteRoots        = "write_roots"
 	SharedMapWrittenInodes     = "written_inodes"
@@ -345,19 +392,22 @@ type SharedProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type SharedMapSpecs struct {
-	CeilingSince    *ebpf.MapSpec `ebpf:"ceiling_since"`
-	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
-	ConnectAllow    *ebpf.MapSpec `ebpf:"connect_allow"`
-	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
-	Events          *ebpf.MapSpec `ebpf:"events"`
-	ExecAllow       *ebpf.MapSpec `ebpf:"exec_allow"`
-	IpcOwners       *ebpf.MapSpec `ebpf:"ipc_owners"`
-	KeyOwners       *ebpf.MapSpec `ebpf:"key_owners"`
-	ResolveCache    *ebpf.MapSpec `ebpf:"resolve_cache"`
-	Stats           *ebpf.MapSpec `ebpf:"stats"`
-	TaskFlags       *ebpf.MapSpec `ebpf:"task_flags"`
-	WriteRoots      *ebpf.MapSpec `ebpf:"write_roots"`
-	WrittenInodes   *ebpf.MapSpec `ebpf:"written_inodes"`
+	CeilingSince      *ebpf.MapSpec `ebpf:"ceiling_since"`
+	Ceilings          *ebpf.MapSpec `ebpf:"ceilings"`
+	ConnectAllow      *ebpf.MapSpec `ebpf:"connect_allow"`
+	EnforcerdConfig   *ebpf.MapSpec `ebpf:"enforcerd_config"`
+	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
+	Events            *ebpf.MapSpec `ebpf:"events"`
+	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
+	IpcOwners         *ebpf.MapSpec `ebpf:"ipc_owners"`
+	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
+	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	Stats             *ebpf.MapSpec `ebpf:"stats"`
+	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
+	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
+	TaskFlags         *ebpf.MapSpec `ebpf:"task_flags"`
+	WriteRoots        *ebpf.MapSpec `ebpf:"write_roots"`
+	WrittenInodes     *ebpf.MapSpec `ebpf:"written_inodes"`
 }
 
 // SharedVariableSpecs contains global variables before they are loaded into the kernel.
@@ -387,19 +437,22 @@ func (o *SharedObjects) Close() error {
 //
 // It can be passed to LoadSharedObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SharedMaps struct {
-	CeilingSince    *ebpf.Map `ebpf:"ceiling_since"`
-	Ceilings        *ebpf.Map `ebpf:"ceilings"`
-	ConnectAllow    *ebpf.Map `ebpf:"connect_allow"`
-	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
-	Events          *ebpf.Map `ebpf:"events"`
-	ExecAllow       *ebpf.Map `ebpf:"exec_allow"`
-	IpcOwners       *ebpf.Map `ebpf:"ipc_owners"`
-	KeyOwners       *ebpf.Map `ebpf:"key_owners"`
-	ResolveCache    *ebpf.Map `ebpf:"resolve_cache"`
-	Stats           *ebpf.Map `ebpf:"stats"`
-	TaskFlags       *ebpf.Map `ebpf:"task_flags"`
-	WriteRoots      *ebpf.Map `ebpf:"write_roots"`
-	WrittenInodes   *ebpf.Map `ebpf:"written_inodes"`
+	CeilingSince      *ebpf.Map `ebpf:"ceiling_since"`
+	Ceilings          *ebpf.Map `ebpf:"ceilings"`
+	ConnectAllow      *ebpf.Map `ebpf:"connect_allow"`
+	EnforcerdConfig   *ebpf.Map `ebpf:"enforcerd_config"`
+	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
+	Events            *ebpf.Map `ebpf:"events"`
+	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
+	IpcOwners         *ebpf.Map `ebpf:"ipc_owners"`
+	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
+	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	Stats             *ebpf.Map `ebpf:"stats"`
+	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
+	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
+	TaskFlags         *ebpf.Map `ebpf:"task_flags"`
+	WriteRoots        *ebpf.Map `ebpf:"write_roots"`
+	WrittenInodes     *ebpf.Map `ebpf:"written_inodes"`
 }
 
 func (m *SharedMaps) Close() error {
@@ -408,12 +461,15 @@ func (m *SharedMaps) Close() error {
 		m.Ceilings,
 		m.ConnectAllow,
 		m.EnforcerdConfig,
+		m.EventScratch,
 		m.Events,
 		m.ExecAllow,
 		m.IpcOwners,
 		m.KeyOwners,
 		m.ResolveCache,
 		m.Stats,
+		m.TallyOverflowSlot,
+		m.TallySlot,
 		m.TaskFlags,
 		m.WriteRoots,
 		m.WrittenInodes,

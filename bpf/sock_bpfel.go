@@ -38,6 +38,60 @@ type SockEnforcerdConfig struct {
 	Generation uint64
 }
 
+type SockEventScratch struct {
+	_    structs.HostLayout
+	Busy uint64
+	Zero uint64
+	Key  struct {
+		_               structs.HostLayout
+		CeilingCgroupId uint64
+		ObjectId        uint64
+		NamesHash       uint64
+		Dev             uint32
+		Hook            uint16
+		Decision        uint16
+		DenyBit         uint32
+		ObjectKind      uint32
+		SockType        uint32
+		Protocol        uint32
+		Family          uint16
+		Port            uint16
+		Pad             uint32
+		Addr            [16]uint8
+	}
+	Okey struct {
+		_               structs.HostLayout
+		CeilingCgroupId uint64
+		Hook            uint16
+		Decision        uint16
+		DenyBit         uint32
+	}
+	Ev struct {
+		_               structs.HostLayout
+		TimeNs          uint64
+		CgroupId        uint64
+		CeilingCgroupId uint64
+		Pid             uint32
+		Tgid            uint32
+		Uid             uint32
+		Hook            uint16
+		Decision        uint16
+		Err             int32
+		DenyBit         uint32
+		ObjectKind      uint32
+		Dev             uint32
+		ObjectId        uint64
+		Mode            uint32
+		Family          uint16
+		Port            uint16
+		SockType        uint32
+		Protocol        uint32
+		Addr            [16]uint8
+		Comm            [16]uint8
+		Names           [4][64]int8
+	}
+}
+
 type SockResolveCacheEntry struct {
 	_          structs.HostLayout
 	Generation uint64
@@ -61,17 +115,20 @@ type SockResolveCacheEntry struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	SockMapCeilings        = "ceilings"
-	SockMapConnectAllow    = "connect_allow"
-	SockMapEnforcerdConfig = "enforcerd_config"
-	SockMapEvents          = "events"
-	SockMapResolveCache    = "resolve_cache"
-	SockMapStats           = "stats"
-	SockProgConnect4       = "connect4"
-	SockProgConnect6       = "connect6"
-	SockProgSendmsg4       = "sendmsg4"
-	SockProgSendmsg6       = "sendmsg6"
-	SockProgSockCreate     = "sock_create"
+	SockMapCeilings          = "ceilings"
+	SockMapConnectAllow      = "connect_allow"
+	SockMapEnforcerdConfig   = "enforcerd_config"
+	SockMapEventScratch      = "event_scratch"
+	SockMapEvents            = "events"
+	SockMapResolveCache      = "resolve_cache"
+	SockMapStats             = "stats"
+	SockMapTallyOverflowSlot = "tally_overflow_slot"
+	SockMapTallySlot         = "tally_slot"
+	SockProgConnect4         = "connect4"
+	SockProgConnect6         = "connect6"
+	SockProgSendmsg4         = "sendmsg4"
+	SockProgSendmsg6         = "sendmsg6"
+	SockProgSockCreate       = "sock_create"
 )
 
 // LoadSock returns the embedded CollectionSpec for Sock.
@@ -127,12 +184,15 @@ type SockProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type SockMapSpecs struct {
-	Ceilings        *ebpf.MapSpec `ebpf:"ceilings"`
-	ConnectAllow    *ebpf.MapSpec `ebpf:"connect_allow"`
-	EnforcerdConfig *ebpf.MapSpec `ebpf:"enforcerd_config"`
-	Events          *ebpf.MapSpec `ebpf:"events"`
-	ResolveCache    *ebpf.MapSpec `ebpf:"resolve_cache"`
-	Stats           *ebpf.MapSpec `ebpf:"stats"`
+	Ceilings          *ebpf.MapSpec `ebpf:"ceilings"`
+	ConnectAllow      *ebpf.MapSpec `ebpf:"connect_allow"`
+	EnforcerdConfig   *ebpf.MapSpec `ebpf:"enforcerd_config"`
+	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
+	Events            *ebpf.MapSpec `ebpf:"events"`
+	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	Stats             *ebpf.MapSpec `ebpf:"stats"`
+	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
+	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
 }
 
 // SockVariableSpecs contains global variables before they are loaded into the kernel.
@@ -161,12 +221,15 @@ func (o *SockObjects) Close() error {
 //
 // It can be passed to LoadSockObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SockMaps struct {
-	Ceilings        *ebpf.Map `ebpf:"ceilings"`
-	ConnectAllow    *ebpf.Map `ebpf:"connect_allow"`
-	EnforcerdConfig *ebpf.Map `ebpf:"enforcerd_config"`
-	Events          *ebpf.Map `ebpf:"events"`
-	ResolveCache    *ebpf.Map `ebpf:"resolve_cache"`
-	Stats           *ebpf.Map `ebpf:"stats"`
+	Ceilings          *ebpf.Map `ebpf:"ceilings"`
+	ConnectAllow      *ebpf.Map `ebpf:"connect_allow"`
+	EnforcerdConfig   *ebpf.Map `ebpf:"enforcerd_config"`
+	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
+	Events            *ebpf.Map `ebpf:"events"`
+	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	Stats             *ebpf.Map `ebpf:"stats"`
+	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
+	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
 }
 
 func (m *SockMaps) Close() error {
@@ -174,9 +237,12 @@ func (m *SockMaps) Close() error {
 		m.Ceilings,
 		m.ConnectAllow,
 		m.EnforcerdConfig,
+		m.EventScratch,
 		m.Events,
 		m.ResolveCache,
 		m.Stats,
+		m.TallyOverflowSlot,
+		m.TallySlot,
 	)
 }
 

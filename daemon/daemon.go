@@ -144,7 +144,7 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 	}
 	hub := audit.NewHub()
 	m := metrics.New(metrics.Sources{
-		Registered: reg.Len, LostRecords: enf.LostRecords, Hooks: enf.Hooks, Dropped: hub.Dropped,
+		Registered: reg.Len, LostRecords: enf.LostRecords, Unattributed: enf.UnattributedDenials, Hooks: enf.Hooks, Dropped: hub.Dropped,
 		Unenforced: reg.Unenforced,
 	})
 	onEvent = func(ev registry.Event) {
@@ -179,12 +179,13 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 	if err != nil {
 		return err
 	}
-	pumpDone := make(chan struct{})
-	go func() {
-		defer close(pumpDone)
-		pump(rd, reg, alog, hub, m, log, jr)
-	}()
-	defer func() { rd.Close(); <-pumpDone }()
+	tally, err := enf.Tally()
+	if err != nil {
+		log.Warn("denial counts unavailable: every record counts as one denial", "err", err)
+		tally = nil
+	}
+	p := &auditPump{rd: rd, tally: tally, reg: reg, alog: alog, hub: hub, m: m, log: log, jr: jr}
+	defer p.start()()
 
 	version := buildinfo.Get().Version
 	srv := &api.Server{Reg: reg, Hub: hub, Metrics: m, Log: log, Status: func() api.Status {
@@ -287,35 +288,6 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 			for _, id := range rep.Dropped {
 				m.Forget(id)
 				log.Info("dropped container whose cgroup is gone", "container", id)
-			}
-		}
-	}
-}
-
-// pump reads denial records until the reader is closed.
-func pump(rd *enforcer.Reader, reg *registry.Registry, alog *audit.Log, hub *audit.Hub, m *metrics.Metrics, log *slog.Logger, jr *denialJournal) {
-	for {
-		d, err := rd.Read()
-		if errors.Is(err, enforcer.ErrClosed) {
-			return
-		}
-		if err != nil {
-			log.Error("denial record", "err", err)
-			continue
-		}
-		c, _ := reg.ByCgroup(d.CeilingCgroupID)
-		rec := audit.FromDenial(d, c.ID, c.Fingerprint)
-		if alog != nil {
-			if err := alog.Write(rec); err != nil {
-				m.AuditErrors.Inc()
-				log.Error("audit log", "err", err)
-			}
-		}
-		m.Denials.WithLabelValues(rec.Container, rec.Hook, rec.Operation, rec.Decision).Inc()
-		hub.Publish(rec)
-		if jr != nil {
-			if err := jr.Record(rec); err != nil {
-				log.Warn("journal", "err", err)
 			}
 		}
 	}

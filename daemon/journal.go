@@ -73,8 +73,12 @@ func (j *denialJournal) Record(r audit.Record) error {
 		pri = journal.PriNotice
 	}
 	msg := fmt.Sprintf("enforcerd: %s %s %s (%s) container=%s pid=%d comm=%s", r.Decision, r.Operation, r.Object, r.Hook, r.Container, r.PID, r.Comm)
+	if r.Type == audit.TypeSummary {
+		msg = fmt.Sprintf("enforcerd: %s %s %s (%s) container=%s: %d times since %s", r.Decision, r.Operation, r.Object, r.Hook, r.Container, r.Count, r.Since)
+	}
 	vars := map[string]string{
 		"SYSLOG_IDENTIFIER":           "enforcerd",
+		"ENFORCERD_TYPE":              r.Type,
 		"ENFORCERD_CONTAINER":         r.Container,
 		"ENFORCERD_CGROUP_ID":         strconv.FormatUint(r.CgroupID, 10),
 		"ENFORCERD_CEILING_CGROUP_ID": strconv.FormatUint(r.CeilingCgroupID, 10),
@@ -89,6 +93,10 @@ func (j *denialJournal) Record(r audit.Record) error {
 		"ENFORCERD_ERRNO":             strconv.Itoa(r.Errno),
 		"ENFORCERD_ERROR":             r.Error,
 		"ENFORCERD_FINGERPRINT":       r.Fingerprint,
+		"ENFORCERD_SINCE":             r.Since,
+	}
+	if r.Count > 0 {
+		vars["ENFORCERD_COUNT"] = strconv.FormatUint(r.Count, 10)
 	}
 	for k, v := range vars {
 		if v == "" {

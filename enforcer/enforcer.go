@@ -110,6 +110,9 @@ type Enforcer struct {
 	events   *ebpf.Map
 	stats    *ebpf.Map
 	config   *ebpf.Map // generation of the ceilings map (bpf/maps.h)
+	// The tally slots and their inner maps' specs (bpf/tally.h, Tally).
+	tallySlot, tallyOvfSlot *ebpf.Map
+	tallySpec, tallyOvfSpec *ebpf.MapSpec
 	// Shell ceiling state (bpf/exec.h); nil when the kernel cannot create
 	// task/inode storage maps (then the LSM layer is unavailable too).
 	execAllow   *ebpf.Map
@@ -229,8 +232,13 @@ func (e *Enforcer) CanActivateAtExec() bool { return e.LayerError(LayerLifecycle
 // LostRecords is the number of denial records dropped because the ring
 // buffer was full (the denials themselves were enforced).
 func (e *Enforcer) LostRecords() (uint64, error) {
+	return e.stat(bpf.SharedStatIndexSTAT_LOST)
+}
+
+// stat sums one counter of the per-CPU stats map over the CPUs.
+func (e *Enforcer) stat(i bpf.SharedStatIndex) (uint64, error) {
 	var per []uint64
-	if err := e.stats.Lookup(uint32(bpf.SharedStatIndexSTAT_LOST), &per); err != nil {
+	if err := e.stats.Lookup(uint32(i), &per); err != nil {
 		return 0, fmt.Errorf("read stats: %w", err)
 	}
 	var n uint64

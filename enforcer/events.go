@@ -170,6 +170,9 @@ type Denial struct {
 	// does not know.
 	Field  string
 	Object Object
+	// Key identifies the distinct denial this record is the first of (in
+	// its summary interval, Tally): its Summary has the same Key.
+	Key DenialKey
 }
 
 // Operation is what was attempted ("connect", "create", "open-for-write").
@@ -241,43 +244,73 @@ func decodeEvent(raw []byte) (Denial, error) {
 		Hook:            Hook(ev.Hook),
 		Audited:         ev.Decision == uint16(bpf.SharedDecisionDECISION_AUDITED),
 		Errno:           syscall.Errno(ev.Err),
-		Object: Object{
-			Kind: ObjectKind(ev.ObjectKind), Dev: ev.Dev, Mode: ev.Mode,
-			Family: ev.Family, SockType: ev.SockType, Protocol: ev.Protocol, Port: ev.Port,
-		},
-	}
-	// One field of the record, object_id, is the inode of a file or
-	// socket, or the number of any other object.
-	switch d.Object.Kind {
-	case ObjectFile, ObjectSocket:
-		d.Object.Ino = ev.ObjectId
-	default:
-		d.Object.ID = ev.ObjectId
-	}
-	switch ev.DenyBit {
-	case denyNetwork:
-		d.Field = "network"
-	case denyWrite:
-		d.Field = "write"
-	case denyShell, denyShellWrite:
-		d.Field = "shell"
-	case denyTamper:
-		d.Field = "tamper"
+		Field:           fieldOf(ev.DenyBit),
+		Object: objectOf(ObjectKind(ev.ObjectKind), ev.Dev, ev.ObjectId, ev.Mode,
+			ev.Family, ev.SockType, ev.Protocol, ev.Port, ev.Addr),
+		Key: keyOf(&ev),
 	}
 	d.Object.Path = joinNames(ev.Names)
-	if d.Object.Kind == ObjectSocket {
-		switch {
-		case d.Object.Family == unix.AF_INET:
-			if a := netip.AddrFrom4([4]byte(ev.Addr[:4])); !a.IsUnspecified() || d.Object.Port != 0 {
-				d.Object.Addr = a
+	return d, nil
+}
+
+// keyOf is the tally key of a record (bpf/event.h tally_key_fill).
+func keyOf(ev *bpf.SharedEvent) DenialKey {
+	h := uint64(0xcbf29ce484222325)
+	var b [8]byte
+	for i := range ev.Names {
+		for j := 0; j < len(ev.Names[i]); j += 8 {
+			for k := range b {
+				b[k] = byte(ev.Names[i][j+k])
 			}
-		case d.Object.Family == unix.AF_INET6:
-			if a := netip.AddrFrom16(ev.Addr); !a.IsUnspecified() || d.Object.Port != 0 {
-				d.Object.Addr = a
+			h = (h ^ binary.NativeEndian.Uint64(b[:])) * 0x100000001b3
+		}
+	}
+	return DenialKey{
+		CeilingCgroupId: ev.CeilingCgroupId, ObjectId: ev.ObjectId, NamesHash: h, Dev: ev.Dev,
+		Hook: ev.Hook, Decision: ev.Decision, DenyBit: ev.DenyBit, ObjectKind: ev.ObjectKind,
+		SockType: ev.SockType, Protocol: ev.Protocol, Family: ev.Family, Port: ev.Port, Addr: ev.Addr,
+	}
+}
+
+// fieldOf names the part of the ceiling a deny bit stands for (Denial.Field).
+func fieldOf(bit uint32) string {
+	switch bit {
+	case denyNetwork:
+		return "network"
+	case denyWrite:
+		return "write"
+	case denyShell, denyShellWrite:
+		return "shell"
+	case denyTamper:
+		return "tamper"
+	}
+	return ""
+}
+
+// objectOf decodes the object fields of a record or tally key (no Path).
+func objectOf(kind ObjectKind, dev uint32, id uint64, mode uint32, family uint16, sockType, protocol uint32, port uint16, addr [16]uint8) Object {
+	o := Object{Kind: kind, Dev: dev, Mode: mode, Family: family, SockType: sockType, Protocol: protocol, Port: port}
+	// One field of the record, object_id, is the inode of a file or
+	// socket, or the number of any other object.
+	switch kind {
+	case ObjectFile, ObjectSocket:
+		o.Ino = id
+	default:
+		o.ID = id
+	}
+	if kind == ObjectSocket {
+		switch family {
+		case unix.AF_INET:
+			if a := netip.AddrFrom4([4]byte(addr[:4])); !a.IsUnspecified() || port != 0 {
+				o.Addr = a
+			}
+		case unix.AF_INET6:
+			if a := netip.AddrFrom16(addr); !a.IsUnspecified() || port != 0 {
+				o.Addr = a
 			}
 		}
 	}
-	return d, nil
+	return o
 }
 
 // joinNames turns the leaf-first path components of a record into a path:

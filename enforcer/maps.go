@@ -65,6 +65,9 @@ func (e *Enforcer) openMaps() error {
 		e.execAllow = e.shared[bpf.SharedMapExecAllow]
 		e.since = e.shared[bpf.SharedMapCeilingSince]
 	}
+	if err := e.openTally(spec); err != nil {
+		return err
+	}
 	return e.openBuildID()
 }
 

@@ -239,6 +239,26 @@ func TestNoBPFLSMUpgradeInPlace(t *testing.T) {
 	out.wait(t, "iterations after the previous build's programs are gone", 5*time.Minute, func(st loopStatus) bool {
 		return st.Time > tGone.UnixNano() && st.Iter >= atGone+50
 	}, diag)
+	// The upgrade created the tally maps the previous build had not (its
+	// pinned maps were kept), and this build's programs count the loop's
+	// denials in them.
+	tl, err := enf.Tally()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tl.Rotate(); err != nil {
+		t.Fatalf("tally after the upgrade: %v", err)
+	}
+	var counted uint64
+	for _, s := range tl.Collect() {
+		if s.CeilingCgroupID == loopCg.ID {
+			counted += s.Count
+		}
+	}
+	t.Logf("the loop's denials counted in the tally after the upgrade: %d", counted)
+	if counted == 0 {
+		t.Error("after the upgrade no denial of the loop was counted in the tally")
+	}
 	stop()
 	final := out.wait(t, "the loop's final status", 2*time.Minute, func(st loopStatus) bool { return st.Final }, diag)
 

@@ -164,8 +164,16 @@ func denialFields(r audit.Record) []string {
 	if r.Reason != "" {
 		decision += " (" + r.Reason + ")"
 	}
-	out := []string{r.Time, r.Container, strconv.FormatUint(r.CgroupID, 10), strconv.FormatUint(uint64(r.PID), 10),
-		r.Comm, r.Hook, r.Operation, r.Field, decision, r.Error, r.Object}
+	pid, comm, obj := strconv.FormatUint(uint64(r.PID), 10), r.Comm, r.Object
+	if r.Type == audit.TypeSummary { // the count of a distinct denial
+		decision = fmt.Sprintf("%s x%d", decision, r.Count)
+		pid, comm = "-", "(summary)"
+		if r.Overflow {
+			obj = "(distinct denials not kept: table full)"
+		}
+	}
+	out := []string{r.Time, r.Container, strconv.FormatUint(r.CgroupID, 10), pid,
+		comm, r.Hook, r.Operation, r.Field, decision, r.Error, obj}
 	for i, v := range out {
 		out[i] = cell(v)
 	}

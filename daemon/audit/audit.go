@@ -21,7 +21,9 @@ import (
 type Record struct {
 	// SchemaVersion is the record layout's version (SchemaVersion): a
 	// reader can tell which fields to expect (docs/audit.md).
-	SchemaVersion   int    `json:"schema_version"`
+	SchemaVersion int `json:"schema_version"`
+	// Type is TypeDenial, TypeSummary or TypeDaemon.
+	Type            string `json:"type"`
 	Time            string `json:"time"` // RFC 3339 with nanoseconds, UTC
 	Container       string `json:"container"`
 	CgroupID        uint64 `json:"cgroup_id"`         // the process's own cgroup
@@ -42,12 +44,34 @@ type Record struct {
 	// ceiling the host enforces only in part: the gap codes (what is not
 	// enforced, e.g. "network-non-inet", "tamper").
 	Unenforced []string `json:"unenforced,omitempty"`
+	// Summaries: Count denials of one distinct denial from Since to Time
+	// (the first of them is also a TypeDenial record), or with Overflow
+	// of one container and hook whose distinct denials the kernel's
+	// tally had no room for (Object empty; their records were denials).
+	Count    uint64 `json:"count,omitempty"`
+	Since    string `json:"since,omitempty"`
+	Overflow bool   `json:"overflow,omitempty"`
 }
+
+// Record types (Record.Type).
+const (
+	// TypeDenial is one kernel record: the first denial of its kind in a
+	// summary interval (counted in that interval's TypeSummary record), or
+	// any denial when the kernel's tally was full (counted in an Overflow
+	// summary).
+	TypeDenial = "denial"
+	// TypeSummary is the exact count of one distinct denial in an interval.
+	TypeSummary = "summary"
+	// TypeDaemon is a decision of the daemon (Hook HookDaemon).
+	TypeDaemon = "daemon"
+)
 
 // SchemaVersion is the version of Record's layout that this build writes.
 // It changes when a field is removed or changes meaning; added fields keep
-// it. docs/audit.md describes each version.
-const SchemaVersion = 1
+// it. docs/audit.md describes each version. Version 2: a denial record no
+// longer stands for one denial each (summaries count them; type, count,
+// since, overflow added).
+const SchemaVersion = 2
 
 // HookDaemon is Record.Hook of decisions the daemon made (not a kernel
 // hook): Operation "registration" with Decision "registered" or
@@ -67,8 +91,8 @@ func Event(t time.Time, container string, cgroupID uint64, cgroupPath, kind, rea
 		op = "registration"
 	}
 	return Record{
-		SchemaVersion: SchemaVersion,
-		Time:          t.UTC().Format(time.RFC3339Nano), Container: container, CgroupID: cgroupID, CeilingCgroupID: cgroupID,
+		SchemaVersion: SchemaVersion, Type: TypeDaemon,
+		Time: t.UTC().Format(time.RFC3339Nano), Container: container, CgroupID: cgroupID, CeilingCgroupID: cgroupID,
 		Hook: HookDaemon, Operation: op, Object: cgroupPath, Decision: kind, Reason: reason, Fingerprint: fingerprint,
 	}
 }
@@ -78,6 +102,7 @@ func Event(t time.Time, container string, cgroupID uint64, cgroupPath, kind, rea
 func FromDenial(d enforcer.Denial, container, fingerprint string) Record {
 	r := Record{
 		SchemaVersion:   SchemaVersion,
+		Type:            TypeDenial,
 		Time:            d.Time.UTC().Format(time.RFC3339Nano),
 		Container:       container,
 		CgroupID:        d.CgroupID,
@@ -95,6 +120,37 @@ func FromDenial(d enforcer.Denial, container, fingerprint string) Record {
 	}
 	if d.Errno != 0 {
 		r.Error = unix.ErrnoName(syscall.Errno(d.Errno))
+	}
+	return r
+}
+
+// FromSummary builds a summary record. path is the path of the first
+// denial of s.Key (its record), "" when unknown: the object then shows the
+// file's device and inode only. container and fingerprint as FromDenial.
+func FromSummary(s enforcer.Summary, container, fingerprint, path string) Record {
+	obj := s.Object
+	obj.Path = path
+	r := Record{
+		SchemaVersion:   SchemaVersion,
+		Type:            TypeSummary,
+		Time:            s.Until.UTC().Format(time.RFC3339Nano),
+		Since:           s.Since.UTC().Format(time.RFC3339Nano),
+		Container:       container,
+		CeilingCgroupID: s.CeilingCgroupID,
+		Hook:            s.Hook.String(),
+		Operation:       s.Operation(),
+		Field:           s.Field,
+		Errno:           int(s.Errno),
+		Decision:        s.Decision(),
+		Fingerprint:     fingerprint,
+		Count:           s.Count,
+		Overflow:        s.Overflow,
+	}
+	if !s.Overflow {
+		r.Object = obj.String()
+	}
+	if s.Errno != 0 {
+		r.Error = unix.ErrnoName(s.Errno)
 	}
 	return r
 }

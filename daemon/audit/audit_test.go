@@ -22,6 +22,34 @@ func TestFromDenial(t *testing.T) {
 		r.Object != "AF_INET SOCK_STREAM" {
 		t.Fatalf("record = %+v", r)
 	}
+	if r.Type != TypeDenial || r.SchemaVersion != 2 || r.Count != 0 {
+		t.Fatalf("record = %+v, want type denial, schema 2, no count", r)
+	}
+}
+
+func TestFromSummary(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := enforcer.Summary{CeilingCgroupID: 6, Hook: enforcer.HookFileOpen, Errno: syscall.EPERM, Field: "write",
+		Object: enforcer.Object{Kind: enforcer.ObjectFile, Dev: 8<<20 | 1, Ino: 99}, Count: 1000,
+		Since: t0, Until: t0.Add(time.Second)}
+	r := FromSummary(s, "c1", "v1;x", "/etc/passwd")
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["type"] != "summary" || m["count"] != float64(1000) || m["since"] != "2026-01-02T03:04:05Z" ||
+		m["time"] != "2026-01-02T03:04:06Z" || m["object"] != "/etc/passwd (dev 8:1 ino 99)" || m["hook"] != "file_open" ||
+		m["decision"] != "denied" || m["error"] != "EPERM" || m["container"] != "c1" || m["overflow"] != nil {
+		t.Fatalf("summary record = %s", b)
+	}
+	s.Overflow, s.Object = true, enforcer.Object{}
+	if r := FromSummary(s, "c1", "", ""); !r.Overflow || r.Object != "" || r.Count != 1000 {
+		t.Fatalf("overflow summary record = %+v", r)
+	}
 }
 
 func TestLogRotatesBySize(t *testing.T) {

@@ -41,8 +41,11 @@ const (
 type Sources struct {
 	Registered  func() int
 	LostRecords func() (uint64, error)
-	Hooks       func() []enforcer.HookStatus
-	Dropped     func() uint64 // follow-stream records dropped
+	// Unattributed: denials the kernel counted for no container (its
+	// tally maps full); nil: the metric is not exported.
+	Unattributed func() (uint64, error)
+	Hooks        func() []enforcer.HookStatus
+	Dropped      func() uint64 // follow-stream records dropped
 	// Unenforced counts the registered containers by coverage gap code
 	// (enforcer.Gap.Code); nil: the metric is not exported.
 	Unenforced func() map[string]int
@@ -88,7 +91,7 @@ func New(src Sources) *Metrics {
 	}, func() float64 { return float64(src.Registered()) }))
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "enforcerd_ringbuf_lost_records_total",
-		Help: "Denial records dropped because the kernel ring buffer was full (the denials were still enforced).",
+		Help: "Denial records dropped because the kernel ring buffer was full (the denials were still enforced and counted in enforcerd_denials_total).",
 	}, func() float64 {
 		n, err := src.LostRecords()
 		if err != nil {
@@ -96,6 +99,18 @@ func New(src Sources) *Metrics {
 		}
 		return float64(n)
 	}))
+	if src.Unattributed != nil {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "enforcerd_denials_unattributed_total",
+			Help: "Denials the kernel counted for no container because its tally maps were full (exact; with enforcerd_denials_total every denial).",
+		}, func() float64 {
+			n, err := src.Unattributed()
+			if err != nil {
+				return 0
+			}
+			return float64(n)
+		}))
+	}
 	if src.Dropped != nil {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "enforcerd_follow_dropped_records_total",

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -31,6 +30,7 @@ func VM(args []string) error {
 	fakes := fs.Int("fakes", 9999, "extra registered cgroup ids for the scale figure")
 	latN := fs.Int("latency", 50, "registration latency samples")
 	floodN := fs.Uint64("flood", 1_000_000, "audit flood: denied operations")
+	floodOnly := fs.Bool("flood-only", false, "load enforcerd and run only the audit flood")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -64,6 +64,10 @@ func VM(args []string) error {
 	}
 	defer stop()
 	r.port = port
+
+	if *floodOnly {
+		return r.floodOnly(*pin, mount, cgs["flood"], *floodN, t0)
+	}
 
 	ops := MicroOps
 	var llOps, denyOps []Op
@@ -324,86 +328,5 @@ func (r *run) runMemory() error {
 		return fmt.Errorf("enforcerd run: %w", err)
 	}
 	r.doc.Values = append(r.doc.Values, Value{"enforcerd_run_rss", rss / 1024, "MiB"}, Value{"enforcerd_run_peak_rss", hwm / 1024, "MiB"})
-	return nil
-}
-
-// flood: a child does n denied socket() calls while a reader drains the ring
-// buffer; every call must be denied, and read + lost records must add up.
-func (r *run) flood(enf *enforcer.Enforcer, cg cgroup.Cgroup, n uint64) error {
-	r.log("audit flood: %d denied operations", n)
-	rd, err := enf.NewReader()
-	if err != nil {
-		return err
-	}
-	defer rd.Close()
-	// Drain what earlier phases left in the ring.
-	_ = rd.Flush()
-	for {
-		if _, err := rd.Read(); err != nil {
-			if errors.Is(err, enforcer.ErrFlushed) {
-				break
-			}
-			if errors.Is(err, enforcer.ErrClosed) {
-				return err
-			}
-		}
-	}
-	lost0, err := enf.LostRecords()
-	if err != nil {
-		return err
-	}
-	w, err := startWorker(cg, r.args("flood", "-mode", "flood", "-n", strconv.FormatUint(n, 10))...)
-	if err != nil {
-		return err
-	}
-	if err := enf.Register(cg, denyNet); err != nil {
-		return err
-	}
-	defer func() { _ = enf.Unregister(cg.ID) }()
-	got := make(chan uint64)
-	go func() {
-		var k uint64
-		for {
-			d, err := rd.Read()
-			if err == nil {
-				if d.CgroupID == cg.ID {
-					k++
-				}
-				continue
-			}
-			if errors.Is(err, enforcer.ErrFlushed) || errors.Is(err, enforcer.ErrClosed) {
-				got <- k
-				return
-			}
-		}
-	}()
-	if err := w.start(); err != nil {
-		return err
-	}
-	res, err := w.result()
-	if err != nil {
-		return err
-	}
-	_ = rd.Flush()
-	read := <-got
-	lost1, err := enf.LostRecords()
-	if err != nil {
-		return err
-	}
-	lost := lost1 - lost0
-	intact := 0.0
-	if res.Denied == n && res.Allowed == 0 && res.Other == 0 {
-		intact = 1
-	}
-	r.doc.Values = append(r.doc.Values,
-		Value{"flood_denials_per_s", float64(res.Denied) / (res.ElapsedNs / 1e9), "/s"},
-		Value{"flood_every_op_denied", intact, "(1=yes)"},
-		Value{"flood_records_read", float64(read), "records"},
-		Value{"flood_records_lost", float64(lost), "records"},
-		Value{"flood_records_unaccounted", float64(int64(res.Denied) - int64(read) - int64(lost)), "records"})
-	r.log("flood: %d denied, %d allowed, %d other in %.1fs; %d records read, %d lost", res.Denied, res.Allowed, res.Other, res.ElapsedNs/1e9, read, lost)
-	if intact != 1 {
-		return fmt.Errorf("audit flood: enforcement not intact: %d allowed, %d other errors of %d", res.Allowed, res.Other, n)
-	}
 	return nil
 }

@@ -33,6 +33,8 @@ type WorkerResult struct {
 	Allowed   uint64  `json:"allowed,omitempty"`
 	Other     uint64  `json:"other,omitempty"`
 	ElapsedNs float64 `json:"elapsed_ns,omitempty"`
+	// DeniedBy: flood denials per distinct operation (FloodOps order).
+	DeniedBy []uint64 `json:"denied_by,omitempty"`
 }
 
 // Worker is the "worker" subcommand: set up, apply Landlock if asked, print
@@ -40,7 +42,8 @@ type WorkerResult struct {
 //
 // Modes: micro (each -ops op -iters times, after a warm-up of a tenth),
 // calibrate (each op for -calibrate, reporting ns/op), flood (-n denied
-// socket() calls), latency (socket() until stdin closes, printing the
+// operations: the sockets of floodSockets and opens for writing of -files,
+// in turn), latency (socket() until stdin closes, printing the
 // CLOCK_MONOTONIC time of every allowed<->denied flip).
 func Worker(args []string) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
@@ -55,6 +58,7 @@ func Worker(args []string) error {
 	ll := fs.Bool("landlock", false, "restrict self with Landlock: read-only / except -dir, TCP connect only to -port")
 	cal := fs.Duration("calibrate", 200*time.Millisecond, "calibrate: time per op")
 	n := fs.Uint64("n", 1_000_000, "flood: operations")
+	files := fs.String("files", "", "flood: comma-separated files to open for writing (after the sockets of FloodOps)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -124,15 +128,28 @@ func Worker(args []string) error {
 			res.NsPerOp[op] = float64(time.Since(t0).Nanoseconds()) / float64(k)
 		}
 	case "flood":
+		var paths []string
+		if *files != "" {
+			paths = strings.Split(*files, ",")
+		}
+		res.DeniedBy = make([]uint64, len(floodSockets)+len(paths))
 		t0 := time.Now()
 		for i := uint64(0); i < *n; i++ {
-			fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			k := int(i % uint64(len(res.DeniedBy)))
+			var fd int
+			var err error
+			if k < len(floodSockets) {
+				fd, err = unix.Socket(floodSockets[k][0], floodSockets[k][1]|unix.SOCK_CLOEXEC, 0)
+			} else {
+				fd, err = unix.Open(paths[k-len(floodSockets)], unix.O_WRONLY|unix.O_CLOEXEC, 0)
+			}
 			switch {
 			case err == nil:
 				unix.Close(fd)
 				res.Allowed++
 			case errors.Is(err, unix.EPERM):
 				res.Denied++
+				res.DeniedBy[k]++
 			default:
 				res.Other++
 			}

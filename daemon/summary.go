@@ -1,0 +1,155 @@
+package daemon
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/enforcerd/enforcerd/daemon/audit"
+	"github.com/enforcerd/enforcerd/daemon/metrics"
+	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/enforcer"
+)
+
+// summaryInterval is how often the daemon turns the kernel's denial counts
+// (enforcer.Tally) into summary records.
+const summaryInterval = time.Second
+
+// maxPaths bounds the paths of first records kept for their summaries.
+const maxPaths = 16384
+
+// auditPump reads denial records and the kernel's denial counts and writes
+// audit records (log, followers, journal) and the denial metric. The kernel
+// sends only the first denial of each kind per interval as a record and
+// counts every denial (bpf/tally.h); each tick swaps the counts out
+// (Tally.Rotate), reads the ring buffer to its end (so the first records
+// come before their summaries), then writes one summary record per distinct
+// denial with its exact count. The denial metric counts summaries, never
+// records; without a tally (nil) it counts records, one denial each.
+type auditPump struct {
+	rd    *enforcer.Reader
+	tally *enforcer.Tally
+	reg   *registry.Registry
+	alog  *audit.Log
+	hub   *audit.Hub
+	m     *metrics.Metrics
+	log   *slog.Logger
+	jr    *denialJournal
+	// paths of first records by key, until their summary is written.
+	paths map[enforcer.DenialKey]string
+	// summarized receives after each summary pass (non-blocking).
+	summarized chan struct{}
+}
+
+// run reads records until the reader is closed.
+func (p *auditPump) run() {
+	for {
+		d, err := p.rd.Read()
+		if errors.Is(err, enforcer.ErrClosed) {
+			return
+		}
+		if errors.Is(err, enforcer.ErrFlushed) {
+			p.summarize()
+			continue
+		}
+		if err != nil {
+			p.log.Error("denial record", "err", err)
+			continue
+		}
+		c, _ := p.reg.ByCgroup(d.CeilingCgroupID)
+		rec := audit.FromDenial(d, c.ID, c.Fingerprint)
+		if p.tally == nil {
+			p.m.Denials.WithLabelValues(rec.Container, rec.Hook, rec.Operation, rec.Decision).Inc()
+		} else if d.Object.Path != "" && len(p.paths) < maxPaths {
+			p.paths[d.Key] = d.Object.Path
+		}
+		p.write(rec)
+	}
+}
+
+// summarize writes the summaries the last Rotate read.
+func (p *auditPump) summarize() {
+	if p.tally != nil {
+		for _, s := range p.tally.Collect() {
+			c, _ := p.reg.ByCgroup(s.CeilingCgroupID)
+			rec := audit.FromSummary(s, c.ID, c.Fingerprint, p.paths[s.Key])
+			delete(p.paths, s.Key)
+			p.m.Denials.WithLabelValues(rec.Container, rec.Hook, rec.Operation, rec.Decision).Add(float64(s.Count))
+			p.write(rec)
+		}
+	}
+	select {
+	case p.summarized <- struct{}{}:
+	default:
+	}
+}
+
+func (p *auditPump) write(rec audit.Record) {
+	if p.alog != nil {
+		if err := p.alog.Write(rec); err != nil {
+			p.m.AuditErrors.Inc()
+			p.log.Error("audit log", "err", err)
+		}
+	}
+	p.hub.Publish(rec)
+	if p.jr != nil {
+		if err := p.jr.Record(rec); err != nil {
+			p.log.Warn("journal", "err", err)
+		}
+	}
+}
+
+// tick swaps the counts out and makes the reader return what the ring
+// buffer holds, then summarize (ErrFlushed).
+func (p *auditPump) tick() {
+	if p.tally != nil {
+		if err := p.tally.Rotate(); err != nil {
+			p.log.Error("denial counts", "err", err)
+		}
+	}
+	if err := p.rd.Flush(); err != nil {
+		p.log.Error("denial records", "err", err)
+	}
+}
+
+// start runs the pump and its ticker; the returned stop writes the last
+// summaries (waiting up to a second for them) and closes the reader.
+func (p *auditPump) start() (stop func()) {
+	p.paths = map[enforcer.DenialKey]string{}
+	p.summarized = make(chan struct{}, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.run()
+	}()
+	quit := make(chan struct{})
+	ticked := make(chan struct{})
+	go func() {
+		defer close(ticked)
+		t := time.NewTicker(summaryInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				p.tick()
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-ticked
+		select { // a summary pass of the ticker not yet taken
+		case <-p.summarized:
+		default:
+		}
+		p.tick()
+		select {
+		case <-p.summarized:
+		case <-time.After(time.Second):
+		}
+		p.rd.Close()
+		<-done
+	}
+}

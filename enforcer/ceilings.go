@@ -62,6 +62,11 @@ type Entry struct {
 	// WriteRootOf) beneath which writes stay allowed; at most
 	// MaxWriteRoots (bpf/roots.h, docs/design.md "Writable roots").
 	WriteRoots []FileID
+	// Process: the command restricts itself before its exec (`enforcerd
+	// run` without BPF LSM, internal/fallback); nil: no process layer.
+	// Only CoverageOf reads it: the kernel programs never see it, and
+	// Lookup does not return it.
+	Process *ProcessLayer
 }
 
 // FileID identifies a file the way the kernel does: the device of its

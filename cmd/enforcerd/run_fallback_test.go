@@ -88,14 +88,20 @@ func fbCases(t *testing.T) []fbCase {
 		{name: "write: unlink", flags: wd, op: "unlink", setup: fbFile("f", "keep"),
 			effect: func(dir string) bool { return !fbExists("f")(dir) }},
 		{name: "write: chmod", flags: wd, op: "chmod", setup: fbFile("f", "keep"),
-			effect: func(dir string) bool { st, err := os.Stat(filepath.Join(dir, "f")); return err == nil && st.Mode().Perm() == 0o777 }},
+			effect: func(dir string) bool {
+				st, err := os.Stat(filepath.Join(dir, "f"))
+				return err == nil && st.Mode().Perm() == 0o777
+			}},
 		{name: "write: chown", flags: wd, op: "chown", setup: fbFile("f", "keep"),
 			effect: func(dir string) bool {
 				var st unix.Stat_t
 				return unix.Stat(filepath.Join(dir, "f"), &st) == nil && st.Uid == 4242
 			}},
 		{name: "write: utimes", flags: wd, op: "fb-utimes", setup: fbFile("f", "keep"),
-			effect: func(dir string) bool { st, err := os.Stat(filepath.Join(dir, "f")); return err == nil && st.ModTime().Unix() == 1 }},
+			effect: func(dir string) bool {
+				st, err := os.Stat(filepath.Join(dir, "f"))
+				return err == nil && st.ModTime().Unix() == 1
+			}},
 		{name: "write: io_uring", flags: wd, op: "fb-io-uring", processOnly: true},
 		{name: "write: truncate", flags: wd, op: "fb-truncate", setup: fbFile("f", "keep"),
 			effect: func(dir string) bool { return !fbContains("f", "keep")(dir) }, minABI: 3, gapBelow: enforcer.GapWriteTruncate},

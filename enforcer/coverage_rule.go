@@ -148,7 +148,11 @@ func coverageOf(en Entry, lsmErr, cgErr error) Coverage {
 			}
 			partial(GapNetworkUnix, "network", fmt.Sprintf("seccomp denies every socket family but AF_UNIX (and io_uring); %s unix sockets still reach peers outside (a proxy or broker), and sockets inherited or passed in over them work: that needs BPF LSM (%v)", abstract, lsmErr))
 			if inet {
-				partial(GapNetworkEndpoints, "network", fmt.Sprintf("allowed tcp/udp endpoints are checked by destination address only (cgroup-BPF; Landlock, from ABI 4, by TCP port only); socket options and control messages that route packets through other hosts (IP source routes) need BPF LSM (%v)", lsmErr))
+				bind := "UDP sockets can bind and receive from any peer"
+				if !ll || h.LandlockABI < 4 {
+					bind = "TCP and UDP sockets can bind, listen and receive from any peer (Landlock denies TCP bind from ABI 4)"
+				}
+				partial(GapNetworkEndpoints, "network", fmt.Sprintf("allowed tcp/udp endpoints are checked by destination address only (cgroup-BPF; Landlock, from ABI 4, by TCP port only); %s; socket options and control messages that route packets through other hosts (IP source routes) need BPF LSM (%v)", bind, lsmErr))
 			}
 		case cgErr == nil:
 			cov.Mechanisms["network"] = []string{MechCgroupBPF}

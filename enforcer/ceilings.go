@@ -62,6 +62,11 @@ type Entry struct {
 	// WriteRootOf) beneath which writes stay allowed; at most
 	// MaxWriteRoots (bpf/roots.h, docs/design.md "Writable roots").
 	WriteRoots []FileID
+	// Process: the command restricts itself before its exec (`enforcerd
+	// run` without BPF LSM, internal/fallback); nil: no process layer.
+	// Only CoverageOf reads it: the kernel programs never see it, and
+	// Lookup does not return it.
+	Process *ProcessLayer
 }
 
 // FileID identifies a file the way the kernel does: the device of its
@@ -120,14 +125,21 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
 	if en.Pending && !e.CanActivateAtExec() {
 		return fmt.Errorf("register cgroup %s: %w: activation at exec needs tp_btf/sched_process_exec: %v", cg.Group, ErrCannotEnforce, e.LayerError(LayerLifecycle))
 	}
+	// With a process layer and no BPF LSM layer, the exec rules are the
+	// process layer's (Landlock): the exec maps, which need BPF LSM
+	// (inode storage), are neither needed nor always creatable.
+	bpfExec := en.Process == nil || e.LayerError(LayerLSM) == nil
 	if len(en.ExecAllow) > 0 {
 		if en.Ceiling.Shell != policy.ShellNone {
 			return fmt.Errorf("register cgroup %s: an exec allow list needs shell=none (have %s)", cg.Group, en.Ceiling.Shell)
 		}
-		if e.execAllow == nil {
+		if e.execAllow == nil && bpfExec {
 			return fmt.Errorf("register cgroup %s: %w: exec allow list: %v", cg.Group, ErrCannotEnforce, e.execMapsErr)
 		}
 		for _, f := range en.ExecAllow {
+			if e.execAllow == nil {
+				break
+			}
 			k := bpf.SharedExecKey{CgroupId: cg.ID, Ino: f.Ino, Dev: f.Dev}
 			if err := e.execAllow.Update(k, uint8(1), ebpf.UpdateAny); err != nil {
 				e.dropExecAllow(cg.ID)
@@ -135,7 +147,7 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
 			}
 		}
 	}
-	if err := e.setSince(cg.ID, en.Ceiling.Shell != policy.ShellFull); err != nil {
+	if err := e.setSince(cg.ID, en.Ceiling.Shell != policy.ShellFull && bpfExec); err != nil {
 		e.dropExecAllow(cg.ID)
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}

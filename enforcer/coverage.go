@@ -64,6 +64,11 @@ type Coverage struct {
 	// enforced. A registration with partial gaps is refused unless the
 	// caller opts in (Entry.AllowPartial).
 	Partial []Gap `json:"partial,omitempty"`
+	// Mechanisms names, per restricted field (network, write, shell; and
+	// "tamper"), what enforces it: MechBPFLSM, MechCgroupBPF,
+	// MechLandlock+"-abiN", MechSeccomp. Empty for a field with no
+	// mechanism.
+	Mechanisms map[string][]string `json:"mechanisms,omitempty"`
 }
 
 // Full reports whether every restricted field is enforced in full.
@@ -107,40 +112,19 @@ func joinGaps(gs []Gap) string {
 }
 
 // Coverage reports what this host enforces of c, from the layers that are
-// attached:
-//   - with the BPF LSM layer every field is enforced in full;
-//   - without it, network=false is enforced by the cgroup-BPF layer for
-//     AF_INET/AF_INET6 sockets only (GapNetworkNonInet), nothing stops a
-//     privileged workload from undoing its ceiling (GapTamper), and
-//     write=false and shell ceilings other than full have no mechanism;
-//   - without either layer network=false has no mechanism.
+// attached, for a registration without a process layer (a container, the
+// daemon's API): CoverageOf with an Entry of c alone. See coverageOf for
+// the rule.
 func (e *Enforcer) Coverage(c policy.KernelCeiling) Coverage {
-	lsmErr, cgErr := e.LayerError(LayerLSM), e.LayerError(LayerCgroup)
-	var cov Coverage
-	restricted := !c.Network || !c.Write || c.Shell != policy.ShellFull
-	if !restricted || lsmErr == nil {
-		return cov
-	}
-	if !c.Network {
-		if cgErr != nil {
-			cov.Missing = append(cov.Missing, Gap{Code: GapNetwork, Field: "network",
-				Detail: fmt.Sprintf("no BPF LSM (%v) and no cgroup-BPF (%v)", lsmErr, cgErr)})
-		} else {
-			cov.Partial = append(cov.Partial, Gap{Code: GapNetworkNonInet, Field: "network",
-				Detail: fmt.Sprintf("only AF_INET/AF_INET6 sockets the workload creates are denied (cgroup-BPF); other socket families, unix sockets to a broker outside, inherited or passed-in sockets and tun/tap devices need BPF LSM (%v)", lsmErr)})
-		}
-	}
-	if !c.Write {
-		cov.Missing = append(cov.Missing, Gap{Code: GapWrite, Field: "write",
-			Detail: fmt.Sprintf("write=false (and its writable roots) needs BPF LSM programs: %v", lsmErr)})
-	}
-	if c.Shell != policy.ShellFull {
-		cov.Missing = append(cov.Missing, Gap{Code: GapShell, Field: "shell",
-			Detail: fmt.Sprintf("shell=%s needs BPF LSM programs: %v", c.Shell, lsmErr)})
-	}
-	cov.Partial = append(cov.Partial, Gap{Code: GapTamper, Field: "all",
-		Detail: fmt.Sprintf("a privileged workload can leave its cgroup or detach the programs: the tamper protection needs BPF LSM (%v)", lsmErr)})
-	return cov
+	return coverageOf(Entry{Ceiling: c}, e.LayerError(LayerLSM), e.LayerError(LayerCgroup))
+}
+
+// CoverageOf is what this host enforces of the entry: its ceiling, its
+// allowed endpoints and, for `enforcerd run` on a host without BPF LSM, the
+// process layer it applies (Entry.Process). Register refuses an entry by
+// it (Coverage.Err); `enforcerd check` reports it per field.
+func (e *Enforcer) CoverageOf(en Entry) Coverage {
+	return coverageOf(en, e.LayerError(LayerLSM), e.LayerError(LayerCgroup))
 }
 
 // Field coverage states (FieldCoverage.State).
@@ -158,6 +142,8 @@ type FieldCoverage struct {
 	State string `json:"state"`
 	// By names the mechanism that enforces it ("" for CoverageNone).
 	By string `json:"by,omitempty"`
+	// Mechanisms (ReportFor only): the Mech* names that enforce it.
+	Mechanisms []string `json:"mechanisms,omitempty"`
 	// Gaps: what is not enforced when the field alone is restricted
 	// (network=false, write=false or shell=none), tamper included.
 	Gaps []Gap `json:"gaps,omitempty"`
@@ -193,4 +179,62 @@ func (e *Enforcer) Report() []FieldCoverage {
 		out = append(out, fc)
 	}
 	return out
+}
+
+// Report fields of ReportFor, in order. "tamper" is what keeps every other
+// field in force against a privileged workload.
+var reportFields = []struct {
+	name string
+	c    policy.KernelCeiling
+	key  string // Coverage.Mechanisms key
+}{
+	{"network", policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull}, "network"},
+	{"write", policy.KernelCeiling{Network: true, Write: false, Shell: policy.ShellFull}, "write"},
+	{"shell=none", policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}, "shell"},
+	{"shell=read_only", policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellReadOnly}, "shell"},
+	{"tamper", policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull}, "tamper"},
+}
+
+// ReportFor is the coverage of each field restricted alone (network=false,
+// write=false, shell=none, shell=read_only) and of the tamper protection,
+// in that order, for an entry with process layer p (nil: a container, or
+// the daemon's API). A field's Gaps leave out GapTamper, which is the
+// "tamper" row's. The decision is CoverageOf's.
+func (e *Enforcer) ReportFor(p *ProcessLayer) []FieldCoverage {
+	out := make([]FieldCoverage, 0, len(reportFields))
+	for _, f := range reportFields {
+		cov := e.CoverageOf(Entry{Ceiling: f.c, Process: p})
+		fc := FieldCoverage{Field: f.name, Mechanisms: cov.Mechanisms[f.key]}
+		var missing, partial bool
+		for _, g := range cov.Gaps() {
+			if (g.Code == GapTamper) != (f.name == "tamper") {
+				continue
+			}
+			fc.Gaps = append(fc.Gaps, g)
+			if f.name != "tamper" && containsGap(cov.Missing, g.Code) {
+				missing = true
+			} else {
+				partial = true
+			}
+		}
+		switch {
+		case missing:
+			fc.State, fc.Mechanisms = CoverageNone, nil
+		case partial:
+			fc.State = CoveragePartial
+		default:
+			fc.State = CoverageFull
+		}
+		out = append(out, fc)
+	}
+	return out
+}
+
+func containsGap(gs []Gap, code string) bool {
+	for _, g := range gs {
+		if g.Code == code {
+			return true
+		}
+	}
+	return false
 }

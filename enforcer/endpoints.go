@@ -167,30 +167,3 @@ func (e *Enforcer) lookupEndpoints(cgroupID uint64) []endpoint.Endpoint {
 	}
 	return decodeEndpoints(l)
 }
-
-// GapNetworkEndpoints: allowed tcp/udp endpoints on a host where only the
-// cgroup-BPF layer enforces network=false. Its connect and sendmsg hooks
-// judge the destination address a connect or send names; setsockopt
-// options and control messages that route packets through other hosts
-// (IP source routes, IPv6 routing headers), which the BPF LSM layer
-// refuses, are not seen. (Unix endpoints need nothing more: without BPF
-// LSM no unix socket is restricted at all, GapNetworkNonInet.)
-const GapNetworkEndpoints = "network-endpoints"
-
-// CoverageOf is Coverage of the entry's ceiling, with GapNetworkEndpoints
-// when it lists tcp or udp endpoints and network=false is enforced by the
-// cgroup-BPF layer alone. Register refuses an entry by it.
-func (e *Enforcer) CoverageOf(en Entry) Coverage {
-	cov := e.Coverage(en.Ceiling)
-	if en.Ceiling.Network || e.LayerError(LayerLSM) == nil || e.LayerError(LayerCgroup) != nil {
-		return cov
-	}
-	for _, ep := range en.AllowConnect {
-		if ep.Kind == endpoint.TCP || ep.Kind == endpoint.UDP {
-			cov.Partial = append(cov.Partial, Gap{Code: GapNetworkEndpoints, Field: "network",
-				Detail: fmt.Sprintf("allowed tcp/udp endpoints are checked by destination address only (cgroup-BPF); socket options and control messages that route packets through other hosts (IP source routes) need BPF LSM (%v)", e.LayerError(LayerLSM))})
-			break
-		}
-	}
-	return cov
-}

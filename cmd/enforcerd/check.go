@@ -20,7 +20,11 @@ const checkUsage = `Usage: enforcerd check [--json] [--pin-dir DIR]
 Report what this host can enforce: whether BPF LSM is active and its programs
 load, kernel BTF, the cgroup v2 mount, every hook (attached, re-adopted from a
 pin, or why not), and for each ceiling field whether it is enforceable and by
-which layer.
+which layer; the Landlock ABI, seccomp actions and sysctls
+"enforcerd run" can fall back on without BPF LSM; and the coverage per
+entry ("run", "containers") and field (network, write, shell=none,
+shell=read_only, tamper): full, partial or none, the mechanisms, and each
+gap by its code.
 
 check loads and pins the programs exactly as "enforcerd run" and the daemon
 would (re-adopting existing pins), so what it reports is what a workload
@@ -34,7 +38,16 @@ Flags:
                   hooks[{program, hook, layer, attached, adopted, optional,
                   error}] (as the daemon's GET /v1/status),
                   fields{network|write|shell: {enforceable, by, detail, unenforced}},
-                  enforceable, left_behind)
+                  enforceable, left_behind,
+                  host{landlock_abi, landlock_errata, landlock_error,
+                  seccomp_actions, seccomp_error, vm_memfd_noexec,
+                  kernel_io_uring_disabled, dev_tty_legacy_tiocsti} (-1:
+                  no such sysctl),
+                  coverage{run|containers: [{field, state, mechanisms,
+                  gaps[{code, field, detail}]}]} where field is network,
+                  write, shell=none, shell=read_only or tamper, state
+                  full|partial|none, mechanisms among bpf-lsm,
+                  cgroup-bpf, landlock-abiN, seccomp, no_new_privs)
   --pin-dir DIR   bpffs directory of the pinned programs and maps
                   (default /sys/fs/bpf/enforcerd)
 
@@ -68,7 +81,15 @@ type checkReport struct {
 	Hooks        []api.HookStatus      `json:"hooks"`
 	Fields       map[string]checkField `json:"fields"`
 	Enforceable  bool                  `json:"enforceable"`
-	Error        string                `json:"error,omitempty"`
+	// Host: the process-level mechanisms (Landlock ABI and errata,
+	// seccomp actions, sysctls) `enforcerd run` can add without BPF LSM.
+	Host enforcer.HostMechanisms `json:"host"`
+	// Coverage per entry ("run": enforcerd run, with its process layer;
+	// "containers": the OCI hook and the daemon's API), per field
+	// (network, write, shell=none, shell=read_only, tamper): state full |
+	// partial | none, mechanisms, gaps.
+	Coverage map[string][]enforcer.FieldCoverage `json:"coverage"`
+	Error    string                              `json:"error,omitempty"`
 	// LeftBehind says what check leaves in the kernel: the pins it found
 	// (as found, re-adopted), or nothing (it removes the pins it created).
 	LeftBehind string `json:"left_behind"`
@@ -129,7 +150,7 @@ func newCheckCmd(s streams) *cobra.Command {
 // buildCheckReport opens the enforcer as run would (verifier logs to
 // stderr when asked) and reports what it enforces.
 func buildCheckReport(pinDir string, stderr io.Writer) checkReport {
-	r := checkReport{Layers: map[string]checkLayer{}, Fields: map[string]checkField{}}
+	r := checkReport{Layers: map[string]checkLayer{}, Fields: map[string]checkField{}, Host: enforcer.ProbeHost()}
 	var uts unix.Utsname
 	if unix.Uname(&uts) == nil {
 		r.Kernel = unix.ByteSliceToString(uts.Release[:])
@@ -173,6 +194,10 @@ func buildCheckReport(pinDir string, stderr io.Writer) checkReport {
 		r.Layers[string(l)] = cl
 	}
 	r.Hooks = api.HooksFrom(enf.Hooks())
+	r.Coverage = map[string][]enforcer.FieldCoverage{
+		"run":        enf.ReportFor(&enforcer.ProcessLayer{Host: r.Host}),
+		"containers": enf.ReportFor(nil),
+	}
 	for _, fc := range enf.Report() {
 		switch fc.State {
 		case enforcer.CoverageNone:
@@ -226,6 +251,7 @@ func printCheckReport(w io.Writer, r checkReport) {
 	}
 	fmt.Fprintf(w, "hooks attached:  %d of %d\n", attached, len(r.Hooks))
 	fmt.Fprintf(w, "left behind:     %s\n", r.LeftBehind)
+	printHost(w, r.Host)
 	fmt.Fprintln(w)
 	for _, f := range []string{"network", "write", "shell"} {
 		cf := r.Fields[f]
@@ -239,6 +265,47 @@ func printCheckReport(w io.Writer, r checkReport) {
 			}
 		default:
 			fmt.Fprintf(w, "%-8s NOT enforceable: %s\n", f+":", cf.Detail)
+		}
+	}
+	printCoverage(w, r.Coverage)
+}
+
+// printHost prints the process-level mechanisms.
+func printHost(w io.Writer, h enforcer.HostMechanisms) {
+	ll := fmt.Sprintf("ABI %d (errata %#x)", h.LandlockABI, h.LandlockErrata)
+	if h.LandlockABI == 0 {
+		ll = "unusable: " + h.LandlockError
+	}
+	fmt.Fprintf(w, "landlock:        %s\n", ll)
+	sc := strings.Join(h.SeccompActions, ",")
+	if h.SeccompError != "" {
+		sc += " (unusable: " + h.SeccompError + ")"
+	}
+	fmt.Fprintf(w, "seccomp actions: %s\n", orDash(sc))
+	sysctl := func(v int) string {
+		if v < 0 {
+			return "absent"
+		}
+		return fmt.Sprint(v)
+	}
+	fmt.Fprintf(w, "sysctls:         vm.memfd_noexec=%s kernel.io_uring_disabled=%s dev.tty.legacy_tiocsti=%s\n",
+		sysctl(h.MemfdNoexec), sysctl(h.IOURingDisabled), sysctl(h.LegacyTIOCSTI))
+}
+
+// printCoverage prints the coverage of each entry kind, field by field,
+// with every gap on its own line.
+func printCoverage(w io.Writer, cov map[string][]enforcer.FieldCoverage) {
+	for _, entry := range []string{"run", "containers"} {
+		fcs, ok := cov[entry]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(w, "\ncoverage of %s:\n", entry)
+		for _, fc := range fcs {
+			fmt.Fprintf(w, "  %-16s %-8s %s\n", fc.Field, fc.State, orDash(strings.Join(fc.Mechanisms, ", ")))
+			for _, g := range fc.Gaps {
+				fmt.Fprintf(w, "  %-16s   gap %s\n", "", g)
+			}
 		}
 	}
 }

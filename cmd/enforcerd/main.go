@@ -35,6 +35,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/enforcerd/enforcerd/internal/fallback"
 )
 
 // Exit codes shared by every subcommand (documented in usage).
@@ -98,6 +100,11 @@ func verifierLog(w io.Writer) io.Writer {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == fallback.HelperArg {
+		// run's process layer (hosts without BPF LSM): restrict, then
+		// exec CMD. Not a command: no flags, no help.
+		os.Exit(fallback.Main(os.Args[2:], os.Stderr))
+	}
 	os.Exit(execute(os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
 }
 

@@ -76,9 +76,13 @@ Flags:
                          every enclosing ceiling also lists is reachable.
   --audit-only           do not deny: run CMD and report would-be denials
   --allow-partial        accept a ceiling this host enforces only in part
-                         (without BPF LSM: network=deny covers only the
-                         AF_INET/AF_INET6 sockets CMD creates, and nothing
-                         stops a root CMD from leaving its cgroup). Without
+                         (without BPF LSM CMD restricts itself with
+                         Landlock and seccomp before its exec: unix sockets,
+                         descriptors opened before run, code mapped with
+                         mmap, truncation before Landlock ABI 3 and a root
+                         CMD leaving its cgroup are not covered, and
+                         shell=read_only needs write=deny; "enforcerd
+                         check" lists the gaps of this host). Without
                          it such a ceiling is refused (exit 125) and the
                          message names what would not be enforced. The
                          enforcerd daemon's configuration caps this flag:
@@ -106,9 +110,12 @@ narrowest of each field); run then says which fields it narrows, and prints
 the denials it decides for CMD's processes as well.
 
 Fail closed: a field this host cannot enforce at all (write=deny or a shell
-ceiling without BPF LSM) is always refused with exit 125; a field it
-enforces only in part is refused unless --allow-partial is given (see
-"enforcerd check"). CMD never runs when enforcerd exits 125.
+ceiling without BPF LSM, and without Landlock and seccomp) is always
+refused with exit 125; a field it enforces only in part is refused unless
+--allow-partial is given (see "enforcerd check"). CMD never runs when
+enforcerd exits 125. Without BPF LSM, CMD is started through a helper (the
+enforcerd binary itself) that sets no_new_privs, applies a Landlock ruleset
+and a seccomp filter, then execs CMD.
 
 Exit status:
   CMD's own status (128+N when killed by signal N)

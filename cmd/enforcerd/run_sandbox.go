@@ -49,8 +49,8 @@ func runSandboxed(o runOptions, s streams) int {
 	sb, err := sandbox.Open(sandbox.Config{
 		Ceiling: o.ceiling, AuditOnly: o.auditOnly, AllowPartial: o.allowPartial,
 		Entrypoint: bin, ExecAllow: o.execAllow, AllowConnect: o.allowConnect, CgroupParent: o.cgroupParent,
-		WriteRoots: o.writeRootIDs,
-		PinDir:     o.pinDir, VerifierLog: verifierLog(stderr),
+		WriteRoots: o.writeRootIDs, WriteRootPaths: o.writeRoots, Helper: "/proc/self/exe",
+		PinDir: o.pinDir, VerifierLog: verifierLog(stderr),
 	})
 	if errors.Is(err, enforcer.ErrPartialCoverage) {
 		return fail("%v (--allow-partial)", err)
@@ -73,6 +73,9 @@ func runSandboxed(o runOptions, s streams) int {
 			return fail("--allow-partial: %v", err)
 		}
 		fmt.Fprintf(stderr, "enforcerd run: partial coverage (--allow-partial): NOT enforced: %s\n", strings.Join(gapLines(gaps), "; "))
+	}
+	if p := sb.ProcessLayer(); p != nil && !o.quiet {
+		fmt.Fprintf(stderr, "enforcerd run: no BPF LSM: CMD restricts itself before its exec (%s)\n", processMechanisms(sb.Coverage()))
 	}
 	if err := sb.Register(); err != nil {
 		return fail("%v", err)
@@ -170,6 +173,18 @@ func printDenial(w io.Writer, d sandbox.Denial) {
 func printable(s string) string {
 	q := strconv.Quote(s)
 	return q[1 : len(q)-1]
+}
+
+// processMechanisms lists the mechanisms of cov by field: "network:
+// seccomp+cgroup-bpf, write: landlock-abi6+seccomp".
+func processMechanisms(cov enforcer.Coverage) string {
+	var out []string
+	for _, f := range []string{"network", "write", "shell"} {
+		if m := cov.Mechanisms[f]; len(m) > 0 {
+			out = append(out, f+": "+strings.Join(m, "+"))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // gapLines renders coverage gaps for a message.

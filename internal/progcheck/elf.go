@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"io"
+	"os"
 	"strings"
 )
 
@@ -66,4 +67,16 @@ func loaderSONAME(soname string) bool {
 		}
 	}
 	return false
+}
+
+// ELFInterp returns the program interpreter (PT_INTERP) of the ELF file at
+// path: "" for a static ELF or a file that is not ELF. Errors: the file
+// cannot be opened.
+func ELFInterp(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return readELF(f).interp, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/fallback"
 )
 
 // Run starts c directly inside the sandbox's cgroup (clone3
@@ -25,6 +26,13 @@ import (
 func (s *Sandbox) Run(c *exec.Cmd, forward ...os.Signal) error {
 	if !s.registered || s.closed {
 		return ErrNotRegistered
+	}
+	if s.spec != nil {
+		// The process layer: the helper restricts itself, then execs c's
+		// program (inside the cgroup, like c would have run).
+		if err := fallback.Wrap(c, s.cfg.Helper, *s.spec); err != nil {
+			return fmt.Errorf("%w: %v", enforcer.ErrCannotEnforce, err)
+		}
 	}
 	dir, err := s.cg.OpenDir()
 	if err != nil {

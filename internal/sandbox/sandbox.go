@@ -38,6 +38,7 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/endpoint"
+	"github.com/enforcerd/enforcerd/internal/fallback"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -86,6 +87,14 @@ type Config struct {
 	// CgroupName is the transient cgroup's name. "": enforcerd-run-<pid>
 	// of the calling process.
 	CgroupName string
+	// WriteRootPaths are the paths of WriteRoots, in the same order (the
+	// process layer's Landlock rules name paths; their identities are
+	// checked again when the rules are added).
+	WriteRootPaths []string
+	// Helper is the enforcerd binary that applies the process layer
+	// (internal/fallback.Main behind fallback.HelperArg) on a host without
+	// BPF LSM. "": no process layer (coverage as for a container).
+	Helper string
 	// PinDir and VerifierLog are passed to enforcer.Open.
 	PinDir      string
 	VerifierLog io.Writer
@@ -100,6 +109,10 @@ type Sandbox struct {
 	mount  string
 	parent string
 	cov    enforcer.Coverage
+	// proc and spec: the process layer, when the BPF LSM layer is
+	// missing and cfg.Helper is set (nil otherwise).
+	proc *enforcer.ProcessLayer
+	spec *fallback.Spec
 
 	cg         cgroup.Cgroup
 	created    bool // cg exists: Close removes it
@@ -155,10 +168,25 @@ func Open(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	cov := enf.CoverageOf(enforcer.Entry{Ceiling: cfg.Ceiling, AllowConnect: cfg.AllowConnect})
+	proc := processLayer(cfg, enf)
+	cov := enf.CoverageOf(enforcer.Entry{Ceiling: cfg.Ceiling, AllowConnect: cfg.AllowConnect, Process: proc})
 	if err := cov.Err(cfg.AuditOnly, cfg.AllowPartial); err != nil {
 		enf.Close()
 		return nil, err
+	}
+	var spec *fallback.Spec
+	if proc != nil && (proc.Host.Landlock() || proc.Host.Seccomp()) {
+		var exe []string
+		if cfg.Ceiling.Shell == policy.ShellNone {
+			exe = append([]string{cfg.Entrypoint}, cfg.ExecAllow...)
+		}
+		sp, err := fallback.Plan(fallback.Config{Ceiling: cfg.Ceiling, Host: proc.Host, WriteRoots: cfg.WriteRootPaths,
+			Exec: exe, AllowConnect: cfg.AllowConnect})
+		if err != nil {
+			enf.Close()
+			return nil, fmt.Errorf("%w: process layer: %v", enforcer.ErrCannotEnforce, err)
+		}
+		spec = &sp
 	}
 	if len(cov.Partial) > 0 && !cfg.AuditOnly {
 		// The operator's choice, recorded by the daemon in these pins,
@@ -172,7 +200,30 @@ func Open(cfg Config) (*Sandbox, error) {
 			return nil, fmt.Errorf("%w (%w): partial coverage is not allowed on this host: %s (recorded in %s)", enforcer.ErrCannotEnforce, enforcer.ErrPartialCoverage, why, enforcer.HostPolicyPin)
 		}
 	}
-	return &Sandbox{cfg: cfg, enf: enf, mount: mount, parent: parent, cov: cov}, nil
+	return &Sandbox{cfg: cfg, enf: enf, mount: mount, parent: parent, cov: cov, proc: proc, spec: spec}, nil
+}
+
+// processLayer is the process layer Open uses: only without the BPF LSM
+// layer, for a restricting ceiling that denies (not audit-only), when a
+// helper can apply it.
+func processLayer(cfg Config, enf *enforcer.Enforcer) *enforcer.ProcessLayer {
+	c := cfg.Ceiling
+	if cfg.Helper == "" || cfg.AuditOnly || enf.LayerError(enforcer.LayerLSM) == nil || (c.Network && c.Write && c.Shell == policy.ShellFull) {
+		return nil
+	}
+	if len(cfg.WriteRootPaths) != len(cfg.WriteRoots) {
+		return nil // no paths for the Landlock rules: write stays missing
+	}
+	return &enforcer.ProcessLayer{Host: enforcer.ProbeHost()}
+}
+
+// ProcessLayer is the process layer applied to the command (nil: none):
+// what the host offers, for messages.
+func (s *Sandbox) ProcessLayer() *enforcer.ProcessLayer {
+	if s.spec == nil {
+		return nil
+	}
+	return s.proc
 }
 
 // DaemonReadsRecords reports whether a live enforcerd daemon reads the
@@ -266,7 +317,7 @@ func (s *Sandbox) Register() error {
 // with the exec allow list by identity.
 func (s *Sandbox) entry(pending bool) (enforcer.Entry, error) {
 	e := enforcer.Entry{Ceiling: s.cfg.Ceiling, AuditOnly: s.cfg.AuditOnly, Pending: pending,
-		AllowPartial: len(s.cov.Partial) > 0, AllowConnect: s.cfg.AllowConnect, WriteRoots: s.cfg.WriteRoots}
+		AllowPartial: len(s.cov.Partial) > 0, AllowConnect: s.cfg.AllowConnect, WriteRoots: s.cfg.WriteRoots, Process: s.proc}
 	allow := s.cfg.ExecAllow
 	if s.cfg.Ceiling.Shell == policy.ShellNone && !pending {
 		// Without activation at exec the entrypoint must be listed.

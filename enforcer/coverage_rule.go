@@ -1,0 +1,216 @@
+package enforcer
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/enforcerd/enforcerd/internal/endpoint"
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+// Mechanism names (Coverage.Mechanisms, `enforcerd check`). Landlock is
+// named with its ABI: "landlock-abi6".
+const (
+	MechBPFLSM        = "bpf-lsm"
+	MechCgroupBPF     = "cgroup-bpf"
+	MechLandlock      = "landlock"
+	MechSeccomp       = "seccomp"
+	MechContainerSpec = "container-spec"
+)
+
+// More gap codes (see the Gap* constants in coverage.go); a code is never
+// renamed.
+const (
+	// GapNetworkEndpoints: allowed tcp/udp endpoints on a host where only
+	// the cgroup-BPF layer enforces network=false. Its connect and sendmsg
+	// hooks judge the destination address a connect or send names;
+	// setsockopt options and control messages that route packets through
+	// other hosts (IP source routes, IPv6 routing headers), which the BPF
+	// LSM layer refuses, are not seen.
+	GapNetworkEndpoints = "network-endpoints"
+	// GapNetworkUnix: network=false enforced by the process layer
+	// (seccomp on socket/socketpair families other than AF_UNIX, and on
+	// io_uring_setup): unix sockets are not restricted (seccomp sees no
+	// path; before Landlock ABI 6 abstract ones neither), so a peer
+	// outside (a proxy, a broker) is reachable, and sockets inherited or
+	// passed in over a unix socket work.
+	GapNetworkUnix = "network-unix"
+	// GapWriteInheritedFDs: write=false enforced by Landlock: it checks
+	// opens, so files opened before the sandbox (inherited or passed-in
+	// descriptors, a redirected stdout) stay writable.
+	GapWriteInheritedFDs = "write-inherited-fds"
+	// GapWriteTruncate: Landlock before ABI 3 (Linux 6.2) does not handle
+	// truncation: truncate(2) and open(O_TRUNC) of a file the workload may
+	// read and DAC lets it write empty it.
+	GapWriteTruncate = "write-truncate"
+	// GapShellCodeMapping: shell=none enforced by Landlock's EXECUTE
+	// right: only exec is checked, not code mapped with mmap(PROT_EXEC).
+	// The dynamic loader an allowed dynamic program needs runs any file
+	// (ld.so /any/binary); written files can be mapped and run; an allowed
+	// file the workload can write runs what was written into it.
+	GapShellCodeMapping = "shell-code-mapping"
+	// GapShellReadOnly: shell=read_only with write allowed has no process
+	// layer mechanism (it needs the BPF LSM exec marks): programs the
+	// workload execs may write.
+	GapShellReadOnly = "shell-read-only"
+)
+
+// ProcessLayer is what `enforcerd run` applies to the command itself, on a
+// host without BPF LSM, in a re-exec helper before exec'ing it
+// (internal/fallback): no_new_privs, a Landlock ruleset and a seccomp
+// filter. Containers have none (Landlock restricts only the calling process
+// and its children: no OCI hook can apply it).
+type ProcessLayer struct {
+	// Host is what the kernel offers (ProbeHost).
+	Host HostMechanisms
+}
+
+// landlockName is the mechanism name of Landlock at abi.
+func landlockName(abi int) string { return MechLandlock + "-abi" + strconv.Itoa(abi) }
+
+// hasInetEndpoint reports whether eps lists a tcp or udp endpoint.
+func hasInetEndpoint(eps []endpoint.Endpoint) bool {
+	for _, ep := range eps {
+		if ep.Kind == endpoint.TCP || ep.Kind == endpoint.UDP {
+			return true
+		}
+	}
+	return false
+}
+
+// coverageOf is the one fail-closed decision of what this host enforces of
+// an entry, given the BPF LSM and cgroup-BPF layers' errors (nil: attached)
+// and the entry's process layer (nil: none). Every caller (Register, run,
+// the daemon's API and the OCI hook, `enforcerd check`) goes through it.
+//   - With the BPF LSM layer every field is enforced in full.
+//   - network=false: by seccomp when the process layer has it (GapNetworkUnix;
+//     allowed tcp/udp endpoints then need cgroup-BPF for their addresses,
+//     GapNetworkEndpoints), else by cgroup-BPF for AF_INET/AF_INET6 sockets
+//     only (GapNetworkNonInet, GapNetworkEndpoints), else missing.
+//   - write=false: by Landlock and seccomp together (GapWriteInheritedFDs;
+//     GapWriteTruncate before ABI 3), else missing.
+//   - shell=none: by Landlock and seccomp together (GapShellCodeMapping),
+//     else missing. shell=read_only: with write=false the write denial
+//     covers every exec'd program too; with write allowed the process
+//     layer has nothing (GapShellReadOnly, partial), else missing.
+//   - Without BPF LSM nothing stops a privileged workload from leaving its
+//     cgroup or detaching cgroup-BPF programs (GapTamper).
+func coverageOf(en Entry, lsmErr, cgErr error) Coverage {
+	c := en.Ceiling
+	var cov Coverage
+	if c.Network && c.Write && c.Shell == policy.ShellFull {
+		return cov
+	}
+	cov.Mechanisms = map[string][]string{}
+	if lsmErr == nil {
+		if !c.Network {
+			cov.Mechanisms["network"] = []string{MechBPFLSM, MechCgroupBPF}
+		}
+		if !c.Write {
+			cov.Mechanisms["write"] = []string{MechBPFLSM}
+		}
+		if c.Shell != policy.ShellFull {
+			cov.Mechanisms["shell"] = []string{MechBPFLSM}
+		}
+		cov.Mechanisms["tamper"] = []string{MechBPFLSM}
+		return cov
+	}
+	var ll, sc bool
+	var h HostMechanisms
+	if en.Process != nil {
+		h = en.Process.Host
+		ll, sc = h.Landlock(), h.Seccomp()
+	}
+	missing := func(code, field, detail string) {
+		cov.Missing = append(cov.Missing, Gap{Code: code, Field: field, Detail: detail})
+	}
+	partial := func(code, field, detail string) {
+		cov.Partial = append(cov.Partial, Gap{Code: code, Field: field, Detail: detail})
+	}
+	noProcess := processLayerAbsence(en.Process, ll, sc)
+	if !c.Network {
+		inet := hasInetEndpoint(en.AllowConnect)
+		switch {
+		case sc && inet && cgErr != nil:
+			missing(GapNetwork, "network", fmt.Sprintf("allowed tcp/udp endpoints need the cgroup-BPF address checks (%v); seccomp sees no address", cgErr))
+		case sc:
+			m := []string{MechSeccomp}
+			if cgErr == nil {
+				m = append(m, MechCgroupBPF)
+			}
+			if inet && ll && h.LandlockABI >= 4 {
+				m = append(m, landlockName(h.LandlockABI))
+			}
+			cov.Mechanisms["network"] = m
+			abstract := "pathname and abstract"
+			if ll && h.LandlockABI >= 6 {
+				abstract = "pathname (abstract ones are scoped by Landlock)"
+			}
+			partial(GapNetworkUnix, "network", fmt.Sprintf("seccomp denies every socket family but AF_UNIX (and io_uring); %s unix sockets still reach peers outside (a proxy or broker), and sockets inherited or passed in over them work: that needs BPF LSM (%v)", abstract, lsmErr))
+			if inet {
+				bind := "UDP sockets can bind and receive from any peer"
+				if !ll || h.LandlockABI < 4 {
+					bind = "TCP and UDP sockets can bind, listen and receive from any peer (Landlock denies TCP bind from ABI 4)"
+				}
+				partial(GapNetworkEndpoints, "network", fmt.Sprintf("allowed tcp/udp endpoints are checked by destination address only (cgroup-BPF; Landlock, from ABI 4, by TCP port only); %s; socket options and control messages that route packets through other hosts (IP source routes) need BPF LSM (%v)", bind, lsmErr))
+			}
+		case cgErr == nil:
+			cov.Mechanisms["network"] = []string{MechCgroupBPF}
+			partial(GapNetworkNonInet, "network", fmt.Sprintf("only AF_INET/AF_INET6 sockets the workload creates are denied (cgroup-BPF); other socket families, unix sockets to a broker outside, inherited or passed-in sockets and tun/tap devices need BPF LSM (%v)%s", lsmErr, noProcess))
+			if inet {
+				partial(GapNetworkEndpoints, "network", fmt.Sprintf("allowed tcp/udp endpoints are checked by destination address only (cgroup-BPF); socket options and control messages that route packets through other hosts (IP source routes) need BPF LSM (%v)", lsmErr))
+			}
+		default:
+			missing(GapNetwork, "network", fmt.Sprintf("no BPF LSM (%v) and no cgroup-BPF (%v)%s", lsmErr, cgErr, noProcess))
+		}
+	}
+	procFS := ll && sc
+	if !c.Write {
+		if procFS {
+			cov.Mechanisms["write"] = []string{landlockName(h.LandlockABI), MechSeccomp}
+			partial(GapWriteInheritedFDs, "write", fmt.Sprintf("Landlock checks opens: files opened before the sandbox (inherited or passed-in descriptors, a redirected stdout) stay writable; BPF LSM checks every write (%v)", lsmErr))
+			if h.LandlockABI < 3 {
+				partial(GapWriteTruncate, "write", fmt.Sprintf("Landlock ABI %d does not handle truncation (ABI 3, Linux 6.2): truncate(2) and open(O_TRUNC) empty a readable file DAC lets the workload write", h.LandlockABI))
+			}
+		} else {
+			missing(GapWrite, "write", fmt.Sprintf("write=false (and its writable roots) needs BPF LSM programs: %v%s", lsmErr, noProcess))
+		}
+	}
+	switch {
+	case c.Shell == policy.ShellFull:
+	case procFS && c.Shell == policy.ShellNone:
+		cov.Mechanisms["shell"] = []string{landlockName(h.LandlockABI), MechSeccomp}
+		partial(GapShellCodeMapping, "shell", fmt.Sprintf("Landlock checks exec only, not code mapped with mmap(PROT_EXEC): the dynamic loader a dynamic program needs runs any file (ld.so /any/binary), written files can be mapped and run, an allowed file the workload can write runs what was written into it; BPF LSM checks mappings (%v)", lsmErr))
+	case procFS && !c.Write:
+		// read_only: no exec'd program may write, and write=false
+		// already denies every process of the tree.
+		cov.Mechanisms["shell"] = []string{landlockName(h.LandlockABI), MechSeccomp}
+	case procFS:
+		partial(GapShellReadOnly, "shell", fmt.Sprintf("shell=read_only with write allowed: nothing stops exec'd programs from writing (it needs the BPF LSM exec marks: %v)", lsmErr))
+	default:
+		missing(GapShell, "shell", fmt.Sprintf("shell=%s needs BPF LSM programs: %v%s", c.Shell, lsmErr, noProcess))
+	}
+	tamper := fmt.Sprintf("a privileged workload can leave its cgroup or detach the programs: the tamper protection needs BPF LSM (%v)", lsmErr)
+	if en.Process != nil && (ll || sc) {
+		tamper = fmt.Sprintf("a privileged workload can leave its cgroup or detach the cgroup-BPF programs (the Landlock domain and seccomp filter stay with every process); the tamper protection needs BPF LSM (%v)", lsmErr)
+		cov.Mechanisms["tamper"] = []string{"no_new_privs"}
+	}
+	partial(GapTamper, "all", tamper)
+	return cov
+}
+
+// processLayerAbsence says, for a gap's detail, why no process layer
+// covers it ("" when Landlock and seccomp are both usable).
+func processLayerAbsence(p *ProcessLayer, ll, sc bool) string {
+	switch {
+	case p == nil:
+		return ""
+	case !ll && !sc:
+		return fmt.Sprintf("; no fallback: Landlock %s, seccomp: %s", p.Host.LandlockError, p.Host.SeccompError)
+	case !ll:
+		return fmt.Sprintf("; no fallback: Landlock %s", p.Host.LandlockError)
+	case !sc:
+		return fmt.Sprintf("; no fallback: %s", p.Host.SeccompError)
+	}
+	return ""
+}

@@ -73,10 +73,17 @@ type Package struct {
 	// Panicked is true when a line of the binary's output starts with
 	// "panic: " (a test's panic, or -test.timeout's).
 	Panicked bool
+	// FailureOutput holds, for each failed test, the last lines it
+	// printed (at most FailureOutputLines), so that a failure can be
+	// diagnosed from the summary alone.
+	FailureOutput map[string][]string
 	// Ended and Status come from the section (Section.Ended, .Status).
 	Ended  bool
 	Status int
 }
+
+// FailureOutputLines bounds Package.FailureOutput per test.
+const FailureOutputLines = 25
 
 // StatusText is the table's STATUS column: "ok", "exit N", or "crashed"
 // when the binary never reached its end marker.
@@ -101,6 +108,7 @@ func (p Package) OK() bool {
 func Summarize(s Section, events []Event) Package {
 	p := Package{Name: s.Package, Ended: s.Ended, Status: s.Status}
 	running := map[string]bool{}
+	output := map[string][]string{}
 	var started []string
 	for _, e := range events {
 		if e.Action == "output" && strings.HasPrefix(e.Output, "panic: ") {
@@ -110,6 +118,16 @@ func Summarize(s Section, events []Event) Package {
 			continue // package-level events: the end marker's status decides
 		}
 		switch e.Action {
+		case "output":
+			line := strings.TrimRight(e.Output, "\n")
+			if strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimSpace(line), "=== ") {
+				break
+			}
+			o := append(output[e.Test], line)
+			if len(o) > FailureOutputLines {
+				o = o[len(o)-FailureOutputLines:]
+			}
+			output[e.Test] = o
 		case "run":
 			if !running[e.Test] {
 				started = append(started, e.Test)
@@ -122,6 +140,10 @@ func Summarize(s Section, events []Event) Package {
 		case "fail":
 			p.Failed++
 			p.FailedTests = append(p.FailedTests, e.Test)
+			if p.FailureOutput == nil {
+				p.FailureOutput = map[string][]string{}
+			}
+			p.FailureOutput[e.Test] = output[e.Test]
 			delete(running, e.Test)
 		case "skip":
 			p.Skipped++

@@ -169,6 +169,7 @@ func (r Report) Print(w io.Writer, h Header) {
 		fmt.Fprintln(w, "vmtest: WARNING: ******************************************************************")
 	}
 	if !r.OK() {
+		r.printFailureOutput(w)
 		fmt.Fprintln(w)
 		for _, p := range r.Problems {
 			fmt.Fprintf(w, "vmtest: FAIL: %s\n", p)
@@ -177,4 +178,28 @@ func (r Report) Print(w io.Writer, h Header) {
 	}
 	fmt.Fprintf(w, "vmtest: PASS (%d tests in %d packages on %s)\n", r.Passed, len(r.Packages), h.Kernel)
 	fmt.Fprintf(w, "vmtest: %d passed, 0 failed\n", r.Passed)
+}
+
+// printFailureOutput writes what each failed leaf test printed last (a
+// parent test's own output is only its subtests' headers). It comes right
+// before the FAIL lines: a log cut to its tail still shows why.
+func (r Report) printFailureOutput(w io.Writer) {
+	for _, p := range r.Packages {
+		for _, t := range p.FailedTests {
+			leaf := true
+			for _, u := range p.FailedTests {
+				if strings.HasPrefix(u, t+"/") {
+					leaf = false
+					break
+				}
+			}
+			if !leaf {
+				continue
+			}
+			fmt.Fprintf(w, "\nvmtest: output of failed test %s %s (last %d lines at most):\n", p.Name, t, FailureOutputLines)
+			for _, l := range p.FailureOutput[t] {
+				fmt.Fprintf(w, "    %s\n", l)
+			}
+		}
+	}
 }

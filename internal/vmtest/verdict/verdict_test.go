@@ -257,6 +257,15 @@ func TestPrintWarningAndFail(t *testing.T) {
 	if !strings.Contains(b.String(), "\nvmtest: FAIL: enforcer: 2 test(s) failed: TestSubtests/second TestSubtests\n") || strings.Contains(b.String(), "vmtest: PASS") {
 		t.Errorf("failing run:\n%s", b.String())
 	}
+	// What the failed leaf test printed comes before the FAIL lines; its
+	// parent, whose own output is only headers, is not repeated.
+	out := b.String()
+	i := strings.Index(out, "vmtest: output of failed test enforcer TestSubtests/second ")
+	j := strings.Index(out, "    sample_test.go:23: deliberate failure\n")
+	k := strings.Index(out, "vmtest: FAIL:")
+	if i < 0 || j < i || k < j || strings.Contains(out, "output of failed test enforcer TestSubtests ") {
+		t.Errorf("failure output missing, misplaced or repeated for the parent:\n%s", out)
+	}
 }
 
 func TestCheckSelftest(t *testing.T) {

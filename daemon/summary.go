@@ -56,7 +56,7 @@ func (p *auditPump) run() {
 			p.log.Error("denial record", "err", err)
 			continue
 		}
-		c, _ := p.reg.ByCgroup(d.CeilingCgroupID)
+		c, _ := p.reg.Attribution(d.CeilingCgroupID)
 		rec := audit.FromDenial(d, c.ID, c.Fingerprint)
 		if p.tally == nil {
 			p.m.Denials.WithLabelValues(rec.Container, rec.Hook, rec.Operation, rec.Decision).Inc()
@@ -71,7 +71,9 @@ func (p *auditPump) run() {
 func (p *auditPump) summarize() {
 	if p.tally != nil {
 		for _, s := range p.tally.Collect() {
-			c, _ := p.reg.ByCgroup(s.CeilingCgroupID)
+			// The container may have ended since its denials were
+			// counted: Attribution remembers it.
+			c, _ := p.reg.Attribution(s.CeilingCgroupID)
 			rec := audit.FromSummary(s, c.ID, c.Fingerprint, p.paths[s.Key])
 			delete(p.paths, s.Key)
 			p.m.Denials.WithLabelValues(rec.Container, rec.Hook, rec.Operation, rec.Decision).Add(float64(s.Count))

@@ -46,6 +46,34 @@ func (r *Registry) ByCgroup(id uint64) (state.Container, bool) {
 	return r.byID[cid], true
 }
 
+// Attribution is ByCgroup, also for a container removed lately (one of
+// the last Options.GoneKept removals): the container a denial counted under cgroup id
+// belonged to, for the summary written after the container ended.
+func (r *Registry) Attribution(id uint64) (state.Container, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if cid, ok := r.byCgroup[id]; ok {
+		return r.byID[cid], true
+	}
+	c, ok := r.gone[id]
+	return c, ok
+}
+
+// forget removes container id (registered under c.CgroupID) and keeps it
+// for Attribution. Called with r.mu held.
+func (r *Registry) forget(id string, c state.Container) {
+	delete(r.byID, id)
+	delete(r.byCgroup, c.CgroupID)
+	if _, ok := r.gone[c.CgroupID]; !ok {
+		r.goneOrder = append(r.goneOrder, c.CgroupID)
+	}
+	r.gone[c.CgroupID] = c
+	if len(r.goneOrder) > r.o.GoneKept {
+		delete(r.gone, r.goneOrder[0])
+		r.goneOrder = r.goneOrder[1:]
+	}
+}
+
 // List returns every container, ordered by id.
 func (r *Registry) List() []state.Container {
 	r.mu.Lock()

@@ -150,8 +150,7 @@ func (r *Registry) sweepLocked(orphans bool) Report {
 			if err := r.o.Enforcer.Unregister(c.CgroupID); err != nil && !errors.Is(err, enforcer.ErrNotRegistered) {
 				r.o.Log.Warn("reconcile: unregister gone cgroup", "container", id, "cgroup_id", c.CgroupID, "err", err)
 			}
-			delete(r.byID, id)
-			delete(r.byCgroup, c.CgroupID)
+			r.forget(id, c)
 			rep.Dropped = append(rep.Dropped, id)
 		default:
 			if _, ok := inMap[c.CgroupID]; ok {

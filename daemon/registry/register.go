@@ -206,7 +206,6 @@ func (r *Registry) Unregister(id string) error {
 		}
 		return fmt.Errorf("container %s: %w", id, err)
 	}
-	delete(r.byID, id)
-	delete(r.byCgroup, c.CgroupID)
+	r.forget(id, c)
 	return nil
 }

@@ -92,6 +92,9 @@ type Options struct {
 	// exec in its cgroup) before CheckPending freezes the cgroup
 	// (default DefaultPendingDeadline).
 	PendingDeadline time.Duration
+	// GoneKept is how many removed containers Attribution remembers
+	// (default DefaultGoneKept).
+	GoneKept int
 	// StartTime returns a process's start time in clock ticks after boot
 	// (default procid.StartTime); tests substitute it.
 	StartTime func(pid int) (uint64, error)
@@ -120,7 +123,16 @@ type Registry struct {
 	o        Options
 	byID     map[string]state.Container
 	byCgroup map[uint64]string
+	// gone keeps the containers removed last (at most o.GoneKept), by
+	// cgroup id, for Attribution: a denial counted just before its
+	// container was removed is summarized after.
+	gone      map[uint64]state.Container
+	goneOrder []uint64
 }
+
+// DefaultGoneKept bounds the removed containers Attribution remembers:
+// more removals than happen in a few summary intervals on a busy node.
+const DefaultGoneKept = 4096
 
 // New makes an empty registry; call Reconcile to load the state file.
 func New(o Options) *Registry {
@@ -132,6 +144,9 @@ func New(o Options) *Registry {
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.GoneKept <= 0 {
+		o.GoneKept = DefaultGoneKept
 	}
 	if o.PendingDeadline <= 0 {
 		o.PendingDeadline = DefaultPendingDeadline
@@ -145,7 +160,7 @@ func New(o Options) *Registry {
 	if o.CheckProcesses == nil {
 		o.CheckProcesses = progcheck.CheckProcesses
 	}
-	return &Registry{o: o, byID: map[string]state.Container{}, byCgroup: map[uint64]string{}}
+	return &Registry{o: o, byID: map[string]state.Container{}, byCgroup: map[uint64]string{}, gone: map[uint64]state.Container{}}
 }
 
 // snapshotWith is the current containers plus add (if its id is set) minus

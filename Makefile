@@ -5,7 +5,7 @@ KERNEL ?= 6.12
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN := bin/enforcerd
 
-.PHONY: all build dist man generate generate-check lint unit test vmtest vmtest-all vmtest-selftest demo bench deps clean
+.PHONY: all build image dist man generate generate-check lint unit test vmtest vmtest-all vmtest-selftest demo bench deps clean
 
 all: build man
 
@@ -21,6 +21,15 @@ LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Revision=$(REV
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/enforcerd
+
+# The DaemonSet's container image, without a container engine: the static
+# binary in one layer, as a docker-archive tarball (scripts/image, with
+# github.com/google/go-containerregistry). Load it with `docker load`,
+# `podman load` or `ctr -n k8s.io images import`, or push it.
+IMAGE_TAG ?= $(VERSION)
+image: build
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) $(GO) run ./scripts/image \
+		--binary $(BIN) --tag enforcerd:$(IMAGE_TAG) --version $(VERSION) --revision $(REVISION) --out bin/enforcerd-image.tar
 
 # The release tarball and its SHA-256 file in dist/ (scripts/dist --help).
 dist:

@@ -115,6 +115,7 @@ func TestKubernetesManifests(t *testing.T) {
 		"/var/lib/enforcerd": "the state file",
 		"/var/log/enforcerd": "the audit log",
 		"/var/run/nri":       "the NRI socket's directory",
+		"/opt/enforcerd/bin": "the hook binary's directory (hook mode)",
 	}
 	for p, what := range want {
 		m, ok := mounts[p]
@@ -128,11 +129,14 @@ func TestKubernetesManifests(t *testing.T) {
 	if hostPaths["nri"].Path != "/var/run/nri" {
 		t.Error("mount the NRI directory, not the socket: the runtime recreates it when it restarts")
 	}
+	if !cfg.NRI.InstallHook {
+		t.Error("nri.install_hook is off: under CRI-O the hook binary would be missing on the host")
+	}
 	if _, ok := mounts["/etc/enforcerd"]; !ok {
 		t.Error("the configuration is not mounted at /etc/enforcerd")
 	}
 	for what, p := range map[string]string{"socket": cfg.Socket, "state": cfg.State, "pin_dir": cfg.PinDir,
-		"audit.path": cfg.Audit.Path, "nri.socket": cfg.NRI.Socket} {
+		"audit.path": cfg.Audit.Path, "nri.socket": cfg.NRI.Socket, "nri.hook_path": cfg.NRI.HookPath} {
 		if !under(p, mounts) {
 			t.Errorf("config %s %s is under no host mount", what, p)
 		}

@@ -46,6 +46,12 @@ type Config struct {
 	// HookPath is the host path of the enforcerd binary the runtime runs
 	// as the injected hook (hook mode only; it must exist on the host).
 	HookPath string `yaml:"hook_path"`
+	// InstallHook, in hook mode, copies the daemon's own executable to
+	// HookPath when the plugin connects (InstallHookBinary), so the
+	// hooks run the daemon's version; for a daemon in a pod, whose
+	// binary is not on the host. Default false: the binary is installed
+	// on the host by other means.
+	InstallHook bool `yaml:"install_hook"`
 	// MaxCeiling bounds every container registered through the plugin
 	// (ceiling text; "" = no bound).
 	MaxCeiling string `yaml:"max_ceiling"`

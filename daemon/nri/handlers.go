@@ -23,6 +23,17 @@ func (p *Plugin) Configure(_ context.Context, _, runtime, version string) (api.E
 		p.o.Log.Error("nri: configure", "runtime", runtime, "version", version, "err", err)
 		return 0, err
 	}
+	if mode == ModeHook && p.o.Config.InstallHook {
+		// Before any container is seen: a hook that does not exist
+		// fails every annotated container, a stale one is the wrong
+		// version.
+		if err := InstallHookBinary(p.o.SelfExe, p.o.Config.HookPath); err != nil {
+			p.o.Metrics.Events.WithLabelValues("configure", "error").Inc()
+			p.o.Log.Error("nri: configure: installing the hook binary", "path", p.o.Config.HookPath, "err", err)
+			return 0, err
+		}
+		p.o.Log.Info("nri: hook binary installed", "path", p.o.Config.HookPath)
+	}
 	p.mu.Lock()
 	p.mode = mode
 	p.mu.Unlock()

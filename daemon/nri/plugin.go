@@ -80,6 +80,9 @@ type Options struct {
 	Now     func() time.Time
 	// ProcRoot is where the runtime's processes are seen ("/proc").
 	ProcRoot string
+	// SelfExe is the executable Config.InstallHook copies to
+	// Config.HookPath ("": /proc/self/exe).
+	SelfExe string
 }
 
 // Plugin is the NRI plugin. Its exported methods are the stub's handlers.
@@ -111,6 +114,9 @@ func New(o Options) (*Plugin, error) {
 	}
 	if o.ProcRoot == "" {
 		o.ProcRoot = "/proc"
+	}
+	if o.SelfExe == "" {
+		o.SelfExe = "/proc/self/exe"
 	}
 	return &Plugin{o: o}, nil
 }

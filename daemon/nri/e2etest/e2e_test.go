@@ -190,6 +190,9 @@ func TestVMNRIContainerd(t *testing.T) {
 		}
 	}
 	ctl.remove()
+
+	// The DaemonSet's image, built from this binary, runs in containerd.
+	e.checkDaemonImage()
 }
 
 // notFound: the daemon's API answered 404 (no such container).

@@ -3,12 +3,16 @@ package e2etest
 import (
 	"archive/tar"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
+	"io"
 	"os"
 	"runtime"
 	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
 // testImage is the name the image is imported under and the pods use
@@ -18,11 +22,12 @@ const testImage = "docker.io/enforcerd/e2e:1"
 // busyboxApplets are the /bin links of the test image.
 var busyboxApplets = []string{"sh", "sleep", "wget", "touch", "echo", "ls", "cat"}
 
-// writeImage writes to path an OCI image layout archive (what `ctr images
-// import` reads) of one uncompressed layer: the static busybox at bb as
+// writeImage writes to path a docker-archive (what `ctr images import`
+// reads; built with go-containerregistry, as `make image` builds the
+// DaemonSet's) of one layer: the static busybox at bb as
 // /bin/busybox with busyboxApplets linked to it, /tmp, /etc. Its config
-// runs /bin/sleep (the pod sandboxes' process) with PATH=/bin; the index
-// names it testImage.
+// runs /bin/sleep (the pod sandboxes' process) with PATH=/bin; the archive
+// tags it testImage.
 func writeImage(t *testing.T, path, bb string) {
 	t.Helper()
 	bin, err := os.ReadFile(bb)
@@ -55,60 +60,31 @@ func writeImage(t *testing.T, path, bb string) {
 		t.Fatal(err)
 	}
 
-	type desc struct {
-		MediaType   string            `json:"mediaType"`
-		Digest      string            `json:"digest"`
-		Size        int               `json:"size"`
-		Annotations map[string]string `json:"annotations,omitempty"`
-		Platform    map[string]string `json:"platform,omitempty"`
+	lt := layer.Bytes()
+	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(lt)), nil })
+	if err != nil {
+		t.Fatal(err)
 	}
-	blobs := map[string][]byte{}
-	blob := func(mediaType string, b []byte) desc {
-		sum := sha256.Sum256(b)
-		d := "sha256:" + hex.EncodeToString(sum[:])
-		blobs[hex.EncodeToString(sum[:])] = b
-		return desc{MediaType: mediaType, Digest: d, Size: len(b)}
+	img, err := mutate.AppendLayers(empty.Image, l)
+	if err != nil {
+		t.Fatal(err)
 	}
-	mustJSON := func(v any) []byte {
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
 	}
-	layerDesc := blob("application/vnd.oci.image.layer.v1.tar", layer.Bytes())
-	cfg := blob("application/vnd.oci.image.config.v1+json", mustJSON(map[string]any{
-		"architecture": runtime.GOARCH, "os": "linux",
-		"config": map[string]any{"Env": []string{"PATH=/bin"}, "Cmd": []string{"/bin/sleep", "1000000"}},
-		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{layerDesc.Digest}},
-	}))
-	manifest := blob("application/vnd.oci.image.manifest.v1+json", mustJSON(map[string]any{
-		"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-		"config": cfg, "layers": []desc{layerDesc},
-	}))
-	manifest.Annotations = map[string]string{"io.containerd.image.name": testImage, "org.opencontainers.image.ref.name": "1"}
-	manifest.Platform = map[string]string{"architecture": runtime.GOARCH, "os": "linux"}
-	index := mustJSON(map[string]any{
-		"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
-		"manifests": []desc{manifest},
-	})
-
+	cfg = cfg.DeepCopy()
+	cfg.Architecture, cfg.OS = runtime.GOARCH, "linux"
+	cfg.Config = v1.Config{Env: []string{"PATH=/bin"}, Cmd: []string{"/bin/sleep", "1000000"}}
+	if img, err = mutate.ConfigFile(img, cfg); err != nil {
+		t.Fatal(err)
+	}
+	tag, err := name.NewTag(testImage)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out bytes.Buffer
-	aw := tar.NewWriter(&out)
-	file := func(name string, b []byte) {
-		if err := aw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: int64(len(b))}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := aw.Write(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	file("oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`))
-	file("index.json", index)
-	for h, b := range blobs {
-		file("blobs/sha256/"+h, b)
-	}
-	if err := aw.Close(); err != nil {
+	if err := tarball.Write(tag, img, &out); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {

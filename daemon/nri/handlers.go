@@ -36,20 +36,22 @@ func (p *Plugin) Configure(_ context.Context, _, runtime, version string) (api.E
 
 // Synchronize registers the containers of annotated pods (and of
 // namespaces with a default ceiling) that the registry does not know:
-// created or started while the plugin was not connected. A created
-// container (its init waits for the start) is registered pending until
-// its entrypoint's exec; a running one is registered in force at once,
-// with an audit record and a metric marking it late. A container that
-// cannot be registered is logged and counted (failed): a running
-// container cannot be refused any more.
+// created or started while the plugin was not connected. Every state but
+// STOPPED is considered. A created container (its init waits for the
+// start) is registered pending until its entrypoint's exec; a running,
+// paused (CRI-O; it thaws later) or unknown one (containerd, status not
+// loaded) is registered in force at once, with an audit record and a
+// metric marking it late. A container that cannot be registered, or
+// whose pod is not in the runtime's list (its annotations are unknown),
+// is logged and counted (failed): a running container cannot be refused
+// any more.
 func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
 	byID := make(map[string]*api.PodSandbox, len(pods))
 	for _, pod := range pods {
 		byID[pod.GetId()] = pod
 	}
 	for _, ctr := range ctrs {
-		st := ctr.GetState()
-		if st != api.ContainerState_CONTAINER_CREATED && st != api.ContainerState_CONTAINER_RUNNING {
+		if ctr.GetState() == api.ContainerState_CONTAINER_STOPPED {
 			continue
 		}
 		if _, err := p.o.Registry.Get(ctr.GetId()); err == nil {
@@ -57,7 +59,12 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 		}
 		pod := byID[ctr.GetPodSandboxId()]
 		if pod == nil {
-			pod = &api.PodSandbox{Id: ctr.GetPodSandboxId()}
+			// Its annotations and namespace are unknown: judging it
+			// by "*" or as unannotated would decide on missing state.
+			p.o.Metrics.Late.WithLabelValues("failed").Inc()
+			p.o.Log.Error("nri: a container's pod is not in the runtime's list at synchronize: not judged, it runs unconfined if annotated",
+				"container", ctr.GetName(), "id", ctr.GetId(), "pod_id", ctr.GetPodSandboxId())
+			continue
 		}
 		p.syncOne(pod, ctr)
 	}
@@ -74,7 +81,9 @@ func (p *Plugin) syncOne(pod *api.PodSandbox, ctr *api.Container) {
 	if err == nil && ctr.GetPid() == 0 {
 		err = errors.New("the runtime reports no pid")
 	}
-	running := ctr.GetState() == api.ContainerState_CONTAINER_RUNNING
+	// Only a created container's init is known to wait for its start;
+	// running, paused (it thaws) and unknown ones are put in force now.
+	running := ctr.GetState() != api.ContainerState_CONTAINER_CREATED
 	if err == nil {
 		req.PID = int(ctr.GetPid())
 		if running {
@@ -145,6 +154,19 @@ func (p *Plugin) StartContainer(_ context.Context, pod *api.PodSandbox, ctr *api
 		err = fmt.Errorf("container %s: the runtime reports no init pid", ctr.GetId())
 	}
 	if err == nil {
+		if c, gerr := p.o.Registry.Get(ctr.GetId()); gerr == nil {
+			// Synchronize registered it while it was created (the
+			// plugin was away at its CreateContainer): the same
+			// request from the same annotations, on this init (pending,
+			// or already in force: stricter). Any other registration
+			// of the id is not this container's: refused.
+			if c.InitPID != int(ctr.GetPid()) {
+				return p.refused(ev, pod, ctr, fmt.Errorf("%w: container %s is registered already (init pid %d), not on its init pid %d",
+					registry.ErrConflict, ctr.GetId(), c.InitPID, ctr.GetPid()))
+			}
+			p.o.Metrics.Events.WithLabelValues(ev, "ok").Inc()
+			return nil
+		}
 		req.PID, req.InitPID = int(ctr.GetPid()), int(ctr.GetPid())
 		req.Entrypoint = p.entrypoint(ctr)
 		var c state.Container

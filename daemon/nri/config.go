@@ -195,7 +195,39 @@ func (c Config) decide(ns string, p Parsed) (req oci.Request, ok bool, err error
 	if err != nil {
 		return req, false, err
 	}
+	if err := c.checkHoles(req, key); err != nil {
+		return req, false, err
+	}
 	return req, true, nil
+}
+
+// checkHoles refuses a pod's allow-connect under an operator's maximum
+// (the node's or the namespace's max_ceiling) with network=false, and its
+// write-roots under one with write=false: they open the field the
+// operator's maximum closes (endpoints reachable, paths writable), so
+// honouring them would widen the operator's policy. Errors wrap
+// ErrRefused and name both keys.
+func (c Config) checkHoles(req oci.Request, nsKey string) error {
+	maxima := []struct{ key, text string }{
+		{"nri.namespaces." + nsKey + ".max_ceiling", c.Namespaces[nsKey].MaxCeiling},
+		{"nri.max_ceiling", c.MaxCeiling},
+	}
+	for _, m := range maxima {
+		if strings.TrimSpace(m.text) == "" {
+			continue
+		}
+		mc, err := policy.ParseCeiling(m.text, policy.DefaultSession())
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.key, err)
+		}
+		if !mc.Network && strings.TrimSpace(req.AllowConnect) != "" {
+			return fmt.Errorf("%w: %s=%q: %s is network=false, a pod may not open endpoints in it", ErrRefused, oci.AnnotationAllowConnect, req.AllowConnect, m.key)
+		}
+		if !mc.Write && len(req.WriteRoots) > 0 {
+			return fmt.Errorf("%w: %s=%q: %s is write=false, a pod may not open writable roots in it", ErrRefused, oci.AnnotationWriteRoots, strings.Join(req.WriteRoots, ","), m.key)
+		}
+	}
+	return nil
 }
 
 // handlerAllowed reports whether pods of runtime handler h run in the

@@ -45,7 +45,16 @@ func TestAttackHolesUnderOperatorMax(t *testing.T) {
 			t.Errorf("%s max: registered %+v", level, l)
 		}
 	}
-	// A maximum that allows the field leaves the pod's holes alone.
+	// A unix endpoint (the egress proxy's socket) stays allowed under a
+	// network=false maximum; a maximum that allows the field leaves the
+	// pod's holes alone.
+	unix, err := ParsePod(map[string]string{"enforcerd.io/ceiling": "network=false", "enforcerd.io/allow-connect": "unix:/run/proxy.sock"}, "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := (Config{MaxCeiling: "network=false"}).decide("agents", unix); !ok || err != nil {
+		t.Errorf("unix endpoint under node max network=false: ok=%t %v", ok, err)
+	}
 	c := Config{Namespaces: map[string]NamespacePolicy{"agents": {MaxCeiling: "shell=read_only"}}}
 	p, err := ParsePod(holes["write-roots"], "agent")
 	if err != nil {

@@ -1,10 +1,12 @@
 package nri
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/containerd/nri/pkg/api"
 
+	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/state"
 )
 
@@ -68,5 +70,52 @@ func TestAttackSynchronizeWithoutItsPod(t *testing.T) {
 	}
 	if got := count(m, "late", "failed"); got != 1 {
 		t.Errorf("late{failed} = %v, want 1", got)
+	}
+}
+
+// TestAttackSynchronizeUnregistrableRunsConfined: a running annotated
+// container Synchronize cannot register as asked (here shell=none on a
+// host without the shell layer; likewise a shell already running under
+// shell=none, a missing allow-connect socket or write root) cannot be
+// refused any more. Leaving it wholly unconfined would turn the daemon's
+// absence into a permanent escape from every field (the pod's author
+// only has to make the exact registration fail): it is registered with
+// the narrowest ceiling the host takes, never wider than the pod's in
+// network and write, without the holes, with an audit record saying so.
+func TestAttackSynchronizeUnregistrableRunsConfined(t *testing.T) {
+	rs := newRuntime(t, "containerd")
+	rr := newRealRegistry(t)
+	rr.container("/kubepods/p/shellnone", 8200)
+	rr.container("/kubepods/p/nosock", 8201)
+	pa := &api.PodSandbox{Id: "pa", Name: "a", Namespace: "agents",
+		Annotations: map[string]string{"enforcerd.io/ceiling": "network=false,write=false,shell=none"}}
+	pb := &api.PodSandbox{Id: "pb", Name: "b", Namespace: "agents",
+		Annotations: map[string]string{"enforcerd.io/ceiling": "network=false", "enforcerd.io/allow-connect": "unix:/missing.sock"}}
+	rs.mu.Lock()
+	rs.pods = []*api.PodSandbox{pa, pb}
+	rs.ctrs = []*api.Container{
+		{Id: "shellnone", PodSandboxId: "pa", Name: "x", Pid: 8200, State: api.ContainerState_CONTAINER_RUNNING, Args: []string{"/bin/agent"}},
+		{Id: "nosock", PodSandboxId: "pb", Name: "x", Pid: 8201, State: api.ContainerState_CONTAINER_RUNNING, Args: []string{"/bin/agent"}},
+	}
+	rs.mu.Unlock()
+	m := NewMetrics()
+	var evs []string
+	runPlugin(t, rs, rr, nil, func(o *Options) {
+		o.Metrics = m
+		o.OnEvent = func(ev registry.Event) { evs = append(evs, ev.Container+": "+ev.Reason) }
+	})
+	c, err := rr.Get("shellnone")
+	if err != nil || c.State != state.StateActive || c.Kernel.Network || c.Kernel.Write {
+		t.Errorf("shell=none container: %+v, %v; want in force with network=false, write=false", c, err)
+	}
+	c, err = rr.Get("nosock")
+	if err != nil || c.State != state.StateActive || c.Kernel.Network || len(c.AllowConnect) != 0 {
+		t.Errorf("container with a missing socket: %+v, %v; want in force with network=false and no endpoint", c, err)
+	}
+	if got := count(m, "late", "degraded"); got != 2 {
+		t.Errorf("late{degraded} = %v, want 2 (events %q)", got, evs)
+	}
+	if len(evs) != 2 || !strings.Contains(evs[0]+evs[1], "narrowest") {
+		t.Errorf("audit records %q; want two naming the fallback", evs)
 	}
 }

@@ -94,15 +94,21 @@ func (p *Plugin) syncOne(pod *api.PodSandbox, ctr *api.Container) {
 		}
 		var c state.Container
 		c, err = p.o.Registry.Register(req)
+		reason := "found running at NRI synchronize (started while the plugin was not connected): in force from now on, it ran unconfined until then"
+		outcome := "active"
+		if err != nil && running {
+			if fc, shell, ok := p.registerLateFallback(req); ok {
+				log.Error("nri: a running annotated container could not be registered as asked: registered with the narrowest ceiling this host takes", "err", err, "shell", shell)
+				reason += "; it could not be registered as asked (" + err.Error() + "): in force with the narrowest ceiling this host takes, without allow-connect and write-roots, shell " + string(shell)
+				c, err, outcome = fc, nil, "degraded"
+			}
+		}
 		if err == nil {
-			outcome := "pending"
-			if running {
-				outcome = "active"
-				if p.o.OnEvent != nil {
-					p.o.OnEvent(registry.Event{Time: p.o.Now().UTC(), Kind: EventRegisteredLate, Container: c.ID,
-						Cgroup: c.Cgroup, CgroupID: c.CgroupID, Fingerprint: c.Fingerprint,
-						Reason: "found running at NRI synchronize (started while the plugin was not connected): in force from now on, it ran unconfined until then"})
-				}
+			if !running {
+				outcome = "pending"
+			} else if p.o.OnEvent != nil {
+				p.o.OnEvent(registry.Event{Time: p.o.Now().UTC(), Kind: EventRegisteredLate, Container: c.ID,
+					Cgroup: c.Cgroup, CgroupID: c.CgroupID, Fingerprint: c.Fingerprint, Reason: reason})
 			}
 			p.o.Metrics.Late.WithLabelValues(outcome).Inc()
 			log.Warn("nri: registered late", "outcome", outcome, "kernel", c.Kernel.String())

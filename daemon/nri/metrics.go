@@ -14,7 +14,9 @@ type Metrics struct {
 	Refusals *prometheus.CounterVec
 	// Late: containers Synchronize found unregistered, by outcome
 	// (pending: created, registered pending; active: running,
-	// registered in force at once; failed).
+	// registered in force at once; degraded: running, registered in
+	// force with the narrowest ceiling the host takes because the one
+	// asked for could not be (registerLateFallback); failed).
 	Late *prometheus.CounterVec
 	// Connections: connection attempts to the runtime, by result (ok,
 	// error), and the current connection state.
@@ -35,7 +37,7 @@ func NewMetrics() *Metrics {
 		}, []string{"event", "reason"}),
 		Late: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "enforcerd_nri_late_registrations_total",
-			Help: "Annotated containers found unregistered at Synchronize (created or started while the plugin was not connected), by outcome: pending, active (in force from then on), failed.",
+			Help: "Annotated containers found unregistered at Synchronize (created or started while the plugin was not connected), by outcome: pending, active (in force from then on), degraded (in force, not as asked: the narrowest ceiling the host takes), failed.",
 		}, []string{"outcome"}),
 		Connections: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "enforcerd_nri_connections_total",

@@ -60,3 +60,35 @@ func TestAttackStartOfContainerRegisteredElsewhere(t *testing.T) {
 		t.Fatal("StartContainer of an id registered for another cgroup accepted: the container would run unconfined")
 	}
 }
+
+// TestAttackDuplicatePATH: a container environment with PATH twice,
+// differing, has no one entrypoint: runc's init takes the last value,
+// crun's lookup (getenv over the same array) the first, so vetting one
+// lookup would allow the program the other finds. The registration
+// carries no entrypoint (the registry then refuses shell=none:
+// ErrEntrypointRequired) when args[0] is looked up in PATH (a bare
+// name); a repeated equal PATH is one lookup.
+func TestAttackDuplicatePATH(t *testing.T) {
+	rs := newRuntime(t, "containerd")
+	fake := newFake()
+	runPlugin(t, rs, fake, nil)
+	ann := map[string]string{"enforcerd.io/ceiling": "network=false"}
+	two := ctr("dp1", "a", 4100)
+	two.Env = []string{"PATH=/safe", "HOME=/", "PATH=/evil"}
+	two.Args = []string{"agent"}
+	same := ctr("dp2", "a", 4101)
+	same.Env = []string{"PATH=/usr/bin", "PATH=/usr/bin"}
+	same.Args = []string{"agent"}
+	for _, c := range []*api.Container{two, same} {
+		if err := rs.start(pod("agents", ann), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, regs := fake.snapshot()
+	if ep := regs["dp1"].Entrypoint; ep != nil {
+		t.Errorf("two PATHs: entrypoint %+v, want none", *ep)
+	}
+	if ep := regs["dp2"].Entrypoint; ep == nil || ep.EnvPath != "/usr/bin" {
+		t.Errorf("a repeated equal PATH: entrypoint %+v", ep)
+	}
+}

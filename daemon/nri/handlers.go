@@ -45,7 +45,19 @@ func (p *Plugin) Configure(_ context.Context, _, runtime, version string) (api.E
 // whose pod is not in the runtime's list (its annotations are unknown),
 // is logged and counted (failed): a running container cannot be refused
 // any more.
-func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+func (p *Plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+	// Answered in time (bounded): a Synchronize past the runtime's
+	// registration timeout fails the connection, and a slow registration
+	// (a pod's author can cause one) must not keep the plugin away from
+	// every later container. The rest goes on in the background.
+	if err := bounded(ctx, func() error { p.synchronize(pods, ctrs); return nil }); err != nil {
+		p.o.Log.Warn("nri: synchronize answered before its registrations finished; they go on in the background", "err", err)
+	}
+	p.o.Metrics.Events.WithLabelValues("synchronize", "ok").Inc()
+	return nil, nil
+}
+
+func (p *Plugin) synchronize(pods []*api.PodSandbox, ctrs []*api.Container) {
 	byID := make(map[string]*api.PodSandbox, len(pods))
 	for _, pod := range pods {
 		byID[pod.GetId()] = pod
@@ -68,8 +80,6 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 		}
 		p.syncOne(pod, ctr)
 	}
-	p.o.Metrics.Events.WithLabelValues("synchronize", "ok").Inc()
-	return nil, nil
 }
 
 func (p *Plugin) syncOne(pod *api.PodSandbox, ctr *api.Container) {
@@ -122,15 +132,23 @@ func (p *Plugin) syncOne(pod *api.PodSandbox, ctr *api.Container) {
 // CreateContainer checks the container's registration without making it
 // (registry.Check after ParsePod and the node's policy): an error refuses
 // the container. In hook mode it also returns the hook adjustment.
-func (p *Plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+func (p *Plugin) CreateContainer(ctx context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
 	const ev = "create_container"
-	req, ok, err := p.request(pod, ctr)
+	var (
+		req registry.Request
+		ok  bool
+	)
+	err := bounded(ctx, func() error {
+		var err error
+		if req, ok, err = p.request(pod, ctr); err != nil || !ok {
+			return err
+		}
+		_, err = p.o.Registry.Check(req)
+		return err
+	})
 	if err == nil && !ok {
 		p.o.Metrics.Events.WithLabelValues(ev, "skipped").Inc()
 		return nil, nil, nil
-	}
-	if err == nil {
-		_, err = p.o.Registry.Check(req)
 	}
 	if err != nil {
 		return nil, nil, p.refused(ev, pod, ctr, err)
@@ -146,11 +164,22 @@ func (p *Plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *ap
 // its entrypoint's exec: Container.Pid is the runtime's init, in the
 // container's cgroup. An error refuses the container (containerd does
 // not run the entrypoint).
-func (p *Plugin) StartContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) error {
+func (p *Plugin) StartContainer(ctx context.Context, pod *api.PodSandbox, ctr *api.Container) error {
 	const ev = "start_container"
 	if p.Mode() != ModeDirect {
 		return nil
 	}
+	err := bounded(ctx, func() error { return p.startContainer(pod, ctr) })
+	if errors.Is(err, errTooSlow) {
+		return p.refused(ev, pod, ctr, err)
+	}
+	return err
+}
+
+// startContainer is StartContainer's work; its error is already the
+// refusal the runtime reports.
+func (p *Plugin) startContainer(pod *api.PodSandbox, ctr *api.Container) error {
+	const ev = "start_container"
 	req, ok, err := p.request(pod, ctr)
 	if err == nil && !ok {
 		p.o.Metrics.Events.WithLabelValues(ev, "skipped").Inc()

@@ -10,7 +10,7 @@ type Metrics struct {
 	// shutdown) and result (ok, refused, error, skipped).
 	Events *prometheus.CounterVec
 	// Refusals: containers refused, by event and reason (annotation,
-	// policy, runtime_handler, cannot_enforce, registration).
+	// policy, runtime_handler, cannot_enforce, registration, timeout).
 	Refusals *prometheus.CounterVec
 	// Late: containers Synchronize found unregistered, by outcome
 	// (pending: created, registered pending; active: running,
@@ -33,7 +33,7 @@ func NewMetrics() *Metrics {
 		}, []string{"event", "result"}),
 		Refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "enforcerd_nri_refusals_total",
-			Help: "Containers the NRI plugin refused, by event and reason (annotation, policy, runtime_handler, cannot_enforce, registration).",
+			Help: "Containers the NRI plugin refused, by event and reason (annotation, policy, runtime_handler, cannot_enforce, registration, timeout).",
 		}, []string{"event", "reason"}),
 		Late: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "enforcerd_nri_late_registrations_total",

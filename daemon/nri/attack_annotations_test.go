@@ -29,3 +29,21 @@ func TestAttackScopedNameNeverAContainer(t *testing.T) {
 		t.Errorf("valid scoped name: %+v, %v", p, err)
 	}
 }
+
+// TestAttackLongValueRefusalIsShort: a refused annotation value of
+// hundreds of KiB (Kubernetes allows 256 KiB of annotations) is not
+// echoed whole into the error the runtime logs and reports on every
+// retry of the pod (and the daemon's own log): the refusal names the key
+// and is clipped.
+func TestAttackLongValueRefusalIsShort(t *testing.T) {
+	rs := newRuntime(t, "containerd")
+	runPlugin(t, rs, newFake(), nil)
+	ann := map[string]string{"enforcerd.io/ceiling": "network=false", "enforcerd.io/allow-connect": strings.Repeat("tcp:10.0.0.1:443,", 14000)}
+	_, err := rs.create(pod("agents", ann), ctr("l1", "a", 1))
+	if err == nil || !strings.Contains(err.Error(), "enforcerd.io/allow-connect") {
+		t.Fatalf("CreateContainer: %v", err)
+	}
+	if n := len(err.Error()); n > 4096 {
+		t.Errorf("refusal of %d bytes, want at most 4096", n)
+	}
+}

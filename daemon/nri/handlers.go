@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/containerd/nri/pkg/api"
 
@@ -249,7 +250,30 @@ func (p *Plugin) refused(ev string, pod *api.PodSandbox, ctr *api.Container, err
 	reason := refusalReason(err)
 	p.o.Metrics.Events.WithLabelValues(ev, "refused").Inc()
 	p.o.Metrics.Refusals.WithLabelValues(ev, reason).Inc()
+	out := clipped{fmt.Errorf("enforcerd: refusing container %s of pod %s/%s: %w", ctr.GetName(), pod.GetNamespace(), pod.GetName(), err)}
 	p.o.Log.Warn("nri: container refused", "event", ev, "pod", pod.GetNamespace()+"/"+pod.GetName(),
-		"container", ctr.GetName(), "id", ctr.GetId(), "reason", reason, "err", err)
-	return fmt.Errorf("enforcerd: refusing container %s of pod %s/%s: %w", ctr.GetName(), pod.GetNamespace(), pod.GetName(), err)
+		"container", ctr.GetName(), "id", ctr.GetId(), "reason", reason, "err", out.Error())
+	return out
+}
+
+// maxRefusalBytes bounds the text of a refusal: an annotation value
+// quoted whole (up to 256 KiB) would be logged and reported by the
+// runtime again on every retry of the pod.
+const maxRefusalBytes = 2048
+
+// clipped is an error whose text is cut at maxRefusalBytes (errors.Is
+// and As still reach what it wraps).
+type clipped struct{ err error }
+
+func (c clipped) Unwrap() error { return c.err }
+func (c clipped) Error() string {
+	s := c.err.Error()
+	if len(s) <= maxRefusalBytes {
+		return s
+	}
+	cut := maxRefusalBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes in all)", s[:cut], len(s))
 }

@@ -2,6 +2,7 @@ package nri
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -22,6 +23,12 @@ const (
 	scopeDomain    = "enforcerd.io/"
 	containerScope = ".enforcerd.io/container."
 )
+
+// containerNameRE is a Kubernetes container name (an RFC 1123 label, as
+// the API server validates the names of containers, init containers and
+// ephemeral containers): a scoped key naming anything else can never
+// apply to a container.
+var containerNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 
 // ErrBadAnnotation: a pod's enforcerd annotations are malformed, unknown,
 // or combine in a way that could widen or leave a container unconfined.
@@ -57,7 +64,9 @@ func badf(format string, a ...any) error {
 //   - every key is checked, also those scoped to other containers: an
 //     unknown <key>, a key that spells enforcerd.io in another letter case
 //     or in another place (ceiling.enforcerd.io/pod), an empty container
-//     name, and any value oci.ParseAnnotations refuses are errors;
+//     name or one no Kubernetes container has (not an RFC 1123 label: it
+//     would narrow nothing), and any value oci.ParseAnnotations refuses
+//     are errors;
 //   - enforcerd.io/parent (pod-wide or scoped) is refused: containers of
 //     different pods are not ancestors of one another in this version;
 //   - a container-scoped key needs a pod-wide enforcerd.io/ceiling, so
@@ -92,6 +101,9 @@ func ParsePod(ann map[string]string, container string) (Parsed, error) {
 			}
 			if name == "" || strings.Contains(name, "/") {
 				return Parsed{}, badf("annotation %s: no container name after %q", k, containerScope)
+			}
+			if !containerNameRE.MatchString(name) {
+				return Parsed{}, badf("annotation %s: %q is not a Kubernetes container name (an RFC 1123 label: [a-z0-9-], at most 63, alphanumeric at both ends), so it narrows no container", k, name)
 			}
 			scoped = true
 			if name == container {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/oci"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -201,7 +202,50 @@ func (c Config) decide(ns string, p Parsed) (req oci.Request, ok bool, err error
 	if err != nil {
 		return req, false, err
 	}
+	if err := c.checkHoles(req, key); err != nil {
+		return req, false, err
+	}
 	return req, true, nil
+}
+
+// checkHoles refuses a pod's tcp and udp allow-connect endpoints under
+// an operator's maximum (the node's or the namespace's max_ceiling) with
+// network=false, and its write-roots under one with write=false: they
+// reopen the field the operator's maximum closes (any address reachable,
+// paths writable), so honouring them would widen the operator's policy.
+// Unix endpoints stay allowed: a socket file the container can see (the
+// egress proxy's, whose allow_domains the pod's proxy-allow only
+// narrows). Errors wrap ErrRefused and name both keys.
+func (c Config) checkHoles(req oci.Request, nsKey string) error {
+	maxima := []struct{ key, text string }{
+		{"nri.namespaces." + nsKey + ".max_ceiling", c.Namespaces[nsKey].MaxCeiling},
+		{"nri.max_ceiling", c.MaxCeiling},
+	}
+	for _, m := range maxima {
+		if strings.TrimSpace(m.text) == "" {
+			continue
+		}
+		mc, err := policy.ParseCeiling(m.text, policy.DefaultSession())
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.key, err)
+		}
+		if !mc.Network {
+			eps, err := endpoint.ParseList(req.AllowConnectList())
+			if err != nil {
+				return fmt.Errorf("%s: %w", oci.AnnotationAllowConnect, err)
+			}
+			for _, e := range eps {
+				if e.Kind != endpoint.Unix {
+					return fmt.Errorf("%w: %s=%q: %s is network=false, a pod may not open inet endpoints in it (unix ones, such as the egress proxy's socket, stay allowed)",
+						ErrRefused, oci.AnnotationAllowConnect, req.AllowConnect, m.key)
+				}
+			}
+		}
+		if !mc.Write && len(req.WriteRoots) > 0 {
+			return fmt.Errorf("%w: %s=%q: %s is write=false, a pod may not open writable roots in it", ErrRefused, oci.AnnotationWriteRoots, strings.Join(req.WriteRoots, ","), m.key)
+		}
+	}
+	return nil
 }
 
 // handlerAllowed reports whether pods of runtime handler h run in the

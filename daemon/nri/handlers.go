@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/containerd/nri/pkg/api"
 
@@ -47,20 +48,34 @@ func (p *Plugin) Configure(_ context.Context, _, runtime, version string) (api.E
 
 // Synchronize registers the containers of annotated pods (and of
 // namespaces with a default ceiling) that the registry does not know:
-// created or started while the plugin was not connected. A created
-// container (its init waits for the start) is registered pending until
-// its entrypoint's exec; a running one is registered in force at once,
-// with an audit record and a metric marking it late. A container that
-// cannot be registered is logged and counted (failed): a running
-// container cannot be refused any more.
-func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+// created or started while the plugin was not connected. Every state but
+// STOPPED is considered. A created container (its init waits for the
+// start) is registered pending until its entrypoint's exec; a running,
+// paused (CRI-O; it thaws later) or unknown one (containerd, status not
+// loaded) is registered in force at once, with an audit record and a
+// metric marking it late. A container that cannot be registered, or
+// whose pod is not in the runtime's list (its annotations are unknown),
+// is logged and counted (failed): a running container cannot be refused
+// any more.
+func (p *Plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+	// Answered in time (bounded): a Synchronize past the runtime's
+	// registration timeout fails the connection, and a slow registration
+	// (a pod's author can cause one) must not keep the plugin away from
+	// every later container. The rest goes on in the background.
+	if err := bounded(ctx, func() error { p.synchronize(pods, ctrs); return nil }); err != nil {
+		p.o.Log.Warn("nri: synchronize answered before its registrations finished; they go on in the background", "err", err)
+	}
+	p.o.Metrics.Events.WithLabelValues("synchronize", "ok").Inc()
+	return nil, nil
+}
+
+func (p *Plugin) synchronize(pods []*api.PodSandbox, ctrs []*api.Container) {
 	byID := make(map[string]*api.PodSandbox, len(pods))
 	for _, pod := range pods {
 		byID[pod.GetId()] = pod
 	}
 	for _, ctr := range ctrs {
-		st := ctr.GetState()
-		if st != api.ContainerState_CONTAINER_CREATED && st != api.ContainerState_CONTAINER_RUNNING {
+		if ctr.GetState() == api.ContainerState_CONTAINER_STOPPED {
 			continue
 		}
 		if _, err := p.o.Registry.Get(ctr.GetId()); err == nil {
@@ -68,12 +83,15 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 		}
 		pod := byID[ctr.GetPodSandboxId()]
 		if pod == nil {
-			pod = &api.PodSandbox{Id: ctr.GetPodSandboxId()}
+			// Its annotations and namespace are unknown: judging it
+			// by "*" or as unannotated would decide on missing state.
+			p.o.Metrics.Late.WithLabelValues("failed").Inc()
+			p.o.Log.Error("nri: a container's pod is not in the runtime's list at synchronize: not judged, it runs unconfined if annotated",
+				"container", ctr.GetName(), "id", ctr.GetId(), "pod_id", ctr.GetPodSandboxId())
+			continue
 		}
 		p.syncOne(pod, ctr)
 	}
-	p.o.Metrics.Events.WithLabelValues("synchronize", "ok").Inc()
-	return nil, nil
 }
 
 func (p *Plugin) syncOne(pod *api.PodSandbox, ctr *api.Container) {
@@ -85,7 +103,9 @@ func (p *Plugin) syncOne(pod *api.PodSandbox, ctr *api.Container) {
 	if err == nil && ctr.GetPid() == 0 {
 		err = errors.New("the runtime reports no pid")
 	}
-	running := ctr.GetState() == api.ContainerState_CONTAINER_RUNNING
+	// Only a created container's init is known to wait for its start;
+	// running, paused (it thaws) and unknown ones are put in force now.
+	running := ctr.GetState() != api.ContainerState_CONTAINER_CREATED
 	if err == nil {
 		req.PID = int(ctr.GetPid())
 		if running {
@@ -96,15 +116,21 @@ func (p *Plugin) syncOne(pod *api.PodSandbox, ctr *api.Container) {
 		}
 		var c state.Container
 		c, err = p.o.Registry.Register(req)
+		reason := "found running at NRI synchronize (started while the plugin was not connected): in force from now on, it ran unconfined until then"
+		outcome := "active"
+		if err != nil && running {
+			if fc, shell, ok := p.registerLateFallback(req); ok {
+				log.Error("nri: a running annotated container could not be registered as asked: registered with the narrowest ceiling this host takes", "err", err, "shell", shell)
+				reason += "; it could not be registered as asked (" + err.Error() + "): in force with the narrowest ceiling this host takes, without allow-connect and write-roots, shell " + string(shell)
+				c, err, outcome = fc, nil, "degraded"
+			}
+		}
 		if err == nil {
-			outcome := "pending"
-			if running {
-				outcome = "active"
-				if p.o.OnEvent != nil {
-					p.o.OnEvent(registry.Event{Time: p.o.Now().UTC(), Kind: EventRegisteredLate, Container: c.ID,
-						Cgroup: c.Cgroup, CgroupID: c.CgroupID, Fingerprint: c.Fingerprint,
-						Reason: "found running at NRI synchronize (started while the plugin was not connected): in force from now on, it ran unconfined until then"})
-				}
+			if !running {
+				outcome = "pending"
+			} else if p.o.OnEvent != nil {
+				p.o.OnEvent(registry.Event{Time: p.o.Now().UTC(), Kind: EventRegisteredLate, Container: c.ID,
+					Cgroup: c.Cgroup, CgroupID: c.CgroupID, Fingerprint: c.Fingerprint, Reason: reason})
 			}
 			p.o.Metrics.Late.WithLabelValues(outcome).Inc()
 			log.Warn("nri: registered late", "outcome", outcome, "kernel", c.Kernel.String())
@@ -118,15 +144,23 @@ func (p *Plugin) syncOne(pod *api.PodSandbox, ctr *api.Container) {
 // CreateContainer checks the container's registration without making it
 // (registry.Check after ParsePod and the node's policy): an error refuses
 // the container. In hook mode it also returns the hook adjustment.
-func (p *Plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+func (p *Plugin) CreateContainer(ctx context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
 	const ev = "create_container"
-	req, ok, err := p.request(pod, ctr)
+	var (
+		req registry.Request
+		ok  bool
+	)
+	err := bounded(ctx, func() error {
+		var err error
+		if req, ok, err = p.request(pod, ctr); err != nil || !ok {
+			return err
+		}
+		_, err = p.o.Registry.Check(req)
+		return err
+	})
 	if err == nil && !ok {
 		p.o.Metrics.Events.WithLabelValues(ev, "skipped").Inc()
 		return nil, nil, nil
-	}
-	if err == nil {
-		_, err = p.o.Registry.Check(req)
 	}
 	if err != nil {
 		return nil, nil, p.refused(ev, pod, ctr, err)
@@ -142,11 +176,22 @@ func (p *Plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *ap
 // its entrypoint's exec: Container.Pid is the runtime's init, in the
 // container's cgroup. An error refuses the container (containerd does
 // not run the entrypoint).
-func (p *Plugin) StartContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) error {
+func (p *Plugin) StartContainer(ctx context.Context, pod *api.PodSandbox, ctr *api.Container) error {
 	const ev = "start_container"
 	if p.Mode() != ModeDirect {
 		return nil
 	}
+	err := bounded(ctx, func() error { return p.startContainer(pod, ctr) })
+	if errors.Is(err, errTooSlow) {
+		return p.refused(ev, pod, ctr, err)
+	}
+	return err
+}
+
+// startContainer is StartContainer's work; its error is already the
+// refusal the runtime reports.
+func (p *Plugin) startContainer(pod *api.PodSandbox, ctr *api.Container) error {
+	const ev = "start_container"
 	req, ok, err := p.request(pod, ctr)
 	if err == nil && !ok {
 		p.o.Metrics.Events.WithLabelValues(ev, "skipped").Inc()
@@ -156,6 +201,19 @@ func (p *Plugin) StartContainer(_ context.Context, pod *api.PodSandbox, ctr *api
 		err = fmt.Errorf("container %s: the runtime reports no init pid", ctr.GetId())
 	}
 	if err == nil {
+		if c, gerr := p.o.Registry.Get(ctr.GetId()); gerr == nil {
+			// Synchronize registered it while it was created (the
+			// plugin was away at its CreateContainer): the same
+			// request from the same annotations, on this init (pending,
+			// or already in force: stricter). Any other registration
+			// of the id is not this container's: refused.
+			if c.InitPID != int(ctr.GetPid()) {
+				return p.refused(ev, pod, ctr, fmt.Errorf("%w: container %s is registered already (init pid %d), not on its init pid %d",
+					registry.ErrConflict, ctr.GetId(), c.InitPID, ctr.GetPid()))
+			}
+			p.o.Metrics.Events.WithLabelValues(ev, "ok").Inc()
+			return nil
+		}
 		req.PID, req.InitPID = int(ctr.GetPid()), int(ctr.GetPid())
 		req.Entrypoint = p.entrypoint(ctr)
 		var c state.Container
@@ -203,7 +261,30 @@ func (p *Plugin) refused(ev string, pod *api.PodSandbox, ctr *api.Container, err
 	reason := refusalReason(err)
 	p.o.Metrics.Events.WithLabelValues(ev, "refused").Inc()
 	p.o.Metrics.Refusals.WithLabelValues(ev, reason).Inc()
+	out := clipped{fmt.Errorf("enforcerd: refusing container %s of pod %s/%s: %w", ctr.GetName(), pod.GetNamespace(), pod.GetName(), err)}
 	p.o.Log.Warn("nri: container refused", "event", ev, "pod", pod.GetNamespace()+"/"+pod.GetName(),
-		"container", ctr.GetName(), "id", ctr.GetId(), "reason", reason, "err", err)
-	return fmt.Errorf("enforcerd: refusing container %s of pod %s/%s: %w", ctr.GetName(), pod.GetNamespace(), pod.GetName(), err)
+		"container", ctr.GetName(), "id", ctr.GetId(), "reason", reason, "err", out.Error())
+	return out
+}
+
+// maxRefusalBytes bounds the text of a refusal: an annotation value
+// quoted whole (up to 256 KiB) would be logged and reported by the
+// runtime again on every retry of the pod.
+const maxRefusalBytes = 2048
+
+// clipped is an error whose text is cut at maxRefusalBytes (errors.Is
+// and As still reach what it wraps).
+type clipped struct{ err error }
+
+func (c clipped) Unwrap() error { return c.err }
+func (c clipped) Error() string {
+	s := c.err.Error()
+	if len(s) <= maxRefusalBytes {
+		return s
+	}
+	cut := maxRefusalBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes in all)", s[:cut], len(s))
 }

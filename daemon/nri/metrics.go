@@ -10,11 +10,13 @@ type Metrics struct {
 	// shutdown) and result (ok, refused, error, skipped).
 	Events *prometheus.CounterVec
 	// Refusals: containers refused, by event and reason (annotation,
-	// policy, runtime_handler, cannot_enforce, registration).
+	// policy, runtime_handler, cannot_enforce, registration, timeout).
 	Refusals *prometheus.CounterVec
 	// Late: containers Synchronize found unregistered, by outcome
 	// (pending: created, registered pending; active: running,
-	// registered in force at once; failed).
+	// registered in force at once; degraded: running, registered in
+	// force with the narrowest ceiling the host takes because the one
+	// asked for could not be (registerLateFallback); failed).
 	Late *prometheus.CounterVec
 	// Connections: connection attempts to the runtime, by result (ok,
 	// error), and the current connection state.
@@ -31,11 +33,11 @@ func NewMetrics() *Metrics {
 		}, []string{"event", "result"}),
 		Refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "enforcerd_nri_refusals_total",
-			Help: "Containers the NRI plugin refused, by event and reason (annotation, policy, runtime_handler, cannot_enforce, registration).",
+			Help: "Containers the NRI plugin refused, by event and reason (annotation, policy, runtime_handler, cannot_enforce, registration, timeout).",
 		}, []string{"event", "reason"}),
 		Late: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "enforcerd_nri_late_registrations_total",
-			Help: "Annotated containers found unregistered at Synchronize (created or started while the plugin was not connected), by outcome: pending, active (in force from then on), failed.",
+			Help: "Annotated containers found unregistered at Synchronize (created or started while the plugin was not connected), by outcome: pending, active (in force from then on), degraded (in force, not as asked: the narrowest ceiling the host takes), failed.",
 		}, []string{"outcome"}),
 		Connections: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "enforcerd_nri_connections_total",

@@ -181,9 +181,10 @@ func (p *Plugin) request(pod *api.PodSandbox, ctr *api.Container) (req registry.
 // entrypoint names what the first exec of a created container will run:
 // process.args[0] inside the root of its init (runc init has pivoted by
 // StartContainer), looked up in the container's PATH. nil when args[0]
-// is relative with a directory part: the init's working directory is not
-// in the NRI container, and the registry refuses a shell=none
-// registration without an entrypoint (fail closed).
+// is relative with a directory part (the init's working directory is not
+// in the NRI container), or a bare name while the environment holds
+// differing PATH values (runtimes pick different ones): the registry
+// refuses a shell=none registration without an entrypoint (fail closed).
 func (p *Plugin) entrypoint(ctr *api.Container) *progcheck.Program {
 	args := ctr.GetArgs()
 	if len(args) == 0 || ctr.GetPid() == 0 {
@@ -193,9 +194,15 @@ func (p *Plugin) entrypoint(ctr *api.Container) *progcheck.Program {
 		return nil
 	}
 	ep := &progcheck.Program{Path: args[0], Root: p.o.ProcRoot + "/" + strconv.Itoa(int(ctr.GetPid())) + "/root"}
+	seen := false
 	for _, e := range ctr.GetEnv() {
 		if v, ok := strings.CutPrefix(e, "PATH="); ok {
-			ep.EnvPath = v
+			if seen && v != ep.EnvPath && !strings.Contains(args[0], "/") {
+				// runc's init looks the name up in the last PATH,
+				// crun's in the first: no one program to vet.
+				return nil
+			}
+			ep.EnvPath, seen = v, true
 		}
 	}
 	if ep.Validate() != nil {

@@ -223,7 +223,7 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		return err
 	}
 
-	if err := startNRI(pctx, cfg, reg, m, log, onEvent); err != nil {
+	if err := startNRI(pctx, cfg, reg, registry.SystemCgroups{Mount: mount}, m, log, onEvent); err != nil {
 		return err
 	}
 

@@ -14,14 +14,14 @@ import (
 // use, exports its metrics with the daemon's and writes its audit records
 // (late registrations) through onEvent. The plugin reconnects by itself;
 // only a bad configuration stops the start.
-func startNRI(ctx context.Context, cfg Config, reg *registry.Registry, m *metrics.Metrics, log *slog.Logger, onEvent func(registry.Event)) error {
+func startNRI(ctx context.Context, cfg Config, reg *registry.Registry, cgs registry.SystemCgroups, m *metrics.Metrics, log *slog.Logger, onEvent func(registry.Event)) error {
 	if !cfg.NRI.Enable {
 		return nil
 	}
 	nm := nri.NewMetrics()
 	p, err := nri.New(nri.Options{
 		Config: cfg.NRI, Registry: reg, DaemonSocket: cfg.Socket,
-		Log: log.With("component", "nri"), Metrics: nm, OnEvent: onEvent,
+		Log: log.With("component", "nri"), Metrics: nm, OnEvent: onEvent, Freeze: cgs.Freeze,
 	})
 	if err != nil {
 		return err

@@ -99,10 +99,11 @@ func TestAttackSynchronizeUnregistrableRunsConfined(t *testing.T) {
 	}
 	rs.mu.Unlock()
 	m := NewMetrics()
-	var evs []string
+	var evs, frozen []string
 	runPlugin(t, rs, rr, nil, func(o *Options) {
 		o.Metrics = m
 		o.OnEvent = func(ev registry.Event) { evs = append(evs, ev.Container+": "+ev.Reason) }
+		o.Freeze = func(g string) error { frozen = append(frozen, g); return nil }
 	})
 	c, err := rr.Get("shellnone")
 	if err != nil || c.State != state.StateActive || c.Kernel.Network || c.Kernel.Write {
@@ -112,10 +113,15 @@ func TestAttackSynchronizeUnregistrableRunsConfined(t *testing.T) {
 	if err != nil || c.State != state.StateActive || c.Kernel.Network || len(c.AllowConnect) != 0 {
 		t.Errorf("container with a missing socket: %+v, %v; want in force with network=false and no endpoint", c, err)
 	}
-	if got := count(m, "late", "degraded"); got != 2 {
-		t.Errorf("late{degraded} = %v, want 2 (events %q)", got, evs)
+	// Dropping the endpoint only narrows: in force, running. A wider
+	// shell than asked is not enforcing the ceiling: frozen.
+	if got := count(m, "late", "degraded"); got != 1 {
+		t.Errorf("late{degraded} = %v, want 1 (events %q)", got, evs)
 	}
-	if len(evs) != 2 || !strings.Contains(evs[0]+evs[1], "narrowest") {
-		t.Errorf("audit records %q; want two naming the fallback", evs)
+	if got := count(m, "late", "frozen"); got != 1 || len(frozen) != 1 || frozen[0] != "/kubepods/p/shellnone" {
+		t.Errorf("late{frozen} = %v, frozen cgroups %q; want the shell=none container's alone", got, frozen)
+	}
+	if len(evs) != 2 || !strings.Contains(evs[0]+evs[1], "narrowest") || !strings.Contains(evs[0]+evs[1], "frozen") {
+		t.Errorf("audit records %q; want two naming the fallback, one the freeze", evs)
 	}
 }

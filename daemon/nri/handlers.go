@@ -119,10 +119,21 @@ func (p *Plugin) syncOne(pod *api.PodSandbox, ctr *api.Container) {
 		reason := "found running at NRI synchronize (started while the plugin was not connected): in force from now on, it ran unconfined until then"
 		outcome := "active"
 		if err != nil && running {
-			if fc, shell, ok := p.registerLateFallback(req); ok {
-				log.Error("nri: a running annotated container could not be registered as asked: registered with the narrowest ceiling this host takes", "err", err, "shell", shell)
-				reason += "; it could not be registered as asked (" + err.Error() + "): in force with the narrowest ceiling this host takes, without allow-connect and write-roots, shell " + string(shell)
+			if fc, widened, ok := p.registerLateFallback(req); ok {
+				log.Error("nri: a running annotated container could not be registered as asked: registered with the narrowest ceiling this host takes", "err", err, "shell", fc.Kernel.Shell, "shell_widened", widened)
+				reason += "; it could not be registered as asked (" + err.Error() + "): in force with the narrowest ceiling this host takes, without allow-connect and write-roots, shell " + string(fc.Kernel.Shell)
 				c, err, outcome = fc, nil, "degraded"
+				if widened {
+					// Its shell field is not what it asks: the
+					// container may not run on (fail closed).
+					if ferr := p.o.Freeze(fc.Cgroup); ferr != nil {
+						log.Error("nri: freezing a container registered with a wider shell than it asks", "err", ferr)
+						reason += "; freezing it failed: " + ferr.Error()
+					} else {
+						reason += "; frozen, since its shell is wider than it asks: thaw it only to remove it"
+						outcome = "frozen"
+					}
+				}
 			}
 		}
 		if err == nil {

@@ -114,7 +114,8 @@ func runPluginDial(t *testing.T, rs *runtimeSide, reg Registrar, dial func(strin
 	if cfg != nil {
 		cfg(&c)
 	}
-	o := Options{Config: c, Registry: reg, DaemonSocket: "/run/enforcerd/enforcerd.sock", Log: debugLog}
+	o := Options{Config: c, Registry: reg, DaemonSocket: "/run/enforcerd/enforcerd.sock", Log: debugLog,
+		Freeze: func(g string) error { return fmt.Errorf("test: unexpected freeze of %s", g) }}
 	for _, f := range opts {
 		f(&o)
 	}

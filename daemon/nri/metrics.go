@@ -37,7 +37,7 @@ func NewMetrics() *Metrics {
 		}, []string{"event", "reason"}),
 		Late: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "enforcerd_nri_late_registrations_total",
-			Help: "Annotated containers found unregistered at Synchronize (created or started while the plugin was not connected), by outcome: pending, active (in force from then on), degraded (in force, not as asked: the narrowest ceiling the host takes), failed.",
+			Help: "Annotated containers found unregistered at Synchronize (created or started while the plugin was not connected), by outcome: pending, active (in force from then on), degraded (in force without its allowed endpoints and write roots: narrower than asked), frozen (registrable only with a wider shell than asked: registered so, and frozen), failed.",
 		}, []string{"outcome"}),
 		Connections: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "enforcerd_nri_connections_total",

@@ -80,6 +80,12 @@ type Options struct {
 	Now     func() time.Time
 	// ProcRoot is where the runtime's processes are seen ("/proc").
 	ProcRoot string
+	// Freeze freezes a cgroup (a path below the cgroup2 mount) and waits
+	// until it is frozen: a running container Synchronize could register
+	// only with a wider shell than it asks is frozen (fail closed). nil:
+	// such a container is counted failed and left unfrozen only if this
+	// is nil, which New refuses.
+	Freeze func(group string) error
 	// SelfExe is the executable Config.InstallHook copies to
 	// Config.HookPath ("": /proc/self/exe).
 	SelfExe string
@@ -114,6 +120,9 @@ func New(o Options) (*Plugin, error) {
 	}
 	if o.ProcRoot == "" {
 		o.ProcRoot = "/proc"
+	}
+	if o.Freeze == nil {
+		return nil, errors.New("nri: no cgroup freezer")
 	}
 	if o.SelfExe == "" {
 		o.SelfExe = "/proc/self/exe"

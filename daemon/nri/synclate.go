@@ -16,13 +16,14 @@ import (
 // succeeds wins: req without its allow-connect endpoints and write roots
 // (holes: dropping them only narrows), then that with the ceiling's shell
 // set to read_only, then to full. Network, write, tools and depth stay
-// the request's (a shell never widens them). ok is false when none
-// registers.
-func (p *Plugin) registerLateFallback(req registry.Request) (c state.Container, shell policy.Shell, ok bool) {
+// the request's (a shell never widens them). widened says the shell is
+// wider than the request's (the caller freezes the container); ok is
+// false when none registers.
+func (p *Plugin) registerLateFallback(req registry.Request) (c state.Container, widened bool, ok bool) {
 	req.AllowConnect, req.WriteRoots = nil, nil
 	ceiling, err := policy.ParseCeiling(req.Ceiling, policy.DefaultSession())
 	if err != nil {
-		return c, "", false
+		return c, false, false
 	}
 	for _, s := range []policy.Shell{"", policy.ShellReadOnly, policy.ShellFull} {
 		try := req
@@ -32,8 +33,8 @@ func (p *Plugin) registerLateFallback(req registry.Request) (c state.Container, 
 			try.Ceiling = set.String()
 		}
 		if c, err = p.o.Registry.Register(try); err == nil {
-			return c, c.Kernel.Shell, true
+			return c, s != "" && s != ceiling.Shell, true
 		}
 	}
-	return c, "", false
+	return c, false, false
 }

@@ -82,3 +82,15 @@ func TestMarkdownSaysHowMeasured(t *testing.T) {
 		}
 	}
 }
+
+func TestParseOps(t *testing.T) {
+	ops, err := parseOps("stat, socket_close")
+	if err != nil || len(ops) != 2 || ops[0] != OpStat || ops[1] != OpSocket {
+		t.Errorf("parseOps = %v, %v", ops, err)
+	}
+	for _, bad := range []string{"", ",", "stat,nope", "stat,stat", "macro_untar"} {
+		if _, err := parseOps(bad); err == nil {
+			t.Errorf("parseOps(%q) accepted", bad)
+		}
+	}
+}

@@ -12,7 +12,7 @@ const (
 )
 
 // goalOf is the limit of phase's goal against (a); false for a phase with
-// no goal ((d), (e)).
+// no goal ((f), (d), (e)).
 func goalOf(phase string) (float64, bool) {
 	switch phase {
 	case PhaseB:
@@ -66,7 +66,7 @@ func Summary(w io.Writer, docs []*Doc) {
 		l := d.Label()
 		ops := append(append([]Op{}, MicroOps...), OpMacro)
 		for _, op := range ops {
-			for _, ph := range []string{PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE} {
+			for _, ph := range []string{PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE} {
 				if r, ok := d.Ratio(op, ph, PhaseA); ok {
 					fmt.Fprintf(w, "bench: %s/%s/%s ratio=%.3f\n", l, op, ph, r)
 				}
@@ -74,7 +74,7 @@ func Summary(w io.Writer, docs []*Doc) {
 		}
 		if d.Where == "host" {
 			for _, op := range ops {
-				for _, ph := range []string{PhaseB, PhaseC, PhaseC2, PhaseD} {
+				for _, ph := range []string{PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD} {
 					e, ok := d.Estimate(op, ph, PhaseA)
 					if !ok {
 						continue

@@ -15,6 +15,7 @@ func hostDoc(n int) *Doc {
 		a := 1000 * (1 + 0.3*float64(i%3)) // drift between rounds
 		for _, op := range NetOps {
 			d.add(op, PhaseA, 100, a, a)
+			d.add(op, PhaseF, 100, a*1.005, a)
 			d.add(op, PhaseB, 100, a*1.01, a)
 			d.add(op, PhaseC, 100, a*1.10, a)
 			d.add(op, PhaseC2, 100, a*(1.03+0.01*float64(i%5)), a)
@@ -34,8 +35,8 @@ func TestSummaryNativeLines(t *testing.T) {
 		got[m[1]+"/"+m[2]] = m[6]
 	}
 	want := map[string]string{
-		"socket_close/b": VerdictMet, "socket_close/c": VerdictNotMet, "socket_close/c2": VerdictInconclusive, "socket_close/d": "none",
-		"connect/b": VerdictMet, "connect/c": VerdictNotMet, "connect/c2": VerdictInconclusive, "connect/d": "none",
+		"socket_close/f": "none", "socket_close/b": VerdictMet, "socket_close/c": VerdictNotMet, "socket_close/c2": VerdictInconclusive, "socket_close/d": "none",
+		"connect/f": "none", "connect/b": VerdictMet, "connect/c": VerdictNotMet, "connect/c2": VerdictInconclusive, "connect/d": "none",
 	}
 	for k, v := range want {
 		if got[k] != v {

@@ -21,8 +21,9 @@ import (
 // private directory, so other work on the host is neither slowed nor denied;
 // both are removed at the end.
 //
-// Layout: <tag>/na/a and <tag>/att/{b,c,c2,d}, the programs attached at
-// <tag>/att. cgroup-BPF programs run only for processes below the cgroup they
+// Layout: <tag>/na/a, <tag>/flr/f and <tag>/att/{b,c,c2,d}, the programs
+// attached at <tag>/att, the floor (PhaseF: allow-only programs on the same
+// hooks) at <tag>/flr. cgroup-BPF programs run only for processes below the cgroup they
 // are attached to, so (a) runs in a sibling subtree, at the same depth as the
 // others (the cgroup's depth is itself a cost: charging and the effective
 // program arrays walk it). Every round runs each phase once, in an order
@@ -58,7 +59,7 @@ func Native(args []string) error {
 	}
 	defer func() { _ = top.Remove(5 * time.Second) }()
 	cgs := map[string]cgroup.Cgroup{}
-	for _, name := range []string{"na", "na/" + PhaseA, "att", "att/" + PhaseB, "att/" + PhaseC, "att/" + PhaseC2, "att/" + PhaseD} {
+	for _, name := range []string{"na", "na/" + PhaseA, "flr", "flr/" + PhaseF, "att", "att/" + PhaseB, "att/" + PhaseC, "att/" + PhaseC2, "att/" + PhaseD} {
 		cg, err := cgroup.Create(mount, "/"+tag+"/"+name)
 		if err != nil {
 			return err
@@ -80,7 +81,8 @@ func Native(args []string) error {
 		r.doc.Notes = append(r.doc.Notes, fmt.Sprintf("shared host: %d LSM/cgroup/tracing BPF programs of other origin were loaded during the run (other work on the machine); they are in every phase", n))
 	}
 	r.doc.Notes = append(r.doc.Notes,
-		fmt.Sprintf("host: (a) runs in a sibling subtree of the cgroup the programs attach to (cgroup-BPF runs only below its attach point), at the same cgroup depth (level %d) as (b), (c), (c2), (d); each of %d rounds runs every phase once in an order shuffled per round (seed %d)", cgs[PhaseA].Level, r.reps, *seed),
+		fmt.Sprintf("host: (a) runs in a sibling subtree of the cgroup the programs attach to (cgroup-BPF runs only below its attach point), at the same cgroup depth (level %d) as (f), (b), (c), (c2), (d); each of %d rounds runs every phase once in an order shuffled per round (seed %d)", cgs[PhaseA].Level, r.reps, *seed),
+		"host: (f) runs below a third sibling where allow-only programs (r0 = 1; exit) of the same types sit on the same cgroup-BPF hooks as enforcerd's: (f)/(a) is the cost of attaching at all, (b)/(f) what enforcerd's program bodies add",
 		"host: (c2) is the network part of the typical ceiling (network=false, the listener as its one allowed endpoint; write and shell full): cgroup-BPF has no file or exec hooks")
 	ops := NetOps
 	if err := r.calibrate(cgs[PhaseA], ops); err != nil {
@@ -101,6 +103,11 @@ func Native(args []string) error {
 	if err := enf.Register(cgs[PhaseC], allowAll); err != nil {
 		return err
 	}
+	floor, err := attachFloor(enf, cgs["flr"].Path())
+	if err != nil {
+		return err
+	}
+	defer floor.close()
 	c2, err := netTypical(r.port)
 	if err != nil {
 		return err
@@ -110,6 +117,7 @@ func Native(args []string) error {
 		run  func() error
 	}{
 		{PhaseA, func() error { return r.micro(cgs[PhaseA], PhaseA, ops) }},
+		{PhaseF, func() error { return r.micro(cgs[PhaseF], PhaseF, ops) }},
 		{PhaseB, func() error { return r.micro(cgs[PhaseB], PhaseB, ops) }},
 		{PhaseC, func() error { return r.micro(cgs[PhaseC], PhaseC, ops) }},
 		{PhaseC2, func() error { return r.registered(enf, cgs[PhaseC2], PhaseC2, c2, ops) }},

@@ -288,6 +288,9 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 	p("the median of per-round ratios; (a0) is (a) measured before the first load of the boot, a check that detached ")
 	p("equals never loaded; on the host (a) runs in a sibling subtree of the cgroup the programs attach to, ")
 	p("at the same cgroup depth, and every round runs (a), (b), (c), (c2), (d) once each in a shuffled order; ")
+	p("(f) the floor (host only so far): in place of enforcerd's programs, allow-only programs (r0 = allow; exit) of the same ")
+	p("types on the same hooks, so (f)/(a) is what attaching at those hooks costs at all and (b) over (f) what enforcerd's ")
+	p("program bodies add; ")
 	p("(b) every program loaded and attached, the process in an unregistered cgroup; ")
 	p("(c) the process in a registered cgroup with the all-allow ceiling network=true, write=true, shell=full ")
 	p("(every hook still resolves the ceiling, from the per-cgroup cache of the ancestor walk: the walk itself runs only after the ceilings map changed; then it checks the allow path); ")
@@ -314,8 +317,8 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 
 	for _, d := range docs {
 		p("## %s (kernel %s)\n\n", d.Label(), d.Kernel)
-		p("| operation | iters | (a) ns/op | (b)/(a) | (c)/(a) | (c2)/(a) | (d)/(a) | (e)/(a) | (c)/(e) | (c2)/(e) | (a0)/(a) |\n")
-		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		p("| operation | iters | (a) ns/op | (f)/(a) | (b)/(a) | (c)/(a) | (c2)/(a) | (d)/(a) | (e)/(a) | (c)/(e) | (c2)/(e) | (a0)/(a) |\n")
+		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		ops := append(append([]Op{}, MicroOps...), OpMacro)
 		for _, op := range ops {
 			a, ok := d.cell(op, PhaseA)
@@ -331,8 +334,8 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 				}
 				return "n/a"
 			}
-			p("| %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n", op, a.Iters, a.Median(),
-				r(PhaseB, PhaseA), r(PhaseC, PhaseA), r(PhaseC2, PhaseA), r(PhaseD, PhaseA), r(PhaseE, PhaseA), r(PhaseC, PhaseE), r(PhaseC2, PhaseE), r(PhaseA0, PhaseA))
+			p("| %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", op, a.Iters, a.Median(),
+				r(PhaseF, PhaseA), r(PhaseB, PhaseA), r(PhaseC, PhaseA), r(PhaseC2, PhaseA), r(PhaseD, PhaseA), r(PhaseE, PhaseA), r(PhaseC, PhaseE), r(PhaseC2, PhaseE), r(PhaseA0, PhaseA))
 		}
 		p("\n")
 		var scale []string

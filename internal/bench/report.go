@@ -386,7 +386,7 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 	p("((c)/(a) <= 1.05), and no more than Landlock on the same work ((c)/(e) <= 1). Published, for comparison: ")
 	p("BPFContain +3.3%% on a kernel build and +26.6%% on file creation; KubeArmor BPF-LSM mode 1–8%%.\n\n")
 	p("Verdict over the 95%% interval: met (whole interval at or under the goal), **not met** (whole interval over it), ")
-	p("inconclusive (the interval straddles the goal: this run cannot tell).\n\n")
+	p("inconclusive (the interval straddles the goal: this run cannot tell; always with fewer than %d rounds).\n\n", MinVerdictRounds)
 	p("| part | operation | goal | ratio | 95%% interval | rounds | verdict |\n|---|---|---|---:|---|---:|---|\n")
 	for _, v := range Goals(docs) {
 		m := v.Verdict

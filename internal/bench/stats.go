@@ -120,12 +120,20 @@ const (
 	VerdictInconclusive = "inconclusive"
 )
 
+// MinVerdictRounds: with fewer rounds a percentile bootstrap of a median
+// is too coarse (its interval is little more than the range of a handful
+// of samples), so VerdictOf says inconclusive whatever the interval.
+const MinVerdictRounds = 5
+
 // VerdictOf judges e against the goal ratio <= limit: met only when the
 // whole 95% interval is at or below the limit (Hi <= limit), not met when
 // the whole interval is above it (Lo > limit), inconclusive otherwise (the
-// run cannot tell; more rounds or a quieter machine can).
+// run cannot tell; more rounds or a quieter machine can) and whenever
+// e.N < MinVerdictRounds.
 func VerdictOf(e Estimate, limit float64) string {
 	switch {
+	case e.N < MinVerdictRounds:
+		return VerdictInconclusive
 	case e.Hi <= limit:
 		return VerdictMet
 	case e.Lo > limit:

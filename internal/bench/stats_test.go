@@ -142,8 +142,12 @@ func TestVerdictOf(t *testing.T) {
 		{1.00, 1.10, 1.05, VerdictInconclusive},   // straddles
 		{1.06, 1.10, 1.05, VerdictNotMet},
 	} {
-		if got := VerdictOf(Estimate{Ratio: (c.lo + c.hi) / 2, Lo: c.lo, Hi: c.hi}, c.limit); got != c.want {
+		if got := VerdictOf(Estimate{Ratio: (c.lo + c.hi) / 2, Lo: c.lo, Hi: c.hi, N: 31}, c.limit); got != c.want {
 			t.Errorf("[%v, %v] vs %v: %s, want %s", c.lo, c.hi, c.limit, got, c.want)
+		}
+		// Too few rounds: never a verdict.
+		if got := VerdictOf(Estimate{Ratio: (c.lo + c.hi) / 2, Lo: c.lo, Hi: c.hi, N: MinVerdictRounds - 1}, c.limit); got != VerdictInconclusive {
+			t.Errorf("[%v, %v] vs %v with %d rounds: %s, want inconclusive", c.lo, c.hi, c.limit, MinVerdictRounds-1, got)
 		}
 	}
 }

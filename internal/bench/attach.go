@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -61,14 +63,66 @@ func captureAttachments(pin, mount string) (*attachSet, error) {
 }
 
 // detach removes every link pin; with no other holder (the caller closed its
-// enforcer), the links are released and the programs detached.
+// enforcer), the links are released and the programs detached. It then
+// checks the kernel's link list until no link of these programs is left
+// (detachTimeout): (a) must run with nothing of enforcerd attached. Errors:
+// a pin that cannot be removed, links still attached after the timeout.
 func (s *attachSet) detach() error {
 	for _, a := range s.items {
 		if err := os.Remove(a.pin); err != nil {
 			return fmt.Errorf("detach %s: %w", a.pin, err)
 		}
 	}
-	return nil
+	deadline := time.Now().Add(detachTimeout)
+	for {
+		n, err := s.attachedLinks()
+		if err != nil {
+			return fmt.Errorf("detach: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("detach: %d links of enforcerd's programs still attached %v after their pins were removed (another holder?): (a) would not be \"no programs\"", n, detachTimeout)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// detachTimeout bounds how long detach waits for released links to go.
+var detachTimeout = 30 * time.Second
+
+// attachedLinks counts the kernel's links (any holder, pinned or not) whose
+// program is one of s's.
+func (s *attachSet) attachedLinks() (int, error) {
+	ours := map[ebpf.ProgramID]bool{}
+	for _, a := range s.items {
+		info, err := a.prog.Info()
+		if err != nil {
+			return 0, fmt.Errorf("program info: %w", err)
+		}
+		id, ok := info.ID()
+		if !ok {
+			return 0, errors.New("program info: no id (kernel too old)")
+		}
+		ours[id] = true
+	}
+	n := 0
+	var it link.Iterator
+	defer it.Close()
+	for it.Next() {
+		info, err := it.Link.Info()
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			return 0, fmt.Errorf("link %d info: %w", it.ID, err)
+		}
+		if ours[info.Program] {
+			n++
+		}
+	}
+	return n, it.Err()
 }
 
 // attach re-attaches every program and pins its link where enforcer.Open

@@ -30,16 +30,21 @@ const (
 
 // Doc is the result of one part of the run (the native part or one VM boot).
 type Doc struct {
-	Where       string       `json:"where"` // "host" or "vm"
-	Kernel      string       `json:"kernel"`
-	Machine     string       `json:"machine"`
-	LandlockABI int          `json:"landlock_abi"`
-	Reps        int          `json:"reps"`
-	Cells       []Cell       `json:"cells"`
-	Values      []Value      `json:"values"`
-	Profile     []ProfileRow `json:"profile"`
-	Notes       []string     `json:"notes"`
-	ElapsedS    float64      `json:"elapsed_s"`
+	Where       string `json:"where"` // "host" or "vm"
+	Kernel      string `json:"kernel"`
+	Machine     string `json:"machine"`
+	LandlockABI int    `json:"landlock_abi"`
+	Reps        int    `json:"reps"`
+	// OrderSeed: seed of the per-round shuffled phase order (native part).
+	OrderSeed uint64 `json:"order_seed,omitempty"`
+	// Icount: the guest ran under QEMU -icount shift=0,sleep=off with one
+	// vCPU: its clocks count instructions (1 ns per instruction).
+	Icount   bool         `json:"icount,omitempty"`
+	Cells    []Cell       `json:"cells"`
+	Values   []Value      `json:"values"`
+	Profile  []ProfileRow `json:"profile"`
+	Notes    []string     `json:"notes"`
+	ElapsedS float64      `json:"elapsed_s"`
 }
 
 // Cell is one operation under one phase: ns/op of each repetition.
@@ -70,18 +75,27 @@ type ProfileRow struct {
 	NsPerRun  float64 `json:"ns_per_run"`
 }
 
-// Label names the doc in summary lines: "host" or "vm6.12".
+// Label names the doc in summary lines: "host", "vm6.12", or "icount/6.12"
+// for a guest run under QEMU -icount.
 func (d *Doc) Label() string {
 	if d.Where == "host" {
 		return "host"
 	}
+	if d.Icount {
+		return "icount/" + d.shortKernel()
+	}
+	return "vm" + d.shortKernel()
+}
+
+// shortKernel is the kernel's major.minor ("6.12").
+func (d *Doc) shortKernel() string {
 	v := d.Kernel
 	if i := strings.IndexByte(v, '.'); i >= 0 {
 		if j := strings.IndexAny(v[i+1:], ".-+"); j >= 0 {
 			v = v[:i+1+j]
 		}
 	}
-	return "vm" + v
+	return v
 }
 
 func (d *Doc) add(op Op, phase string, iters int, ns, wall float64) {
@@ -122,6 +136,45 @@ func (d *Doc) Ratio(op Op, phase, base string) (float64, bool) {
 		return Median(rs), true
 	}
 	return c.Median() / b.Median(), true
+}
+
+// Estimate is Ratio with its bootstrap 95% interval (PairedEstimate when
+// both ran in the same rounds, else UnpairedEstimate); false when either
+// cell is missing or has fewer than 2 samples.
+func (d *Doc) Estimate(op Op, phase, base string) (Estimate, bool) {
+	c, ok := d.cell(op, phase)
+	b, ok2 := d.cell(op, base)
+	if !ok || !ok2 {
+		return Estimate{}, false
+	}
+	var (
+		e   Estimate
+		err error
+	)
+	if len(c.Samples) == len(b.Samples) {
+		e, err = PairedEstimate(c.Samples, b.Samples)
+	} else {
+		e, err = UnpairedEstimate(c.Samples, b.Samples)
+	}
+	return e, err == nil
+}
+
+// Method says how the doc's figures are measured, for the header of
+// docs/benchmarks.md.
+func (d *Doc) Method() string {
+	var how string
+	switch {
+	case d.Where == "host":
+		how = "native"
+		if d.OrderSeed != 0 {
+			how += fmt.Sprintf(", phase order shuffled per round (seed %d)", d.OrderSeed)
+		}
+	case d.Icount:
+		how = "QEMU TCG -icount shift=0,sleep=off, 1 vCPU, default mitigations: guest clocks count instructions (1 ns = 1 instruction), so ratios are ratios of instruction counts"
+	default:
+		how = "QEMU TCG (guest clocks are host time under emulation)"
+	}
+	return fmt.Sprintf("%s; median of %d paired rounds (per-round ratios), bootstrap 95%% interval (%d resamples, fixed seed)", how, d.Reps, BootstrapResamples)
 }
 
 // Emit writes the doc as base64 chunks on lines of their own, so that it
@@ -212,72 +265,11 @@ func Collect(r io.Reader) (*Doc, error) {
 	return &d, nil
 }
 
-// The performance goals.
-const (
-	GoalNotEnforced = 1.02 // (b)/(a)
-	GoalEnforced    = 1.05 // (c)/(a)
-)
-
-// Summary writes one line per figure: "bench: <name> ratio=<r>" or
-// "bench: <name> value=<v> <unit>".
-func Summary(w io.Writer, docs []*Doc) {
-	for _, d := range docs {
-		l := d.Label()
-		ops := append(append([]Op{}, MicroOps...), OpMacro)
-		for _, op := range ops {
-			for _, ph := range []string{PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE} {
-				if r, ok := d.Ratio(op, ph, PhaseA); ok {
-					fmt.Fprintf(w, "bench: %s/%s/%s ratio=%.3f\n", l, op, ph, r)
-				}
-			}
-		}
-		for _, op := range ops {
-			if r, ok := d.Ratio(op, PhaseTenK, PhaseOne); ok {
-				fmt.Fprintf(w, "bench: %s/scale_10k_vs_1/%s ratio=%.3f\n", l, op, r)
-			}
-		}
-		for _, v := range d.Values {
-			fmt.Fprintf(w, "bench: %s/%s value=%s %s\n", l, v.Name, fmtNum(v.Value), v.Unit)
-		}
-	}
-}
-
 func fmtNum(v float64) string {
 	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 3, 64)
-}
-
-// Verdict is one goal check.
-type Verdict struct {
-	Doc, Op, Goal string
-	Ratio, Limit  float64
-	Met           bool
-}
-
-// Goals checks every figure against the performance goals: (b)/(a) <= 1.02,
-// (c)/(a) <= 1.05, and (c) no slower than (e) where Landlock expresses the op.
-func Goals(docs []*Doc) []Verdict {
-	var out []Verdict
-	for _, d := range docs {
-		ops := append(append([]Op{}, MicroOps...), OpMacro)
-		for _, op := range ops {
-			if r, ok := d.Ratio(op, PhaseB, PhaseA); ok {
-				out = append(out, Verdict{d.Label(), string(op), "b/a <= 1.02", r, GoalNotEnforced, r <= GoalNotEnforced})
-			}
-			if r, ok := d.Ratio(op, PhaseC, PhaseA); ok {
-				out = append(out, Verdict{d.Label(), string(op), "c/a <= 1.05", r, GoalEnforced, r <= GoalEnforced})
-			}
-			if r, ok := d.Ratio(op, PhaseC2, PhaseA); ok {
-				out = append(out, Verdict{d.Label(), string(op), "c2/a <= 1.05", r, GoalEnforced, r <= GoalEnforced})
-			}
-			if r, ok := d.Ratio(op, PhaseC, PhaseE); ok {
-				out = append(out, Verdict{d.Label(), string(op), "c <= e (Landlock)", r, 1, r <= 1})
-			}
-		}
-	}
-	return out
 }
 
 // Markdown renders docs/benchmarks.md.
@@ -288,13 +280,17 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 	p("- Command: `%s` (wall time of this run: %.0f s)\n", command, wallS)
 	p("- Host: %s\n", host)
 	for _, d := range docs {
-		p("- %s: kernel %s, %s; %d repetitions per figure, medians; Landlock ABI %d; part took %.0f s\n",
-			d.Label(), d.Kernel, d.Machine, d.Reps, d.LandlockABI, d.ElapsedS)
+		p("- %s: kernel %s, %s; Landlock ABI %d; part took %.0f s. Figures: %s\n",
+			d.Label(), d.Kernel, d.Machine, d.LandlockABI, d.ElapsedS, d.Method())
 	}
 	p("\nPhases: (a) no enforcerd program attached: in the VM, every round detaches all links (programs stay loaded, ")
 	p("so re-attaching needs no verifier run), runs (a) and (e), re-attaches and runs (b), (c), (d), so each ratio is ")
 	p("the median of per-round ratios; (a0) is (a) measured before the first load of the boot, a check that detached ")
-	p("equals never loaded; on the host (a) runs in a sibling of the cgroup the programs attach to; ")
+	p("equals never loaded; on the host (a) runs in a sibling subtree of the cgroup the programs attach to, ")
+	p("at the same cgroup depth, and every round runs (a), (f), (b), (c), (c2), (d) once each in a shuffled order; ")
+	p("(f) the floor (host only so far): in place of enforcerd's programs, allow-only programs (r0 = allow; exit) of the same ")
+	p("types on the same hooks, so (f)/(a) is what attaching at those hooks costs at all and (b) over (f) what enforcerd's ")
+	p("program bodies add; ")
 	p("(b) every program loaded and attached, the process in an unregistered cgroup; ")
 	p("(c) the process in a registered cgroup with the all-allow ceiling network=true, write=true, shell=full ")
 	p("(every hook still resolves the ceiling, from the per-cgroup cache of the ancestor walk: the walk itself runs only after the ceilings map changed; then it checks the allow path); ")
@@ -306,9 +302,15 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 	p("the denied path (every operation must fail with EPERM, or the run fails); ")
 	p("(e) no enforcerd programs, Landlock (go-landlock, best effort at ABI 5) restricting to read-only / ")
 	p("except the scratch directory and TCP connect to the listener port only — \"n/a\" where Landlock cannot ")
-	p("express the operation (socket creation, stat; TCP connect below ABI 4). Every workload process sits at ")
-	p("cgroup level 2. Ratios are medians of the phase over the median of (a) in the same run; inside the ")
-	p("VM (QEMU TCG, no KVM) only ratios are meaningful, the ns columns are TCG time. Time is CPU time of the ")
+	p("express the operation (socket creation, stat; TCP connect below ABI 4). Within a part every workload process ")
+	p("sits at the same cgroup depth. A ratio is the median over rounds of the per-round ratio phase/(a) (both ran ")
+	p("in the same round, so drift of the machine between rounds cancels; (a0)/(a), from different rounds, is the ratio of ")
+	p("the medians, each side resampled on its own), shown as \"ratio [lo–hi]\" with its ")
+	p("percentile bootstrap 95%% interval over rounds (10,000 resamples, fixed seed: the same samples give the same ")
+	p("interval); a goal is met only when the whole interval is at or under it, not met when the whole interval is ")
+	p("over it, and inconclusive otherwise. Inside the VM (QEMU TCG, no KVM) only ratios are meaningful, the ns ")
+	p("columns are TCG time, or instruction counts in icount mode (-icount shift=0: 1 ns of guest time per ")
+	p("instruction, so an icount ratio is a ratio of instructions executed, blind to cache and pipeline effects). Time is CPU time of the ")
 	p("workload process (CLOCK_PROCESS_CPUTIME_ID, plus reaped children for exec), not wall time: on a shared ")
 	p("machine the wall time a process spends waiting for a CPU is not the cost of the operation (wall times are ")
 	p("kept in the JSON results).\n\n")
@@ -316,8 +318,8 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 
 	for _, d := range docs {
 		p("## %s (kernel %s)\n\n", d.Label(), d.Kernel)
-		p("| operation | iters | (a) ns/op | (b)/(a) | (c)/(a) | (c2)/(a) | (d)/(a) | (e)/(a) | (c)/(e) | (c2)/(e) | (a0)/(a) |\n")
-		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		p("| operation | iters | (a) ns/op | (f)/(a) | (b)/(a) | (c)/(a) | (c2)/(a) | (d)/(a) | (e)/(a) | (c)/(e) | (c2)/(e) | (a0)/(a) |\n")
+		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		ops := append(append([]Op{}, MicroOps...), OpMacro)
 		for _, op := range ops {
 			a, ok := d.cell(op, PhaseA)
@@ -325,13 +327,16 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 				continue
 			}
 			r := func(ph, base string) string {
+				if e, ok := d.Estimate(op, ph, base); ok {
+					return fmt.Sprintf("%.3f [%.3f–%.3f]", e.Ratio, e.Lo, e.Hi)
+				}
 				if v, ok := d.Ratio(op, ph, base); ok {
 					return fmt.Sprintf("%.3f", v)
 				}
 				return "n/a"
 			}
-			p("| %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n", op, a.Iters, a.Median(),
-				r(PhaseB, PhaseA), r(PhaseC, PhaseA), r(PhaseC2, PhaseA), r(PhaseD, PhaseA), r(PhaseE, PhaseA), r(PhaseC, PhaseE), r(PhaseC2, PhaseE), r(PhaseA0, PhaseA))
+			p("| %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", op, a.Iters, a.Median(),
+				r(PhaseF, PhaseA), r(PhaseB, PhaseA), r(PhaseC, PhaseA), r(PhaseC2, PhaseA), r(PhaseD, PhaseA), r(PhaseE, PhaseA), r(PhaseC, PhaseE), r(PhaseC2, PhaseE), r(PhaseA0, PhaseA))
 		}
 		p("\n")
 		var scale []string
@@ -380,13 +385,15 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 	p("At most 2%% for processes not enforced ((b)/(a) <= 1.02), at most 5%% for enforced processes doing allowed work ")
 	p("((c)/(a) <= 1.05), and no more than Landlock on the same work ((c)/(e) <= 1). Published, for comparison: ")
 	p("BPFContain +3.3%% on a kernel build and +26.6%% on file creation; KubeArmor BPF-LSM mode 1–8%%.\n\n")
-	p("| part | operation | goal | ratio | met |\n|---|---|---|---:|---|\n")
+	p("Verdict over the 95%% interval: met (whole interval at or under the goal), **not met** (whole interval over it), ")
+	p("inconclusive (the interval straddles the goal: this run cannot tell; always with fewer than %d rounds).\n\n", MinVerdictRounds)
+	p("| part | operation | goal | ratio | 95%% interval | rounds | verdict |\n|---|---|---|---:|---|---:|---|\n")
 	for _, v := range Goals(docs) {
-		m := "yes"
-		if !v.Met {
-			m = "**no**"
+		m := v.Verdict
+		if m == VerdictNotMet {
+			m = "**not met**"
 		}
-		p("| %s | %s | %s | %.3f | %s |\n", v.Doc, v.Op, v.Goal, v.Ratio, m)
+		p("| %s | %s | %s | %.3f | %.3f–%.3f | %d | %s |\n", v.Doc, v.Op, v.Goal, v.Ratio, v.Lo, v.Hi, v.N, m)
 	}
 	p("\n")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -31,8 +32,20 @@ func VM(args []string) error {
 	latN := fs.Int("latency", 50, "registration latency samples")
 	floodN := fs.Uint64("flood", 1_000_000, "audit flood: denied operations")
 	floodOnly := fs.Bool("flood-only", false, "load enforcerd and run only the audit flood")
+	icount := fs.Bool("icount", false, "the guest runs under QEMU -icount with one vCPU (scripts/vmtest --icount): record it, check it")
+	opsList := fs.String("ops", joinOps(MicroOps), "microbenchmarks to run, comma-separated")
+	a0N := fs.Int("a0", 3, "repetitions of (a0), before the first load")
+	macroOn := fs.Bool("macro", true, "run the macro workload (when -tar is given)")
+	microOnly := fs.Bool("micro-only", false, "only the microbenchmark phases: no scale, latency, memory, flood or profile")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	ops, err := parseOps(*opsList)
+	if err != nil {
+		return err
+	}
+	if *reps < 1 || *a0N < 0 {
+		return fmt.Errorf("vm: -reps %d -a0 %d: want at least 1 round and no negative count", *reps, *a0N)
 	}
 	t0 := time.Now()
 	r := &run{reps: *reps, target: *target, tar: *tarPath, exec: *execPath, root: "/tmp/bench",
@@ -40,6 +53,13 @@ func VM(args []string) error {
 	abi, _ := llsys.LandlockGetABIVersion()
 	r.doc = &Doc{Where: "vm", Kernel: uname(), Machine: "QEMU TCG (no KVM), -smp 2 -m 1G, busybox initramfs on tmpfs",
 		LandlockABI: abi, Reps: *reps}
+	if *icount {
+		if err := checkIcountGuest(); err != nil {
+			return err
+		}
+		r.doc.Icount = true
+		r.doc.Machine = "QEMU TCG (no KVM) -icount shift=0,sleep=off, -smp 1 -m 1G, default mitigations, busybox initramfs on tmpfs"
+	}
 	if _, err := os.Stat(*pin); err == nil {
 		return fmt.Errorf("%s exists: phase (a) needs a boot where enforcerd was never loaded", *pin)
 	}
@@ -69,7 +89,6 @@ func VM(args []string) error {
 		return r.floodOnly(*pin, mount, cgs["flood"], *floodN, t0)
 	}
 
-	ops := MicroOps
 	var llOps, denyOps []Op
 	for _, op := range ops {
 		if LandlockExpresses(op, abi) {
@@ -79,7 +98,7 @@ func VM(args []string) error {
 			denyOps = append(denyOps, op)
 		}
 	}
-	macro := r.tar != ""
+	macro := r.tar != "" && *macroOn
 	calOps := ops
 	if macro {
 		calOps = append(append([]Op{}, ops...), OpMacro)
@@ -90,7 +109,7 @@ func VM(args []string) error {
 	}
 
 	// a0: before anything of enforcerd is loaded in this boot.
-	for i := 0; i < min(3, r.reps); i++ {
+	for i := 0; i < *a0N; i++ {
 		r.log("a0 %d: nothing loaded yet", i+1)
 		if err := r.micro(cgs[PhaseA], PhaseA0, ops); err != nil {
 			return err
@@ -182,6 +201,12 @@ func VM(args []string) error {
 			}
 		}
 		enf.Close()
+	}
+	if *microOnly {
+		r.doc.Notes = append(r.doc.Notes, "micro-only run: no scale, latency, memory, flood or profile figures")
+		r.doc.ElapsedS = time.Since(t0).Seconds()
+		r.log("done in %.0fs", r.doc.ElapsedS)
+		return Emit(os.Stdout, r.doc)
 	}
 	enf, err = enforcer.Open(enforcer.Options{PinDir: *pin, CgroupMount: mount})
 	if err != nil {
@@ -328,5 +353,46 @@ func (r *run) runMemory() error {
 		return fmt.Errorf("enforcerd run: %w", err)
 	}
 	r.doc.Values = append(r.doc.Values, Value{"enforcerd_run_rss", rss / 1024, "MiB"}, Value{"enforcerd_run_peak_rss", hwm / 1024, "MiB"})
+	return nil
+}
+
+// parseOps parses a comma-separated list of MicroOps names. Errors: an empty
+// list, an unknown or repeated name.
+func parseOps(list string) ([]Op, error) {
+	var ops []Op
+	seen := map[Op]bool{}
+	for _, f := range strings.Split(list, ",") {
+		op := Op(strings.TrimSpace(f))
+		if op == "" {
+			continue
+		}
+		if opIndex(op) >= len(MicroOps) {
+			return nil, fmt.Errorf("-ops: unknown microbenchmark %q (known: %s)", op, joinOps(MicroOps))
+		}
+		if seen[op] {
+			return nil, fmt.Errorf("-ops: %q given twice", op)
+		}
+		seen[op] = true
+		ops = append(ops, op)
+	}
+	if len(ops) == 0 {
+		return nil, fmt.Errorf("-ops: no microbenchmark given")
+	}
+	return ops, nil
+}
+
+// checkIcountGuest verifies what -icount claims and the guest can see: one
+// CPU, and no mitigations=off on the kernel command line.
+func checkIcountGuest() error {
+	if n := runtime.NumCPU(); n != 1 {
+		return fmt.Errorf("-icount: the guest has %d CPUs, want 1 (scripts/vmtest --icount)", n)
+	}
+	cmdline, err := os.ReadFile("/proc/cmdline")
+	if err != nil {
+		return fmt.Errorf("-icount: %w", err)
+	}
+	if strings.Contains(string(cmdline), "mitigations=off") {
+		return fmt.Errorf("-icount: the guest kernel runs with mitigations=off; icount mode measures the default mitigations")
+	}
 	return nil
 }

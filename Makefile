@@ -14,7 +14,9 @@ all: build man
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 BRANCH ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null)
-BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+# The build date is the commit's: one commit builds one binary (and one
+# `make image` digest); a tree with local changes gets the current time.
+BUILD_DATE ?= $(shell if git diff --quiet HEAD 2>/dev/null; then TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd; else date -u +%Y-%m-%dT%H:%M:%SZ; fi)
 VERSION_PKG := github.com/prometheus/common/version
 LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Revision=$(REVISION) \
 	-X $(VERSION_PKG).Branch=$(BRANCH) -X $(VERSION_PKG).BuildDate=$(BUILD_DATE)
@@ -29,7 +31,7 @@ build:
 IMAGE_TAG ?= $(VERSION)
 image: build
 	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) $(GO) run ./scripts/image \
-		--binary $(BIN) --tag enforcerd:$(IMAGE_TAG) --version $(VERSION) --revision $(REVISION) --out bin/enforcerd-image.tar
+		--binary $(BIN) --tag enforcerd:$(IMAGE_TAG) --tag enforcerd:latest --version $(VERSION) --revision $(REVISION) --out bin/enforcerd-image.tar
 
 # The release tarball and its SHA-256 file in dist/ (scripts/dist --help).
 dist:

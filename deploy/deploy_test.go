@@ -123,6 +123,8 @@ func TestDist(t *testing.T) {
 	}
 	top := tops[0]
 	for _, f := range []string{"bin/enforcerd", "systemd/enforcerd.service", "systemd/enforcerd.socket",
+		"systemd/enforcerd-proxy.service", "systemd/enforcerd-proxy.socket", "deploy/kubernetes/daemonset.yaml",
+		"deploy/nspawn/enforcerd-register.conf", "deploy/runc/config.json",
 		"hooks.d/50-enforcerd-createruntime.json", "hooks.d/50-enforcerd-poststop.json", "config.yaml",
 		"LICENSE", "LICENSES/GPL-2.0", "README.md", "install.sh", "uninstall.sh",
 		"man/enforcerd.1", "man/enforcerd-ctl.1", "completions/enforcerd.bash", "completions/enforcerd.zsh", "completions/enforcerd.fish"} {
@@ -141,6 +143,7 @@ func TestDist(t *testing.T) {
 		t.Fatalf("install.sh: %v\n%s", err, b)
 	}
 	for _, f := range []string{"usr/local/bin/enforcerd", "etc/systemd/system/enforcerd.service", "etc/systemd/system/enforcerd.socket",
+		"etc/systemd/system/enforcerd-proxy.socket",
 		"usr/share/containers/oci/hooks.d/50-enforcerd-createruntime.json", "etc/enforcerd/config.yaml",
 		"usr/local/share/man/man1/enforcerd-ctl.1", "usr/local/share/bash-completion/completions/enforcerd"} {
 		if _, err := os.Stat(filepath.Join(dest, f)); err != nil {

@@ -9,6 +9,9 @@ d=${DESTDIR:-}
 install -D -m 0755 "$here/bin/enforcerd" "$d/usr/local/bin/enforcerd"
 install -D -m 0644 "$here/systemd/enforcerd.service" "$d/etc/systemd/system/enforcerd.service"
 install -D -m 0644 "$here/systemd/enforcerd.socket" "$d/etc/systemd/system/enforcerd.socket"
+# The egress proxy's units are installed, not enabled (docs/proxy.md).
+install -D -m 0644 "$here/systemd/enforcerd-proxy.service" "$d/etc/systemd/system/enforcerd-proxy.service"
+install -D -m 0644 "$here/systemd/enforcerd-proxy.socket" "$d/etc/systemd/system/enforcerd-proxy.socket"
 for f in "$here"/hooks.d/*.json; do
 	install -D -m 0644 "$f" "$d/usr/share/containers/oci/hooks.d/$(basename "$f")"
 done

@@ -13,11 +13,12 @@ for a in "$@"; do
 	esac
 done
 if [ -d /run/systemd/system ]; then
-	systemctl disable --now enforcerd.socket enforcerd.service 2>/dev/null || true
+	systemctl disable --now enforcerd.socket enforcerd.service enforcerd-proxy.socket enforcerd-proxy.service 2>/dev/null || true
 fi
 # shellcheck disable=SC2086 # $args are the flags given, split on purpose
 /usr/local/bin/enforcerd uninstall $args
 rm -f /usr/local/bin/enforcerd /etc/systemd/system/enforcerd.service /etc/systemd/system/enforcerd.socket \
+	/etc/systemd/system/enforcerd-proxy.service /etc/systemd/system/enforcerd-proxy.socket \
 	/usr/share/containers/oci/hooks.d/50-enforcerd-createruntime.json \
 	/usr/share/containers/oci/hooks.d/50-enforcerd-poststop.json \
 	/usr/local/share/man/man1/enforcerd*.1 \

@@ -86,6 +86,16 @@ Annotations (at least one of role and ceiling):
                             createRuntime (through /proc/PID/root); it must
                             exist and be a socket. With network allowed the
                             annotation is an error
+  enforcerd.io/write-roots  with write=false: comma-separated absolute
+                            directories inside the container's root.path
+                            beneath which writes stay allowed (at most 16;
+                            see enforcerd run --help, --write-root),
+                            resolved by the daemon at createRuntime; each
+                            must exist. With write allowed the annotation
+                            is an error
+  enforcerd.io/proxy-allow  comma-separated domains: narrows the daemon's
+                            egress proxy allow list for this container
+                            (see enforcerd proxy --help)
   Any other enforcerd.io/ key is an error, and so is a key with the prefix
   in another letter case (Enforcerd.io/ceiling, ENFORCERD.IO/ROLE):
   annotation keys are case-sensitive, and such a key is never ignored.

@@ -99,12 +99,21 @@ func Build(o Options) (v1.Image, error) {
 }
 
 // WriteArchive builds the image and writes it to path as a docker-archive
-// tarball tagged tag (e.g. "enforcerd:v1.2.0"), through a temporary file
-// renamed into place. It returns the image digest ("sha256:...").
-func WriteArchive(path, tag string, o Options) (string, error) {
-	ref, err := name.NewTag(tag)
-	if err != nil {
-		return "", fmt.Errorf("--tag %q: %w", tag, err)
+// tarball with one or more tags (e.g. "enforcerd:v1.2.0",
+// "enforcerd:latest"), through a temporary file renamed into place. It
+// returns the image digest ("sha256:..."). Errors: no tag, a malformed
+// tag, Build's, or writing.
+func WriteArchive(path string, tags []string, o Options) (string, error) {
+	if len(tags) == 0 {
+		return "", errors.New("no --tag")
+	}
+	refs := map[name.Reference]v1.Image{}
+	for _, tag := range tags {
+		ref, err := name.NewTag(tag)
+		if err != nil {
+			return "", fmt.Errorf("--tag %q: %w", tag, err)
+		}
+		refs[ref] = nil
 	}
 	img, err := Build(o)
 	if err != nil {
@@ -119,7 +128,10 @@ func WriteArchive(path, tag string, o Options) (string, error) {
 		return "", err
 	}
 	defer os.Remove(tmp.Name())
-	if err := tarball.Write(ref, img, tmp); err != nil {
+	for ref := range refs {
+		refs[ref] = img
+	}
+	if err := tarball.MultiRefWrite(refs, tmp); err != nil {
 		tmp.Close()
 		return "", fmt.Errorf("writing %s: %w", path, err)
 	}

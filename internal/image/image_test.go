@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
@@ -43,11 +44,11 @@ func TestArchiveContentsAndReproducible(t *testing.T) {
 	dir := t.TempDir()
 	o := Options{Binary: bin, Version: "v1.2.3", Revision: "abc123", Created: time.Unix(1700000000, 0).UTC()}
 	a, b := filepath.Join(dir, "a.tar"), filepath.Join(dir, "b.tar")
-	da, err := WriteArchive(a, "enforcerd:v1.2.3", o)
+	da, err := WriteArchive(a, []string{"enforcerd:v1.2.3", "enforcerd:latest"}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := WriteArchive(b, "enforcerd:v1.2.3", o)
+	db, err := WriteArchive(b, []string{"enforcerd:v1.2.3", "enforcerd:latest"}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,13 +58,15 @@ func TestArchiveContentsAndReproducible(t *testing.T) {
 		t.Fatalf("two builds of one binary differ: %s vs %s (archives equal: %v)", da, db, bytes.Equal(ab, bb))
 	}
 
-	tag, err := name.NewTag("enforcerd:v1.2.3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := tarball.ImageFromPath(a, &tag)
-	if err != nil {
-		t.Fatalf("the archive does not load as a docker-archive image: %v", err)
+	var img v1.Image
+	for _, tg := range []string{"enforcerd:v1.2.3", "enforcerd:latest"} {
+		tag, err := name.NewTag(tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if img, err = tarball.ImageFromPath(a, &tag); err != nil {
+			t.Fatalf("the archive does not load as a docker-archive image tagged %s: %v", tg, err)
+		}
 	}
 	if d, err := img.Digest(); err != nil || d.String() != da {
 		t.Fatalf("loaded digest %v (%v), WriteArchive said %s", d, err, da)
@@ -130,7 +133,7 @@ func TestRefusesWhatCannotRunInTheImage(t *testing.T) {
 	}
 	for _, c := range cases {
 		out := filepath.Join(dir, "out.tar")
-		_, err := WriteArchive(out, c.tag, Options{Binary: c.binary})
+		_, err := WriteArchive(out, []string{c.tag}, Options{Binary: c.binary})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %s: error %v, want one containing %q", c.binary, c.tag, err, c.want)
 		}

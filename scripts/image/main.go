@@ -3,7 +3,7 @@
 // layer holding the binary, written as a docker-archive tarball that
 // `docker load`, `podman load` and `ctr -n k8s.io images import` accept.
 //
-//	go run ./scripts/image --binary bin/enforcerd --tag enforcerd:VERSION --out bin/enforcerd-image.tar
+//	go run ./scripts/image --binary bin/enforcerd --tag enforcerd:VERSION --tag enforcerd:latest --out bin/enforcerd-image.tar
 //
 // The image is reproducible: every time stamp is --epoch (default
 // SOURCE_DATE_EPOCH, else 0), so the same binary gives the same digest.
@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/enforcerd/enforcerd/internal/image"
@@ -22,7 +23,8 @@ import (
 
 func main() {
 	var o image.Options
-	var out, tag string
+	var out string
+	var tags tagList
 	var epoch int64
 	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
 		v, err := strconv.ParseInt(s, 10, 64)
@@ -33,7 +35,7 @@ func main() {
 		epoch = v
 	}
 	flag.StringVar(&o.Binary, "binary", "bin/enforcerd", "the static enforcerd `binary` to put in the image")
-	flag.StringVar(&tag, "tag", "enforcerd:latest", "the image's `name:tag` in the archive")
+	flag.Var(&tags, "tag", "a `name:tag` of the image in the archive (repeatable; default enforcerd:latest)")
 	flag.StringVar(&out, "out", "bin/enforcerd-image.tar", "the docker-archive `file` to write")
 	flag.StringVar(&o.Version, "version", "", "the org.opencontainers.image.version label")
 	flag.StringVar(&o.Revision, "revision", "", "the org.opencontainers.image.revision label (VCS commit)")
@@ -52,10 +54,19 @@ func main() {
 		os.Exit(2)
 	}
 	o.Created = time.Unix(epoch, 0).UTC()
-	digest, err := image.WriteArchive(out, tag, o)
+	if len(tags) == 0 {
+		tags = tagList{"enforcerd:latest"}
+	}
+	digest, err := image.WriteArchive(out, tags, o)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "image: %v\n", err)
 		os.Exit(1)
 	}
-	fmt.Printf("image: %s %s -> %s\n", tag, digest, out)
+	fmt.Printf("image: %s %s -> %s\n", strings.Join(tags, " "), digest, out)
 }
+
+// tagList is the repeatable --tag flag.
+type tagList []string
+
+func (t *tagList) String() string     { return strings.Join(*t, ",") }
+func (t *tagList) Set(v string) error { *t = append(*t, v); return nil }

@@ -22,7 +22,7 @@ const daemonImage = "docker.io/enforcerd/enforcerd:e2e"
 func (e *env) checkDaemonImage() {
 	e.t.Helper()
 	archive := filepath.Join(e.dir, "enforcerd-image.tar")
-	if _, err := image.WriteArchive(archive, daemonImage, image.Options{Binary: e.bin, Created: time.Unix(0, 0)}); err != nil {
+	if _, err := image.WriteArchive(archive, []string{daemonImage}, image.Options{Binary: e.bin, Created: time.Unix(0, 0)}); err != nil {
 		e.t.Fatalf("building the DaemonSet's image: %v", err)
 	}
 	if out, err := execOut(e.criBin("ctr"), "--address", e.ctrdSock, "-n", "k8s.io", "images", "import", "--local",

@@ -98,7 +98,7 @@ func (c Coverage) Err(auditOnly, allowPartial bool) error {
 		return fmt.Errorf("%w: %s", ErrCannotEnforce, joinGaps(c.Missing))
 	}
 	if len(c.Partial) > 0 && !allowPartial {
-		return fmt.Errorf("%w (%w): not enforced: %s; opt in to partial coverage to register it anyway", ErrCannotEnforce, ErrPartialCoverage, joinGaps(c.Partial))
+		return fmt.Errorf("%w (%w): not enforced: %s; opt in to partial coverage to register it anyway (enforcerd run --allow-partial; the daemon's allow_partial: true)", ErrCannotEnforce, ErrPartialCoverage, joinGaps(c.Partial))
 	}
 	return nil
 }

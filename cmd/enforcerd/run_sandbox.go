@@ -53,7 +53,7 @@ func runSandboxed(o runOptions, s streams) int {
 		PinDir: o.pinDir, VerifierLog: verifierLog(stderr),
 	})
 	if errors.Is(err, enforcer.ErrPartialCoverage) {
-		return fail("%v (--allow-partial)", err)
+		return fail("%v\nenforcerd run: `enforcerd check` shows what this host enforces of each field and what a full coverage needs (for most gaps: bpf in the kernel's lsm= list, docs/no-bpf-lsm.md)", err)
 	}
 	if err != nil {
 		return fail("%v", err)
@@ -75,7 +75,7 @@ func runSandboxed(o runOptions, s streams) int {
 		fmt.Fprintf(stderr, "enforcerd run: partial coverage (--allow-partial): NOT enforced: %s\n", strings.Join(gapLines(gaps), "; "))
 	}
 	if p := sb.ProcessLayer(); p != nil && !o.quiet {
-		fmt.Fprintf(stderr, "enforcerd run: no BPF LSM: CMD restricts itself before its exec (%s)\n", processMechanisms(sb.Coverage()))
+		fmt.Fprintf(stderr, "enforcerd run: no BPF LSM: CMD restricts itself before its exec (%s); what those refuse is not printed here (the kernel reports their denials to nobody)\n", processMechanisms(sb.Coverage()))
 	}
 	if err := sb.Register(); err != nil {
 		return fail("%v", err)

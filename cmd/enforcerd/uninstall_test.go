@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -36,19 +37,35 @@ func TestUninstall(t *testing.T) {
 		return append([]string{"uninstall", "--pin-dir", pin, "--socket", sock, "--state", stateFile}, extra...)
 	}
 
-	run := exec.Command(enforcerdBin(t), "run", "--pin-dir", pin, "-q", "--", "/bin/sleep", "60")
+	run := exec.Command(enforcerdBin(t), "run", "--pin-dir", pin, "-q", "--", "/bin/sleep", "600")
+	var runErr bytes.Buffer
+	run.Stderr = &runErr
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { run.Process.Kill(); run.Wait() }()
+	exited := make(chan error, 1)
+	go func() { exited <- run.Wait() }()
+	defer func() {
+		run.Process.Kill()
+		<-exited
+	}()
+	// Loading the programs for a fresh pin directory takes minutes in an
+	// emulated guest on a loaded host: wait for the registration or the
+	// run's end, whichever comes first.
 	var in enforcer.Installation
-	for deadline := time.Now().Add(180 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(420 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		var err error
 		if in, err = enforcer.ReadInstallation(pin); err == nil && len(in.Registrations) > 0 {
 			break
 		}
+		select {
+		case werr := <-exited:
+			exited <- werr
+			t.Fatalf("the run ended (%v) before it registered: stderr %q", werr, runErr.String())
+		default:
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the run never registered: %+v, %v", in, err)
+			t.Fatalf("the run never registered: %+v, %v; its stderr so far %q", in, err, runErr.String())
 		}
 	}
 	if len(in.LinkIDs) == 0 {
@@ -86,10 +103,9 @@ func TestUninstall(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "killed: the processes of ") || !strings.Contains(r.stdout, "removed: "+stateFile) {
 		t.Fatalf("uninstall --force --kill: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	done := make(chan error, 1)
-	go func() { done <- run.Wait() }()
 	select {
-	case <-done:
+	case werr := <-exited:
+		exited <- werr
 	case <-time.After(30 * time.Second):
 		t.Error("the run's command was not killed")
 	}

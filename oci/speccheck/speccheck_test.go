@@ -106,7 +106,10 @@ func TestCheckWrite(t *testing.T) {
 		{"rw devpts bound from the host", func(s *specs.Spec) {
 			s.Mounts[2] = specs.Mount{Destination: "/dev/pts", Type: "devpts", Source: "/dev/pts", Options: []string{"bind"}}
 		}, nil, []string{RuleMountReadonly}},
-		{"rw mount in a writable root", func(s *specs.Spec) { s.Mounts[5].Options = []string{"rbind", "rw"}; s.Mounts[5].Destination = "/work/out" }, []string{"/work"}, nil},
+		{"rw mount in a writable root", func(s *specs.Spec) {
+			s.Mounts[5].Options = []string{"rbind", "rw"}
+			s.Mounts[5].Destination = "/work/out"
+		}, []string{"/work"}, nil},
 		{"rw mount above a writable root", func(s *specs.Spec) { s.Mounts[5].Options = []string{"rbind"}; s.Mounts[5].Destination = "/work" }, []string{"/work/out"}, []string{RuleMountReadonly}},
 		{"rw mount beside a writable root", func(s *specs.Spec) { s.Mounts[5].Options = []string{"rbind"}; s.Mounts[5].Destination = "/workx" }, []string{"/work"}, []string{RuleMountReadonly}},
 		{"no capabilities", func(s *specs.Spec) { s.Process.Capabilities = nil }, nil, []string{RuleCapSysAdmin}},
@@ -236,8 +239,12 @@ func TestCheckNetwork(t *testing.T) {
 		{"io_uring allowed for some args", func(s *specs.Spec) {
 			s.Linux.Seccomp.Syscalls = append(s.Linux.Seccomp.Syscalls, specs.LinuxSyscall{Names: []string{"io_uring_setup"}, Action: specs.ActAllow, Args: arg0(specs.OpGreaterThan, 64)})
 		}, "", nil, []string{RuleSeccomp}},
-		{"i386 listed", func(s *specs.Spec) { s.Linux.Seccomp.Architectures = append(s.Linux.Seccomp.Architectures, specs.ArchX86) }, "", nil, []string{RuleArchitectures}},
-		{"x32 listed", func(s *specs.Spec) { s.Linux.Seccomp.Architectures = append(s.Linux.Seccomp.Architectures, specs.ArchX32) }, "", nil, []string{RuleArchitectures}},
+		{"i386 listed", func(s *specs.Spec) {
+			s.Linux.Seccomp.Architectures = append(s.Linux.Seccomp.Architectures, specs.ArchX86)
+		}, "", nil, []string{RuleArchitectures}},
+		{"x32 listed", func(s *specs.Spec) {
+			s.Linux.Seccomp.Architectures = append(s.Linux.Seccomp.Architectures, specs.ArchX32)
+		}, "", nil, []string{RuleArchitectures}},
 		{"no architectures: native only", func(s *specs.Spec) { s.Linux.Seccomp.Architectures = nil }, "", nil, nil},
 		{"arm64 host, x86_64 listed", func(*specs.Spec) {}, "arm64", nil, []string{RuleArchitectures}},
 		{"unknown host arch", func(*specs.Spec) {}, "mips", nil, []string{RuleArchitectures}},

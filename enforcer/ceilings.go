@@ -67,6 +67,10 @@ type Entry struct {
 	// Only CoverageOf reads it: the kernel programs never see it, and
 	// Lookup does not return it.
 	Process *ProcessLayer
+	// Spec: what the container's runtime spec enforces by itself (the
+	// OCI hook, oci/speccheck); nil: not known. Only CoverageOf reads
+	// it, like Process.
+	Spec *SpecLayer
 }
 
 // FileID identifies a file the way the kernel does: the device of its

@@ -207,7 +207,10 @@ func runHook(stage, socket string, timeout time.Duration, s streams) int {
 	if err != nil {
 		return fail(exitCannotEnforce, "container %s: refusing the container: %v", st.ID, err)
 	}
-	if err := client.register(ctx, s.err, st, req, group, ep, epErr); err != nil {
+	// On a host without BPF LSM the daemon credits what the spec
+	// enforces by itself (docs/no-bpf-lsm.md "Containers").
+	spec := hookSpecLayer(st, req.WriteRoots)
+	if err := client.register(ctx, s.err, st, req, group, ep, epErr, spec); err != nil {
 		if rerr := restoreCore(); rerr != nil {
 			fmt.Fprintf(s.err, "enforcerd hook %s: container %s: %v\n", stage, st.ID, rerr)
 		}

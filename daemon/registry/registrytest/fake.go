@@ -55,10 +55,22 @@ func (e *Enforcer) Coverage(c policy.KernelCeiling) enforcer.Coverage {
 	return e.coverage(c)
 }
 
-// CoverageOf implements registry.Enforcer: Coverage, plus
+// CoverageOf implements registry.Enforcer: Coverage, with write=false
+// partial (GapWriteInheritedFDs) under a spec layer that credits it, plus
 // GapNetworkEndpoints for tcp/udp endpoints without CanWrite (no BPF LSM).
 func (e *Enforcer) CoverageOf(en enforcer.Entry) enforcer.Coverage {
 	cov := e.Coverage(en.Ceiling)
+	if !e.CanWrite && !en.Ceiling.Write && en.Spec != nil && en.Spec.Write {
+		// The spec layer turns the missing write into a partial gap.
+		var ms []enforcer.Gap
+		for _, g := range cov.Missing {
+			if g.Code != enforcer.GapWrite {
+				ms = append(ms, g)
+			}
+		}
+		cov.Missing = ms
+		cov.Partial = append(cov.Partial, enforcer.Gap{Code: enforcer.GapWriteInheritedFDs, Field: "write", Detail: "fake: container spec"})
+	}
 	if e.CanWrite || en.Ceiling.Network {
 		return cov
 	}

@@ -126,7 +126,7 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
 	entry := enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, Pending: req.Activate == ActivateExec,
-		AllowPartial: len(cov.Partial) > 0, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots)}
+		AllowPartial: len(cov.Partial) > 0, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots), Spec: c.Spec}
 	if err := r.o.Enforcer.Register(cg, entry); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}

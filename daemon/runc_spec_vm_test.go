@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,9 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/probe"
 	"github.com/enforcerd/enforcerd/internal/vmtest"
 )
@@ -124,12 +128,22 @@ func TestNoBPFLSMRuncContainerSpec(t *testing.T) {
 	if _, err := exec.LookPath("runc"); err != nil {
 		vmtest.Skip(t, "runc not installed (scripts/setup-deps installs it; scripts/vmtest packs it)")
 	}
-	lsm, err := vmtest.LSMActive()
+	e.startDaemon()
+	defer e.stopDaemon(t.Failed())
+	// Whether the daemon's BPF LSM layer works (write=false in full): the
+	// active LSM list is not enough, a kernel may still refuse the
+	// programs.
+	st, err := api.NewClient(e.sock, 5*time.Second).Status(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.startDaemon()
-	defer e.stopDaemon(t.Failed())
+	lsm := false
+	for _, fc := range st.Coverage {
+		if fc.Field == "write" {
+			lsm = fc.State == enforcer.CoverageFull
+		}
+	}
+	t.Logf("BPF LSM layer in force: %v", lsm)
 	outcomes := func(out string) map[string]string {
 		m := map[string]string{}
 		for _, line := range strings.Split(out, "\n") {

@@ -67,6 +67,12 @@ type Entry struct {
 	// Only CoverageOf reads it: the kernel programs never see it, and
 	// Lookup does not return it.
 	Process *ProcessLayer
+	// Spec: what the container's runtime spec enforces by itself (the
+	// OCI hook, oci/speccheck); nil: not known. CoverageOf reads it, like
+	// Process; Lookup returns it while this Enforcer lives (it is kept in
+	// memory, not in the maps: after a restart the daemon registers
+	// again with the Spec its state kept).
+	Spec *SpecLayer
 }
 
 // FileID identifies a file the way the kernel does: the device of its
@@ -99,7 +105,16 @@ type Registration struct {
 // without AllowPartial; never for AuditOnly); a pending entry on a host that
 // cannot activate it at exec; ErrBadEndpoints for an AllowConnect list
 // checkEndpoints refuses (with network allowed, too long, unresolved).
+// The entry's Spec is kept in memory beside the maps (registerSpec).
 func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
+	if err := e.register(cg, en); err != nil {
+		return err
+	}
+	e.keepSpec(cg.ID, en.Spec)
+	return nil
+}
+
+func (e *Enforcer) register(cg cgroup.Cgroup, en Entry) error {
 	if cg.ID == 0 {
 		return fmt.Errorf("register cgroup %s: no cgroup id", cg.Group)
 	}
@@ -282,6 +297,7 @@ func coarseTick() (uint64, error) {
 
 // Unregister removes the ceiling of a cgroup. Errors: ErrNotRegistered.
 func (e *Enforcer) Unregister(cgroupID uint64) error {
+	defer e.keepSpec(cgroupID, nil)
 	defer e.dropExecAllow(cgroupID)
 	defer e.dropEndpoints(cgroupID)
 	defer e.dropWriteRoots(cgroupID)
@@ -310,6 +326,7 @@ func (e *Enforcer) Lookup(cgroupID uint64) (Entry, error) {
 		return Entry{}, err
 	}
 	en := decode(v)
+	en.Spec = e.specOf(cgroupID)
 	en.AllowConnect = e.lookupEndpoints(cgroupID)
 	if err := e.readWriteRoots(cgroupID, v.Flags, &en); err != nil {
 		return Entry{}, err

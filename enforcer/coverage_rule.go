@@ -93,6 +93,11 @@ func hasInetEndpoint(eps []endpoint.Endpoint) bool {
 //     else missing. shell=read_only: with write=false the write denial
 //     covers every exec'd program too; with write allowed the process
 //     layer has nothing (GapShellReadOnly, partial), else missing.
+//   - A container's spec layer (Entry.Spec, SpecLayer) covers write=false
+//     (GapWriteInheritedFDs), and with it shell=read_only when no mount is
+//     writable, and network=false in place of the cgroup-BPF-only coverage
+//     (GapNetworkUnix); a field it does not cover names what the spec
+//     lacks in its gap.
 //   - Without BPF LSM nothing stops a privileged workload from leaving its
 //     cgroup or detaching cgroup-BPF programs (GapTamper).
 func coverageOf(en Entry, lsmErr, cgErr error) Coverage {
@@ -154,14 +159,16 @@ func coverageOf(en Entry, lsmErr, cgErr error) Coverage {
 				}
 				partial(GapNetworkEndpoints, "network", fmt.Sprintf("allowed tcp/udp endpoints are checked by destination address only (cgroup-BPF; Landlock, from ABI 4, by TCP port only); %s; socket options and control messages that route packets through other hosts (IP source routes) need BPF LSM (%v)", bind, lsmErr))
 			}
+		case en.Spec != nil && en.Spec.Network:
+			coverSpecNetwork(&cov, cgErr, lsmErr)
 		case cgErr == nil:
 			cov.Mechanisms["network"] = []string{MechCgroupBPF}
-			partial(GapNetworkNonInet, "network", fmt.Sprintf("only AF_INET/AF_INET6 sockets the workload creates are denied (cgroup-BPF); other socket families, unix sockets to a broker outside, inherited or passed-in sockets and tun/tap devices need BPF LSM (%v)%s", lsmErr, noProcess))
+			partial(GapNetworkNonInet, "network", fmt.Sprintf("only AF_INET/AF_INET6 sockets the workload creates are denied (cgroup-BPF); other socket families, unix sockets to a broker outside, inherited or passed-in sockets and tun/tap devices need BPF LSM (%v)%s%s", lsmErr, noProcess, specMissing(en.Spec, en.Spec.networkMissing())))
 			if inet {
 				partial(GapNetworkEndpoints, "network", fmt.Sprintf("allowed tcp/udp endpoints are checked by destination address only (cgroup-BPF); socket options and control messages that route packets through other hosts (IP source routes) need BPF LSM (%v)", lsmErr))
 			}
 		default:
-			missing(GapNetwork, "network", fmt.Sprintf("no BPF LSM (%v) and no cgroup-BPF (%v)%s", lsmErr, cgErr, noProcess))
+			missing(GapNetwork, "network", fmt.Sprintf("no BPF LSM (%v) and no cgroup-BPF (%v)%s%s", lsmErr, cgErr, noProcess, specMissing(en.Spec, en.Spec.networkMissing())))
 		}
 	}
 	procFS := ll && sc
@@ -172,8 +179,10 @@ func coverageOf(en Entry, lsmErr, cgErr error) Coverage {
 			if h.LandlockABI < 3 {
 				partial(GapWriteTruncate, "write", fmt.Sprintf("Landlock ABI %d does not handle truncation (ABI 3, Linux 6.2): truncate(2) and open(O_TRUNC) empty a readable file DAC lets the workload write", h.LandlockABI))
 			}
+		} else if en.Spec != nil && en.Spec.Write {
+			coverSpecWrite(&cov, en.Spec, lsmErr)
 		} else {
-			missing(GapWrite, "write", fmt.Sprintf("write=false (and its writable roots) needs BPF LSM programs: %v%s", lsmErr, noProcess))
+			missing(GapWrite, "write", fmt.Sprintf("write=false (and its writable roots) needs BPF LSM programs: %v%s%s", lsmErr, noProcess, specMissing(en.Spec, en.Spec.writeMissing())))
 		}
 	}
 	switch {
@@ -185,6 +194,10 @@ func coverageOf(en Entry, lsmErr, cgErr error) Coverage {
 		// read_only: no exec'd program may write, and write=false
 		// already denies every process of the tree.
 		cov.Mechanisms["shell"] = []string{landlockName(h.LandlockABI), MechSeccomp}
+	case !c.Write && c.Shell == policy.ShellReadOnly && en.Spec != nil && en.Spec.Write && len(en.Spec.WritableMounts) == 0:
+		// read_only under a read-only container: no process of it can
+		// write, exec'd programs included.
+		cov.Mechanisms["shell"] = []string{MechContainerSpec}
 	case procFS:
 		partial(GapShellReadOnly, "shell", fmt.Sprintf("shell=read_only with write allowed: nothing stops exec'd programs from writing (it needs the BPF LSM exec marks: %v)", lsmErr))
 	default:

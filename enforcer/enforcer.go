@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -127,6 +128,8 @@ type Enforcer struct {
 	pinNames map[string]bool // link pin names of every program of this build
 	hooks    []HookStatus
 	layerErr map[Layer]error
+	// specs: Entry.Spec of each registered cgroup id (keepSpec).
+	specs sync.Map
 }
 
 // Open loads the programs (or re-adopts pinned ones) and attaches what is

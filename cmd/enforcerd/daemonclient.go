@@ -18,6 +18,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/metrics"
+	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/oci"
 )
@@ -85,13 +86,15 @@ func newHookClient(socket string, timeout time.Duration) hookClient {
 // is group, with the ceiling of its annotations, pending until the first
 // exec (the state's pid is the runtime's init), and prints what was
 // registered on w. epErr is why the hook could not name the entrypoint
-// (ep nil), added to the daemon's refusal when it needed one.
-func (h hookClient) register(ctx context.Context, w io.Writer, st specs.State, req oci.Request, group string, ep *progcheck.Program, epErr error) error {
+// (ep nil), added to the daemon's refusal when it needed one. spec is
+// what the container's runtime spec enforces by itself (hookSpecLayer).
+func (h hookClient) register(ctx context.Context, w io.Writer, st specs.State, req oci.Request, group string, ep *progcheck.Program, epErr error, spec *enforcer.SpecLayer) error {
 	c, err := h.c.Register(ctx, api.RegisterRequest{
 		ID: st.ID, Cgroup: group, PID: st.Pid, Role: req.Role, Ceiling: req.Ceiling,
 		Parent: req.Parent, AuditOnly: req.AuditOnly, ToolGroups: req.ToolGroups, ProxyAllow: req.ProxyAllow,
 		Activate: api.ActivateExec, InitPID: st.Pid,
 		Entrypoint: api.EntrypointFrom(ep), AllowConnect: req.AllowConnectList(), WriteRoots: req.WriteRoots,
+		ContainerSpec: spec,
 	})
 	if err != nil {
 		var ae *api.Error

@@ -116,7 +116,14 @@ config.json example, systemd-nspawn with --oci-bundle).
 Fail closed: the daemon refuses a ceiling this host enforces only in part
 (without BPF LSM: network=false covers only the inet sockets the workload
 creates) unless its configuration says allow_partial: true; the hook then
-exits 125 and the runtime does not start the container.
+exits 125 and the runtime does not start the container. Without BPF LSM
+the hook also judges the bundle's config.json: a read-only container
+(root.readonly, every mount "ro", no CAP_SYS_ADMIN, a device cgroup for
+harmless devices only) enforces write=false by itself, and one in its own
+network namespace whose seccomp filter denies every socket family but
+AF_UNIX (and io_uring_setup) enforces network=false; the daemon credits
+them as "container-spec", and a refusal names each rule the spec misses
+(docs/no-bpf-lsm.md, "Containers").
 
 Exit status:
   0    registered (createRuntime) or unregistered (poststop)
@@ -217,7 +224,10 @@ func runHook(stage, socket string, timeout time.Duration, s streams) int {
 	if err != nil {
 		return fail(exitCannotEnforce, "container %s: refusing the container: %v", st.ID, err)
 	}
-	if err := client.register(ctx, s.err, st, req, group, ep, epErr); err != nil {
+	// On a host without BPF LSM the daemon credits what the spec
+	// enforces by itself (docs/no-bpf-lsm.md "Containers").
+	spec := hookSpecLayer(st, req.WriteRoots)
+	if err := client.register(ctx, s.err, st, req, group, ep, epErr, spec); err != nil {
 		if rerr := restoreCore(); rerr != nil {
 			fmt.Fprintf(s.err, "enforcerd hook %s: container %s: %v\n", stage, st.ID, rerr)
 		}

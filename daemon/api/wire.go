@@ -69,6 +69,11 @@ type RegisterRequest struct {
 	// stay allowed (at most 16), resolved inside the registered process's
 	// root: entrypoint.root when given, else /proc/PID/root, else "/".
 	WriteRoots []string `json:"write_roots,omitempty"`
+	// ContainerSpec: what the container's runtime spec enforces by itself
+	// (the OCI hook's reading of its bundle's config.json,
+	// oci/speccheck); credited on a host without BPF LSM
+	// (registry.Request.Spec, docs/no-bpf-lsm.md "Containers").
+	ContainerSpec *enforcer.SpecLayer `json:"container_spec,omitempty"`
 }
 
 // Entrypoint names a container's entrypoint as the daemon resolves it
@@ -228,6 +233,7 @@ func (r RegisterRequest) request() registry.Request {
 		ID: r.ID, Cgroup: r.Cgroup, PID: r.PID, Role: r.Role, Ceiling: r.Ceiling, Parent: r.Parent,
 		AuditOnly: r.AuditOnly, ToolGroups: r.ToolGroups, ProxyAllow: r.ProxyAllow, Activate: registry.Activation(r.Activate),
 		InitPID: r.InitPID, Entrypoint: r.Entrypoint.program(), AllowConnect: r.AllowConnect, WriteRoots: r.WriteRoots,
+		Spec: r.ContainerSpec,
 	}
 }
 

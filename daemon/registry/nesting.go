@@ -232,7 +232,7 @@ func (r *Registry) applyLocked(ns []narrowing, asked string) ([]state.Container,
 		if err != nil && !missing {
 			return fail(fmt.Errorf("container %s: %w", c.ID, err))
 		}
-		cov := r.o.Enforcer.Coverage(c.Kernel)
+		cov := r.o.Enforcer.CoverageOf(enforcer.Entry{Ceiling: c.Kernel, Spec: c.Spec})
 		c.Unenforced = cov.Gaps()
 		if missing {
 			out = append(out, c)

@@ -73,7 +73,7 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 		Session: session, Ceiling: surf.Ceiling, Kernel: surf.Kernel, Fingerprint: surf.Fingerprint,
 		Parent: req.Parent, AuditOnly: req.AuditOnly, ToolGroups: req.ToolGroups,
 		ProxyAllow: proxyAllow(req.ProxyAllow), Registered: now, Activation: state.ActivationImmediate, State: state.StateActive,
-		Entrypoint: req.Entrypoint,
+		Entrypoint: req.Entrypoint, Spec: req.Spec,
 	}
 	// Containers registered before it below its cgroup (or naming its id
 	// as their parent) are clamped to it now, in the same transaction.
@@ -114,7 +114,7 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 		}
 		c.InitPID = req.InitPID
 	}
-	cov := r.o.Enforcer.CoverageOf(enforcer.Entry{Ceiling: c.Kernel, AllowConnect: c.AllowConnect})
+	cov := r.o.Enforcer.CoverageOf(enforcer.Entry{Ceiling: c.Kernel, AllowConnect: c.AllowConnect, Spec: c.Spec})
 	if err := cov.Err(c.AuditOnly, r.o.AllowPartial); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
@@ -122,8 +122,11 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	if c.WriteRoots, err = r.writeRootsOf(req, c); err != nil {
 		return state.Container{}, err
 	}
+	if err := specMountsInRoots(c, cov); err != nil {
+		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
+	}
 	entry := enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, Pending: req.Activate == ActivateExec,
-		AllowPartial: len(cov.Partial) > 0, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots)}
+		AllowPartial: len(cov.Partial) > 0, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots), Spec: c.Spec}
 	if err := r.o.Enforcer.Register(cg, entry); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}

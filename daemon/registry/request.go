@@ -7,6 +7,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/proxy"
+	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/oci"
@@ -71,6 +72,13 @@ type Request struct {
 	// stay allowed (policy.CheckWriteRootPaths), resolved inside the
 	// registered process's root (Request.writeRootsDir).
 	WriteRoots []string
+	// Spec: what the container's runtime spec enforces by itself, as the
+	// OCI hook found it (oci/speccheck); nil: nothing. The daemon trusts
+	// it as it trusts the hook's pid and cgroup (the socket is root's);
+	// it only adds coverage on a host without BPF LSM
+	// (enforcer.SpecLayer). Its WritableMounts must lie beneath the
+	// registration's effective writable roots, else ErrCannotEnforce.
+	Spec *enforcer.SpecLayer
 }
 
 func badf(format string, a ...any) error {

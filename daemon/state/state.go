@@ -88,6 +88,10 @@ type Container struct {
 	// stay allowed, as requested and as identified at registration (the
 	// kernel matches the identity; docs/design.md "Writable roots").
 	WriteRoots []WriteRoot `json:"write_roots,omitempty"`
+	// Spec: what the container's runtime spec enforces by itself, as
+	// registered (enforcer.Entry.Spec), kept so that a later narrowing
+	// judges coverage the same way.
+	Spec *enforcer.SpecLayer `json:"spec,omitempty"`
 }
 
 // WriteRoot is one writable root: its path as requested (inside the

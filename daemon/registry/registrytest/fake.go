@@ -38,7 +38,7 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en enforcer.Entry) error {
 	if e.FailRegister {
 		return fmt.Errorf("register cgroup %s: injected failure", cg.Group)
 	}
-	if err := e.coverage(en.Ceiling).Err(en.AuditOnly, en.AllowPartial); err != nil {
+	if err := e.withSpec(e.coverage(en.Ceiling), en).Err(en.AuditOnly, en.AllowPartial); err != nil {
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
 	e.M[cg.ID] = en
@@ -55,10 +55,12 @@ func (e *Enforcer) Coverage(c policy.KernelCeiling) enforcer.Coverage {
 	return e.coverage(c)
 }
 
-// CoverageOf implements registry.Enforcer: Coverage, plus
+// CoverageOf implements registry.Enforcer: Coverage, with write=false
+// partial (GapWriteInheritedFDs) under a spec layer that credits it, plus
 // GapNetworkEndpoints for tcp/udp endpoints without CanWrite (no BPF LSM).
 func (e *Enforcer) CoverageOf(en enforcer.Entry) enforcer.Coverage {
 	cov := e.Coverage(en.Ceiling)
+	cov = e.withSpec(cov, en)
 	if e.CanWrite || en.Ceiling.Network {
 		return cov
 	}
@@ -287,4 +289,29 @@ func (c *Cgroups) LiveIDs() (map[uint64]bool, error) {
 		out[id] = true
 	}
 	return out, nil
+}
+
+// withSpec is cov with en's spec layer credited, as coverageOf does it:
+// write=false partial (GapWriteInheritedFDs) when the spec covers it, else
+// the missing gap names what the spec lacks.
+func (e *Enforcer) withSpec(cov enforcer.Coverage, en enforcer.Entry) enforcer.Coverage {
+	switch {
+	case e.CanWrite || en.Ceiling.Write || en.Spec == nil:
+	case en.Spec.Write:
+		var ms []enforcer.Gap
+		for _, g := range cov.Missing {
+			if g.Code != enforcer.GapWrite {
+				ms = append(ms, g)
+			}
+		}
+		cov.Missing = ms
+		cov.Partial = append(cov.Partial, enforcer.Gap{Code: enforcer.GapWriteInheritedFDs, Field: "write", Detail: "fake: container spec"})
+	default:
+		for i, g := range cov.Missing {
+			if g.Code == enforcer.GapWrite {
+				cov.Missing[i].Detail += "; the container's spec does not cover it either: " + en.Spec.WriteMissing
+			}
+		}
+	}
+	return cov
 }

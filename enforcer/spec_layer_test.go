@@ -1,0 +1,84 @@
+package enforcer_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/vmtest"
+	"github.com/enforcerd/enforcerd/policy"
+)
+
+// TestSpecLayerKept: a write=false entry whose container spec covers it
+// (Entry.Spec) registers on a host without BPF LSM (partial:
+// write-inherited-fds), Lookup returns the spec layer, and re-registering
+// the looked-up entry is accepted as it was (the daemon does so when it
+// narrows a registration); after Unregister the same ceiling without a
+// spec layer is refused (write has no mechanism). With BPF LSM both
+// register, the spec not relied on.
+func TestSpecLayerKept(t *testing.T) {
+	vmtest.RequireRoot(t)
+	mount, err := cgroup.Mountpoint()
+	if err != nil {
+		t.Skipf("no cgroup2: %v", err)
+	}
+	base := fmt.Sprintf("/enforcerd-speclayer-test-%d", os.Getpid())
+	own, err := cgroup.Create(mount, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Remove(5 * time.Second)
+	enf, err := enforcer.Open(enforcer.Options{PinDir: fmt.Sprintf("/sys/fs/bpf/enforcerd-speclayer-test-%d", os.Getpid()), CgroupMount: mount, CgroupAttach: own.Path()})
+	if err != nil {
+		vmtest.Skip(t, fmt.Sprintf("cannot load programs here: %v", err))
+	}
+	defer enf.Uninstall()
+	lsm := enf.LayerError(enforcer.LayerLSM) == nil
+	t.Logf("BPF LSM layer: %v", enf.LayerError(enforcer.LayerLSM))
+	cg, err := cgroup.Create(mount, base+"/c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cg.Remove(5 * time.Second)
+	wf := policy.KernelCeiling{Network: true, Write: false, Shell: policy.ShellFull}
+	spec := &enforcer.SpecLayer{Write: true}
+	if err := enf.Register(cg, enforcer.Entry{Ceiling: wf, AllowPartial: true, Spec: spec}); err != nil {
+		t.Fatalf("write=false with the spec layer: %v", err)
+	}
+	en, err := enf.Lookup(cg.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if en.Spec != spec {
+		t.Fatalf("Lookup: spec layer %v, want %v", en.Spec, spec)
+	}
+	if !lsm {
+		cov := enf.CoverageOf(en)
+		if cov.Mechanisms["write"][0] != enforcer.MechContainerSpec || cov.Partial[0].Code != enforcer.GapWriteInheritedFDs {
+			t.Fatalf("coverage of the looked-up entry: %+v", cov)
+		}
+	}
+	if err := enf.Register(cg, en); err != nil {
+		t.Fatalf("re-registering the looked-up entry: %v", err)
+	}
+	if err := enf.Unregister(cg.ID); err != nil {
+		t.Fatal(err)
+	}
+	err = enf.Register(cg, enforcer.Entry{Ceiling: wf, AllowPartial: true})
+	if lsm {
+		if err != nil {
+			t.Fatalf("BPF LSM: write=false without a spec layer: %v", err)
+		}
+		return
+	}
+	if !errors.Is(err, enforcer.ErrCannotEnforce) {
+		t.Fatalf("no BPF LSM: write=false without a spec layer: err %v, want ErrCannotEnforce", err)
+	}
+	if _, err := enf.Lookup(cg.ID); !errors.Is(err, enforcer.ErrNotRegistered) {
+		t.Fatalf("a refused entry is registered: %v", err)
+	}
+}

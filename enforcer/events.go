@@ -99,6 +99,22 @@ var sockTypeNames = map[uint32]string{
 	unix.SOCK_STREAM: "SOCK_STREAM", unix.SOCK_DGRAM: "SOCK_DGRAM", unix.SOCK_RAW: "SOCK_RAW", unix.SOCK_SEQPACKET: "SOCK_SEQPACKET",
 }
 
+// FamilyName is the name of an address family ("AF_INET"), "" when this
+// build does not name it.
+func FamilyName(f uint16) string { return familyNames[f] }
+
+// SockTypeName is the name of a socket type ("SOCK_STREAM"; flags such as
+// SOCK_NONBLOCK ignored), "" when this build does not name it.
+func SockTypeName(t uint32) string { return sockTypeNames[t&0xf] }
+
+// CapabilityName is the name of a capability this build names
+// ("CAP_SYS_ADMIN"), else "".
+func CapabilityName(c uint64) string { return capNames[c] }
+
+// FilesystemName names a kernel interface filesystem by its magic
+// ("sysfs"), else "".
+func FilesystemName(magic uint64) string { return fsNames[magic] }
+
 // String renders the object for humans: a path (or dev+inode), or
 // "AF_INET SOCK_STREAM 127.0.0.1:80".
 func (o Object) String() string {
@@ -128,6 +144,9 @@ func (o Object) String() string {
 		}
 		return s
 	case ObjectTask:
+		if int64(o.ID) < 0 { // an owner in F_SETOWN's convention
+			return fmt.Sprintf("process group %d (outside the sandbox)", -int64(o.ID))
+		}
 		return fmt.Sprintf("pid %d (outside the sandbox)", o.ID)
 	case ObjectCgroup:
 		return fmt.Sprintf("cgroup id %d (outside the sandbox)", o.ID)
@@ -168,15 +187,28 @@ type Denial struct {
 	// exec'd reads "write"), or "tamper" (the escape and host-state
 	// protections every registration implies); "" for a bit this build
 	// does not know.
-	Field  string
+	Field string
+	// Rule is the protection that decided (a closed set: AllRules), from
+	// the record's rule id, or its deny bit's field rule.
+	Rule   Rule
 	Object Object
+	// operation is what was attempted as the rule refines it ("" : the
+	// hook's).
+	operation string
 	// Key identifies the distinct denial this record is the first of (in
 	// its summary interval, Tally): its Summary has the same Key.
 	Key DenialKey
 }
 
-// Operation is what was attempted ("connect", "create", "open-for-write").
-func (d Denial) Operation() string { return d.Hook.Operation() }
+// Operation is what was attempted ("connect", "create", "open-for-write"):
+// the hook's operation, or the rule's where it says more (a write at
+// file_permission to /dev/kmsg reads "write-kernel-log").
+func (d Denial) Operation() string {
+	if d.operation != "" {
+		return d.operation
+	}
+	return d.Hook.Operation()
+}
 
 // Decision is "denied" or "audited".
 func (d Denial) Decision() string {
@@ -249,6 +281,7 @@ func decodeEvent(raw []byte) (Denial, error) {
 			ev.Family, ev.SockType, ev.Protocol, ev.Port, ev.Addr),
 		Key: keyOf(&ev),
 	}
+	d.Rule, d.operation = ruleOf(d.Hook, ev.DenyBit)
 	d.Object.Path = joinNames(ev.Names)
 	return d, nil
 }
@@ -272,9 +305,10 @@ func keyOf(ev *bpf.SharedEvent) DenialKey {
 	}
 }
 
-// fieldOf names the part of the ceiling a deny bit stands for (Denial.Field).
+// fieldOf names the part of the ceiling a deny bit stands for (Denial.Field);
+// the rule id above ruleShift is not part of it.
 func fieldOf(bit uint32) string {
-	switch bit {
+	switch bit & (1<<ruleShift - 1) {
 	case denyNetwork:
 		return "network"
 	case denyWrite:

@@ -58,16 +58,21 @@ enum hook_id {
 	HOOK_SB_REMOUNT,
 	HOOK_MOVE_MOUNT,
 	HOOK_SB_PIVOTROOT,
-	HOOK_TTY_IOCTL,
-	HOOK_BPFFS_UNLINK,
+	HOOK_TTY_IOCTL,	   /* no longer recorded (schema 2: file_ioctl, rule
+			    * tty-inject); decoded for records of older
+			    * programs */
+	HOOK_BPFFS_UNLINK, /* no longer recorded (inode_unlink, pin-removal) */
 	HOOK_PTRACE_TRACEME,
 	HOOK_FILE_FCNTL,
 	HOOK_CAPABLE,
-	HOOK_KERNEL_SETTING, /* inode_permission on a kernel tunable */
+	HOOK_KERNEL_SETTING, /* no longer recorded (inode_permission,
+			      * kernel-setting) */
 	HOOK_KERNEL_MODULE_REQUEST,
-	HOOK_TASK_SETSCHED, /* nice, ioprio, scheduler, affinity, prlimit */
-	HOOK_PROC_WRITE,    /* inode_permission on /proc/<pid> of an outsider */
-	HOOK_KMSG_WRITE,    /* file_open of /dev/kmsg for write */
+	HOOK_TASK_SETSCHEDULER, /* task_setscheduler (schema 2 also: nice,
+				 * ioprio, prlimit) */
+	HOOK_PROC_WRITE,	/* no longer recorded (inode_permission,
+				 * proc-outside) */
+	HOOK_KMSG_WRITE,	/* no longer recorded (file_permission, kmsg) */
 	HOOK_SOCKET_GETSOCKOPT,
 	HOOK_SOCKET_SETSOCKOPT,
 	HOOK_SOCKET_SHUTDOWN,
@@ -75,11 +80,76 @@ enum hook_id {
 	HOOK_URING_CMD,
 	HOOK_IPC_PERMISSION,
 	HOOK_SHM_SHMAT,
-	HOOK_IPC_ASSOCIATE, /* shm_associate, msg_queue_associate, sem_associate */
+	HOOK_SHM_ASSOCIATE, /* schema 2 also: msg_queue_associate, sem_associate */
 	HOOK_KEY_ALLOC,
 	HOOK_KEY_PERMISSION,
 	HOOK_TASK_SETRLIMIT,
+	/* Schema 3: every LSM program records its own hook. */
+	HOOK_TASK_SETNICE,
+	HOOK_TASK_SETIOPRIO,
+	HOOK_TASK_PRLIMIT,
+	HOOK_FILE_SEND_SIGIOTASK,
+	HOOK_SHM_SHMCTL,
+	HOOK_MSG_QUEUE_MSGCTL,
+	HOOK_SEM_SEMCTL,
+	HOOK_MSG_QUEUE_ASSOCIATE,
+	HOOK_SEM_ASSOCIATE,
+	HOOK_SHM_ALLOC_SECURITY,
+	HOOK_MSG_QUEUE_ALLOC_SECURITY,
+	HOOK_SEM_ALLOC_SECURITY,
+	/* Attached, but never refuse with a record (named for completeness:
+	 * every attached hook has an id). */
+	HOOK_BPRM_COMMITTED_CREDS,
+	HOOK_TASK_ALLOC,
+	HOOK_SHM_FREE_SECURITY,
+	HOOK_MSG_QUEUE_FREE_SECURITY,
+	HOOK_SEM_FREE_SECURITY,
+	HOOK_KEY_FREE,
 };
+
+/*
+ * Rule identifiers: which protection decided, in the bits RULE_SHIFT and up
+ * of event.deny_bit (and so of the tally keys: denials of different rules
+ * stay distinct). RULE_FIELD (0) is the ceiling field's own rule (network,
+ * write, shell). Names in enforcer/hooks.go (ruleTable); never renumber,
+ * only append.
+ */
+enum rule_id {
+	RULE_FIELD = 0,
+	RULE_BPF_SYSCALL,	 /* bpf() */
+	RULE_PTRACE_OUTSIDE,	 /* ptrace of / by a process outside */
+	RULE_SIGNAL_OUTSIDE,	 /* a signal to a process outside */
+	RULE_SIGIO_OWNER,	 /* I/O signals owned by a process outside */
+	RULE_KERNEL_SETTING,	 /* a write to a kernel interface filesystem */
+	RULE_CGROUP_OUTSIDE,	 /* a cgroup outside the sandbox subtree */
+	RULE_CGROUP_OWN_LIMITS,	 /* the registered cgroup's own resource files */
+	RULE_PROC_OUTSIDE,	 /* /proc/<pid> of a process outside */
+	RULE_PROC_PID_FILE,	 /* a /proc/<pid> file acting beyond its process */
+	RULE_KMSG,		 /* a write to /dev/kmsg */
+	RULE_MOUNT,		 /* a mount table change */
+	RULE_CAPABILITY,	 /* a capability off the allow list */
+	RULE_KERNEL_MODULE,	 /* a module load request */
+	RULE_PROCESS_OUTSIDE,	 /* priority, scheduling or limits of a process outside */
+	RULE_CORE_DUMP_LIMIT,	 /* RLIMIT_CORE other than 1 */
+	RULE_URING_CMD,		 /* io_uring command passthrough */
+	RULE_IPC_OUTSIDE,	 /* a SysV IPC object created outside */
+	RULE_OWNER_UNRECORDED,	 /* an IPC object or key whose creator could not be recorded */
+	RULE_KEY_REQUEST_AUTH,	 /* a request_key authorisation key */
+	RULE_KEY_OUTSIDE,	 /* a key created outside */
+	RULE_PIN_REMOVAL,	 /* removing or replacing a bpffs pin */
+	RULE_KERNEL_ATTR,	 /* attributes of a kernel interface file */
+	RULE_RAW_STORAGE,	 /* raw block or passthrough storage writes */
+	RULE_TTY_INJECT,	 /* terminal input injection, console state */
+	RULE_CODE_MAPPING,	 /* shell: executable mapping of a written file */
+	RULE_SHELL_PTRACE,	 /* shell=read_only: ptrace of a writer */
+};
+
+enum rule_layout {
+	RULE_SHIFT = 16, /* event.deny_bit >> RULE_SHIFT is the rule */
+};
+
+/* set_rule tags a record with the rule that decided (inside record_event). */
+#define set_rule(ev, rule) ((ev)->deny_bit |= (__u32)(rule) << RULE_SHIFT)
 
 /* event.object_kind: which object fields of the record are set. */
 enum object_kind {
@@ -115,7 +185,8 @@ struct event {
 	__u16 hook;	   /* enum hook_id */
 	__u16 decision;	   /* enum decision */
 	__s32 err;	   /* errno returned (positive), 0 when audited */
-	__u32 deny_bit;	   /* enum deny_bit that applied */
+	__u32 deny_bit;	   /* enum deny_bit that applied; bits RULE_SHIFT
+			    * and up: enum rule_id */
 	__u32 object_kind; /* enum object_kind */
 	__u32 dev;
 	/* The number that identifies the object; object_kind says which

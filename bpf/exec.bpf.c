@@ -134,13 +134,13 @@ int BPF_PROG(bprm_check_security, struct linux_binprm *bprm, int ret)
 		if (ps.deny_cgid) {
 			/* the record's deciding cgroup */
 			e.deny_cgid[bit_index(DENY_SHELL)] = ps.deny_cgid;
-			return exec_event(&e, DECISION_DENIED, DENY_SHELL, f, inode);
+			return exec_event(&e, DECISION_DENIED, DENY_SHELL, f, inode, HOOK_BPRM_CHECK_SECURITY, RULE_FIELD);
 		}
 		if (ps.audit_cgid) {
 			int i = bit_index(DENY_SHELL);
 			__u64 prev = e.audit_cgid[i];
 			e.audit_cgid[i] = ps.audit_cgid;
-			exec_event(&e, DECISION_AUDITED, DENY_SHELL, f, inode);
+			exec_event(&e, DECISION_AUDITED, DENY_SHELL, f, inode, HOOK_BPRM_CHECK_SECURITY, RULE_FIELD);
 			e.audit_cgid[i] = prev;
 		}
 	}
@@ -156,19 +156,19 @@ int BPF_PROG(bprm_check_security, struct linux_binprm *bprm, int ret)
 	/* memfds and other kernel-internal files, files the sandbox wrote or
 	 * could have written (exec.h). */
 	if (exec_restricted_file(f))
-		return exec_event(&e, v, bit, f, inode);
+		return exec_event(&e, v, bit, f, inode, HOOK_BPRM_CHECK_SECURITY, RULE_FIELD);
 	/* X5, shell=read_only: the process this exec starts runs write-denied
 	 * (bprm_committed_creds sets the flag). Its storage is created here,
 	 * where the exec can still be refused: no storage, no exec. */
 	if (ro) {
 		struct task_struct *t = bpf_get_current_task_btf();
 		if (!bpf_task_storage_get(&task_flags, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE))
-			return exec_event(&e, DECISION_DENIED, DENY_SHELL_WRITE, f, inode);
+			return exec_event(&e, DECISION_DENIED, DENY_SHELL_WRITE, f, inode, HOOK_BPRM_CHECK_SECURITY, RULE_FIELD);
 	}
 	if (none == DECISION_DENIED && !exec_allowed(ino, dev, 0))
-		return exec_event(&e, DECISION_DENIED, DENY_SHELL, f, inode);
+		return exec_event(&e, DECISION_DENIED, DENY_SHELL, f, inode, HOOK_BPRM_CHECK_SECURITY, RULE_FIELD);
 	if (none == DECISION_AUDITED && !exec_allowed(ino, dev, 1))
-		return exec_event(&e, DECISION_AUDITED, DENY_SHELL, f, inode);
+		return exec_event(&e, DECISION_AUDITED, DENY_SHELL, f, inode, HOOK_BPRM_CHECK_SECURITY, RULE_FIELD);
 	return 0;
 }
 

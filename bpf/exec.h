@@ -70,11 +70,15 @@ static __always_inline void task_write_denied(struct effective *e)
 	}
 }
 
-/* exec_event: the record and verdict of a refused exec or code mapping. */
+/* exec_event: the record and verdict of a refused exec (hook
+ * HOOK_BPRM_CHECK_SECURITY, rule RULE_FIELD) or code mapping (the mapping
+ * hook, RULE_CODE_MAPPING). */
 static __always_inline int exec_event(struct effective *e, int v, __u32 bit,
-				      struct file *f, struct inode *inode)
+				      struct file *f, struct inode *inode,
+				      __u16 hook, __u32 rule)
 {
-	record_event(e, HOOK_BPRM_CHECK_SECURITY, v, bit, {
+	record_event(e, hook, v, bit, {
+		set_rule(ev, rule);
 		fill_inode(ev, inode);
 		fill_names(ev, BPF_CORE_READ(f, f_path.dentry));
 	});
@@ -199,7 +203,8 @@ static __always_inline bool exec_restricted_file(struct file *f)
 /* deny_code_mapping: under shell=none/read_only, mapping a memfd or a file
  * the sandbox wrote executable is exec by other means (the dynamic loader,
  * or a hand-written one). */
-static __always_inline int deny_code_mapping(struct effective *e, struct file *f)
+static __always_inline int deny_code_mapping(struct effective *e, struct file *f,
+					      __u16 hook)
 {
 	int none = verdict(e, DENY_SHELL);
 	int ro = verdict(e, DENY_SHELL_WRITE);
@@ -209,7 +214,7 @@ static __always_inline int deny_code_mapping(struct effective *e, struct file *f
 		return 0;
 	__u32 bit = none ? DENY_SHELL : DENY_SHELL_WRITE;
 	int v = none == DECISION_DENIED || ro == DECISION_DENIED ? DECISION_DENIED : DECISION_AUDITED;
-	return exec_event(e, v, bit, f, f->f_inode);
+	return exec_event(e, v, bit, f, f->f_inode, hook, RULE_CODE_MAPPING);
 }
 
 #endif /* ENFORCERD_EXEC_H */

@@ -243,7 +243,7 @@ static __always_inline int deny_write_file(struct file *file, __u16 hook,
 
 /* E4: removing or replacing a pin (anything on a bpf filesystem), for every
  * enforced process whatever its write ceiling. */
-static __always_inline int deny_bpffs(struct dentry *d)
+static __always_inline int deny_bpffs(struct dentry *d, __u16 hook)
 {
 	struct super_block *sb = d->d_sb;
 	if (!sb || sb->s_magic != BPF_FS_MAGIC)
@@ -254,7 +254,8 @@ static __always_inline int deny_bpffs(struct dentry *d)
 	int v = verdict(&e, DENY_TAMPER);
 	if (!v)
 		return 0;
-	record_event(&e, HOOK_BPFFS_UNLINK, v, DENY_TAMPER, {
+	record_event(&e, hook, v, DENY_TAMPER, {
+		set_rule(ev, RULE_PIN_REMOVAL);
 		ev->object_kind = OBJ_FILE;
 		ev->ino = BPF_CORE_READ(d, d_inode, i_ino);
 		bpf_probe_read_kernel_str(ev->names[0], EVENT_NAME_LEN,
@@ -302,7 +303,10 @@ static __always_inline int deny_kernel_attr(struct dentry *d, __u16 hook)
 	int v = verdict(&e, DENY_TAMPER);
 	if (!v)
 		return 0;
-	record_event(&e, hook, v, DENY_TAMPER, fill_dentry(ev, d));
+	record_event(&e, hook, v, DENY_TAMPER, {
+		set_rule(ev, RULE_KERNEL_ATTR);
+		fill_dentry(ev, d);
+	});
 	return verdict_ret(v);
 }
 
@@ -370,6 +374,7 @@ static __always_inline int deny_raw_storage_e(struct effective *e, struct file *
 	if (!v)
 		return 0;
 	record_event(e, hook, v, DENY_TAMPER, {
+		set_rule(ev, RULE_RAW_STORAGE);
 		fill_inode(ev, file->f_inode);
 		fill_names(ev, BPF_CORE_READ(file, f_path.dentry));
 	});
@@ -503,20 +508,20 @@ int BPF_PROG(file_permission, struct file *file, int mask, int ret)
 	if (fmt == S_IFCHR && write && inode->i_rdev == KMSG_RDEV)
 		/* Every ceiling, every write path: the kernel log is the
 		 * host's audit trail too; a sandbox writes no lines into it. */
-		return tamper(&e, HOOK_KMSG_WRITE, OBJ_NONE, 0);
+		return tamper(&e, HOOK_FILE_PERMISSION, RULE_KMSG, OBJ_NONE, 0);
 	if (magic == PROC_SUPER_MAGIC && !proc_pid_write_allowed(file)) {
 		/* K1/E4: only /proc/<pid> files that act on that process
 		 * alone; /proc/self/autogroup, for one, renices the whole
 		 * session, processes outside included (task_setnice is asked
 		 * only about the caller). */
 		if (proc_pid_of(inode))
-			return tamper(&e, HOOK_PROC_WRITE, OBJ_NONE, 0);
+			return tamper(&e, HOOK_FILE_PERMISSION, RULE_PROC_PID_FILE, OBJ_NONE, 0);
 	}
 	if (kfs) {
 		/* Every ceiling: a write to a kernel interface through a
 		 * descriptor opened outside and passed in (inode_permission
 		 * decided only at open). */
-		r = deny_kernel_write(&e, inode, magic);
+		r = deny_kernel_write(&e, inode, magic, HOOK_FILE_PERMISSION);
 		if (r)
 			return r;
 	}
@@ -567,7 +572,7 @@ int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot,
 		/* shell=none/read_only: no code from memfds or written files. */
 		struct effective e = {};
 		if (resolve(&e)) {
-			int r = deny_code_mapping(&e, file);
+			int r = deny_code_mapping(&e, file, HOOK_MMAP_FILE);
 			if (r)
 				return r;
 		}
@@ -592,7 +597,7 @@ int BPF_PROG(file_mprotect, struct vm_area_struct *vma, unsigned long reqprot,
 	if (prot & PROT_EXEC) {
 		struct effective e = {};
 		if (resolve(&e)) {
-			int r = deny_code_mapping(&e, file);
+			int r = deny_code_mapping(&e, file, HOOK_FILE_MPROTECT);
 			if (r)
 				return r;
 		}
@@ -713,7 +718,7 @@ static __always_inline int ioctl_decision(struct file *file, unsigned int cmd,
 		struct effective e = {};
 		if (!resolve(&e))
 			return 0;
-		return tamper(&e, HOOK_FILE_FCNTL, OBJ_TASK, owner);
+		return tamper(&e, hook, RULE_SIGIO_OWNER, OBJ_TASK, owner);
 	}
 	if (cmd == FIOASYNC) {
 		int on = 1;
@@ -722,7 +727,7 @@ static __always_inline int ioctl_decision(struct file *file, unsigned int cmd,
 		if (on) {
 			struct effective e = {};
 			if (resolve(&e) && owner_outside(&e, file))
-				return tamper(&e, HOOK_FILE_FCNTL, OBJ_NONE, 0);
+				return tamper(&e, hook, RULE_SIGIO_OWNER, OBJ_NONE, 0);
 		}
 	}
 	if (cmd == TIOCSTI || cmd == TIOCLINUX || LEGACY_IOC(cmd, KD_IOC_BASE) ||
@@ -733,7 +738,7 @@ static __always_inline int ioctl_decision(struct file *file, unsigned int cmd,
 		struct effective e = {};
 		if (!resolve(&e))
 			return 0;
-		return tamper(&e, HOOK_TTY_IOCTL, OBJ_NONE, cmd);
+		return tamper(&e, hook, RULE_TTY_INJECT, OBJ_NONE, cmd);
 	}
 	struct inode *inode = file->f_inode;
 	if (raw_passthrough(cmd, inode))
@@ -799,7 +804,7 @@ int BPF_PROG(inode_unlink, struct inode *dir, struct dentry *dentry, int ret)
 {
 	if (ret)
 		return ret;
-	if (deny_bpffs(dentry))
+	if (deny_bpffs(dentry, HOOK_INODE_UNLINK))
 		return -EPERM;
 	return deny_write_dentry(dentry, HOOK_INODE_UNLINK);
 }
@@ -827,7 +832,7 @@ int BPF_PROG(inode_rmdir, struct inode *dir, struct dentry *dentry, int ret)
 {
 	if (ret)
 		return ret;
-	if (deny_bpffs(dentry))
+	if (deny_bpffs(dentry, HOOK_INODE_RMDIR))
 		return -EPERM;
 	return deny_write_dentry(dentry, HOOK_INODE_RMDIR);
 }
@@ -849,7 +854,7 @@ int BPF_PROG(inode_rename, struct inode *old_dir, struct dentry *old_dentry,
 {
 	if (ret)
 		return ret;
-	if (deny_bpffs(old_dentry) || deny_bpffs(new_dentry))
+	if (deny_bpffs(old_dentry, HOOK_INODE_RENAME) || deny_bpffs(new_dentry, HOOK_INODE_RENAME))
 		return -EPERM;
 	/* Both ends: nothing renamed into or out of a root (R4). */
 	return deny_write_names(old_dentry, true, new_dentry, true, HOOK_INODE_RENAME);

@@ -35,12 +35,13 @@ func TestHookTableMatchesBPFEnum(t *testing.T) {
 	if len(e.Values) != len(enforcer.AllHooks) {
 		t.Fatalf("enum hook_id has %d values, enforcer.AllHooks %d", len(e.Values), len(enforcer.AllHooks))
 	}
-	// Where the record's hook is the LSM hook of the same name, the names
-	// must agree; the rest are named after the hook that produces them.
+	// Every id is the LSM hook (or cgroup attach point) of the same name,
+	// but the legacy ids programs before audit schema 3 recorded for one
+	// protection at several hooks: they read as the hook that most often
+	// produced them, and no program records them any more.
 	aliases := map[string]string{
 		"TTY_IOCTL": "file_ioctl", "BPFFS_UNLINK": "inode_unlink", "KERNEL_SETTING": "inode_permission",
-		"TASK_SETSCHED": "task_setscheduler", "PROC_WRITE": "inode_permission", "KMSG_WRITE": "file_permission",
-		"IPC_ASSOCIATE": "shm_associate",
+		"PROC_WRITE": "inode_permission", "KMSG_WRITE": "file_permission",
 	}
 	var top uint64
 	for _, v := range e.Values {
@@ -56,6 +57,11 @@ func TestHookTableMatchesBPFEnum(t *testing.T) {
 		}
 		if a, ok := aliases[n]; ok {
 			want = a
+			if !h.Legacy() {
+				t.Errorf("HOOK_%s is not marked legacy", n)
+			}
+		} else if h.Legacy() {
+			t.Errorf("HOOK_%s is marked legacy", n)
 		}
 		if h.String() != want {
 			t.Errorf("hook %d: HOOK_%s is named %q in Go, want %q", h, n, h.String(), want)
@@ -108,5 +114,63 @@ func TestProgramSectionsMatchSpecs(t *testing.T) {
 				t.Errorf("%s: program %s: section %q, the spec says %q", stem, name, secs[name], ps.SectionName)
 			}
 		}
+	}
+}
+
+// TestEveryAttachedHookHasAnID: every LSM and cgroup-BPF program of the
+// objects attaches to a hook that has a (non-legacy) id of the same name,
+// so that its records can name it exactly.
+func TestEveryAttachedHookHasAnID(t *testing.T) {
+	n := 0
+	for stem, load := range map[string]func() (*ebpf.CollectionSpec, error){
+		"network": bpf.LoadNetwork, "file": bpf.LoadFile, "exec": bpf.LoadExec, "tamper": bpf.LoadTamper,
+		"ipc": bpf.LoadIpc, "sock": bpf.LoadSock, "lifecycle": bpf.LoadLifecycle,
+	} {
+		spec, err := load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, ps := range spec.Programs {
+			hook, ok := strings.CutPrefix(ps.SectionName, "lsm/")
+			if !ok && !strings.HasPrefix(ps.SectionName, "cgroup/") {
+				continue // tracepoints and fentry programs refuse nothing
+			}
+			if !ok {
+				hook = ps.SectionName
+			}
+			n++
+			if h, ok := enforcer.HookByName(hook); !ok || h.String() != hook {
+				t.Errorf("%s: program %s attaches to %s, which has no hook id", stem, name, ps.SectionName)
+			}
+		}
+	}
+	if n < 60 {
+		t.Fatalf("only %d LSM and cgroup programs found", n)
+	}
+}
+
+// TestRuleTableMatchesBPFEnum: every value of enum rule_id but RULE_FIELD
+// has a rule whose name is the enum's, lower case with dashes; the names
+// are distinct.
+func TestRuleTableMatchesBPFEnum(t *testing.T) {
+	e := enumOf(t, "rule_id")
+	names := map[string]bool{}
+	for _, r := range enforcer.AllRules {
+		if names[string(r)] {
+			t.Errorf("rule %s listed twice", r)
+		}
+		names[string(r)] = true
+	}
+	for _, v := range e.Values {
+		if v.Name == "RULE_FIELD" {
+			continue
+		}
+		want := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(v.Name, "RULE_")), "_", "-")
+		if !names[want] {
+			t.Errorf("%s = %d: no rule %q in enforcer.AllRules", v.Name, v.Value, want)
+		}
+	}
+	if len(e.Values)-1+5 != len(enforcer.AllRules) {
+		t.Errorf("enum rule_id has %d values, enforcer.AllRules %d (5 field rules)", len(e.Values), len(enforcer.AllRules))
 	}
 }

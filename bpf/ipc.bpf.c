@@ -70,7 +70,7 @@ static __always_inline int record_creator(void *owners, __u64 obj, __u16 hook,
 	/* Map full: never leave a stale record behind. */
 	bpf_map_delete_elem(owners, &obj);
 	if (resolve(e))
-		return tamper(e, hook, OBJ_NONE, 0);
+		return tamper(e, hook, RULE_OWNER_UNRECORDED, OBJ_NONE, 0);
 	if (e->pending)
 		return -ENOMEM; /* not enforced yet, but its objects must be
 				 * the sandbox's: refuse rather than fail open */
@@ -105,7 +105,7 @@ static __always_inline int ipc_use(struct kern_ipc_perm *perm, __u16 hook)
 		return 0;
 	if (created_inside(&ipc_owners, (__u64)perm, &e))
 		return 0;
-	return tamper(&e, hook, OBJ_NONE, BPF_CORE_READ(perm, id));
+	return tamper(&e, hook, RULE_IPC_OUTSIDE, OBJ_NONE, BPF_CORE_READ(perm, id));
 }
 
 /* Every ipcperms() check: shmat, msgsnd, msgrcv, semop, semtimedop, the
@@ -125,7 +125,7 @@ int BPF_PROG(shm_shmctl, struct kern_ipc_perm *perm, int cmd, int ret)
 {
 	if (ret)
 		return ret;
-	return ipc_use(perm, HOOK_IPC_PERMISSION);
+	return ipc_use(perm, HOOK_SHM_SHMCTL);
 }
 
 SEC("lsm/msg_queue_msgctl")
@@ -133,7 +133,7 @@ int BPF_PROG(msg_queue_msgctl, struct kern_ipc_perm *perm, int cmd, int ret)
 {
 	if (ret)
 		return ret;
-	return ipc_use(perm, HOOK_IPC_PERMISSION);
+	return ipc_use(perm, HOOK_MSG_QUEUE_MSGCTL);
 }
 
 SEC("lsm/sem_semctl")
@@ -141,7 +141,7 @@ int BPF_PROG(sem_semctl, struct kern_ipc_perm *perm, int cmd, int ret)
 {
 	if (ret)
 		return ret;
-	return ipc_use(perm, HOOK_IPC_PERMISSION);
+	return ipc_use(perm, HOOK_SEM_SEMCTL);
 }
 
 /* Defence in depth: ipc_permission runs first on both paths. */
@@ -159,7 +159,7 @@ int BPF_PROG(shm_associate, struct kern_ipc_perm *perm, int shmflg, int ret)
 {
 	if (ret)
 		return ret;
-	return ipc_use(perm, HOOK_IPC_ASSOCIATE);
+	return ipc_use(perm, HOOK_SHM_ASSOCIATE);
 }
 
 SEC("lsm/msg_queue_associate")
@@ -168,7 +168,7 @@ int BPF_PROG(msg_queue_associate, struct kern_ipc_perm *perm, int msqflg,
 {
 	if (ret)
 		return ret;
-	return ipc_use(perm, HOOK_IPC_ASSOCIATE);
+	return ipc_use(perm, HOOK_MSG_QUEUE_ASSOCIATE);
 }
 
 SEC("lsm/sem_associate")
@@ -176,7 +176,7 @@ int BPF_PROG(sem_associate, struct kern_ipc_perm *perm, int semflg, int ret)
 {
 	if (ret)
 		return ret;
-	return ipc_use(perm, HOOK_IPC_ASSOCIATE);
+	return ipc_use(perm, HOOK_SEM_ASSOCIATE);
 }
 
 /* Creation runs in the creator's context, before the object gets an id. */
@@ -186,7 +186,7 @@ int BPF_PROG(shm_alloc_security, struct kern_ipc_perm *perm, int ret)
 	if (ret)
 		return ret;
 	struct effective e = {};
-	return record_creator(&ipc_owners, (__u64)perm, HOOK_IPC_PERMISSION, &e);
+	return record_creator(&ipc_owners, (__u64)perm, HOOK_SHM_ALLOC_SECURITY, &e);
 }
 
 SEC("lsm/msg_queue_alloc_security")
@@ -195,7 +195,7 @@ int BPF_PROG(msg_queue_alloc_security, struct kern_ipc_perm *perm, int ret)
 	if (ret)
 		return ret;
 	struct effective e = {};
-	return record_creator(&ipc_owners, (__u64)perm, HOOK_IPC_PERMISSION, &e);
+	return record_creator(&ipc_owners, (__u64)perm, HOOK_MSG_QUEUE_ALLOC_SECURITY, &e);
 }
 
 SEC("lsm/sem_alloc_security")
@@ -204,7 +204,7 @@ int BPF_PROG(sem_alloc_security, struct kern_ipc_perm *perm, int ret)
 	if (ret)
 		return ret;
 	struct effective e = {};
-	return record_creator(&ipc_owners, (__u64)perm, HOOK_IPC_PERMISSION, &e);
+	return record_creator(&ipc_owners, (__u64)perm, HOOK_SEM_ALLOC_SECURITY, &e);
 }
 
 /* Also called when a creation fails after *_alloc_security. */
@@ -282,7 +282,7 @@ int BPF_PROG(key_alloc, struct key *key, const struct cred *cred,
 		bpf_map_delete_elem(&key_owners, &k);
 		if (!resolve(&e))
 			return 0;
-		return tamper(&e, HOOK_KEY_ALLOC, OBJ_NONE, 0);
+		return tamper(&e, HOOK_KEY_ALLOC, RULE_KEY_REQUEST_AUTH, OBJ_NONE, 0);
 	}
 	__builtin_memset(buf, 0, sizeof(buf));
 	bpf_probe_read_kernel_str(buf, sizeof(buf), BPF_CORE_READ(key, description));
@@ -330,5 +330,5 @@ int key_permission(__u64 *ctx)
 	__s32 serial = 0;
 	bpf_probe_read_kernel(&serial, sizeof(serial),
 			      (void *)k + bpf_core_field_offset(struct key, serial));
-	return tamper(&e, HOOK_KEY_PERMISSION, OBJ_NONE, (__u32)serial);
+	return tamper(&e, HOOK_KEY_PERMISSION, RULE_KEY_OUTSIDE, OBJ_NONE, (__u32)serial);
 }

@@ -11,7 +11,7 @@
  *  - The types below reach BTF through unused_shared_types, so bpf2go
  *    generates their Go declarations (-type in gen.go): SharedEvent,
  *    SharedCeiling, SharedExecKey, SharedEndpointList, SharedRootSet and the enums SharedHookId,
- *    SharedObjectKind, SharedDecision, SharedDenyBit, SharedCeilingFlag,
+ *    SharedRuleId, SharedRuleLayout, SharedObjectKind, SharedDecision, SharedDenyBit, SharedCeilingFlag,
  *    SharedStatIndex, SharedLimits, SharedFsMagic, SharedEndpointKind,
  *    SharedEndpointLimits; SharedTallyKey, SharedTallyOverflowKey and
  *    SharedTallyLimits (tally.h).
@@ -30,6 +30,8 @@ struct shared_types {
 	enum endpoint_limits endpoint_limits;
 	struct root_set root_set;
 	enum hook_id hook_id;
+	enum rule_id rule_id;
+	enum rule_layout rule_layout;
 	enum object_kind object_kind;
 	enum decision decision;
 	enum deny_bit deny_bit;

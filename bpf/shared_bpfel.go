@@ -152,71 +152,89 @@ const (
 type SharedHookId uint32
 
 const (
-	SharedHookIdHOOK_SOCKET_CREATE         SharedHookId = 1
-	SharedHookIdHOOK_SOCKET_BIND           SharedHookId = 2
-	SharedHookIdHOOK_SOCKET_CONNECT        SharedHookId = 3
-	SharedHookIdHOOK_SOCKET_LISTEN         SharedHookId = 4
-	SharedHookIdHOOK_SOCKET_ACCEPT         SharedHookId = 5
-	SharedHookIdHOOK_SOCKET_SENDMSG        SharedHookId = 6
-	SharedHookIdHOOK_SOCKET_RECVMSG        SharedHookId = 7
-	SharedHookIdHOOK_UNIX_STREAM_CONNECT   SharedHookId = 8
-	SharedHookIdHOOK_UNIX_MAY_SEND         SharedHookId = 9
-	SharedHookIdHOOK_FILE_OPEN             SharedHookId = 10
-	SharedHookIdHOOK_FILE_PERMISSION       SharedHookId = 11
-	SharedHookIdHOOK_FILE_TRUNCATE         SharedHookId = 12
-	SharedHookIdHOOK_PATH_TRUNCATE         SharedHookId = 13
-	SharedHookIdHOOK_MMAP_FILE             SharedHookId = 14
-	SharedHookIdHOOK_FILE_MPROTECT         SharedHookId = 15
-	SharedHookIdHOOK_FILE_IOCTL            SharedHookId = 16
-	SharedHookIdHOOK_INODE_CREATE          SharedHookId = 17
-	SharedHookIdHOOK_INODE_LINK            SharedHookId = 18
-	SharedHookIdHOOK_INODE_UNLINK          SharedHookId = 19
-	SharedHookIdHOOK_INODE_SYMLINK         SharedHookId = 20
-	SharedHookIdHOOK_INODE_MKDIR           SharedHookId = 21
-	SharedHookIdHOOK_INODE_RMDIR           SharedHookId = 22
-	SharedHookIdHOOK_INODE_MKNOD           SharedHookId = 23
-	SharedHookIdHOOK_INODE_RENAME          SharedHookId = 24
-	SharedHookIdHOOK_INODE_SETATTR         SharedHookId = 25
-	SharedHookIdHOOK_INODE_SETXATTR        SharedHookId = 26
-	SharedHookIdHOOK_INODE_REMOVEXATTR     SharedHookId = 27
-	SharedHookIdHOOK_INODE_SET_ACL         SharedHookId = 28
-	SharedHookIdHOOK_INODE_REMOVE_ACL      SharedHookId = 29
-	SharedHookIdHOOK_CGROUP_SOCK_CREATE    SharedHookId = 30
-	SharedHookIdHOOK_CGROUP_CONNECT4       SharedHookId = 31
-	SharedHookIdHOOK_CGROUP_CONNECT6       SharedHookId = 32
-	SharedHookIdHOOK_CGROUP_SENDMSG4       SharedHookId = 33
-	SharedHookIdHOOK_CGROUP_SENDMSG6       SharedHookId = 34
-	SharedHookIdHOOK_BPRM_CHECK_SECURITY   SharedHookId = 35
-	SharedHookIdHOOK_BPF                   SharedHookId = 36
-	SharedHookIdHOOK_PTRACE_ACCESS_CHECK   SharedHookId = 37
-	SharedHookIdHOOK_TASK_KILL             SharedHookId = 38
-	SharedHookIdHOOK_INODE_PERMISSION      SharedHookId = 39
-	SharedHookIdHOOK_SB_MOUNT              SharedHookId = 40
-	SharedHookIdHOOK_SB_UMOUNT             SharedHookId = 41
-	SharedHookIdHOOK_SB_REMOUNT            SharedHookId = 42
-	SharedHookIdHOOK_MOVE_MOUNT            SharedHookId = 43
-	SharedHookIdHOOK_SB_PIVOTROOT          SharedHookId = 44
-	SharedHookIdHOOK_TTY_IOCTL             SharedHookId = 45
-	SharedHookIdHOOK_BPFFS_UNLINK          SharedHookId = 46
-	SharedHookIdHOOK_PTRACE_TRACEME        SharedHookId = 47
-	SharedHookIdHOOK_FILE_FCNTL            SharedHookId = 48
-	SharedHookIdHOOK_CAPABLE               SharedHookId = 49
-	SharedHookIdHOOK_KERNEL_SETTING        SharedHookId = 50
-	SharedHookIdHOOK_KERNEL_MODULE_REQUEST SharedHookId = 51
-	SharedHookIdHOOK_TASK_SETSCHED         SharedHookId = 52
-	SharedHookIdHOOK_PROC_WRITE            SharedHookId = 53
-	SharedHookIdHOOK_KMSG_WRITE            SharedHookId = 54
-	SharedHookIdHOOK_SOCKET_GETSOCKOPT     SharedHookId = 55
-	SharedHookIdHOOK_SOCKET_SETSOCKOPT     SharedHookId = 56
-	SharedHookIdHOOK_SOCKET_SHUTDOWN       SharedHookId = 57
-	SharedHookIdHOOK_FILE_IOCTL_COMPAT     SharedHookId = 58
-	SharedHookIdHOOK_URING_CMD             SharedHookId = 59
-	SharedHookIdHOOK_IPC_PERMISSION        SharedHookId = 60
-	SharedHookIdHOOK_SHM_SHMAT             SharedHookId = 61
-	SharedHookIdHOOK_IPC_ASSOCIATE         SharedHookId = 62
-	SharedHookIdHOOK_KEY_ALLOC             SharedHookId = 63
-	SharedHookIdHOOK_KEY_PERMISSION        SharedHookId = 64
-	SharedHookIdHOOK_TASK_SETRLIMIT        SharedHookId = 65
+	SharedHookIdHOOK_SOCKET_CREATE            SharedHookId = 1
+	SharedHookIdHOOK_SOCKET_BIND              SharedHookId = 2
+	SharedHookIdHOOK_SOCKET_CONNECT           SharedHookId = 3
+	SharedHookIdHOOK_SOCKET_LISTEN            SharedHookId = 4
+	SharedHookIdHOOK_SOCKET_ACCEPT            SharedHookId = 5
+	SharedHookIdHOOK_SOCKET_SENDMSG           SharedHookId = 6
+	SharedHookIdHOOK_SOCKET_RECVMSG           SharedHookId = 7
+	SharedHookIdHOOK_UNIX_STREAM_CONNECT      SharedHookId = 8
+	SharedHookIdHOOK_UNIX_MAY_SEND            SharedHookId = 9
+	SharedHookIdHOOK_FILE_OPEN                SharedHookId = 10
+	SharedHookIdHOOK_FILE_PERMISSION          SharedHookId = 11
+	SharedHookIdHOOK_FILE_TRUNCATE            SharedHookId = 12
+	SharedHookIdHOOK_PATH_TRUNCATE            SharedHookId = 13
+	SharedHookIdHOOK_MMAP_FILE                SharedHookId = 14
+	SharedHookIdHOOK_FILE_MPROTECT            SharedHookId = 15
+	SharedHookIdHOOK_FILE_IOCTL               SharedHookId = 16
+	SharedHookIdHOOK_INODE_CREATE             SharedHookId = 17
+	SharedHookIdHOOK_INODE_LINK               SharedHookId = 18
+	SharedHookIdHOOK_INODE_UNLINK             SharedHookId = 19
+	SharedHookIdHOOK_INODE_SYMLINK            SharedHookId = 20
+	SharedHookIdHOOK_INODE_MKDIR              SharedHookId = 21
+	SharedHookIdHOOK_INODE_RMDIR              SharedHookId = 22
+	SharedHookIdHOOK_INODE_MKNOD              SharedHookId = 23
+	SharedHookIdHOOK_INODE_RENAME             SharedHookId = 24
+	SharedHookIdHOOK_INODE_SETATTR            SharedHookId = 25
+	SharedHookIdHOOK_INODE_SETXATTR           SharedHookId = 26
+	SharedHookIdHOOK_INODE_REMOVEXATTR        SharedHookId = 27
+	SharedHookIdHOOK_INODE_SET_ACL            SharedHookId = 28
+	SharedHookIdHOOK_INODE_REMOVE_ACL         SharedHookId = 29
+	SharedHookIdHOOK_CGROUP_SOCK_CREATE       SharedHookId = 30
+	SharedHookIdHOOK_CGROUP_CONNECT4          SharedHookId = 31
+	SharedHookIdHOOK_CGROUP_CONNECT6          SharedHookId = 32
+	SharedHookIdHOOK_CGROUP_SENDMSG4          SharedHookId = 33
+	SharedHookIdHOOK_CGROUP_SENDMSG6          SharedHookId = 34
+	SharedHookIdHOOK_BPRM_CHECK_SECURITY      SharedHookId = 35
+	SharedHookIdHOOK_BPF                      SharedHookId = 36
+	SharedHookIdHOOK_PTRACE_ACCESS_CHECK      SharedHookId = 37
+	SharedHookIdHOOK_TASK_KILL                SharedHookId = 38
+	SharedHookIdHOOK_INODE_PERMISSION         SharedHookId = 39
+	SharedHookIdHOOK_SB_MOUNT                 SharedHookId = 40
+	SharedHookIdHOOK_SB_UMOUNT                SharedHookId = 41
+	SharedHookIdHOOK_SB_REMOUNT               SharedHookId = 42
+	SharedHookIdHOOK_MOVE_MOUNT               SharedHookId = 43
+	SharedHookIdHOOK_SB_PIVOTROOT             SharedHookId = 44
+	SharedHookIdHOOK_TTY_IOCTL                SharedHookId = 45
+	SharedHookIdHOOK_BPFFS_UNLINK             SharedHookId = 46
+	SharedHookIdHOOK_PTRACE_TRACEME           SharedHookId = 47
+	SharedHookIdHOOK_FILE_FCNTL               SharedHookId = 48
+	SharedHookIdHOOK_CAPABLE                  SharedHookId = 49
+	SharedHookIdHOOK_KERNEL_SETTING           SharedHookId = 50
+	SharedHookIdHOOK_KERNEL_MODULE_REQUEST    SharedHookId = 51
+	SharedHookIdHOOK_TASK_SETSCHEDULER        SharedHookId = 52
+	SharedHookIdHOOK_PROC_WRITE               SharedHookId = 53
+	SharedHookIdHOOK_KMSG_WRITE               SharedHookId = 54
+	SharedHookIdHOOK_SOCKET_GETSOCKOPT        SharedHookId = 55
+	SharedHookIdHOOK_SOCKET_SETSOCKOPT        SharedHookId = 56
+	SharedHookIdHOOK_SOCKET_SHUTDOWN          SharedHookId = 57
+	SharedHookIdHOOK_FILE_IOCTL_COMPAT        SharedHookId = 58
+	SharedHookIdHOOK_URING_CMD                SharedHookId = 59
+	SharedHookIdHOOK_IPC_PERMISSION           SharedHookId = 60
+	SharedHookIdHOOK_SHM_SHMAT                SharedHookId = 61
+	SharedHookIdHOOK_SHM_ASSOCIATE            SharedHookId = 62
+	SharedHookIdHOOK_KEY_ALLOC                SharedHookId = 63
+	SharedHookIdHOOK_KEY_PERMISSION           SharedHookId = 64
+	SharedHookIdHOOK_TASK_SETRLIMIT           SharedHookId = 65
+	SharedHookIdHOOK_TASK_SETNICE             SharedHookId = 66
+	SharedHookIdHOOK_TASK_SETIOPRIO           SharedHookId = 67
+	SharedHookIdHOOK_TASK_PRLIMIT             SharedHookId = 68
+	SharedHookIdHOOK_FILE_SEND_SIGIOTASK      SharedHookId = 69
+	SharedHookIdHOOK_SHM_SHMCTL               SharedHookId = 70
+	SharedHookIdHOOK_MSG_QUEUE_MSGCTL         SharedHookId = 71
+	SharedHookIdHOOK_SEM_SEMCTL               SharedHookId = 72
+	SharedHookIdHOOK_MSG_QUEUE_ASSOCIATE      SharedHookId = 73
+	SharedHookIdHOOK_SEM_ASSOCIATE            SharedHookId = 74
+	SharedHookIdHOOK_SHM_ALLOC_SECURITY       SharedHookId = 75
+	SharedHookIdHOOK_MSG_QUEUE_ALLOC_SECURITY SharedHookId = 76
+	SharedHookIdHOOK_SEM_ALLOC_SECURITY       SharedHookId = 77
+	SharedHookIdHOOK_BPRM_COMMITTED_CREDS     SharedHookId = 78
+	SharedHookIdHOOK_TASK_ALLOC               SharedHookId = 79
+	SharedHookIdHOOK_SHM_FREE_SECURITY        SharedHookId = 80
+	SharedHookIdHOOK_MSG_QUEUE_FREE_SECURITY  SharedHookId = 81
+	SharedHookIdHOOK_SEM_FREE_SECURITY        SharedHookId = 82
+	SharedHookIdHOOK_KEY_FREE                 SharedHookId = 83
 )
 
 type SharedLimits uint32
@@ -278,6 +296,44 @@ type SharedRootSet struct {
 		Pad uint32
 	}
 }
+
+type SharedRuleId uint32
+
+const (
+	SharedRuleIdRULE_FIELD             SharedRuleId = 0
+	SharedRuleIdRULE_BPF_SYSCALL       SharedRuleId = 1
+	SharedRuleIdRULE_PTRACE_OUTSIDE    SharedRuleId = 2
+	SharedRuleIdRULE_SIGNAL_OUTSIDE    SharedRuleId = 3
+	SharedRuleIdRULE_SIGIO_OWNER       SharedRuleId = 4
+	SharedRuleIdRULE_KERNEL_SETTING    SharedRuleId = 5
+	SharedRuleIdRULE_CGROUP_OUTSIDE    SharedRuleId = 6
+	SharedRuleIdRULE_CGROUP_OWN_LIMITS SharedRuleId = 7
+	SharedRuleIdRULE_PROC_OUTSIDE      SharedRuleId = 8
+	SharedRuleIdRULE_PROC_PID_FILE     SharedRuleId = 9
+	SharedRuleIdRULE_KMSG              SharedRuleId = 10
+	SharedRuleIdRULE_MOUNT             SharedRuleId = 11
+	SharedRuleIdRULE_CAPABILITY        SharedRuleId = 12
+	SharedRuleIdRULE_KERNEL_MODULE     SharedRuleId = 13
+	SharedRuleIdRULE_PROCESS_OUTSIDE   SharedRuleId = 14
+	SharedRuleIdRULE_CORE_DUMP_LIMIT   SharedRuleId = 15
+	SharedRuleIdRULE_URING_CMD         SharedRuleId = 16
+	SharedRuleIdRULE_IPC_OUTSIDE       SharedRuleId = 17
+	SharedRuleIdRULE_OWNER_UNRECORDED  SharedRuleId = 18
+	SharedRuleIdRULE_KEY_REQUEST_AUTH  SharedRuleId = 19
+	SharedRuleIdRULE_KEY_OUTSIDE       SharedRuleId = 20
+	SharedRuleIdRULE_PIN_REMOVAL       SharedRuleId = 21
+	SharedRuleIdRULE_KERNEL_ATTR       SharedRuleId = 22
+	SharedRuleIdRULE_RAW_STORAGE       SharedRuleId = 23
+	SharedRuleIdRULE_TTY_INJECT        SharedRuleId = 24
+	SharedRuleIdRULE_CODE_MAPPING      SharedRuleId = 25
+	SharedRuleIdRULE_SHELL_PTRACE      SharedRuleId = 26
+)
+
+type SharedRuleLayout uint32
+
+const (
+	SharedRuleLayoutRULE_SHIFT SharedRuleLayout = 16
+)
 
 type SharedStatIndex uint32
 

@@ -38,7 +38,8 @@ enum tally_limits {
 
 /*
  * What makes a denial distinct: the registered cgroup whose ceiling decided,
- * the hook, the decision and deny bit, and the object (struct event's object
+ * the hook, the decision and deny bit (with the rule above RULE_SHIFT,
+ * event.h), and the object (struct event's object
  * fields; for files also a hash of the recorded path components, so that
  * creates of different names, which have no inode yet, stay distinct). The
  * acting process (pid, comm, own cgroup) is not part of it.

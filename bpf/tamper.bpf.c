@@ -44,7 +44,7 @@ int BPF_PROG(bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
-	return tamper(&e, HOOK_BPF, OBJ_BPF_CMD, cmd);
+	return tamper(&e, HOOK_BPF, RULE_BPF_SYSCALL, OBJ_BPF_CMD, cmd);
 }
 
 /* Linux 6.9+ added a bool kernel argument; the loader picks the variant
@@ -60,7 +60,7 @@ int BPF_PROG(bpf_v4, int cmd, union bpf_attr *attr, unsigned int size,
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
-	return tamper(&e, HOOK_BPF, OBJ_BPF_CMD, cmd);
+	return tamper(&e, HOOK_BPF, RULE_BPF_SYSCALL, OBJ_BPF_CMD, cmd);
 }
 
 /* E4: ptrace attach/peek/poke, /proc/<pid>/mem, process_vm_writev. */
@@ -74,7 +74,7 @@ int BPF_PROG(ptrace_access_check, struct task_struct *child, unsigned int mode,
 	if (!resolve(&e))
 		return 0;
 	if (task_outside(&e, child))
-		return tamper(&e, HOOK_PTRACE_ACCESS_CHECK, OBJ_TASK, BPF_CORE_READ(child, tgid));
+		return tamper(&e, HOOK_PTRACE_ACCESS_CHECK, RULE_PTRACE_OUTSIDE, OBJ_TASK, BPF_CORE_READ(child, tgid));
 	/* shell=read_only: a write-denied process (started by exec) may not
 	 * ptrace or write the memory of one that may write (the entrypoint),
 	 * which would turn it into a writer. */
@@ -88,6 +88,7 @@ int BPF_PROG(ptrace_access_check, struct task_struct *child, unsigned int mode,
 		return 0;
 	int v = (cflags & TASK_EXEC_WRITE_DENIED) ? DECISION_DENIED : DECISION_AUDITED;
 	record_event(&e, HOOK_PTRACE_ACCESS_CHECK, v, DENY_SHELL_WRITE, {
+		set_rule(ev, RULE_SHELL_PTRACE);
 		ev->object_kind = OBJ_TASK;
 		ev->target_pid = BPF_CORE_READ(child, tgid);
 	});
@@ -105,7 +106,7 @@ int BPF_PROG(ptrace_traceme, struct task_struct *parent, int ret)
 		return 0;
 	if (!task_outside(&e, parent))
 		return 0;
-	return tamper(&e, HOOK_PTRACE_TRACEME, OBJ_TASK, BPF_CORE_READ(parent, tgid));
+	return tamper(&e, HOOK_PTRACE_TRACEME, RULE_PTRACE_OUTSIDE, OBJ_TASK, BPF_CORE_READ(parent, tgid));
 }
 
 /* E4: kill, tgkill, sigqueue, pidfd_send_signal to a process outside. */
@@ -120,7 +121,7 @@ int BPF_PROG(task_kill, struct task_struct *p, struct kernel_siginfo *info,
 		return 0;
 	if (!task_outside(&e, p))
 		return 0;
-	return tamper(&e, HOOK_TASK_KILL, OBJ_TASK, BPF_CORE_READ(p, tgid));
+	return tamper(&e, HOOK_TASK_KILL, RULE_SIGNAL_OUTSIDE, OBJ_TASK, BPF_CORE_READ(p, tgid));
 }
 
 /*
@@ -160,7 +161,7 @@ int BPF_PROG(inode_permission, struct inode *inode, int mask, int ret)
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
-	return deny_kernel_write(&e, inode, magic);
+	return deny_kernel_write(&e, inode, magic, HOOK_INODE_PERMISSION);
 }
 
 static __always_inline int deny_mount(__u16 hook)
@@ -168,7 +169,7 @@ static __always_inline int deny_mount(__u16 hook)
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
-	return tamper(&e, hook, OBJ_MOUNT, 0);
+	return tamper(&e, hook, RULE_MOUNT, OBJ_MOUNT, 0);
 }
 
 SEC("lsm/sb_mount")
@@ -235,7 +236,7 @@ int BPF_PROG(file_fcntl, struct file *file, unsigned int cmd,
 			return 0;
 		struct effective e = {};
 		if (resolve(&e) && owner_outside(&e, file))
-			return tamper(&e, HOOK_FILE_FCNTL, OBJ_NONE, 0);
+			return tamper(&e, HOOK_FILE_FCNTL, RULE_SIGIO_OWNER, OBJ_NONE, 0);
 		return 0;
 	}
 	if (cmd != F_SETOWN && cmd != F_SETOWN_EX)
@@ -260,7 +261,7 @@ int BPF_PROG(file_fcntl, struct file *file, unsigned int cmd,
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
-	return tamper(&e, HOOK_FILE_FCNTL, OBJ_TASK, owner);
+	return tamper(&e, HOOK_FILE_FCNTL, RULE_SIGIO_OWNER, OBJ_TASK, owner);
 }
 
 /*
@@ -323,6 +324,7 @@ int BPF_PROG(capable, const struct cred *cred, struct user_namespace *ns,
 	 * overcommit reserve) are refused without a record. */
 	if (!(opts & CAP_OPT_NOAUDIT)) {
 		record_event(&e, HOOK_CAPABLE, v, DENY_TAMPER, {
+			set_rule(ev, RULE_CAPABILITY);
 			ev->object_kind = OBJ_CAPABILITY;
 			ev->capability = cap;
 		});
@@ -492,6 +494,7 @@ int BPF_PROG(kernel_module_request, char *kmod_name, int ret)
 		if (!cgid)
 			return 0;
 		record_event(&e, HOOK_KERNEL_MODULE_REQUEST, DECISION_DENIED, DENY_TAMPER, {
+			set_rule(ev, RULE_KERNEL_MODULE);
 			ev->ceiling_cgroup_id = cgid;
 			ev->object_kind = OBJ_FILE;
 			bpf_probe_read_kernel_str(ev->names[0], EVENT_NAME_LEN, kmod_name);
@@ -504,6 +507,7 @@ int BPF_PROG(kernel_module_request, char *kmod_name, int ret)
 	if (v == DECISION_DENIED)
 		taint_crypto(kmod_name, e.deny_cgid[4]);
 	record_event(&e, HOOK_KERNEL_MODULE_REQUEST, v, DENY_TAMPER, {
+		set_rule(ev, RULE_KERNEL_MODULE);
 		ev->object_kind = OBJ_FILE;
 		bpf_probe_read_kernel_str(ev->names[0], EVENT_NAME_LEN, kmod_name);
 	});
@@ -545,19 +549,19 @@ int BPF_PROG(file_send_sigiotask, struct task_struct *tsk,
 		return 0;
 	if (!task_outside(&e, tsk))
 		return 0;
-	return tamper(&e, HOOK_TASK_KILL, OBJ_TASK, BPF_CORE_READ(tsk, tgid));
+	return tamper(&e, HOOK_FILE_SEND_SIGIOTASK, RULE_SIGIO_OWNER, OBJ_TASK, BPF_CORE_READ(tsk, tgid));
 }
 
 /* E4: nice, I/O priority, scheduling policy and CPU affinity of a process
  * outside (setpriority, ioprio_set, sched_setscheduler/setattr/setaffinity). */
-static __always_inline int deny_task_outside(struct task_struct *p)
+static __always_inline int deny_task_outside(struct task_struct *p, __u16 hook)
 {
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
 	if (!task_outside(&e, p))
 		return 0;
-	return tamper(&e, HOOK_TASK_SETSCHED, OBJ_TASK, BPF_CORE_READ(p, tgid));
+	return tamper(&e, hook, RULE_PROCESS_OUTSIDE, OBJ_TASK, BPF_CORE_READ(p, tgid));
 }
 
 SEC("lsm/task_setnice")
@@ -565,7 +569,7 @@ int BPF_PROG(task_setnice, struct task_struct *p, int nice, int ret)
 {
 	if (ret)
 		return ret;
-	return deny_task_outside(p);
+	return deny_task_outside(p, HOOK_TASK_SETNICE);
 }
 
 SEC("lsm/task_setioprio")
@@ -573,7 +577,7 @@ int BPF_PROG(task_setioprio, struct task_struct *p, int ioprio, int ret)
 {
 	if (ret)
 		return ret;
-	return deny_task_outside(p);
+	return deny_task_outside(p, HOOK_TASK_SETIOPRIO);
 }
 
 SEC("lsm/task_setscheduler")
@@ -581,7 +585,7 @@ int BPF_PROG(task_setscheduler, struct task_struct *p, int ret)
 {
 	if (ret)
 		return ret;
-	return deny_task_outside(p);
+	return deny_task_outside(p, HOOK_TASK_SETSCHEDULER);
 }
 
 /* E4: prlimit(2) on another process. The hook names credentials, not the
@@ -598,7 +602,7 @@ int BPF_PROG(task_prlimit, const struct cred *cred, const struct cred *tcred,
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
-	return tamper(&e, HOOK_TASK_SETSCHED, OBJ_NONE, 0);
+	return tamper(&e, HOOK_TASK_PRLIMIT, RULE_PROCESS_OUTSIDE, OBJ_NONE, 0);
 }
 
 /*
@@ -624,7 +628,7 @@ int BPF_PROG(task_setrlimit, struct task_struct *p, unsigned int resource,
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
-	return tamper(&e, HOOK_TASK_SETRLIMIT, OBJ_NONE, resource);
+	return tamper(&e, HOOK_TASK_SETRLIMIT, RULE_CORE_DUMP_LIMIT, OBJ_NONE, resource);
 }
 
 /*
@@ -641,5 +645,5 @@ int BPF_PROG(uring_cmd, struct io_uring_cmd *ioucmd, int ret)
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
-	return tamper(&e, HOOK_URING_CMD, OBJ_NONE, 0);
+	return tamper(&e, HOOK_URING_CMD, RULE_URING_CMD, OBJ_NONE, 0);
 }

@@ -58,15 +58,17 @@ static __always_inline bool owner_outside(struct effective *e, struct file *file
 }
 
 /* tamper: the verdict and record for an escape/tamper attempt (every
- * registration implies DENY_TAMPER); target is the record's object_id, read
- * as kind says (enum object_kind). */
-static __always_inline int tamper(struct effective *e, __u16 hook,
+ * registration implies DENY_TAMPER) at hook, decided by rule (enum
+ * rule_id); target is the record's object_id, read as kind says (enum
+ * object_kind). */
+static __always_inline int tamper(struct effective *e, __u16 hook, __u32 rule,
 				  __u32 kind, __u64 target)
 {
 	int v = verdict(e, DENY_TAMPER);
 	if (!v)
 		return 0;
 	record_event(e, hook, v, DENY_TAMPER, {
+		set_rule(ev, rule);
 		ev->object_kind = kind;
 		ev->object_id = target;
 	});
@@ -117,34 +119,34 @@ static __always_inline bool kernel_fs_magic(__u64 magic)
  *  - every other kernel interface filesystem (kernel_fs_magic).
  */
 static __always_inline int deny_kernel_write(struct effective *e, struct inode *inode,
-					     __u64 magic)
+					     __u64 magic, __u16 hook)
 {
 	if (magic == PROC_SUPER_MAGIC) {
 		struct pid *ppid = proc_pid_of(inode);
 		if (!ppid)
-			return tamper(e, HOOK_KERNEL_SETTING, OBJ_FSMAGIC, magic);
+			return tamper(e, hook, RULE_KERNEL_SETTING, OBJ_FSMAGIC, magic);
 		struct task_struct *target = pid_task_of(ppid);
 		if (!target)
 			return 0; /* the process is gone: nothing to change */
 		if (!task_outside(e, target))
 			return 0;
-		return tamper(e, HOOK_PROC_WRITE, OBJ_TASK, BPF_CORE_READ(target, tgid));
+		return tamper(e, hook, RULE_PROC_OUTSIDE, OBJ_TASK, BPF_CORE_READ(target, tgid));
 	}
 	if (magic != CGROUP2_SUPER_MAGIC)
-		return tamper(e, HOOK_KERNEL_SETTING, OBJ_FSMAGIC, magic);
+		return tamper(e, hook, RULE_KERNEL_SETTING, OBJ_FSMAGIC, magic);
 	struct kernfs_node *file_kn;
 	struct cgroup *cg = cgroup_of_kernfs_inode(inode, &file_kn);
 	if (!cg)
-		return tamper(e, HOOK_KERNEL_SETTING, OBJ_FSMAGIC, magic);
+		return tamper(e, hook, RULE_KERNEL_SETTING, OBJ_FSMAGIC, magic);
 	if (!cgroup_in_subtree(cg, e->sandbox_level, e->sandbox_cgid))
-		return tamper(e, HOOK_INODE_PERMISSION, OBJ_CGROUP, BPF_CORE_READ(cg, kn, id));
+		return tamper(e, hook, RULE_CGROUP_OUTSIDE, OBJ_CGROUP, BPF_CORE_READ(cg, kn, id));
 	if (!file_kn || BPF_CORE_READ(cg, level) > e->sandbox_level)
 		return 0; /* a directory (mkdir below it), or a sub-cgroup */
 	const char *name = BPF_CORE_READ(file_kn, name);
 	if (name_is(name, "cgroup.procs", 13) || name_is(name, "cgroup.threads", 15) ||
 	    name_is(name, "cgroup.subtree_control", 23))
 		return 0;
-	return tamper(e, HOOK_INODE_PERMISSION, OBJ_CGROUP, BPF_CORE_READ(cg, kn, id));
+	return tamper(e, hook, RULE_CGROUP_OWN_LIMITS, OBJ_CGROUP, BPF_CORE_READ(cg, kn, id));
 }
 
 #endif /* ENFORCERD_TAMPER_H */

@@ -1,8 +1,11 @@
 package daemon
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -72,9 +75,9 @@ func (j *denialJournal) Record(r audit.Record) error {
 	if r.Decision != "denied" {
 		pri = journal.PriNotice
 	}
-	msg := fmt.Sprintf("enforcerd: %s %s %s (%s) container=%s pid=%d comm=%s", r.Decision, r.Operation, r.Object, r.Hook, r.Container, r.PID, r.Comm)
+	msg := fmt.Sprintf("enforcerd: %s %s %s (%s, rule %s) container=%s pid=%d comm=%s", r.Decision, r.Operation, r.Object, r.Hook, r.Rule, r.Container, r.PID, r.Comm)
 	if r.Type == audit.TypeSummary {
-		msg = fmt.Sprintf("enforcerd: %s %s %s (%s) container=%s: %d times since %s", r.Decision, r.Operation, r.Object, r.Hook, r.Container, r.Count, r.Since)
+		msg = fmt.Sprintf("enforcerd: %s %s %s (%s, rule %s) container=%s: %d times since %s", r.Decision, r.Operation, r.Object, r.Hook, r.Rule, r.Container, r.Count, r.Since)
 	}
 	vars := map[string]string{
 		"SYSLOG_IDENTIFIER":           "enforcerd",
@@ -93,10 +96,21 @@ func (j *denialJournal) Record(r audit.Record) error {
 		"ENFORCERD_ERRNO":             strconv.Itoa(r.Errno),
 		"ENFORCERD_ERROR":             r.Error,
 		"ENFORCERD_FINGERPRINT":       r.Fingerprint,
+		"ENFORCERD_FINGERPRINT_ID":    r.FingerprintID,
 		"ENFORCERD_SINCE":             r.Since,
+		"ENFORCERD_HOST":              r.Host,
+		"ENFORCERD_RULE":              r.Rule,
+		"ENFORCERD_EXE":               r.Exe,
+		"ENFORCERD_SCHEMA_VERSION":    strconv.Itoa(r.SchemaVersion),
 	}
 	if r.Count > 0 {
 		vars["ENFORCERD_COUNT"] = strconv.FormatUint(r.Count, 10)
+	}
+	if r.PPID != nil {
+		vars["ENFORCERD_PPID"] = strconv.FormatUint(uint64(*r.PPID), 10)
+	}
+	if err := objectVars(vars, r.ObjectFields); err != nil {
+		return err
 	}
 	for k, v := range vars {
 		if v == "" {
@@ -104,4 +118,28 @@ func (j *denialJournal) Record(r audit.Record) error {
 		}
 	}
 	return j.send(msg, pri, vars)
+}
+
+// objectVars adds the structured object fields as ENFORCERD_OBJECT_<FIELD>
+// (ENFORCERD_OBJECT_PATH, ENFORCERD_OBJECT_PORT, ...): the JSON keys of
+// audit.ObjectFields, upper-cased, with their values as text.
+func objectVars(vars map[string]string, f *audit.ObjectFields) error {
+	if f == nil {
+		return nil
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return fmt.Errorf("journal: object fields: %w", err)
+	}
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber() // 64-bit inode and cgroup numbers stay exact
+	if err := dec.Decode(&m); err != nil {
+		return fmt.Errorf("journal: object fields: %w", err)
+	}
+	for k, v := range m {
+		s := fmt.Sprint(v) // strings and json.Number
+		vars["ENFORCERD_OBJECT_"+strings.ToUpper(k)] = s
+	}
+	return nil
 }

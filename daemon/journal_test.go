@@ -29,8 +29,11 @@ func TestDenialJournalFieldsAndRateLimit(t *testing.T) {
 	})
 	now := time.Unix(1000, 0)
 	j.now = func() time.Time { return now }
+	ppid := uint32(1)
 	r := audit.Record{Container: "web", CgroupID: 7, CeilingCgroupID: 6, PID: 42, Comm: "curl", Hook: "socket_create",
-		Operation: "socket", Object: "AF_INET SOCK_STREAM", Field: "network", Errno: 1, Error: "EPERM", Decision: "denied"}
+		Rule: "network", Operation: "socket", Object: "AF_INET SOCK_STREAM", Field: "network", Errno: 1, Error: "EPERM", Decision: "denied",
+		Host: "node1", PPID: &ppid, Exe: "/usr/bin/curl", FingerprintID: "0123456789abcdef",
+		ObjectFields: &audit.ObjectFields{Kind: "socket", Family: "AF_INET", SockType: "SOCK_STREAM", Protocol: new(uint32), TargetCgroupID: &[]uint64{1 << 60}[0]}}
 	for i := 0; i < 20; i++ {
 		j.Record(r)
 	}
@@ -38,11 +41,14 @@ func TestDenialJournalFieldsAndRateLimit(t *testing.T) {
 		t.Fatalf("%d entries sent for 20 records at 2/s (burst 5)", len(got))
 	}
 	e := got[0]
-	if e.pri != journal.PriWarning || !strings.Contains(e.msg, "denied socket AF_INET SOCK_STREAM (socket_create) container=web pid=42") {
+	if e.pri != journal.PriWarning || !strings.Contains(e.msg, "denied socket AF_INET SOCK_STREAM (socket_create, rule network) container=web pid=42") {
 		t.Errorf("entry %q priority %d", e.msg, e.pri)
 	}
 	for k, v := range map[string]string{"ENFORCERD_CONTAINER": "web", "ENFORCERD_HOOK": "socket_create", "ENFORCERD_CGROUP_ID": "7",
-		"ENFORCERD_PID": "42", "ENFORCERD_ERROR": "EPERM", "SYSLOG_IDENTIFIER": "enforcerd", "ENFORCERD_DECISION": "denied"} {
+		"ENFORCERD_PID": "42", "ENFORCERD_ERROR": "EPERM", "SYSLOG_IDENTIFIER": "enforcerd", "ENFORCERD_DECISION": "denied",
+		"ENFORCERD_RULE": "network", "ENFORCERD_HOST": "node1", "ENFORCERD_PPID": "1", "ENFORCERD_EXE": "/usr/bin/curl",
+		"ENFORCERD_FINGERPRINT_ID": "0123456789abcdef", "ENFORCERD_OBJECT_KIND": "socket", "ENFORCERD_OBJECT_FAMILY": "AF_INET",
+		"ENFORCERD_OBJECT_PROTOCOL": "0", "ENFORCERD_OBJECT_TARGET_CGROUP_ID": "1152921504606846976"} {
 		if e.vars[k] != v {
 			t.Errorf("%s = %q, want %q", k, e.vars[k], v)
 		}

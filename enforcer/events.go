@@ -64,41 +64,6 @@ type Object struct {
 	ID uint64
 }
 
-var familyNames = map[uint16]string{
-	unix.AF_UNIX: "AF_UNIX", unix.AF_INET: "AF_INET", unix.AF_INET6: "AF_INET6", unix.AF_NETLINK: "AF_NETLINK",
-	unix.AF_PACKET: "AF_PACKET", unix.AF_ALG: "AF_ALG", unix.AF_VSOCK: "AF_VSOCK", unix.AF_AX25: "AF_AX25",
-	unix.AF_IPX: "AF_IPX", unix.AF_APPLETALK: "AF_APPLETALK", unix.AF_CAN: "AF_CAN", unix.AF_TIPC: "AF_TIPC",
-	unix.AF_BLUETOOTH: "AF_BLUETOOTH", unix.AF_KCM: "AF_KCM", unix.AF_QIPCRTR: "AF_QIPCRTR",
-	unix.AF_SMC: "AF_SMC", unix.AF_XDP: "AF_XDP", unix.AF_MCTP: "AF_MCTP",
-}
-
-var capNames = map[uint64]string{
-	unix.CAP_DAC_READ_SEARCH: "CAP_DAC_READ_SEARCH", unix.CAP_NET_ADMIN: "CAP_NET_ADMIN", unix.CAP_SYS_TIME: "CAP_SYS_TIME",
-	unix.CAP_SYS_TTY_CONFIG: "CAP_SYS_TTY_CONFIG", unix.CAP_MKNOD: "CAP_MKNOD", unix.CAP_SYSLOG: "CAP_SYSLOG",
-	unix.CAP_SYS_MODULE: "CAP_SYS_MODULE", unix.CAP_SYS_RAWIO: "CAP_SYS_RAWIO", unix.CAP_SYS_ADMIN: "CAP_SYS_ADMIN",
-	unix.CAP_SYS_BOOT: "CAP_SYS_BOOT", unix.CAP_MAC_OVERRIDE: "CAP_MAC_OVERRIDE", unix.CAP_MAC_ADMIN: "CAP_MAC_ADMIN",
-	unix.CAP_PERFMON: "CAP_PERFMON", unix.CAP_BPF: "CAP_BPF",
-}
-
-// fsNames names the kernel interface filesystems a write to which is
-// refused (tamper.h kernel_fs_magic).
-var fsNames = map[uint64]string{
-	uint64(bpf.SharedFsMagicCGROUP_SUPER_MAGIC): "cgroup v1",
-	uint64(bpf.SharedFsMagicPROC_SUPER_MAGIC):   "/proc/sys or sysrq",
-	uint64(bpf.SharedFsMagicSYSFS_MAGIC):        "sysfs",
-	uint64(bpf.SharedFsMagicSECURITYFS_MAGIC):   "securityfs",
-	uint64(bpf.SharedFsMagicDEBUGFS_MAGIC):      "debugfs",
-	uint64(bpf.SharedFsMagicTRACEFS_MAGIC):      "tracefs",
-	uint64(bpf.SharedFsMagicCONFIGFS_MAGIC):     "configfs",
-	uint64(bpf.SharedFsMagicEFIVARFS_MAGIC):     "efivarfs",
-	uint64(bpf.SharedFsMagicPSTOREFS_MAGIC):     "pstore",
-	uint64(bpf.SharedFsMagicCGROUP2SUPER_MAGIC): "cgroup2",
-}
-
-var sockTypeNames = map[uint32]string{
-	unix.SOCK_STREAM: "SOCK_STREAM", unix.SOCK_DGRAM: "SOCK_DGRAM", unix.SOCK_RAW: "SOCK_RAW", unix.SOCK_SEQPACKET: "SOCK_SEQPACKET",
-}
-
 // String renders the object for humans: a path (or dev+inode), or
 // "AF_INET SOCK_STREAM 127.0.0.1:80".
 func (o Object) String() string {
@@ -128,6 +93,9 @@ func (o Object) String() string {
 		}
 		return s
 	case ObjectTask:
+		if int64(o.ID) < 0 { // an owner in F_SETOWN's convention
+			return fmt.Sprintf("process group %d (outside the sandbox)", -int64(o.ID))
+		}
 		return fmt.Sprintf("pid %d (outside the sandbox)", o.ID)
 	case ObjectCgroup:
 		return fmt.Sprintf("cgroup id %d (outside the sandbox)", o.ID)
@@ -168,15 +136,28 @@ type Denial struct {
 	// exec'd reads "write"), or "tamper" (the escape and host-state
 	// protections every registration implies); "" for a bit this build
 	// does not know.
-	Field  string
+	Field string
+	// Rule is the protection that decided (a closed set: AllRules), from
+	// the record's rule id, or its deny bit's field rule.
+	Rule   Rule
 	Object Object
+	// operation is what was attempted as the rule refines it ("" : the
+	// hook's).
+	operation string
 	// Key identifies the distinct denial this record is the first of (in
 	// its summary interval, Tally): its Summary has the same Key.
 	Key DenialKey
 }
 
-// Operation is what was attempted ("connect", "create", "open-for-write").
-func (d Denial) Operation() string { return d.Hook.Operation() }
+// Operation is what was attempted ("connect", "create", "open-for-write"):
+// the hook's operation, or the rule's where it says more (a write at
+// file_permission to /dev/kmsg reads "write-kernel-log").
+func (d Denial) Operation() string {
+	if d.operation != "" {
+		return d.operation
+	}
+	return d.Hook.Operation()
+}
 
 // Decision is "denied" or "audited".
 func (d Denial) Decision() string {
@@ -249,6 +230,7 @@ func decodeEvent(raw []byte) (Denial, error) {
 			ev.Family, ev.SockType, ev.Protocol, ev.Port, ev.Addr),
 		Key: keyOf(&ev),
 	}
+	d.Rule, d.operation = ruleOf(d.Hook, ev.DenyBit)
 	d.Object.Path = joinNames(ev.Names)
 	return d, nil
 }
@@ -272,9 +254,10 @@ func keyOf(ev *bpf.SharedEvent) DenialKey {
 	}
 }
 
-// fieldOf names the part of the ceiling a deny bit stands for (Denial.Field).
+// fieldOf names the part of the ceiling a deny bit stands for (Denial.Field);
+// the rule id above ruleShift is not part of it.
 func fieldOf(bit uint32) string {
-	switch bit {
+	switch bit & (1<<ruleShift - 1) {
 	case denyNetwork:
 		return "network"
 	case denyWrite:

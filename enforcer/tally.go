@@ -34,6 +34,8 @@ type Summary struct {
 	Audited         bool          // audit-only: the operations were allowed
 	Errno           syscall.Errno // returned to the processes (0 when audited)
 	Field           string        // as Denial.Field
+	Rule            Rule          // as Denial.Rule
+	operation       string        // as Denial.operation
 	// Object is what the denials targeted, from the key: no Path (the key
 	// holds a hash of it; the first record of the key has it). Kind
 	// ObjectNone when Overflow.
@@ -48,7 +50,12 @@ type Summary struct {
 }
 
 // Operation is what was attempted, as Denial.Operation.
-func (s Summary) Operation() string { return s.Hook.Operation() }
+func (s Summary) Operation() string {
+	if s.operation != "" {
+		return s.operation
+	}
+	return s.Hook.Operation()
+}
 
 // Decision is "denied" or "audited".
 func (s Summary) Decision() string {
@@ -272,6 +279,7 @@ func summaryOf(k DenialKey, n uint64) Summary {
 		Field:   fieldOf(k.DenyBit), Count: n,
 		Object: objectOf(ObjectKind(k.ObjectKind), k.Dev, k.ObjectId, 0, k.Family, k.SockType, k.Protocol, k.Port, k.Addr),
 	}
+	s.Rule, s.operation = ruleOf(s.Hook, k.DenyBit)
 	if !s.Audited {
 		s.Errno = syscall.EPERM
 	}
@@ -286,6 +294,7 @@ func overflowSummary(k overflowKey, n uint64) Summary {
 		Audited: k.Decision == uint16(bpf.SharedDecisionDECISION_AUDITED),
 		Field:   fieldOf(k.DenyBit), Overflow: true, Count: n,
 	}
+	s.Rule, s.operation = ruleOf(s.Hook, k.DenyBit)
 	if !s.Audited {
 		s.Errno = syscall.EPERM
 	}

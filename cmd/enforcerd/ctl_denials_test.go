@@ -26,8 +26,8 @@ func denialRecords(t *testing.T, ts *apitest.Server) (one, two audit.Record) {
 	c1, _ := ts.Reg.Get("one")
 	c2, _ := ts.Reg.Get("two")
 	one = audit.Record{Time: "2026-01-02T03:04:05.000000006Z", Container: "one", CgroupID: c1.CgroupID, CeilingCgroupID: c1.CgroupID,
-		PID: 7, Comm: "curl", Hook: "socket_connect", Operation: "connect", Object: "1.2.3.4:443", Field: "network",
-		Errno: -1, Error: "EPERM", Decision: "denied", Fingerprint: c1.Fingerprint}
+		PID: 7, Comm: "curl", Hook: "socket_connect", Rule: "network", Operation: "connect", Object: "1.2.3.4:443", Field: "network",
+		Errno: -1, Error: "EPERM", Decision: "denied", FingerprintID: audit.FingerprintID(c1.Fingerprint)}
 	two = audit.Record{Time: "2026-01-02T03:04:06Z", Container: "two", CgroupID: 999, CeilingCgroupID: c2.CgroupID,
 		PID: 8, Comm: "x\ny", Hook: "file_open", Operation: "open", Object: "/a\tb", Field: "write",
 		Errno: -1, Error: "EPERM", Decision: "denied"}
@@ -44,12 +44,12 @@ func TestCtlDenialsRecent(t *testing.T) {
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "TIME ") || !strings.Contains(lines[0], "  CONTAINER  CGROUP-ID  PID  COMM ") {
 		t.Fatalf("denials: %d lines:\n%s", len(lines), out)
 	}
-	if f := strings.Fields(lines[1]); len(f) != 11 || f[1] != "one" || f[4] != "curl" || f[5] != "socket_connect" || f[8] != "denied" ||
-		f[9] != "EPERM" || f[10] != "1.2.3.4:443" {
+	if f := strings.Fields(lines[1]); len(f) != 12 || f[1] != "one" || f[4] != "curl" || f[5] != "socket_connect" || f[6] != "network" ||
+		f[9] != "denied" || f[10] != "EPERM" || f[11] != "1.2.3.4:443" {
 		t.Errorf("row of one: %q", lines[1])
 	}
 	// Names chosen inside the sandbox are quoted: no forged row or column.
-	if f := strings.Fields(lines[2]); len(f) != 11 || f[1] != "two" || f[2] != "999" || f[4] != `"x\ny"` || f[10] != `"/a\tb"` {
+	if f := strings.Fields(lines[2]); len(f) != 12 || f[1] != "two" || f[2] != "999" || f[4] != `"x\ny"` || f[11] != `"/a\tb"` {
 		t.Errorf("row of two: %q", lines[2])
 	}
 

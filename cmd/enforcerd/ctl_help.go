@@ -247,8 +247,9 @@ registered, narrowed, activated, frozen, killed) and, for audit-only
 containers, what would have been denied (decision "audited").
 
 Columns: TIME (RFC 3339, UTC), CONTAINER, CGROUP-ID (the process's own
-cgroup), PID, COMM, HOOK (the kernel LSM or cgroup hook), OPERATION,
-FIELD (network, write or shell), DECISION (and the daemon's reason),
+cgroup), PID, COMM, HOOK (the kernel LSM or cgroup hook, as the kernel
+names it), RULE (the protection that decided, docs/audit.md), OPERATION,
+FIELD (network, write, shell or tamper), DECISION (and the daemon's reason),
 ERROR (the errno returned, e.g. EPERM), OBJECT (path, address or
 program). A value holding a control character is printed Go-quoted, so
 that a name chosen inside a sandbox cannot forge rows. With --follow the

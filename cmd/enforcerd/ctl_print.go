@@ -141,8 +141,8 @@ func printContainerText(w io.Writer, c api.Container) error {
 
 // The columns of a denial record.
 const (
-	denialHeader       = "TIME\tCONTAINER\tCGROUP-ID\tPID\tCOMM\tHOOK\tOPERATION\tFIELD\tDECISION\tERROR\tOBJECT"
-	denialHeaderFollow = "TIME  CONTAINER  CGROUP-ID  PID  COMM  HOOK  OPERATION  FIELD  DECISION  ERROR  OBJECT"
+	denialHeader       = "TIME\tCONTAINER\tCGROUP-ID\tPID\tCOMM\tHOOK\tRULE\tOPERATION\tFIELD\tDECISION\tERROR\tOBJECT"
+	denialHeaderFollow = "TIME  CONTAINER  CGROUP-ID  PID  COMM  HOOK  RULE  OPERATION  FIELD  DECISION  ERROR  OBJECT"
 )
 
 // cell is a value of a table cell: "-" when empty, Go-quoted when it holds
@@ -173,7 +173,7 @@ func denialFields(r audit.Record) []string {
 		}
 	}
 	out := []string{r.Time, r.Container, strconv.FormatUint(r.CgroupID, 10), pid,
-		comm, r.Hook, r.Operation, r.Field, decision, r.Error, obj}
+		comm, r.Hook, r.Rule, r.Operation, r.Field, decision, r.Error, obj}
 	for i, v := range out {
 		out[i] = cell(v)
 	}

@@ -164,7 +164,7 @@ func printDenial(w io.Writer, d sandbox.Denial) {
 	if d.Outer != nil {
 		by = " by the ceiling of " + d.Outer.Cgroup.String()
 	}
-	fmt.Fprintf(w, "enforcerd: %s %s %s (%s)%s pid=%d comm=%s\n", verb, d.Operation(), printable(d.Object.String()), d.Hook, by, d.TGID, printable(d.Comm))
+	fmt.Fprintf(w, "enforcerd: %s %s %s (%s, rule %s)%s pid=%d comm=%s\n", verb, d.Operation(), printable(d.Object.String()), d.Hook, d.Rule, by, d.TGID, printable(d.Comm))
 }
 
 // printable escapes control characters, backslashes and invalid UTF-8 (as

@@ -25,21 +25,36 @@ type Record struct {
 	// Type is TypeDenial, TypeSummary or TypeDaemon.
 	Type            string `json:"type"`
 	Time            string `json:"time"` // RFC 3339 with nanoseconds, UTC
+	Host            string `json:"host"` // the host's name (os.Hostname at start)
 	Container       string `json:"container"`
 	CgroupID        uint64 `json:"cgroup_id"`         // the process's own cgroup
 	CeilingCgroupID uint64 `json:"ceiling_cgroup_id"` // the registered cgroup that decided
 	PID             uint32 `json:"pid"`
-	Comm            string `json:"comm"`
-	UID             uint32 `json:"uid"`
-	Hook            string `json:"hook"`
-	Operation       string `json:"operation"`
-	Object          string `json:"object"`
-	Field           string `json:"field"`
-	Errno           int    `json:"errno"`
-	Error           string `json:"error,omitempty"` // errno name, e.g. EPERM
-	Decision        string `json:"decision"`        // denied | audited; daemon events: see Event
-	Fingerprint     string `json:"fingerprint"`
-	Reason          string `json:"reason,omitempty"` // daemon events: why
+	// PPID and Exe: the acting process's parent (thread group id) and
+	// executable path, read from /proc/PID when the record is read
+	// (best effort: absent when the process is gone or no longer the
+	// one that acted, see procOf).
+	PPID      *uint32 `json:"ppid,omitempty"`
+	Exe       string  `json:"exe,omitempty"`
+	Comm      string  `json:"comm"`
+	UID       uint32  `json:"uid"`
+	Hook      string  `json:"hook"`           // the kernel hook, exactly as the kernel names it
+	Rule      string  `json:"rule,omitempty"` // the protection that decided (enforcer.AllRules)
+	Operation string  `json:"operation"`
+	Object    string  `json:"object"` // for humans; ObjectFields for machines
+	// ObjectFields: the object's decoded fields (nil for daemon
+	// decisions and overflow summaries).
+	ObjectFields *ObjectFields `json:"object_fields,omitempty"`
+	Field        string        `json:"field"`
+	Errno        int           `json:"errno"`
+	Error        string        `json:"error,omitempty"` // errno name, e.g. EPERM
+	Decision     string        `json:"decision"`        // denied | audited; daemon events: see Event
+	// FingerprintID names the container's policy fingerprint: FingerprintID
+	// of its text, which the registration record ("registered",
+	// "narrowed") carries in Fingerprint, once per registration.
+	FingerprintID string `json:"fingerprint_id,omitempty"`
+	Fingerprint   string `json:"fingerprint,omitempty"`
+	Reason        string `json:"reason,omitempty"` // daemon events: why
 	// Unenforced: registration records ("registered", "narrowed") of a
 	// ceiling the host enforces only in part: the gap codes (what is not
 	// enforced, e.g. "network-non-inet", "tamper").
@@ -70,8 +85,10 @@ const (
 // It changes when a field is removed or changes meaning; added fields keep
 // it. docs/audit.md describes each version. Version 2: a denial record no
 // longer stands for one denial each (summaries count them; type, count,
-// since, overflow added).
-const SchemaVersion = 2
+// since, overflow added). Version 3: hook is the exact kernel hook (no
+// longer a family's name); rule, object_fields, host, ppid, exe and
+// fingerprint_id added; fingerprint only in registration records.
+const SchemaVersion = 3
 
 // HookDaemon is Record.Hook of decisions the daemon made (not a kernel
 // hook): Operation "registration" with Decision "registered" or
@@ -81,29 +98,40 @@ const SchemaVersion = 2
 const HookDaemon = "enforcerd"
 
 // Event builds the record of a daemon decision about a container: kind is
-// the Decision (e.g. "frozen"), object the cgroup path, reason why.
+// the Decision (e.g. "frozen"), object the cgroup path, reason why. Every
+// daemon record carries FingerprintID; the registration records
+// ("registered", "narrowed") also the fingerprint's text, so that a reader
+// can resolve the ids of the denials that follow.
 func Event(t time.Time, container string, cgroupID uint64, cgroupPath, kind, reason, fingerprint string) Record {
 	op := "activation"
+	full := false
 	switch kind {
 	case "frozen", "refrozen", "killed":
 		op = "pending_deadline"
 	case "registered", "narrowed":
-		op = "registration"
+		op, full = "registration", true
 	}
-	return Record{
+	r := Record{
 		SchemaVersion: SchemaVersion, Type: TypeDaemon,
-		Time: t.UTC().Format(time.RFC3339Nano), Container: container, CgroupID: cgroupID, CeilingCgroupID: cgroupID,
-		Hook: HookDaemon, Operation: op, Object: cgroupPath, Decision: kind, Reason: reason, Fingerprint: fingerprint,
+		Time: t.UTC().Format(time.RFC3339Nano), Host: Host, Container: container, CgroupID: cgroupID, CeilingCgroupID: cgroupID,
+		Hook: HookDaemon, Operation: op, Object: cgroupPath, Decision: kind, Reason: reason, FingerprintID: FingerprintID(fingerprint),
 	}
+	if full {
+		r.Fingerprint = fingerprint
+	}
+	return r
 }
 
 // FromDenial builds a record; container and fingerprint are "" when the
-// deciding cgroup is not a registered container (e.g. enforcerd run).
+// deciding cgroup is not a registered container (e.g. enforcerd run). The
+// record names the fingerprint by FingerprintID; ppid and exe are read
+// from /proc (procOf).
 func FromDenial(d enforcer.Denial, container, fingerprint string) Record {
 	r := Record{
 		SchemaVersion:   SchemaVersion,
 		Type:            TypeDenial,
 		Time:            d.Time.UTC().Format(time.RFC3339Nano),
+		Host:            Host,
 		Container:       container,
 		CgroupID:        d.CgroupID,
 		CeilingCgroupID: d.CeilingCgroupID,
@@ -111,13 +139,16 @@ func FromDenial(d enforcer.Denial, container, fingerprint string) Record {
 		Comm:            d.Comm,
 		UID:             d.UID,
 		Hook:            d.Hook.String(),
+		Rule:            string(d.Rule),
 		Operation:       d.Operation(),
 		Object:          d.Object.String(),
+		ObjectFields:    objectFields(d.Hook, d.Rule, d.Object),
 		Field:           d.Field,
 		Errno:           int(d.Errno),
 		Decision:        d.Decision(),
-		Fingerprint:     fingerprint,
+		FingerprintID:   FingerprintID(fingerprint),
 	}
+	r.PPID, r.Exe = procOf(d.TGID, d.PID, d.Comm)
 	if d.Errno != 0 {
 		r.Error = unix.ErrnoName(syscall.Errno(d.Errno))
 	}
@@ -135,19 +166,22 @@ func FromSummary(s enforcer.Summary, container, fingerprint, path string) Record
 		Type:            TypeSummary,
 		Time:            s.Until.UTC().Format(time.RFC3339Nano),
 		Since:           s.Since.UTC().Format(time.RFC3339Nano),
+		Host:            Host,
 		Container:       container,
 		CeilingCgroupID: s.CeilingCgroupID,
 		Hook:            s.Hook.String(),
+		Rule:            string(s.Rule),
 		Operation:       s.Operation(),
 		Field:           s.Field,
 		Errno:           int(s.Errno),
 		Decision:        s.Decision(),
-		Fingerprint:     fingerprint,
+		FingerprintID:   FingerprintID(fingerprint),
 		Count:           s.Count,
 		Overflow:        s.Overflow,
 	}
 	if !s.Overflow {
 		r.Object = obj.String()
+		r.ObjectFields = objectFields(s.Hook, s.Rule, obj)
 	}
 	if s.Errno != 0 {
 		r.Error = unix.ErrnoName(s.Errno)

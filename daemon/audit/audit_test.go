@@ -22,8 +22,12 @@ func TestFromDenial(t *testing.T) {
 		r.Object != "AF_INET SOCK_STREAM" {
 		t.Fatalf("record = %+v", r)
 	}
-	if r.Type != TypeDenial || r.SchemaVersion != 2 || r.Count != 0 {
-		t.Fatalf("record = %+v, want type denial, schema 2, no count", r)
+	if r.Type != TypeDenial || r.SchemaVersion != 3 || r.Count != 0 {
+		t.Fatalf("record = %+v, want type denial, schema 3, no count", r)
+	}
+	// The fingerprint by reference: its id, not its text.
+	if r.Fingerprint != "" || r.FingerprintID != FingerprintID("v1;x") || r.Host != Host {
+		t.Fatalf("record = %+v, want fingerprint_id %s only, host %q", r, FingerprintID("v1;x"), Host)
 	}
 }
 

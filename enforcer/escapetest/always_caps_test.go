@@ -71,13 +71,14 @@ func TestAlwaysCapabilities(t *testing.T) {
 // other owner forms, and O_ASYNC on a descriptor whose owner was set outside.
 func TestAlwaysSigio(t *testing.T) {
 	kt.Enforcer(t)
-	sig := []enforcer.Hook{enforcer.HookFileFcntl, enforcer.HookFileIoctl, enforcer.HookFileIoctlCompat}
+	sig := []enforcer.Hook{enforcer.HookFileFcntl, enforcer.HookFileIoctl, enforcer.HookFileIoctlCompat, enforcer.HookFileSendSigiotask}
+	sigRule := []enforcer.Rule{enforcer.RuleSigioOwner}
 	victim := func(name string, args func(o *outside) []string) kerneltest.Case {
 		return kerneltest.Case{Name: name, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			o := startOutside(t, nil)
 			a := args(o)
 			return sb.Probe(t, a[0], a[1:]...), o.dead()
-		}, Want: kerneltest.Want{Hooks: sig}}
+		}, Want: kerneltest.Want{Hooks: sig, Rules: sigRule}}
 	}
 	inherited := func(name, mode string) kerneltest.Case {
 		return kerneltest.Case{Name: name, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
@@ -95,7 +96,7 @@ func TestAlwaysSigio(t *testing.T) {
 			}
 			files := []*os.File{os.NewFile(uintptr(fds[0]), "owned"), os.NewFile(uintptr(fds[1]), "peer")}
 			return sb.ProbeFiles(t, files, "async-inherited", mode), o.dead()
-		}, Want: kerneltest.Want{Hooks: sig}}
+		}, Want: kerneltest.Want{Hooks: sig, Rules: sigRule}}
 	}
 	cases := []kerneltest.Case{
 		victim("compat ioctl FIOSETOWN outside", func(o *outside) []string { return []string{"sigio-compat-ioctl", o.pid(), "fiosetown"} }),
@@ -107,11 +108,11 @@ func TestAlwaysSigio(t *testing.T) {
 		{Name: "F_SETOWN of a process group outside", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			o := startOutsidePgrp(t)
 			return sb.Probe(t, "sigio-pgrp", o.pid()), o.dead()
-		}, Want: kerneltest.Want{Hooks: sig}},
+		}, Want: kerneltest.Want{Hooks: sig, Rules: sigRule}},
 		{Name: "F_SETOWN_EX F_OWNER_PGRP outside", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			o := startOutsidePgrp(t)
 			return sb.Probe(t, "sigio-setown-ex", o.pid(), "pgrp"), o.dead()
-		}, Want: kerneltest.Want{Hooks: sig}},
+		}, Want: kerneltest.Want{Hooks: sig, Rules: sigRule}},
 		inherited("F_SETFL O_ASYNC on an inherited fd owned outside", "fcntl"),
 		inherited("FIOASYNC on an inherited fd owned outside", "fioasync"),
 		inherited("compat FIOASYNC on an inherited fd owned outside", "compat-fioasync"),

@@ -67,7 +67,8 @@ func blockDevice() string {
 func TestAlwaysOwnCgroupLimits(t *testing.T) {
 	kt.Enforcer(t)
 	on := enableControllers(t, "memory", "pids", "cpu", "io")
-	hooks := []enforcer.Hook{enforcer.HookInodePermission, enforcer.HookKernelSetting}
+	hooks := []enforcer.Hook{enforcer.HookInodePermission, enforcer.HookFilePermission}
+	rules := []enforcer.Rule{enforcer.RuleCgroupOwnLimits, enforcer.RuleKernelSetting}
 	limit := func(name, controller, file string, value func(t *testing.T) string) kerneltest.Case {
 		return kerneltest.Case{Name: name, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			if controller != "" && !on[controller] {
@@ -80,7 +81,7 @@ func TestAlwaysOwnCgroupLimits(t *testing.T) {
 			}
 			orig := strings.TrimSpace(string(b))
 			return sb.Probe(t, "write", p, value(t)), fileContent(p, orig)
-		}, Want: kerneltest.Want{Hooks: hooks}}
+		}, Want: kerneltest.Want{Hooks: hooks, Rules: rules}}
 	}
 	v := func(s string) func(*testing.T) string { return func(*testing.T) string { return s } }
 	cases := []kerneltest.Case{

@@ -87,7 +87,7 @@ func firstOf(t *testing.T, what string, paths ...string) string {
 // 1. procfs: no kernel setting is writable, whatever the ceiling.
 func TestAlwaysProcfsWrites(t *testing.T) {
 	kt.Enforcer(t)
-	kset := []enforcer.Hook{enforcer.HookKernelSetting}
+	kset := []enforcer.Hook{enforcer.HookInodePermission, enforcer.HookFilePermission}
 	cases := []kerneltest.Case{
 		{Name: "/proc/dynamic_debug/control", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			const ctl = "/proc/dynamic_debug/control"
@@ -118,16 +118,16 @@ func TestAlwaysProcfsWrites(t *testing.T) {
 				}
 				return false, "site " + site + " gone"
 			}
-		}, Want: kerneltest.Want{Hooks: kset}},
+		}, Want: kerneltest.Want{Hooks: kset, Rules: []enforcer.Rule{enforcer.RuleKernelSetting}}},
 		{Name: "/proc/irq/default_smp_affinity", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			const p = "/proc/irq/default_smp_affinity"
 			orig := keepContent(t, p)
 			return sb.Probe(t, "write", p, otherMask(orig)), fileContent(p, orig)
-		}, Want: kerneltest.Want{Hooks: kset}},
+		}, Want: kerneltest.Want{Hooks: kset, Rules: []enforcer.Rule{enforcer.RuleKernelSetting}}},
 		{Name: "/proc/irq/N/smp_affinity", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			p, orig := settableIRQ(t)
 			return sb.Probe(t, "write", p, otherMask(orig)), fileContent(p, orig)
-		}, Want: kerneltest.Want{Hooks: kset}},
+		}, Want: kerneltest.Want{Hooks: kset, Rules: []enforcer.Rule{enforcer.RuleKernelSetting}}},
 		// PCI configuration space: the interrupt line register (0x3c) is a
 		// scratch byte for the OS (QEMU keeps it writable).
 		{Name: "/proc/bus/pci config space", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
@@ -151,7 +151,7 @@ func TestAlwaysProcfsWrites(t *testing.T) {
 				now, _ := os.ReadFile(p)
 				return len(now) > 0x3c && now[0x3c] != orig, fmt.Sprintf("%s byte 0x3c %#x -> %#x", p, orig, now[0x3c])
 			}
-		}, Want: kerneltest.Want{Hooks: kset}},
+		}, Want: kerneltest.Want{Hooks: kset, Rules: []enforcer.Rule{enforcer.RuleKernelSetting}}},
 		// sysrq '0'-'9' sets the console log level.
 		{Name: "/proc/sysrq-trigger", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			const printk = "/proc/sys/kernel/printk"
@@ -165,7 +165,7 @@ func TestAlwaysProcfsWrites(t *testing.T) {
 				now := strings.Fields(readAll(printk))
 				return len(now) > 0 && now[0] != level, fmt.Sprintf("console log level %s -> %v", level, now)
 			}
-		}, Want: kerneltest.Want{Hooks: kset}},
+		}, Want: kerneltest.Want{Hooks: kset, Rules: []enforcer.Rule{enforcer.RuleKernelSetting}}},
 		{Name: "/proc/sys/vm/swappiness", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			const p = "/proc/sys/vm/swappiness"
 			orig := keepContent(t, p)
@@ -174,7 +174,7 @@ func TestAlwaysProcfsWrites(t *testing.T) {
 				v = "38"
 			}
 			return sb.Probe(t, "write", p, v), fileContent(p, orig)
-		}, Want: kerneltest.Want{Hooks: kset}},
+		}, Want: kerneltest.Want{Hooks: kset, Rules: []enforcer.Rule{enforcer.RuleKernelSetting}}},
 	}
 	runTamperOnly(t, cases)
 }

@@ -60,15 +60,15 @@ func shmGone(id int) kerneltest.Effect {
 func TestIPC(t *testing.T) {
 	kt.Enforcer(t)
 	cases := []kerneltest.Case{
-		{Name: "shmat read-write of an outside segment, write", Want: kerneltest.Hooks(enforcer.HookIPCPermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "shmat read-write of an outside segment, write", Want: kerneltest.Hooks(enforcer.HookIPCPermission).Rule(enforcer.RuleIPCOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			id := outsideShm(t)
 			return sb.Probe(t, "shm-write", strconv.Itoa(id), "pwned"), shmWritten(id)
 		}},
-		{Name: "shmctl IPC_RMID of an outside segment", Want: kerneltest.Hooks(enforcer.HookIPCPermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "shmctl IPC_RMID of an outside segment", Want: kerneltest.Hooks(enforcer.HookShmShmctl).Rule(enforcer.RuleIPCOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			id := outsideShm(t)
 			return sb.Probe(t, "shm-rmid", strconv.Itoa(id)), shmGone(id)
 		}},
-		{Name: "shmget of an outside segment's key", Want: kerneltest.Hooks(enforcer.HookIPCPermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "shmget of an outside segment's key", Want: kerneltest.Hooks(enforcer.HookIPCPermission).Rule(enforcer.RuleIPCOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			key := 0x6e660000 + int(kt.Seq())
 			id, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o600)
 			if err != nil {
@@ -77,7 +77,7 @@ func TestIPC(t *testing.T) {
 			t.Cleanup(func() { _, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil) })
 			return sb.Probe(t, "shm-get", strconv.Itoa(key)), nil
 		}},
-		{Name: "msgsnd to an outside queue", Want: kerneltest.Hooks(enforcer.HookIPCPermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "msgsnd to an outside queue", Want: kerneltest.Hooks(enforcer.HookIPCPermission).Rule(enforcer.RuleIPCOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			id, err := msgGet()
 			if err != nil {
 				t.Fatalf("msgget: %v", err)
@@ -88,7 +88,7 @@ func TestIPC(t *testing.T) {
 				return err == nil, fmt.Sprintf("queue %d got a message (%q, %v)", id, m, err)
 			}
 		}},
-		{Name: "semop on an outside semaphore set", Want: kerneltest.Hooks(enforcer.HookIPCPermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "semop on an outside semaphore set", Want: kerneltest.Hooks(enforcer.HookIPCPermission).Rule(enforcer.RuleIPCOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			id, err := semGet()
 			if err != nil {
 				t.Fatalf("semget: %v", err)

@@ -33,7 +33,7 @@ func inCgroup(r *probe.Result, group string) kerneltest.Effect {
 func TestTerminalInjection(t *testing.T) {
 	kt.Enforcer(t)
 	kt.Run(t, []kerneltest.Case{
-		{Name: "X3 TIOCSTI", Ceiling: tamperOnly, Want: kerneltest.Hooks(enforcer.HookTTYIoctl), Attempt: kerneltest.Op("tiocsti")},
+		{Name: "X3 TIOCSTI", Ceiling: tamperOnly, Want: kerneltest.Hooks(enforcer.HookFileIoctl, enforcer.HookFileIoctlCompat).Rule(enforcer.RuleTTYInject), Attempt: kerneltest.Op("tiocsti")},
 		// compat_sys_ioctl calls security_file_ioctl_compat, not
 		// security_file_ioctl, on kernels with that hook.
 		{Name: "X3 TIOCSTI via 32-bit ioctl", Ceiling: tamperOnly, Attempt: kerneltest.Op("tiocsti-compat")},
@@ -44,15 +44,15 @@ func TestCgroupEscape(t *testing.T) {
 	kt.Enforcer(t)
 	out := kt.Sandbox(t, "outside")
 	cases := []kerneltest.Case{
-		{Name: "E2 move to the root cgroup", Want: kerneltest.Hooks(enforcer.HookInodePermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E2 move to the root cgroup", Want: kerneltest.Hooks(enforcer.HookInodePermission).Rule(enforcer.RuleCgroupOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			r := sb.Probe(t, "move", "/sys/fs/cgroup/cgroup.procs")
 			return r, inCgroup(&r, "/")
 		}},
-		{Name: "E2 move to a sibling outside", Want: kerneltest.Hooks(enforcer.HookInodePermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E2 move to a sibling outside", Want: kerneltest.Hooks(enforcer.HookInodePermission).Rule(enforcer.RuleCgroupOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			r := sb.Probe(t, "move", filepath.Join(out.Cg.Path(), "cgroup.procs"))
 			return r, inCgroup(&r, out.Cg.Group)
 		}},
-		{Name: "E2 clone3 CLONE_INTO_CGROUP outside", Want: kerneltest.Hooks(enforcer.HookInodePermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E2 clone3 CLONE_INTO_CGROUP outside", Want: kerneltest.Hooks(enforcer.HookInodePermission).Rule(enforcer.RuleCgroupOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			r := sb.Probe(t, "clone-into", out.Cg.Path())
 			return r, inCgroup(&r, out.Cg.Group)
 		}},
@@ -64,7 +64,7 @@ func TestCgroupEscape(t *testing.T) {
 		}},
 		// E1: a sub-cgroup the child creates and enters is still enforced.
 		{Name: "E1 sub-cgroup, then bpf()", Want: kerneltest.Hooks(enforcer.HookBPF), Attempt: kerneltest.Op("sub-then", "bpf-map-next-id")},
-		{Name: "E1 sub-cgroup, then move to the root", Want: kerneltest.Hooks(enforcer.HookInodePermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E1 sub-cgroup, then move to the root", Want: kerneltest.Hooks(enforcer.HookInodePermission).Rule(enforcer.RuleCgroupOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			r := sb.Probe(t, "sub-then", "move", "/sys/fs/cgroup/cgroup.procs")
 			return r, inCgroup(&r, "/")
 		}},
@@ -152,11 +152,11 @@ func TestProcessesOutside(t *testing.T) {
 		}},
 		// Refused at the inode (writes to /proc/<pid> of an outsider),
 		// before the ptrace check would refuse it too.
-		{Name: "E4 /proc/pid/mem write open outside", Want: kerneltest.Hooks(enforcer.HookProcWrite), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E4 /proc/pid/mem write open outside", Want: kerneltest.Hooks(enforcer.HookInodePermission).Rule(enforcer.RuleProcOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			o := startOutside(t, nil)
 			return sb.Probe(t, "mem-open", o.pid()), nil
 		}},
-		{Name: "E4 SIGKILL outside", Want: kerneltest.Hooks(enforcer.HookTaskKill), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E4 SIGKILL outside", Want: kerneltest.Hooks(enforcer.HookTaskKill).Rule(enforcer.RuleSignalOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			o := startOutside(t, nil)
 			return sb.Probe(t, "kill", o.pid()), o.dead()
 		}},
@@ -170,24 +170,24 @@ func TestProcessesOutside(t *testing.T) {
 			o := startOutside(t, nil)
 			return sb.Probe(t, "sigio-ioctl", o.pid()), o.dead()
 		}},
-		{Name: "E4 renice a process outside", Want: kerneltest.Hooks(enforcer.HookTaskSetsched), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E4 renice a process outside", Want: kerneltest.Hooks(enforcer.HookTaskSetnice).Rule(enforcer.RuleProcessOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			o := startOutside(t, nil)
 			return sb.Probe(t, "setpriority", o.pid()), niceChanged(o.cmd.Process.Pid)
 		}},
-		{Name: "E4 RLIMIT_CPU of a process outside", Want: kerneltest.Hooks(enforcer.HookTaskSetsched), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E4 RLIMIT_CPU of a process outside", Want: kerneltest.Hooks(enforcer.HookTaskPrlimit).Rule(enforcer.RuleProcessOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			o := startOutside(t, nil)
 			return sb.Probe(t, "prlimit-cpu", o.pid()), cpuLimited(o.cmd.Process.Pid)
 		}},
-		{Name: "E4 oom_score_adj of a process outside", Want: kerneltest.Hooks(enforcer.HookProcWrite), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E4 oom_score_adj of a process outside", Want: kerneltest.Hooks(enforcer.HookInodePermission).Rule(enforcer.RuleProcOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			o := startOutside(t, nil)
 			f := fmt.Sprintf("/proc/%d/oom_score_adj", o.cmd.Process.Pid)
 			return sb.Probe(t, "write", f, "1000"), fileContent(f, "0")
 		}},
-		{Name: "E4 unlink a pin", Want: kerneltest.Hooks(enforcer.HookBPFFSUnlink), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E4 unlink a pin", Want: kerneltest.Hooks(enforcer.HookInodeUnlink).Rule(enforcer.RulePinRemoval), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			p := dummyPin(t)
 			return sb.Probe(t, "unlink", p), kerneltest.FileGone(p)
 		}},
-		{Name: "E4 rename a pin", Want: kerneltest.Hooks(enforcer.HookBPFFSUnlink), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E4 rename a pin", Want: kerneltest.Hooks(enforcer.HookInodeRename).Rule(enforcer.RulePinRemoval), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			p := dummyPin(t)
 			t.Cleanup(func() { os.Remove(p + "_moved") }) // bpffs refuses '.' in names
 			return sb.Probe(t, "rename", p, p+"_moved"), kerneltest.FileGone(p)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -165,10 +166,18 @@ type Want struct {
 	Audited bool            // audited (allowed) rather than denied
 	// Cap, when set, is the capability the record must name.
 	Cap *int
+	// Rules, when set: the record's rule must be one of them.
+	Rules []enforcer.Rule
 }
 
 // Hooks is the Want of a denial by any of hooks.
 func Hooks(hooks ...enforcer.Hook) Want { return Want{Hooks: hooks} }
+
+// Rule returns w that also wants the record's rule to be one of rules.
+func (w Want) Rule(rules ...enforcer.Rule) Want {
+	w.Rules = append(append([]enforcer.Rule(nil), w.Rules...), rules...)
+	return w
+}
 
 // Cap is a capability number for Want.Cap.
 func Cap(n int) *int { return &n }
@@ -185,6 +194,9 @@ func (w Want) String() string {
 	if w.Cap != nil {
 		s += fmt.Sprintf(" naming capability %d", *w.Cap)
 	}
+	if len(w.Rules) > 0 {
+		s += fmt.Sprintf(" by rule %v", w.Rules)
+	}
 	return s
 }
 
@@ -193,6 +205,9 @@ func (w Want) matches(d enforcer.Denial) bool {
 		return false
 	}
 	if w.Cap != nil && (d.Object.Kind != enforcer.ObjectCap || d.Object.ID != uint64(*w.Cap)) {
+		return false
+	}
+	if len(w.Rules) > 0 && !slices.Contains(w.Rules, d.Rule) {
 		return false
 	}
 	for _, h := range w.Hooks {
@@ -219,7 +234,7 @@ func Match(ds []enforcer.Denial, w Want) error {
 	found := false
 	var errs []error
 	for _, d := range ds {
-		seen = append(seen, fmt.Sprintf("%s/%s %s", d.Hook, d.Decision(), d.Object))
+		seen = append(seen, fmt.Sprintf("%s/%s/%s %s", d.Hook, d.Rule, d.Decision(), d.Object))
 		if !w.matches(d) {
 			continue
 		}

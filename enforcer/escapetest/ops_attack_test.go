@@ -78,11 +78,28 @@ func init() {
 		if !r.Require(err, "FIEMAP "+file) {
 			return
 		}
-		bd, err := unix.Open(dev, unix.O_RDWR|unix.O_CLOEXEC, 0)
+		// O_DIRECT: the block device's own page cache is not coherent
+		// with the file system's writes (a 4-byte write through it would
+		// read-modify-write a 4 KiB page cached from an earlier use of
+		// these blocks, putting stale bytes around the patch). Read the
+		// aligned 4 KiB from the disk, patch it, write it back, all
+		// direct.
+		bd, err := unix.Open(dev, unix.O_RDWR|unix.O_DIRECT|unix.O_CLOEXEC, 0)
 		if !r.Check(err, "open "+dev+" for write") {
 			return
 		}
-		if _, err := unix.Pwrite(bd, patch, int64(phys)); !r.Check(err, "pwrite "+dev) {
+		blk, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if !r.Require(err, "mmap an aligned buffer") {
+			return
+		}
+		defer unix.Munmap(blk)
+		base := int64(phys) &^ 4095
+		if n, err := unix.Pread(bd, blk, base); err != nil || n != len(blk) {
+			r.Require(fmt.Errorf("read %d bytes: %v", n, err), "O_DIRECT pread "+dev)
+			return
+		}
+		copy(blk[int64(phys)-base:], patch)
+		if _, err := unix.Pwrite(bd, blk, base); !r.Check(err, "pwrite "+dev) {
 			return
 		}
 		if !r.Check(unix.Fsync(bd), "fsync "+dev) {

@@ -38,8 +38,9 @@ func InstallHookBinary(src, dst string) error {
 		return fmt.Errorf("reading the daemon's executable %s: %w", src, err)
 	}
 	if have, err := os.ReadFile(dst); err == nil && bytes.Equal(have, want) {
+		// Identical, a root-owned regular file, 0755: nothing to do.
 		if dfi, err := os.Lstat(dst); err == nil && dfi.Mode().IsRegular() && dfi.Mode().Perm() == 0o755 {
-			if dst, ok := dfi.Sys().(*syscall.Stat_t); ok && dst.Uid == 0 {
+			if owner, ok := dfi.Sys().(*syscall.Stat_t); ok && owner.Uid == 0 {
 				return nil
 			}
 		}

@@ -94,6 +94,10 @@ func init() {
 		}
 		defer unix.Munmap(blk)
 		base := int64(phys) &^ 4095
+		if int64(phys)-base+int64(len(patch)) > int64(len(blk)) {
+			r.Setup = fmt.Sprintf("the %d-byte patch at disk offset %d crosses a 4 KiB block", len(patch), phys)
+			return
+		}
 		if n, err := unix.Pread(bd, blk, base); err != nil || n != len(blk) {
 			r.Require(fmt.Errorf("read %d bytes: %v", n, err), "O_DIRECT pread "+dev)
 			return

@@ -32,7 +32,9 @@ pinned ceiling map and the live cgroups, and then serves:
   * a JSON-lines audit log of every denial (size-rotated), also sent to the
     systemd journal as structured entries (journalctl ENFORCERD_CONTAINER=ID),
     rate-limited;
-  * Prometheus metrics on a loopback TCP address.
+  * Prometheus metrics on a TCP address (metrics.listen: loopback by
+    default; the Kubernetes manifest listens on all of the node's
+    addresses so that the cluster's Prometheus can scrape it).
 
 Enforcement never depends on the daemon: a registered container stays
 enforced while the daemon is stopped, crashed or restarting.

@@ -152,6 +152,44 @@ func TestDist(t *testing.T) {
 	}
 }
 
+// TestDistScriptsArguments: install.sh and uninstall.sh print their help
+// for --help and refuse an unknown argument (exit 2), in both cases before
+// touching anything (the scripts run from the repository: DESTDIR points
+// at an empty directory that must stay empty; uninstall.sh with a bad flag
+// exits before it looks for the installed binary).
+func TestDistScriptsArguments(t *testing.T) {
+	for _, c := range []struct {
+		script string
+		args   []string
+		code   int
+		want   string
+	}{
+		{"dist-install.sh", []string{"--help"}, 0, "Usage: [DESTDIR=DIR] ./install.sh"},
+		{"dist-install.sh", []string{"-h"}, 0, "Usage: [DESTDIR=DIR] ./install.sh"},
+		{"dist-install.sh", []string{"--prefix=/opt"}, 2, "unexpected argument: --prefix=/opt"},
+		{"dist-uninstall.sh", []string{"--help"}, 0, "Usage: ./uninstall.sh"},
+		{"dist-uninstall.sh", []string{"--force", "--bogus"}, 2, "unknown argument: --bogus"},
+		{"dist-uninstall.sh", []string{"--socket"}, 2, "--socket needs a value"},
+	} {
+		dest := t.TempDir()
+		cmd := exec.Command("sh", append([]string{filepath.Join("../scripts", c.script)}, c.args...)...)
+		cmd.Env = append(os.Environ(), "DESTDIR="+dest)
+		b, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("%s %v: %v", c.script, c.args, err)
+		}
+		if code != c.code || !strings.Contains(string(b), c.want) {
+			t.Errorf("%s %v: exit %d, output %q; want exit %d and %q", c.script, c.args, code, b, c.code, c.want)
+		}
+		if ents, _ := os.ReadDir(dest); len(ents) != 0 {
+			t.Errorf("%s %v installed into DESTDIR: %v", c.script, c.args, ents)
+		}
+	}
+}
+
 // TestDeployConfigIsTheDefaults: config.yaml says it holds the defaults;
 // it must parse and equal daemon.DefaultConfig (the proxy's lists, empty by
 // default, are examples there).

@@ -4,6 +4,39 @@
 # Enables and starts enforcerd.socket and enforcerd.service when systemd runs
 # and DESTDIR is empty.
 set -eu
+usage() {
+	cat <<'USAGE'
+Usage: [DESTDIR=DIR] ./install.sh
+
+Install enforcerd from this unpacked release: the binary into
+/usr/local/bin, the systemd units (enforcerd.socket, enforcerd.service and
+the egress proxy's units, which are not enabled), the OCI hooks.d files,
+man pages and shell completions, and /etc/enforcerd/config.yaml unless one
+exists. When systemd runs and DESTDIR is empty it then enables and starts
+enforcerd.socket and enforcerd.service.
+
+Environment:
+  DESTDIR   install beneath this directory instead of / (packaging); no
+            service is enabled or started
+
+Takes no arguments. Exit status: 0 installed, 1 a step failed, 2 usage error.
+USAGE
+}
+case $# in
+0) ;;
+*)
+	case $1 in
+	-h | --help)
+		usage
+		exit 0
+		;;
+	*)
+		echo "install.sh: unexpected argument: $1 (it takes none; set DESTDIR=DIR to install elsewhere; see --help)" >&2
+		exit 2
+		;;
+	esac
+	;;
+esac
 here=$(cd "$(dirname "$0")" && pwd)
 d=${DESTDIR:-}
 install -D -m 0755 "$here/bin/enforcerd" "$d/usr/local/bin/enforcerd"

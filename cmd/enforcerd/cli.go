@@ -109,6 +109,7 @@ func newRoot(s streams, raw []string, cmds ...*cobra.Command) *cobra.Command {
 		CompletionOptions:  cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
 	root.AddCommand(cmds...)
+	registerValueCompletions(root)
 	root.RunE = func(_ *cobra.Command, args []string) error {
 		if len(args) == 0 {
 			usage(s.err, root)

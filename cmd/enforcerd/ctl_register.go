@@ -118,8 +118,6 @@ func newCtlRegisterCmd(s streams, o *ctlOptions) *cobra.Command {
 	fs.StringVar(&f.epRoot, "entrypoint-root", "", "host path of the directory the container sees as /")
 	fs.StringVar(&f.epPath, "entrypoint-env-path", "", "the container's PATH, for a bare --entrypoint name")
 	fs.StringVar(&f.epCwd, "entrypoint-cwd", "", "the container's working directory")
-	_ = c.RegisterFlagCompletionFunc("activate", cobra.FixedCompletions([]string{"now", "exec"}, cobra.ShellCompDirectiveNoFileComp))
-	_ = c.RegisterFlagCompletionFunc("role", cobra.FixedCompletions([]string{"general", "explore", "planner", "reviewer", "implement", "test", "advisor", "custom"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
 

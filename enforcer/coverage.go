@@ -13,6 +13,20 @@ import (
 // caller did not opt in with Entry.AllowPartial.
 var ErrPartialCoverage = errors.New("ceiling would be enforced only in part on this host")
 
+// PartialRefused is the head of a refusal for partial coverage: its
+// message is ErrPartialCoverage's alone ("ceiling would be enforced only
+// in part on this host", not also "cannot be enforced"), and errors.Is
+// matches both ErrPartialCoverage and ErrCannotEnforce, so callers that
+// fail closed on ErrCannotEnforce refuse it too. Wrap it with %w.
+var PartialRefused error = partialRefused{}
+
+type partialRefused struct{}
+
+func (partialRefused) Error() string { return ErrPartialCoverage.Error() }
+func (partialRefused) Is(target error) bool {
+	return target == ErrPartialCoverage || target == ErrCannotEnforce
+}
+
 // Gap codes: the stable names of what a host may fail to enforce of a
 // ceiling. They appear in API responses, audit records and the
 // enforcerd_unenforced_containers metric; a code is never renamed.
@@ -98,7 +112,7 @@ func (c Coverage) Err(auditOnly, allowPartial bool) error {
 		return fmt.Errorf("%w: %s", ErrCannotEnforce, joinGaps(c.Missing))
 	}
 	if len(c.Partial) > 0 && !allowPartial {
-		return fmt.Errorf("%w (%w): not enforced: %s; opt in to partial coverage to register it anyway (enforcerd run --allow-partial; the daemon's allow_partial: true)", ErrCannotEnforce, ErrPartialCoverage, joinGaps(c.Partial))
+		return fmt.Errorf("%w: not enforced: %s; opt in to partial coverage to register it anyway (enforcerd run --allow-partial; the daemon's allow_partial: true)", PartialRefused, joinGaps(c.Partial))
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"reflect"
 	"strings"
 	"syscall"
 	"time"
@@ -249,9 +250,19 @@ func newCtlNarrowCmd(s streams, o *ctlOptions) *cobra.Command {
 			}
 			ctx, cancel := o.ctx()
 			defer cancel()
+			before, err := o.client().Get(ctx, args[0])
+			if err != nil {
+				return err
+			}
 			ct, err := o.client().Narrow(ctx, args[0], ceiling)
 			if err != nil {
 				return err
+			}
+			if reflect.DeepEqual(before.Ceiling, ct.Ceiling) {
+				// Not an error (the meet is well defined), but a request
+				// that changed nothing is worth a word: often it asked to
+				// widen.
+				fmt.Fprintf(s.err, "enforcerd ctl narrow: %s: ceiling unchanged (%s is nowhere narrower than the current ceiling; narrow never widens)\n", args[0], ceiling)
 			}
 			return printContainer(s, o, ct)
 		})

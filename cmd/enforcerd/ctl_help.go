@@ -125,7 +125,9 @@ const ctlNarrowHelp = `Usage:
 Narrow container ID's ceiling (POST /v1/containers/ID/narrow): the new
 ceiling is the meet (field-wise minimum) of the current one and CEILING,
 so narrowing never widens anything; registered children are narrowed
-with it. Prints the container as ctl get does.
+with it. Prints the container as ctl get does; when the ceiling is
+unchanged (CEILING is nowhere narrower, e.g. it asked to widen) it also
+says so on stderr, and still exits 0.
 
 Flags:
   --ceiling CEILING

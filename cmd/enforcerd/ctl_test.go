@@ -121,6 +121,12 @@ func TestCtlContainers(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustCtl(t, ts, "narrow", "--json", "one", "--ceiling", "tools=false")), &c); err != nil || c.Ceiling.Tools {
 		t.Fatalf("narrow --json: %+v, %v", c, err)
 	}
+	// A request that changes nothing (here: asks to widen) succeeds and
+	// says so on stderr.
+	if code, out, errs := ctl(ts, "narrow", "one", "--ceiling", "network=true"); code != exitOK ||
+		!strings.Contains(errs, "one: ceiling unchanged (network=true is nowhere narrower") || !strings.Contains(out, "kernel:") {
+		t.Errorf("narrow widening: exit %d, stderr %q, stdout %q", code, errs, out)
+	}
 
 	contains(t, "surface", mustCtl(t, ts, "surface", "two"), "role:\tgeneral (label \"general\", posture general)", "kernel:\tnetwork=false,write=true,shell=full")
 	var sf policy.Surface

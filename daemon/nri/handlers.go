@@ -166,6 +166,9 @@ func (p *Plugin) CreateContainer(ctx context.Context, pod *api.PodSandbox, ctr *
 		if req, ok, err = p.request(pod, ctr); err != nil || !ok {
 			return err
 		}
+		// A dry run: the capabilities and the root's read-only flag
+		// are read at StartContainer, where the registration is decided.
+		req.Spec = specLayer(ctr, req.WriteRoots, p.o.ProcRoot, 0)
 		_, err = p.o.Registry.Check(req)
 		return err
 	})
@@ -227,6 +230,7 @@ func (p *Plugin) startContainer(pod *api.PodSandbox, ctr *api.Container) error {
 		}
 		req.PID, req.InitPID = int(ctr.GetPid()), int(ctr.GetPid())
 		req.Entrypoint = p.entrypoint(ctr)
+		req.Spec = specLayer(ctr, req.WriteRoots, p.o.ProcRoot, int(ctr.GetPid()))
 		var c state.Container
 		if c, err = p.o.Registry.Register(req); err == nil {
 			p.o.Metrics.Events.WithLabelValues(ev, "ok").Inc()

@@ -73,10 +73,12 @@ type Request struct {
 	// registered process's root (Request.writeRootsDir).
 	WriteRoots []string
 	// Spec: what the container's runtime spec enforces by itself, as the
-	// OCI hook found it (oci/speccheck); nil: nothing. The daemon trusts
-	// it as it trusts the hook's pid and cgroup (the socket is root's);
-	// it only adds coverage on a host without BPF LSM
-	// (enforcer.SpecLayer). Its WritableMounts must lie beneath the
+	// OCI hook or the NRI plugin found it (oci/speccheck); nil: nothing
+	// judged. The daemon trusts it as it trusts the hook's pid and cgroup
+	// (the socket is root's); it only matters on a host without BPF LSM
+	// (enforcer.SpecLayer): it credits the fields it gives, and a Spec
+	// that does not give network=false leaves network missing (refused
+	// even with allow_partial). Its WritableMounts must lie beneath the
 	// registration's effective writable roots, else ErrCannotEnforce.
 	Spec *enforcer.SpecLayer
 }

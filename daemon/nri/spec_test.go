@@ -161,3 +161,40 @@ func nativeArchForTest() string {
 	}
 	return runtime.GOARCH
 }
+
+// TestHandlersSendTheSpecLayer: CreateContainer's dry run sends the spec
+// layer of what NRI shows (capabilities and root taken as given), and
+// StartContainer's registration the one with the init's capabilities and
+// root mount read from ProcRoot: here CAP_SYS_ADMIN in the bounding set,
+// so neither field is credited and the registration says why.
+func TestHandlersSendTheSpecLayer(t *testing.T) {
+	if !strings.HasSuffix(nativeArchForTest(), "X86_64") {
+		t.Skip("the fake seccomp policy is for amd64")
+	}
+	rs := newRuntime(t, "containerd")
+	f := newFake()
+	proc := fakeProc(t, "4242", "00000000a82425fb", "ro")
+	runPlugin(t, rs, f, nil, func(o *Options) { o.ProcRoot = proc })
+	ann := map[string]string{"enforcerd.io/ceiling": "network=false,write=false"}
+	c := conformingCtr()
+	c.PodSandboxId, c.State = "pod", api.ContainerState_CONTAINER_CREATED
+	c.Args, c.Env = []string{"/bin/agent"}, []string{"PATH=/bin"}
+	if _, err := rs.create(pod("agents", ann), c); err != nil {
+		t.Fatalf("CreateContainer: %v", err)
+	}
+	if err := rs.start(pod("agents", ann), c); err != nil {
+		t.Fatalf("StartContainer: %v", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.checked) != 1 || f.checked[0].Spec == nil || !f.checked[0].Spec.Write || !f.checked[0].Spec.Network {
+		t.Fatalf("CreateContainer's check: %+v, want a spec layer crediting both fields", f.checked)
+	}
+	reg, ok := f.registered["c1"]
+	if !ok || reg.Spec == nil {
+		t.Fatalf("StartContainer registered %+v, want c1 with a spec layer", f.registered)
+	}
+	if reg.Spec.Write || reg.Spec.Network || !strings.Contains(reg.Spec.WriteMissing, "cap-sys-admin") || !strings.Contains(reg.Spec.NetworkMissing, "cap-sys-admin") {
+		t.Fatalf("StartContainer's spec layer %+v, want neither field, both naming cap-sys-admin", reg.Spec)
+	}
+}

@@ -107,6 +107,11 @@ func (p *Plugin) syncOne(pod *api.PodSandbox, ctr *api.Container) {
 	// running, paused (it thaws) and unknown ones are put in force now.
 	running := ctr.GetState() != api.ContainerState_CONTAINER_CREATED
 	if err == nil {
+		// No spec layer here (req.Spec nil): a container found at
+		// synchronize already runs, so a refusal would not stop it; a
+		// spec that does not give network=false would turn its
+		// cgroup-BPF coverage into a refusal (docs/no-bpf-lsm.md) and
+		// leave it with nothing at all.
 		req.PID = int(ctr.GetPid())
 		if running {
 			req.Activate = registry.ActivateNow

@@ -97,10 +97,7 @@ func hasInetEndpoint(eps []endpoint.Endpoint) bool {
 //     (GapWriteInheritedFDs), and with it shell=read_only when no mount is
 //     writable, and network=false in place of the cgroup-BPF-only coverage
 //     (GapNetworkUnix); a field it does not cover names what the spec
-//     lacks in its gap. A spec that was judged and does not give
-//     network=false leaves network missing (GapNetworkNonInet in
-//     Missing): refused even with allow_partial, instead of the
-//     cgroup-BPF-only partial coverage an entry without a spec gets.
+//     lacks in its gap.
 //   - Without BPF LSM nothing stops a privileged workload from leaving its
 //     cgroup or detaching cgroup-BPF programs (GapTamper).
 func coverageOf(en Entry, lsmErr, cgErr error) Coverage {
@@ -164,14 +161,6 @@ func coverageOf(en Entry, lsmErr, cgErr error) Coverage {
 			}
 		case en.Spec != nil && en.Spec.Network:
 			coverSpecNetwork(&cov, cgErr, lsmErr)
-		case en.Spec != nil && cgErr == nil:
-			// A spec was judged and does not give network=false:
-			// refused, allow_partial or not. The cgroup-BPF layer
-			// alone would leave every other socket family, and the
-			// host's abstract unix sockets, reachable by a container
-			// whose runtime spec says nothing against them.
-			cov.Mechanisms["network"] = []string{MechCgroupBPF}
-			missing(GapNetworkNonInet, "network", fmt.Sprintf("without BPF LSM (%v) network=false for a container needs its spec's own network namespace and seccomp filter: the cgroup-BPF layer alone denies only the AF_INET/AF_INET6 sockets the workload creates%s", lsmErr, specMissing(en.Spec, en.Spec.networkMissing())))
 		case cgErr == nil:
 			cov.Mechanisms["network"] = []string{MechCgroupBPF}
 			partial(GapNetworkNonInet, "network", fmt.Sprintf("only AF_INET/AF_INET6 sockets the workload creates are denied (cgroup-BPF); other socket families, unix sockets to a broker outside, inherited or passed-in sockets and tun/tap devices need BPF LSM (%v)%s%s", lsmErr, noProcess, specMissing(en.Spec, en.Spec.networkMissing())))

@@ -12,10 +12,10 @@ import (
 // in its own network namespace whose seccomp filter denies every socket
 // family but AF_UNIX, does. coverageOf credits it as MechContainerSpec.
 // The OCI hook and the NRI plugin set it (docs/no-bpf-lsm.md
-// "Containers"); only CoverageOf reads it. A spec layer that does not give
-// network=false makes network missing there (refused even with
-// allow_partial), where an entry without one gets the cgroup-BPF layer's
-// partial coverage.
+// "Containers"); only CoverageOf reads it. A field the spec layer does not
+// give is covered as for an entry without one (for network=false the
+// cgroup-BPF layer's partial coverage), its gap detail naming the rules
+// the spec misses.
 type SpecLayer struct {
 	// Write: the spec gives every write=false rule (root and mounts
 	// read-only, no CAP_SYS_ADMIN, a device cgroup for harmless

@@ -76,9 +76,9 @@ type Request struct {
 	// OCI hook or the NRI plugin found it (oci/speccheck); nil: nothing
 	// judged. The daemon trusts it as it trusts the hook's pid and cgroup
 	// (the socket is root's); it only matters on a host without BPF LSM
-	// (enforcer.SpecLayer): it credits the fields it gives, and a Spec
-	// that does not give network=false leaves network missing (refused
-	// even with allow_partial). Its WritableMounts must lie beneath the
+	// (enforcer.SpecLayer): it credits the fields it gives; a field it
+	// does not give is covered as without a Spec, its gap naming the
+	// rules the spec misses. Its WritableMounts must lie beneath the
 	// registration's effective writable roots, else ErrCannotEnforce.
 	Spec *enforcer.SpecLayer
 }

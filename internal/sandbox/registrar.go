@@ -37,8 +37,10 @@ type InitRegistrar interface {
 // pinRegistrar is the default Registrar: the pinned maps, directly.
 type pinRegistrar struct{ enf *enforcer.Enforcer }
 
-func (p pinRegistrar) Register(cg cgroup.Cgroup, e enforcer.Entry) error { return p.enf.Register(cg, e) }
-func (p pinRegistrar) Unregister(cg cgroup.Cgroup) error               { return p.enf.Unregister(cg.ID) }
+func (p pinRegistrar) Register(cg cgroup.Cgroup, e enforcer.Entry) error {
+	return p.enf.Register(cg, e)
+}
+func (p pinRegistrar) Unregister(cg cgroup.Cgroup) error { return p.enf.Unregister(cg.ID) }
 
 // SetRegistrar makes r install and remove the sandbox's registration
 // instead of the pinned maps directly. Call it between Open and Register.

@@ -125,10 +125,10 @@ type Sandbox struct {
 	deferred    bool
 	initEntry   enforcer.Entry
 	restoreCore func() error
-	outer      []Outer
-	orphans    []Orphan
-	stopWatch  func() uint64
-	closed     bool
+	outer       []Outer
+	orphans     []Orphan
+	stopWatch   func() uint64
+	closed      bool
 }
 
 // Open checks that cfg can be enforced on this host, creating nothing:

@@ -80,6 +80,14 @@ func (s *Sandbox) Run(c *exec.Cmd, forward ...os.Signal) error {
 	dir.Close()
 	if g != nil {
 		g.started()
+		if err != nil {
+			// enforcerd itself did not start: nothing of CMD's.
+			s.deferred = false
+			if rerr := s.restoreCore(); rerr != nil {
+				err = fmt.Errorf("%w; %v", err, rerr)
+			}
+			return fmt.Errorf("%w: exec gate: %w", enforcer.ErrCannotEnforce, err)
+		}
 	}
 	if err != nil {
 		return err

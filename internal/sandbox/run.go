@@ -30,9 +30,10 @@ import (
 // Errors: ErrNotRegistered before a successful Register (nothing is
 // started: never a command without its ceiling); the cgroup directory
 // cannot be opened, wrapping enforcer.ErrCannotEnforce (nothing started);
-// the deferred registration failed, wrapping enforcer.ErrCannotEnforce
-// (c's program never ran); c.Start's error as is (the command was not
-// started: not found, not executable, exec refused); c.Wait's error
+// the exec gate could not be started or the deferred registration
+// failed, wrapping enforcer.ErrCannotEnforce (c's program never ran);
+// otherwise c.Start's error as is (the command was not started: not
+// found, not executable, exec refused); c.Wait's error
 // (c.ProcessState says how it ended). Without an InitRegistrar
 // c.ProcessState is nil exactly when nothing was started; check
 // errors.Is(err, enforcer.ErrCannotEnforce) first.

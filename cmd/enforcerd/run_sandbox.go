@@ -226,7 +226,16 @@ func followFromDaemon(socket string, cgid uint64, w io.Writer) (stop func() uint
 	client := api.NewClient(socket, 10*time.Second)
 	go func() {
 		done <- client.FollowDenialsSubscribed(ctx, api.DenialFilter{CgroupID: cgid}, func() { close(subscribed) },
-			func(r audit.Record) error { printRecord(w, r); return nil })
+			func(r audit.Record) error {
+				// The stream also carries the daemon's own records of
+				// the cgroup (registration, activation: run registers
+				// through the daemon): only the kernel's denials are
+				// printed, as without a daemon.
+				if r.Type == audit.TypeDenial {
+					printRecord(w, r)
+				}
+				return nil
+			})
 	}()
 	select {
 	case <-subscribed:

@@ -125,8 +125,12 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	if err := specMountsInRoots(c, cov); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
+	if c.ExecAllow, err = r.execAllowOf(req, c); err != nil {
+		return state.Container{}, err
+	}
 	entry := enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, Pending: req.Activate == ActivateExec,
-		AllowPartial: len(cov.Partial) > 0, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots), Spec: c.Spec}
+		AllowPartial: len(cov.Partial) > 0, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots),
+		ExecAllow: execAllowIDs(c.ExecAllow), Spec: c.Spec}
 	if err := r.o.Enforcer.Register(cg, entry); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}

@@ -72,6 +72,15 @@ type Request struct {
 	// stay allowed (policy.CheckWriteRootPaths), resolved inside the
 	// registered process's root (Request.writeRootsDir).
 	WriteRoots []string
+	// ExecAllow: with the effective ceiling shell=none, absolute paths of
+	// the files processes in the cgroup may execute besides the
+	// entrypoint (at most MaxExecAllow), resolved like WriteRoots inside
+	// the registered process's root and kept by identity (device +
+	// inode). Refused: a malformed list or a ceiling that is not
+	// shell=none (ErrBadRequest); a shell, a multi-call binary, the
+	// dynamic loader or a file that cannot be classified
+	// (ErrUnsafeProgram; execallow.go).
+	ExecAllow []string
 	// Spec: what the container's runtime spec enforces by itself, as the
 	// OCI hook found it (oci/speccheck); nil: nothing. The daemon trusts
 	// it as it trusts the hook's pid and cgroup (the socket is root's);
@@ -127,6 +136,9 @@ func (req Request) validate() error {
 		if err := req.Entrypoint.Validate(); err != nil {
 			return badf("container %s: %v", req.ID, err)
 		}
+	}
+	if err := checkExecAllowPaths(req); err != nil {
+		return err
 	}
 	return checkWriteRootPaths(req)
 }

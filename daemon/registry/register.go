@@ -207,6 +207,8 @@ func (r *Registry) Unregister(id string) error {
 	if err := r.o.Save(r.o.StatePath, r.snapshotWith(state.Container{}, id)); err != nil {
 		if lerr == nil {
 			// Put the exact entry back (pending or active): still enforced.
+			// Lookup does not read the exec allow list back; the state has it.
+			prev.ExecAllow = execAllowIDs(c.ExecAllow)
 			if rerr := r.o.Enforcer.Register(cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}, prev); rerr != nil {
 				r.o.Log.Error("rollback of a failed unregistration", "container", id, "cgroup_id", c.CgroupID, "err", rerr)
 			}

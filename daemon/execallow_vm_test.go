@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
+
+	"github.com/enforcerd/enforcerd/bpf"
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/enforcer"
@@ -191,14 +194,8 @@ func TestVMDaemonExecAllow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	enf, err := enforcer.Open(enforcer.Options{PinDir: e.pin, CgroupMount: e.mount})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = enf.Unregister(cg.ID)
-	enf.Close()
-	if err != nil {
-		t.Fatal(err)
+	if n := dropEntry(t, e.pin, cg.ID); n != 1 {
+		t.Fatalf("the pinned exec allow map held %d entries of the cgroup, want 1 (the listed file)", n)
 	}
 	if got, ran := loop.exec(other, markO); got != "ok" || !ran {
 		t.Fatalf("entry removed, daemon stopped: exec other: %q, mark %v; want ok (control)", got, ran)
@@ -208,4 +205,45 @@ func TestVMDaemonExecAllow(t *testing.T) {
 	if err := client.Unregister(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// dropEntry removes a cgroup's ceiling and exec allow entries from the
+// pinned maps behind the daemon's back (as lost pins would), and starts a
+// new generation of the cached ceilings. It returns how many exec allow
+// entries the cgroup had.
+func dropEntry(t *testing.T, pin string, cgid uint64) int {
+	t.Helper()
+	load := func(name string) *ebpf.Map {
+		m, err := ebpf.LoadPinnedMap(enforcer.MapPinPath(pin, name), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	ceilings, allow, config := load(bpf.SharedMapCeilings), load(bpf.SharedMapExecAllow), load(bpf.SharedMapEnforcerdConfig)
+	defer ceilings.Close()
+	defer allow.Close()
+	defer config.Close()
+	if err := ceilings.Delete(cgid); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		k    bpf.SharedExecKey
+		v    uint8
+		keys []bpf.SharedExecKey
+	)
+	for it := allow.Iterate(); it.Next(&k, &v); {
+		if k.CgroupId == cgid {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		if err := allow.Delete(k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := config.Update(uint32(0), uint64(time.Now().UnixNano()), ebpf.UpdateAny); err != nil {
+		t.Fatal(err)
+	}
+	return len(keys)
 }

@@ -105,8 +105,9 @@ func copyFile(t *testing.T, src, dst string) {
 // TestVMDaemonExecAllow: a shell=none registration through the API with
 // exec_allow=[X] lets a process of its cgroup exec X and nothing else
 // (EPERM, no effect); the list is shown, refused for unsafe or malformed
-// input, and still enforced after a daemon restart that keeps the pins and
-// after one that must re-install the entry from the state file.
+// input, still enforced after a daemon restart that keeps the pins and
+// after one that must re-install the entry from the state file, and met
+// with the list of a registration nested below it by cgroup.
 func TestVMDaemonExecAllow(t *testing.T) {
 	e := newVMEnv(t, "127.0.0.1:19471")
 	e.startDaemon()
@@ -127,6 +128,11 @@ func TestVMDaemonExecAllow(t *testing.T) {
 	loop := execLoop{t: t, p: startIn(t, e.mount, group, probe.Cmd{Op: "exec-loop"})}
 	defer removeGroup(e, group)
 	defer stopProbe(loop.p)
+	// A process in a cgroup below, started before any ceiling (under
+	// shell=none its own exec would be refused).
+	inner := execLoop{t: t, p: startIn(t, e.mount, group+"/inner", probe.Cmd{Op: "exec-loop"})}
+	defer removeGroup(e, group+"/inner")
+	defer stopProbe(inner.p)
 
 	// Without a ceiling both run.
 	if got, ran := loop.exec(other, markO); got != "ok" || !ran {
@@ -202,6 +208,25 @@ func TestVMDaemonExecAllow(t *testing.T) {
 	}
 	e.startDaemon()
 	check("after a restart that re-installed the entry")
+	// Nested by cgroup: the inner registration asks for the allowed file
+	// and the other one; the meet with "a" keeps only the allowed one, and
+	// the kernel refuses the other there too.
+	in, err := client.Register(ctx, api.RegisterRequest{ID: "a-inner", Cgroup: group + "/inner", Ceiling: "shell=none", ExecAllow: []string{allowed, other}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.ExecAllow) != 1 || in.ExecAllow[0] != allowed {
+		t.Fatalf("nested registration: exec_allow %v, want the meet [%s]", in.ExecAllow, allowed)
+	}
+	if got, ran := inner.exec(allowed, markA); got != "ok" || !ran {
+		t.Fatalf("nested: exec of the file both lists allow: %q, mark %v; want ok and the mark", got, ran)
+	}
+	if got, ran := inner.exec(other, markO); got != syscall.EPERM.Error() || ran {
+		t.Fatalf("nested: exec of a file only the inner list names: %q, mark %v; want %q and no mark", got, ran, syscall.EPERM.Error())
+	}
+	if err := client.Unregister(ctx, "a-inner"); err != nil {
+		t.Fatal(err)
+	}
 	if err := client.Unregister(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}

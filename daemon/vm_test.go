@@ -134,12 +134,19 @@ type container struct {
 
 func (e *vmEnv) create(id, ceiling string) (*container, int, string) {
 	e.t.Helper()
+	return e.createIn(id, ceiling, "/b")
+}
+
+// createIn is create with the state's bundle directory (the hook judges
+// its config.json, docs/no-bpf-lsm.md "Containers").
+func (e *vmEnv) createIn(id, ceiling, bundle string) (*container, int, string) {
+	e.t.Helper()
 	c := &container{id: id, group: "/vmtest-runtime/" + id}
 	wdir := filepath.Join(e.dir, id)
 	os.MkdirAll(wdir, 0o755)
 	c.p = startIn(e.t, e.mount, c.group, probe.Cmd{Op: "runtime-init", Args: []string{wdir}})
-	state := fmt.Sprintf(`{"ociVersion":"1.0.2-dev","id":%q,"status":"created","pid":%d,"bundle":"/b","annotations":{"enforcerd.io/ceiling":%q}}`,
-		id, c.p.Pid(), ceiling)
+	state := fmt.Sprintf(`{"ociVersion":"1.0.2-dev","id":%q,"status":"created","pid":%d,"bundle":%q,"annotations":{"enforcerd.io/ceiling":%q}}`,
+		id, c.p.Pid(), bundle, ceiling)
 	code, msg := e.hook("createRuntime", state)
 	return c, code, msg
 }
@@ -243,24 +250,43 @@ func TestVMDaemonHookFlowAuditMetricsAndRestart(t *testing.T) {
 }
 
 // TestNoBPFLSMDaemonPartialCoverage: in the boot without BPF LSM a
-// network=false container is enforced only in part (inet sockets, no tamper
-// protection): the daemon refuses it (the hook exits 125, nothing
-// registered, the entrypoint never runs unconfined) unless its
-// configuration says allow_partial: true; then the container is registered,
-// its inet socket is denied, and list, the audit record and the metric name
-// the gaps. With BPF LSM the same container is enforced in full, with no
-// gap named.
+// network=false container whose spec conforms (its config.json, judged by
+// the hook: docs/no-bpf-lsm.md "Containers") is enforced only in part
+// (unix sockets, no tamper protection): the daemon refuses it (the hook
+// exits 125, nothing registered, the entrypoint never runs unconfined)
+// unless its configuration says allow_partial: true; then the container is
+// registered, its inet socket is denied, and list, the audit record and
+// the metric name the gaps. A container whose config.json cannot be read
+// is accepted under allow_partial with the cgroup-BPF layer alone (gap
+// network-non-inet, the operator's opt-in), and its inet socket is denied
+// too. With BPF LSM every container is enforced in
+// full, with no gap named.
 func TestNoBPFLSMDaemonPartialCoverage(t *testing.T) {
-	for _, allow := range []bool{false, true} {
-		t.Run(fmt.Sprintf("allow_partial=%v", allow), func(t *testing.T) {
-			e := newVMEnvAnyLSM(t, "127.0.0.1:19466", fmt.Sprintf("allow_partial: %v\n", allow))
+	for _, tc := range []struct {
+		name     string
+		allow    bool
+		conform  bool
+		refusal  string // without BPF LSM: the API error code in the hook's message
+		gapNamed string // and the gap code it names
+		gaps     string // accepted without BPF LSM: the unenforced gap codes
+	}{
+		{"allow_partial=false", false, true, "partial_coverage", "network-unix", ""},
+		{"allow_partial=true", true, true, "", "", "network-unix tamper"},
+		{"allow_partial=true, unreadable spec", true, false, "", "", "network-non-inet tamper"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newVMEnvAnyLSM(t, "127.0.0.1:19466", fmt.Sprintf("allow_partial: %v\n", tc.allow))
 			e.startDaemon()
 			defer e.stopDaemon(t.Failed())
-			c, code, msg := e.create("p", "network=false")
+			bundle := "/nonexistent-bundle"
+			if tc.conform {
+				bundle = specNetBundle(t, e, "p", "network=false", true, nil)
+			}
+			c, code, msg := e.createIn("p", "network=false", bundle)
 			lsm, _ := vmtest.LSMActive()
-			if !lsm && !allow {
-				if code != 125 || !strings.Contains(msg, "partial_coverage") || !strings.Contains(msg, "network-non-inet") {
-					t.Fatalf("no BPF LSM, allow_partial=false: hook exit %d, want 125 naming the gaps: %s", code, msg)
+			if !lsm && tc.refusal != "" {
+				if code != 125 || !strings.Contains(msg, tc.refusal) || !strings.Contains(msg, tc.gapNamed) {
+					t.Fatalf("no BPF LSM, %s: hook exit %d, want 125 naming %s and %s: %s", tc.name, code, tc.refusal, tc.gapNamed, msg)
 				}
 				list, err := api.NewClient(e.sock, 5*time.Second).List(context.Background())
 				if err != nil || len(list) != 0 {
@@ -287,7 +313,7 @@ func TestNoBPFLSMDaemonPartialCoverage(t *testing.T) {
 			for _, g := range list[0].Unenforced {
 				codes = append(codes, g.Code)
 			}
-			want := "[network-non-inet tamper]"
+			want := "[" + tc.gaps + "]"
 			if lsm {
 				want = "[]"
 			}
@@ -295,7 +321,7 @@ func TestNoBPFLSMDaemonPartialCoverage(t *testing.T) {
 				t.Errorf("list: unenforced %v, want %s", codes, want)
 			}
 			audit, _ := os.ReadFile(e.audit)
-			if !strings.Contains(string(audit), `"decision":"registered"`) || lsm == strings.Contains(string(audit), `"unenforced":["network-non-inet","tamper"]`) {
+			if !strings.Contains(string(audit), `"decision":"registered"`) || lsm == strings.Contains(string(audit), `"unenforced":["`+strings.ReplaceAll(tc.gaps, " ", `","`)+`"]`) {
 				t.Errorf("audit log: registration record missing or its gaps wrong (lsm %v):\n%s", lsm, audit)
 			}
 			resp, err := http.Get("http://127.0.0.1:19466/metrics")
@@ -304,7 +330,7 @@ func TestNoBPFLSMDaemonPartialCoverage(t *testing.T) {
 			}
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if !lsm && !strings.Contains(string(body), `enforcerd_unenforced_containers{gap="network-non-inet"} 1`) {
+			if first, _, _ := strings.Cut(tc.gaps, " "); !lsm && !strings.Contains(string(body), `enforcerd_unenforced_containers{gap="`+first+`"} 1`) {
 				t.Errorf("metrics do not count the partial container")
 			}
 		})

@@ -215,9 +215,17 @@ var reportFields = []struct {
 // the daemon's API). A field's Gaps leave out GapTamper, which is the
 // "tamper" row's. The decision is CoverageOf's.
 func (e *Enforcer) ReportFor(p *ProcessLayer) []FieldCoverage {
+	return e.ReportForSpec(p, nil)
+}
+
+// ReportForSpec is ReportFor for an entry whose container spec layer is s
+// (nil: none): `enforcerd check`'s "containers-spec" passes a spec that
+// gives every write and network rule, to show what a conforming
+// container's runtime spec adds on this host (nothing with BPF LSM).
+func (e *Enforcer) ReportForSpec(p *ProcessLayer, s *SpecLayer) []FieldCoverage {
 	out := make([]FieldCoverage, 0, len(reportFields))
 	for _, f := range reportFields {
-		cov := e.CoverageOf(Entry{Ceiling: f.c, Process: p})
+		cov := e.CoverageOf(Entry{Ceiling: f.c, Process: p, Spec: s})
 		fc := FieldCoverage{Field: f.name, Mechanisms: cov.Mechanisms[f.key]}
 		var missing, partial bool
 		for _, g := range cov.Gaps() {

@@ -11,8 +11,11 @@ import (
 // nor network=false beyond inet sockets, but a read-only container, or one
 // in its own network namespace whose seccomp filter denies every socket
 // family but AF_UNIX, does. coverageOf credits it as MechContainerSpec.
-// The OCI hook sets it (docs/no-bpf-lsm.md "Containers"); only CoverageOf
-// reads it.
+// The OCI hook and the NRI plugin set it (docs/no-bpf-lsm.md
+// "Containers"); only CoverageOf reads it. A field the spec layer does not
+// give is covered as for an entry without one (for network=false the
+// cgroup-BPF layer's partial coverage), its gap detail naming the rules
+// the spec misses.
 type SpecLayer struct {
 	// Write: the spec gives every write=false rule (root and mounts
 	// read-only, no CAP_SYS_ADMIN, a device cgroup for harmless

@@ -49,7 +49,41 @@ const (
 	// container beneath which writes stay allowed under write=false
 	// (policy.ParseWriteRoots).
 	AnnotationWriteRoots = AnnotationPrefix + "write-roots"
+	// AnnotationExecAllow: with shell=none, comma-separated absolute
+	// paths inside the container's root of the files it may execute
+	// besides its entrypoint (at most MaxExecAllow; ParseExecAllow),
+	// resolved and vetted by the daemon (docs/api.md "Exec allow list").
+	AnnotationExecAllow = AnnotationPrefix + "exec-allow"
 )
+
+// MaxExecAllow is the number of files enforcerd.io/exec-allow may name
+// (the daemon's registry.MaxExecAllow).
+const MaxExecAllow = 16
+
+// ParseExecAllow splits an enforcerd.io/exec-allow value: comma-separated
+// absolute paths of at most 4096 bytes without NUL, cleaned, no two the
+// same, at most MaxExecAllow. Errors name the offending entry.
+func ParseExecAllow(v string) ([]string, error) {
+	parts := strings.Split(v, ",")
+	if len(parts) > MaxExecAllow {
+		return nil, fmt.Errorf("%d files, at most %d", len(parts), MaxExecAllow)
+	}
+	seen := map[string]bool{}
+	out := make([]string, 0, len(parts))
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if !path.IsAbs(p) || len(p) > 4096 || strings.IndexByte(p, 0) >= 0 {
+			return nil, fmt.Errorf("%q is not an absolute path of at most 4096 bytes without NUL", p)
+		}
+		p = path.Clean(p)
+		if seen[p] {
+			return nil, fmt.Errorf("%s is given twice", p)
+		}
+		seen[p] = true
+		out = append(out, p)
+	}
+	return out, nil
+}
 
 // AllAnnotations lists every key the hook reads; any other key with the
 // enforcerd.io/ prefix is an error (a typo must not silently drop a ceiling),
@@ -57,7 +91,7 @@ const (
 // ("Enforcerd.io/ceiling", "ENFORCERD.IO/ROLE"): annotation keys are
 // case-sensitive, so such a key would otherwise be someone else's and its
 // ceiling dropped without a word.
-var AllAnnotations = []string{AnnotationRole, AnnotationCeiling, AnnotationParent, AnnotationAuditOnly, AnnotationToolGroups, AnnotationProxyAllow, AnnotationAllowConnect, AnnotationWriteRoots}
+var AllAnnotations = []string{AnnotationRole, AnnotationCeiling, AnnotationParent, AnnotationAuditOnly, AnnotationToolGroups, AnnotationProxyAllow, AnnotationAllowConnect, AnnotationWriteRoots, AnnotationExecAllow}
 
 // MaxStateBytes bounds the state JSON read from stdin. Real states are a few
 // KiB (annotations included); anything bigger is refused.
@@ -151,6 +185,9 @@ type Request struct {
 	// WriteRoots: enforcerd.io/write-roots, clean absolute paths inside
 	// the container (at most policy.MaxWriteRoots).
 	WriteRoots []string
+	// ExecAllow: enforcerd.io/exec-allow, clean absolute paths inside the
+	// container (ParseExecAllow).
+	ExecAllow []string
 }
 
 // AllowConnectList is r.AllowConnect split into endpoints (nil: none).
@@ -251,6 +288,12 @@ func ParseAnnotations(ann map[string]string) (Request, error) {
 				return Request{}, bad("%v", err)
 			}
 			r.WriteRoots = roots
+		case AnnotationExecAllow:
+			files, err := ParseExecAllow(v)
+			if err != nil {
+				return Request{}, bad("%v", err)
+			}
+			r.ExecAllow = files
 		default:
 			for _, a := range AllAnnotations {
 				if asciiEqualFold(k, a) {

@@ -12,6 +12,7 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/oci/speccheck"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,9 +23,11 @@ load, kernel BTF, the cgroup v2 mount, every hook (attached, re-adopted from a
 pin, or why not), and for each ceiling field whether it is enforceable and by
 which layer; the Landlock ABI, seccomp actions and sysctls
 "enforcerd run" can fall back on without BPF LSM; and the coverage per
-entry ("run", "containers") and field (network, write, shell=none,
-shell=read_only, tamper): full, partial or none, the mechanisms, and each
-gap by its code.
+entry ("run", "containers", "containers-spec": a container whose runtime
+spec gives every write and network rule) and field (network, write,
+shell=none, shell=read_only, tamper): full, partial or none, the
+mechanisms, and each gap by its code; and the rules a container's spec
+must give per field (docs/no-bpf-lsm.md, "Containers").
 
 check loads and pins the programs exactly as "enforcerd run" and the daemon
 would (re-adopting existing pins), so what it reports is what a workload
@@ -43,11 +46,13 @@ Flags:
                   seccomp_actions, seccomp_error, vm_memfd_noexec,
                   kernel_io_uring_disabled, dev_tty_legacy_tiocsti} (-1:
                   no such sysctl),
-                  coverage{run|containers: [{field, state, mechanisms,
+                  coverage{run|containers|containers-spec: [{field, state, mechanisms,
                   gaps[{code, field, detail}]}]} where field is network,
                   write, shell=none, shell=read_only or tamper, state
                   full|partial|none, mechanisms among bpf-lsm,
-                  cgroup-bpf, landlock-abiN, seccomp, no_new_privs)
+                  cgroup-bpf, landlock-abiN, seccomp, no_new_privs,
+                  container-spec),
+                  container_spec_rules{write|network: [rule names]}
   --pin-dir DIR   bpffs directory of the pinned programs and maps
                   (default /sys/fs/bpf/enforcerd)
 
@@ -87,9 +92,15 @@ type checkReport struct {
 	// Coverage per entry ("run": enforcerd run, with its process layer;
 	// "containers": the OCI hook and the daemon's API), per field
 	// (network, write, shell=none, shell=read_only, tamper): state full |
-	// partial | none, mechanisms, gaps.
+	// partial | none, mechanisms, gaps; "containers-spec": a container
+	// whose runtime spec gives every rule of ContainerSpecRules.
 	Coverage map[string][]enforcer.FieldCoverage `json:"coverage"`
-	Error    string                              `json:"error,omitempty"`
+	// ContainerSpecRules are the rules (speccheck.WriteRules,
+	// speccheck.NetworkRules) a container's runtime spec must give for
+	// the field ("write", "network") to be credited on a host without
+	// BPF LSM.
+	ContainerSpecRules map[string][]string `json:"container_spec_rules"`
+	Error              string              `json:"error,omitempty"`
 	// LeftBehind says what check leaves in the kernel: the pins it found
 	// (as found, re-adopted), or nothing (it removes the pins it created).
 	LeftBehind string `json:"left_behind"`
@@ -150,7 +161,8 @@ func newCheckCmd(s streams) *cobra.Command {
 // buildCheckReport opens the enforcer as run would (verifier logs to
 // stderr when asked) and reports what it enforces.
 func buildCheckReport(pinDir string, stderr io.Writer) checkReport {
-	r := checkReport{Layers: map[string]checkLayer{}, Fields: map[string]checkField{}, Host: enforcer.ProbeHost()}
+	r := checkReport{Layers: map[string]checkLayer{}, Fields: map[string]checkField{}, Host: enforcer.ProbeHost(),
+		ContainerSpecRules: map[string][]string{"write": speccheck.WriteRules, "network": speccheck.NetworkRules}}
 	var uts unix.Utsname
 	if unix.Uname(&uts) == nil {
 		r.Kernel = unix.ByteSliceToString(uts.Release[:])
@@ -197,6 +209,8 @@ func buildCheckReport(pinDir string, stderr io.Writer) checkReport {
 	r.Coverage = map[string][]enforcer.FieldCoverage{
 		"run":        enf.ReportFor(&enforcer.ProcessLayer{Host: r.Host}),
 		"containers": enf.ReportFor(nil),
+		// A container whose spec gives every rule, no writable mount.
+		"containers-spec": enf.ReportForSpec(nil, &enforcer.SpecLayer{Write: true, Network: true}),
 	}
 	for _, fc := range enf.Report() {
 		switch fc.State {
@@ -268,6 +282,19 @@ func printCheckReport(w io.Writer, r checkReport) {
 		}
 	}
 	printCoverage(w, r.Coverage)
+	printSpecRules(w, r.ContainerSpecRules)
+}
+
+// printSpecRules prints the rules a container's runtime spec must give,
+// per field.
+func printSpecRules(w io.Writer, rules map[string][]string) {
+	if len(rules) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\ncontainer spec rules (without BPF LSM, docs/no-bpf-lsm.md):\n")
+	for _, f := range []string{"write", "network"} {
+		fmt.Fprintf(w, "  %-16s %s\n", f, strings.Join(rules[f], ", "))
+	}
 }
 
 // printHost prints the process-level mechanisms.
@@ -295,7 +322,7 @@ func printHost(w io.Writer, h enforcer.HostMechanisms) {
 // printCoverage prints the coverage of each entry kind, field by field,
 // with every gap on its own line.
 func printCoverage(w io.Writer, cov map[string][]enforcer.FieldCoverage) {
-	for _, entry := range []string{"run", "containers"} {
+	for _, entry := range []string{"run", "containers", "containers-spec"} {
 		fcs, ok := cov[entry]
 		if !ok {
 			continue

@@ -157,7 +157,7 @@ const ctlRegisterHelp = `Usage:
   enforcerd ctl register [--socket PATH] [--json] --id ID (--cgroup PATH | --pid PID)
                          [--role R] [--ceiling C] [--parent ID] [--audit-only]
                          [--tool-groups G,...] [--proxy-allow P,...|none]
-                         [--allow-connect ENDPOINT]...
+                         [--allow-connect ENDPOINT]... [--exec-allow PATH]...
                          [--activate now|exec] [--init-pid PID]
                          [--entrypoint PATH --entrypoint-root DIR
                           [--entrypoint-env-path PATH] [--entrypoint-cwd DIR]]
@@ -200,6 +200,14 @@ Flags:
       Repeatable, at most 16. With network=false: an endpoint the container
       may still connect or send to: tcp:IP:PORT, udp:IP:PORT, or
       unix:/PATH (resolved inside --entrypoint-root when given).
+  --exec-allow PATH
+      Repeatable, at most 16. With shell=none (the effective ceiling): an
+      absolute path of a file the container may execute besides its
+      entrypoint, resolved inside --entrypoint-root when given, else the
+      --pid's root, else /, and kept by identity (device and inode). A
+      shell, a multi-call binary (BusyBox), the dynamic loader, or a file
+      the daemon cannot classify is refused (unsafe_program); a relative
+      path is a usage error; without shell=none it is bad_request.
   --proxy-allow P,...|none
       Domain patterns this container may reach through the daemon's
       egress proxy: the proxy's own allow list narrowed to these (never

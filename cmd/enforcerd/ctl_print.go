@@ -16,6 +16,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/audit"
+	"github.com/enforcerd/enforcerd/policy"
 )
 
 func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
@@ -132,6 +133,15 @@ func printContainerText(w io.Writer, c api.Container) error {
 	}
 	if e := c.Entrypoint; e != nil {
 		fmt.Fprintf(tw, "entrypoint:\t%s (root %s, PATH %s, cwd %s)\n", e.Path, e.Root, orDash(e.EnvPath), orDash(e.Cwd))
+	}
+	if len(c.ExecAllow) > 0 || c.Kernel.Shell == policy.ShellNone {
+		// Paths come from the registration (a container's files): quoted
+		// when they could forge a line.
+		files := make([]string, len(c.ExecAllow))
+		for i, p := range c.ExecAllow {
+			files[i] = cell(p)
+		}
+		fmt.Fprintf(tw, "exec allow:\t%s\n", orDash(strings.Join(files, " ")))
 	}
 	for _, g := range c.Unenforced {
 		fmt.Fprintf(tw, "NOT enforced:\t%s (%s): %s\n", g.Code, g.Field, g.Detail)

@@ -391,3 +391,34 @@ func TestCtlRegisterProxyAllow(t *testing.T) {
 		}
 	}
 }
+
+// TestCtlRegisterExecAllow: --exec-allow (repeatable) sends exec_allow,
+// ctl get prints the list; a relative path is a usage error, sent
+// nowhere.
+func TestCtlRegisterExecAllow(t *testing.T) {
+	ts := ctlServer(t)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, p := range []string{a, b} {
+		if err := os.WriteFile(p, []byte("not a shell\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _, errs := ctl(ts, "register", "--id", "one", "--cgroup", "/c/one", "--ceiling", "shell=none", "--exec-allow", "rel/a"); code != exitUsage || !strings.Contains(errs, "--exec-allow") {
+		t.Fatalf("relative --exec-allow: exit %d, %q", code, errs)
+	}
+	if len(ts.Reg.List()) != 0 {
+		t.Fatal("registered after a usage error")
+	}
+	mustCtl(t, ts, "register", "--id", "one", "--cgroup", "/c/one", "--ceiling", "shell=none", "--exec-allow", a, "--exec-allow", b)
+	c, err := ts.Reg.Get("one")
+	if err != nil || len(c.ExecAllow) != 2 || c.ExecAllow[0].Path != a || c.ExecAllow[1].Path != b {
+		t.Fatalf("exec_allow %+v, %v; want [%s %s]", c.ExecAllow, err, a, b)
+	}
+	contains(t, "get", mustCtl(t, ts, "get", "one"), "exec allow:\t"+a+" "+b)
+	mustCtl(t, ts, "register", "--id", "two", "--cgroup", "/c/two", "--ceiling", "shell=none")
+	contains(t, "get", mustCtl(t, ts, "get", "two"), "exec allow:\t-")
+	if out := mustCtl(t, ts, "get", "one", "--json"); !strings.Contains(out, `"exec_allow": [`) || !strings.Contains(out, `"`+b+`"`) {
+		t.Errorf("--json: %s", out)
+	}
+}

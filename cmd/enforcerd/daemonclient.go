@@ -94,6 +94,7 @@ func (h hookClient) register(ctx context.Context, w io.Writer, st specs.State, r
 		Parent: req.Parent, AuditOnly: req.AuditOnly, ToolGroups: req.ToolGroups, ProxyAllow: req.ProxyAllow,
 		Activate: api.ActivateExec, InitPID: st.Pid,
 		Entrypoint: api.EntrypointFrom(ep), AllowConnect: req.AllowConnectList(), WriteRoots: req.WriteRoots,
+		ExecAllow:     req.ExecAllow,
 		ContainerSpec: spec,
 	})
 	if err != nil {

@@ -93,6 +93,16 @@ Annotations (at least one of role and ceiling):
                             resolved by the daemon at createRuntime; each
                             must exist. With write allowed the annotation
                             is an error
+  enforcerd.io/exec-allow   with shell=none: comma-separated absolute paths
+                            of files inside the container's root.path it
+                            may execute besides its entrypoint (at most
+                            16; see enforcerd run --help, --exec-allow),
+                            resolved by the daemon at createRuntime inside
+                            that root (no symlink leaves it) and kept by
+                            device and inode. A shell, a multi-call binary
+                            or the dynamic loader is refused
+                            (unsafe_program); without shell=none the
+                            annotation is an error
   enforcerd.io/proxy-allow  comma-separated domains: narrows the daemon's
                             egress proxy allow list for this container
                             (see enforcerd proxy --help)
@@ -217,6 +227,10 @@ func runHook(stage, socket string, timeout time.Duration, s streams) int {
 	if len(req.WriteRoots) > 0 && epErr != nil {
 		// The roots are paths inside the container's root.
 		return fail(exitUsage, "container %s: %s: cannot find the container's root: %v", st.ID, oci.AnnotationWriteRoots, epErr)
+	}
+	if len(req.ExecAllow) > 0 && epErr != nil {
+		// So are the files: the daemon resolves them inside it.
+		return fail(exitUsage, "container %s: %s: cannot find the container's root: %v", st.ID, oci.AnnotationExecAllow, epErr)
 	}
 	// Before the registration (the init's processes inherit it); put
 	// back if the registration is refused: nothing half-applied.

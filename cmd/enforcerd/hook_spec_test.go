@@ -29,7 +29,7 @@ func readOnlySpec() *specs.Spec {
 			{Destination: "/dev/pts", Type: "devpts", Source: "devpts"},
 		},
 		Linux: &specs.Linux{
-			Namespaces: []specs.LinuxNamespace{{Type: specs.MountNamespace}, {Type: specs.NetworkNamespace}},
+			Namespaces: []specs.LinuxNamespace{{Type: specs.PIDNamespace}, {Type: specs.MountNamespace}, {Type: specs.NetworkNamespace}},
 			Resources: &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{
 				{Allow: false, Access: "rwm"}, {Allow: true, Type: "c", Major: &minus, Access: "rwm"},
 			}},

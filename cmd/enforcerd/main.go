@@ -37,6 +37,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/enforcerd/enforcerd/internal/fallback"
+	"github.com/enforcerd/enforcerd/internal/sandbox"
 )
 
 // Exit codes shared by every subcommand (documented in usage).
@@ -100,6 +101,11 @@ func verifierLog(w io.Writer) io.Writer {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.GateArg {
+		// run's exec gate: wait inside the cgroup until the registration
+		// naming this process is in place, then exec CMD. Not a command.
+		os.Exit(sandbox.GateMain(os.Args[2:], os.Stderr))
+	}
 	if len(os.Args) > 1 && os.Args[1] == fallback.HelperArg {
 		// run's process layer (hosts without BPF LSM): restrict, then
 		// exec CMD. Not a command: no flags, no help.

@@ -97,9 +97,19 @@ Flags:
                          (default /sys/fs/bpf/enforcerd)
   --socket PATH          the enforcerd daemon's API socket (default
                          /run/enforcerd/enforcerd.sock). When a daemon
-                         answers there it reads the denial records into its
-                         audit log (a record has one reader), and run prints
-                         this run's records from the daemon's stream
+                         using the same --pin-dir answers there, run
+                         registers its cgroup through it (POST
+                         /v1/containers, id enforcerd-run-<pid>-<cgroup
+                         id>: listed by "enforcerd ctl list" while CMD
+                         runs, removed after; CMD starts as an enforcerd
+                         process inside the cgroup that execs CMD only once
+                         the daemon accepted); a refusal of the daemon is
+                         exit 125, naming its error code. Not yet with
+                         --exec-allow, nor when CMD restricts itself (no
+                         BPF LSM): those register directly, as without a
+                         daemon. The daemon reads the denial records into
+                         its audit log (a record has one reader), and run
+                         prints this run's records from the daemon's stream
                          (GET /v1/denials?cgroup_id=ID) instead.
   -q, --quiet            do not print denials
 

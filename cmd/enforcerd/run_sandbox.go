@@ -77,6 +77,17 @@ func runSandboxed(o runOptions, s streams) int {
 	if p := sb.ProcessLayer(); p != nil && !o.quiet {
 		fmt.Fprintf(stderr, "enforcerd run: no BPF LSM: CMD restricts itself before its exec (%s); what those refuse is not printed here (the kernel reports their denials to nobody)\n", processMechanisms(sb.Coverage()))
 	}
+	// A daemon reading these pins owns their registrations: the run's
+	// cgroup is registered through it (run_daemon.go; CMD starts through
+	// the exec gate, internal/sandbox/gate.go). Not yet with --exec-allow
+	// (the daemon's API takes no exec allow list): that run, a host
+	// without activation at exec, and one whose CMD restricts itself
+	// (the process layer) install into the pins directly, as without a
+	// daemon.
+	daemonReads := sb.DaemonReadsRecords() || daemonReadsRecords(o.socket, o.pinDir)
+	if daemonReads && len(o.execAllow) == 0 {
+		_ = sb.SetRegistrar(newDaemonRegistrar(o, bin)) // refused: stays direct
+	}
 	if err := sb.Register(); err != nil {
 		return fail("%v", err)
 	}
@@ -103,7 +114,7 @@ func runSandboxed(o runOptions, s streams) int {
 	stop := func() uint64 { return 0 }
 	switch {
 	case o.quiet:
-	case sb.DaemonReadsRecords() || daemonReadsRecords(o.socket, o.pinDir):
+	case daemonReads:
 		// The denial ring buffer has one reader: the daemon's. Its API
 		// streams this run's records back (filtered by cgroup id).
 		if stop, err = followFromDaemon(o.socket, sb.Cgroup().ID, stderr); err != nil {
@@ -123,10 +134,12 @@ func runSandboxed(o runOptions, s streams) int {
 	if lost := stop(); lost > 0 {
 		fmt.Fprintf(stderr, "enforcerd run: %d denial records were lost (ring buffer full); every one of those operations was still denied\n", lost)
 	}
+	if errors.Is(err, enforcer.ErrCannotEnforce) {
+		// Before ProcessState: a refused registration through the daemon
+		// ends the exec gate (it has a ProcessState), CMD never ran.
+		return fail("%v", err)
+	}
 	if cmd.ProcessState == nil {
-		if errors.Is(err, enforcer.ErrCannotEnforce) {
-			return fail("%v", err)
-		}
 		fmt.Fprintf(stderr, "enforcerd run: %v\n", err)
 		return startExit(err)
 	}
@@ -213,7 +226,16 @@ func followFromDaemon(socket string, cgid uint64, w io.Writer) (stop func() uint
 	client := api.NewClient(socket, 10*time.Second)
 	go func() {
 		done <- client.FollowDenialsSubscribed(ctx, api.DenialFilter{CgroupID: cgid}, func() { close(subscribed) },
-			func(r audit.Record) error { printRecord(w, r); return nil })
+			func(r audit.Record) error {
+				// The stream also carries the daemon's own records of
+				// the cgroup (registration, activation: run registers
+				// through the daemon): only the kernel's denials are
+				// printed, as without a daemon.
+				if r.Type == audit.TypeDenial {
+					printRecord(w, r)
+				}
+				return nil
+			})
 	}()
 	select {
 	case <-subscribed:

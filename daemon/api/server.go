@@ -44,7 +44,11 @@
 // (package progcheck), and 422 "entrypoint_required" when there is none or
 // it cannot be resolved or read. A ceiling in force at once is
 // refused (422 "unsafe_program") when a process in the cgroup already runs
-// such a program; so is narrowing to shell=none.
+// such a program; so is narrowing to shell=none. "exec_allow" (absolute
+// paths, at most 16, only under shell=none: else 400 "bad_request") names
+// the files the cgroup may execute besides the entrypoint, resolved like
+// "write_roots" and kept by identity; one of them that is such a program,
+// or cannot be classified, is 422 "unsafe_program" (docs/api.md).
 //
 // Access: the socket is mode 0600 (root only) and the peer must have uid 0
 // (SO_PEERCRED). A peer inside an enforced cgroup subtree (its cgroup or an

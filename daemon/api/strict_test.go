@@ -14,7 +14,7 @@ import (
 
 // The request keys, written out here independently of jsonFields.
 var (
-	registerKeys   = []string{"activate", "allow_connect", "audit_only", "ceiling", "cgroup", "container_spec", "entrypoint", "id", "init_pid", "parent", "pid", "proxy_allow", "role", "tool_groups", "write_roots"}
+	registerKeys   = []string{"activate", "allow_connect", "audit_only", "ceiling", "cgroup", "container_spec", "entrypoint", "exec_allow", "id", "init_pid", "parent", "pid", "proxy_allow", "role", "tool_groups", "write_roots"}
 	entrypointKeys = []string{"cwd", "env_path", "path", "root"}
 	narrowKeys     = []string{"ceiling"}
 )
@@ -128,7 +128,7 @@ func TestDecodeStrict(t *testing.T) {
 		`{"\u0069d":"a","id":"b"}`:                  `duplicate key "id"`,
 		`{"entrypoint":{"path":"a","path":"b"}}`:    `duplicate key "entrypoint.path" in entrypoint`,
 		`{"entrypoint":{"ROOT":"/"}}`:               `unknown key "entrypoint.ROOT" in entrypoint`,
-		`{"x":1}`:                                   `unknown key "x" (known: activate, allow_connect, audit_only, ceiling, cgroup, container_spec, entrypoint, id, init_pid, parent, pid, proxy_allow, role, tool_groups, write_roots)`,
+		`{"x":1}`:                                   `unknown key "x" (known: activate, allow_connect, audit_only, ceiling, cgroup, container_spec, entrypoint, exec_allow, id, init_pid, parent, pid, proxy_allow, role, tool_groups, write_roots)`,
 		`{"id":"a"} {}`:                             `trailing data`,
 		`{"id":"a"}x`:                               `trailing data`,
 		`{"id":`:                                    `unexpected end of JSON`,
@@ -253,6 +253,9 @@ func FuzzDecodeStrict(f *testing.F) {
 		`{"id":"a","pid":3,"audit_only":true,"tool_groups":"x","activate":"exec","init_pid":2,"parent":"p"}`,
 		`{"id":"a","entrypoint":{"path":"p","root":"/r","env_path":"/bin","cwd":"/","PATH":"sh"}}`,
 		`{"id":"a","entrypoint":{"path":"p","path":"sh"}}`,
+		`{"id":"a","ceiling":"shell=none","exec_allow":["/bin/agent","/bin/agent"],"exec_allow":[]}`,
+		`{"id":"a","ceiling":"shell=none","exec_allow":["/bin/agent"],"EXEC_ALLOW":null}`,
+		`{"id":"a","ceiling":"shell=none","exec_allow":"/bin/agent"}`,
 		`{"role":"r\u006fle","r\u006fle":1}`,
 		`{"id":[1,{"a":1,"a":2}]}`,
 		`{} {}`,

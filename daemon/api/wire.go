@@ -69,6 +69,14 @@ type RegisterRequest struct {
 	// stay allowed (at most 16), resolved inside the registered process's
 	// root: entrypoint.root when given, else /proc/PID/root, else "/".
 	WriteRoots []string `json:"write_roots,omitempty"`
+	// ExecAllow: with the effective ceiling shell=none, absolute paths of
+	// the files processes in the cgroup may execute besides the
+	// entrypoint (at most registry.MaxExecAllow = 16), resolved like
+	// write_roots and kept by identity (device + inode). Malformed, or
+	// given when the effective shell is not none: 400 "bad_request"; a
+	// shell, a multi-call binary, the dynamic loader, or a file that
+	// cannot be classified: 422 "unsafe_program".
+	ExecAllow []string `json:"exec_allow,omitempty"`
 	// ContainerSpec: what the container's runtime spec enforces by itself
 	// (the OCI hook's reading of its bundle's config.json,
 	// oci/speccheck); credited on a host without BPF LSM
@@ -137,6 +145,11 @@ type Container struct {
 	AllowConnect []string `json:"allow_connect,omitempty"`
 	// WriteRoots: the paths of the writable roots, as requested.
 	WriteRoots []string `json:"write_roots,omitempty"`
+	// ExecAllow: with shell=none, the paths of the files processes in the
+	// cgroup may execute (besides an entrypoint taken at the first exec),
+	// as requested and met with the lists of the registrations it is
+	// nested in (by parent id or cgroup).
+	ExecAllow []string `json:"exec_allow,omitempty"`
 }
 
 // ListBody is the body of GET /v1/containers.
@@ -233,7 +246,7 @@ func (r RegisterRequest) request() registry.Request {
 		ID: r.ID, Cgroup: r.Cgroup, PID: r.PID, Role: r.Role, Ceiling: r.Ceiling, Parent: r.Parent,
 		AuditOnly: r.AuditOnly, ToolGroups: r.ToolGroups, ProxyAllow: r.ProxyAllow, Activate: registry.Activation(r.Activate),
 		InitPID: r.InitPID, Entrypoint: r.Entrypoint.program(), AllowConnect: r.AllowConnect, WriteRoots: r.WriteRoots,
-		Spec: r.ContainerSpec,
+		ExecAllow: r.ExecAllow, Spec: r.ContainerSpec,
 	}
 }
 
@@ -249,6 +262,7 @@ func containerFrom(c state.Container) Container {
 		Unenforced: gapsFrom(c.Unenforced), Entrypoint: EntrypointFrom(c.Entrypoint),
 		AllowConnect: endpointStrings(c.AllowConnect),
 		WriteRoots:   writeRootPaths(c.WriteRoots),
+		ExecAllow:    execAllowPaths(c.ExecAllow),
 	}
 }
 
@@ -288,6 +302,18 @@ func writeRootPaths(rs []state.WriteRoot) []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {
 		out[i] = r.Path
+	}
+	return out
+}
+
+// execAllowPaths are the paths of a container's exec allow list.
+func execAllowPaths(fs []state.ExecFile) []string {
+	if len(fs) == 0 {
+		return nil
+	}
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Path
 	}
 	return out
 }

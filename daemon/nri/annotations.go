@@ -69,6 +69,8 @@ func badf(format string, a ...any) error {
 //     are errors;
 //   - enforcerd.io/parent (pod-wide or scoped) is refused: containers of
 //     different pods are not ancestors of one another in this version;
+//   - enforcerd.io/exec-allow (pod-wide or scoped) is refused: the NRI
+//     path does not carry an exec allow list in this version;
 //   - a container-scoped key needs a pod-wide enforcerd.io/ceiling, so
 //     that a mistyped container name leaves no container unconfined;
 //   - the container's values narrow the pod's, never widen them: the
@@ -120,6 +122,13 @@ func ParsePod(ann map[string]string, container string) (Parsed, error) {
 	}
 	if _, ok := mine[oci.AnnotationParent]; ok {
 		return Parsed{}, badf("annotation parent%s%s: not supported on Kubernetes", containerScope, container)
+	}
+	// The NRI path does not carry an exec allow list yet: refused rather
+	// than dropped, so a pod never runs with another list than it wrote.
+	for k := range ann {
+		if k == oci.AnnotationExecAllow || strings.HasPrefix(k, "exec-allow"+containerScope) {
+			return Parsed{}, badf("annotation %s: not supported on Kubernetes in this version (use the OCI hook or the API)", k)
+		}
 	}
 	if len(pod) == 0 && !scoped {
 		return Parsed{}, nil

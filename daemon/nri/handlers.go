@@ -107,6 +107,11 @@ func (p *Plugin) syncOne(pod *api.PodSandbox, ctr *api.Container) {
 	// running, paused (it thaws) and unknown ones are put in force now.
 	running := ctr.GetState() != api.ContainerState_CONTAINER_CREATED
 	if err == nil {
+		// No spec layer here (req.Spec nil): a container found at
+		// synchronize already runs, so a refusal would not stop it; a
+		// spec that does not give network=false would turn its
+		// cgroup-BPF coverage into a refusal (docs/no-bpf-lsm.md) and
+		// leave it with nothing at all.
 		req.PID = int(ctr.GetPid())
 		if running {
 			req.Activate = registry.ActivateNow
@@ -166,6 +171,9 @@ func (p *Plugin) CreateContainer(ctx context.Context, pod *api.PodSandbox, ctr *
 		if req, ok, err = p.request(pod, ctr); err != nil || !ok {
 			return err
 		}
+		// A dry run: the capabilities and the root's read-only flag
+		// are read at StartContainer, where the registration is decided.
+		req.Spec = specLayer(ctr, req.WriteRoots, p.o.ProcRoot, 0)
 		_, err = p.o.Registry.Check(req)
 		return err
 	})
@@ -227,6 +235,7 @@ func (p *Plugin) startContainer(pod *api.PodSandbox, ctr *api.Container) error {
 		}
 		req.PID, req.InitPID = int(ctr.GetPid()), int(ctr.GetPid())
 		req.Entrypoint = p.entrypoint(ctr)
+		req.Spec = specLayer(ctr, req.WriteRoots, p.o.ProcRoot, int(ctr.GetPid()))
 		var c state.Container
 		if c, err = p.o.Registry.Register(req); err == nil {
 			p.o.Metrics.Events.WithLabelValues(ev, "ok").Inc()

@@ -74,7 +74,7 @@ func (r *Registry) Check(req Request) (policy.KernelCeiling, error) {
 	if len(eps) > 0 && surf.Kernel.Network {
 		return none, badf("container %s: allow_connect needs network=false (the effective ceiling allows network: the list would mislead)", req.ID)
 	}
-	cov := r.o.Enforcer.CoverageOf(enforcer.Entry{Ceiling: surf.Kernel, AllowConnect: eps})
+	cov := r.o.Enforcer.CoverageOf(enforcer.Entry{Ceiling: surf.Kernel, AllowConnect: eps, Spec: req.Spec})
 	if err := cov.Err(req.AuditOnly, r.o.AllowPartial); err != nil {
 		return none, fmt.Errorf("container %s: %w", req.ID, err)
 	}

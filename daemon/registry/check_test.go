@@ -2,9 +2,13 @@ package registry_test
 
 import (
 	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
+	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -42,4 +46,23 @@ func TestCheckIsADryRun(t *testing.T) {
 		t.Fatalf("Check changed the registry: %d containers, %d map entries", f.reg.Len(), f.enf.Len())
 	}
 	f.consistent(t)
+}
+
+// TestCheckUsesTheSpecLayer: Check judges the request's spec layer as
+// Register does: on a host without BPF LSM write=false is refused without
+// a spec that gives it, and passes (partial, with allow_partial) with one;
+// the refusal names what the spec lacks.
+func TestCheckUsesTheSpecLayer(t *testing.T) {
+	enf, cgs := registrytest.NewEnforcer(false), registrytest.NewCgroups()
+	reg := registry.New(registry.Options{Enforcer: enf, Cgroups: cgs, StatePath: filepath.Join(t.TempDir(), "state.json"), AllowPartial: true})
+	if _, err := reg.Check(registry.Request{ID: "a", Ceiling: "write=false"}); !errors.Is(err, registry.ErrCannotEnforce) {
+		t.Fatalf("write=false without a spec: %v, want ErrCannotEnforce", err)
+	}
+	_, err := reg.Check(registry.Request{ID: "a", Ceiling: "write=false", Spec: &enforcer.SpecLayer{WriteMissing: "root-readonly: root.readonly is not true"}})
+	if !errors.Is(err, registry.ErrCannotEnforce) || !strings.Contains(err.Error(), "root-readonly") {
+		t.Fatalf("write=false, spec without write: %v, want ErrCannotEnforce naming root-readonly", err)
+	}
+	if _, err := reg.Check(registry.Request{ID: "a", Ceiling: "write=false", Spec: &enforcer.SpecLayer{Write: true}}); err != nil {
+		t.Fatalf("write=false, spec with write: %v, want accepted (partial, allow_partial)", err)
+	}
 }

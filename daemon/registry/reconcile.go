@@ -161,7 +161,7 @@ func (r *Registry) sweepLocked(orphans bool) Report {
 			// it again, in force now (fail closed).
 			// AllowPartial: this ceiling was accepted before; refusing
 			// to put it back would leave the cgroup with none at all.
-			if err := r.o.Enforcer.Register(cg, enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, AllowPartial: true, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots), Spec: c.Spec}); err != nil {
+			if err := r.o.Enforcer.Register(cg, enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, AllowPartial: true, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots), ExecAllow: execAllowIDs(c.ExecAllow), Spec: c.Spec}); err != nil {
 				r.o.Log.Error("reconcile: cannot re-install ceiling", "container", id, "cgroup", c.Cgroup, "err", err)
 				rep.Failed = append(rep.Failed, id)
 				continue

@@ -125,8 +125,12 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	if err := specMountsInRoots(c, cov); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
+	if c.ExecAllow, err = r.execAllowOf(req, c); err != nil {
+		return state.Container{}, err
+	}
 	entry := enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, Pending: req.Activate == ActivateExec,
-		AllowPartial: len(cov.Partial) > 0, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots), Spec: c.Spec}
+		AllowPartial: len(cov.Partial) > 0, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots),
+		ExecAllow: execAllowIDs(c.ExecAllow), Spec: c.Spec}
 	if err := r.o.Enforcer.Register(cg, entry); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
@@ -203,6 +207,8 @@ func (r *Registry) Unregister(id string) error {
 	if err := r.o.Save(r.o.StatePath, r.snapshotWith(state.Container{}, id)); err != nil {
 		if lerr == nil {
 			// Put the exact entry back (pending or active): still enforced.
+			// Lookup does not read the exec allow list back; the state has it.
+			prev.ExecAllow = execAllowIDs(c.ExecAllow)
 			if rerr := r.o.Enforcer.Register(cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}, prev); rerr != nil {
 				r.o.Log.Error("rollback of a failed unregistration", "container", id, "cgroup_id", c.CgroupID, "err", rerr)
 			}

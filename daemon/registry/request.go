@@ -72,11 +72,22 @@ type Request struct {
 	// stay allowed (policy.CheckWriteRootPaths), resolved inside the
 	// registered process's root (Request.writeRootsDir).
 	WriteRoots []string
+	// ExecAllow: with the effective ceiling shell=none, absolute paths of
+	// the files processes in the cgroup may execute besides the
+	// entrypoint (at most MaxExecAllow), resolved like WriteRoots inside
+	// the registered process's root and kept by identity (device +
+	// inode). Refused: a malformed list or a ceiling that is not
+	// shell=none (ErrBadRequest); a shell, a multi-call binary, the
+	// dynamic loader or a file that cannot be classified
+	// (ErrUnsafeProgram; execallow.go).
+	ExecAllow []string
 	// Spec: what the container's runtime spec enforces by itself, as the
-	// OCI hook found it (oci/speccheck); nil: nothing. The daemon trusts
-	// it as it trusts the hook's pid and cgroup (the socket is root's);
-	// it only adds coverage on a host without BPF LSM
-	// (enforcer.SpecLayer). Its WritableMounts must lie beneath the
+	// OCI hook or the NRI plugin found it (oci/speccheck); nil: nothing
+	// judged. The daemon trusts it as it trusts the hook's pid and cgroup
+	// (the socket is root's); it only matters on a host without BPF LSM
+	// (enforcer.SpecLayer): it credits the fields it gives; a field it
+	// does not give is covered as without a Spec, its gap naming the
+	// rules the spec misses. Its WritableMounts must lie beneath the
 	// registration's effective writable roots, else ErrCannotEnforce.
 	Spec *enforcer.SpecLayer
 }
@@ -127,6 +138,9 @@ func (req Request) validate() error {
 		if err := req.Entrypoint.Validate(); err != nil {
 			return badf("container %s: %v", req.ID, err)
 		}
+	}
+	if err := checkExecAllowPaths(req); err != nil {
+		return err
 	}
 	return checkWriteRootPaths(req)
 }

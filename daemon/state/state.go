@@ -88,6 +88,12 @@ type Container struct {
 	// stay allowed, as requested and as identified at registration (the
 	// kernel matches the identity; docs/design.md "Writable roots").
 	WriteRoots []WriteRoot `json:"write_roots,omitempty"`
+	// ExecAllow: with shell=none, the files processes in the cgroup may
+	// execute (besides an entrypoint taken at the first exec), as
+	// requested and as identified at registration, met with the lists of
+	// the registrations it is nested in (the kernel matches the identity;
+	// docs/api.md "exec_allow"). Re-installed with the entry.
+	ExecAllow []ExecFile `json:"exec_allow,omitempty"`
 	// Spec: what the container's runtime spec enforces by itself, as
 	// registered (enforcer.Entry.Spec), kept so that a later narrowing
 	// judges coverage the same way.
@@ -98,6 +104,15 @@ type Container struct {
 // container's root) and its identity, kernel dev_t (major<<20|minor) and
 // inode number.
 type WriteRoot struct {
+	Path string `json:"path"`
+	Dev  uint32 `json:"dev"`
+	Ino  uint64 `json:"ino"`
+}
+
+// ExecFile is one file of an exec allow list: its path as requested
+// (inside the registered process's root) and its identity, kernel dev_t
+// (major<<20|minor) and inode number.
+type ExecFile struct {
 	Path string `json:"path"`
 	Dev  uint32 `json:"dev"`
 	Ino  uint64 `json:"ino"`

@@ -75,7 +75,7 @@ type Denial struct {
 // than once; Close calls it. Errors: ErrNotRegistered before Register, or
 // the ring buffer cannot be opened.
 func (s *Sandbox) WatchDenials(fn func(Denial)) (stop func() (lost uint64), err error) {
-	if !s.registered || s.closed {
+	if !(s.registered || s.deferred) || s.closed {
 		return nil, ErrNotRegistered
 	}
 	rd, err := s.enf.NewReader()

@@ -32,6 +32,10 @@ import (
 var testPinDir, testPinShared = vmtest.PinDir("sandbox")
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == GateArg {
+		// Run's exec gate (gate.go), as the enforcerd binary dispatches it.
+		os.Exit(GateMain(os.Args[2:], os.Stderr))
+	}
 	probe.Main() // the sandboxed command runs its operation and exits here
 	code := m.Run()
 	if !testPinShared {

@@ -114,13 +114,21 @@ type Sandbox struct {
 	proc *enforcer.ProcessLayer
 	spec *fallback.Spec
 
+	reg Registrar // nil until Register: pinRegistrar then
+
 	cg         cgroup.Cgroup
 	created    bool // cg exists: Close removes it
 	registered bool // cg is registered: Close unregisters it
-	outer      []Outer
-	orphans    []Orphan
-	stopWatch  func() uint64
-	closed     bool
+	// deferred: the registration is Run's (an InitRegistrar): initEntry
+	// is installed with the exec gate's pid; restoreCore puts
+	// RLIMIT_CORE back when that fails.
+	deferred    bool
+	initEntry   enforcer.Entry
+	restoreCore func() error
+	outer       []Outer
+	orphans     []Orphan
+	stopWatch   func() uint64
+	closed      bool
 }
 
 // Open checks that cfg can be enforced on this host, creating nothing:
@@ -270,11 +278,17 @@ func (s *Sandbox) Outer() []Outer { return s.outer }
 // command's exec, before its first instruction, which also puts the
 // entrypoint on a shell=none allow list) when the lifecycle program is
 // attached; otherwise it is in force at once and the entrypoint is added
-// to the allow list by identity. Errors: any step; the RLIMIT_CORE change
-// is put back when the registration fails, and Close removes the cgroup.
+// to the allow list by identity. The registration goes through the
+// Registrar (SetRegistrar; default: the pinned maps); with an
+// InitRegistrar it is left to Run, which names the exec gate's pid.
+// Errors: any step; the RLIMIT_CORE change is put back when the
+// registration fails, and Close removes the cgroup.
 func (s *Sandbox) Register() error {
 	if s.closed || s.created {
 		return errors.New("sandbox: Register called twice or after Close")
+	}
+	if s.reg == nil {
+		s.reg = pinRegistrar{s.enf}
 	}
 	name := s.cfg.CgroupName
 	if name == "" {
@@ -303,7 +317,11 @@ func (s *Sandbox) Register() error {
 	if err != nil {
 		return err
 	}
-	if err := s.enf.Register(cg, entry); err != nil {
+	if _, ok := s.reg.(InitRegistrar); ok {
+		s.deferred, s.initEntry, s.restoreCore = true, entry, restore
+		return nil
+	}
+	if err := s.reg.Register(cg, entry); err != nil {
 		if rerr := restore(); rerr != nil {
 			return fmt.Errorf("%w; %v", err, rerr)
 		}
@@ -356,7 +374,7 @@ func (s *Sandbox) Close() error {
 				err = rerr
 			}
 		} else if s.registered {
-			err = s.enf.Unregister(s.cg.ID)
+			err = s.reg.Unregister(s.cg)
 		}
 	}
 	s.enf.Close()

@@ -29,6 +29,9 @@ func checkNetwork(spec *specs.Spec, o Options) []Missing {
 	// A new network namespace: abstract unix sockets are per namespace,
 	// so the host's (and other containers') are out of reach.
 	out := privateNamespace(spec, f, RuleNetNamespace, specs.NetworkNamespace)
+	// Another process's root (/proc/PID/root) holds the host's unix
+	// sockets; a private PID namespace hides every host process.
+	out = append(out, privatePIDs(spec, f)...)
 	// setns into the host's network namespace needs CAP_SYS_ADMIN.
 	out = append(out, noCapSysAdmin(spec, f)...)
 	out = append(out, checkSeccomp(spec.Linux.Seccomp, o.Arch)...)

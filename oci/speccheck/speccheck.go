@@ -38,7 +38,17 @@ const (
 	RuleSeccomp        = "seccomp"           // network: the filter denies socket/socketpair but AF_UNIX, and io_uring_setup
 	RuleArchitectures  = "architectures"     // network: the filter admits the native ABI only
 	RuleHostSockets    = "host-sockets"      // network: no bind mount of a host socket or a directory of them
+	RulePIDNamespace   = "pid-namespace"     // write, network: a new PID namespace, no host /proc bound in
 )
+
+// WriteRules are the rules a spec must give for write=false, in the order
+// Check reports them (docs/no-bpf-lsm.md "Containers", write=false).
+var WriteRules = []string{RuleRootReadonly, RuleMountNamespace, RulePIDNamespace, RuleMountReadonly, RuleCapSysAdmin, RuleDevices}
+
+// NetworkRules are the rules a spec must give for network=false, in the
+// order Check reports them (docs/no-bpf-lsm.md "Containers",
+// network=false).
+var NetworkRules = []string{RuleNetNamespace, RulePIDNamespace, RuleCapSysAdmin, RuleArchitectures, RuleSeccomp, RuleHostSockets}
 
 // Missing is one thing the spec does not give for a restricted field.
 type Missing struct {
@@ -152,6 +162,22 @@ func privateNamespace(spec *specs.Spec, field, rule string, t specs.LinuxNamespa
 		return nil
 	}
 	return []Missing{missingf(field, rule, "linux.namespaces has no %s namespace: the container shares the runtime's", t)}
+}
+
+// privatePIDs checks that the spec asks for a new PID namespace and binds
+// no host /proc in: in the host's PID namespace (or with the host's proc
+// file system) /proc/PID/root leads into another process's root, whose
+// mounts are not the container's read-only ones, and to the unix sockets
+// beneath it; ptrace reaches host processes of the same user. Both hold
+// whatever the container's own mounts and network namespace are.
+func privatePIDs(spec *specs.Spec, field string) []Missing {
+	out := privateNamespace(spec, field, RulePIDNamespace, specs.PIDNamespace)
+	for _, m := range spec.Mounts {
+		if _, _, bind, _ := mountFlags(m); bind && beneath(cleanDest(m.Source), "/proc") {
+			out = append(out, missingf(field, RulePIDNamespace, "mount %s binds %s, the host's proc file system: /proc/PID/root of host processes leads out of the container", cleanDest(m.Destination), cleanDest(m.Source)))
+		}
+	}
+	return out
 }
 
 // noCapSysAdmin checks that CAP_SYS_ADMIN is in no capability set: remount

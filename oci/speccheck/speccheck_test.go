@@ -333,3 +333,66 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckPIDNamespace: both fields need a PID namespace of the
+// container's own and no host /proc bound in (/proc/PID/root of a host
+// process leads to its writable mounts and its unix sockets).
+func TestCheckPIDNamespace(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*specs.Spec)
+	}{
+		{"no pid namespace", func(s *specs.Spec) { s.Linux.Namespaces = s.Linux.Namespaces[1:] }},
+		{"joined pid namespace", func(s *specs.Spec) { s.Linux.Namespaces[0].Path = "/proc/1/ns/pid" }},
+		{"host /proc bound read-only", func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/host/proc", Type: "bind", Source: "/proc", Options: []string{"rbind", "ro", "rro"}})
+		}},
+		{"a host process's root bound", func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/r", Source: "/proc/1/root/", Options: []string{"bind", "ro"}})
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := goodSpec()
+			tc.edit(s)
+			r := Check(s, restrictive, Options{Arch: "amd64"})
+			for _, f := range []string{"write", "network"} {
+				if got := rules(r, f); !slices.Equal(got, []string{RulePIDNamespace}) {
+					t.Errorf("%s: missing rules %v, want [%s] (%v)", f, got, RulePIDNamespace, r.Missing)
+				}
+			}
+			if w, n := r.Fields(); w || n {
+				t.Errorf("credited write %v network %v without a private PID namespace", w, n)
+			}
+		})
+	}
+	// A proc mount of the container's own is no bind: allowed.
+	s := goodSpec()
+	s.Mounts = append(s.Mounts, specs.Mount{Destination: "/proc2", Type: "proc", Source: "proc", Options: []string{"ro"}})
+	if r := Check(s, restrictive, Options{Arch: "amd64"}); len(r.Missing) != 0 {
+		t.Fatalf("own proc mount: %v", r.Missing)
+	}
+}
+
+// TestRuleLists: WriteRules and NetworkRules name every rule Check
+// reports for the field, in the order it reports them, and nothing else.
+func TestRuleLists(t *testing.T) {
+	// A spec missing everything it can.
+	s := goodSpec()
+	s.Root.Readonly = false
+	s.Linux.Namespaces = nil
+	s.Linux.Resources = nil
+	s.Linux.Seccomp = &specs.LinuxSeccomp{DefaultAction: specs.ActAllow, Architectures: []specs.Arch{specs.ArchX86}}
+	s.Process.Capabilities.Bounding = []string{"CAP_SYS_ADMIN"}
+	s.Mounts[5] = specs.Mount{Destination: "/run", Type: "bind", Source: "/run", Options: []string{"rbind"}}
+	r := Check(s, restrictive, Options{Arch: "amd64"})
+	for _, f := range []struct {
+		name string
+		list []string
+	}{{"write", WriteRules}, {"network", NetworkRules}} {
+		got := slices.Compact(rules(r, f.name))
+		if !slices.Equal(got, f.list) {
+			t.Errorf("%s: reported %v, list %v", f.name, got, f.list)
+		}
+	}
+}

@@ -57,6 +57,7 @@ func checkWrite(spec *specs.Spec, o Options) (out []Missing, writable []string) 
 		out = append(out, missingf(f, RuleRootReadonly, "root.readonly is not true: the container's root file system is writable"))
 	}
 	out = append(out, privateNamespace(spec, f, RuleMountNamespace, specs.MountNamespace)...)
+	out = append(out, privatePIDs(spec, f)...)
 	for _, m := range spec.Mounts {
 		dest := cleanDest(m.Destination)
 		ro, rro, bind, rec := mountFlags(m)

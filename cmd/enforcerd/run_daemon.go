@@ -1,0 +1,104 @@
+package main
+
+// run's registration through the enforcerd daemon: when a daemon using the
+// same pins answers on --socket, the run's cgroup is one of its containers
+// (listed, persisted, swept and audited like any other) instead of an
+// entry run writes into the pinned maps behind the daemon's back.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"time"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/endpoint"
+	"github.com/enforcerd/enforcerd/internal/sandbox"
+)
+
+// daemonRegisterTimeout bounds each of run's requests to the daemon.
+const daemonRegisterTimeout = 10 * time.Second
+
+// daemonRegistrar is a sandbox.InitRegistrar that registers run's cgroup
+// with the daemon on its socket: POST /v1/containers with activate=exec
+// and init_pid the exec gate's pid (the only process in the cgroup until
+// it execs CMD), the ceiling as ceiling text, and the entrypoint, the
+// allowed endpoints and the writable roots by path (the daemon resolves
+// them again, on this host: entrypoint root "/").
+type daemonRegistrar struct {
+	client *api.Client
+	o      runOptions
+	bin    string // CMD's program, as exec.LookPath found it
+	id     string // set by RegisterInit
+}
+
+var _ sandbox.InitRegistrar = (*daemonRegistrar)(nil)
+
+func newDaemonRegistrar(o runOptions, bin string) *daemonRegistrar {
+	return &daemonRegistrar{client: api.NewClient(o.socket, daemonRegisterTimeout), o: o, bin: bin}
+}
+
+// runContainerID is the daemon's container id of run's cgroup cg: its
+// name and its cgroup id (a pid is reused, a cgroup id is not).
+func runContainerID(cg cgroup.Cgroup) string {
+	return fmt.Sprintf("%s-%d", path.Base(cg.Group), cg.ID)
+}
+
+// Register is not used: the daemon's registration names the init
+// (RegisterInit).
+func (d *daemonRegistrar) Register(cg cgroup.Cgroup, _ enforcer.Entry) error {
+	return fmt.Errorf("%w: registering cgroup %s through the enforcerd daemon needs the pid of its init", enforcer.ErrCannotEnforce, cg)
+}
+
+// RegisterInit asks the daemon to register cg with e's ceiling, pending
+// until initPID's first exec. Errors: the daemon refused (the message
+// names its error code) or did not answer; nothing is registered then.
+func (d *daemonRegistrar) RegisterInit(cg cgroup.Cgroup, e enforcer.Entry, initPID int) error {
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	req := api.RegisterRequest{
+		ID: runContainerID(cg), Cgroup: cg.Group, Ceiling: e.Ceiling.String(), AuditOnly: e.AuditOnly,
+		Activate: api.ActivateExec, InitPID: initPID,
+		Entrypoint:   &api.Entrypoint{Path: d.bin, Root: "/", Cwd: wd},
+		AllowConnect: endpoint.Strings(d.o.allowConnect),
+		WriteRoots:   d.o.writeRoots,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), daemonRegisterTimeout)
+	defer cancel()
+	if _, err := d.client.Register(ctx, req); err != nil {
+		var ae *api.Error
+		if errors.As(err, &ae) {
+			return fmt.Errorf("the enforcerd daemon at %s refused to register cgroup %s (error code %s, HTTP %d): %s", d.o.socket, cg.Group, ae.Code, ae.Status, ae.Message)
+		}
+		return fmt.Errorf("registering cgroup %s with the enforcerd daemon at %s: %w", cg.Group, d.o.socket, err)
+	}
+	d.id = req.ID
+	return nil
+}
+
+// Unregister removes the container (after every process of cg was
+// killed). A container the daemon no longer knows (it swept the removed
+// cgroup first) is not an error.
+func (d *daemonRegistrar) Unregister(cg cgroup.Cgroup) error {
+	id := d.id
+	if id == "" {
+		id = runContainerID(cg)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), daemonRegisterTimeout)
+	defer cancel()
+	err := d.client.Unregister(ctx, id)
+	var ae *api.Error
+	if errors.As(err, &ae) && ae.Status == 404 {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("unregistering container %s from the enforcerd daemon at %s: %w", id, d.o.socket, err)
+	}
+	return nil
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/internal/sandbox"
+	"github.com/enforcerd/enforcerd/policy"
 )
 
 // daemonRegisterTimeout bounds each of run's requests to the daemon.
@@ -69,9 +70,17 @@ func (d *daemonRegistrar) RegisterInit(cg cgroup.Cgroup, e enforcer.Entry, initP
 		AllowConnect: endpoint.Strings(d.o.allowConnect),
 		WriteRoots:   d.o.writeRoots,
 	}
+	for _, f := range d.o.execAllow {
+		abs := f
+		if !path.IsAbs(abs) {
+			abs = path.Join(wd, f)
+		}
+		req.ExecAllow = append(req.ExecAllow, abs)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), daemonRegisterTimeout)
 	defer cancel()
-	if _, err := d.client.Register(ctx, req); err != nil {
+	ct, err := d.client.Register(ctx, req)
+	if err != nil {
 		var ae *api.Error
 		if errors.As(err, &ae) {
 			return fmt.Errorf("the enforcerd daemon at %s refused to register cgroup %s (error code %s, HTTP %d): %s", d.o.socket, cg.Group, ae.Code, ae.Status, ae.Message)
@@ -79,6 +88,35 @@ func (d *daemonRegistrar) RegisterInit(cg cgroup.Cgroup, e enforcer.Entry, initP
 		return fmt.Errorf("registering cgroup %s with the enforcerd daemon at %s: %w", cg.Group, d.o.socket, err)
 	}
 	d.id = req.ID
+	if err := checkRunAnswer(ct, e.Ceiling, req.ExecAllow); err != nil {
+		// Not what run asked for: take it back, and never run CMD.
+		uerr := d.Unregister(cg)
+		return fmt.Errorf("%w: the enforcerd daemon at %s registered cgroup %s wider than asked: %v (unregistering it: %v)", enforcer.ErrCannotEnforce, d.o.socket, cg.Group, err, uerr)
+	}
+	return nil
+}
+
+// checkRunAnswer checks the daemon's answer to run's registration: its
+// kernel ceiling must be at most want in every field (the daemon may
+// narrow it, meeting an enclosing ceiling, never widen it), and under
+// shell=none its exec allow list must hold only files run asked for
+// (execAllow, by path; the daemon may drop some when an enclosing list
+// does not name them). Errors name the first field that is wider.
+func checkRunAnswer(ct api.Container, want policy.KernelCeiling, execAllow []string) error {
+	if want.Clamp(ct.Kernel) != ct.Kernel {
+		return fmt.Errorf("kernel ceiling %s, asked for %s", ct.Kernel, want)
+	}
+	if ct.Kernel.Shell == policy.ShellNone {
+		asked := make(map[string]bool, len(execAllow))
+		for _, f := range execAllow {
+			asked[path.Clean(f)] = true
+		}
+		for _, f := range ct.ExecAllow {
+			if !asked[path.Clean(f)] {
+				return fmt.Errorf("exec allow list names %s, which run did not ask for", f)
+			}
+		}
+	}
 	return nil
 }
 

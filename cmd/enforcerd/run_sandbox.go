@@ -17,6 +17,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/audit"
+	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/internal/sandbox"
@@ -79,13 +80,13 @@ func runSandboxed(o runOptions, s streams) int {
 	}
 	// A daemon reading these pins owns their registrations: the run's
 	// cgroup is registered through it (run_daemon.go; CMD starts through
-	// the exec gate, internal/sandbox/gate.go). Not yet with --exec-allow
-	// (the daemon's API takes no exec allow list): that run, a host
-	// without activation at exec, and one whose CMD restricts itself
+	// the exec gate, internal/sandbox/gate.go). A run with more
+	// --exec-allow files than the API takes (registry.MaxExecAllow), a
+	// host without activation at exec, and one whose CMD restricts itself
 	// (the process layer) install into the pins directly, as without a
 	// daemon.
 	daemonReads := sb.DaemonReadsRecords() || daemonReadsRecords(o.socket, o.pinDir)
-	if daemonReads && len(o.execAllow) == 0 {
+	if daemonReads && len(o.execAllow) <= registry.MaxExecAllow {
 		_ = sb.SetRegistrar(newDaemonRegistrar(o, bin)) // refused: stays direct
 	}
 	if err := sb.Register(); err != nil {

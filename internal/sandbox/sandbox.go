@@ -205,7 +205,7 @@ func Open(cfg Config) (*Sandbox, error) {
 			if err != nil {
 				why = err.Error()
 			}
-			return nil, fmt.Errorf("%w (%w): partial coverage is not allowed on this host: %s (recorded in %s)", enforcer.ErrCannotEnforce, enforcer.ErrPartialCoverage, why, enforcer.HostPolicyPin)
+			return nil, fmt.Errorf("%w: partial coverage is not allowed on this host: %s (recorded in %s)", enforcer.PartialRefused, why, enforcer.HostPolicyPin)
 		}
 	}
 	return &Sandbox{cfg: cfg, enf: enf, mount: mount, parent: parent, cov: cov, proc: proc, spec: spec}, nil

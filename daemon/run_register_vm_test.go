@@ -153,3 +153,55 @@ func TestVMRunThroughTheDaemon(t *testing.T) {
 		t.Errorf("cgroup %s still there after run returned: %v", ct.Cgroup, err)
 	}
 }
+
+// TestVMRunExecAllowThroughTheDaemon: `enforcerd run --shell=none
+// --exec-allow FILE` through a daemon registers the list with the daemon
+// (it is no longer installed behind the daemon's back). Tri-state, with
+// two identical static programs (enforcerd and a copy of it, another
+// inode): (a) without shell=none the probe runs the copy; (b) with
+// shell=none and the original on the list, the probe runs the original
+// ("enforcerd version" prints its version) and its exec of the copy is
+// denied (EPERM), which then prints nothing.
+func TestVMRunExecAllowThroughTheDaemon(t *testing.T) {
+	e := newVMEnv(t, "127.0.0.1:19495")
+	e.startDaemon()
+	defer e.stopDaemon(t.Failed())
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(e.bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twin := filepath.Join(t.TempDir(), "enforcerd-twin")
+	if err := os.WriteFile(twin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runs := func(r runResult) probe.Result {
+		t.Helper()
+		res, err := probe.ParseResult([]byte(r.stdout))
+		if err != nil || r.code != 0 || res.Setup != "" {
+			t.Fatalf("run: exit %d, result %v, %v\nstdout: %s\nstderr: %s", r.code, res, err, r.stdout, r.stderr)
+		}
+		return res
+	}
+	// (a) control: no shell=none, the copy runs.
+	if res := runs(e.enforcerdRun(probe.Env("exec", twin, "version"), nil, self)); res.Errno != 0 || res.Exit != 0 || !strings.Contains(res.Out, "enforcerd") {
+		t.Fatalf("control: exec of the copy: %v, want it to run", res)
+	}
+	flags := []string{"--shell=none", "--exec-allow", e.bin}
+	// (b) the listed file runs.
+	if res := runs(e.enforcerdRun(probe.Env("exec", e.bin, "version"), flags, self)); res.Errno != 0 || res.Exit != 0 || !strings.Contains(res.Out, "enforcerd") {
+		t.Fatalf("--exec-allow %s: exec of it: %v, want it to run", e.bin, res)
+	}
+	// (b) the unlisted copy is denied and prints nothing.
+	if res := runs(e.enforcerdRun(probe.Env("exec", twin, "version"), flags, self)); res.Errno != syscall.EPERM || strings.Contains(res.Out, "enforcerd") {
+		t.Fatalf("BYPASS: --exec-allow %s: exec of an unlisted copy: %v, want EPERM and no output", e.bin, res)
+	}
+	// The daemon recorded the list: its audit log has the registration.
+	audit, _ := os.ReadFile(e.audit)
+	if !strings.Contains(string(audit), "enforcerd-run-") {
+		t.Errorf("the daemon's audit log has no registration of the run's cgroup:\n%s", audit)
+	}
+}

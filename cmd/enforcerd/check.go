@@ -267,6 +267,7 @@ func printCheckReport(w io.Writer, r checkReport) {
 	fmt.Fprintf(w, "left behind:     %s\n", r.LeftBehind)
 	printHost(w, r.Host)
 	fmt.Fprintln(w)
+	fmt.Fprintln(w, "containers (OCI hook, NRI plugin, API), by the kernel programs alone:")
 	for _, f := range []string{"network", "write", "shell"} {
 		cf := r.Fields[f]
 		switch {

@@ -54,7 +54,7 @@ func runSandboxed(o runOptions, s streams) int {
 		PinDir: o.pinDir, VerifierLog: verifierLog(stderr),
 	})
 	if errors.Is(err, enforcer.ErrPartialCoverage) {
-		return fail("%v\nenforcerd run: `enforcerd check` shows what this host enforces of each field and what a full coverage needs (for most gaps: bpf in the kernel's lsm= list, docs/no-bpf-lsm.md)", err)
+		return fail("%v\nenforcerd run: `enforcerd check` shows what this host enforces of each field and what a full coverage needs (for most gaps: BPF LSM, i.e. bpf in the kernel's lsm= list and a kernel that loads BPF LSM programs; its \"layer bpf-lsm\" line says which is missing here; docs/no-bpf-lsm.md)", err)
 	}
 	if err != nil {
 		return fail("%v", err)

@@ -157,7 +157,8 @@ const ctlRegisterHelp = `Usage:
   enforcerd ctl register [--socket PATH] [--json] --id ID (--cgroup PATH | --pid PID)
                          [--role R] [--ceiling C] [--parent ID] [--audit-only]
                          [--tool-groups G,...] [--proxy-allow P,...|none]
-                         [--allow-connect ENDPOINT]... [--exec-allow PATH]...
+                         [--allow-connect ENDPOINT]... [--write-root DIR]...
+                         [--exec-allow PATH]...
                          [--activate now|exec] [--init-pid PID]
                          [--entrypoint PATH --entrypoint-root DIR
                           [--entrypoint-env-path PATH] [--entrypoint-cwd DIR]]
@@ -200,6 +201,11 @@ Flags:
       Repeatable, at most 16. With network=false: an endpoint the container
       may still connect or send to: tcp:IP:PORT, udp:IP:PORT, or
       unix:/PATH (resolved inside --entrypoint-root when given).
+  --write-root DIR
+      Repeatable, at most 16. With write=false: an absolute path of a
+      directory beneath which writes stay allowed (write_roots), resolved
+      inside --entrypoint-root when given, else the --pid's root, else /,
+      and kept by identity; a relative path is a usage error.
   --exec-allow PATH
       Repeatable, at most 16. With shell=none (the effective ceiling): an
       absolute path of a file the container may execute besides its

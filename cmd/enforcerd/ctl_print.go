@@ -118,7 +118,11 @@ func printContainerText(w io.Writer, c api.Container) error {
 		fmt.Fprintf(tw, "pending deadline:\t%s\n", c.PendingDeadline.Format(time.RFC3339))
 	}
 	fmt.Fprintf(tw, "cgroup:\t%s (id %d)\n", c.Cgroup, c.CgroupID)
-	fmt.Fprintf(tw, "role:\t%s\n", orDash(c.Role))
+	role := c.Role
+	if role == "" {
+		role = "general (none given)"
+	}
+	fmt.Fprintf(tw, "role:\t%s\n", role)
 	fmt.Fprintf(tw, "session:\t%s\n", c.Session)
 	fmt.Fprintf(tw, "ceiling:\t%s\n", c.Ceiling)
 	fmt.Fprintf(tw, "kernel:\t%s\n", c.Kernel)
@@ -142,6 +146,12 @@ func printContainerText(w io.Writer, c api.Container) error {
 			files[i] = cell(p)
 		}
 		fmt.Fprintf(tw, "exec allow:\t%s\n", orDash(strings.Join(files, " ")))
+	}
+	if len(c.AllowConnect) > 0 || !c.Kernel.Network {
+		fmt.Fprintf(tw, "allow connect:\t%s\n", orDash(cells(c.AllowConnect)))
+	}
+	if len(c.WriteRoots) > 0 || !c.Kernel.Write {
+		fmt.Fprintf(tw, "write roots:\t%s\n", orDash(cells(c.WriteRoots)))
 	}
 	for _, g := range c.Unenforced {
 		fmt.Fprintf(tw, "NOT enforced:\t%s (%s): %s\n", g.Code, g.Field, g.Detail)
@@ -195,3 +205,13 @@ func denialRow(r audit.Record) string { return strings.Join(denialFields(r), "\t
 
 // denialRowFollow is a record as a line of the stream.
 func denialRowFollow(r audit.Record) string { return strings.Join(denialFields(r), "  ") }
+
+// cells joins untrusted strings (paths, endpoints of a registration) with
+// spaces, each quoted by cell when it could forge a line.
+func cells(ss []string) string {
+	out := make([]string, len(ss))
+	for i, x := range ss {
+		out[i] = cell(x)
+	}
+	return strings.Join(out, " ")
+}

@@ -49,6 +49,11 @@ func (f *registerFlags) request(c *cobra.Command) (api.RegisterRequest, error) {
 	if req.ID == "" {
 		return req, usageErrorf("missing --id (or --file with the request)")
 	}
+	for _, p := range req.WriteRoots {
+		if !strings.HasPrefix(p, "/") {
+			return req, usageErrorf("--write-root %q: want an absolute path (resolved in the container's root: --entrypoint-root, else the --pid's root, else /)", p)
+		}
+	}
 	for _, p := range req.ExecAllow {
 		if !path.IsAbs(p) {
 			return req, usageErrorf("--exec-allow %q: want an absolute path (resolved in the container's root: --entrypoint-root, else the --pid's root, else /)", p)
@@ -118,6 +123,7 @@ func newCtlRegisterCmd(s streams, o *ctlOptions) *cobra.Command {
 	fs.StringVar(&f.req.ToolGroups, "tool-groups", "", "comma-separated tool groups")
 	fs.StringVar(&f.proxyAllow, "proxy-allow", "", "egress proxy domain patterns for this container, or none")
 	fs.StringArrayVar(&f.req.AllowConnect, "allow-connect", nil, "with network=false: an endpoint still reachable (repeatable)")
+	fs.StringArrayVar(&f.req.WriteRoots, "write-root", nil, "with write=false: an absolute path of a directory beneath which writes stay allowed (repeatable, at most 16)")
 	fs.StringArrayVar(&f.req.ExecAllow, "exec-allow", nil, "with shell=none: an absolute path of a file the container may execute (repeatable, at most 16)")
 	fs.StringVar(&f.activate, "activate", "", "now (default) or exec: pending until the first exec")
 	fs.IntVar(&f.req.InitPID, "init-pid", 0, "with --activate exec: the runtime's init process")

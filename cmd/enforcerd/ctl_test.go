@@ -422,3 +422,20 @@ func TestCtlRegisterExecAllow(t *testing.T) {
 		t.Errorf("--json: %s", out)
 	}
 }
+
+// TestCtlRegisterWriteRoot: --write-root sends write_roots (a relative
+// path is a usage error sent nowhere), and get prints the roots and the
+// allowed endpoints of a restricted field, "-" when there are none.
+func TestCtlRegisterWriteRoot(t *testing.T) {
+	ts := ctlServer(t)
+	dir := t.TempDir()
+	if code, _, errs := ctl(ts, "register", "--id", "w", "--cgroup", "/c/w", "--ceiling", "write=false", "--write-root", "rel"); code != exitUsage || !strings.Contains(errs, "--write-root") {
+		t.Fatalf("relative --write-root: exit %d, %q", code, errs)
+	}
+	if len(ts.Reg.List()) != 0 {
+		t.Fatal("registered after a usage error")
+	}
+	mustCtl(t, ts, "register", "--id", "w", "--cgroup", "/c/three", "--ceiling", "write=false,network=false", "--write-root", dir)
+	out := mustCtl(t, ts, "get", "w")
+	contains(t, "get", out, "write roots:\t"+dir, "allow connect:\t-", "role:\tgeneral (none given)")
+}

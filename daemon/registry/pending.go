@@ -108,6 +108,19 @@ func (r *Registry) CheckPending() ([]Event, error) {
 			if _, err := r.o.Cgroups.Open(c.Cgroup); err != nil {
 				continue // the cgroup is gone: Sweep drops it
 			}
+			// The init may have exec'd (the kernel activated the entry)
+			// and forked between the lookup above and the listing:
+			// its children are then no intruders. Activation is
+			// monotonic, so an entry still pending now was pending when
+			// the processes were listed.
+			if now, err := r.o.Enforcer.Lookup(c.CgroupID); err == nil && !now.Pending {
+				if c.State == state.StatePending {
+					c.State, c.PendingDeadline = state.StateActive, nil
+					evs = append(evs, r.event(c, EventActivatedAtExec, ""))
+					r.byID[id], changed = c, true
+				}
+				continue
+			}
 			active := en
 			active.Pending = false
 			cg := cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}

@@ -329,6 +329,37 @@ func TestPendingExecRacingTheFreezeWins(t *testing.T) {
 	}
 }
 
+// TestPendingExecThenForkRacingTheCheckIsNoIntruder: the init execs (the
+// kernel activates the entry) and forks a child between the checker's
+// lookup of the entry and its listing of the cgroup's processes: the
+// child is not an intruder, the registration is activated at exec with no
+// reason.
+func TestPendingExecThenForkRacingTheCheckIsNoIntruder(t *testing.T) {
+	f := newPendingFixture(t)
+	f.cgs.Add("/ctr/a")
+	f.proc(10, 500, "/ctr/a")
+	c, err := f.reg.Register(registry.Request{ID: "a", Cgroup: "/ctr/a", InitPID: 10, Ceiling: "network=false", Activate: registry.ActivateExec})
+	if err != nil || c.State != state.StatePending {
+		t.Fatalf("%+v, %v", c, err)
+	}
+	once := false
+	f.cgs.BeforeProcs = func(string) {
+		if !once {
+			once = true
+			f.execActivates(c.CgroupID)
+			f.proc(11, 600, "/ctr/a") // the exec'd init's child
+		}
+	}
+	f.check(t)
+	got, _ := f.reg.Get("a")
+	if got.State != state.StateActive || got.ActivationReason != "" {
+		t.Fatalf("exec then fork during the check: state %q, reason %q; want active at exec, no reason", got.State, got.ActivationReason)
+	}
+	if k := f.kinds(); len(k) != 1 || k[0] != registry.EventActivatedAtExec {
+		t.Fatalf("events %v", k)
+	}
+}
+
 func TestPendingReconcileOldStateAndRestartDeadline(t *testing.T) {
 	f := newPendingFixture(t)
 	f.cgs.Add("/ctr/a")

@@ -150,6 +150,10 @@ type Cgroups struct {
 	// BeforeFreeze, when set, runs at the start of Freeze (without the
 	// fake's lock): tests simulate an exec racing the freeze.
 	BeforeFreeze func(group string)
+	// BeforeProcs, when set, runs at the start of Procs (without the
+	// fake's lock): tests simulate an exec and a fork racing the pending
+	// checker's listing.
+	BeforeProcs func(group string)
 }
 
 // NewCgroups returns a tree holding only the root (id 1).
@@ -192,6 +196,9 @@ func (c *Cgroups) SetPid(pid int, group string) {
 
 // Procs implements registry.Cgroups: the pids in group or below.
 func (c *Cgroups) Procs(group string) ([]int, error) {
+	if c.BeforeProcs != nil {
+		c.BeforeProcs(group)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.FailProcs {

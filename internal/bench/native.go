@@ -89,7 +89,7 @@ func Native(args []string) error {
 		return err
 	}
 	pin := filepath.Join("/sys/fs/bpf", tag)
-	if err := r.load(pin, cgs["att"].Path()); err != nil {
+	if err := r.load(pin, cgs["att"].Path(), true); err != nil {
 		return err
 	}
 	enf, err := enforcer.Open(enforcer.Options{PinDir: pin, CgroupMount: mount, CgroupAttach: cgs["att"].Path()})

@@ -44,6 +44,7 @@ func VM(args []string) error {
 	floodOnly := fs.Bool("flood-only", false, "load enforcerd and run only the audit flood")
 	icount := fs.Bool("icount", false, "the guest runs under QEMU -icount with one vCPU (scripts/vmtest --icount): record it, check it")
 	opsList := fs.String("ops", joinOps(MicroOps), "microbenchmarks to run, comma-separated")
+	settle := fs.Duration("settle", 2*time.Second, "idle time after every load or unload, before the next phase (the kernel's deferred freeing runs then, not inside a measurement)")
 	seed := fs.Uint64("seed", 0, "seed of the per-round group and phase order (0: from the clock; the seed used is logged and kept in the result)")
 	macroOn := fs.Bool("macro", true, "run the macro workload (when -tar is given)")
 	microOnly := fs.Bool("micro-only", false, "only the microbenchmark phases: no scale, latency, memory, flood or profile")
@@ -54,8 +55,8 @@ func VM(args []string) error {
 	if err != nil {
 		return err
 	}
-	if *reps < 1 {
-		return fmt.Errorf("vm: -reps %d: want at least 1 round", *reps)
+	if *reps < 1 || *settle < 0 {
+		return fmt.Errorf("vm: -reps %d -settle %v: want at least 1 round and no negative time", *reps, *settle)
 	}
 	if *seed == 0 {
 		*seed = uint64(time.Now().UnixNano())
@@ -125,7 +126,7 @@ func VM(args []string) error {
 	if err != nil {
 		return err
 	}
-	k := &vmKernel{r: r, pin: *pin, mount: mount, baseline: baseline}
+	k := &vmKernel{r: r, pin: *pin, mount: mount, baseline: baseline, settle: *settle}
 	k.onLoad = func(enf *enforcer.Enforcer) error { return enf.Register(cgs[PhaseC], allowAll) }
 	// The first load: its figures are the loader's, its hooks the floor's
 	// model; then everything is unloaded again before the first round.

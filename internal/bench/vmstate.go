@@ -57,20 +57,33 @@ type vmKernel struct {
 	enf      *enforcer.Enforcer // stateLoaded
 	floor    *floorSet          // stateFloor
 	onLoad   func(*enforcer.Enforcer) error
+	// settle is how long enter idles after a change of state: the kernel's
+	// deferred work of a load or unload (RCU callbacks freeing programs
+	// and trampolines, run in softirq and charged to whichever process is
+	// on the CPU) finishes before a phase measures, not inside it.
+	settle time.Duration
 }
 
 // unloadTimeout bounds how long leaving a state waits for the kernel's
 // program count to return to the baseline.
 var unloadTimeout = 30 * time.Second
 
-// enter brings the kernel to state s (leaving the current one first).
-// Loader figures are recorded from the first load only. Errors: a load,
-// attach or registration failure, the BPF LSM layer not in force, programs
-// left loaded after leaving a state (unloadTimeout).
+// enter brings the kernel to state s (leaving the current one first), then
+// idles k.settle. Loader figures are recorded from the first load only.
+// Errors: a load, attach or registration failure, the BPF LSM layer not in
+// force, programs left loaded after leaving a state (unloadTimeout).
 func (k *vmKernel) enter(s kernelState) error {
 	if k.state == s {
 		return nil
 	}
+	if err := k.change(s); err != nil {
+		return err
+	}
+	time.Sleep(k.settle)
+	return nil
+}
+
+func (k *vmKernel) change(s kernelState) error {
 	if err := k.leave(); err != nil {
 		return err
 	}

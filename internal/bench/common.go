@@ -84,21 +84,21 @@ func joinOps(ops []Op) string {
 	return strings.Join(s, ",")
 }
 
-// rootDepth is how many directories beneath its writable root phase (c2)
-// works: an allowed write climbs them all.
+// rootDepth is how many directories beneath its phase directory every phase
+// works: (c2)'s phase directory is its writable root, so an allowed write
+// there climbs them all; every other phase works at the same depth, so that
+// the path walk itself costs the same in each and a ratio shows only what
+// the phase adds.
 const rootDepth = 8
 
-// phaseDir is where a phase's worker works: root/<phase>, and for (c2)
-// rootDepth levels beneath root/c2, its writable root.
+// phaseDir is where a phase's worker works: rootDepth levels beneath
+// root/<phase> (for (c2), root/c2 is its writable root).
 func (r *run) phaseDir(phase string) string {
-	if phase == PhaseC2 {
-		d := r.writeRoot()
-		for i := 1; i <= rootDepth; i++ {
-			d = filepath.Join(d, strconv.Itoa(i))
-		}
-		return d
+	d := filepath.Join(r.root, phase)
+	for i := 1; i <= rootDepth; i++ {
+		d = filepath.Join(d, strconv.Itoa(i))
 	}
-	return filepath.Join(r.root, phase)
+	return d
 }
 
 // writeRoot is (c2)'s writable root.
@@ -239,8 +239,9 @@ func Load(args []string) error {
 	return json.NewEncoder(os.Stdout).Encode(res)
 }
 
-// load runs the "load" subcommand as a child and records its figures.
-func (r *run) load(pin, attach string) error {
+// load runs the "load" subcommand as a child; record: keep its figures (the
+// first load of a run only: later loads find the kernel's caches warm).
+func (r *run) load(pin, attach string, record bool) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -256,6 +257,9 @@ func (r *run) load(pin, attach string) error {
 		return fmt.Errorf("loader output %q: %w", out, err)
 	}
 	r.log("loader: %d programs attached in %.1fs, VmHWM %.0f KiB", lr.Hooks, lr.LoadS, lr.HWMKiB)
+	if !record {
+		return nil
+	}
 	r.doc.Values = append(r.doc.Values,
 		Value{"loader_load_time", lr.LoadS, "s"},
 		Value{"loader_peak_rss", lr.HWMKiB / 1024, "MiB"},

@@ -182,7 +182,7 @@ func (r *run) flood(enf *enforcer.Enforcer, cg cgroup.Cgroup, n uint64) error {
 // floodOnly loads enforcerd and runs only the flood (-flood-only).
 func (r *run) floodOnly(pin, mount string, cg cgroup.Cgroup, n uint64, t0 time.Time) error {
 	r.log("loading enforcerd (loader child)")
-	if err := r.load(pin, mount); err != nil {
+	if err := r.load(pin, mount, true); err != nil {
 		return err
 	}
 	enf, err := enforcer.Open(enforcer.Options{PinDir: pin, CgroupMount: mount})

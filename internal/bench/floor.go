@@ -48,12 +48,22 @@ type floorSet struct {
 	links []link.Link
 }
 
-// attachFloor loads a floor program (floorSpec) for every attached hook of
-// enf's cgroup-BPF layer and attaches it at the cgroup cgroupPath. Only
-// cgroup-BPF programs: the native part cannot load BPF LSM programs.
-// Errors: a hook whose program is in no embedded object, a load or attach
-// failure, no hook at all; nothing stays attached on error.
+// attachFloor mirrors enf's attached hooks with floor programs
+// (attachFloorHooks), the cgroup-BPF ones at the cgroup cgroupPath.
 func attachFloor(enf *enforcer.Enforcer, cgroupPath string) (*floorSet, error) {
+	return attachFloorHooks(enf.Hooks(), cgroupPath)
+}
+
+// attachFloorHooks loads a floor program (floorSpec) for every attached hook
+// in hooks (enforcer.Enforcer.Hooks: every LSM, tracing and cgroup-BPF
+// program enforcerd attached) and attaches it the way enforcerd attaches
+// its own: an LSM hook, a tracing target (fentry, tp_btf), or for
+// cgroup-BPF the cgroup cgroupPath with the section's attach type. Hooks
+// that are not attached (optional hooks missing from the kernel, layers the
+// host cannot load) get no twin. Errors: a hook whose program is in no
+// embedded object, a program type with no attach method, a load or attach
+// failure, no attached hook at all; nothing stays loaded on error.
+func attachFloorHooks(hooks []enforcer.HookStatus, cgroupPath string) (*floorSet, error) {
 	specs := map[string]*ebpf.ProgramSpec{}
 	for _, load := range objectSpecs {
 		cs, err := load()
@@ -65,8 +75,8 @@ func attachFloor(enf *enforcer.Enforcer, cgroupPath string) (*floorSet, error) {
 		}
 	}
 	f := &floorSet{}
-	for _, h := range enf.Hooks() {
-		if !h.Attached || h.Layer != enforcer.LayerCgroup {
+	for _, h := range hooks {
+		if !h.Attached {
 			continue
 		}
 		ps, ok := specs[h.Program]
@@ -80,7 +90,17 @@ func attachFloor(enf *enforcer.Enforcer, cgroupPath string) (*floorSet, error) {
 			return nil, fmt.Errorf("floor: load %s: %w", h.Name, err)
 		}
 		f.progs = append(f.progs, prog)
-		l, err := link.AttachCgroup(link.CgroupOptions{Path: cgroupPath, Attach: ps.AttachType, Program: prog})
+		var l link.Link
+		switch ps.Type {
+		case ebpf.LSM:
+			l, err = link.AttachLSM(link.LSMOptions{Program: prog})
+		case ebpf.Tracing:
+			l, err = link.AttachTracing(link.TracingOptions{Program: prog})
+		case ebpf.CGroupSock, ebpf.CGroupSockAddr:
+			l, err = link.AttachCgroup(link.CgroupOptions{Path: cgroupPath, Attach: ps.AttachType, Program: prog})
+		default:
+			err = fmt.Errorf("program type %s: no attach method", ps.Type)
+		}
 		if err != nil {
 			f.close()
 			return nil, fmt.Errorf("floor: attach %s: %w", h.Name, err)
@@ -88,11 +108,13 @@ func attachFloor(enf *enforcer.Enforcer, cgroupPath string) (*floorSet, error) {
 		f.links = append(f.links, l)
 	}
 	if len(f.links) == 0 {
-		return nil, errors.New("floor: no attached cgroup-BPF hook to mirror")
+		return nil, errors.New("floor: no attached hook to mirror")
 	}
 	return f, nil
 }
 
+// close detaches and closes every floor program: with no other holder they
+// are unloaded.
 func (f *floorSet) close() {
 	for _, l := range f.links {
 		l.Close()
@@ -100,4 +122,5 @@ func (f *floorSet) close() {
 	for _, p := range f.progs {
 		p.Close()
 	}
+	f.links, f.progs = nil, nil
 }

@@ -66,7 +66,7 @@ func Summary(w io.Writer, docs []*Doc) {
 		l := d.Label()
 		ops := append(append([]Op{}, MicroOps...), OpMacro)
 		for _, op := range ops {
-			for _, ph := range []string{PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE} {
+			for _, ph := range []string{PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE} {
 				if r, ok := d.Ratio(op, ph, PhaseA); ok {
 					fmt.Fprintf(w, "bench: %s/%s/%s ratio=%.3f\n", l, op, ph, r)
 				}

@@ -82,14 +82,14 @@ func Native(args []string) error {
 	}
 	r.doc.Notes = append(r.doc.Notes,
 		fmt.Sprintf("host: (a) runs in a sibling subtree of the cgroup the programs attach to (cgroup-BPF runs only below its attach point), at the same cgroup depth (level %d) as (f), (b), (c), (c2), (d); each of %d rounds runs every phase once in an order shuffled per round (seed %d)", cgs[PhaseA].Level, r.reps, *seed),
-		"host: (f) runs below a third sibling where allow-only programs (r0 = 1; exit) of the same types sit on the same cgroup-BPF hooks as enforcerd's: (f)/(a) is the cost of attaching at all, (b)/(f) what enforcerd's program bodies add",
+		"host: (f) runs below a third sibling where allow-only programs (r0 = allow; exit) of the same types sit on the same hooks as every program enforcerd attached here (cgroup-BPF at that sibling; tracing programs, where the host loads them, globally, so they are in every phase): (f)/(a) is the cost of attaching at all, (b)/(f) what enforcerd's program bodies add",
 		"host: (c2) is the network part of the typical ceiling (network=false, the listener as its one allowed endpoint; write and shell full): cgroup-BPF has no file or exec hooks")
 	ops := NetOps
 	if err := r.calibrate(cgs[PhaseA], ops); err != nil {
 		return err
 	}
 	pin := filepath.Join("/sys/fs/bpf", tag)
-	if err := r.load(pin, cgs["att"].Path()); err != nil {
+	if err := r.load(pin, cgs["att"].Path(), true); err != nil {
 		return err
 	}
 	enf, err := enforcer.Open(enforcer.Options{PinDir: pin, CgroupMount: mount, CgroupAttach: cgs["att"].Path()})

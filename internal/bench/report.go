@@ -16,8 +16,8 @@ import (
 
 // The measured phases, and the scale phases.
 const (
-	PhaseA     = "a"     // no programs attached (detached between rounds)
-	PhaseA0    = "a0"    // no program ever loaded in this boot
+	PhaseA     = "a"     // no programs: in the VM, every program unloaded (not merely detached) before the group
+	PhaseA0    = "a0"    // (a) again, in the same unloaded group: the null check, (a0)/(a) must be 1
 	PhaseB     = "b"     // programs loaded, process not enforced
 	PhaseC     = "c"     // enforced, all-allow ceiling
 	PhaseC2    = "c2"    // enforced, a typical agent ceiling: network=false with one allowed endpoint, write=false with one writable root, shell=read_only
@@ -35,7 +35,8 @@ type Doc struct {
 	Machine     string `json:"machine"`
 	LandlockABI int    `json:"landlock_abi"`
 	Reps        int    `json:"reps"`
-	// OrderSeed: seed of the per-round shuffled phase order (native part).
+	// OrderSeed: seed of the per-round shuffled phase order (native part),
+	// or group and phase order (VM part).
 	OrderSeed uint64 `json:"order_seed,omitempty"`
 	// Icount: the guest ran under QEMU -icount shift=0,sleep=off with one
 	// vCPU: its clocks count instructions (1 ns per instruction).
@@ -174,6 +175,9 @@ func (d *Doc) Method() string {
 	default:
 		how = "QEMU TCG (guest clocks are host time under emulation)"
 	}
+	if d.Where != "host" && d.OrderSeed != 0 {
+		how += fmt.Sprintf("; groups unloaded/floor/loaded and their phases shuffled per round (seed %d)", d.OrderSeed)
+	}
 	return fmt.Sprintf("%s; median of %d paired rounds (per-round ratios), bootstrap 95%% interval (%d resamples, fixed seed)", how, d.Reps, BootstrapResamples)
 }
 
@@ -283,13 +287,19 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 		p("- %s: kernel %s, %s; Landlock ABI %d; part took %.0f s. Figures: %s\n",
 			d.Label(), d.Kernel, d.Machine, d.LandlockABI, d.ElapsedS, d.Method())
 	}
-	p("\nPhases: (a) no enforcerd program attached: in the VM, every round detaches all links (programs stay loaded, ")
-	p("so re-attaching needs no verifier run), runs (a) and (e), re-attaches and runs (b), (c), (d), so each ratio is ")
-	p("the median of per-round ratios; (a0) is (a) measured before the first load of the boot, a check that detached ")
-	p("equals never loaded; on the host (a) runs in a sibling subtree of the cgroup the programs attach to, ")
+	p("\nPhases: (a) no enforcerd program: in the VM, every round runs three groups in an order shuffled per round ")
+	p("(seeded; the phases within a group shuffled too), loading or unloading between groups as they need: ")
+	p("unloaded ((a), (a0), (e): every program and link of enforcerd's closed and unpinned, and the kernel's count of loaded ")
+	p("BPF programs back at what it was before the first load, or the run fails: merely detached programs were measured to ")
+	p("keep file operations 4–16%% dearer on 6.12), floor ((f)) and loaded ((b), (c), (c2), (d)), the guest idling a moment (-settle) after every load or unload so that ")
+	p("the kernel's deferred freeing is not charged to the next phase; the loader's figures ")
+	p("come from the first load of the boot; (a0) is (a) run a second time in the same unloaded group, the null check ")
+	p("of the method ((a0)/(a) should be within 0.995–1.005); ")
+	p("on the host (a) runs in a sibling subtree of the cgroup the programs attach to, ")
 	p("at the same cgroup depth, and every round runs (a), (f), (b), (c), (c2), (d) once each in a shuffled order; ")
-	p("(f) the floor (host only so far): in place of enforcerd's programs, allow-only programs (r0 = allow; exit) of the same ")
-	p("types on the same hooks, so (f)/(a) is what attaching at those hooks costs at all and (b) over (f) what enforcerd's ")
+	p("(f) the floor: in place of enforcerd's programs, allow-only programs (r0 = allow; exit) of the same ")
+	p("types on the same hooks (a twin of every program enforcerd attached: in the VM every LSM, tracing and cgroup-BPF ")
+	p("program; on the host those it can load, no BPF LSM), so (f)/(a) is what attaching at those hooks costs at all and (b) over (f) what enforcerd's ")
 	p("program bodies add; ")
 	p("(b) every program loaded and attached, the process in an unregistered cgroup; ")
 	p("(c) the process in a registered cgroup with the all-allow ceiling network=true, write=true, shell=full ")
@@ -297,15 +307,14 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 	p("(c2) the process in a registered cgroup under the ceiling a real agent gets, the same intent as (e): ")
 	p("network=false with the listener as its one allowed endpoint (tcp:127.0.0.1:PORT), write=false with one writable root, ")
 	p("shell=read_only; its scratch directory lies 8 levels beneath the root, so every allowed write climbs 8 directories to ")
-	p("find it; as in a container, the cgroup is registered once the worker (its entrypoint) runs, so the programs it execs run write-denied (the exec op measures that path too); ")
+	p("find it (every phase works 8 directories beneath its own phase directory, so the path walk costs the same in each); as in a container, the cgroup is registered once the worker (its entrypoint) runs, so the programs it execs run write-denied (the exec op measures that path too); ")
 	p("(d) registered with network=false, write=false, shell=none: ")
 	p("the denied path (every operation must fail with EPERM, or the run fails); ")
 	p("(e) no enforcerd programs, Landlock (go-landlock, best effort at ABI 5) restricting to read-only / ")
 	p("except the scratch directory and TCP connect to the listener port only — \"n/a\" where Landlock cannot ")
 	p("express the operation (socket creation, stat; TCP connect below ABI 4). Within a part every workload process ")
 	p("sits at the same cgroup depth. A ratio is the median over rounds of the per-round ratio phase/(a) (both ran ")
-	p("in the same round, so drift of the machine between rounds cancels; (a0)/(a), from different rounds, is the ratio of ")
-	p("the medians, each side resampled on its own), shown as \"ratio [lo–hi]\" with its ")
+	p("in the same round, so drift of the machine between rounds cancels), shown as \"ratio [lo–hi]\" with its ")
 	p("percentile bootstrap 95%% interval over rounds (10,000 resamples, fixed seed: the same samples give the same ")
 	p("interval); a goal is met only when the whole interval is at or under it, not met when the whole interval is ")
 	p("over it, and inconclusive otherwise. Inside the VM (QEMU TCG, no KVM) only ratios are meaningful, the ns ")

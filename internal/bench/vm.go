@@ -3,6 +3,7 @@ package bench
 import (
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"runtime"
@@ -17,10 +18,19 @@ import (
 )
 
 // VM is the "vm" subcommand: the whole guest part of `make bench` in one
-// boot, in the order the phases need: (a) and (e) before the first program is
-// loaded, then the loader, then (b), (c), (d), scale, registration latency,
+// boot. Calibration runs before anything is loaded; the first load gives
+// the loader's figures and the hooks the floor mirrors, then everything is
+// unloaded again. Each of -reps rounds runs three groups in an order
+// shuffled per round (-seed), the phases within each group shuffled too:
+// unloaded ((a), (a0), (e): every program and link of enforcerd's closed and
+// unpinned, the kernel's program count back at what it was before the first
+// load), floor ((f): allow-only twins of every program enforcerd attaches,
+// on the same hooks) and loaded ((b), (c), (c2), (d)), loading or unloading
+// between groups as they need. Then, loaded: scale, registration latency,
 // memory, the audit flood, and last the profile (BPF stats slow every
-// program down, so they are on only for the profile passes).
+// program down, so they are on only for the profile passes). Errors: a
+// setup step that fails, programs still loaded after an unload (the
+// unloaded phases would not be "nothing loaded"), a phase that fails.
 func VM(args []string) error {
 	fs := flag.NewFlagSet("vm", flag.ContinueOnError)
 	reps := fs.Int("reps", 7, "repetitions per figure (medians)")
@@ -34,7 +44,8 @@ func VM(args []string) error {
 	floodOnly := fs.Bool("flood-only", false, "load enforcerd and run only the audit flood")
 	icount := fs.Bool("icount", false, "the guest runs under QEMU -icount with one vCPU (scripts/vmtest --icount): record it, check it")
 	opsList := fs.String("ops", joinOps(MicroOps), "microbenchmarks to run, comma-separated")
-	a0N := fs.Int("a0", 3, "repetitions of (a0), before the first load")
+	settle := fs.Duration("settle", 2*time.Second, "idle time after every load or unload, before the next phase (the kernel's deferred freeing runs then, not inside a measurement)")
+	seed := fs.Uint64("seed", 0, "seed of the per-round group and phase order (0: from the clock; the seed used is logged and kept in the result)")
 	macroOn := fs.Bool("macro", true, "run the macro workload (when -tar is given)")
 	microOnly := fs.Bool("micro-only", false, "only the microbenchmark phases: no scale, latency, memory, flood or profile")
 	if err := fs.Parse(args); err != nil {
@@ -44,15 +55,18 @@ func VM(args []string) error {
 	if err != nil {
 		return err
 	}
-	if *reps < 1 || *a0N < 0 {
-		return fmt.Errorf("vm: -reps %d -a0 %d: want at least 1 round and no negative count", *reps, *a0N)
+	if *reps < 1 || *settle < 0 {
+		return fmt.Errorf("vm: -reps %d -settle %v: want at least 1 round and no negative time", *reps, *settle)
+	}
+	if *seed == 0 {
+		*seed = uint64(time.Now().UnixNano())
 	}
 	t0 := time.Now()
 	r := &run{reps: *reps, target: *target, tar: *tarPath, exec: *execPath, root: "/tmp/bench",
 		iters: map[Op]int{}, log: newLogger("bench-vm")}
 	abi, _ := llsys.LandlockGetABIVersion()
 	r.doc = &Doc{Where: "vm", Kernel: uname(), Machine: "QEMU TCG (no KVM), -smp 2 -m 1G, busybox initramfs on tmpfs",
-		LandlockABI: abi, Reps: *reps}
+		LandlockABI: abi, Reps: *reps, OrderSeed: *seed}
 	if *icount {
 		if err := checkIcountGuest(); err != nil {
 			return err
@@ -71,7 +85,7 @@ func VM(args []string) error {
 		return err
 	}
 	cgs := map[string]cgroup.Cgroup{}
-	for _, name := range []string{PhaseA, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE, "lat", "flood"} {
+	for _, name := range []string{PhaseA, PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE, "lat", "flood"} {
 		cg, err := cgroup.Create(mount, "/bench/"+name)
 		if err != nil {
 			return err
@@ -108,34 +122,18 @@ func VM(args []string) error {
 		return err
 	}
 
-	// a0: before anything of enforcerd is loaded in this boot.
-	for i := 0; i < *a0N; i++ {
-		r.log("a0 %d: nothing loaded yet", i+1)
-		if err := r.micro(cgs[PhaseA], PhaseA0, ops); err != nil {
-			return err
-		}
-	}
-
-	r.log("loading enforcerd (loader child)")
-	if err := r.load(*pin, mount); err != nil {
-		return err
-	}
-	set, err := captureAttachments(*pin, mount)
+	baseline, err := countPrograms()
 	if err != nil {
 		return err
 	}
-	defer set.close()
-	enf, err := enforcer.Open(enforcer.Options{PinDir: *pin, CgroupMount: mount})
-	if err != nil {
+	k := &vmKernel{r: r, pin: *pin, mount: mount, baseline: baseline, settle: *settle}
+	k.onLoad = func(enf *enforcer.Enforcer) error { return enf.Register(cgs[PhaseC], allowAll) }
+	// The first load: its figures are the loader's, its hooks the floor's
+	// model; then everything is unloaded again before the first round.
+	r.log("first load (loader child); %d BPF programs loaded before it", baseline)
+	if err := k.enter(stateLoaded); err != nil {
 		return err
 	}
-	if err := enf.LayerError(enforcer.LayerLSM); err != nil {
-		return fmt.Errorf("BPF LSM layer not in force: %w", err)
-	}
-	if err := enf.Register(cgs[PhaseC], allowAll); err != nil {
-		return err
-	}
-	enf.Close()
 	if err := os.MkdirAll(r.phaseDir(PhaseC2), 0o755); err != nil {
 		return err
 	}
@@ -143,75 +141,77 @@ func VM(args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := k.enter(stateUnloaded); err != nil {
+		return err
+	}
 
-	// Rounds: (a) and (e) with every program detached, then (b), (c), (d)
-	// attached; paired ratios per round cancel the machine's drift.
-	for i := 0; i < r.reps; i++ {
-		r.log("round %d/%d: detached (a) (e)", i+1, r.reps)
-		if err := set.detach(); err != nil {
-			return err
-		}
-		if err := r.micro(cgs[PhaseA], PhaseA, ops); err != nil {
-			return err
-		}
+	type phase struct {
+		name string
+		run  func() error
+	}
+	microP := func(ph string, cg cgroup.Cgroup, ops []Op, extra ...string) phase {
+		return phase{ph, func() error { return r.micro(cg, ph, ops, extra...) }}
+	}
+	regP := func(ph string, cg cgroup.Cgroup, en enforcer.Entry, ops []Op, extra ...string) phase {
+		return phase{ph, func() error { return r.registered(k.enf, cg, ph, en, ops, extra...) }}
+	}
+	unloaded := []phase{microP(PhaseA, cgs[PhaseA], ops), microP(PhaseA0, cgs[PhaseA0], ops)}
+	floor := []phase{microP(PhaseF, cgs[PhaseF], ops)}
+	loaded := []phase{microP(PhaseB, cgs[PhaseB], ops), microP(PhaseC, cgs[PhaseC], ops),
+		regP(PhaseC2, cgs[PhaseC2], c2, ops), regP(PhaseD, cgs[PhaseD], denyAll, denyOps, "-deny")}
+	if abi > 0 {
+		unloaded = append(unloaded, microP(PhaseE, cgs[PhaseE], llOps, "-landlock"))
+	}
+	if macro {
+		m := []Op{OpMacro}
+		unloaded = append(unloaded, microP(PhaseA, cgs[PhaseA], m))
 		if abi > 0 {
-			if err := r.micro(cgs[PhaseE], PhaseE, llOps, "-landlock"); err != nil {
-				return err
-			}
+			unloaded = append(unloaded, microP(PhaseE, cgs[PhaseE], m, "-landlock"))
 		}
-		if macro {
-			if err := r.micro(cgs[PhaseA], PhaseA, []Op{OpMacro}); err != nil {
+		floor = append(floor, microP(PhaseF, cgs[PhaseF], m))
+		loaded = append(loaded, microP(PhaseB, cgs[PhaseB], m), microP(PhaseC, cgs[PhaseC], m), regP(PhaseC2, cgs[PhaseC2], c2, m))
+	}
+	groups := []struct {
+		state  kernelState
+		phases []phase
+	}{{stateUnloaded, unloaded}, {stateFloor, floor}, {stateLoaded, loaded}}
+
+	// Rounds: each runs every group once, groups and the phases within
+	// them in an order shuffled per round (seeded), loading or unloading
+	// between groups as they need; paired ratios per round cancel drift.
+	r.log("phase order seed %d", *seed)
+	rng := rand.New(rand.NewPCG(*seed, 0))
+	for i := 0; i < r.reps; i++ {
+		rng.Shuffle(len(groups), func(x, y int) { groups[x], groups[y] = groups[y], groups[x] })
+		for _, g := range groups {
+			ph := g.phases
+			rng.Shuffle(len(ph), func(x, y int) { ph[x], ph[y] = ph[y], ph[x] })
+			names := make([]string, len(ph))
+			for j, p := range ph {
+				names[j] = "(" + p.name + ")"
+			}
+			r.log("round %d/%d: %s: %s", i+1, r.reps, g.state, strings.Join(names, " "))
+			if err := k.enter(g.state); err != nil {
 				return err
 			}
-			if abi > 0 {
-				if err := r.micro(cgs[PhaseE], PhaseE, []Op{OpMacro}, "-landlock"); err != nil {
+			for _, p := range ph {
+				if err := p.run(); err != nil {
 					return err
 				}
 			}
 		}
-		if err := set.attach(); err != nil {
-			return err
-		}
-		enf, err := enforcer.Open(enforcer.Options{PinDir: *pin, CgroupMount: mount})
-		if err != nil {
-			return err
-		}
-		r.log("round %d/%d: attached (b) (c) (d)", i+1, r.reps)
-		if err := r.micro(cgs[PhaseB], PhaseB, ops); err != nil {
-			return err
-		}
-		if err := r.micro(cgs[PhaseC], PhaseC, ops); err != nil {
-			return err
-		}
-		if err := r.registered(enf, cgs[PhaseC2], PhaseC2, c2, ops); err != nil {
-			return err
-		}
-		if err := r.denied(enf, cgs[PhaseD], denyAll, denyOps); err != nil {
-			return err
-		}
-		if macro {
-			if err := r.micro(cgs[PhaseB], PhaseB, []Op{OpMacro}); err != nil {
-				return err
-			}
-			if err := r.micro(cgs[PhaseC], PhaseC, []Op{OpMacro}); err != nil {
-				return err
-			}
-			if err := r.registered(enf, cgs[PhaseC2], PhaseC2, c2, []Op{OpMacro}); err != nil {
-				return err
-			}
-		}
-		enf.Close()
 	}
+	r.log("%d loads in all", k.loads)
 	if *microOnly {
 		r.doc.Notes = append(r.doc.Notes, "micro-only run: no scale, latency, memory, flood or profile figures")
 		r.doc.ElapsedS = time.Since(t0).Seconds()
 		r.log("done in %.0fs", r.doc.ElapsedS)
 		return Emit(os.Stdout, r.doc)
 	}
-	enf, err = enforcer.Open(enforcer.Options{PinDir: *pin, CgroupMount: mount})
-	if err != nil {
+	if err := k.enter(stateLoaded); err != nil {
 		return err
 	}
+	enf := k.enf
 	defer enf.Close()
 
 	if err := r.scale(enf, cgs[PhaseC], *fakes, []Op{OpCreateWrite, OpRename, OpSocket}); err != nil {

@@ -124,26 +124,8 @@ func specBundle(t *testing.T, e *vmEnv, id, ceiling string, readonly bool, rwDir
 // container is accepted and its writes fail with EPERM (the programs
 // enforce it; the spec is not relied on).
 func TestNoBPFLSMRuncContainerSpec(t *testing.T) {
-	e := newVMEnvAnyLSM(t, "127.0.0.1:19468", "allow_partial: true\n")
-	if _, err := exec.LookPath("runc"); err != nil {
-		vmtest.Skip(t, "runc not installed (scripts/setup-deps installs it; scripts/vmtest packs it)")
-	}
-	e.startDaemon()
+	e, lsm := runcSpecDaemon(t, "127.0.0.1:19468", "write")
 	defer e.stopDaemon(t.Failed())
-	// Whether the daemon's BPF LSM layer works (write=false in full): the
-	// active LSM list is not enough, a kernel may still refuse the
-	// programs.
-	st, err := api.NewClient(e.sock, 5*time.Second).Status(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lsm := false
-	for _, fc := range st.Coverage {
-		if fc.Field == "write" {
-			lsm = fc.State == enforcer.CoverageFull
-		}
-	}
-	t.Logf("BPF LSM layer in force: %v", lsm)
 	outcomes := func(out string) map[string]string {
 		m := map[string]string{}
 		for _, line := range strings.Split(out, "\n") {
@@ -230,4 +212,31 @@ func TestNoBPFLSMRuncContainerSpec(t *testing.T) {
 	if exists(filepath.Join(b, "rootfs", "out")) || mode(b) != 0o755 {
 		t.Errorf("BYPASS: write=false, read-only spec: a write took effect (out %v, mode %v)", exists(filepath.Join(b, "rootfs", "out")), mode(b))
 	}
+}
+
+// runcSpecDaemon starts a daemon allowing partial coverage on metrics
+// address addr for a runc spec test (which needs runc) and reports
+// whether the daemon enforces field in full: whether its BPF LSM layer
+// works (the active LSM list is not enough, a kernel may still refuse the
+// programs). The caller stops the daemon.
+func runcSpecDaemon(t *testing.T, addr, field string) (*vmEnv, bool) {
+	t.Helper()
+	e := newVMEnvAnyLSM(t, addr, "allow_partial: true\n")
+	if _, err := exec.LookPath("runc"); err != nil {
+		vmtest.Skip(t, "runc not installed (scripts/setup-deps installs it; scripts/vmtest packs it)")
+	}
+	e.startDaemon()
+	st, err := api.NewClient(e.sock, 5*time.Second).Status(context.Background())
+	if err != nil {
+		e.stopDaemon(true)
+		t.Fatal(err)
+	}
+	full := false
+	for _, fc := range st.Coverage {
+		if fc.Field == field {
+			full = fc.State == enforcer.CoverageFull
+		}
+	}
+	t.Logf("BPF LSM layer in force (%s in full): %v", field, full)
+	return e, full
 }

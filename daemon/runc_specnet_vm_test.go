@@ -1,12 +1,10 @@
 package daemon_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -17,8 +15,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/daemon/api"
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/probe"
 	"github.com/enforcerd/enforcerd/internal/vmtest"
 )
@@ -182,23 +178,8 @@ func specNetBundle(t *testing.T, e *vmEnv, id, ceiling string, conform bool, arg
 // With BPF LSM the spec is not relied on: the non-conforming container is
 // registered and the programs deny its inet and netlink sockets.
 func TestNoBPFLSMRuncContainerSpecNetwork(t *testing.T) {
-	e := newVMEnvAnyLSM(t, "127.0.0.1:19469", "allow_partial: true\n")
-	if _, err := exec.LookPath("runc"); err != nil {
-		vmtest.Skip(t, "runc not installed (scripts/setup-deps installs it; scripts/vmtest packs it)")
-	}
-	e.startDaemon()
+	e, lsm := runcSpecDaemon(t, "127.0.0.1:19469", "network")
 	defer e.stopDaemon(t.Failed())
-	st, err := api.NewClient(e.sock, 5*time.Second).Status(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lsm := false
-	for _, fc := range st.Coverage {
-		if fc.Field == "network" {
-			lsm = fc.State == enforcer.CoverageFull
-		}
-	}
-	t.Logf("BPF LSM layer in force: %v", lsm)
 
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {

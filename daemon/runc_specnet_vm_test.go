@@ -16,7 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/internal/probe"
-	"github.com/enforcerd/enforcerd/internal/vmtest"
 )
 
 // spec-net is the entrypoint of a runc container that tries, in order,

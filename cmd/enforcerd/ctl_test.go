@@ -404,6 +404,9 @@ func TestCtlRegisterExecAllow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The daemon refuses an exec_allow file whose inode changed since just
+	// before it vetted it (recheckExecAllow): the files must be older.
+	time.Sleep(50 * time.Millisecond)
 	if code, _, errs := ctl(ts, "register", "--id", "one", "--cgroup", "/c/one", "--ceiling", "shell=none", "--exec-allow", "rel/a"); code != exitUsage || !strings.Contains(errs, "--exec-allow") {
 		t.Fatalf("relative --exec-allow: exit %d, %q", code, errs)
 	}

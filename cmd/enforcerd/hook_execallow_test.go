@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/api"
@@ -36,6 +37,9 @@ func TestHookExecAllow(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bundle, "config.json"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The daemon refuses an exec_allow file whose inode changed since just
+	// before it vetted it (recheckExecAllow): the files must be older.
+	time.Sleep(50 * time.Millisecond)
 	const self = "/runtime/ctr"
 	hookPidGroup = func(int) (string, error) { return self, nil }
 	t.Cleanup(func() { hookPidGroup = cgroup.PidGroup })

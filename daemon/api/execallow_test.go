@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/registry"
@@ -35,6 +36,9 @@ func TestRegisterExecAllow(t *testing.T) {
 	if err := os.Symlink("/../../bin/agent", filepath.Join(root, "esc")); err != nil {
 		t.Fatal(err)
 	}
+	// The daemon refuses an exec_allow file whose inode changed since just
+	// before it vetted it (recheckExecAllow): the files must be older.
+	time.Sleep(50 * time.Millisecond)
 	ep := &progcheck.Program{Path: "/bin/agent", Root: root}
 	body := func(ceiling string, allow []string) []byte {
 		b, _ := json.Marshal(api.RegisterRequest{ID: "x", Cgroup: "/c/x", Ceiling: ceiling, Activate: api.ActivateExec,

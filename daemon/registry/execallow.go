@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -209,22 +210,71 @@ func holds(l []state.ExecFile, f state.ExecFile) bool {
 // execAllowOf is the list a new container's entry carries: its own
 // (resolveExecAllow) met with those of the registrations it is nested in
 // (meetExecAllow); none unless its effective shell is none.
-func (r *Registry) execAllowOf(req Request, c state.Container) ([]state.ExecFile, error) {
-	own, err := resolveExecAllow(req, c.Kernel)
+// own is the request's own list as resolved (for recheckExecAllow).
+func (r *Registry) execAllowOf(req Request, c state.Container) (list, own []state.ExecFile, err error) {
+	own, err = resolveExecAllow(req, c.Kernel)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if c.Kernel.Shell != policy.ShellNone {
-		return nil, nil
+		return nil, nil, nil
 	}
 	bounds, err := r.outerExecBounds(req.Parent, c.Cgroup)
 	if err != nil {
-		return nil, fmt.Errorf("container %s: %w", req.ID, err)
+		return nil, nil, fmt.Errorf("container %s: %w", req.ID, err)
 	}
 	_, surf, err := resolve(req.Role, req.Ceiling, req.ToolGroups, policy.DefaultSession())
 	if err != nil {
-		return nil, fmt.Errorf("container %s: %w", req.ID, err)
+		return nil, nil, fmt.Errorf("container %s: %w", req.ID, err)
 	}
 	ownRestricts := len(req.ExecAllow) > 0 || surf.Kernel.Shell == policy.ShellNone
-	return meetExecAllow(own, ownRestricts, bounds), nil
+	return meetExecAllow(own, ownRestricts, bounds), own, nil
+}
+
+// execVetSlack is how far before the start of the vetting recheckExecAllow
+// dates it: inode change times come from the kernel's coarse clock, which
+// lags the clock Go reads by up to one tick (10 ms at HZ=100).
+const execVetSlack = 20 * time.Millisecond
+
+// recheckExecAllow closes the window between vetting the request's own
+// exec_allow files (resolveExecAllow, whose descriptors are closed by the
+// time the entry is installed) and the registration time the kernel
+// compares inode change times with: a file rewritten in place in between
+// keeps its identity and a change time before the registration, so the
+// kernel would not count it as written by the sandbox. Called once the
+// entry is in force (later changes are the kernel's to deny), it resolves
+// each path again and refuses (ErrUnsafeProgram) when the path no longer
+// leads to the file vetted (own, by identity) or that file's inode changed
+// at or after vetStart (minus execVetSlack). Other errors: the path cannot
+// be resolved any more (also ErrUnsafeProgram: fail closed).
+func recheckExecAllow(req Request, own []state.ExecFile, vetStart time.Time) error {
+	if len(own) == 0 {
+		return nil
+	}
+	since := vetStart.Add(-execVetSlack)
+	dir := req.writeRootsDir()
+	root, err := progcheck.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("%w: container %s: exec_allow: checking the files again: %v", ErrUnsafeProgram, req.ID, err)
+	}
+	defer root.Close()
+	for _, o := range own {
+		f, err := root.OpenRegular(o.Path)
+		if err != nil {
+			return fmt.Errorf("%w: container %s: exec_allow: %s (in %s) changed while it was checked: %v", ErrUnsafeProgram, req.ID, o.Path, dir, err)
+		}
+		var st unix.Stat_t
+		err = unix.Fstat(int(f.Fd()), &st)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%w: container %s: exec_allow: %s (in %s): %v", ErrUnsafeProgram, req.ID, o.Path, dir, err)
+		}
+		if dev := unix.Major(st.Dev)<<20 | unix.Minor(st.Dev); dev != o.Dev || st.Ino != o.Ino {
+			return fmt.Errorf("%w: container %s: exec_allow: %s (in %s) was replaced while it was checked", ErrUnsafeProgram, req.ID, o.Path, dir)
+		}
+		if ct := time.Unix(st.Ctim.Sec, st.Ctim.Nsec); !ct.Before(since) {
+			return fmt.Errorf("%w: container %s: exec_allow: %s (in %s) changed while it was checked (inode change time %s): register it again once nothing writes it", ErrUnsafeProgram, req.ID, o.Path, dir, ct.UTC().Format(time.RFC3339Nano))
+		}
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/state"
@@ -50,6 +51,9 @@ func TestExecAllowMeetPersistReinstall(t *testing.T) {
 	for _, g := range []string{"/p", "/p/n", "/c", "/d", "/e", "/q", "/q/k"} {
 		f.cgs.Add(g)
 	}
+	// The daemon refuses an exec_allow file whose inode changed since just
+	// before it vetted it (recheckExecAllow): the files must be older.
+	time.Sleep(50 * time.Millisecond)
 	ep := &progcheck.Program{Path: "/bin/a", Root: root}
 	reg := func(id, group, parent, ceiling string, allow ...string) state.Container {
 		t.Helper()
@@ -157,5 +161,34 @@ func TestExecAllowRefused(t *testing.T) {
 		if f.enf.Len() != 0 || len(f.reg.List()) != 0 {
 			t.Fatalf("%s: something was registered", c.name)
 		}
+	}
+}
+
+// TestExecAllowChangedWhileChecked: an exec_allow file whose inode changed
+// at (or just before) the daemon's vetting is refused once the entry is in
+// force: a rewrite in place between the vetting and the registration time
+// would keep its identity and a change time the kernel takes for "before
+// the registration". Nothing stays registered.
+func TestExecAllowChangedWhileChecked(t *testing.T) {
+	root := execRoot(t)
+	f := newFixture(t)
+	f.enf.CanShell = true
+	f.cgs.Add("/x")
+	time.Sleep(50 * time.Millisecond) // /bin/a is older than the vetting
+	// /bin/b is rewritten in place now: same inode, a fresh change time.
+	if err := os.WriteFile(filepath.Join(root, "bin/b"), []byte("b2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ep := &progcheck.Program{Path: "/bin/a", Root: root}
+	_, err := f.reg.Register(registry.Request{ID: "x", Cgroup: "/x", Ceiling: "shell=none", Activate: registry.ActivateExec, Entrypoint: ep, ExecAllow: []string{"/bin/a", "/bin/b"}})
+	if !errors.Is(err, registry.ErrUnsafeProgram) || !strings.Contains(err.Error(), "/bin/b") || !strings.Contains(err.Error(), "changed while it was checked") {
+		t.Fatalf("a file changed at the vetting: %v, want ErrUnsafeProgram naming /bin/b", err)
+	}
+	if len(f.reg.List()) != 0 || len(f.enf.M) != 0 {
+		t.Fatalf("refused registration left behind: list %v, kernel entries %v", f.reg.List(), f.enf.M)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if _, err := f.reg.Register(registry.Request{ID: "x", Cgroup: "/x", Ceiling: "shell=none", Activate: registry.ActivateExec, Entrypoint: ep, ExecAllow: []string{"/bin/a", "/bin/b"}}); err != nil {
+		t.Fatalf("the same files once older: %v", err)
 	}
 }

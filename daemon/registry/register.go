@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/state"
@@ -125,7 +126,9 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	if err := specMountsInRoots(c, cov); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
-	if c.ExecAllow, err = r.execAllowOf(req, c); err != nil {
+	vetStart := time.Now() // the real clock: inode change times are real
+	var ownExec []state.ExecFile
+	if c.ExecAllow, ownExec, err = r.execAllowOf(req, c); err != nil {
 		return state.Container{}, err
 	}
 	entry := enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, Pending: req.Activate == ActivateExec,
@@ -152,6 +155,13 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 			d := now.Add(r.o.PendingDeadline)
 			c.PendingDeadline = &d
 		}
+	}
+	if err := recheckExecAllow(req, ownExec, vetStart); err != nil {
+		evs = nil
+		if uerr := r.o.Enforcer.Unregister(cg.ID); uerr != nil {
+			r.o.Log.Error("rollback of a refused registration", "container", c.ID, "cgroup_id", cg.ID, "err", uerr)
+		}
+		return state.Container{}, err
 	}
 	if !entry.Pending && c.Kernel.Shell == policy.ShellNone {
 		// In force without an exec: what it lets run is what the

@@ -104,10 +104,11 @@ Flags:
                          runs, removed after; CMD starts as an enforcerd
                          process inside the cgroup that execs CMD only once
                          the daemon accepted); a refusal of the daemon is
-                         exit 125, naming its error code. Not yet with
-                         --exec-allow, nor when CMD restricts itself (no
-                         BPF LSM): those register directly, as without a
-                         daemon. The daemon reads the denial records into
+                         exit 125, naming its error code, and so is an
+                         answer wider than asked (ceiling or exec allow
+                         list). With more than 16 --exec-allow files, or
+                         when CMD restricts itself (no BPF LSM), run
+                         registers directly, as without a daemon. The daemon reads the denial records into
                          its audit log (a record has one reader), and run
                          prints this run's records from the daemon's stream
                          (GET /v1/denials?cgroup_id=ID) instead.

@@ -91,7 +91,7 @@ func (d *daemonRegistrar) RegisterInit(cg cgroup.Cgroup, e enforcer.Entry, initP
 	if err := checkRunAnswer(ct, e.Ceiling, req.ExecAllow); err != nil {
 		// Not what run asked for: take it back, and never run CMD.
 		uerr := d.Unregister(cg)
-		return fmt.Errorf("%w: the enforcerd daemon at %s registered cgroup %s wider than asked: %v (unregistering it: %v)", enforcer.ErrCannotEnforce, d.o.socket, cg.Group, err, uerr)
+		return fmt.Errorf("the enforcerd daemon at %s registered cgroup %s wider than asked: %v (unregistering it: %v)", d.o.socket, cg.Group, err, uerr)
 	}
 	return nil
 }

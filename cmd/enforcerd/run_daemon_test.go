@@ -14,6 +14,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/internal/vmtest"
+	"github.com/enforcerd/enforcerd/policy"
 )
 
 // registerDaemon is a fake daemon reading testPinDir: it answers the
@@ -48,8 +49,15 @@ func newRegisterDaemon(t *testing.T, refuse *api.ErrorBody) *registerDaemon {
 			_ = json.NewEncoder(w).Encode(refuse)
 			return
 		}
+		// The answer carries the kernel ceiling as the daemon's does
+		// (run refuses one wider than it asked for).
+		c, err := policy.ParseCeiling(req.Ceiling, policy.DefaultSession())
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
 		w.WriteHeader(http.StatusCreated)
-		_ = json.NewEncoder(w).Encode(api.Container{ID: req.ID, Cgroup: req.Cgroup})
+		_ = json.NewEncoder(w).Encode(api.Container{ID: req.ID, Cgroup: req.Cgroup, Ceiling: c, Kernel: c.Kernel(), ExecAllow: req.ExecAllow})
 	})
 	mux.HandleFunc("DELETE /v1/containers/{id}", func(w http.ResponseWriter, r *http.Request) {
 		d.mu.Lock()

@@ -1,16 +1,13 @@
 package nri
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/containerd/nri/pkg/api"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/prometheus/procfs"
 
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/oci/speccheck"
@@ -144,59 +141,50 @@ func capList(mask uint64) []string {
 }
 
 // procCaps reads the five capability sets of pid from procRoot/PID/status
-// (hexadecimal masks). Every set must be there.
+// (github.com/prometheus/procfs; the kernel writes every set there).
 func procCaps(procRoot string, pid int) (*specs.LinuxCapabilities, error) {
-	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "status"))
+	p, err := procOf(procRoot, pid)
 	if err != nil {
 		return nil, err
 	}
-	sets := map[string]*[]string{}
-	c := &specs.LinuxCapabilities{}
-	for k, p := range map[string]*[]string{"CapBnd": &c.Bounding, "CapEff": &c.Effective, "CapPrm": &c.Permitted, "CapInh": &c.Inheritable, "CapAmb": &c.Ambient} {
-		sets[k] = p
+	st, err := p.NewStatus()
+	if err != nil {
+		return nil, fmt.Errorf("pid %d status: %w", pid, err)
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		p, want := sets[k]
-		if !ok || !want {
-			continue
-		}
-		mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-		if err != nil {
-			return nil, fmt.Errorf("pid %d status: %s: %w", pid, k, err)
-		}
-		*p = capList(mask)
-		delete(sets, k)
-	}
-	if len(sets) > 0 {
-		return nil, fmt.Errorf("pid %d status has no %d of the capability sets", pid, len(sets))
-	}
-	return c, nil
+	return &specs.LinuxCapabilities{Bounding: capList(st.CapBnd), Effective: capList(st.CapEff), Permitted: capList(st.CapPrm),
+		Inheritable: capList(st.CapInh), Ambient: capList(st.CapAmb)}, nil
 }
 
 // procRootReadonly reports whether the root mount pid sees (the last
-// mountinfo line whose mount point is "/", relative to pid's root) has its
-// own read-only flag ("ro" first among the per-mount options).
+// mountinfo entry whose mount point is "/", relative to pid's root) has its
+// own read-only flag (a per-mount option "ro").
 func procRootReadonly(procRoot string, pid int) (bool, error) {
-	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "mountinfo"))
+	p, err := procOf(procRoot, pid)
 	if err != nil {
 		return false, err
 	}
+	mis, err := p.MountInfo()
+	if err != nil {
+		return false, fmt.Errorf("pid %d mountinfo: %w", pid, err)
+	}
 	found, ro := false, false
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		// id parent major:minor root mountpoint options ...
-		f := strings.Fields(sc.Text())
-		if len(f) < 6 || f[4] != "/" {
-			continue
+	for _, mi := range mis {
+		if mi.MountPoint == "/" {
+			_, ro = mi.Options["ro"]
+			found = true
 		}
-		found = true
-		opts := strings.Split(f[5], ",")
-		ro = opts[0] == "ro"
 	}
 	if !found {
 		return false, fmt.Errorf("pid %d mountinfo has no root mount", pid)
 	}
 	return ro, nil
+}
+
+// procOf is pid's directory in the proc file system mounted at procRoot.
+func procOf(procRoot string, pid int) (procfs.Proc, error) {
+	fs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return procfs.Proc{}, err
+	}
+	return fs.Proc(pid)
 }

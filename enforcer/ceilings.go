@@ -89,7 +89,14 @@ func FileIDOf(path string) (FileID, error) {
 	if err := unix.Stat(path, &st); err != nil {
 		return FileID{}, fmt.Errorf("file identity of %s: %w", path, err)
 	}
-	return FileID{Dev: unix.Major(st.Dev)<<20 | unix.Minor(st.Dev), Ino: st.Ino}, nil
+	return FileIDOfStat(&st), nil
+}
+
+// FileIDOfStat is the identity of the file st describes: its device in
+// the kernel's encoding (major<<20 | minor, as BPF programs read
+// inode->i_sb->s_dev) and its inode number.
+func FileIDOfStat(st *unix.Stat_t) FileID {
+	return FileID{Dev: unix.Major(st.Dev)<<20 | unix.Minor(st.Dev), Ino: st.Ino}
 }
 
 // Registration is one row of List.

@@ -79,7 +79,7 @@ func WriteRootOfFile(f *os.File) (FileID, error) {
 	if _, ok := writeRootFS[int64(uint32(sf.Type))]; !ok {
 		return FileID{}, fmt.Errorf("%w %s: filesystem type %#x is not supported for writable roots (ext2/3/4, xfs, tmpfs, ramfs, f2fs)", ErrBadWriteRoot, f.Name(), uint32(sf.Type))
 	}
-	return FileID{Dev: unix.Major(st.Dev)<<20 | unix.Minor(st.Dev), Ino: st.Ino}, nil
+	return FileIDOfStat(&st), nil
 }
 
 // CheckWriteRoots validates the writable roots of an entry: at most

@@ -123,7 +123,7 @@ func execFileID(f *os.File) (enforcer.FileID, error) {
 	if st.Mode&0o111 == 0 {
 		return enforcer.FileID{}, fmt.Errorf("not executable (mode %#o)", st.Mode&0o7777)
 	}
-	return enforcer.FileID{Dev: unix.Major(st.Dev)<<20 | unix.Minor(st.Dev), Ino: st.Ino}, nil
+	return enforcer.FileIDOfStat(&st), nil
 }
 
 // execAllowIDs are the identities of a container's list (Entry.ExecAllow).
@@ -269,7 +269,7 @@ func recheckExecAllow(req Request, own []state.ExecFile, vetStart time.Time) err
 		if err != nil {
 			return fmt.Errorf("%w: container %s: exec_allow: %s (in %s): %v", ErrUnsafeProgram, req.ID, o.Path, dir, err)
 		}
-		if dev := unix.Major(st.Dev)<<20 | unix.Minor(st.Dev); dev != o.Dev || st.Ino != o.Ino {
+		if id := enforcer.FileIDOfStat(&st); id.Dev != o.Dev || id.Ino != o.Ino {
 			return fmt.Errorf("%w: container %s: exec_allow: %s (in %s) was replaced while it was checked", ErrUnsafeProgram, req.ID, o.Path, dir)
 		}
 		if ct := time.Unix(st.Ctim.Sec, st.Ctim.Nsec); !ct.Before(since) {

@@ -141,11 +141,7 @@ func printContainerText(w io.Writer, c api.Container) error {
 	if len(c.ExecAllow) > 0 || c.Kernel.Shell == policy.ShellNone {
 		// Paths come from the registration (a container's files): quoted
 		// when they could forge a line.
-		files := make([]string, len(c.ExecAllow))
-		for i, p := range c.ExecAllow {
-			files[i] = cell(p)
-		}
-		fmt.Fprintf(tw, "exec allow:\t%s\n", orDash(strings.Join(files, " ")))
+		fmt.Fprintf(tw, "exec allow:\t%s\n", orDash(cells(c.ExecAllow)))
 	}
 	if len(c.AllowConnect) > 0 || !c.Kernel.Network {
 		fmt.Fprintf(tw, "allow connect:\t%s\n", orDash(cells(c.AllowConnect)))

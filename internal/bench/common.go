@@ -388,24 +388,18 @@ func uname() string {
 }
 
 // loadedPrograms counts BPF programs of the types enforcerd attaches that are
-// loaded in this kernel (phase (a) must start with none of ours).
+// loaded in this kernel, for the report's notes (programs of other origin
+// run in every phase); -1 when the kernel refuses to list them.
 func loadedPrograms() int {
-	n := 0
-	id := ebpf.ProgramID(0)
-	for {
-		next, err := ebpf.ProgramGetNextID(id)
-		if err != nil {
-			return n
-		}
-		id = next
-		p, err := ebpf.NewProgramFromID(id)
-		if err != nil {
-			continue
-		}
+	n, err := countPrograms(func(p *ebpf.Program) bool {
 		switch p.Type() {
 		case ebpf.LSM, ebpf.CGroupSock, ebpf.CGroupSockAddr, ebpf.Tracing:
-			n++
+			return true
 		}
-		p.Close()
+		return false
+	})
+	if err != nil {
+		return -1
 	}
+	return n
 }

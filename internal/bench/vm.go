@@ -122,7 +122,7 @@ func VM(args []string) error {
 		return err
 	}
 
-	baseline, err := countPrograms()
+	baseline, err := countPrograms(nil)
 	if err != nil {
 		return err
 	}

@@ -151,7 +151,7 @@ func (k *vmKernel) waitBaseline(from kernelState) error {
 	deadline := time.Now().Add(unloadTimeout)
 	for {
 		runtime.GC() // handles dropped without Close are released by finalizers
-		n, err := countPrograms()
+		n, err := countPrograms(nil)
 		if err != nil {
 			return fmt.Errorf("unload (%s): %w", from, err)
 		}
@@ -165,10 +165,11 @@ func (k *vmKernel) waitBaseline(from kernelState) error {
 	}
 }
 
-// countPrograms counts every BPF program loaded in the kernel (any type, any
-// holder), by id. Errors: the kernel refuses to list program ids (other
-// than at the end of the list).
-func countPrograms() (int, error) {
+// countPrograms counts the BPF programs loaded in the kernel (any holder),
+// by id: every one when keep is nil, else those keep accepts (a program
+// gone between listing and opening is not counted). Errors: the kernel
+// refuses to list program ids (other than at the end of the list).
+func countPrograms(keep func(*ebpf.Program) bool) (int, error) {
 	n := 0
 	id := ebpf.ProgramID(0)
 	for {
@@ -180,6 +181,17 @@ func countPrograms() (int, error) {
 			return 0, fmt.Errorf("list BPF programs: %w", err)
 		}
 		id = next
-		n++
+		if keep == nil {
+			n++
+			continue
+		}
+		p, err := ebpf.NewProgramFromID(id)
+		if err != nil {
+			continue
+		}
+		if keep(p) {
+			n++
+		}
+		p.Close()
 	}
 }

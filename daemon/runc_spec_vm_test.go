@@ -55,9 +55,42 @@ func init() {
 // write=false rules), plus, when rwDir is set, a read-write bind mount of
 // that host directory at /data.
 func specBundle(t *testing.T, e *vmEnv, id, ceiling string, readonly bool, rwDir string) string {
+	caps := []string{"CAP_CHOWN", "CAP_FOWNER", "CAP_DAC_OVERRIDE"}
+	mounts := []map[string]any{{"destination": "/proc", "type": "proc", "source": "proc", "options": []string{"ro", "nosuid", "nodev", "noexec"}}}
+	if rwDir != "" {
+		mounts = append(mounts, map[string]any{"destination": "/data", "type": "bind", "source": rwDir, "options": []string{"rbind", "rw"}})
+	}
+	dev := func(major, minor int) map[string]any {
+		m := map[string]any{"allow": true, "type": "c", "major": major, "access": "rwm"}
+		if minor >= 0 {
+			m["minor"] = minor
+		}
+		return m
+	}
+	args := []string{"out=create:/out", "chmod=chmod:/bin/entry", "data=create:/data/f"}
+	return writeProbeBundle(t, e, id, []string{"data"}, probe.Env("spec-write", args...), caps, map[string]any{
+		"root":        map[string]any{"path": "rootfs", "readonly": readonly},
+		"mounts":      mounts,
+		"annotations": map[string]string{"enforcerd.io/ceiling": ceiling},
+		"linux": map[string]any{
+			"namespaces":  []map[string]string{{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}},
+			"cgroupsPath": "/vmtest-runc/" + id,
+			"resources": map[string]any{"devices": []map[string]any{{"allow": false, "access": "rwm"},
+				dev(1, 3), dev(1, 5), dev(1, 7), dev(1, 8), dev(1, 9), dev(5, 0), dev(5, 2), dev(136, -1)}},
+		},
+	})
+}
+
+// writeProbeBundle writes the runc bundle e.dir/bundle-ID for a spec test:
+// a rootfs with /bin, /proc, /dev and dirs, this test binary as /bin/entry
+// run as root with env (a probe's) and the capability set caps (bounding,
+// effective, permitted), enforcerd's createRuntime and poststop hooks on
+// e's socket, hostname ID, and the rest of config.json from cfg (root,
+// mounts, annotations, linux). It returns the bundle's directory.
+func writeProbeBundle(t *testing.T, e *vmEnv, id string, dirs, env, caps []string, cfg map[string]any) string {
 	t.Helper()
 	b := filepath.Join(e.dir, "bundle-"+id)
-	for _, d := range []string{"bin", "proc", "data", "dev"} {
+	for _, d := range []string{"bin", "proc", "dev"} {
 		if err := os.MkdirAll(filepath.Join(b, "rootfs", d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -72,38 +105,19 @@ func specBundle(t *testing.T, e *vmEnv, id, ceiling string, readonly bool, rwDir
 	hook := func(stage string) map[string]any {
 		return map[string]any{"path": e.bin, "args": []string{"enforcerd", "hook", "--socket", e.sock, stage}, "timeout": 60}
 	}
-	caps := []string{"CAP_CHOWN", "CAP_FOWNER", "CAP_DAC_OVERRIDE"}
-	mounts := []map[string]any{{"destination": "/proc", "type": "proc", "source": "proc", "options": []string{"ro", "nosuid", "nodev", "noexec"}}}
-	if rwDir != "" {
-		mounts = append(mounts, map[string]any{"destination": "/data", "type": "bind", "source": rwDir, "options": []string{"rbind", "rw"}})
-	}
-	dev := func(major, minor int) map[string]any {
-		m := map[string]any{"allow": true, "type": "c", "major": major, "access": "rwm"}
-		if minor >= 0 {
-			m["minor"] = minor
+	for _, d := range dirs {
+		if err := os.MkdirAll(filepath.Join(b, "rootfs", d), 0o755); err != nil {
+			t.Fatal(err)
 		}
-		return m
 	}
-	args := []string{"out=create:/out", "chmod=chmod:/bin/entry", "data=create:/data/f"}
-	cfg := map[string]any{
-		"ociVersion": "1.0.2-dev",
-		"process": map[string]any{
-			"terminal": false, "user": map[string]int{"uid": 0, "gid": 0},
-			"args": []string{"/bin/entry"}, "env": append([]string{"PATH=/bin"}, probe.Env("spec-write", args...)...), "cwd": "/",
-			"capabilities": map[string][]string{"bounding": caps, "effective": caps, "permitted": caps},
-		},
-		"root":        map[string]any{"path": "rootfs", "readonly": readonly},
-		"hostname":    id,
-		"mounts":      mounts,
-		"annotations": map[string]string{"enforcerd.io/ceiling": ceiling},
-		"hooks":       map[string]any{"createRuntime": []any{hook("createRuntime")}, "poststop": []any{hook("poststop")}},
-		"linux": map[string]any{
-			"namespaces":  []map[string]string{{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}},
-			"cgroupsPath": "/vmtest-runc/" + id,
-			"resources": map[string]any{"devices": []map[string]any{{"allow": false, "access": "rwm"},
-				dev(1, 3), dev(1, 5), dev(1, 7), dev(1, 8), dev(1, 9), dev(5, 0), dev(5, 2), dev(136, -1)}},
-		},
+	cfg["ociVersion"] = "1.0.2-dev"
+	cfg["process"] = map[string]any{
+		"terminal": false, "user": map[string]int{"uid": 0, "gid": 0},
+		"args": []string{"/bin/entry"}, "env": append([]string{"PATH=/bin"}, env...), "cwd": "/",
+		"capabilities": map[string][]string{"bounding": caps, "effective": caps, "permitted": caps},
 	}
+	cfg["hostname"] = id
+	cfg["hooks"] = map[string]any{"createRuntime": []any{hook("createRuntime")}, "poststop": []any{hook("poststop")}}
 	buf, _ := json.MarshalIndent(cfg, "", " ")
 	if err := os.WriteFile(filepath.Join(b, "config.json"), buf, 0o644); err != nil {
 		t.Fatal(err)

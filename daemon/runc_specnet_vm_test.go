@@ -1,11 +1,9 @@
 package daemon_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -105,23 +103,6 @@ func nativeSeccompArch(t *testing.T) string {
 // host's network namespace and has no seccomp filter (still no
 // CAP_SYS_ADMIN, its own PID namespace).
 func specNetBundle(t *testing.T, e *vmEnv, id, ceiling string, conform bool, args []string) string {
-	t.Helper()
-	b := filepath.Join(e.dir, "bundle-"+id)
-	for _, d := range []string{"bin", "proc", "dev"} {
-		if err := os.MkdirAll(filepath.Join(b, "rootfs", d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	self, err := os.ReadFile("/proc/self/exe")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(b, "rootfs", "bin", "entry"), self, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	hook := func(stage string) map[string]any {
-		return map[string]any{"path": e.bin, "args": []string{"enforcerd", "hook", "--socket", e.sock, stage}, "timeout": 60}
-	}
 	caps := []string{"CAP_CHOWN", "CAP_NET_BIND_SERVICE"}
 	namespaces := []map[string]string{{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}}
 	linux := map[string]any{"cgroupsPath": "/vmtest-runc/" + id}
@@ -138,25 +119,12 @@ func specNetBundle(t *testing.T, e *vmEnv, id, ceiling string, conform bool, arg
 		}
 	}
 	linux["namespaces"] = namespaces
-	cfg := map[string]any{
-		"ociVersion": "1.0.2-dev",
-		"process": map[string]any{
-			"terminal": false, "user": map[string]int{"uid": 0, "gid": 0},
-			"args": []string{"/bin/entry"}, "env": append([]string{"PATH=/bin"}, probe.Env("spec-net", args...)...), "cwd": "/",
-			"capabilities": map[string][]string{"bounding": caps, "effective": caps, "permitted": caps},
-		},
+	return writeProbeBundle(t, e, id, nil, probe.Env("spec-net", args...), caps, map[string]any{
 		"root":        map[string]any{"path": "rootfs"},
-		"hostname":    id,
 		"mounts":      []map[string]any{{"destination": "/proc", "type": "proc", "source": "proc"}},
 		"annotations": map[string]string{"enforcerd.io/ceiling": ceiling},
-		"hooks":       map[string]any{"createRuntime": []any{hook("createRuntime")}, "poststop": []any{hook("poststop")}},
 		"linux":       linux,
-	}
-	buf, _ := json.MarshalIndent(cfg, "", " ")
-	if err := os.WriteFile(filepath.Join(b, "config.json"), buf, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return b
+	})
 }
 
 // TestNoBPFLSMRuncContainerSpecNetwork: on a host without BPF LSM, whose

@@ -32,6 +32,10 @@
 
 /* ---- open and access modes (include/linux/fs.h, asm-generic/fcntl.h) ---- */
 #define FMODE_WRITE 0x2
+#define FMODE_EXEC 0x20	      /* f_mode; __FMODE_EXEC in f_flags is the same bit */
+#define FMODE_NOACCOUNT 0x20000000 /* a kernel-internal file opened on behalf of
+				    * another open (overlayfs, cachefiles and
+				    * FUSE passthrough backing files) */
 #define MAY_WRITE 0x2
 #define MAY_APPEND 0x8
 #define O_TRUNC 00001000

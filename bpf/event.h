@@ -142,6 +142,8 @@ enum rule_id {
 	RULE_TTY_INJECT,	 /* terminal input injection, console state */
 	RULE_CODE_MAPPING,	 /* shell: executable mapping of a written file */
 	RULE_SHELL_PTRACE,	 /* shell=read_only: ptrace of a writer */
+	RULE_EXEC_OPEN,		 /* shell: an open for exec of a file neither
+				  * listed nor a vetted program interpreter */
 };
 
 enum rule_layout {

@@ -43,10 +43,21 @@ char LICENSE[] SEC("license") = "GPL";
  * the file (or whose list cannot be written: fail closed), ps->audit_cgid to
  * the deepest audit-only one; both stay 0 when the exec may go on.
  */
-struct pending_check {
-	__u64 deny_cgid;
-	__u64 audit_cgid;
-};
+/* take_entrypoint notes (cgroup, file) as a program on the list, keeping
+ * an interpreter bit the registration gave the same file, then the taken
+ * marker. Returns 0 on success (the caller fails closed otherwise). */
+static __always_inline int take_entrypoint(__u64 id, __u64 ino, __u32 dev)
+{
+	struct exec_key k = {.cgroup_id = id, .ino = ino, .dev = dev};
+	struct exec_key taken = {.cgroup_id = id};
+	__u8 one = EXEC_AS_PROGRAM;
+	__u8 *v = bpf_map_lookup_elem(&exec_allow, &k);
+	if (v)
+		*v |= EXEC_AS_PROGRAM;
+	else if (bpf_map_update_elem(&exec_allow, &k, &one, BPF_ANY))
+		return -1;
+	return bpf_map_update_elem(&exec_allow, &taken, &one, BPF_ANY) ? -1 : 0;
+}
 
 __attribute__((noinline)) int pending_exec(__u64 ino, __u32 dev, int first,
 					   struct pending_check *ps)
@@ -61,14 +72,11 @@ __attribute__((noinline)) int pending_exec(__u64 ino, __u32 dev, int first,
 		if (!c || !(c->flags & CEILING_PENDING) || !(c->deny & DENY_SHELL))
 			continue;
 		__u32 flags = c->flags;
-		struct exec_key k = {.cgroup_id = id, .ino = ino, .dev = dev};
 		struct exec_key taken = {.cgroup_id = id};
 		if (first && !bpf_map_lookup_elem(&exec_allow, &taken)) {
-			__u8 one = 1;
-			if (!bpf_map_update_elem(&exec_allow, &k, &one, BPF_ANY) &&
-			    !bpf_map_update_elem(&exec_allow, &taken, &one, BPF_ANY))
+			if (!take_entrypoint(id, ino, dev))
 				continue;
-		} else if (bpf_map_lookup_elem(&exec_allow, &k)) {
+		} else if (exec_listed(id, ino, dev, EXEC_AS_PROGRAM)) {
 			continue;
 		}
 		if (flags & CEILING_AUDIT_ONLY)
@@ -81,27 +89,22 @@ __attribute__((noinline)) int pending_exec(__u64 ino, __u32 dev, int first,
 	return 0;
 }
 
-/*
- * exec_allowed: the meet over nested shell=none ceilings: the file must be on
- * the allow list of EVERY active shell=none ancestor with the given audit
- * mode (audit=1 checks the audit-only ones). Missing entry: deny.
- */
-__attribute__((noinline)) int exec_allowed(__u64 ino, __u32 dev, int audit)
+/* program_checked: the program of a restricted exec passed its checks;
+ * note it on the task (TASK_EXEC_PROGRAM_CHECKED, exec.h exec_open). No
+ * storage: the exec is refused (fail closed). */
+static __always_inline int program_checked(struct effective *e, struct file *f,
+					   struct inode *inode)
 {
-	for (int level = 0; level < MAX_CGROUP_LEVEL; level++) {
-		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
-		if (!id)
-			return 1;
-		struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
-		if (!c || (c->flags & CEILING_PENDING) || !(c->deny & DENY_SHELL))
-			continue;
-		if (!!(c->flags & CEILING_AUDIT_ONLY) != !!audit)
-			continue;
-		struct exec_key k = {.cgroup_id = id, .ino = ino, .dev = dev};
-		if (!bpf_map_lookup_elem(&exec_allow, &k))
-			return 0;
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u32 *tf = bpf_task_storage_get(&task_flags, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!tf) {
+		__u32 bit = verdict(e, DENY_SHELL_WRITE) ? DENY_SHELL_WRITE : DENY_SHELL;
+		if (!e->deny_cgid[bit_index(bit)])
+			e->deny_cgid[bit_index(bit)] = e->sandbox_cgid;
+		return exec_event(e, DECISION_DENIED, bit, f, inode, HOOK_BPRM_CHECK_SECURITY, RULE_FIELD);
 	}
-	return 0; /* deeper than the bound: deny */
+	*tf |= TASK_EXEC_PROGRAM_CHECKED;
+	return 0;
 }
 
 /* X1/X2 and memfd/fexecve: every exec, every binfmt stage (a script, then
@@ -145,11 +148,11 @@ int BPF_PROG(bprm_check_security, struct linux_binprm *bprm, int ret)
 		}
 	}
 	if (!found)
-		return 0;
+		return e.pending ? program_checked(&e, f, inode) : 0;
 	int none = verdict(&e, DENY_SHELL);
 	int ro = verdict(&e, DENY_SHELL_WRITE);
 	if (!none && !ro)
-		return 0;
+		return e.pending ? program_checked(&e, f, inode) : 0;
 	__u32 bit = none ? DENY_SHELL : DENY_SHELL_WRITE;
 	int v = none == DECISION_DENIED || ro == DECISION_DENIED ? DECISION_DENIED : DECISION_AUDITED;
 
@@ -157,19 +160,16 @@ int BPF_PROG(bprm_check_security, struct linux_binprm *bprm, int ret)
 	 * could have written (exec.h). */
 	if (exec_restricted_file(f))
 		return exec_event(&e, v, bit, f, inode, HOOK_BPRM_CHECK_SECURITY, RULE_FIELD);
-	/* X5, shell=read_only: the process this exec starts runs write-denied
-	 * (bprm_committed_creds sets the flag). Its storage is created here,
-	 * where the exec can still be refused: no storage, no exec. */
-	if (ro) {
-		struct task_struct *t = bpf_get_current_task_btf();
-		if (!bpf_task_storage_get(&task_flags, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE))
-			return exec_event(&e, DECISION_DENIED, DENY_SHELL_WRITE, f, inode, HOOK_BPRM_CHECK_SECURITY, RULE_FIELD);
-	}
-	if (none == DECISION_DENIED && !exec_allowed(ino, dev, 0))
+	if (none == DECISION_DENIED && !exec_allowed(ino, dev, 0, EXEC_AS_PROGRAM))
 		return exec_event(&e, DECISION_DENIED, DENY_SHELL, f, inode, HOOK_BPRM_CHECK_SECURITY, RULE_FIELD);
-	if (none == DECISION_AUDITED && !exec_allowed(ino, dev, 1))
+	if (none == DECISION_AUDITED && !exec_allowed(ino, dev, 1, EXEC_AS_PROGRAM))
 		return exec_event(&e, DECISION_AUDITED, DENY_SHELL, f, inode, HOOK_BPRM_CHECK_SECURITY, RULE_FIELD);
-	return 0;
+	/* X5, shell=read_only: the process this exec starts runs write-denied
+	 * (bprm_committed_creds sets the flag); and under both, the opens for
+	 * exec that follow are this program's interpreters (exec.h
+	 * exec_open). The storage is created here, where the exec can still
+	 * be refused: no storage, no exec. */
+	return program_checked(&e, f, inode);
 }
 
 /* shell=read_only: the process now running the new program is write-denied
@@ -178,6 +178,11 @@ int BPF_PROG(bprm_check_security, struct linux_binprm *bprm, int ret)
 SEC("lsm/bprm_committed_creds")
 int BPF_PROG(bprm_committed_creds, struct linux_binprm *bprm)
 {
+	/* The exec is done: no more interpreters of it (exec_open). */
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u32 *f = bpf_task_storage_get(&task_flags, t, 0, 0);
+	if (f)
+		*f &= ~TASK_EXEC_PROGRAM_CHECKED;
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
@@ -186,8 +191,8 @@ int BPF_PROG(bprm_committed_creds, struct linux_binprm *bprm)
 		return 0;
 	/* Created by bprm_check_security of this exec (which refuses the
 	 * exec when it cannot be); bprm_committed_creds cannot refuse. */
-	struct task_struct *t = bpf_get_current_task_btf();
-	__u32 *f = bpf_task_storage_get(&task_flags, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!f)
+		f = bpf_task_storage_get(&task_flags, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (f)
 		*f |= ro == DECISION_DENIED ? TASK_EXEC_WRITE_DENIED : TASK_EXEC_WRITE_AUDITED;
 	return 0;
@@ -202,9 +207,9 @@ int BPF_PROG(task_alloc, struct task_struct *task, unsigned long clone_flags,
 		return ret;
 	struct task_struct *cur = bpf_get_current_task_btf();
 	__u32 *f = bpf_task_storage_get(&task_flags, cur, 0, 0);
-	if (!f || !*f)
+	if (!f || !(*f & TASK_EXEC_INHERITED))
 		return 0;
-	__u32 v = *f;
+	__u32 v = *f & TASK_EXEC_INHERITED;
 	__u32 *nf = bpf_task_storage_get(&task_flags, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!nf)
 		return -ENOMEM; /* fail closed: the child would lose its denial */

@@ -13,6 +13,11 @@
 /* task_flags values */
 #define TASK_EXEC_WRITE_DENIED (1U << 0)  /* started by exec under read_only */
 #define TASK_EXEC_WRITE_AUDITED (1U << 1) /* same, audit-only ceiling */
+/* An exec under a restricted shell whose program passed
+ * bprm_check_security: the next opens for exec are its interpreters (an
+ * ELF's PT_INTERP, a script's), until bprm_committed_creds. Not inherited. */
+#define TASK_EXEC_PROGRAM_CHECKED (1U << 2)
+#define TASK_EXEC_INHERITED (TASK_EXEC_WRITE_DENIED | TASK_EXEC_WRITE_AUDITED)
 
 /* Per-task flags; copied to every task it creates (task_alloc). */
 struct {
@@ -31,10 +36,11 @@ struct {
 	__type(value, __u64); /* id of the sandbox cgroup that wrote it */
 } written_inodes SEC(".maps");
 
-/* shell=none allow list: (registered cgroup, file identity). Filled by
- * enforcer.Register (--exec-allow) and by the entrypoint exec, which also
- * adds (cgroup, ino 0, dev 0): the entrypoint is taken (exec.bpf.c
- * pending_exec). */
+/* shell=none allow list: (registered cgroup, file identity) -> enum
+ * exec_allow_bit. Filled by enforcer.Register (the exec allow list and the
+ * program interpreters the daemon vetted for it and for the entrypoint)
+ * and by the entrypoint exec, which also adds (cgroup, ino 0, dev 0,
+ * EXEC_AS_PROGRAM): the entrypoint is taken (exec.bpf.c pending_exec). */
 struct exec_key {
 	__u64 cgroup_id;
 	__u64 ino;
@@ -42,12 +48,55 @@ struct exec_key {
 	__u32 pad;
 };
 
+/* What an exec_allow entry lets a file be (bits of its __u8 value). */
+enum exec_allow_bit {
+	/* executed: the file of an exec, every binfmt stage
+	 * (bprm_check_security) */
+	EXEC_AS_PROGRAM = 1U << 0,
+	/* opened for exec (FMODE_EXEC) and never checked as a program: an
+	 * ELF's program interpreter (PT_INTERP), which the kernel opens by
+	 * path in the process's root at every exec (file_open) */
+	EXEC_AS_INTERP = 1U << 1,
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 262144);
 	__type(key, struct exec_key);
-	__type(value, __u8);
+	__type(value, __u8); /* enum exec_allow_bit */
 } exec_allow SEC(".maps");
+
+/* exec_listed: the entry of (cgroup, file) holds one of the bits want. */
+static __always_inline bool exec_listed(__u64 cgroup_id, __u64 ino, __u32 dev,
+					__u8 want)
+{
+	struct exec_key k = {.cgroup_id = cgroup_id, .ino = ino, .dev = dev};
+	__u8 *v = bpf_map_lookup_elem(&exec_allow, &k);
+	return v && (*v & want);
+}
+
+/*
+ * exec_allowed: the meet over nested shell=none ceilings: the file must be
+ * listed with one of the bits want by EVERY active shell=none ancestor
+ * with the given audit mode (audit=1 checks the audit-only ones). Missing
+ * entry: deny. Returns 1 when allowed.
+ */
+static __noinline int exec_allowed(__u64 ino, __u32 dev, int audit, __u8 want)
+{
+	for (int level = 0; level < MAX_CGROUP_LEVEL; level++) {
+		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+		if (!id)
+			return 1;
+		struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
+		if (!c || (c->flags & CEILING_PENDING) || !(c->deny & DENY_SHELL))
+			continue;
+		if (!!(c->flags & CEILING_AUDIT_ONLY) != !!audit)
+			continue;
+		if (!exec_listed(id, ino, dev, want))
+			return 0;
+	}
+	return 0; /* deeper than the bound: deny */
+}
 
 /* task_write_denied adds the write denial of a process started by exec
  * under shell=read_only (only while some ceiling still applies to it). */
@@ -215,6 +264,112 @@ static __always_inline int deny_code_mapping(struct effective *e, struct file *f
 	__u32 bit = none ? DENY_SHELL : DENY_SHELL_WRITE;
 	int v = none == DECISION_DENIED || ro == DECISION_DENIED ? DECISION_DENIED : DECISION_AUDITED;
 	return exec_event(e, v, bit, f, f->f_inode, hook, RULE_CODE_MAPPING);
+}
+
+/* What a check of the pending registrations found: the deepest enforcing
+ * registration that refuses the file (0: none) and the deepest audit-only
+ * one. */
+struct pending_check {
+	__u64 deny_cgid;
+	__u64 audit_cgid;
+};
+
+/* pending_open: an open for exec under pending shell=none registrations.
+ * Before a registration's entrypoint is taken, the open is the
+ * entrypoint's own (bprm_check_security takes that file next); after,
+ * the file must be listed as a program or an interpreter (the
+ * entrypoint's program interpreter, opened within the same exec before
+ * the registration is activated, was vetted and listed with it). */
+static __noinline int pending_open(__u64 ino, __u32 dev, struct pending_check *ps)
+{
+	for (int level = 0; level < MAX_CGROUP_LEVEL; level++) {
+		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+		if (!id)
+			return 0;
+		struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
+		if (!c || !(c->flags & CEILING_PENDING) || !(c->deny & DENY_SHELL))
+			continue;
+		__u32 flags = c->flags;
+		struct exec_key taken = {.cgroup_id = id};
+		if (!bpf_map_lookup_elem(&exec_allow, &taken) ||
+		    exec_listed(id, ino, dev, EXEC_AS_PROGRAM | EXEC_AS_INTERP))
+			continue;
+		if (flags & CEILING_AUDIT_ONLY)
+			ps->audit_cgid = id;
+		else
+			ps->deny_cgid = id;
+	}
+	return 0;
+}
+
+/*
+ * exec_open: an open for exec (FMODE_EXEC; file.bpf.c file_open) after
+ * the exec's program passed bprm_check_security (which sets
+ * TASK_EXEC_PROGRAM_CHECKED for a restricted task). The kernel opens the
+ * program of every exec this way and then checks it, but it also opens
+ * an ELF's program interpreter
+ * (PT_INTERP) this way, by path in the process's own root, with no exec
+ * check of its own: a sandbox that makes that path lead elsewhere (a
+ * symlink renamed over the loader, a chroot into a root of its own) would
+ * run any program under an allowed one. So:
+ *  - shell=none: the file must be listed by every active shell=none
+ *    ancestor as a program or as a vetted interpreter (EXEC_AS_INTERP),
+ *    and by every pending one whose entrypoint is taken (pending_open);
+ *  - shell=none and read_only: never a memfd or a file the sandbox wrote
+ *    or could have written (exec.h exec_restricted_file), the rule the
+ *    program itself meets at bprm_check_security.
+ * A script's interpreter is checked here too, and then again as a program
+ * (its own bprm_check_security stage). A flag left by an exec that failed
+ * after its check only moves the next exec's refusal, if any, from
+ * bprm_check_security to here. Rule RULE_EXEC_OPEN; the exec fails with
+ * EPERM before its point of no return.
+ */
+static __always_inline int exec_open(struct file *f) /* file.bpf.c */
+{
+	/* The program's own open comes before bprm_check_security, which
+	 * decides on it (and sets the flag): only the opens after it are
+	 * interpreters. */
+	__u32 *tf = bpf_task_storage_get(&task_flags, bpf_get_current_task_btf(), 0, 0);
+	if (!tf || !(*tf & TASK_EXEC_PROGRAM_CHECKED))
+		return 0;
+	struct inode *inode = f->f_inode;
+	if (!inode)
+		return -EPERM;
+	__u64 ino = BPF_CORE_READ(inode, i_ino);
+	__u32 dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	struct effective e = {};
+	int found = resolve(&e);
+	if (e.pending) {
+		struct pending_check ps = {};
+		pending_open(ino, dev, &ps);
+		int i = bit_index(DENY_SHELL);
+		if (ps.deny_cgid) {
+			e.deny_cgid[i] = ps.deny_cgid;
+			return exec_event(&e, DECISION_DENIED, DENY_SHELL, f, inode, HOOK_FILE_OPEN, RULE_EXEC_OPEN);
+		}
+		if (ps.audit_cgid) {
+			__u64 prev = e.audit_cgid[i];
+			e.audit_cgid[i] = ps.audit_cgid;
+			exec_event(&e, DECISION_AUDITED, DENY_SHELL, f, inode, HOOK_FILE_OPEN, RULE_EXEC_OPEN);
+			e.audit_cgid[i] = prev;
+		}
+	}
+	if (!found)
+		return 0;
+	int none = verdict(&e, DENY_SHELL);
+	int ro = verdict(&e, DENY_SHELL_WRITE);
+	if (!none && !ro)
+		return 0;
+	__u32 bit = none ? DENY_SHELL : DENY_SHELL_WRITE;
+	int v = none == DECISION_DENIED || ro == DECISION_DENIED ? DECISION_DENIED : DECISION_AUDITED;
+	if (exec_restricted_file(f))
+		return exec_event(&e, v, bit, f, inode, HOOK_FILE_OPEN, RULE_EXEC_OPEN);
+	const __u8 any = EXEC_AS_PROGRAM | EXEC_AS_INTERP;
+	if (none == DECISION_DENIED && !exec_allowed(ino, dev, 0, any))
+		return exec_event(&e, DECISION_DENIED, DENY_SHELL, f, inode, HOOK_FILE_OPEN, RULE_EXEC_OPEN);
+	if (none == DECISION_AUDITED && !exec_allowed(ino, dev, 1, any))
+		return exec_event(&e, DECISION_AUDITED, DENY_SHELL, f, inode, HOOK_FILE_OPEN, RULE_EXEC_OPEN);
+	return 0;
 }
 
 #endif /* ENFORCERD_EXEC_H */

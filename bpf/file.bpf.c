@@ -450,6 +450,11 @@ int BPF_PROG(file_open, struct file *file, int ret)
 				return r;
 		}
 	}
+	/* An open for exec: the program of an exec, or an ELF's program
+	 * interpreter (exec.h exec_open). The backing file an overlayfs
+	 * opens beneath it is the same open, checked on the overlay's file. */
+	if (((fflags | fmode) & FMODE_EXEC) && !(fmode & FMODE_NOACCOUNT))
+		return exec_open(file);
 	if (!(fmode & FMODE_WRITE) && !(fflags & O_TRUNC))
 		return 0;
 	return deny_write_file(file, HOOK_FILE_OPEN, true, true);

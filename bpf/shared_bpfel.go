@@ -112,6 +112,13 @@ type SharedEventScratch struct {
 	Ev   SharedEvent
 }
 
+type SharedExecAllowBit uint32
+
+const (
+	SharedExecAllowBitEXEC_AS_PROGRAM SharedExecAllowBit = 1
+	SharedExecAllowBitEXEC_AS_INTERP  SharedExecAllowBit = 2
+)
+
 type SharedExecKey struct {
 	_        structs.HostLayout
 	CgroupId uint64
@@ -327,6 +334,7 @@ const (
 	SharedRuleIdRULE_TTY_INJECT        SharedRuleId = 24
 	SharedRuleIdRULE_CODE_MAPPING      SharedRuleId = 25
 	SharedRuleIdRULE_SHELL_PTRACE      SharedRuleId = 26
+	SharedRuleIdRULE_EXEC_OPEN         SharedRuleId = 27
 )
 
 type SharedRuleLayout uint32

@@ -46,6 +46,14 @@ type Entry struct {
 	// ExecAllow: with shell=none, the files processes in the cgroup may
 	// execute besides the entrypoint, by identity (device + inode).
 	ExecAllow []FileID
+	// ExecInterp: with shell=none, the program interpreters (ELF
+	// PT_INTERP) vetted as dynamic loaders for the entrypoint and the
+	// ExecAllow files (internal/progcheck). The kernel opens an ELF's
+	// interpreter by path at every exec without checking it as a
+	// program, so every other open for exec after the program's check is
+	// refused (bpf/exec.h exec_open); an interpreter is never allowed as
+	// a program by this list. Like ExecAllow, Lookup does not return it.
+	ExecInterp []FileID
 	// AllowPartial: the caller accepts that this host enforces the ceiling
 	// only in part (Coverage.Partial). It is kept with the entry (a flag
 	// bit the programs ignore), so Lookup returns it and re-registering a
@@ -151,19 +159,15 @@ func (e *Enforcer) register(cg cgroup.Cgroup, en Entry) error {
 	// process layer's (Landlock): the exec maps, which need BPF LSM
 	// (inode storage), are neither needed nor always creatable.
 	bpfExec := en.Process == nil || e.LayerError(LayerLSM) == nil
-	if len(en.ExecAllow) > 0 {
+	if len(en.ExecAllow) > 0 || len(en.ExecInterp) > 0 {
 		if en.Ceiling.Shell != policy.ShellNone {
 			return fmt.Errorf("register cgroup %s: an exec allow list needs shell=none (have %s)", cg.Group, en.Ceiling.Shell)
 		}
 		if e.execAllow == nil && bpfExec {
 			return fmt.Errorf("register cgroup %s: %w: exec allow list: %v", cg.Group, ErrCannotEnforce, e.execMapsErr)
 		}
-		for _, f := range en.ExecAllow {
-			if e.execAllow == nil {
-				break
-			}
-			k := bpf.SharedExecKey{CgroupId: cg.ID, Ino: f.Ino, Dev: f.Dev}
-			if err := e.execAllow.Update(k, uint8(1), ebpf.UpdateAny); err != nil {
+		if e.execAllow != nil {
+			if err := e.addExecAllow(cg.ID, en.ExecAllow, en.ExecInterp); err != nil {
 				e.dropExecAllow(cg.ID)
 				return fmt.Errorf("register cgroup %s: exec allow list: %w", cg.Group, err)
 			}
@@ -225,6 +229,36 @@ func (e *Enforcer) invalidate() error {
 	gen := binary.NativeEndian.Uint64(b[:])
 	if err := e.config.Update(uint32(0), gen, ebpf.UpdateAny); err != nil {
 		return fmt.Errorf("invalidate cached ceilings: %w", err)
+	}
+	return nil
+}
+
+// The bits of an exec_allow value (bpf/exec.h enum exec_allow_bit).
+const (
+	execAsProgram = uint8(bpf.SharedExecAllowBitEXEC_AS_PROGRAM)
+	execAsInterp  = uint8(bpf.SharedExecAllowBitEXEC_AS_INTERP)
+)
+
+// addExecAllow lists programs and interpreters for a cgroup, keeping the
+// bits its entries already have (the entrypoint the kernel took, an
+// earlier registration's files): a file may be both.
+func (e *Enforcer) addExecAllow(cgroupID uint64, programs, interps []FileID) error {
+	bits := map[FileID]uint8{}
+	for _, f := range programs {
+		bits[f] |= execAsProgram
+	}
+	for _, f := range interps {
+		bits[f] |= execAsInterp
+	}
+	for f, b := range bits {
+		k := bpf.SharedExecKey{CgroupId: cgroupID, Ino: f.Ino, Dev: f.Dev}
+		var old uint8
+		if err := e.execAllow.Lookup(k, &old); err == nil {
+			b |= old
+		}
+		if err := e.execAllow.Update(k, b, ebpf.UpdateAny); err != nil {
+			return err
+		}
 	}
 	return nil
 }

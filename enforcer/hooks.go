@@ -285,6 +285,7 @@ const (
 	RuleTTYInject       Rule = "tty-inject"        // terminal input injection, console state
 	RuleCodeMapping     Rule = "code-mapping"      // shell: an executable mapping of a memfd or written file
 	RuleShellPtrace     Rule = "shell-ptrace"      // shell=read_only: ptrace of a process that may write
+	RuleExecOpen        Rule = "exec-open"         // shell: an open for exec of an unlisted program interpreter (or a written file)
 )
 
 // ruleTable maps enum rule_id (bpf/event.h) to its rule and the operation
@@ -319,6 +320,7 @@ var ruleTable = map[bpf.SharedRuleId]struct {
 	bpf.SharedRuleIdRULE_TTY_INJECT:        {RuleTTYInject, "tty-inject"},
 	bpf.SharedRuleIdRULE_CODE_MAPPING:      {RuleCodeMapping, "map-executable"},
 	bpf.SharedRuleIdRULE_SHELL_PTRACE:      {RuleShellPtrace, ""},
+	bpf.SharedRuleIdRULE_EXEC_OPEN:         {RuleExecOpen, "exec-interpreter"},
 }
 
 // AllRules is the closed set of rules, field rules first.

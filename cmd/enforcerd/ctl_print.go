@@ -142,6 +142,7 @@ func printContainerText(w io.Writer, c api.Container) error {
 		// Paths come from the registration (a container's files): quoted
 		// when they could forge a line.
 		fmt.Fprintf(tw, "exec allow:\t%s\n", orDash(cells(c.ExecAllow)))
+		fmt.Fprintf(tw, "exec interpreters:\t%s\n", orDash(cells(c.ExecInterp)))
 	}
 	if len(c.AllowConnect) > 0 || !c.Kernel.Network {
 		fmt.Fprintf(tw, "allow connect:\t%s\n", orDash(cells(c.AllowConnect)))

@@ -32,7 +32,7 @@ import (
 // shell=none registration notes the file it names as the entrypoint, and
 // every later binfmt stage of that exec (a script's interpreter) must be
 // on the registration's allow list, as any exec after activation: else
-// bprm_check_security denies it (EPERM, with a record). The registration
+// its open for exec is refused (file_open, EPERM, with a record). The registration
 // is made here directly (enforcer.Register, pending, as `run` and the OCI
 // hook make it) so that no program check refuses the script first: its
 // interpreters are a copy of this test binary (a program progcheck
@@ -115,8 +115,10 @@ func TestShellNoneKernelDeniesUnallowedScriptInterpreter(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return cg.ID, string(out), err
 	}
-	// denied reports whether a denial record of bprm_check_security names
-	// the file at p and registered cgroup id.
+	// denied reports whether a denial record names the file at p and
+	// registered cgroup id: of its open for exec (file_open, rule
+	// exec-open: the script passed its check, its interpreter is opened
+	// next) or of its own binfmt stage (bprm_check_security).
 	denied := func(id uint64, p string) bool {
 		t.Helper()
 		fid, err := enforcer.FileIDOf(p)
@@ -135,7 +137,8 @@ func TestShellNoneKernelDeniesUnallowedScriptInterpreter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.CeilingCgroupID == id && d.Hook == enforcer.HookBprmCheckSecurity && d.Field == "shell" && !d.Audited &&
+			byHook := d.Hook == enforcer.HookBprmCheckSecurity || d.Hook == enforcer.HookFileOpen && d.Rule == enforcer.RuleExecOpen
+			if d.CeilingCgroupID == id && byHook && d.Field == "shell" && !d.Audited &&
 				d.Errno == syscall.EPERM && d.Object.Ino == fid.Ino && d.Object.Dev == fid.Dev {
 				found = true
 			}
@@ -164,7 +167,7 @@ func TestShellNoneKernelDeniesUnallowedScriptInterpreter(t *testing.T) {
 			t.Errorf("BYPASS: %s: the interpreter ran: %s was created", sc.name, mark)
 		}
 		if !denied(id, sc.interp) {
-			t.Errorf("%s: no denial record of bprm_check_security for %s naming registered cgroup %d", sc.name, sc.interp, id)
+			t.Errorf("%s: no denial record (file_open exec-open or bprm_check_security) for %s naming registered cgroup %d", sc.name, sc.interp, id)
 		}
 	}
 	// Allowed: the probe copy on the allow list runs under shell=none.

@@ -150,6 +150,11 @@ type Container struct {
 	// as requested and met with the lists of the registrations it is
 	// nested in (by parent id or cgroup).
 	ExecAllow []string `json:"exec_allow,omitempty"`
+	// ExecInterp: with shell=none, the program interpreters (ELF
+	// PT_INTERP paths) vetted as dynamic loaders for the entrypoint and
+	// the exec_allow files: the only files besides those that processes
+	// in the cgroup may open for exec, and only as interpreters.
+	ExecInterp []string `json:"exec_interp,omitempty"`
 }
 
 // ListBody is the body of GET /v1/containers.
@@ -263,6 +268,7 @@ func containerFrom(c state.Container) Container {
 		AllowConnect: endpointStrings(c.AllowConnect),
 		WriteRoots:   writeRootPaths(c.WriteRoots),
 		ExecAllow:    execAllowPaths(c.ExecAllow),
+		ExecInterp:   execAllowPaths(c.ExecInterp),
 	}
 }
 

@@ -64,22 +64,22 @@ func checkExecAllowPaths(req Request) error {
 // ErrBadRequest naming exec_allow: a ceiling that is not shell=none, a
 // path that cannot be resolved, a file that is not an executable regular
 // file.
-func resolveExecAllow(req Request, k policy.KernelCeiling) ([]state.ExecFile, error) {
+func resolveExecAllow(req Request, k policy.KernelCeiling) (files, interps []state.ExecFile, err error) {
 	if len(req.ExecAllow) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if k.Shell != policy.ShellNone {
-		return nil, badf("container %s: exec_allow: the effective ceiling's shell is %s (an exec allow list needs shell=none)", req.ID, k.Shell)
+		return nil, nil, badf("container %s: exec_allow: the effective ceiling's shell is %s (an exec allow list needs shell=none)", req.ID, k.Shell)
 	}
 	dir := req.writeRootsDir()
 	root, err := progcheck.OpenRoot(dir)
 	if err != nil {
-		return nil, badf("container %s: exec_allow: %v", req.ID, err)
+		return nil, nil, badf("container %s: exec_allow: %v", req.ID, err)
 	}
 	defer root.Close()
-	files := make([]progcheck.File, 0, len(req.ExecAllow))
+	open := make([]progcheck.File, 0, len(req.ExecAllow))
 	defer func() {
-		for _, f := range files {
+		for _, f := range open {
 			f.F.Close()
 		}
 	}()
@@ -87,27 +87,28 @@ func resolveExecAllow(req Request, k policy.KernelCeiling) ([]state.ExecFile, er
 	for _, p := range req.ExecAllow {
 		f, err := root.OpenRegular(p)
 		if err != nil {
-			return nil, badf("container %s: exec_allow: %s (in %s): %v", req.ID, p, dir, err)
+			return nil, nil, badf("container %s: exec_allow: %s (in %s): %v", req.ID, p, dir, err)
 		}
-		files = append(files, progcheck.File{Name: p, F: f})
+		open = append(open, progcheck.File{Name: p, F: f})
 		id, err := execFileID(f)
 		if err != nil {
-			return nil, badf("container %s: exec_allow: %s (in %s): %v", req.ID, p, dir, err)
+			return nil, nil, badf("container %s: exec_allow: %s (in %s): %v", req.ID, p, dir, err)
 		}
 		for _, o := range out {
 			if o.Dev == id.Dev && o.Ino == id.Ino {
-				return nil, badf("container %s: exec_allow: %s and %s are the same file", req.ID, o.Path, p)
+				return nil, nil, badf("container %s: exec_allow: %s and %s are the same file", req.ID, o.Path, p)
 			}
 		}
 		out = append(out, state.ExecFile{Path: p, Dev: id.Dev, Ino: id.Ino})
 	}
-	if err := root.CheckFiles(files); err != nil {
+	vetted, err := root.VetFiles(open)
+	if err != nil {
 		if errors.Is(err, progcheck.ErrUnsafe) {
-			return nil, fmt.Errorf("%w: container %s: exec_allow (resolved inside %s): %v", ErrUnsafeProgram, req.ID, dir, err)
+			return nil, nil, fmt.Errorf("%w: container %s: exec_allow (resolved inside %s): %v", ErrUnsafeProgram, req.ID, dir, err)
 		}
-		return nil, fmt.Errorf("%w: container %s: exec_allow (resolved inside %s) cannot be classified: %v", ErrUnsafeProgram, req.ID, dir, err)
+		return nil, nil, fmt.Errorf("%w: container %s: exec_allow (resolved inside %s) cannot be classified: %v", ErrUnsafeProgram, req.ID, dir, err)
 	}
-	return out, nil
+	return out, interpFiles(vetted), nil
 }
 
 // execFileID is the identity of an open regular file with an execute bit
@@ -143,9 +144,9 @@ func execAllowIDs(fs []state.ExecFile) []enforcer.FileID {
 // registered cgroup strictly above group, when their shell is none. A
 // cgroup registered by another program (enforcerd run) is left out: its
 // list is not read back from the kernel, which still checks it on its own
-// at every exec (bpf/exec.bpf.c exec_allowed).
-func (r *Registry) outerExecBounds(parent, group string) ([][]state.ExecFile, error) {
-	var out [][]state.ExecFile
+// at every exec (bpf/exec.h exec_allowed). interps is the union of their
+// vetted program interpreters.
+func (r *Registry) outerExecBounds(parent, group string) (out [][]state.ExecFile, interps []state.ExecFile, err error) {
 	seen := map[string]bool{}
 	add := func(c state.Container) {
 		if seen[c.ID] || c.Kernel.Shell != policy.ShellNone {
@@ -153,19 +154,20 @@ func (r *Registry) outerExecBounds(parent, group string) ([][]state.ExecFile, er
 		}
 		seen[c.ID] = true
 		out = append(out, c.ExecAllow)
+		interps = appendExecFiles(interps, c.ExecInterp...)
 	}
 	if p, ok := r.byID[parent]; ok && parent != "" {
 		add(p)
 	}
-	err := r.eachOuter(group, func(_ string, c *state.Container, _ *enforcer.Entry) {
+	err = r.eachOuter(group, func(_ string, c *state.Container, _ *enforcer.Entry) {
 		if c != nil {
 			add(*c)
 		}
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, interps, nil
 }
 
 // meetExecAllow is the meet of a new container's own list with its outer
@@ -211,24 +213,28 @@ func holds(l []state.ExecFile, f state.ExecFile) bool {
 // (resolveExecAllow) met with those of the registrations it is nested in
 // (meetExecAllow); none unless its effective shell is none.
 // own is the request's own list as resolved (for recheckExecAllow).
-func (r *Registry) execAllowOf(req Request, c state.Container) (list, own []state.ExecFile, err error) {
-	own, err = resolveExecAllow(req, c.Kernel)
+// interps are the program interpreters vetted for its own list and for
+// those of the registrations it is nested in (a vetted loader is harmless
+// as an interpreter: it only loads the program that names it; the
+// programs stay met).
+func (r *Registry) execAllowOf(req Request, c state.Container) (list, own, interps []state.ExecFile, err error) {
+	own, interps, err = resolveExecAllow(req, c.Kernel)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if c.Kernel.Shell != policy.ShellNone {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
-	bounds, err := r.outerExecBounds(req.Parent, c.Cgroup)
+	bounds, outer, err := r.outerExecBounds(req.Parent, c.Cgroup)
 	if err != nil {
-		return nil, nil, fmt.Errorf("container %s: %w", req.ID, err)
+		return nil, nil, nil, fmt.Errorf("container %s: %w", req.ID, err)
 	}
 	_, surf, err := resolve(req.Role, req.Ceiling, req.ToolGroups, policy.DefaultSession())
 	if err != nil {
-		return nil, nil, fmt.Errorf("container %s: %w", req.ID, err)
+		return nil, nil, nil, fmt.Errorf("container %s: %w", req.ID, err)
 	}
 	ownRestricts := len(req.ExecAllow) > 0 || surf.Kernel.Shell == policy.ShellNone
-	return meetExecAllow(own, ownRestricts, bounds), own, nil
+	return meetExecAllow(own, ownRestricts, bounds), own, appendExecFiles(interps, outer...), nil
 }
 
 // execVetSlack is how far before the start of the vetting recheckExecAllow

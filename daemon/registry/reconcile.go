@@ -5,8 +5,11 @@ import (
 	"os"
 	"sort"
 
+	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/progcheck"
+	"github.com/enforcerd/enforcerd/policy"
 )
 
 // Report says what Reconcile or Sweep did.
@@ -153,7 +156,10 @@ func (r *Registry) sweepLocked(orphans bool) Report {
 			r.forget(id, c)
 			rep.Dropped = append(rep.Dropped, id)
 		default:
-			if _, ok := inMap[c.CgroupID]; ok {
+			if en, ok := inMap[c.CgroupID]; ok {
+				if orphans {
+					r.recoverInterps(c, cg, en)
+				}
 				rep.Kept = append(rep.Kept, id)
 				continue
 			}
@@ -161,7 +167,7 @@ func (r *Registry) sweepLocked(orphans bool) Report {
 			// it again, in force now (fail closed).
 			// AllowPartial: this ceiling was accepted before; refusing
 			// to put it back would leave the cgroup with none at all.
-			if err := r.o.Enforcer.Register(cg, enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, AllowPartial: true, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots), ExecAllow: execAllowIDs(c.ExecAllow), Spec: c.Spec}); err != nil {
+			if err := r.o.Enforcer.Register(cg, enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, AllowPartial: true, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots), ExecAllow: execAllowIDs(c.ExecAllow), ExecInterp: execAllowIDs(c.ExecInterp), Spec: c.Spec}); err != nil {
 				r.o.Log.Error("reconcile: cannot re-install ceiling", "container", id, "cgroup", c.Cgroup, "err", err)
 				rep.Failed = append(rep.Failed, id)
 				continue
@@ -199,4 +205,43 @@ func (r *Registry) sweepLocked(orphans bool) Report {
 		}
 	}
 	return rep
+}
+
+// recoverInterps lists the program interpreters of a shell=none container
+// whose state comes from a build that did not record them (ExecInterp
+// empty): without them the kernel refuses every later exec of its dynamic
+// programs. They are vetted again, now: the interpreters of the programs
+// its processes run (each in its own root) and of its entrypoint, when
+// its root can still be read. A program interpreter that fails the
+// vetting is not listed (fail closed); the outcome is logged.
+func (r *Registry) recoverInterps(c state.Container, cg cgroup.Cgroup, en enforcer.Entry) {
+	if c.Kernel.Shell != policy.ShellNone || len(c.ExecInterp) > 0 {
+		return
+	}
+	var found []progcheck.Interp
+	pids, err := r.o.Cgroups.Procs(c.Cgroup)
+	if err == nil {
+		found, err = r.o.VetProcesses(pids)
+	}
+	if err != nil {
+		r.o.Log.Warn("reconcile: program interpreters of running programs not vetted", "container", c.ID, "err", err)
+	}
+	if c.Entrypoint != nil {
+		if _, in, err := r.o.CheckEntrypoint(*c.Entrypoint); err == nil {
+			found = append(found, in...)
+		}
+	}
+	if len(found) == 0 {
+		return
+	}
+	c.ExecInterp = interpFiles(found)
+	en.ExecAllow = execAllowIDs(c.ExecAllow)
+	en.ExecInterp = execAllowIDs(c.ExecInterp)
+	en.Spec = c.Spec
+	if err := r.o.Enforcer.Register(cg, en); err != nil {
+		r.o.Log.Error("reconcile: cannot list program interpreters", "container", c.ID, "err", err)
+		return
+	}
+	r.byID[c.ID] = c
+	r.o.Log.Info("reconcile: program interpreters listed for a container registered by an older build", "container", c.ID, "interpreters", len(c.ExecInterp))
 }

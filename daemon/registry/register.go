@@ -97,8 +97,9 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	if c.AllowConnect, err = r.allowConnect(req, c); err != nil {
 		return state.Container{}, err
 	}
+	var entryInterps []state.ExecFile
 	if c.Kernel.Shell == policy.ShellNone && req.Activate == ActivateExec {
-		if err := r.vetEntrypoint(req.ID, req.Entrypoint); err != nil {
+		if entryInterps, err = r.vetEntrypoint(req.ID, req.Entrypoint); err != nil {
 			return state.Container{}, err
 		}
 	}
@@ -128,12 +129,15 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	}
 	vetStart := time.Now() // the real clock: inode change times are real
 	var ownExec []state.ExecFile
-	if c.ExecAllow, ownExec, err = r.execAllowOf(req, c); err != nil {
+	if c.ExecAllow, ownExec, c.ExecInterp, err = r.execAllowOf(req, c); err != nil {
 		return state.Container{}, err
+	}
+	if c.Kernel.Shell == policy.ShellNone {
+		c.ExecInterp = appendExecFiles(entryInterps, c.ExecInterp...)
 	}
 	entry := enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, Pending: req.Activate == ActivateExec,
 		AllowPartial: len(cov.Partial) > 0, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots),
-		ExecAllow: execAllowIDs(c.ExecAllow), Spec: c.Spec}
+		ExecAllow: execAllowIDs(c.ExecAllow), ExecInterp: execAllowIDs(c.ExecInterp), Spec: c.Spec}
 	if err := r.o.Enforcer.Register(cg, entry); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
@@ -219,6 +223,7 @@ func (r *Registry) Unregister(id string) error {
 			// Put the exact entry back (pending or active): still enforced.
 			// Lookup does not read the exec allow list back; the state has it.
 			prev.ExecAllow = execAllowIDs(c.ExecAllow)
+			prev.ExecInterp = execAllowIDs(c.ExecInterp)
 			if rerr := r.o.Enforcer.Register(cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}, prev); rerr != nil {
 				r.o.Log.Error("rollback of a failed unregistration", "container", id, "cgroup_id", c.CgroupID, "err", rerr)
 			}

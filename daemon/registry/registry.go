@@ -110,8 +110,13 @@ type Options struct {
 	// entrypoint (default progcheck.Program.Check); CheckProcesses
 	// classifies the programs processes already run (default
 	// progcheck.CheckProcesses). Tests substitute them.
-	CheckEntrypoint func(progcheck.Program) (string, error)
+	CheckEntrypoint func(progcheck.Program) (string, []progcheck.Interp, error)
 	CheckProcesses  func(pids []int) error
+	// VetProcesses (default progcheck.VetProcesses) vets the programs
+	// processes run and returns their program interpreters: at start,
+	// for a shell=none container whose state comes from a build that did
+	// not record them (recoverInterps).
+	VetProcesses func(pids []int) ([]progcheck.Interp, error)
 }
 
 // DefaultPendingDeadline is Options.PendingDeadline's default.
@@ -155,7 +160,10 @@ func New(o Options) *Registry {
 		o.StartTime = procid.StartTime
 	}
 	if o.CheckEntrypoint == nil {
-		o.CheckEntrypoint = progcheck.Program.Check
+		o.CheckEntrypoint = progcheck.Program.Vet
+	}
+	if o.VetProcesses == nil {
+		o.VetProcesses = progcheck.VetProcesses
 	}
 	if o.CheckProcesses == nil {
 		o.CheckProcesses = progcheck.CheckProcesses

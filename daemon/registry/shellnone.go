@@ -4,25 +4,51 @@ import (
 	"errors"
 	"fmt"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 )
 
 // vetEntrypoint refuses a pending shell=none registration whose first
 // exec would allow a program that runs every other one without exec, or
-// whose first exec the daemon cannot vet (fail closed).
-func (r *Registry) vetEntrypoint(id string, ep *progcheck.Program) error {
+// whose first exec the daemon cannot vet (fail closed). It returns the
+// program interpreters it vetted for the entrypoint (state.ExecFile
+// identities), which the kernel will open for exec.
+func (r *Registry) vetEntrypoint(id string, ep *progcheck.Program) ([]state.ExecFile, error) {
 	if ep == nil {
-		return fmt.Errorf("%w: container %s: under shell=none the first exec is allowed from then on, so the daemon must vet that program first: give \"entrypoint\" {path, root, env_path, cwd} (enforcerd hook reads it from config.json), or register with activate=now", ErrEntrypointRequired, id)
+		return nil, fmt.Errorf("%w: container %s: under shell=none the first exec is allowed from then on, so the daemon must vet that program first: give \"entrypoint\" {path, root, env_path, cwd} (enforcerd hook reads it from config.json), or register with activate=now", ErrEntrypointRequired, id)
 	}
-	resolved, err := r.o.CheckEntrypoint(*ep)
+	resolved, interps, err := r.o.CheckEntrypoint(*ep)
 	switch {
 	case errors.Is(err, progcheck.ErrUnsafe):
-		return fmt.Errorf("%w: container %s: entrypoint %q (resolved inside %s as %s): %v", ErrUnsafeProgram, id, ep.Path, ep.Root, resolved, err)
+		return nil, fmt.Errorf("%w: container %s: entrypoint %q (resolved inside %s as %s): %v", ErrUnsafeProgram, id, ep.Path, ep.Root, resolved, err)
 	case err != nil:
-		return fmt.Errorf("%w: container %s: entrypoint %q inside %s cannot be vetted: %v", ErrEntrypointRequired, id, ep.Path, ep.Root, err)
+		return nil, fmt.Errorf("%w: container %s: entrypoint %q inside %s cannot be vetted: %v", ErrEntrypointRequired, id, ep.Path, ep.Root, err)
 	}
-	return nil
+	return interpFiles(interps), nil
+}
+
+// interpFiles are vetted program interpreters as state.ExecFile (kernel
+// dev_t encoding, enforcer.FileIDOfStat).
+func interpFiles(in []progcheck.Interp) []state.ExecFile {
+	var out []state.ExecFile
+	for _, i := range in {
+		id := enforcer.FileIDOfStat(&unix.Stat_t{Dev: i.Dev, Ino: i.Ino})
+		out = appendExecFiles(out, state.ExecFile{Path: i.Path, Dev: id.Dev, Ino: id.Ino})
+	}
+	return out
+}
+
+// appendExecFiles adds the files of add that list lacks (by identity).
+func appendExecFiles(list []state.ExecFile, add ...state.ExecFile) []state.ExecFile {
+	for _, f := range add {
+		if !holds(list, f) {
+			list = append(list, f)
+		}
+	}
+	return list
 }
 
 // vetRunning refuses a shell=none ceiling in force without an exec when a

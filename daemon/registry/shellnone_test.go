@@ -7,9 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -24,29 +27,33 @@ type programsFixture struct {
 	path            string
 	unsafe, missing map[string]bool
 	unsafePids      map[int]bool
-	entrypoints     []string // every CheckEntrypoint call's path
-	processes       [][]int  // every CheckProcesses call
+	entrypoints     []string                      // every CheckEntrypoint call's path
+	processes       [][]int                       // every CheckProcesses call
+	interps         map[string][]progcheck.Interp // CheckEntrypoint's by path
+	running         []progcheck.Interp            // VetProcesses's
 }
 
 func newProgramsFixture(t *testing.T) *programsFixture {
 	t.Helper()
 	f := &programsFixture{enf: registrytest.NewEnforcer(true), cgs: registrytest.NewCgroups(),
 		path:   filepath.Join(t.TempDir(), "state.json"),
-		unsafe: map[string]bool{"/bin/sh": true}, missing: map[string]bool{"/nope": true}, unsafePids: map[int]bool{}}
+		unsafe: map[string]bool{"/bin/sh": true}, missing: map[string]bool{"/nope": true}, unsafePids: map[int]bool{},
+		interps: map[string][]progcheck.Interp{}}
 	f.enf.CanShell = true
 	f.reg = registry.New(registry.Options{
 		Enforcer: f.enf, Cgroups: f.cgs, StatePath: f.path,
 		StartTime: func(pid int) (uint64, error) { return 1, nil },
-		CheckEntrypoint: func(p progcheck.Program) (string, error) {
+		CheckEntrypoint: func(p progcheck.Program) (string, []progcheck.Interp, error) {
 			f.entrypoints = append(f.entrypoints, p.Path)
 			switch {
 			case f.missing[p.Path]:
-				return "", fmt.Errorf("%w: %s", progcheck.ErrNotFound, p.Path)
+				return "", nil, fmt.Errorf("%w: %s", progcheck.ErrNotFound, p.Path)
 			case f.unsafe[p.Path]:
-				return p.Path, &progcheck.UnsafeError{Findings: []progcheck.Finding{{Name: p.Path, Kind: progcheck.Shell, Reason: "fake"}}}
+				return p.Path, nil, &progcheck.UnsafeError{Findings: []progcheck.Finding{{Name: p.Path, Kind: progcheck.Shell, Reason: "fake"}}}
 			}
-			return p.Path, nil
+			return p.Path, f.interps[p.Path], nil
 		},
+		VetProcesses: func(pids []int) ([]progcheck.Interp, error) { return f.running, nil },
 		CheckProcesses: func(pids []int) error {
 			f.processes = append(f.processes, pids)
 			for _, pid := range pids {
@@ -217,5 +224,52 @@ func TestShellNoneNarrowVetted(t *testing.T) {
 	f.unsafePids[20] = false
 	if c, err := f.reg.Narrow("live", "shell=none"); err != nil || c.Kernel.Shell != policy.ShellNone {
 		t.Fatalf("narrow live over safe programs: %+v, %v", c, err)
+	}
+}
+
+// The program interpreters vetted for a pending shell=none entrypoint go
+// into the kernel entry (as interpreters, not programs) and the state
+// file; a daemon started on a state file from a build that did not record
+// them vets the running programs' interpreters and lists them.
+func TestShellNoneEntrypointInterpreters(t *testing.T) {
+	f := newProgramsFixture(t)
+	f.cgs.Add("/c/a")
+	ld := progcheck.Interp{Path: "/lib64/ld-linux-x86-64.so.2", Dev: unix.Mkdev(8, 1), Ino: 77}
+	f.interps["/bin/agent"] = []progcheck.Interp{ld}
+	c, err := f.reg.Register(registry.Request{ID: "a", Cgroup: "/c/a", Ceiling: "shell=none", Activate: registry.ActivateExec, Entrypoint: entrypoint("/bin/agent")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := enforcer.FileID{Dev: 8<<20 | 1, Ino: 77}
+	en, _ := f.enf.Lookup(c.CgroupID)
+	if len(en.ExecInterp) != 1 || en.ExecInterp[0] != want || len(en.ExecAllow) != 0 {
+		t.Fatalf("entry interpreters %v, programs %v; want [%v] and no program", en.ExecInterp, en.ExecAllow, want)
+	}
+	cs, err := state.Load(f.path)
+	if err != nil || len(cs) != 1 || len(cs[0].ExecInterp) != 1 || cs[0].ExecInterp[0] != (state.ExecFile{Path: ld.Path, Dev: want.Dev, Ino: want.Ino}) {
+		t.Fatalf("state file %+v (%v): want the interpreter recorded", cs, err)
+	}
+
+	// An older build's state: no interpreters. A restart lists those of
+	// the running programs.
+	cs[0].ExecInterp = nil
+	if err := state.Save(f.path, cs); err != nil {
+		t.Fatal(err)
+	}
+	f.enf.M[c.CgroupID] = enforcer.Entry{Ceiling: en.Ceiling, Pending: en.Pending}
+	f.running = []progcheck.Interp{ld}
+	delete(f.interps, "/bin/agent")
+	r2 := registry.New(registry.Options{Enforcer: f.enf, Cgroups: f.cgs, StatePath: f.path,
+		StartTime:       func(int) (uint64, error) { return 1, nil },
+		CheckEntrypoint: func(p progcheck.Program) (string, []progcheck.Interp, error) { return p.Path, nil, nil },
+		VetProcesses:    func([]int) ([]progcheck.Interp, error) { return f.running, nil }})
+	if _, err := r2.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if en := f.enf.M[c.CgroupID]; len(en.ExecInterp) != 1 || en.ExecInterp[0] != want {
+		t.Fatalf("after restart: entry interpreters %v, want [%v]", en.ExecInterp, want)
+	}
+	if got, _ := r2.Get("a"); len(got.ExecInterp) != 1 {
+		t.Fatalf("after restart: container interpreters %v", got.ExecInterp)
 	}
 }

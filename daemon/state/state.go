@@ -94,6 +94,13 @@ type Container struct {
 	// the registrations it is nested in (the kernel matches the identity;
 	// docs/api.md "exec_allow"). Re-installed with the entry.
 	ExecAllow []ExecFile `json:"exec_allow,omitempty"`
+	// ExecInterp: with shell=none, the program interpreters (ELF
+	// PT_INTERP) vetted as dynamic loaders for the entrypoint, the
+	// ExecAllow files and those of the registrations it is nested in, as
+	// named by the ELF files and identified at vetting: the kernel lets
+	// them be opened for exec as interpreters only
+	// (enforcer.Entry.ExecInterp). Re-installed with the entry.
+	ExecInterp []ExecFile `json:"exec_interp,omitempty"`
 	// Spec: what the container's runtime spec enforces by itself, as
 	// registered (enforcer.Entry.Spec), kept so that a later narrowing
 	// judges coverage the same way.

@@ -50,6 +50,9 @@ type Case struct {
 	Prep func(t *testing.T)
 	// Allow gives the shell=none allow list (called after Prep).
 	Allow func(t *testing.T) []enforcer.FileID
+	// Interp gives the shell=none program interpreters
+	// (enforcer.Entry.ExecInterp; called after Prep).
+	Interp func(t *testing.T) []enforcer.FileID
 	// Endpoints gives the entry's allowed endpoints under network=false
 	// (enforcer.Entry.AllowConnect; called after Prep).
 	Endpoints func(t *testing.T) []endpoint.Endpoint
@@ -130,6 +133,9 @@ func (h *Harness) TriState(t *testing.T, c Case) {
 	en := enforcer.Entry{Ceiling: c.Ceiling}
 	if c.Allow != nil {
 		en.ExecAllow = c.Allow(t)
+	}
+	if c.Interp != nil {
+		en.ExecInterp = c.Interp(t)
 	}
 	if c.Endpoints != nil {
 		en.AllowConnect = c.Endpoints(t)

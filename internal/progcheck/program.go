@@ -64,51 +64,84 @@ func (p Program) Validate() error {
 // the root cannot be opened, the program is not found (ErrNotFound) or a
 // candidate cannot be read (fail closed).
 func (p Program) Check() (string, error) {
+	resolved, _, err := p.Vet()
+	return resolved, err
+}
+
+// Vet is Check that also returns the program interpreters it vetted for
+// every candidate (Root.Vet; none on error).
+func (p Program) Vet() (string, []Interp, error) {
 	if err := p.Validate(); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	r, err := OpenRoot(p.Root)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	defer r.Close()
 	resolved, all, err := r.lookup(p.Path, p.EnvPath, p.Cwd)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	var unsafe UnsafeError
+	var (
+		unsafe  UnsafeError
+		interps []Interp
+	)
 	for _, c := range all {
-		err := r.Check(c)
+		in, err := r.Vet(c)
 		var ue *UnsafeError
 		switch {
 		case errors.As(err, &ue):
 			unsafe.Findings = append(unsafe.Findings, ue.Findings...)
 		case err != nil:
-			return resolved, err
+			return resolved, nil, err
 		}
+		interps = appendInterps(interps, in)
 	}
 	if len(unsafe.Findings) > 0 {
-		return resolved, &unsafe
+		return resolved, nil, &unsafe
 	}
-	return resolved, nil
+	return resolved, interps, nil
+}
+
+// appendInterps adds the interpreters of add that list lacks (by
+// identity).
+func appendInterps(list, add []Interp) []Interp {
+next:
+	for _, a := range add {
+		for _, l := range list {
+			if l.Dev == a.Dev && l.Ino == a.Ino {
+				continue next
+			}
+		}
+		list = append(list, a)
+	}
+	return list
 }
 
 // CheckHost checks host programs together (the host's root "/"):
 // `enforcerd run`'s command and its --exec-allow files. Relative paths are
 // taken from the working directory. Errors as Root.Check.
 func CheckHost(paths ...string) error {
+	_, err := VetHost(paths...)
+	return err
+}
+
+// VetHost is CheckHost that also returns the program interpreters it
+// vetted (Root.Vet; none on error).
+func VetHost(paths ...string) ([]Interp, error) {
 	r, err := OpenRoot("/")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer r.Close()
 	abs := make([]string, len(paths))
 	for i, p := range paths {
 		if abs[i], err = filepath.Abs(p); err != nil {
-			return fmt.Errorf("%s: %w", p, err)
+			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 	}
-	err = r.Check(abs...)
+	interps, err := r.Vet(abs...)
 	var ue *UnsafeError
 	if errors.As(err, &ue) {
 		// Name the files as the user did.
@@ -120,7 +153,7 @@ func CheckHost(paths ...string) error {
 			}
 		}
 	}
-	return err
+	return interps, err
 }
 
 // CheckProcesses classifies the programs that processes already run
@@ -129,6 +162,14 @@ func CheckHost(paths ...string) error {
 // that has exited (or is a zombie) is skipped. Errors as Root.Check;
 // Finding names read "pid N (PATH)".
 func CheckProcesses(pids []int) error {
+	_, err := VetProcesses(pids)
+	return err
+}
+
+// VetProcesses is CheckProcesses that also returns the program
+// interpreters it vetted, each resolved inside its process's root (none
+// on error).
+func VetProcesses(pids []int) ([]Interp, error) {
 	type group struct {
 		root  *Root
 		files []File
@@ -151,12 +192,12 @@ func CheckProcesses(pids []int) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("program of pid %d: %w", pid, err)
+			return nil, fmt.Errorf("program of pid %d: %w", pid, err)
 		}
 		var xst unix.Stat_t
 		if err := unix.Fstat(int(exe.Fd()), &xst); err != nil {
 			exe.Close()
-			return fmt.Errorf("program of pid %d: %w", pid, err)
+			return nil, fmt.Errorf("program of pid %d: %w", pid, err)
 		}
 		if seen[idOf(&xst)] {
 			exe.Close()
@@ -170,13 +211,13 @@ func CheckProcesses(pids []int) error {
 			if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
 				continue
 			}
-			return fmt.Errorf("program of pid %d: %w", pid, err)
+			return nil, fmt.Errorf("program of pid %d: %w", pid, err)
 		}
 		var st unix.Stat_t
 		if err := unix.Fstat(int(r.dir.Fd()), &st); err != nil {
 			exe.Close()
 			r.Close()
-			return fmt.Errorf("root of pid %d: %w", pid, err)
+			return nil, fmt.Errorf("root of pid %d: %w", pid, err)
 		}
 		g, ok := groups[idOf(&st)]
 		if !ok {
@@ -188,20 +229,24 @@ func CheckProcesses(pids []int) error {
 		}
 		g.files = append(g.files, File{Name: fmt.Sprintf("pid %d (%s)", pid, name), F: exe})
 	}
-	var all UnsafeError
+	var (
+		all     UnsafeError
+		interps []Interp
+	)
 	for _, id := range order {
 		g := groups[id]
-		err := g.root.CheckFiles(g.files)
+		in, err := g.root.VetFiles(g.files)
 		var ue *UnsafeError
 		switch {
 		case errors.As(err, &ue):
 			all.Findings = append(all.Findings, ue.Findings...)
 		case err != nil:
-			return err
+			return nil, err
 		}
+		interps = appendInterps(interps, in)
 	}
 	if len(all.Findings) > 0 {
-		return &all
+		return nil, &all
 	}
-	return nil
+	return interps, nil
 }

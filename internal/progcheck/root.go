@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -319,12 +320,34 @@ type File struct {
 	F    *os.File
 }
 
+// Interp is a program interpreter (ELF PT_INTERP) that a check vetted as
+// a dynamic loader by content. The kernel opens it by path, in the
+// process's root, at every exec of a file that names it, and never
+// checks it as a program: a shell=none registration lists it by identity
+// as an interpreter only (enforcer.Entry.ExecInterp), so that the path
+// cannot be made to lead to another file later.
+type Interp struct {
+	// Path is the interpreter as the ELF names it (absolute, inside the
+	// root).
+	Path string
+	// Dev and Ino identify the file Path led to when it was vetted (the
+	// st_dev and st_ino of its fstat).
+	Dev, Ino uint64
+}
+
 // Check classifies the programs at paths inside the root (symlinks
 // followed inside it), together: the set one shell=none registration
 // allows (its entrypoint and its allow list). It returns nil, an
 // *UnsafeError (errors.Is ErrUnsafe) naming every unsafe one, or another
 // error when a file cannot be opened or read (fail closed).
 func (r *Root) Check(paths ...string) error {
+	_, err := r.Vet(paths...)
+	return err
+}
+
+// Vet is Check that also returns the program interpreters it vetted
+// (Interp, ordered by path; none on error).
+func (r *Root) Vet(paths ...string) ([]Interp, error) {
 	files := make([]File, 0, len(paths))
 	defer func() {
 		for _, f := range files {
@@ -334,30 +357,38 @@ func (r *Root) Check(paths ...string) error {
 	for _, p := range paths {
 		f, _, err := r.openRegular(p)
 		if err != nil {
-			return fmt.Errorf("%s inside %s: %w", p, r.path, err)
+			return nil, fmt.Errorf("%s inside %s: %w", p, r.path, err)
 		}
 		files = append(files, File{Name: p, F: f})
 	}
-	return r.CheckFiles(files)
+	return r.VetFiles(files)
 }
 
 // CheckFiles is Check for files already open (e.g. /proc/PID/exe). The
 // files' program interpreters and script interpreters are resolved
 // inside the root.
 func (r *Root) CheckFiles(files []File) error {
+	_, err := r.VetFiles(files)
+	return err
+}
+
+// VetFiles is CheckFiles that also returns the program interpreters it
+// vetted (Interp, ordered by path; none on error): those of the files and
+// of the script interpreters they name.
+func (r *Root) VetFiles(files []File) ([]Interp, error) {
 	ref, err := r.reference()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	c := &checker{r: r, ref: ref, allowed: map[fileID]bool{}, interps: map[fileID]string{}}
+	c := &checker{r: r, ref: ref, allowed: map[fileID]bool{}, interps: map[fileID]string{}, vetted: map[fileID]Interp{}}
 	ids := make([]fileID, len(files))
 	for i, f := range files {
 		var st unix.Stat_t
 		if err := unix.Fstat(int(f.F.Fd()), &st); err != nil {
-			return fmt.Errorf("%s: %w", f.Name, &os.PathError{Op: "fstat", Path: f.Name, Err: err})
+			return nil, fmt.Errorf("%s: %w", f.Name, &os.PathError{Op: "fstat", Path: f.Name, Err: err})
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			return fmt.Errorf("%s: not a regular file (mode %#o)", f.Name, st.Mode)
+			return nil, fmt.Errorf("%s: not a regular file (mode %#o)", f.Name, st.Mode)
 		}
 		ids[i] = idOf(&st)
 		c.allowed[ids[i]] = true
@@ -365,13 +396,23 @@ func (r *Root) CheckFiles(files []File) error {
 	}
 	for i, f := range files {
 		if err := c.file(f.Name, f.F, ids[i], 0); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if len(c.findings) > 0 {
-		return &UnsafeError{Findings: c.findings}
+		return nil, &UnsafeError{Findings: c.findings}
 	}
-	return nil
+	out := make([]Interp, 0, len(c.vetted))
+	for _, in := range c.vetted {
+		out = append(out, in)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return out[i].Ino < out[j].Ino
+	})
+	return out, nil
 }
 
 // checker classifies the files one registration allows (allowed: their
@@ -383,6 +424,7 @@ type checker struct {
 	ref      reference
 	allowed  map[fileID]bool
 	interps  map[fileID]string // program interpreters vetted: "" or why not a loader
+	vetted   map[fileID]Interp // those that are loaders, as named
 	findings []Finding
 }
 
@@ -457,6 +499,10 @@ func (c *checker) progInterp(name, interp string) error {
 	}
 	if why != "" {
 		notLoader(why)
+		return nil
+	}
+	if _, ok := c.vetted[idOf(&st)]; !ok {
+		c.vetted[idOf(&st)] = Interp{Path: interp, Dev: st.Dev, Ino: st.Ino}
 	}
 	return nil
 }

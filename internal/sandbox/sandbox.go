@@ -35,6 +35,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/endpoint"
@@ -113,6 +115,9 @@ type Sandbox struct {
 	// missing and cfg.Helper is set (nil otherwise).
 	proc *enforcer.ProcessLayer
 	spec *fallback.Spec
+	// interps: under shell=none, the program interpreters vetted for
+	// the entrypoint and the ExecAllow files (Entry.ExecInterp).
+	interps []enforcer.FileID
 
 	reg Registrar // nil until Register: pinRegistrar then
 
@@ -153,11 +158,16 @@ func Open(cfg Config) (*Sandbox, error) {
 	if cfg.Entrypoint == "" {
 		return nil, errors.New("no entrypoint")
 	}
+	var interps []enforcer.FileID
 	if cfg.Ceiling.Shell == policy.ShellNone {
 		// Before anything is set up: an allowed program that runs every
 		// other one without exec would empty the ceiling.
-		if err := progcheck.CheckHost(append([]string{cfg.Entrypoint}, cfg.ExecAllow...)...); err != nil {
+		vetted, err := progcheck.VetHost(append([]string{cfg.Entrypoint}, cfg.ExecAllow...)...)
+		if err != nil {
 			return nil, fmt.Errorf("shell=none: %w", err)
+		}
+		for _, in := range vetted {
+			interps = append(interps, enforcer.FileIDOfStat(&unix.Stat_t{Dev: in.Dev, Ino: in.Ino}))
 		}
 	}
 	mount, err := cgroup.Mountpoint()
@@ -208,7 +218,7 @@ func Open(cfg Config) (*Sandbox, error) {
 			return nil, fmt.Errorf("%w: partial coverage is not allowed on this host: %s (recorded in %s)", enforcer.PartialRefused, why, enforcer.HostPolicyPin)
 		}
 	}
-	return &Sandbox{cfg: cfg, enf: enf, mount: mount, parent: parent, cov: cov, proc: proc, spec: spec}, nil
+	return &Sandbox{cfg: cfg, enf: enf, mount: mount, parent: parent, cov: cov, proc: proc, spec: spec, interps: interps}, nil
 }
 
 // processLayer is the process layer Open uses: only without the BPF LSM
@@ -336,6 +346,9 @@ func (s *Sandbox) Register() error {
 func (s *Sandbox) entry(pending bool) (enforcer.Entry, error) {
 	e := enforcer.Entry{Ceiling: s.cfg.Ceiling, AuditOnly: s.cfg.AuditOnly, Pending: pending,
 		AllowPartial: len(s.cov.Partial) > 0, AllowConnect: s.cfg.AllowConnect, WriteRoots: s.cfg.WriteRoots, Process: s.proc}
+	if s.cfg.Ceiling.Shell == policy.ShellNone {
+		e.ExecInterp = s.interps
+	}
 	allow := s.cfg.ExecAllow
 	if s.cfg.Ceiling.Shell == policy.ShellNone && !pending {
 		// Without activation at exec the entrypoint must be listed.

@@ -9,6 +9,9 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 )
 
 // InterpStub returns a tiny x86-64 ELF (a few hundred bytes) whose
@@ -52,4 +55,75 @@ func InterpStub(interp string) ([]byte, error) {
 	binary.Write(&b, binary.LittleEndian, progs)
 	b.Write(s)
 	return b.Bytes(), nil
+}
+
+// DynamicCopy writes to dst a copy of the dynamic ELF program src whose
+// program interpreter (PT_INTERP) is interp instead: a program of the
+// same code that the kernel starts through another loader file. interp
+// must fit the original segment (a glibc program's holds 27 bytes).
+// Errors: src cannot be read or has no PT_INTERP, interp is too long, dst
+// cannot be written.
+func DynamicCopy(src, dst, interp string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	f, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_INTERP {
+			continue
+		}
+		if uint64(len(interp)) >= p.Filesz {
+			return fmt.Errorf("%s: interpreter %q does not fit its %d-byte PT_INTERP", src, interp, p.Filesz)
+		}
+		seg := b[p.Off : p.Off+p.Filesz]
+		for i := range seg {
+			seg[i] = 0
+		}
+		copy(seg, interp)
+		return os.WriteFile(dst, b, 0o755)
+	}
+	return fmt.Errorf("%s: no PT_INTERP (not a dynamic program)", src)
+}
+
+// InterpFixture is a dynamic program whose program interpreter is a copy
+// of the system's glibc loader at a path of its own, for tests of the
+// shell=none interpreter rule: Prog's PT_INTERP names LD, and Root is a
+// directory holding BusyBox at /bb (a root to chroot into).
+type InterpFixture struct {
+	Dir, LD, Prog, Root string
+}
+
+// NewInterpFixture builds an InterpFixture in a new directory beneath
+// parent (which must be short: LD's path must fit runc's PT_INTERP),
+// from the glibc loader (/lib64/ld-linux-x86-64.so.2), runc (a dynamic
+// program found in PATH; the vmtest guest packs it with its libraries)
+// and /bin/busybox. Errors: any of them missing, or a write failing.
+func NewInterpFixture(parent string) (InterpFixture, error) {
+	const loader = "/lib64/ld-linux-x86-64.so.2"
+	runc, err := exec.LookPath("runc")
+	if err != nil {
+		return InterpFixture{}, fmt.Errorf("a dynamic program: %w", err)
+	}
+	dir, err := os.MkdirTemp(parent, "ei")
+	if err != nil {
+		return InterpFixture{}, err
+	}
+	f := InterpFixture{Dir: dir, LD: filepath.Join(dir, "ld"), Prog: filepath.Join(dir, "prog"), Root: filepath.Join(dir, "root")}
+	for _, c := range []struct{ src, dst string }{{loader, f.LD}, {"/bin/busybox", filepath.Join(f.Root, "bb")}} {
+		b, err := os.ReadFile(c.src)
+		if err != nil {
+			return f, err
+		}
+		if err := os.MkdirAll(filepath.Dir(c.dst), 0o755); err != nil {
+			return f, err
+		}
+		if err := os.WriteFile(c.dst, b, 0o755); err != nil {
+			return f, err
+		}
+	}
+	return f, DynamicCopy(runc, f.Prog, f.LD)
 }

@@ -50,9 +50,11 @@ func TestShellNoneProgramInterpreter(t *testing.T) {
 				mark := kt.TmpPath("touched")
 				return sb.Probe(t, "interp-swap-exec", f.Prog, f.LD, "/bin/busybox", mark), kerneltest.FileExists(mark)
 			}},
-		{Name: "X2 chroot into a root whose interpreter path is BusyBox", Prep: prep, Allow: allow, Interp: interp, Want: want,
+		// The probe runs an allowed copy of itself to chroot and exec.
+		{Name: "X2 chroot into a root whose interpreter path is BusyBox", Prep: prep, Interp: interp, Want: want,
+			Allow: func(t *testing.T) []enforcer.FileID { return append(allow(t), fileID(t, fx.allowed)) },
 			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
-				return sb.Probe(t, "chroot-execveat", f.Prog, f.Root, f.LD), kerneltest.FileExists(filepath.Join(f.Root, "mark"))
+				return sb.Probe(t, "chroot-execveat", fx.allowed, f.Prog, f.Root, f.LD), kerneltest.FileExists(filepath.Join(f.Root, "mark"))
 			}},
 		// The rule is an allow list: an allowed program whose
 		// interpreter was not vetted with the registration cannot start.

@@ -26,11 +26,30 @@ func init() {
 			}
 			RunAs(r, prog, []string{"sh", "-c", "touch " + mark})
 		},
-		// chroot-execveat PROG ROOT LD: open PROG, make ROOT/LD a
-		// symlink to /bb (ROOT/bb is BusyBox), chroot into ROOT and
-		// execveat PROG's descriptor as "sh -c 'touch /mark'". Returns
-		// only when the exec fails.
+		// chroot-execveat PROBE PROG ROOT LD: run PROBE (an allowed
+		// copy of this program) as chroot-execveat-exec, which opens
+		// PROG, makes ROOT/LD a symlink to /bb (ROOT/bb is BusyBox),
+		// chroots into ROOT and execveats PROG's descriptor as
+		// "sh -c 'touch /mark'". The inner probe reports only a failed
+		// exec; else BusyBox's exit is this result's.
 		"chroot-execveat": func(r *Result, a []string) {
+			cmd := exec.Command(a[0])
+			cmd.Env = append([]string{"PATH=/bin:/sbin:/usr/bin"}, Env("chroot-execveat-exec", a[1:]...)...)
+			out, err := cmd.CombinedOutput()
+			if inner, perr := ParseResult(out); perr == nil {
+				*r = inner
+				return
+			}
+			r.Out = string(out)
+			if ee, ok := err.(*exec.ExitError); ok {
+				r.Exit = ee.ExitCode()
+				return
+			}
+			if r.Check(err, "exec "+a[0]) {
+				r.Exit = 0
+			}
+		},
+		"chroot-execveat-exec": func(r *Result, a []string) {
 			prog, root, ld := a[0], a[1], a[2]
 			fd, err := unix.Open(prog, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 			if !r.Require(err, "open program") {
@@ -63,7 +82,9 @@ func RunAs(r *Result, path string, argv []string) {
 		r.Exit = ee.ExitCode()
 		return
 	}
-	r.Check(err, "exec "+path)
+	if r.Check(err, "exec "+path) {
+		r.Exit = 0
+	}
 }
 
 // execveatEmpty is execveat(fd, "", argv, env, AT_EMPTY_PATH).

@@ -1,7 +1,7 @@
 package daemon_test
 
 // The program interpreter under shell=none, end to end (docs/threat-model.md
-// X2): `enforcerd run` vets the entrypoint and the --exec-allow files, and
+// X7): `enforcerd run` vets the entrypoint and the --exec-allow files, and
 // the program interpreters it vetted are listed with the registration by
 // identity, directly (no daemon) and through the daemon. An allowed
 // dynamic program starts through its vetted loader (also as the

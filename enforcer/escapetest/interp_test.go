@@ -1,6 +1,6 @@
 package escapetest
 
-// The program interpreter under shell=none (docs/threat-model.md X2): the
+// The program interpreter under shell=none (docs/threat-model.md X7): the
 // kernel opens an ELF's PT_INTERP by path, in the process's own root, at
 // every exec, and never checks it as a program. Only interpreters listed
 // with the registration (vetted by the daemon as dynamic loaders) may be
@@ -45,20 +45,20 @@ func TestShellNoneProgramInterpreter(t *testing.T) {
 	interp := func(t *testing.T) []enforcer.FileID { return []enforcer.FileID{fileID(t, f.LD)} }
 	want := kerneltest.Hooks(enforcer.HookFileOpen).Rule(enforcer.RuleExecOpen)
 	cases := []kerneltest.Case{
-		{Name: "X2 a symlink to BusyBox renamed over the vetted interpreter", Prep: prep, Allow: allow, Interp: interp, Want: want,
+		{Name: "X7 a symlink to BusyBox renamed over the vetted interpreter", Prep: prep, Allow: allow, Interp: interp, Want: want,
 			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 				mark := kt.TmpPath("touched")
 				return sb.Probe(t, "interp-swap-exec", f.Prog, f.LD, "/bin/busybox", mark), kerneltest.FileExists(mark)
 			}},
 		// The probe runs an allowed copy of itself to chroot and exec.
-		{Name: "X2 chroot into a root whose interpreter path is BusyBox", Prep: prep, Interp: interp, Want: want,
+		{Name: "X7 chroot into a root whose interpreter path is BusyBox", Prep: prep, Interp: interp, Want: want,
 			Allow: func(t *testing.T) []enforcer.FileID { return append(allow(t), fileID(t, fx.allowed)) },
 			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 				return sb.Probe(t, "chroot-execveat", fx.allowed, f.Prog, f.Root, f.LD), kerneltest.FileExists(filepath.Join(f.Root, "mark"))
 			}},
 		// The rule is an allow list: an allowed program whose
 		// interpreter was not vetted with the registration cannot start.
-		{Name: "X2 an interpreter not listed with the registration", Prep: prep, Allow: allow, Want: want,
+		{Name: "X7 an interpreter not listed with the registration", Prep: prep, Allow: allow, Want: want,
 			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 				return sb.Probe(t, "exec-as", f.Prog, "prog", "--version"), nil
 			}},

@@ -35,16 +35,6 @@ func TestVMRunProgramInterpreterSwap(t *testing.T) {
 				e.startDaemon()
 				defer e.stopDaemon(t.Failed())
 			}
-			fixture := func() testelf.InterpFixture {
-				f, err := testelf.NewInterpFixture("/")
-				if f.Dir != "" {
-					t.Cleanup(func() { os.RemoveAll(f.Dir) })
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				return f
-			}
 			result := func(r runResult) probe.Result {
 				t.Helper()
 				res, err := probe.ParseResult([]byte(r.stdout))
@@ -55,7 +45,7 @@ func TestVMRunProgramInterpreterSwap(t *testing.T) {
 			}
 			// The dynamic program as the entrypoint runs under
 			// shell=none: its vetted loader is listed.
-			f := fixture()
+			f := testelf.TestInterpFixture(t)
 			if r := e.enforcerdRun(nil, []string{"--shell=none"}, f.Prog, "--version"); r.code != 0 || !strings.Contains(r.stdout, "runc") {
 				t.Fatalf("--shell=none -- %s --version: exit %d\nstdout: %s\nstderr: %s", f.Prog, r.code, r.stdout, r.stderr)
 			}
@@ -67,7 +57,7 @@ func TestVMRunProgramInterpreterSwap(t *testing.T) {
 			}
 			// The allowed program runs under shell=none with its vetted
 			// loader, as often as it is exec'd.
-			f = fixture()
+			f = testelf.TestInterpFixture(t)
 			flags := []string{"--shell=none", "--exec-allow", f.Prog}
 			if res := result(e.enforcerdRun(probe.Env("exec-as", f.Prog, "prog", "--version"), flags, self)); res.Errno != 0 || res.Exit != 0 {
 				t.Fatalf("--exec-allow %s: exec of it: %v, want it to run", f.Prog, res)

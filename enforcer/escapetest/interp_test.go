@@ -13,7 +13,6 @@ package escapetest
 // of runc whose PT_INTERP names that copy.
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -23,24 +22,10 @@ import (
 	"github.com/enforcerd/enforcerd/internal/testelf"
 )
 
-// interpFixture builds a fresh testelf.InterpFixture at / (before the
-// registration: nothing in it counts as written by the sandbox).
-func interpFixture(t *testing.T) testelf.InterpFixture {
-	t.Helper()
-	f, err := testelf.NewInterpFixture("/")
-	if f.Dir != "" {
-		t.Cleanup(func() { os.RemoveAll(f.Dir) })
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
 func TestShellNoneProgramInterpreter(t *testing.T) {
 	kt.Enforcer(t)
 	var f testelf.InterpFixture
-	prep := func(t *testing.T) { f = interpFixture(t) }
+	prep := func(t *testing.T) { f = testelf.TestInterpFixture(t) }
 	allow := func(t *testing.T) []enforcer.FileID { return []enforcer.FileID{fileID(t, f.Prog)} }
 	interp := func(t *testing.T) []enforcer.FileID { return []enforcer.FileID{fileID(t, f.LD)} }
 	want := kerneltest.Hooks(enforcer.HookFileOpen).Rule(enforcer.RuleExecOpen)
@@ -73,7 +58,7 @@ func TestShellNoneProgramInterpreter(t *testing.T) {
 // shell=none, and keeps running as often as it is exec'd.
 func TestShellNoneVettedInterpreterRuns(t *testing.T) {
 	kt.Enforcer(t)
-	f := interpFixture(t)
+	f := testelf.TestInterpFixture(t)
 	sb := kt.Sandbox(t, "case")
 	sb.Register(t, enforcer.Entry{Ceiling: shellNone, ExecAllow: []enforcer.FileID{fileID(t, f.Prog)}, ExecInterp: []enforcer.FileID{fileID(t, f.LD)}})
 	for i := 0; i < 2; i++ {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"testing"
 )
 
 // InterpStub returns a tiny x86-64 ELF (a few hundred bytes) whose
@@ -126,4 +127,18 @@ func NewInterpFixture(parent string) (InterpFixture, error) {
 		}
 	}
 	return f, DynamicCopy(runc, f.Prog, f.LD)
+}
+
+// TestInterpFixture is NewInterpFixture("/") for a test: the fixture is
+// removed when the test ends, and an error fails the test.
+func TestInterpFixture(t testing.TB) InterpFixture {
+	t.Helper()
+	f, err := NewInterpFixture("/")
+	if f.Dir != "" {
+		t.Cleanup(func() { os.RemoveAll(f.Dir) })
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

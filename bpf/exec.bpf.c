@@ -23,72 +23,6 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/*
- * pending_exec: an exec in the subtree of a pending shell=none registration,
- * before the lifecycle program activates it.
- *
- * The first exec is the container's entrypoint: the file it names is noted
- * on the registration's allow list (with a marker, key inode 0, that says
- * the entrypoint was taken), and allowed from then on. Only that file: a
- * later binfmt stage of the same exec (first == 0: a script's interpreter,
- * a binfmt_misc interpreter) must already be on the list of every pending
- * shell=none ancestor, as any exec after activation must; otherwise a
- * #!/bin/sh entrypoint would run the shell with no check at all (X2). So
- * must the file of a later exec while the registration is still pending (the
- * first one failed after this hook: ENOEXEC, a missing program interpreter),
- * or a runtime's fallback (glibc's execvp runs /bin/sh on ENOEXEC) would
- * become the entrypoint instead of the program the daemon vetted.
- *
- * Sets ps->deny_cgid to the deepest enforcing registration whose list lacks
- * the file (or whose list cannot be written: fail closed), ps->audit_cgid to
- * the deepest audit-only one; both stay 0 when the exec may go on.
- */
-/* take_entrypoint notes (cgroup, file) as a program on the list, keeping
- * an interpreter bit the registration gave the same file, then the taken
- * marker. Returns 0 on success (the caller fails closed otherwise). */
-static __always_inline int take_entrypoint(__u64 id, __u64 ino, __u32 dev)
-{
-	struct exec_key k = {.cgroup_id = id, .ino = ino, .dev = dev};
-	struct exec_key taken = {.cgroup_id = id};
-	__u8 one = EXEC_AS_PROGRAM;
-	__u8 *v = bpf_map_lookup_elem(&exec_allow, &k);
-	if (v)
-		*v |= EXEC_AS_PROGRAM;
-	else if (bpf_map_update_elem(&exec_allow, &k, &one, BPF_ANY))
-		return -1;
-	return bpf_map_update_elem(&exec_allow, &taken, &one, BPF_ANY) ? -1 : 0;
-}
-
-__attribute__((noinline)) int pending_exec(__u64 ino, __u32 dev, int first,
-					   struct pending_check *ps)
-{
-	if (!ps)
-		return 0;
-	for (int level = 0; level < MAX_CGROUP_LEVEL; level++) {
-		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
-		if (!id)
-			return 0;
-		struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
-		if (!c || !(c->flags & CEILING_PENDING) || !(c->deny & DENY_SHELL))
-			continue;
-		__u32 flags = c->flags;
-		struct exec_key taken = {.cgroup_id = id};
-		if (first && !bpf_map_lookup_elem(&exec_allow, &taken)) {
-			if (!take_entrypoint(id, ino, dev))
-				continue;
-		} else if (exec_listed(id, ino, dev, EXEC_AS_PROGRAM)) {
-			continue;
-		}
-		if (flags & CEILING_AUDIT_ONLY)
-			ps->audit_cgid = id;
-		else
-			ps->deny_cgid = id;
-	}
-	/* Deeper than the bound: every registered cgroup is above it
-	 * (enforcer.Register refuses deeper ones), so none was missed. */
-	return 0;
-}
-
 /* program_checked: the program of a restricted exec passed its checks;
  * note it on the task (TASK_EXEC_PROGRAM_CHECKED, exec.h exec_open). No
  * storage: the exec is refused (fail closed). */
@@ -127,13 +61,13 @@ int BPF_PROG(bprm_check_security, struct linux_binprm *bprm, int ret)
 
 	struct effective e = {};
 	int found = resolve(&e);
-	/* A registration is pending: the entrypoint's exec (pending_exec).
+	/* A registration is pending: the entrypoint's exec (pending_verdict).
 	 * Only the file the exec names is the entrypoint; a later binfmt
 	 * stage (bprm->interp no longer is bprm->filename) must be allowed.
 	 * The (cached) walk says whether any registration is pending at all. */
 	if (e.pending) {
 		struct pending_check ps = {};
-		pending_exec(ino, dev, bprm->interp == bprm->filename, &ps);
+		pending_verdict(ino, dev, bprm->interp == bprm->filename ? PENDING_EXEC_FIRST : PENDING_EXEC, &ps);
 		if (ps.deny_cgid) {
 			/* the record's deciding cgroup */
 			e.deny_cgid[bit_index(DENY_SHELL)] = ps.deny_cgid;

@@ -40,7 +40,7 @@ struct {
  * exec_allow_bit. Filled by enforcer.Register (the exec allow list and the
  * program interpreters the daemon vetted for it and for the entrypoint)
  * and by the entrypoint exec, which also adds (cgroup, ino 0, dev 0,
- * EXEC_AS_PROGRAM): the entrypoint is taken (exec.bpf.c pending_exec). */
+ * EXEC_AS_PROGRAM): the entrypoint is taken (pending_verdict). */
 struct exec_key {
 	__u64 cgroup_id;
 	__u64 ino;
@@ -274,14 +274,63 @@ struct pending_check {
 	__u64 audit_cgid;
 };
 
-/* pending_open: an open for exec under pending shell=none registrations.
- * Before a registration's entrypoint is taken, the open is the
- * entrypoint's own (bprm_check_security takes that file next); after,
- * the file must be listed as a program or an interpreter (the
- * entrypoint's program interpreter, opened within the same exec before
- * the registration is activated, was vetted and listed with it). */
-static __noinline int pending_open(__u64 ino, __u32 dev, struct pending_check *ps)
+/* The file pending_verdict judges. */
+enum pending_stage {
+	PENDING_OPEN,	    /* opened for exec after the program's check (exec_open) */
+	PENDING_EXEC,	    /* a later binfmt stage of an exec, or a later exec */
+	PENDING_EXEC_FIRST, /* the file an exec names (bprm_check_security) */
+};
+
+/* take_entrypoint notes (cgroup, file) as a program on the list, keeping
+ * an interpreter bit the registration gave the same file, then the taken
+ * marker. Returns 0 on success (the caller fails closed otherwise). */
+static __always_inline int take_entrypoint(__u64 id, __u64 ino, __u32 dev)
 {
+	struct exec_key k = {.cgroup_id = id, .ino = ino, .dev = dev};
+	struct exec_key taken = {.cgroup_id = id};
+	__u8 one = EXEC_AS_PROGRAM;
+	__u8 *v = bpf_map_lookup_elem(&exec_allow, &k);
+	if (v)
+		*v |= EXEC_AS_PROGRAM;
+	else if (bpf_map_update_elem(&exec_allow, &k, &one, BPF_ANY))
+		return -1;
+	return bpf_map_update_elem(&exec_allow, &taken, &one, BPF_ANY) ? -1 : 0;
+}
+
+/*
+ * pending_verdict: a file exec'd or opened for exec in the subtree of
+ * pending shell=none registrations, before the lifecycle program
+ * activates them.
+ *
+ * The first exec is the container's entrypoint: the file it names
+ * (PENDING_EXEC_FIRST) is noted on the registration's allow list (with a
+ * marker, key inode 0, that says the entrypoint was taken), and allowed
+ * from then on. Only that file: a later binfmt stage of the same exec (a
+ * script's interpreter, a binfmt_misc interpreter) must already be on the
+ * list of every pending shell=none ancestor, as any exec after activation
+ * must; otherwise a #!/bin/sh entrypoint would run the shell with no check
+ * at all (X2). So must the file of a later exec while the registration is
+ * still pending (the first one failed after its check: ENOEXEC, a missing
+ * program interpreter), or a runtime's fallback (glibc's execvp runs
+ * /bin/sh on ENOEXEC) would become the entrypoint instead of the program
+ * the daemon vetted (PENDING_EXEC: listed as a program).
+ *
+ * An open for exec after the program's check (PENDING_OPEN, exec_open)
+ * must be listed as a program or an interpreter once the entrypoint is
+ * taken: the entrypoint's program interpreter, opened within its exec
+ * before the registration is activated, was vetted and listed with it.
+ * Before that, the open is the entrypoint's own program's.
+ *
+ * Sets ps->deny_cgid to the deepest enforcing registration that refuses
+ * the file (or whose list cannot be written: fail closed), ps->audit_cgid
+ * to the deepest audit-only one; both stay 0 when the exec may go on.
+ * Deeper than the bound: every registered cgroup is above it
+ * (enforcer.Register refuses deeper ones), so none is missed.
+ */
+static __noinline int pending_verdict(__u64 ino, __u32 dev, int stage,
+				      struct pending_check *ps)
+{
+	__u8 want = stage == PENDING_OPEN ? EXEC_AS_PROGRAM | EXEC_AS_INTERP : EXEC_AS_PROGRAM;
 	for (int level = 0; level < MAX_CGROUP_LEVEL; level++) {
 		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
 		if (!id)
@@ -291,9 +340,15 @@ static __noinline int pending_open(__u64 ino, __u32 dev, struct pending_check *p
 			continue;
 		__u32 flags = c->flags;
 		struct exec_key taken = {.cgroup_id = id};
-		if (!bpf_map_lookup_elem(&exec_allow, &taken) ||
-		    exec_listed(id, ino, dev, EXEC_AS_PROGRAM | EXEC_AS_INTERP))
+		bool is_taken = bpf_map_lookup_elem(&exec_allow, &taken) != NULL;
+		if (!is_taken && stage == PENDING_EXEC_FIRST) {
+			if (!take_entrypoint(id, ino, dev))
+				continue;
+		} else if (!is_taken && stage == PENDING_OPEN) {
 			continue;
+		} else if (exec_listed(id, ino, dev, want)) {
+			continue;
+		}
 		if (flags & CEILING_AUDIT_ONLY)
 			ps->audit_cgid = id;
 		else
@@ -314,7 +369,7 @@ static __noinline int pending_open(__u64 ino, __u32 dev, struct pending_check *p
  * run any program under an allowed one. So:
  *  - shell=none: the file must be listed by every active shell=none
  *    ancestor as a program or as a vetted interpreter (EXEC_AS_INTERP),
- *    and by every pending one whose entrypoint is taken (pending_open);
+ *    and by every pending one whose entrypoint is taken (pending_verdict);
  *  - shell=none and read_only: never a memfd or a file the sandbox wrote
  *    or could have written (exec.h exec_restricted_file), the rule the
  *    program itself meets at bprm_check_security.
@@ -341,7 +396,7 @@ static __always_inline int exec_open(struct file *f) /* file.bpf.c */
 	int found = resolve(&e);
 	if (e.pending) {
 		struct pending_check ps = {};
-		pending_open(ino, dev, &ps);
+		pending_verdict(ino, dev, PENDING_OPEN, &ps);
 		int i = bit_index(DENY_SHELL);
 		if (ps.deny_cgid) {
 			e.deny_cgid[i] = ps.deny_cgid;

@@ -8,9 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/internal/execveat"
 )
 
 func init() {
@@ -62,7 +63,7 @@ func init() {
 			if !r.Require(unix.Chroot(root), "chroot") || !r.Require(unix.Chdir("/"), "chdir") {
 				return
 			}
-			r.Check(execveatEmpty(fd, []string{"sh", "-c", "touch /mark"}, []string{"PATH=/"}), "execveat")
+			r.Check(execveat.Exec(fd, []string{"sh", "-c", "touch /mark"}, []string{"PATH=/"}), "execveat")
 		},
 		// exec-as PROG ARGV0 ARGS...: run PROG with argv[0] ARGV0.
 		"exec-as": func(r *Result, a []string) { RunAs(r, a[0], a[1:]) },
@@ -85,24 +86,4 @@ func RunAs(r *Result, path string, argv []string) {
 	if r.Check(err, "exec "+path) {
 		r.Exit = 0
 	}
-}
-
-// execveatEmpty is execveat(fd, "", argv, env, AT_EMPTY_PATH).
-func execveatEmpty(fd int, argv, env []string) error {
-	cstrs := func(ss []string) []*byte {
-		out := make([]*byte, 0, len(ss)+1)
-		for _, s := range ss {
-			p, _ := unix.BytePtrFromString(s)
-			out = append(out, p)
-		}
-		return append(out, nil)
-	}
-	empty, _ := unix.BytePtrFromString("")
-	av, ev := cstrs(argv), cstrs(env)
-	_, _, e := unix.Syscall6(unix.SYS_EXECVEAT, uintptr(fd), uintptr(unsafe.Pointer(empty)),
-		uintptr(unsafe.Pointer(&av[0])), uintptr(unsafe.Pointer(&ev[0])), unix.AT_EMPTY_PATH, 0)
-	if e != 0 {
-		return e
-	}
-	return nil
 }

@@ -156,6 +156,36 @@ func VetHost(paths ...string) ([]Interp, error) {
 	return interps, err
 }
 
+// VetHostFile is VetHost with the first program already open (the
+// descriptor a caller will exec, so that what is vetted is what runs):
+// entry is classified together with the files at paths (relative ones
+// taken from the working directory), inside the host's root "/".
+func VetHostFile(entry File, paths ...string) ([]Interp, error) {
+	r, err := OpenRoot("/")
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	files := []File{entry}
+	defer func() {
+		for _, f := range files[1:] {
+			f.F.Close()
+		}
+	}()
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		f, _, err := r.openRegular(abs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		files = append(files, File{Name: p, F: f})
+	}
+	return r.VetFiles(files)
+}
+
 // CheckProcesses classifies the programs that processes already run
 // (/proc/PID/exe), each inside its own root (/proc/PID/root): what a
 // shell=none ceiling put in force without an exec lets run. A process

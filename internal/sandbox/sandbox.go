@@ -118,6 +118,11 @@ type Sandbox struct {
 	// interps: under shell=none, the program interpreters vetted for
 	// the entrypoint and the ExecAllow files (Entry.ExecInterp).
 	interps []enforcer.FileID
+	// entryFile: under shell=none with the BPF LSM layer, the entrypoint
+	// opened once and vetted through this descriptor; Run execs this
+	// descriptor (through the exec gate), never the path again, so the
+	// file cannot be swapped between the vetting and the exec.
+	entryFile *os.File
 
 	reg Registrar // nil until Register: pinRegistrar then
 
@@ -158,18 +163,33 @@ func Open(cfg Config) (*Sandbox, error) {
 	if cfg.Entrypoint == "" {
 		return nil, errors.New("no entrypoint")
 	}
-	var interps []enforcer.FileID
+	var (
+		interps   []enforcer.FileID
+		entryFile *os.File
+	)
 	if cfg.Ceiling.Shell == policy.ShellNone {
 		// Before anything is set up: an allowed program that runs every
-		// other one without exec would empty the ceiling.
-		vetted, err := progcheck.VetHost(append([]string{cfg.Entrypoint}, cfg.ExecAllow...)...)
+		// other one without exec would empty the ceiling. The
+		// entrypoint is vetted through the descriptor Run execs.
+		var err error
+		if entryFile, err = openEntrypoint(cfg.Entrypoint); err != nil {
+			return nil, fmt.Errorf("shell=none: %w", err)
+		}
+		vetted, err := progcheck.VetHostFile(progcheck.File{Name: cfg.Entrypoint, F: entryFile}, cfg.ExecAllow...)
 		if err != nil {
+			entryFile.Close()
 			return nil, fmt.Errorf("shell=none: %w", err)
 		}
 		for _, in := range vetted {
 			interps = append(interps, enforcer.FileIDOfStat(&unix.Stat_t{Dev: in.Dev, Ino: in.Ino}))
 		}
 	}
+	ok := false
+	defer func() {
+		if !ok && entryFile != nil {
+			entryFile.Close()
+		}
+	}()
 	mount, err := cgroup.Mountpoint()
 	if err != nil {
 		return nil, err
@@ -218,7 +238,14 @@ func Open(cfg Config) (*Sandbox, error) {
 			return nil, fmt.Errorf("%w: partial coverage is not allowed on this host: %s (recorded in %s)", enforcer.PartialRefused, why, enforcer.HostPolicyPin)
 		}
 	}
-	return &Sandbox{cfg: cfg, enf: enf, mount: mount, parent: parent, cov: cov, proc: proc, spec: spec, interps: interps}, nil
+	s := &Sandbox{cfg: cfg, enf: enf, mount: mount, parent: parent, cov: cov, proc: proc, spec: spec, interps: interps}
+	if spec == nil {
+		// With the process layer the helper execs CMD by path, and
+		// Landlock's exec rule holds the file's identity.
+		s.entryFile, entryFile = entryFile, nil
+	}
+	ok = true
+	return s, nil
 }
 
 // processLayer is the process layer Open uses: only without the BPF LSM
@@ -327,7 +354,9 @@ func (s *Sandbox) Register() error {
 	if err != nil {
 		return err
 	}
-	if _, ok := s.reg.(InitRegistrar); ok {
+	if _, ok := s.reg.(InitRegistrar); ok || s.entryFile != nil {
+		// Run registers once the exec gate waits in the cgroup (and,
+		// with an entrypoint descriptor, execs that descriptor).
 		s.deferred, s.initEntry, s.restoreCore = true, entry, restore
 		return nil
 	}
@@ -351,8 +380,17 @@ func (s *Sandbox) entry(pending bool) (enforcer.Entry, error) {
 	}
 	allow := s.cfg.ExecAllow
 	if s.cfg.Ceiling.Shell == policy.ShellNone && !pending {
-		// Without activation at exec the entrypoint must be listed.
-		allow = append(append([]string(nil), allow...), s.cfg.Entrypoint)
+		// Without activation at exec the entrypoint must be listed: the
+		// file Run will exec (its descriptor), else the path.
+		if s.entryFile != nil {
+			var st unix.Stat_t
+			if err := unix.Fstat(int(s.entryFile.Fd()), &st); err != nil {
+				return enforcer.Entry{}, fmt.Errorf("exec allow list: entrypoint %s: %w", s.cfg.Entrypoint, err)
+			}
+			e.ExecAllow = append(e.ExecAllow, enforcer.FileIDOfStat(&st))
+		} else {
+			allow = append(append([]string(nil), allow...), s.cfg.Entrypoint)
+		}
 	}
 	for _, p := range allow {
 		id, err := enforcer.FileIDOf(p)
@@ -390,6 +428,28 @@ func (s *Sandbox) Close() error {
 			err = s.reg.Unregister(s.cg)
 		}
 	}
+	if s.entryFile != nil {
+		s.entryFile.Close()
+	}
 	s.enf.Close()
 	return err
+}
+
+// openEntrypoint opens the entrypoint for the vetting and the exec: a
+// regular file, read-only, close-on-exec (the exec gate decides what its
+// program inherits). Errors: it cannot be opened or is not a regular file.
+func openEntrypoint(p string) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file", p)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }

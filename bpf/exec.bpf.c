@@ -56,54 +56,24 @@ int BPF_PROG(bprm_check_security, struct linux_binprm *bprm, int ret)
 	struct inode *inode = f->f_inode;
 	if (!inode)
 		return -EPERM;
-	__u64 ino = BPF_CORE_READ(inode, i_ino);
-	__u32 dev = BPF_CORE_READ(inode, i_sb, s_dev);
-
 	struct effective e = {};
 	int found = resolve(&e);
 	/* A registration is pending: the entrypoint's exec (pending_verdict).
 	 * Only the file the exec names is the entrypoint; a later binfmt
 	 * stage (bprm->interp no longer is bprm->filename) must be allowed.
 	 * The (cached) walk says whether any registration is pending at all. */
-	if (e.pending) {
-		struct pending_check ps = {};
-		pending_verdict(ino, dev, bprm->interp == bprm->filename ? PENDING_EXEC_FIRST : PENDING_EXEC, &ps);
-		if (ps.deny_cgid) {
-			/* the record's deciding cgroup */
-			e.deny_cgid[bit_index(DENY_SHELL)] = ps.deny_cgid;
-			return exec_event(&e, DECISION_DENIED, DENY_SHELL, f, inode, HOOK_BPRM_CHECK_SECURITY, RULE_FIELD);
-		}
-		if (ps.audit_cgid) {
-			int i = bit_index(DENY_SHELL);
-			__u64 prev = e.audit_cgid[i];
-			e.audit_cgid[i] = ps.audit_cgid;
-			exec_event(&e, DECISION_AUDITED, DENY_SHELL, f, inode, HOOK_BPRM_CHECK_SECURITY, RULE_FIELD);
-			e.audit_cgid[i] = prev;
-		}
-	}
-	if (!found)
-		return e.pending ? program_checked(&e, f, inode) : 0;
-	int none = verdict(&e, DENY_SHELL);
-	int ro = verdict(&e, DENY_SHELL_WRITE);
-	if (!none && !ro)
-		return e.pending ? program_checked(&e, f, inode) : 0;
-	__u32 bit = none ? DENY_SHELL : DENY_SHELL_WRITE;
-	int v = none == DECISION_DENIED || ro == DECISION_DENIED ? DECISION_DENIED : DECISION_AUDITED;
-
-	/* memfds and other kernel-internal files, files the sandbox wrote or
-	 * could have written (exec.h). */
-	if (exec_restricted_file(f))
-		return exec_event(&e, v, bit, f, inode, HOOK_BPRM_CHECK_SECURITY, RULE_FIELD);
-	if (none == DECISION_DENIED && !exec_allowed(ino, dev, 0, EXEC_AS_PROGRAM))
-		return exec_event(&e, DECISION_DENIED, DENY_SHELL, f, inode, HOOK_BPRM_CHECK_SECURITY, RULE_FIELD);
-	if (none == DECISION_AUDITED && !exec_allowed(ino, dev, 1, EXEC_AS_PROGRAM))
-		return exec_event(&e, DECISION_AUDITED, DENY_SHELL, f, inode, HOOK_BPRM_CHECK_SECURITY, RULE_FIELD);
+	int stage = bprm->interp == bprm->filename ? PENDING_EXEC_FIRST : PENDING_EXEC;
+	int r = exec_file_verdict(&e, found, f, inode, stage, HOOK_BPRM_CHECK_SECURITY, RULE_FIELD);
+	if (r)
+		return r;
 	/* X5, shell=read_only: the process this exec starts runs write-denied
-	 * (bprm_committed_creds sets the flag); and under both, the opens for
-	 * exec that follow are this program's interpreters (exec.h
-	 * exec_open). The storage is created here, where the exec can still
-	 * be refused: no storage, no exec. */
-	return program_checked(&e, f, inode);
+	 * (bprm_committed_creds sets the flag); and under both restricted
+	 * shells, the opens for exec that follow are this program's
+	 * interpreters (exec.h exec_open). The storage is created here, where
+	 * the exec can still be refused: no storage, no exec. */
+	if (e.pending || (found && (verdict(&e, DENY_SHELL) || verdict(&e, DENY_SHELL_WRITE))))
+		return program_checked(&e, f, inode);
+	return 0;
 }
 
 /* shell=read_only: the process now running the new program is write-denied

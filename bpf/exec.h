@@ -379,6 +379,59 @@ static __noinline int pending_verdict(__u64 ino, __u32 dev, int stage,
  * bprm_check_security to here. Rule RULE_EXEC_OPEN; the exec fails with
  * EPERM before its point of no return.
  */
+/*
+ * exec_file_verdict: what the shell ceilings say of a file of an exec
+ * (stage PENDING_EXEC_FIRST or PENDING_EXEC: the program of a binfmt
+ * stage, at bprm_check_security) or of an open for exec after the
+ * program's check (PENDING_OPEN: an interpreter, exec_open), for the
+ * current task whose ceiling resolve() gave (e, found): the pending
+ * registrations' rule (pending_verdict), then under a restricted shell
+ * no memfd or written file (exec_restricted_file) and, under shell=none,
+ * the allow list of every active shell=none ancestor (a program for an
+ * exec, a program or an interpreter for an open). Records each refusal
+ * or audited would-be refusal with hook and rule; returns the hook's
+ * value (0: go on).
+ */
+static __always_inline int exec_file_verdict(struct effective *e, int found, struct file *f,
+					     struct inode *inode, int stage, __u16 hook, __u32 rule)
+{
+	__u64 ino = BPF_CORE_READ(inode, i_ino);
+	__u32 dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	if (e->pending) {
+		struct pending_check ps = {};
+		pending_verdict(ino, dev, stage, &ps);
+		int i = bit_index(DENY_SHELL);
+		if (ps.deny_cgid) {
+			e->deny_cgid[i] = ps.deny_cgid; /* the record's deciding cgroup */
+			return exec_event(e, DECISION_DENIED, DENY_SHELL, f, inode, hook, rule);
+		}
+		if (ps.audit_cgid) {
+			__u64 prev = e->audit_cgid[i];
+			e->audit_cgid[i] = ps.audit_cgid;
+			exec_event(e, DECISION_AUDITED, DENY_SHELL, f, inode, hook, rule);
+			e->audit_cgid[i] = prev;
+		}
+	}
+	if (!found)
+		return 0;
+	int none = verdict(e, DENY_SHELL);
+	int ro = verdict(e, DENY_SHELL_WRITE);
+	if (!none && !ro)
+		return 0;
+	__u32 bit = none ? DENY_SHELL : DENY_SHELL_WRITE;
+	int v = none == DECISION_DENIED || ro == DECISION_DENIED ? DECISION_DENIED : DECISION_AUDITED;
+	/* memfds and other kernel-internal files, files the sandbox wrote or
+	 * could have written. */
+	if (exec_restricted_file(f))
+		return exec_event(e, v, bit, f, inode, hook, rule);
+	__u8 want = stage == PENDING_OPEN ? EXEC_AS_PROGRAM | EXEC_AS_INTERP : EXEC_AS_PROGRAM;
+	if (none == DECISION_DENIED && !exec_allowed(ino, dev, 0, want))
+		return exec_event(e, DECISION_DENIED, DENY_SHELL, f, inode, hook, rule);
+	if (none == DECISION_AUDITED && !exec_allowed(ino, dev, 1, want))
+		return exec_event(e, DECISION_AUDITED, DENY_SHELL, f, inode, hook, rule);
+	return 0;
+}
+
 static __always_inline int exec_open(struct file *f) /* file.bpf.c */
 {
 	/* The program's own open comes before bprm_check_security, which
@@ -390,41 +443,9 @@ static __always_inline int exec_open(struct file *f) /* file.bpf.c */
 	struct inode *inode = f->f_inode;
 	if (!inode)
 		return -EPERM;
-	__u64 ino = BPF_CORE_READ(inode, i_ino);
-	__u32 dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	struct effective e = {};
 	int found = resolve(&e);
-	if (e.pending) {
-		struct pending_check ps = {};
-		pending_verdict(ino, dev, PENDING_OPEN, &ps);
-		int i = bit_index(DENY_SHELL);
-		if (ps.deny_cgid) {
-			e.deny_cgid[i] = ps.deny_cgid;
-			return exec_event(&e, DECISION_DENIED, DENY_SHELL, f, inode, HOOK_FILE_OPEN, RULE_EXEC_OPEN);
-		}
-		if (ps.audit_cgid) {
-			__u64 prev = e.audit_cgid[i];
-			e.audit_cgid[i] = ps.audit_cgid;
-			exec_event(&e, DECISION_AUDITED, DENY_SHELL, f, inode, HOOK_FILE_OPEN, RULE_EXEC_OPEN);
-			e.audit_cgid[i] = prev;
-		}
-	}
-	if (!found)
-		return 0;
-	int none = verdict(&e, DENY_SHELL);
-	int ro = verdict(&e, DENY_SHELL_WRITE);
-	if (!none && !ro)
-		return 0;
-	__u32 bit = none ? DENY_SHELL : DENY_SHELL_WRITE;
-	int v = none == DECISION_DENIED || ro == DECISION_DENIED ? DECISION_DENIED : DECISION_AUDITED;
-	if (exec_restricted_file(f))
-		return exec_event(&e, v, bit, f, inode, HOOK_FILE_OPEN, RULE_EXEC_OPEN);
-	const __u8 any = EXEC_AS_PROGRAM | EXEC_AS_INTERP;
-	if (none == DECISION_DENIED && !exec_allowed(ino, dev, 0, any))
-		return exec_event(&e, DECISION_DENIED, DENY_SHELL, f, inode, HOOK_FILE_OPEN, RULE_EXEC_OPEN);
-	if (none == DECISION_AUDITED && !exec_allowed(ino, dev, 1, any))
-		return exec_event(&e, DECISION_AUDITED, DENY_SHELL, f, inode, HOOK_FILE_OPEN, RULE_EXEC_OPEN);
-	return 0;
+	return exec_file_verdict(&e, found, f, inode, PENDING_OPEN, HOOK_FILE_OPEN, RULE_EXEC_OPEN);
 }
 
 #endif /* ENFORCERD_EXEC_H */

@@ -15,8 +15,14 @@ import (
 // TestMain dispatching GateArg) and returns the command and its gate.
 func startGated(t *testing.T, path string, args ...string) (*exec.Cmd, *gate) {
 	t.Helper()
+	return startGatedFile(t, nil, path, args...)
+}
+
+// startGatedFile is startGated with an entrypoint descriptor (wrapGate).
+func startGatedFile(t *testing.T, entry *os.File, path string, args ...string) (*exec.Cmd, *gate) {
+	t.Helper()
 	c := &exec.Cmd{Path: path, Args: append([]string{path}, args...), Stderr: os.Stderr}
-	g, err := wrapGate(c, "/proc/self/exe", nil)
+	g, err := wrapGate(c, "/proc/self/exe", entry)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,16 +181,7 @@ func TestGateExecsTheVettedDescriptor(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			c := &exec.Cmd{Path: entry, Args: append([]string{entry}, args...), Stderr: os.Stderr}
-			g, err := wrapGate(c, "/proc/self/exe", f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = c.Start()
-			g.started()
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, g := startGatedFile(t, f, entry, args...)
 			// Swapped after the vetting, before the exec.
 			if err := os.Rename(script(bad, badMark), entry); err != nil {
 				t.Fatal(err)

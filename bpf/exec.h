@@ -57,6 +57,12 @@ enum exec_allow_bit {
 	 * ELF's program interpreter (PT_INTERP), which the kernel opens by
 	 * path in the process's root at every exec (file_open) */
 	EXEC_AS_INTERP = 1U << 1,
+	/* the file the first exec of a pending registration may name (the
+	 * entrypoint the daemon vetted: every file a lookup of it could
+	 * pick); with the marker key (cgroup, ino 0, dev
+	 * EXEC_ENTRYPOINTS_MARKER_DEV) present, no other file may be taken */
+	EXEC_AS_ENTRYPOINT = 1U << 2,
+	EXEC_ENTRYPOINTS_MARKER_DEV = 1,
 };
 
 struct {
@@ -305,7 +311,10 @@ static __always_inline int take_entrypoint(__u64 id, __u64 ino, __u32 dev)
  * The first exec is the container's entrypoint: the file it names
  * (PENDING_EXEC_FIRST) is noted on the registration's allow list (with a
  * marker, key inode 0, that says the entrypoint was taken), and allowed
- * from then on. Only that file: a later binfmt stage of the same exec (a
+ * from then on. When the registration lists its entrypoints (the files
+ * its vetting found, EXEC_AS_ENTRYPOINT, and the marker that says so),
+ * the first exec must name one of them: a file swapped in at the
+ * entrypoint's path after the vetting is refused, not taken. Only that file: a later binfmt stage of the same exec (a
  * script's interpreter, a binfmt_misc interpreter) must already be on the
  * list of every pending shell=none ancestor, as any exec after activation
  * must; otherwise a #!/bin/sh entrypoint would run the shell with no check
@@ -342,7 +351,10 @@ static __noinline int pending_verdict(__u64 ino, __u32 dev, int stage,
 		struct exec_key taken = {.cgroup_id = id};
 		bool is_taken = bpf_map_lookup_elem(&exec_allow, &taken) != NULL;
 		if (!is_taken && stage == PENDING_EXEC_FIRST) {
-			if (!take_entrypoint(id, ino, dev))
+			struct exec_key listed = {.cgroup_id = id, .dev = EXEC_ENTRYPOINTS_MARKER_DEV};
+			bool vetted = !bpf_map_lookup_elem(&exec_allow, &listed) ||
+				      exec_listed(id, ino, dev, EXEC_AS_ENTRYPOINT);
+			if (vetted && !take_entrypoint(id, ino, dev))
 				continue;
 		} else if (!is_taken && stage == PENDING_OPEN) {
 			continue;

@@ -54,6 +54,14 @@ type Entry struct {
 	// refused (bpf/exec.h exec_open); an interpreter is never allowed as
 	// a program by this list. Like ExecAllow, Lookup does not return it.
 	ExecInterp []FileID
+	// Entrypoints: with a pending shell=none entry, the files the first
+	// exec (the one that takes the entrypoint) may name: the vetted
+	// entrypoint, every file a lookup of it could pick. The first exec
+	// of any other file is refused, so a file swapped in at the
+	// entrypoint's path after the vetting never runs (bpf/exec.h
+	// pending_verdict). Empty: the first exec's file is taken, whatever
+	// it is. Kept in the map until Unregister; Lookup does not return it.
+	Entrypoints []FileID
 	// AllowPartial: the caller accepts that this host enforces the ceiling
 	// only in part (Coverage.Partial). It is kept with the entry (a flag
 	// bit the programs ignore), so Lookup returns it and re-registering a
@@ -159,7 +167,7 @@ func (e *Enforcer) register(cg cgroup.Cgroup, en Entry) error {
 	// process layer's (Landlock): the exec maps, which need BPF LSM
 	// (inode storage), are neither needed nor always creatable.
 	bpfExec := en.Process == nil || e.LayerError(LayerLSM) == nil
-	if len(en.ExecAllow) > 0 || len(en.ExecInterp) > 0 {
+	if len(en.ExecAllow) > 0 || len(en.ExecInterp) > 0 || len(en.Entrypoints) > 0 {
 		if en.Ceiling.Shell != policy.ShellNone {
 			return fmt.Errorf("register cgroup %s: an exec allow list needs shell=none (have %s)", cg.Group, en.Ceiling.Shell)
 		}
@@ -167,7 +175,7 @@ func (e *Enforcer) register(cg cgroup.Cgroup, en Entry) error {
 			return fmt.Errorf("register cgroup %s: %w: exec allow list: %v", cg.Group, ErrCannotEnforce, e.execMapsErr)
 		}
 		if e.execAllow != nil {
-			if err := e.addExecAllow(cg.ID, en.ExecAllow, en.ExecInterp); err != nil {
+			if err := e.addExecAllow(cg.ID, en.ExecAllow, en.ExecInterp, en.Entrypoints); err != nil {
 				e.dropExecAllow(cg.ID)
 				return fmt.Errorf("register cgroup %s: exec allow list: %w", cg.Group, err)
 			}
@@ -233,22 +241,34 @@ func (e *Enforcer) invalidate() error {
 	return nil
 }
 
-// The bits of an exec_allow value (bpf/exec.h enum exec_allow_bit).
+// The bits of an exec_allow value (bpf/exec.h enum exec_allow_bit), and
+// the key of the marker that says a cgroup's entrypoints are listed.
 const (
-	execAsProgram = uint8(bpf.SharedExecAllowBitEXEC_AS_PROGRAM)
-	execAsInterp  = uint8(bpf.SharedExecAllowBitEXEC_AS_INTERP)
+	execAsProgram    = uint8(bpf.SharedExecAllowBitEXEC_AS_PROGRAM)
+	execAsInterp     = uint8(bpf.SharedExecAllowBitEXEC_AS_INTERP)
+	execAsEntrypoint = uint8(bpf.SharedExecAllowBitEXEC_AS_ENTRYPOINT)
 )
 
-// addExecAllow lists programs and interpreters for a cgroup, keeping the
-// bits its entries already have (the entrypoint the kernel took, an
-// earlier registration's files): a file may be both.
-func (e *Enforcer) addExecAllow(cgroupID uint64, programs, interps []FileID) error {
+// entrypointsListed is the FileID of the marker entry (inode 0 is no
+// file; the taken marker is dev 0).
+var entrypointsListed = FileID{Dev: uint32(bpf.SharedExecAllowBitEXEC_ENTRYPOINTS_MARKER_DEV)}
+
+// addExecAllow lists programs, interpreters and entrypoints for a cgroup,
+// keeping the bits its entries already have (the entrypoint the kernel
+// took, an earlier registration's files): a file may be several.
+func (e *Enforcer) addExecAllow(cgroupID uint64, programs, interps, entrypoints []FileID) error {
 	bits := map[FileID]uint8{}
 	for _, f := range programs {
 		bits[f] |= execAsProgram
 	}
 	for _, f := range interps {
 		bits[f] |= execAsInterp
+	}
+	for _, f := range entrypoints {
+		bits[f] |= execAsEntrypoint
+	}
+	if len(entrypoints) > 0 {
+		bits[entrypointsListed] |= execAsEntrypoint
 	}
 	for f, b := range bits {
 		k := bpf.SharedExecKey{CgroupId: cgroupID, Ino: f.Ino, Dev: f.Dev}

@@ -315,3 +315,139 @@ func TestShellNoneKernelEntrypointIsTheFirstExec(t *testing.T) {
 		t.Errorf("pending shell=none: the fallback exec of /bin/sh: %q, want EPERM", out)
 	}
 }
+
+// firstExecEnv makes this test binary a runtime that, once released,
+// execs the file it names (argv[0] the file) with its own environment
+// minus this variable: a copy of this binary then runs as the probe the
+// environment names.
+const firstExecEnv = "ENFORCERD_TEST_FIRST_EXEC"
+
+func init() {
+	file := os.Getenv(firstExecEnv)
+	if file == "" {
+		return
+	}
+	ready := os.NewFile(3, "ready")
+	if _, err := ready.Write([]byte{1}); err != nil {
+		os.Exit(3)
+	}
+	ready.Close()
+	if _, err := os.Stdin.Read(make([]byte, 1)); err != nil {
+		os.Exit(3)
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, firstExecEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	err := syscall.Exec(file, []string{file}, env)
+	fmt.Println("exec entrypoint:", err)
+	os.Exit(4)
+}
+
+// TestShellNoneKernelFirstExecMustBeTheVettedEntrypoint (X7): a pending
+// shell=none registration that lists its vetted entrypoints
+// (Entry.Entrypoints) takes only one of them as its first exec: a file
+// swapped in at the entrypoint's path after the vetting (here: the
+// runtime execs another file) is refused, not taken. Tri-state: (a)
+// without a listed entrypoint the other file is taken and runs (it
+// creates its mark); (b) with the vetted one listed, its exec fails with
+// EPERM; (c) its mark is absent. The listed file itself still runs.
+func TestShellNoneKernelFirstExecMustBeTheVettedEntrypoint(t *testing.T) {
+	vmtest.RequireRoot(t)
+	mount, err := cgroup.Mountpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := cgroup.PidGroup(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	enf, err := enforcer.Open(enforcer.Options{PinDir: testPinDir, CgroupMount: mount})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enf.Close()
+	if !enf.Coverage(policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}).Full() || !enf.CanActivateAtExec() {
+		vmtest.Skip(t, "shell=none and activation at exec need BPF LSM and tp_btf")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	vetted, swapped := copyOf(t, self), copyOf(t, self)
+	vettedID, err := enforcer.FileIDOf(vetted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	none := policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}
+	run := func(n int, file, mark string, entry enforcer.Entry) string {
+		t.Helper()
+		cg, err := cgroup.Create(mount, path.Join(own, fmt.Sprintf("enforcerd-firstexec-%d-%d", os.Getpid(), n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cg.Remove(5 * time.Second)
+		cgdir, err := cg.OpenDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(self)
+		cmd.Env = append(append(os.Environ(), firstExecEnv+"="+file), probe.Env("create", mark)...)
+		cmd.SysProcAttr = cgroup.SysProcAttr(cgdir)
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		readyR, readyW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer readyR.Close()
+		cmd.ExtraFiles = []*os.File{readyW}
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		readyW.Close()
+		cgdir.Close()
+		defer cmd.Wait()
+		defer stdin.Close()
+		if _, err := readyR.Read(make([]byte, 1)); err != nil {
+			t.Fatalf("the runtime did not start: %v", err)
+		}
+		entry.Ceiling, entry.Pending = none, true
+		if err := enf.Register(cg, entry); err != nil {
+			t.Fatal(err)
+		}
+		defer enf.Unregister(cg.ID)
+		stdin.Write([]byte{1})
+		stdin.Close()
+		cmd.Wait()
+		return out.String()
+	}
+	listed := enforcer.Entry{Entrypoints: []enforcer.FileID{vettedID}}
+	// (a) control: nothing listed, the swapped-in file is taken and runs.
+	mark := filepath.Join(dir, "swapped-unlisted")
+	if out := run(1, swapped, mark, enforcer.Entry{}); !pathExists(mark) {
+		t.Fatalf("control (no entrypoint listed): the first exec's file did not run: %s", out)
+	}
+	// The vetted entrypoint runs.
+	mark = filepath.Join(dir, "vetted")
+	if out := run(2, vetted, mark, listed); !pathExists(mark) {
+		t.Fatalf("the listed entrypoint did not run: %s", out)
+	}
+	// (b), (c): another file in its place is refused, and never runs.
+	mark = filepath.Join(dir, "swapped")
+	out := run(3, swapped, mark, listed)
+	t.Logf("listed entrypoint, another file exec'd: %s", out)
+	if !strings.Contains(out, "exec entrypoint: operation not permitted") {
+		t.Errorf("BYPASS: the first exec of a file that is not the vetted entrypoint: %q, want EPERM", out)
+	}
+	if pathExists(mark) {
+		t.Errorf("BYPASS: a file swapped in for the vetted entrypoint ran (%s created)", mark)
+	}
+}

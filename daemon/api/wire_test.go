@@ -53,11 +53,11 @@ func TestWireGolden(t *testing.T) {
 		o.Now = func() time.Time { return now }
 		o.StartTime = func(int) (uint64, error) { return 4242, nil }
 		o.AllowPartial = true
-		o.CheckEntrypoint = func(p progcheck.Program) (string, []progcheck.Interp, error) {
+		o.CheckEntrypoint = func(p progcheck.Program) (progcheck.Vetted, error) {
 			if p.Path == "sh" {
-				return "/bin/sh", nil, fmt.Errorf("%w: /bin/sh is a shell", progcheck.ErrUnsafe)
+				return progcheck.Vetted{Resolved: "/bin/sh"}, fmt.Errorf("%w: /bin/sh is a shell", progcheck.ErrUnsafe)
 			}
-			return "/bin/" + p.Path, nil, nil
+			return progcheck.Vetted{Resolved: "/bin/" + p.Path}, nil
 		}
 	})
 	reqBody, err := json.Marshal(wireRequest)
@@ -121,7 +121,9 @@ func TestClientDecodesWhatTheServerSends(t *testing.T) {
 	ts := start(t, enf, cgs, func(o *registry.Options) {
 		o.AllowPartial = true
 		o.StartTime = func(int) (uint64, error) { return 4242, nil }
-		o.CheckEntrypoint = func(p progcheck.Program) (string, []progcheck.Interp, error) { return "/bin/" + p.Path, nil, nil }
+		o.CheckEntrypoint = func(p progcheck.Program) (progcheck.Vetted, error) {
+			return progcheck.Vetted{Resolved: "/bin/" + p.Path}, nil
+		}
 	})
 	ctx := context.Background()
 	if _, err := ts.client.Register(ctx, api.RegisterRequest{ID: "parent", Cgroup: "/c/parent", Ceiling: "network=false"}); err != nil {

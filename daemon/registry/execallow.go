@@ -108,7 +108,7 @@ func resolveExecAllow(req Request, k policy.KernelCeiling) (files, interps []sta
 		}
 		return nil, nil, fmt.Errorf("%w: container %s: exec_allow (resolved inside %s) cannot be classified: %v", ErrUnsafeProgram, req.ID, dir, err)
 	}
-	return out, interpFiles(vetted), nil
+	return out, interpFiles(vetted.Interps), nil
 }
 
 // execFileID is the identity of an open regular file with an execute bit

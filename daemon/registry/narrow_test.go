@@ -66,7 +66,7 @@ func (f *nestFixture) open() *registry.Registry {
 		},
 		StartTime:       func(int) (uint64, error) { return 1, nil },
 		OnEvent:         func(e registry.Event) { f.events = append(f.events, e) },
-		CheckEntrypoint: func(p progcheck.Program) (string, []progcheck.Interp, error) { return p.Path, nil, nil },
+		CheckEntrypoint: func(p progcheck.Program) (progcheck.Vetted, error) { return progcheck.Vetted{Resolved: p.Path}, nil },
 		CheckProcesses: func(pids []int) error {
 			for _, pid := range pids {
 				if f.unsafePids[pid] {

@@ -246,12 +246,13 @@ func (r *Registry) applyLocked(ns []narrowing, asked string) ([]state.Container,
 		entry.AllowPartial = len(cov.Partial) > 0
 		becomesNone := c.Kernel.Shell == policy.ShellNone && old.Kernel.Shell != policy.ShellNone
 		if becomesNone && prev.Pending {
-			interps, err := r.vetEntrypoint(c.ID, old.Entrypoint)
+			files, interps, err := r.vetEntrypoint(c.ID, old.Entrypoint)
 			if err != nil {
 				return fail(err)
 			}
 			c.ExecInterp = appendExecFiles(c.ExecInterp, interps...)
 			entry.ExecInterp = execAllowIDs(c.ExecInterp)
+			entry.Entrypoints = execAllowIDs(files)
 		}
 		cg := cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}
 		if err := r.o.Enforcer.Register(cg, entry); err != nil {

@@ -218,7 +218,7 @@ func (r *Registry) recoverInterps(c state.Container, cg cgroup.Cgroup, en enforc
 	if c.Kernel.Shell != policy.ShellNone || len(c.ExecInterp) > 0 {
 		return
 	}
-	var found []progcheck.Interp
+	var found []progcheck.FileRef
 	pids, err := r.o.Cgroups.Procs(c.Cgroup)
 	if err == nil {
 		found, err = r.o.VetProcesses(pids)
@@ -227,8 +227,8 @@ func (r *Registry) recoverInterps(c state.Container, cg cgroup.Cgroup, en enforc
 		r.o.Log.Warn("reconcile: program interpreters of running programs not vetted", "container", c.ID, "err", err)
 	}
 	if c.Entrypoint != nil {
-		if _, in, err := r.o.CheckEntrypoint(*c.Entrypoint); err == nil {
-			found = append(found, in...)
+		if v, err := r.o.CheckEntrypoint(*c.Entrypoint); err == nil {
+			found = append(found, v.Interps...)
 		}
 	}
 	if len(found) == 0 {

@@ -97,9 +97,9 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	if c.AllowConnect, err = r.allowConnect(req, c); err != nil {
 		return state.Container{}, err
 	}
-	var entryInterps []state.ExecFile
+	var entryFiles, entryInterps []state.ExecFile
 	if c.Kernel.Shell == policy.ShellNone && req.Activate == ActivateExec {
-		if entryInterps, err = r.vetEntrypoint(req.ID, req.Entrypoint); err != nil {
+		if entryFiles, entryInterps, err = r.vetEntrypoint(req.ID, req.Entrypoint); err != nil {
 			return state.Container{}, err
 		}
 	}
@@ -137,7 +137,8 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	}
 	entry := enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, Pending: req.Activate == ActivateExec,
 		AllowPartial: len(cov.Partial) > 0, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots),
-		ExecAllow: execAllowIDs(c.ExecAllow), ExecInterp: execAllowIDs(c.ExecInterp), Spec: c.Spec}
+		ExecAllow: execAllowIDs(c.ExecAllow), ExecInterp: execAllowIDs(c.ExecInterp), Entrypoints: execAllowIDs(entryFiles),
+		Spec: c.Spec}
 	if err := r.o.Enforcer.Register(cg, entry); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}

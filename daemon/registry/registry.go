@@ -110,13 +110,13 @@ type Options struct {
 	// entrypoint (default progcheck.Program.Check); CheckProcesses
 	// classifies the programs processes already run (default
 	// progcheck.CheckProcesses). Tests substitute them.
-	CheckEntrypoint func(progcheck.Program) (string, []progcheck.Interp, error)
+	CheckEntrypoint func(progcheck.Program) (progcheck.Vetted, error)
 	CheckProcesses  func(pids []int) error
 	// VetProcesses (default progcheck.VetProcesses) vets the programs
 	// processes run and returns their program interpreters: at start,
 	// for a shell=none container whose state comes from a build that did
 	// not record them (recoverInterps).
-	VetProcesses func(pids []int) ([]progcheck.Interp, error)
+	VetProcesses func(pids []int) ([]progcheck.FileRef, error)
 }
 
 // DefaultPendingDeadline is Options.PendingDeadline's default.

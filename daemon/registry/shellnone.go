@@ -14,25 +14,28 @@ import (
 // vetEntrypoint refuses a pending shell=none registration whose first
 // exec would allow a program that runs every other one without exec, or
 // whose first exec the daemon cannot vet (fail closed). It returns the
-// program interpreters it vetted for the entrypoint (state.ExecFile
-// identities), which the kernel will open for exec.
-func (r *Registry) vetEntrypoint(id string, ep *progcheck.Program) ([]state.ExecFile, error) {
+// files it vetted (every file a lookup of the entrypoint could pick: the
+// only ones the first exec may name, enforcer.Entry.Entrypoints) and
+// their program interpreters, which the kernel will open for exec, as
+// state.ExecFile identities.
+func (r *Registry) vetEntrypoint(id string, ep *progcheck.Program) (files, interps []state.ExecFile, err error) {
 	if ep == nil {
-		return nil, fmt.Errorf("%w: container %s: under shell=none the first exec is allowed from then on, so the daemon must vet that program first: give \"entrypoint\" {path, root, env_path, cwd} (enforcerd hook reads it from config.json), or register with activate=now", ErrEntrypointRequired, id)
+		return nil, nil, fmt.Errorf("%w: container %s: under shell=none the first exec is allowed from then on, so the daemon must vet that program first: give \"entrypoint\" {path, root, env_path, cwd} (enforcerd hook reads it from config.json), or register with activate=now", ErrEntrypointRequired, id)
 	}
-	resolved, interps, err := r.o.CheckEntrypoint(*ep)
+	v, err := r.o.CheckEntrypoint(*ep)
 	switch {
 	case errors.Is(err, progcheck.ErrUnsafe):
-		return nil, fmt.Errorf("%w: container %s: entrypoint %q (resolved inside %s as %s): %v", ErrUnsafeProgram, id, ep.Path, ep.Root, resolved, err)
+		return nil, nil, fmt.Errorf("%w: container %s: entrypoint %q (resolved inside %s as %s): %v", ErrUnsafeProgram, id, ep.Path, ep.Root, v.Resolved, err)
 	case err != nil:
-		return nil, fmt.Errorf("%w: container %s: entrypoint %q inside %s cannot be vetted: %v", ErrEntrypointRequired, id, ep.Path, ep.Root, err)
+		return nil, nil, fmt.Errorf("%w: container %s: entrypoint %q inside %s cannot be vetted: %v", ErrEntrypointRequired, id, ep.Path, ep.Root, err)
 	}
-	return interpFiles(interps), nil
+	return interpFiles(v.Files), interpFiles(v.Interps), nil
 }
 
-// interpFiles are vetted program interpreters as state.ExecFile (kernel
-// dev_t encoding, enforcer.FileIDOfStat).
-func interpFiles(in []progcheck.Interp) []state.ExecFile {
+// interpFiles are vetted files (program interpreters, entrypoint
+// candidates) as state.ExecFile (kernel dev_t encoding,
+// enforcer.FileIDOfStat).
+func interpFiles(in []progcheck.FileRef) []state.ExecFile {
 	var out []state.ExecFile
 	for _, i := range in {
 		id := enforcer.FileIDOfStat(&unix.Stat_t{Dev: i.Dev, Ino: i.Ino})

@@ -27,10 +27,11 @@ type programsFixture struct {
 	path            string
 	unsafe, missing map[string]bool
 	unsafePids      map[int]bool
-	entrypoints     []string                      // every CheckEntrypoint call's path
-	processes       [][]int                       // every CheckProcesses call
-	interps         map[string][]progcheck.Interp // CheckEntrypoint's by path
-	running         []progcheck.Interp            // VetProcesses's
+	entrypoints     []string                       // every CheckEntrypoint call's path
+	processes       [][]int                        // every CheckProcesses call
+	interps         map[string][]progcheck.FileRef // CheckEntrypoint's by path
+	files           map[string][]progcheck.FileRef // the same
+	running         []progcheck.FileRef            // VetProcesses's
 }
 
 func newProgramsFixture(t *testing.T) *programsFixture {
@@ -38,22 +39,22 @@ func newProgramsFixture(t *testing.T) *programsFixture {
 	f := &programsFixture{enf: registrytest.NewEnforcer(true), cgs: registrytest.NewCgroups(),
 		path:   filepath.Join(t.TempDir(), "state.json"),
 		unsafe: map[string]bool{"/bin/sh": true}, missing: map[string]bool{"/nope": true}, unsafePids: map[int]bool{},
-		interps: map[string][]progcheck.Interp{}}
+		interps: map[string][]progcheck.FileRef{}, files: map[string][]progcheck.FileRef{}}
 	f.enf.CanShell = true
 	f.reg = registry.New(registry.Options{
 		Enforcer: f.enf, Cgroups: f.cgs, StatePath: f.path,
 		StartTime: func(pid int) (uint64, error) { return 1, nil },
-		CheckEntrypoint: func(p progcheck.Program) (string, []progcheck.Interp, error) {
+		CheckEntrypoint: func(p progcheck.Program) (progcheck.Vetted, error) {
 			f.entrypoints = append(f.entrypoints, p.Path)
 			switch {
 			case f.missing[p.Path]:
-				return "", nil, fmt.Errorf("%w: %s", progcheck.ErrNotFound, p.Path)
+				return progcheck.Vetted{}, fmt.Errorf("%w: %s", progcheck.ErrNotFound, p.Path)
 			case f.unsafe[p.Path]:
-				return p.Path, nil, &progcheck.UnsafeError{Findings: []progcheck.Finding{{Name: p.Path, Kind: progcheck.Shell, Reason: "fake"}}}
+				return progcheck.Vetted{Resolved: p.Path}, &progcheck.UnsafeError{Findings: []progcheck.Finding{{Name: p.Path, Kind: progcheck.Shell, Reason: "fake"}}}
 			}
-			return p.Path, f.interps[p.Path], nil
+			return progcheck.Vetted{Resolved: p.Path, Files: f.files[p.Path], Interps: f.interps[p.Path]}, nil
 		},
-		VetProcesses: func(pids []int) ([]progcheck.Interp, error) { return f.running, nil },
+		VetProcesses: func(pids []int) ([]progcheck.FileRef, error) { return f.running, nil },
 		CheckProcesses: func(pids []int) error {
 			f.processes = append(f.processes, pids)
 			for _, pid := range pids {
@@ -234,8 +235,10 @@ func TestShellNoneNarrowVetted(t *testing.T) {
 func TestShellNoneEntrypointInterpreters(t *testing.T) {
 	f := newProgramsFixture(t)
 	f.cgs.Add("/c/a")
-	ld := progcheck.Interp{Path: "/lib64/ld-linux-x86-64.so.2", Dev: unix.Mkdev(8, 1), Ino: 77}
-	f.interps["/bin/agent"] = []progcheck.Interp{ld}
+	ld := progcheck.FileRef{Path: "/lib64/ld-linux-x86-64.so.2", Dev: unix.Mkdev(8, 1), Ino: 77}
+	f.interps["/bin/agent"] = []progcheck.FileRef{ld}
+	agent := progcheck.FileRef{Path: "/bin/agent", Dev: unix.Mkdev(8, 1), Ino: 78}
+	f.files["/bin/agent"] = []progcheck.FileRef{agent}
 	c, err := f.reg.Register(registry.Request{ID: "a", Cgroup: "/c/a", Ceiling: "shell=none", Activate: registry.ActivateExec, Entrypoint: entrypoint("/bin/agent")})
 	if err != nil {
 		t.Fatal(err)
@@ -244,6 +247,9 @@ func TestShellNoneEntrypointInterpreters(t *testing.T) {
 	en, _ := f.enf.Lookup(c.CgroupID)
 	if len(en.ExecInterp) != 1 || en.ExecInterp[0] != want || len(en.ExecAllow) != 0 {
 		t.Fatalf("entry interpreters %v, programs %v; want [%v] and no program", en.ExecInterp, en.ExecAllow, want)
+	}
+	if wantEntry := (enforcer.FileID{Dev: 8<<20 | 1, Ino: 78}); len(en.Entrypoints) != 1 || en.Entrypoints[0] != wantEntry {
+		t.Fatalf("entry entrypoints %v, want [%v] (the vetted file: the only one the first exec may name)", en.Entrypoints, wantEntry)
 	}
 	cs, err := state.Load(f.path)
 	if err != nil || len(cs) != 1 || len(cs[0].ExecInterp) != 1 || cs[0].ExecInterp[0] != (state.ExecFile{Path: ld.Path, Dev: want.Dev, Ino: want.Ino}) {
@@ -257,12 +263,12 @@ func TestShellNoneEntrypointInterpreters(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.enf.M[c.CgroupID] = enforcer.Entry{Ceiling: en.Ceiling, Pending: en.Pending}
-	f.running = []progcheck.Interp{ld}
+	f.running = []progcheck.FileRef{ld}
 	delete(f.interps, "/bin/agent")
 	r2 := registry.New(registry.Options{Enforcer: f.enf, Cgroups: f.cgs, StatePath: f.path,
 		StartTime:       func(int) (uint64, error) { return 1, nil },
-		CheckEntrypoint: func(p progcheck.Program) (string, []progcheck.Interp, error) { return p.Path, nil, nil },
-		VetProcesses:    func([]int) ([]progcheck.Interp, error) { return f.running, nil }})
+		CheckEntrypoint: func(p progcheck.Program) (progcheck.Vetted, error) { return progcheck.Vetted{Resolved: p.Path}, nil },
+		VetProcesses:    func([]int) ([]progcheck.FileRef, error) { return f.running, nil }})
 	if _, err := r2.Reconcile(); err != nil {
 		t.Fatal(err)
 	}

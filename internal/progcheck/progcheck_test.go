@@ -539,35 +539,39 @@ func TestAllKindsExplained(t *testing.T) {
 }
 
 // TestVetReturnsInterpreters: a vetting returns the identity of each
-// program interpreter it vetted as a loader (what the kernel will open by
-// path at every exec), once, and none when the check refuses.
+// file it vetted and of each program interpreter it vetted as a loader
+// (what the kernel will open by path at every exec), once, and nothing
+// when the check refuses.
 func TestVetReturnsInterpreters(t *testing.T) {
 	d := testRoot(t)
 	r := openRoot(t, d)
-	var ld unix.Stat_t
-	if err := unix.Stat(filepath.Join(d, "lib/ld-test.so.1"), &ld); err != nil {
-		t.Fatal(err)
+	ref := func(p string) FileRef {
+		var st unix.Stat_t
+		if err := unix.Stat(filepath.Join(d, p), &st); err != nil {
+			t.Fatal(err)
+		}
+		return FileRef{Path: p, Dev: st.Dev, Ino: st.Ino}
 	}
-	want := []Interp{{Path: "/lib/ld-test.so.1", Dev: ld.Dev, Ino: ld.Ino}}
+	ld := []FileRef{ref("/lib/ld-test.so.1")}
 	got, err := r.Vet("/bin/app", "/sbin/tool")
-	if err != nil || !reflect.DeepEqual(got, want) {
+	if want := (Vetted{Files: []FileRef{ref("/bin/app"), ref("/sbin/tool")}, Interps: ld}); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("Vet(app, tool) = %+v, %v; want %+v", got, err, want)
 	}
-	if got, err := r.Vet("/sbin/tool"); err != nil || len(got) != 0 {
+	if got, err := r.Vet("/sbin/tool"); err != nil || len(got.Interps) != 0 {
 		t.Errorf("Vet(tool) = %+v, %v; want no interpreter (a static program)", got, err)
 	}
-	if got, err := r.Vet("/bin/app", "/bin/ls"); !errors.Is(err, ErrUnsafe) || got != nil {
+	if got, err := r.Vet("/bin/app", "/bin/ls"); !errors.Is(err, ErrUnsafe) || !reflect.DeepEqual(got, Vetted{}) {
 		t.Errorf("Vet(app, ls) = %+v, %v; want ErrUnsafe and nothing", got, err)
 	}
 	// A program whose interpreter is not a loader: refused, nothing listed.
 	if err := os.WriteFile(filepath.Join(d, "bin/odd"), fakeELF(t, "/sbin/tool", ""), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := r.Vet("/bin/odd"); !errors.Is(err, ErrUnsafe) || got != nil {
+	if got, err := r.Vet("/bin/odd"); !errors.Is(err, ErrUnsafe) || !reflect.DeepEqual(got, Vetted{}) {
 		t.Errorf("Vet(odd) = %+v, %v; want ErrUnsafe and nothing", got, err)
 	}
-	res, got, err := Program{Path: "app", Root: d, EnvPath: "/bin:/usr/bin"}.Vet()
-	if res != "/bin/app" || err != nil || !reflect.DeepEqual(got, want) {
-		t.Errorf("Program.Vet(app) = %q, %+v, %v; want /bin/app, %+v", res, got, err, want)
+	got, err = Program{Path: "app", Root: d, EnvPath: "/bin:/usr/bin"}.Vet()
+	if want := (Vetted{Resolved: "/bin/app", Files: []FileRef{ref("/bin/app")}, Interps: ld}); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("Program.Vet(app) = %+v, %v; want %+v", got, err, want)
 	}
 }

@@ -64,49 +64,50 @@ func (p Program) Validate() error {
 // the root cannot be opened, the program is not found (ErrNotFound) or a
 // candidate cannot be read (fail closed).
 func (p Program) Check() (string, error) {
-	resolved, _, err := p.Vet()
-	return resolved, err
+	v, err := p.Vet()
+	return v.Resolved, err
 }
 
-// Vet is Check that also returns the program interpreters it vetted for
-// every candidate (Root.Vet; none on error).
-func (p Program) Vet() (string, []Interp, error) {
+// Vet is Check that also returns what it vetted: the path picked, every
+// candidate file and their program interpreters (Root.Vet; on error only
+// Resolved, when the lookup got that far).
+func (p Program) Vet() (Vetted, error) {
 	if err := p.Validate(); err != nil {
-		return "", nil, err
+		return Vetted{}, err
 	}
 	r, err := OpenRoot(p.Root)
 	if err != nil {
-		return "", nil, err
+		return Vetted{}, err
 	}
 	defer r.Close()
 	resolved, all, err := r.lookup(p.Path, p.EnvPath, p.Cwd)
 	if err != nil {
-		return "", nil, err
+		return Vetted{}, err
 	}
 	var (
-		unsafe  UnsafeError
-		interps []Interp
+		unsafe UnsafeError
+		out    = Vetted{Resolved: resolved}
 	)
 	for _, c := range all {
-		in, err := r.Vet(c)
+		v, err := r.Vet(c)
 		var ue *UnsafeError
 		switch {
 		case errors.As(err, &ue):
 			unsafe.Findings = append(unsafe.Findings, ue.Findings...)
 		case err != nil:
-			return resolved, nil, err
+			return Vetted{Resolved: resolved}, err
 		}
-		interps = appendInterps(interps, in)
+		out.Files = appendInterps(out.Files, v.Files)
+		out.Interps = appendInterps(out.Interps, v.Interps)
 	}
 	if len(unsafe.Findings) > 0 {
-		return resolved, nil, &unsafe
+		return Vetted{Resolved: resolved}, &unsafe
 	}
-	return resolved, interps, nil
+	return out, nil
 }
 
-// appendInterps adds the interpreters of add that list lacks (by
-// identity).
-func appendInterps(list, add []Interp) []Interp {
+// appendInterps adds the files of add that list lacks (by identity).
+func appendInterps(list, add []FileRef) []FileRef {
 next:
 	for _, a := range add {
 		for _, l := range list {
@@ -127,21 +128,21 @@ func CheckHost(paths ...string) error {
 	return err
 }
 
-// VetHost is CheckHost that also returns the program interpreters it
-// vetted (Root.Vet; none on error).
-func VetHost(paths ...string) ([]Interp, error) {
+// VetHost is CheckHost that also returns what it vetted (Root.Vet; none
+// on error).
+func VetHost(paths ...string) (Vetted, error) {
 	r, err := OpenRoot("/")
 	if err != nil {
-		return nil, err
+		return Vetted{}, err
 	}
 	defer r.Close()
 	abs := make([]string, len(paths))
 	for i, p := range paths {
 		if abs[i], err = filepath.Abs(p); err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
+			return Vetted{}, fmt.Errorf("%s: %w", p, err)
 		}
 	}
-	interps, err := r.Vet(abs...)
+	vetted, err := r.Vet(abs...)
 	var ue *UnsafeError
 	if errors.As(err, &ue) {
 		// Name the files as the user did.
@@ -153,17 +154,17 @@ func VetHost(paths ...string) ([]Interp, error) {
 			}
 		}
 	}
-	return interps, err
+	return vetted, err
 }
 
 // VetHostFile is VetHost with the first program already open (the
 // descriptor a caller will exec, so that what is vetted is what runs):
 // entry is classified together with the files at paths (relative ones
 // taken from the working directory), inside the host's root "/".
-func VetHostFile(entry File, paths ...string) ([]Interp, error) {
+func VetHostFile(entry File, paths ...string) (Vetted, error) {
 	r, err := OpenRoot("/")
 	if err != nil {
-		return nil, err
+		return Vetted{}, err
 	}
 	defer r.Close()
 	files := []File{entry}
@@ -175,11 +176,11 @@ func VetHostFile(entry File, paths ...string) ([]Interp, error) {
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
+			return Vetted{}, fmt.Errorf("%s: %w", p, err)
 		}
 		f, _, err := r.openRegular(abs)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
+			return Vetted{}, fmt.Errorf("%s: %w", p, err)
 		}
 		files = append(files, File{Name: p, F: f})
 	}
@@ -199,7 +200,7 @@ func CheckProcesses(pids []int) error {
 // VetProcesses is CheckProcesses that also returns the program
 // interpreters it vetted, each resolved inside its process's root (none
 // on error).
-func VetProcesses(pids []int) ([]Interp, error) {
+func VetProcesses(pids []int) ([]FileRef, error) {
 	type group struct {
 		root  *Root
 		files []File
@@ -261,11 +262,11 @@ func VetProcesses(pids []int) ([]Interp, error) {
 	}
 	var (
 		all     UnsafeError
-		interps []Interp
+		interps []FileRef
 	)
 	for _, id := range order {
 		g := groups[id]
-		in, err := g.root.VetFiles(g.files)
+		v, err := g.root.VetFiles(g.files)
 		var ue *UnsafeError
 		switch {
 		case errors.As(err, &ue):
@@ -273,7 +274,7 @@ func VetProcesses(pids []int) ([]Interp, error) {
 		case err != nil:
 			return nil, err
 		}
-		interps = appendInterps(interps, in)
+		interps = appendInterps(interps, v.Interps)
 	}
 	if len(all.Findings) > 0 {
 		return nil, &all

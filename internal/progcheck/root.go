@@ -320,14 +320,17 @@ type File struct {
 	F    *os.File
 }
 
-// Interp is a program interpreter (ELF PT_INTERP) that a check vetted as
-// a dynamic loader by content. The kernel opens it by path, in the
-// process's root, at every exec of a file that names it, and never
-// checks it as a program: a shell=none registration lists it by identity
-// as an interpreter only (enforcer.Entry.ExecInterp), so that the path
-// cannot be made to lead to another file later.
-type Interp struct {
-	// Path is the interpreter as the ELF names it (absolute, inside the
+// FileRef is a file a check vetted, by path and identity: a program
+// interpreter (ELF PT_INTERP) vetted as a dynamic loader by content, or a
+// file a lookup of an entrypoint could pick (Vetted). The kernel opens an
+// interpreter by path, in the process's root, at every exec of a file
+// that names it, and never checks it as a program: a shell=none
+// registration lists it by identity as an interpreter only
+// (enforcer.Entry.ExecInterp), so that the path cannot be made to lead
+// to another file later; an entrypoint likewise (Entry.Entrypoints).
+type FileRef struct {
+	// Path is the file as named: an interpreter as the ELF names it, an
+	// entrypoint candidate as the lookup found it (absolute, inside the
 	// root).
 	Path string
 	// Dev and Ino identify the file Path led to when it was vetted (the
@@ -345,9 +348,21 @@ func (r *Root) Check(paths ...string) error {
 	return err
 }
 
-// Vet is Check that also returns the program interpreters it vetted
-// (Interp, ordered by path; none on error).
-func (r *Root) Vet(paths ...string) ([]Interp, error) {
+// Vetted is what a vetting found safe to allow under shell=none.
+type Vetted struct {
+	// Resolved (Program.Vet only) is the path a lookup of the program
+	// picks, inside the root.
+	Resolved string
+	// Files are the files vetted, each by the identity of the descriptor
+	// that was classified (Program.Vet: every file a lookup could pick).
+	Files []FileRef
+	// Interps are the program interpreters vetted for them (ordered by
+	// path).
+	Interps []FileRef
+}
+
+// Vet is Check that also returns what it vetted (none on error).
+func (r *Root) Vet(paths ...string) (Vetted, error) {
 	files := make([]File, 0, len(paths))
 	defer func() {
 		for _, f := range files {
@@ -357,7 +372,7 @@ func (r *Root) Vet(paths ...string) ([]Interp, error) {
 	for _, p := range paths {
 		f, _, err := r.openRegular(p)
 		if err != nil {
-			return nil, fmt.Errorf("%s inside %s: %w", p, r.path, err)
+			return Vetted{}, fmt.Errorf("%s inside %s: %w", p, r.path, err)
 		}
 		files = append(files, File{Name: p, F: f})
 	}
@@ -372,23 +387,23 @@ func (r *Root) CheckFiles(files []File) error {
 	return err
 }
 
-// VetFiles is CheckFiles that also returns the program interpreters it
-// vetted (Interp, ordered by path; none on error): those of the files and
-// of the script interpreters they name.
-func (r *Root) VetFiles(files []File) ([]Interp, error) {
+// VetFiles is CheckFiles that also returns what it vetted (none on
+// error): the files, and the program interpreters of the files and of the
+// script interpreters they name.
+func (r *Root) VetFiles(files []File) (Vetted, error) {
 	ref, err := r.reference()
 	if err != nil {
-		return nil, err
+		return Vetted{}, err
 	}
-	c := &checker{r: r, ref: ref, allowed: map[fileID]bool{}, interps: map[fileID]string{}, vetted: map[fileID]Interp{}}
+	c := &checker{r: r, ref: ref, allowed: map[fileID]bool{}, interps: map[fileID]string{}, vetted: map[fileID]FileRef{}}
 	ids := make([]fileID, len(files))
 	for i, f := range files {
 		var st unix.Stat_t
 		if err := unix.Fstat(int(f.F.Fd()), &st); err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Name, &os.PathError{Op: "fstat", Path: f.Name, Err: err})
+			return Vetted{}, fmt.Errorf("%s: %w", f.Name, &os.PathError{Op: "fstat", Path: f.Name, Err: err})
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			return nil, fmt.Errorf("%s: not a regular file (mode %#o)", f.Name, st.Mode)
+			return Vetted{}, fmt.Errorf("%s: not a regular file (mode %#o)", f.Name, st.Mode)
 		}
 		ids[i] = idOf(&st)
 		c.allowed[ids[i]] = true
@@ -396,13 +411,17 @@ func (r *Root) VetFiles(files []File) ([]Interp, error) {
 	}
 	for i, f := range files {
 		if err := c.file(f.Name, f.F, ids[i], 0); err != nil {
-			return nil, err
+			return Vetted{}, err
 		}
 	}
 	if len(c.findings) > 0 {
-		return nil, &UnsafeError{Findings: c.findings}
+		return Vetted{}, &UnsafeError{Findings: c.findings}
 	}
-	out := make([]Interp, 0, len(c.vetted))
+	v := Vetted{Files: make([]FileRef, len(files))}
+	for i, f := range files {
+		v.Files[i] = FileRef{Path: f.Name, Dev: ids[i].dev, Ino: ids[i].ino}
+	}
+	out := make([]FileRef, 0, len(c.vetted))
 	for _, in := range c.vetted {
 		out = append(out, in)
 	}
@@ -412,7 +431,8 @@ func (r *Root) VetFiles(files []File) ([]Interp, error) {
 		}
 		return out[i].Ino < out[j].Ino
 	})
-	return out, nil
+	v.Interps = out
+	return v, nil
 }
 
 // checker classifies the files one registration allows (allowed: their
@@ -423,8 +443,8 @@ type checker struct {
 	r        *Root
 	ref      reference
 	allowed  map[fileID]bool
-	interps  map[fileID]string // program interpreters vetted: "" or why not a loader
-	vetted   map[fileID]Interp // those that are loaders, as named
+	interps  map[fileID]string  // program interpreters vetted: "" or why not a loader
+	vetted   map[fileID]FileRef // those that are loaders, as named
 	findings []Finding
 }
 
@@ -502,7 +522,7 @@ func (c *checker) progInterp(name, interp string) error {
 		return nil
 	}
 	if _, ok := c.vetted[idOf(&st)]; !ok {
-		c.vetted[idOf(&st)] = Interp{Path: interp, Dev: st.Dev, Ino: st.Ino}
+		c.vetted[idOf(&st)] = FileRef{Path: interp, Dev: st.Dev, Ino: st.Ino}
 	}
 	return nil
 }

@@ -17,12 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"syscall"
-
-	"golang.org/x/sys/unix"
-
-	"github.com/enforcerd/enforcerd/internal/execveat"
 )
 
 // GateArg is the hidden first argument that makes the enforcerd binary
@@ -49,15 +44,11 @@ const (
 // GateMain is the exec gate: args are FD PATH ARGV0 [ARG...]. It marks
 // descriptor FD (the read end of the release pipe) close-on-exec, reads one
 // byte from it and, when that is the release byte, closes it and execs
-// PATH with argv ARGV0 ARG... and this process's environment. PATH
-// "fd:N" execs inherited descriptor N instead (execveat AT_EMPTY_PATH:
-// the file Run vetted, whatever its path leads to now); N stays open in
-// the program only when the file is a script ("#!"), whose interpreter
-// reads it as /dev/fd/N. It returns (the caller exits with it) only when
-// it does not exec: GateAborted when the pipe ends without the release
-// byte or args are malformed, GateNotFound when PATH does not exist,
-// GateNotExecutable for every other exec failure; the reason goes to
-// stderr.
+// PATH with argv ARGV0 ARG... and this process's environment. It returns
+// (the caller exits with it) only when it does not exec: GateAborted when
+// the pipe ends without the release byte or args are malformed,
+// GateNotFound when PATH does not exist, GateNotExecutable for every other
+// exec failure; the reason goes to stderr.
 func GateMain(args []string, stderr io.Writer) int {
 	if len(args) < 3 {
 		fmt.Fprintf(stderr, "enforcerd exec gate: want FD PATH ARGV0 [ARG...], got %d arguments\n", len(args))
@@ -80,37 +71,12 @@ func GateMain(args []string, stderr io.Writer) int {
 		}
 		return GateAborted
 	}
-	name := args[1]
-	if n, ok := strings.CutPrefix(args[1], "fd:"); ok {
-		efd, perr := strconv.Atoi(n)
-		if perr != nil || efd < 3 {
-			fmt.Fprintf(stderr, "enforcerd exec gate: bad program descriptor %q\n", args[1])
-			return GateAborted
-		}
-		name = args[2]
-		err = execFD(efd, args[2:], os.Environ())
-	} else {
-		err = syscall.Exec(args[1], args[2:], os.Environ())
-	}
-	fmt.Fprintf(stderr, "enforcerd run: %s: %v\n", name, err)
+	err = syscall.Exec(args[1], args[2:], os.Environ())
+	fmt.Fprintf(stderr, "enforcerd run: %s: %v\n", args[1], err)
 	if errors.Is(err, syscall.ENOENT) {
 		return GateNotFound
 	}
 	return GateNotExecutable
-}
-
-// execFD execs the file open at fd (execveat AT_EMPTY_PATH) with argv
-// and env; it returns only on failure. A script keeps fd open across the
-// exec (the kernel names it /dev/fd/N to its interpreter); any other
-// file does not.
-func execFD(fd int, argv, env []string) error {
-	var head [2]byte
-	if n, _ := unix.Pread(fd, head[:], 0); n != 2 || head != [2]byte{'#', '!'} {
-		syscall.CloseOnExec(fd)
-	} else if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
-		return err
-	}
-	return execveat.Exec(fd, argv, env)
 }
 
 // readRetry is read(2) on fd, retried on EINTR.
@@ -131,12 +97,10 @@ type gate struct {
 // wrapGate rewrites c to start as the exec gate (self: the binary that
 // dispatches GateArg, e.g. /proc/self/exe) that execs c's program with c's
 // arguments once released; the pipe's read end is appended to
-// c.ExtraFiles. With entry (not nil) the gate execs that open file
-// instead of c.Path, appended to c.ExtraFiles too. Call started after
-// c.Start (whatever its result), then release or abort. Errors: c
-// already carries an error (c.Err), or the pipe cannot be made; c is
-// unchanged then.
-func wrapGate(c *exec.Cmd, self string, entry *os.File) (*gate, error) {
+// c.ExtraFiles. Call started after c.Start (whatever its result), then
+// release or abort. Errors: c already carries an error (c.Err), or the
+// pipe cannot be made; c is unchanged then.
+func wrapGate(c *exec.Cmd, self string) (*gate, error) {
 	if c.Err != nil {
 		return nil, c.Err
 	}
@@ -146,12 +110,7 @@ func wrapGate(c *exec.Cmd, self string, entry *os.File) (*gate, error) {
 	}
 	fd := 3 + len(c.ExtraFiles)
 	c.ExtraFiles = append(c.ExtraFiles, r)
-	prog := c.Path
-	if entry != nil {
-		prog = "fd:" + strconv.Itoa(3+len(c.ExtraFiles))
-		c.ExtraFiles = append(c.ExtraFiles, entry)
-	}
-	args := append([]string{"enforcerd", GateArg, strconv.Itoa(fd), prog}, c.Args...)
+	args := append([]string{"enforcerd", GateArg, strconv.Itoa(fd), c.Path}, c.Args...)
 	c.Path, c.Args = self, args
 	return &gate{r: r, w: w}, nil
 }

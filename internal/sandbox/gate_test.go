@@ -15,14 +15,8 @@ import (
 // TestMain dispatching GateArg) and returns the command and its gate.
 func startGated(t *testing.T, path string, args ...string) (*exec.Cmd, *gate) {
 	t.Helper()
-	return startGatedFile(t, nil, path, args...)
-}
-
-// startGatedFile is startGated with an entrypoint descriptor (wrapGate).
-func startGatedFile(t *testing.T, entry *os.File, path string, args ...string) (*exec.Cmd, *gate) {
-	t.Helper()
 	c := &exec.Cmd{Path: path, Args: append([]string{path}, args...), Stderr: os.Stderr}
-	g, err := wrapGate(c, "/proc/self/exe", entry)
+	g, err := wrapGate(c, "/proc/self/exe")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +91,7 @@ func TestGatePipeDoesNotLeak(t *testing.T) {
 	c := &exec.Cmd{Path: "/bin/sh", Args: []string{"/bin/sh", "-c", `for f in /proc/$$/fd/*; do readlink "$f" || :; done`}}
 	var out strings.Builder
 	c.Stdout, c.Stderr = &out, os.Stderr
-	g, err := wrapGate(c, "/proc/self/exe", nil)
+	g, err := wrapGate(c, "/proc/self/exe")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,63 +135,5 @@ func TestGateExecFailures(t *testing.T) {
 		if code := exitOf(t, c); code != want {
 			t.Errorf("%s: exit %d, want %d", path, code, want)
 		}
-	}
-}
-
-// TestGateExecsTheVettedDescriptor: with an entrypoint descriptor the
-// gate execs the file opened before, not what its path leads to at the
-// release: a script and an ELF both swapped for another file in between
-// run as they were opened (the swapped-in file's side effect is absent).
-// A script reads itself through /dev/fd/N.
-func TestGateExecsTheVettedDescriptor(t *testing.T) {
-	dir := t.TempDir()
-	bad := filepath.Join(dir, "bad")
-	script := func(p, mark string) string {
-		if err := os.WriteFile(p, []byte("#!/bin/sh\necho ran > "+mark+"\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	for _, kind := range []string{"script", "elf"} {
-		t.Run(kind, func(t *testing.T) {
-			entry := filepath.Join(dir, kind)
-			goodMark, badMark := filepath.Join(dir, kind+".good"), filepath.Join(dir, kind+".bad")
-			var args []string
-			switch kind {
-			case "script":
-				script(entry, goodMark)
-			case "elf":
-				b, err := os.ReadFile("/bin/sh")
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(entry, b, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				args = []string{"-c", "echo ran > " + goodMark}
-			}
-			f, err := openEntrypoint(entry)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			c, g := startGatedFile(t, f, entry, args...)
-			// Swapped after the vetting, before the exec.
-			if err := os.Rename(script(bad, badMark), entry); err != nil {
-				t.Fatal(err)
-			}
-			if err := g.release(); err != nil {
-				t.Fatal(err)
-			}
-			if code := exitOf(t, c); code != 0 {
-				t.Fatalf("exit %d, want 0", code)
-			}
-			if _, err := os.Stat(goodMark); err != nil {
-				t.Errorf("the opened file did not run: %v", err)
-			}
-			if _, err := os.Stat(badMark); err == nil {
-				t.Errorf("the file swapped in after the vetting ran")
-			}
-		})
 	}
 }

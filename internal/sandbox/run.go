@@ -44,7 +44,7 @@ func (s *Sandbox) Run(c *exec.Cmd, forward ...os.Signal) error {
 	var g *gate
 	if s.deferred {
 		var err error
-		if g, err = wrapGate(c, "/proc/self/exe", s.entryFile); err != nil {
+		if g, err = wrapGate(c, "/proc/self/exe"); err != nil {
 			return fmt.Errorf("%w: %v", enforcer.ErrCannotEnforce, err)
 		}
 		defer g.abort() // no-op after release
@@ -111,14 +111,8 @@ func (s *Sandbox) Run(c *exec.Cmd, forward ...os.Signal) error {
 // gate. On failure the gate is killed before it could exec and reaped,
 // RLIMIT_CORE is put back, and the error wraps enforcer.ErrCannotEnforce.
 func (s *Sandbox) registerInit(c *exec.Cmd, g *gate) error {
-	var err error
-	if ir, ok := s.reg.(InitRegistrar); ok {
-		err = ir.RegisterInit(s.cg, s.initEntry, c.Process.Pid)
-	} else {
-		// The direct registration, deferred only so that the gate
-		// execs the vetted entrypoint descriptor.
-		err = s.reg.Register(s.cg, s.initEntry)
-	}
+	ir := s.reg.(InitRegistrar)
+	err := ir.RegisterInit(s.cg, s.initEntry, c.Process.Pid)
 	if err == nil {
 		s.registered, s.deferred = true, false
 		if err = g.release(); err == nil {

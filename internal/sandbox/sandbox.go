@@ -119,9 +119,11 @@ type Sandbox struct {
 	// the entrypoint and the ExecAllow files (Entry.ExecInterp).
 	interps []enforcer.FileID
 	// entryFile: under shell=none with the BPF LSM layer, the entrypoint
-	// opened once and vetted through this descriptor; Run execs this
-	// descriptor (through the exec gate), never the path again, so the
-	// file cannot be swapped between the vetting and the exec.
+	// opened once and vetted through this descriptor. Its identity is
+	// the only file the registration's first exec may name
+	// (Entry.Entrypoints), or the listed entrypoint when the entry is in
+	// force at once: a file swapped in at CMD's path after the vetting
+	// is refused.
 	entryFile *os.File
 
 	reg Registrar // nil until Register: pinRegistrar then
@@ -180,7 +182,7 @@ func Open(cfg Config) (*Sandbox, error) {
 			entryFile.Close()
 			return nil, fmt.Errorf("shell=none: %w", err)
 		}
-		for _, in := range vetted {
+		for _, in := range vetted.Interps {
 			interps = append(interps, enforcer.FileIDOfStat(&unix.Stat_t{Dev: in.Dev, Ino: in.Ino}))
 		}
 	}
@@ -354,9 +356,7 @@ func (s *Sandbox) Register() error {
 	if err != nil {
 		return err
 	}
-	if _, ok := s.reg.(InitRegistrar); ok || s.entryFile != nil {
-		// Run registers once the exec gate waits in the cgroup (and,
-		// with an entrypoint descriptor, execs that descriptor).
+	if _, ok := s.reg.(InitRegistrar); ok {
 		s.deferred, s.initEntry, s.restoreCore = true, entry, restore
 		return nil
 	}
@@ -379,18 +379,21 @@ func (s *Sandbox) entry(pending bool) (enforcer.Entry, error) {
 		e.ExecInterp = s.interps
 	}
 	allow := s.cfg.ExecAllow
-	if s.cfg.Ceiling.Shell == policy.ShellNone && !pending {
-		// Without activation at exec the entrypoint must be listed: the
-		// file Run will exec (its descriptor), else the path.
-		if s.entryFile != nil {
-			var st unix.Stat_t
-			if err := unix.Fstat(int(s.entryFile.Fd()), &st); err != nil {
-				return enforcer.Entry{}, fmt.Errorf("exec allow list: entrypoint %s: %w", s.cfg.Entrypoint, err)
-			}
-			e.ExecAllow = append(e.ExecAllow, enforcer.FileIDOfStat(&st))
-		} else {
-			allow = append(append([]string(nil), allow...), s.cfg.Entrypoint)
+	if s.cfg.Ceiling.Shell == policy.ShellNone && s.entryFile != nil {
+		// The vetted file: the only one the first exec may name, or,
+		// without activation at exec, listed.
+		var st unix.Stat_t
+		if err := unix.Fstat(int(s.entryFile.Fd()), &st); err != nil {
+			return enforcer.Entry{}, fmt.Errorf("exec allow list: entrypoint %s: %w", s.cfg.Entrypoint, err)
 		}
+		if pending {
+			e.Entrypoints = []enforcer.FileID{enforcer.FileIDOfStat(&st)}
+		} else {
+			e.ExecAllow = append(e.ExecAllow, enforcer.FileIDOfStat(&st))
+		}
+	} else if s.cfg.Ceiling.Shell == policy.ShellNone && !pending {
+		// Without activation at exec the entrypoint must be listed.
+		allow = append(append([]string(nil), allow...), s.cfg.Entrypoint)
 	}
 	for _, p := range allow {
 		id, err := enforcer.FileIDOf(p)

@@ -130,7 +130,8 @@ and a seccomp filter, then execs CMD.
 
 Exit status:
   CMD's own status (128+N when killed by signal N)
-  2    usage error (bad flag or value, missing --)
+  2    usage error (bad flag or value, missing --, an --exec-allow
+       or --write-root path that does not exist)
   125  enforcerd could not enforce the ceiling (also: under shell=none,
        CMD or an --exec-allow file runs other programs without exec);
        CMD never ran

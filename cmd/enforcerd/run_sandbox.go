@@ -35,6 +35,17 @@ func runSandboxed(o runOptions, s streams) int {
 		fmt.Fprintf(stderr, "enforcerd run: %s: is a directory\n", o.argv[0])
 		return exitNotExecutable
 	}
+	for _, p := range o.execAllow {
+		// A missing or non-regular file is a usage error, as a missing
+		// --write-root is; what the file is, the program check says.
+		if st, err := os.Stat(p); err != nil {
+			fmt.Fprintf(stderr, "enforcerd run: --exec-allow: %v\n", err)
+			return exitUsage
+		} else if !st.Mode().IsRegular() {
+			fmt.Fprintf(stderr, "enforcerd run: --exec-allow %s: not a regular file\n", p)
+			return exitUsage
+		}
+	}
 	bin, err := exec.LookPath(o.argv[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "enforcerd run: %v\n", err)

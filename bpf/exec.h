@@ -155,7 +155,8 @@ struct {
 } ceiling_since SEC(".maps");
 
 /* restrict_since: the earliest registration time over the active
- * ancestors whose shell ceiling restricts exec (the meet: the oldest
+ * ancestors whose shell ceiling restricts exec, and the pending
+ * shell=none ones (the meet: the oldest
  * registration sees the most files as written). Fail direction: an
  * ancestor without a time gives 0, so every file counts as written. One
  * level per bpf_loop() callback, like the ancestor walk. */
@@ -170,8 +171,13 @@ static long since_level(__u32 level, void *ctx)
 	if (!id)
 		return 1;
 	struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
-	if (!c || (c->flags & CEILING_PENDING) ||
-	    !(c->deny & (DENY_SHELL | DENY_SHELL_WRITE)))
+	if (!c)
+		return 0;
+	/* A pending shell=none registration counts too: its entrypoint's
+	 * exec must not take a file changed since it was registered
+	 * (pending_verdict). */
+	__u32 restricts = c->flags & CEILING_PENDING ? DENY_SHELL : DENY_SHELL | DENY_SHELL_WRITE;
+	if (!(c->deny & restricts))
 		return 0;
 	__u64 *t = bpf_map_lookup_elem(&ceiling_since, &id);
 	if (!t) {
@@ -278,6 +284,11 @@ static __always_inline int deny_code_mapping(struct effective *e, struct file *f
 struct pending_check {
 	__u64 deny_cgid;
 	__u64 audit_cgid;
+	/* the deepest pending shell=none registrations at all, enforcing and
+	 * audit-only: under them no file changed since registration is taken
+	 * or run either (exec_file_verdict) */
+	__u64 pending_deny_cgid;
+	__u64 pending_audit_cgid;
 };
 
 /* The file pending_verdict judges. */
@@ -333,6 +344,10 @@ static __always_inline int take_entrypoint(__u64 id, __u64 ino, __u32 dev)
  * Sets ps->deny_cgid to the deepest enforcing registration that refuses
  * the file (or whose list cannot be written: fail closed), ps->audit_cgid
  * to the deepest audit-only one; both stay 0 when the exec may go on.
+ * ps->pending_deny_cgid and ps->pending_audit_cgid name the deepest
+ * pending shell=none registrations at all: under them a file changed
+ * since registration is refused too (a vetted entrypoint rewritten in
+ * place keeps its identity).
  * Deeper than the bound: every registered cgroup is above it
  * (enforcer.Register refuses deeper ones), so none is missed.
  */
@@ -348,6 +363,10 @@ static __noinline int pending_verdict(__u64 ino, __u32 dev, int stage,
 		if (!c || !(c->flags & CEILING_PENDING) || !(c->deny & DENY_SHELL))
 			continue;
 		__u32 flags = c->flags;
+		if (flags & CEILING_AUDIT_ONLY)
+			ps->pending_audit_cgid = id;
+		else
+			ps->pending_deny_cgid = id;
 		struct exec_key taken = {.cgroup_id = id};
 		bool is_taken = bpf_map_lookup_elem(&exec_allow, &taken) != NULL;
 		if (!is_taken && stage == PENDING_EXEC_FIRST) {
@@ -420,6 +439,18 @@ static __always_inline int exec_file_verdict(struct effective *e, int found, str
 		if (ps.audit_cgid) {
 			__u64 prev = e->audit_cgid[i];
 			e->audit_cgid[i] = ps.audit_cgid;
+			exec_event(e, DECISION_AUDITED, DENY_SHELL, f, inode, hook, rule);
+			e->audit_cgid[i] = prev;
+		}
+		if ((ps.pending_deny_cgid || ps.pending_audit_cgid) && exec_restricted_file(f)) {
+			/* The vetted file rewritten in place since the
+			 * registration, a memfd, a file written under it. */
+			if (ps.pending_deny_cgid) {
+				e->deny_cgid[i] = ps.pending_deny_cgid;
+				return exec_event(e, DECISION_DENIED, DENY_SHELL, f, inode, hook, rule);
+			}
+			__u64 prev = e->audit_cgid[i];
+			e->audit_cgid[i] = ps.pending_audit_cgid;
 			exec_event(e, DECISION_AUDITED, DENY_SHELL, f, inode, hook, rule);
 			e->audit_cgid[i] = prev;
 		}

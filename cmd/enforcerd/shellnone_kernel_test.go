@@ -383,7 +383,7 @@ func TestShellNoneKernelFirstExecMustBeTheVettedEntrypoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	none := policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}
-	run := func(n int, file, mark string, entry enforcer.Entry) string {
+	run := func(n int, file, mark string, entry enforcer.Entry, afterRegister ...func()) string {
 		t.Helper()
 		cg, err := cgroup.Create(mount, path.Join(own, fmt.Sprintf("enforcerd-firstexec-%d-%d", os.Getpid(), n)))
 		if err != nil {
@@ -424,6 +424,9 @@ func TestShellNoneKernelFirstExecMustBeTheVettedEntrypoint(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer enf.Unregister(cg.ID)
+		for _, f := range afterRegister {
+			f()
+		}
 		stdin.Write([]byte{1})
 		stdin.Close()
 		cmd.Wait()
@@ -449,5 +452,29 @@ func TestShellNoneKernelFirstExecMustBeTheVettedEntrypoint(t *testing.T) {
 	}
 	if pathExists(mark) {
 		t.Errorf("BYPASS: a file swapped in for the vetted entrypoint ran (%s created)", mark)
+	}
+	// The vetted file itself rewritten in place after the registration
+	// (same device and inode, the same bytes even): a change since the
+	// registration, refused as under a ceiling in force (X4).
+	mark = filepath.Join(dir, "rewritten")
+	rewrite := func() {
+		b, err := os.ReadFile(vetted)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(vetted, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if id, err := enforcer.FileIDOf(vetted); err != nil || id != vettedID {
+			t.Fatalf("the rewrite changed the file's identity (%v, %v): the case would prove nothing", id, err)
+		}
+	}
+	out = run(4, vetted, mark, listed, rewrite)
+	t.Logf("listed entrypoint rewritten in place: %s", out)
+	if !strings.Contains(out, "exec entrypoint: operation not permitted") {
+		t.Errorf("BYPASS: the first exec of the vetted entrypoint rewritten after the registration: %q, want EPERM", out)
+	}
+	if pathExists(mark) {
+		t.Errorf("BYPASS: the vetted entrypoint rewritten in place after the registration ran (%s created)", mark)
 	}
 }

@@ -44,26 +44,10 @@ import (
 // or EACCES; (c) MARK is absent. With the interpreter on the allow list
 // the script runs under shell=none too.
 func TestShellNoneKernelDeniesUnallowedScriptInterpreter(t *testing.T) {
-	vmtest.RequireRoot(t)
+	enf, mount, own := kernelShellNone(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
-	}
-	mount, err := cgroup.Mountpoint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	own, err := cgroup.PidGroup(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	enf, err := enforcer.Open(enforcer.Options{PinDir: testPinDir, CgroupMount: mount})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enf.Close()
-	if !enf.Coverage(policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}).Full() || !enf.CanActivateAtExec() {
-		vmtest.Skip(t, "shell=none and activation at exec need BPF LSM and tp_btf")
 	}
 	rd, err := enf.NewReader()
 	if err != nil {
@@ -189,18 +173,7 @@ func init() {
 	if file == "" {
 		return
 	}
-	// Ready: this program runs, so the exec that started it has passed
-	// sched_process_exec. A registration made before that tracepoint would
-	// be activated by this runtime's own exec, not by the entrypoint's.
-	ready := os.NewFile(3, "ready")
-	if _, err := ready.Write([]byte{1}); err != nil {
-		os.Exit(3)
-	}
-	ready.Close()
-	b := make([]byte, 1)
-	if _, err := os.Stdin.Read(b); err != nil {
-		os.Exit(3)
-	}
+	runtimeWait()
 	env := []string{"PATH=/bin:/usr/bin"}
 	err := syscall.Exec(file, []string{file}, env)
 	fmt.Println("exec entrypoint:", err)
@@ -225,23 +198,7 @@ func init() {
 // under a pending shell=full registration the fallback sh runs and writes
 // MARK; (b) under shell=none its exec fails with EPERM; (c) MARK is absent.
 func TestShellNoneKernelEntrypointIsTheFirstExec(t *testing.T) {
-	vmtest.RequireRoot(t)
-	mount, err := cgroup.Mountpoint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	own, err := cgroup.PidGroup(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	enf, err := enforcer.Open(enforcer.Options{PinDir: testPinDir, CgroupMount: mount})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enf.Close()
-	if !enf.Coverage(policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}).Full() || !enf.CanActivateAtExec() {
-		vmtest.Skip(t, "shell=none and activation at exec need BPF LSM and tp_btf")
-	}
+	enf, mount, own := kernelShellNone(t)
 	dir := t.TempDir()
 	mark := filepath.Join(dir, "mark")
 	entry := filepath.Join(dir, "entry")
@@ -250,56 +207,8 @@ func TestShellNoneKernelEntrypointIsTheFirstExec(t *testing.T) {
 	}
 	run := func(n int, ceiling policy.KernelCeiling) string {
 		t.Helper()
-		cg, err := cgroup.Create(mount, path.Join(own, fmt.Sprintf("enforcerd-fallback-%d-%d", os.Getpid(), n)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cg.Remove(5 * time.Second)
-		cgdir, err := cg.OpenDir()
-		if err != nil {
-			t.Fatal(err)
-		}
-		self, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(self)
-		cmd.Env = append(os.Environ(), enoexecFallbackEnv+"="+entry, "ENFORCERD_TEST_FALLBACK_MARK="+mark)
-		cmd.SysProcAttr = cgroup.SysProcAttr(cgdir)
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		readyR, readyW, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer readyR.Close()
-		cmd.ExtraFiles = []*os.File{readyW}
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		readyW.Close()
-		cgdir.Close()
-		defer cmd.Wait()
-		defer stdin.Close()
-		// Register only once the runtime runs: its own exec (Start returns
-		// when that exec has closed its close-on-exec fds, before
-		// sched_process_exec) must not be the one that activates the
-		// registration.
-		if _, err := readyR.Read(make([]byte, 1)); err != nil {
-			t.Fatalf("the runtime did not start: %v", err)
-		}
-		if err := enf.Register(cg, enforcer.Entry{Ceiling: ceiling, Pending: true}); err != nil {
-			t.Fatal(err)
-		}
-		defer enf.Unregister(cg.ID)
-		stdin.Write([]byte{1})
-		stdin.Close()
-		cmd.Wait()
-		return out.String()
+		env := []string{enoexecFallbackEnv + "=" + entry, "ENFORCERD_TEST_FALLBACK_MARK=" + mark}
+		return runtimeRun(t, enf, mount, own, fmt.Sprintf("enforcerd-fallback-%d-%d", os.Getpid(), n), env, enforcer.Entry{Ceiling: ceiling, Pending: true})
 	}
 	os.Remove(mark)
 	if out := run(1, policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}); !pathExists(mark) || !strings.Contains(out, "exec entrypoint: exec format error") {
@@ -327,14 +236,7 @@ func init() {
 	if file == "" {
 		return
 	}
-	ready := os.NewFile(3, "ready")
-	if _, err := ready.Write([]byte{1}); err != nil {
-		os.Exit(3)
-	}
-	ready.Close()
-	if _, err := os.Stdin.Read(make([]byte, 1)); err != nil {
-		os.Exit(3)
-	}
+	runtimeWait()
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, firstExecEnv+"=") {
@@ -355,23 +257,7 @@ func init() {
 // creates its mark); (b) with the vetted one listed, its exec fails with
 // EPERM; (c) its mark is absent. The listed file itself still runs.
 func TestShellNoneKernelFirstExecMustBeTheVettedEntrypoint(t *testing.T) {
-	vmtest.RequireRoot(t)
-	mount, err := cgroup.Mountpoint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	own, err := cgroup.PidGroup(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	enf, err := enforcer.Open(enforcer.Options{PinDir: testPinDir, CgroupMount: mount})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enf.Close()
-	if !enf.Coverage(policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}).Full() || !enf.CanActivateAtExec() {
-		vmtest.Skip(t, "shell=none and activation at exec need BPF LSM and tp_btf")
-	}
+	enf, mount, own := kernelShellNone(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -385,52 +271,9 @@ func TestShellNoneKernelFirstExecMustBeTheVettedEntrypoint(t *testing.T) {
 	none := policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}
 	run := func(n int, file, mark string, entry enforcer.Entry, afterRegister ...func()) string {
 		t.Helper()
-		cg, err := cgroup.Create(mount, path.Join(own, fmt.Sprintf("enforcerd-firstexec-%d-%d", os.Getpid(), n)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cg.Remove(5 * time.Second)
-		cgdir, err := cg.OpenDir()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(self)
-		cmd.Env = append(append(os.Environ(), firstExecEnv+"="+file), probe.Env("create", mark)...)
-		cmd.SysProcAttr = cgroup.SysProcAttr(cgdir)
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		readyR, readyW, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer readyR.Close()
-		cmd.ExtraFiles = []*os.File{readyW}
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		readyW.Close()
-		cgdir.Close()
-		defer cmd.Wait()
-		defer stdin.Close()
-		if _, err := readyR.Read(make([]byte, 1)); err != nil {
-			t.Fatalf("the runtime did not start: %v", err)
-		}
+		env := append([]string{firstExecEnv + "=" + file}, probe.Env("create", mark)...)
 		entry.Ceiling, entry.Pending = none, true
-		if err := enf.Register(cg, entry); err != nil {
-			t.Fatal(err)
-		}
-		defer enf.Unregister(cg.ID)
-		for _, f := range afterRegister {
-			f()
-		}
-		stdin.Write([]byte{1})
-		stdin.Close()
-		cmd.Wait()
-		return out.String()
+		return runtimeRun(t, enf, mount, own, fmt.Sprintf("enforcerd-firstexec-%d-%d", os.Getpid(), n), env, entry, afterRegister...)
 	}
 	listed := enforcer.Entry{Entrypoints: []enforcer.FileID{vettedID}}
 	// (a) control: nothing listed, the swapped-in file is taken and runs.
@@ -476,5 +319,104 @@ func TestShellNoneKernelFirstExecMustBeTheVettedEntrypoint(t *testing.T) {
 	}
 	if pathExists(mark) {
 		t.Errorf("BYPASS: the vetted entrypoint rewritten in place after the registration ran (%s created)", mark)
+	}
+}
+
+// kernelShellNone opens the pinned enforcer for this file's kernel tests
+// and returns it with the cgroup2 mount and this process's cgroup; a host
+// without BPF LSM or tp_btf is a skip (a failure inside the VM).
+func kernelShellNone(t *testing.T) (enf *enforcer.Enforcer, mount, own string) {
+	t.Helper()
+	vmtest.RequireRoot(t)
+	mount, err := cgroup.Mountpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err = cgroup.PidGroup(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	enf, err = enforcer.Open(enforcer.Options{PinDir: testPinDir, CgroupMount: mount})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { enf.Close() })
+	if !enf.Coverage(policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}).Full() || !enf.CanActivateAtExec() {
+		vmtest.Skip(t, "shell=none and activation at exec need BPF LSM and tp_btf")
+	}
+	return enf, mount, own
+}
+
+// runtimeRun starts this test binary as a runtime (env selects its init
+// mode: enoexecFallbackEnv, firstExecEnv) directly inside a fresh cgroup
+// name below own, waits until it runs (its own exec must not be the one
+// that activates the registration), registers entry there, calls after,
+// releases the runtime to exec and returns its output once it ended.
+func runtimeRun(t *testing.T, enf *enforcer.Enforcer, mount, own, name string, env []string, entry enforcer.Entry, after ...func()) string {
+	t.Helper()
+	cg, err := cgroup.Create(mount, path.Join(own, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cg.Remove(5 * time.Second)
+	cgdir, err := cg.OpenDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = cgroup.SysProcAttr(cgdir)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer readyR.Close()
+	cmd.ExtraFiles = []*os.File{readyW}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	readyW.Close()
+	cgdir.Close()
+	defer cmd.Wait()
+	defer stdin.Close()
+	if _, err := readyR.Read(make([]byte, 1)); err != nil {
+		t.Fatalf("the runtime did not start: %v", err)
+	}
+	if err := enf.Register(cg, entry); err != nil {
+		t.Fatal(err)
+	}
+	defer enf.Unregister(cg.ID)
+	for _, f := range after {
+		f()
+	}
+	stdin.Write([]byte{1})
+	stdin.Close()
+	cmd.Wait()
+	return out.String()
+}
+
+// runtimeWait is the runtime's side of runtimeRun: it says it runs (a
+// byte on descriptor 3: the exec that started it has passed
+// sched_process_exec, so a registration made now is not activated by this
+// runtime's own exec) and waits to be released (a byte on stdin); it
+// exits 3 when either fails.
+func runtimeWait() {
+	ready := os.NewFile(3, "ready")
+	if _, err := ready.Write([]byte{1}); err != nil {
+		os.Exit(3)
+	}
+	ready.Close()
+	if _, err := os.Stdin.Read(make([]byte, 1)); err != nil {
+		os.Exit(3)
 	}
 }

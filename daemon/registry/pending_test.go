@@ -225,12 +225,7 @@ func TestPendingProcsUnreadableFailsClosed(t *testing.T) {
 
 func TestPendingIntruderActivates(t *testing.T) {
 	f := newPendingFixture(t)
-	f.cgs.Add("/ctr/a")
-	f.proc(10, 500, "/ctr/a")
-	c, err := f.reg.Register(registry.Request{ID: "a", Cgroup: "/ctr/a", InitPID: 10, Ceiling: "network=false", Activate: registry.ActivateExec})
-	if err != nil || c.State != state.StatePending {
-		t.Fatalf("%+v, %v", c, err)
-	}
+	c := f.pendingWithInit(t)
 	f.check(t)
 	if f.entry(t, c.CgroupID).Pending != true {
 		t.Fatal("activated with only the init present")
@@ -336,12 +331,7 @@ func TestPendingExecRacingTheFreezeWins(t *testing.T) {
 // reason.
 func TestPendingExecThenForkRacingTheCheckIsNoIntruder(t *testing.T) {
 	f := newPendingFixture(t)
-	f.cgs.Add("/ctr/a")
-	f.proc(10, 500, "/ctr/a")
-	c, err := f.reg.Register(registry.Request{ID: "a", Cgroup: "/ctr/a", InitPID: 10, Ceiling: "network=false", Activate: registry.ActivateExec})
-	if err != nil || c.State != state.StatePending {
-		t.Fatalf("%+v, %v", c, err)
-	}
+	c := f.pendingWithInit(t)
 	once := false
 	f.cgs.BeforeProcs = func(string) {
 		if !once {
@@ -389,4 +379,18 @@ func TestPendingReconcileOldStateAndRestartDeadline(t *testing.T) {
 	if got.State != state.StatePending || got.PendingDeadline == nil || !got.PendingDeadline.Equal(f.clk.now().Add(30*time.Second)) {
 		t.Fatalf("old state file: %+v", got)
 	}
+}
+
+// pendingWithInit registers container "a" (cgroup /ctr/a, network=false)
+// pending until the exec of its init, pid 10, the cgroup's only process,
+// and fails the test unless it is pending.
+func (f *pendingFixture) pendingWithInit(t *testing.T) state.Container {
+	t.Helper()
+	f.cgs.Add("/ctr/a")
+	f.proc(10, 500, "/ctr/a")
+	c, err := f.reg.Register(registry.Request{ID: "a", Cgroup: "/ctr/a", InitPID: 10, Ceiling: "network=false", Activate: registry.ActivateExec})
+	if err != nil || c.State != state.StatePending {
+		t.Fatalf("%+v, %v", c, err)
+	}
+	return c
 }

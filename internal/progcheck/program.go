@@ -97,8 +97,8 @@ func (p Program) Vet() (Vetted, error) {
 		case err != nil:
 			return Vetted{Resolved: resolved}, err
 		}
-		out.Files = appendInterps(out.Files, v.Files)
-		out.Interps = appendInterps(out.Interps, v.Interps)
+		out.Files = appendRefs(out.Files, v.Files)
+		out.Interps = appendRefs(out.Interps, v.Interps)
 	}
 	if len(unsafe.Findings) > 0 {
 		return Vetted{Resolved: resolved}, &unsafe
@@ -106,8 +106,8 @@ func (p Program) Vet() (Vetted, error) {
 	return out, nil
 }
 
-// appendInterps adds the files of add that list lacks (by identity).
-func appendInterps(list, add []FileRef) []FileRef {
+// appendRefs adds the files of add that list lacks (by identity).
+func appendRefs(list, add []FileRef) []FileRef {
 next:
 	for _, a := range add {
 		for _, l := range list {
@@ -128,8 +128,9 @@ func CheckHost(paths ...string) error {
 	return err
 }
 
-// VetHost is CheckHost that also returns what it vetted (Root.Vet; none
-// on error).
+// VetHost is CheckHost that also returns what it vetted (Root.Vet: the
+// identities of the descriptors classified, in the order of paths; none on
+// error).
 func VetHost(paths ...string) (Vetted, error) {
 	r, err := OpenRoot("/")
 	if err != nil {
@@ -155,36 +156,6 @@ func VetHost(paths ...string) (Vetted, error) {
 		}
 	}
 	return vetted, err
-}
-
-// VetHostFile is VetHost with the first program already open (the
-// descriptor a caller will exec, so that what is vetted is what runs):
-// entry is classified together with the files at paths (relative ones
-// taken from the working directory), inside the host's root "/".
-func VetHostFile(entry File, paths ...string) (Vetted, error) {
-	r, err := OpenRoot("/")
-	if err != nil {
-		return Vetted{}, err
-	}
-	defer r.Close()
-	files := []File{entry}
-	defer func() {
-		for _, f := range files[1:] {
-			f.F.Close()
-		}
-	}()
-	for _, p := range paths {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return Vetted{}, fmt.Errorf("%s: %w", p, err)
-		}
-		f, _, err := r.openRegular(abs)
-		if err != nil {
-			return Vetted{}, fmt.Errorf("%s: %w", p, err)
-		}
-		files = append(files, File{Name: p, F: f})
-	}
-	return r.VetFiles(files)
 }
 
 // CheckProcesses classifies the programs that processes already run
@@ -274,7 +245,7 @@ func VetProcesses(pids []int) ([]FileRef, error) {
 		case err != nil:
 			return nil, err
 		}
-		interps = appendInterps(interps, v.Interps)
+		interps = appendRefs(interps, v.Interps)
 	}
 	if len(all.Findings) > 0 {
 		return nil, &all

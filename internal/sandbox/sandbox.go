@@ -118,13 +118,14 @@ type Sandbox struct {
 	// interps: under shell=none, the program interpreters vetted for
 	// the entrypoint and the ExecAllow files (Entry.ExecInterp).
 	interps []enforcer.FileID
-	// entryFile: under shell=none with the BPF LSM layer, the entrypoint
-	// opened once and vetted through this descriptor. Its identity is
-	// the only file the registration's first exec may name
-	// (Entry.Entrypoints), or the listed entrypoint when the entry is in
-	// force at once: a file swapped in at CMD's path after the vetting
-	// is refused.
-	entryFile *os.File
+	// entryID: under shell=none, the identity of the entrypoint as it
+	// was vetted (through one descriptor): the only file the
+	// registration's first exec may name (Entry.Entrypoints), or the
+	// listed entrypoint when the entry is in force at once, so a file
+	// swapped in at CMD's path after the vetting is refused.
+	entryID *enforcer.FileID
+	// allowIDs: the ExecAllow files' identities as they were vetted.
+	allowIDs []enforcer.FileID
 
 	reg Registrar // nil until Register: pinRegistrar then
 
@@ -166,32 +167,27 @@ func Open(cfg Config) (*Sandbox, error) {
 		return nil, errors.New("no entrypoint")
 	}
 	var (
-		interps   []enforcer.FileID
-		entryFile *os.File
+		interps, allowIDs []enforcer.FileID
+		entryID           *enforcer.FileID
 	)
 	if cfg.Ceiling.Shell == policy.ShellNone {
 		// Before anything is set up: an allowed program that runs every
-		// other one without exec would empty the ceiling. The
-		// entrypoint is vetted through the descriptor Run execs.
-		var err error
-		if entryFile, err = openEntrypoint(cfg.Entrypoint); err != nil {
+		// other one without exec would empty the ceiling. Each file is
+		// vetted through one descriptor, whose identity the
+		// registration keeps.
+		vetted, err := progcheck.VetHost(append([]string{cfg.Entrypoint}, cfg.ExecAllow...)...)
+		if err != nil {
 			return nil, fmt.Errorf("shell=none: %w", err)
 		}
-		vetted, err := progcheck.VetHostFile(progcheck.File{Name: cfg.Entrypoint, F: entryFile}, cfg.ExecAllow...)
-		if err != nil {
-			entryFile.Close()
-			return nil, fmt.Errorf("shell=none: %w", err)
+		id := fileIDOf(vetted.Files[0])
+		entryID = &id
+		for _, a := range vetted.Files[1:] {
+			allowIDs = append(allowIDs, fileIDOf(a))
 		}
 		for _, in := range vetted.Interps {
-			interps = append(interps, enforcer.FileIDOfStat(&unix.Stat_t{Dev: in.Dev, Ino: in.Ino}))
+			interps = append(interps, fileIDOf(in))
 		}
 	}
-	ok := false
-	defer func() {
-		if !ok && entryFile != nil {
-			entryFile.Close()
-		}
-	}()
 	mount, err := cgroup.Mountpoint()
 	if err != nil {
 		return nil, err
@@ -240,14 +236,8 @@ func Open(cfg Config) (*Sandbox, error) {
 			return nil, fmt.Errorf("%w: partial coverage is not allowed on this host: %s (recorded in %s)", enforcer.PartialRefused, why, enforcer.HostPolicyPin)
 		}
 	}
-	s := &Sandbox{cfg: cfg, enf: enf, mount: mount, parent: parent, cov: cov, proc: proc, spec: spec, interps: interps}
-	if spec == nil {
-		// With the process layer the helper execs CMD by path, and
-		// Landlock's exec rule holds the file's identity.
-		s.entryFile, entryFile = entryFile, nil
-	}
-	ok = true
-	return s, nil
+	return &Sandbox{cfg: cfg, enf: enf, mount: mount, parent: parent, cov: cov, proc: proc, spec: spec,
+		interps: interps, entryID: entryID, allowIDs: allowIDs}, nil
 }
 
 // processLayer is the process layer Open uses: only without the BPF LSM
@@ -348,10 +338,7 @@ func (s *Sandbox) Register() error {
 			s.outer[i].Unenforced = s.enf.Coverage(s.outer[i].Entry.Ceiling).Gaps()
 		}
 	}
-	entry, err := s.entry(s.enf.CanActivateAtExec())
-	if err != nil {
-		return err
-	}
+	entry := s.entry(s.enf.CanActivateAtExec())
 	restore, err := LimitCore(0)
 	if err != nil {
 		return err
@@ -371,38 +358,26 @@ func (s *Sandbox) Register() error {
 }
 
 // entry is the registration of the sandbox's ceiling: pending or not,
-// with the exec allow list by identity.
-func (s *Sandbox) entry(pending bool) (enforcer.Entry, error) {
+// with the exec allow list, the entrypoint and their interpreters by the
+// identities Open vetted.
+func (s *Sandbox) entry(pending bool) enforcer.Entry {
 	e := enforcer.Entry{Ceiling: s.cfg.Ceiling, AuditOnly: s.cfg.AuditOnly, Pending: pending,
 		AllowPartial: len(s.cov.Partial) > 0, AllowConnect: s.cfg.AllowConnect, WriteRoots: s.cfg.WriteRoots, Process: s.proc}
 	if s.cfg.Ceiling.Shell == policy.ShellNone {
 		e.ExecInterp = s.interps
+		// The files as they were vetted, not their paths again.
+		e.ExecAllow = append(e.ExecAllow, s.allowIDs...)
 	}
-	allow := s.cfg.ExecAllow
-	if s.cfg.Ceiling.Shell == policy.ShellNone && s.entryFile != nil {
+	if s.entryID != nil {
 		// The vetted file: the only one the first exec may name, or,
 		// without activation at exec, listed.
-		var st unix.Stat_t
-		if err := unix.Fstat(int(s.entryFile.Fd()), &st); err != nil {
-			return enforcer.Entry{}, fmt.Errorf("exec allow list: entrypoint %s: %w", s.cfg.Entrypoint, err)
-		}
 		if pending {
-			e.Entrypoints = []enforcer.FileID{enforcer.FileIDOfStat(&st)}
+			e.Entrypoints = []enforcer.FileID{*s.entryID}
 		} else {
-			e.ExecAllow = append(e.ExecAllow, enforcer.FileIDOfStat(&st))
+			e.ExecAllow = append(e.ExecAllow, *s.entryID)
 		}
-	} else if s.cfg.Ceiling.Shell == policy.ShellNone && !pending {
-		// Without activation at exec the entrypoint must be listed.
-		allow = append(append([]string(nil), allow...), s.cfg.Entrypoint)
 	}
-	for _, p := range allow {
-		id, err := enforcer.FileIDOf(p)
-		if err != nil {
-			return enforcer.Entry{}, fmt.Errorf("exec allow list: %w", err)
-		}
-		e.ExecAllow = append(e.ExecAllow, id)
-	}
-	return e, nil
+	return e
 }
 
 // Close stops a denial watch still running, kills every process left in
@@ -431,28 +406,12 @@ func (s *Sandbox) Close() error {
 			err = s.reg.Unregister(s.cg)
 		}
 	}
-	if s.entryFile != nil {
-		s.entryFile.Close()
-	}
 	s.enf.Close()
 	return err
 }
 
-// openEntrypoint opens the entrypoint for the vetting and the exec: a
-// regular file, read-only, close-on-exec (the exec gate decides what its
-// program inherits). Errors: it cannot be opened or is not a regular file.
-func openEntrypoint(p string) (*os.File, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("%s: not a regular file", p)
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+// fileIDOf is the identity of a vetted file (stat's st_dev in the
+// kernel's dev_t encoding, enforcer.FileIDOfStat).
+func fileIDOf(r progcheck.FileRef) enforcer.FileID {
+	return enforcer.FileIDOfStat(&unix.Stat_t{Dev: r.Dev, Ino: r.Ino})
 }

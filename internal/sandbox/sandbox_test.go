@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/enforcerd/enforcerd/enforcer"
@@ -68,7 +69,8 @@ func TestNothingRunsUnregistered(t *testing.T) {
 }
 
 // TestEntry: the registration lists --exec-allow files by identity, and
-// the entrypoint too when it cannot be noted at exec (no pending entry);
+// the vetted entrypoint: as the only file the first exec may take
+// (pending), or on the list when it cannot be noted at exec;
 // partial coverage accepted at Open is recorded in the entry.
 func TestEntry(t *testing.T) {
 	dir := t.TempDir()
@@ -86,23 +88,31 @@ func TestEntry(t *testing.T) {
 		return f
 	}
 	gap := enforcer.Gap{Code: enforcer.GapTamper}
-	sb := &Sandbox{cfg: Config{Ceiling: noShell, Entrypoint: ep, ExecAllow: []string{other}}, cov: enforcer.Coverage{Partial: []enforcer.Gap{gap}}}
+	epID := id(ep) // as Open vets it
+	sb := &Sandbox{cfg: Config{Ceiling: noShell, Entrypoint: ep, ExecAllow: []string{other}}, cov: enforcer.Coverage{Partial: []enforcer.Gap{gap}}, entryID: &epID, allowIDs: []enforcer.FileID{id(other)}}
 	for _, c := range []struct {
-		pending bool
-		want    []enforcer.FileID
-	}{{true, []enforcer.FileID{id(other)}}, {false, []enforcer.FileID{id(other), id(ep)}}} {
-		en, err := sb.entry(c.pending)
-		if err != nil || en.Pending != c.pending || !slices.Equal(en.ExecAllow, c.want) || !en.AllowPartial || en.Ceiling != noShell {
-			t.Errorf("pending=%v: %+v, %v; want allow list %v", c.pending, en, err, c.want)
+		pending     bool
+		want        []enforcer.FileID
+		entrypoints []enforcer.FileID
+	}{{true, []enforcer.FileID{id(other)}, []enforcer.FileID{id(ep)}}, {false, []enforcer.FileID{id(other), id(ep)}, nil}} {
+		en := sb.entry(c.pending)
+		if en.Pending != c.pending || !slices.Equal(en.ExecAllow, c.want) || !slices.Equal(en.Entrypoints, c.entrypoints) || !en.AllowPartial || en.Ceiling != noShell {
+			t.Errorf("pending=%v: %+v; want allow list %v, entrypoints %v", c.pending, en, c.want, c.entrypoints)
 		}
 	}
 	sb = &Sandbox{cfg: Config{Ceiling: full, Entrypoint: ep, AuditOnly: true}}
-	if en, err := sb.entry(false); err != nil || len(en.ExecAllow) != 0 || en.AllowPartial || !en.AuditOnly {
-		t.Errorf("shell=full: %+v, %v", en, err)
+	if en := sb.entry(false); len(en.ExecAllow) != 0 || en.AllowPartial || !en.AuditOnly {
+		t.Errorf("shell=full: %+v", en)
 	}
-	sb = &Sandbox{cfg: Config{Ceiling: noShell, Entrypoint: ep, ExecAllow: []string{filepath.Join(dir, "gone")}}}
-	if _, err := sb.entry(true); err == nil {
-		t.Errorf("a missing allowed file: no error")
+	// A missing allowed file is refused when Open vets the files, before
+	// anything is set up.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := filepath.Join(dir, "gone")
+	if _, err := Open(Config{Ceiling: noShell, Entrypoint: self, ExecAllow: []string{gone}}); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), gone) {
+		t.Errorf("a missing allowed file: %v, want an error naming it", err)
 	}
 }
 
@@ -111,8 +121,7 @@ func TestEntryWriteRoots(t *testing.T) {
 	roots := []enforcer.FileID{{Dev: 1, Ino: 2}, {Dev: 3, Ino: 4}}
 	noWrite := policy.KernelCeiling{Network: true, Shell: policy.ShellFull}
 	sb := &Sandbox{cfg: Config{Ceiling: noWrite, Entrypoint: "/bin/true", WriteRoots: roots}}
-	en, err := sb.entry(false)
-	if err != nil || !slices.Equal(en.WriteRoots, roots) {
-		t.Fatalf("entry %+v, %v; want roots %v", en, err, roots)
+	if en := sb.entry(false); !slices.Equal(en.WriteRoots, roots) {
+		t.Fatalf("entry %+v; want roots %v", en, roots)
 	}
 }

@@ -59,10 +59,16 @@ enum exec_allow_bit {
 	EXEC_AS_INTERP = 1U << 1,
 	/* the file the first exec of a pending registration may name (the
 	 * entrypoint the daemon vetted: every file a lookup of it could
-	 * pick); with the marker key (cgroup, ino 0, dev
-	 * EXEC_ENTRYPOINTS_MARKER_DEV) present, no other file may be taken */
+	 * pick); with the marker key (enum exec_allow_marker) present, no
+	 * other file may be taken */
 	EXEC_AS_ENTRYPOINT = 1U << 2,
-	EXEC_ENTRYPOINTS_MARKER_DEV = 1,
+};
+
+/* The marker keys of exec_allow: (cgroup, ino 0, dev MARKER). Inode 0 is
+ * no file. */
+enum exec_allow_marker {
+	EXEC_MARKER_TAKEN = 0,		   /* the entrypoint was taken */
+	EXEC_MARKER_ENTRYPOINTS_LISTED = 1, /* the registration lists its entrypoints */
 };
 
 struct {
@@ -304,7 +310,7 @@ enum pending_stage {
 static __always_inline int take_entrypoint(__u64 id, __u64 ino, __u32 dev)
 {
 	struct exec_key k = {.cgroup_id = id, .ino = ino, .dev = dev};
-	struct exec_key taken = {.cgroup_id = id};
+	struct exec_key taken = {.cgroup_id = id, .dev = EXEC_MARKER_TAKEN};
 	__u8 one = EXEC_AS_PROGRAM;
 	__u8 *v = bpf_map_lookup_elem(&exec_allow, &k);
 	if (v)
@@ -367,10 +373,10 @@ static __noinline int pending_verdict(__u64 ino, __u32 dev, int stage,
 			ps->pending_audit_cgid = id;
 		else
 			ps->pending_deny_cgid = id;
-		struct exec_key taken = {.cgroup_id = id};
+		struct exec_key taken = {.cgroup_id = id, .dev = EXEC_MARKER_TAKEN};
 		bool is_taken = bpf_map_lookup_elem(&exec_allow, &taken) != NULL;
 		if (!is_taken && stage == PENDING_EXEC_FIRST) {
-			struct exec_key listed = {.cgroup_id = id, .dev = EXEC_ENTRYPOINTS_MARKER_DEV};
+			struct exec_key listed = {.cgroup_id = id, .dev = EXEC_MARKER_ENTRYPOINTS_LISTED};
 			bool vetted = !bpf_map_lookup_elem(&exec_allow, &listed) ||
 				      exec_listed(id, ino, dev, EXEC_AS_ENTRYPOINT);
 			if (vetted && !take_entrypoint(id, ino, dev))

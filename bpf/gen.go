@@ -11,7 +11,7 @@
 //   - lifecycle.bpf.c: activation of pending ceilings at the first exec
 //   - tally.h:         counting denials; first records only (event.h)
 //   - shared.bpf.c:    no programs: the shared maps and the types Go mirrors
-//     (SharedEvent, SharedCeiling, SharedExecKey, SharedExecAllowBit, SharedEndpointList, SharedRootSet, and the enums SharedHookId,
+//     (SharedEvent, SharedCeiling, SharedExecKey, SharedExecAllowBit, SharedExecAllowMarker, SharedEndpointList, SharedRootSet, and the enums SharedHookId,
 //     SharedRuleId, SharedRuleLayout, SharedObjectKind, SharedDecision, SharedDenyBit, SharedCeilingFlag,
 //     SharedStatIndex, SharedLimits, SharedFsMagic, SharedEndpointKind,
 //     SharedEndpointLimits, SharedTallyKey, SharedTallyOverflowKey,
@@ -37,4 +37,4 @@ package bpf
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Sock sock.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Lifecycle lifecycle.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Ipc ipc.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
-//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel -type event -type ceiling -type exec_key -type exec_allow_bit -type endpoint_list -type root_set -type endpoint_kind -type endpoint_limits -type hook_id -type rule_id -type rule_layout -type object_kind -type decision -type deny_bit -type ceiling_flag -type stat_index -type limits -type fs_magic -type tally_key -type tally_overflow_key -type tally_limits Shared shared.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel -type event -type ceiling -type exec_key -type exec_allow_bit -type exec_allow_marker -type endpoint_list -type root_set -type endpoint_kind -type endpoint_limits -type hook_id -type rule_id -type rule_layout -type object_kind -type decision -type deny_bit -type ceiling_flag -type stat_index -type limits -type fs_magic -type tally_key -type tally_overflow_key -type tally_limits Shared shared.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.

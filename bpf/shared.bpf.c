@@ -10,7 +10,7 @@
  *    same map to every object that declares it (the headers declare them).
  *  - The types below reach BTF through unused_shared_types, so bpf2go
  *    generates their Go declarations (-type in gen.go): SharedEvent,
- *    SharedCeiling, SharedExecKey, SharedExecAllowBit, SharedEndpointList, SharedRootSet and the enums SharedHookId,
+ *    SharedCeiling, SharedExecKey, SharedExecAllowBit, SharedExecAllowMarker, SharedEndpointList, SharedRootSet and the enums SharedHookId,
  *    SharedRuleId, SharedRuleLayout, SharedObjectKind, SharedDecision, SharedDenyBit, SharedCeilingFlag,
  *    SharedStatIndex, SharedLimits, SharedFsMagic, SharedEndpointKind,
  *    SharedEndpointLimits; SharedTallyKey, SharedTallyOverflowKey and
@@ -26,6 +26,7 @@ struct shared_types {
 	struct event event;
 	struct exec_key exec_key;
 	enum exec_allow_bit exec_allow_bit;
+	enum exec_allow_marker exec_allow_marker;
 	struct endpoint_list endpoint_list;
 	enum endpoint_kind endpoint_kind;
 	enum endpoint_limits endpoint_limits;

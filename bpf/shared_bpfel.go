@@ -115,10 +115,16 @@ type SharedEventScratch struct {
 type SharedExecAllowBit uint32
 
 const (
-	SharedExecAllowBitEXEC_AS_PROGRAM             SharedExecAllowBit = 1
-	SharedExecAllowBitEXEC_AS_INTERP              SharedExecAllowBit = 2
-	SharedExecAllowBitEXEC_AS_ENTRYPOINT          SharedExecAllowBit = 4
-	SharedExecAllowBitEXEC_ENTRYPOINTS_MARKER_DEV SharedExecAllowBit = 1
+	SharedExecAllowBitEXEC_AS_PROGRAM    SharedExecAllowBit = 1
+	SharedExecAllowBitEXEC_AS_INTERP     SharedExecAllowBit = 2
+	SharedExecAllowBitEXEC_AS_ENTRYPOINT SharedExecAllowBit = 4
+)
+
+type SharedExecAllowMarker uint32
+
+const (
+	SharedExecAllowMarkerEXEC_MARKER_TAKEN              SharedExecAllowMarker = 0
+	SharedExecAllowMarkerEXEC_MARKER_ENTRYPOINTS_LISTED SharedExecAllowMarker = 1
 )
 
 type SharedExecKey struct {

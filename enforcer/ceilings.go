@@ -249,9 +249,9 @@ const (
 	execAsEntrypoint = uint8(bpf.SharedExecAllowBitEXEC_AS_ENTRYPOINT)
 )
 
-// entrypointsListed is the FileID of the marker entry (inode 0 is no
-// file; the taken marker is dev 0).
-var entrypointsListed = FileID{Dev: uint32(bpf.SharedExecAllowBitEXEC_ENTRYPOINTS_MARKER_DEV)}
+// entrypointsListed is the FileID of the marker entry that says a
+// cgroup lists its entrypoints (bpf/exec.h enum exec_allow_marker).
+var entrypointsListed = FileID{Dev: uint32(bpf.SharedExecAllowMarkerEXEC_MARKER_ENTRYPOINTS_LISTED)}
 
 // addExecAllow lists programs, interpreters and entrypoints for a cgroup,
 // keeping the bits its entries already have (the entrypoint the kernel

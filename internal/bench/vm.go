@@ -40,7 +40,7 @@ func VM(args []string) error {
 	fs := flag.NewFlagSet("vm", flag.ContinueOnError)
 	reps := fs.Int("reps", 7, "repetitions per figure (medians)")
 	target := fs.Duration("target", 200*time.Millisecond, "time per operation per repetition")
-	tarPath := fs.String("tar", "", "tarball for the macro workload (none: no macro workload)")
+	tarPath := fs.String("tar", "", "tarball for the macro_untar workload (none: no macro_untar)")
 	execPath := fs.String("exec", "/bin/true", "static binary for the exec op")
 	pin := fs.String("pin", enforcer.DefaultPinDir, "pin directory")
 	fakes := fs.Int("fakes", 9999, "extra registered cgroup ids for the scale figure")
@@ -51,7 +51,7 @@ func VM(args []string) error {
 	opsList := fs.String("ops", joinOps(MicroOps), "microbenchmarks to run, comma-separated")
 	settle := fs.Duration("settle", 2*time.Second, "idle time after every load or unload, before the next phase (the kernel's deferred freeing runs then, not inside a measurement)")
 	seed := fs.Uint64("seed", 0, "seed of the per-round group and phase order (0: from the clock; the seed used is logged and kept in the result)")
-	macroOn := fs.Bool("macro", true, "run the macro workload (when -tar is given)")
+	macroOn := fs.Bool("macro", true, "run the macro workloads: exec_storm, stat_storm, and macro_untar when -tar is given")
 	microOnly := fs.Bool("micro-only", false, "only the microbenchmark phases: no scale, latency, memory, flood or profile")
 	if err := fs.Parse(args); err != nil {
 		return err

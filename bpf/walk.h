@@ -168,29 +168,30 @@ __attribute__((noinline)) int resolve(struct effective *e)
 	if (!e)
 		return 0;
 	__u32 zero = 0;
-	struct walk_ctx w = {};
 	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
-	if (!cfg) {
-		/* cannot happen for an array; never skip */
-		walk(&w);
-		__builtin_memcpy(e, &w.n.e, sizeof(*e));
-		return w.n.found;
-	}
-	__u64 gen = cfg->generation;
+	__u64 gen = 0;
 	__u64 id = bpf_get_current_cgroup_id();
-	struct resolve_cache_entry *c = bpf_map_lookup_elem(&resolve_cache, &id);
-	if (c && c->generation == gen) {
-		if (!c->found) {
-			/* the common case: a process nobody enforces */
-			e->pending = c->e.pending;
-			return 0;
+	if (cfg) {
+		gen = cfg->generation;
+		struct resolve_cache_entry *c = bpf_map_lookup_elem(&resolve_cache, &id);
+		if (c && c->generation == gen) {
+			if (!c->found) {
+				/* the common case: a process nobody enforces */
+				e->pending = c->e.pending;
+				return 0;
+			}
+			__builtin_memcpy(e, &c->e, sizeof(*e));
+			return 1;
 		}
-		__builtin_memcpy(e, &c->e, sizeof(*e));
-		return 1;
 	}
+	/* A miss (or no config, which cannot happen for an array: never
+	 * skip): the walk. Its context is zeroed here, not on the hit path. */
+	struct walk_ctx w = {};
 	walk(&w);
-	w.n.generation = gen;
-	bpf_map_update_elem(&resolve_cache, &id, &w.n, BPF_ANY);
+	if (cfg) {
+		w.n.generation = gen;
+		bpf_map_update_elem(&resolve_cache, &id, &w.n, BPF_ANY);
+	}
 	__builtin_memcpy(e, &w.n.e, sizeof(*e));
 	return w.n.found;
 }

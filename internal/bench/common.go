@@ -159,7 +159,8 @@ func typical(root string, port, udpPort int) (enforcer.Entry, error) {
 }
 
 func (r *run) args(phase string, extra ...string) []string {
-	a := []string{"-dir", r.phaseDir(phase), "-port", strconv.Itoa(r.port), "-exec", r.exec}
+	// A profile pass works where its phase works ((c2)'s writable root).
+	a := []string{"-dir", r.phaseDir(strings.TrimPrefix(phase, "profile-")), "-port", strconv.Itoa(r.port), "-exec", r.exec}
 	if r.udp > 0 {
 		a = append(a, "-udp-port", strconv.Itoa(r.udp))
 	}

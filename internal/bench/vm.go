@@ -53,6 +53,7 @@ func VM(args []string) error {
 	seed := fs.Uint64("seed", 0, "seed of the per-round group and phase order (0: from the clock; the seed used is logged and kept in the result)")
 	macroOn := fs.Bool("macro", true, "run the macro workloads: exec_storm, stat_storm, and macro_untar when -tar is given")
 	microOnly := fs.Bool("micro-only", false, "only the microbenchmark phases: no scale, latency, memory, flood or profile")
+	profileOnly := fs.Bool("profile-only", false, "only the BPF run-time profile of (b), (c) and (c2): no rounds, scale, latency, memory or flood (a diagnosis, not figures)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -200,7 +201,12 @@ func VM(args []string) error {
 	// between groups as they need; paired ratios per round cancel drift.
 	r.log("phase order seed %d", *seed)
 	rng := rand.New(rand.NewPCG(*seed, 0))
-	for i := 0; i < r.reps; i++ {
+	rounds := r.reps
+	if *profileOnly {
+		rounds = 0
+		r.doc.Notes = append(r.doc.Notes, "profile-only run: no phase figures")
+	}
+	for i := 0; i < rounds; i++ {
 		rng.Shuffle(len(groups), func(x, y int) { groups[x], groups[y] = groups[y], groups[x] })
 		for _, g := range groups {
 			ph := g.phases
@@ -233,17 +239,19 @@ func VM(args []string) error {
 	enf := k.enf
 	defer enf.Close()
 
-	if err := r.scale(enf, cgs[PhaseC], *fakes, []Op{OpCreateWrite, OpRename, OpSocket}); err != nil {
-		return err
-	}
-	if err := r.latency(enf, cgs["lat"], *latN); err != nil {
-		return err
-	}
-	if err := r.runMemory(); err != nil {
-		r.doc.Notes = append(r.doc.Notes, "enforcerd run memory: "+err.Error())
-	}
-	if err := r.flood(enf, cgs["flood"], *floodN); err != nil {
-		return err
+	if !*profileOnly {
+		if err := r.scale(enf, cgs[PhaseC], *fakes, []Op{OpCreateWrite, OpRename, OpSocket}); err != nil {
+			return err
+		}
+		if err := r.latency(enf, cgs["lat"], *latN); err != nil {
+			return err
+		}
+		if err := r.runMemory(); err != nil {
+			r.doc.Notes = append(r.doc.Notes, "enforcerd run memory: "+err.Error())
+		}
+		if err := r.flood(enf, cgs["flood"], *floodN); err != nil {
+			return err
+		}
 	}
 
 	r.log("profile (BPF stats on)")
@@ -255,6 +263,14 @@ func VM(args []string) error {
 		return err
 	}
 	if err := r.profile(prof, cgs[PhaseC], PhaseC, ops); err != nil {
+		return err
+	}
+	if err := enf.Register(cgs[PhaseC2], c2); err != nil {
+		return fmt.Errorf("profile (c2): %w", err)
+	}
+	err = r.profile(prof, cgs[PhaseC2], PhaseC2, ops)
+	_ = enf.Unregister(cgs[PhaseC2].ID)
+	if err != nil {
 		return err
 	}
 	prof.close()

@@ -20,7 +20,7 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
-	/* Gate: resolve()'s hot word or cache entry for this cgroup, current under the
+	/* Gate: resolve()'s cache entry for this cgroup, current under the
 	 * generation, says whether any ancestor is pending; when it says none,
 	 * the walk below has nothing to do (every exec on the host passes
 	 * here). A missing or stale entry walks. Registration writes the
@@ -31,8 +31,6 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid,
 	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
 	if (cfg) {
 		__u64 gen = cfg->generation;
-		if (quiet(gen))
-			return 0;
 		__u64 cgid = bpf_get_current_cgroup_id();
 		struct resolve_cache_entry *rc = bpf_map_lookup_elem(&resolve_cache, &cgid);
 		if (rc && rc->generation == gen && !rc->e.pending)

@@ -121,7 +121,6 @@ const (
 	SockMapEventScratch      = "event_scratch"
 	SockMapEvents            = "events"
 	SockMapResolveCache      = "resolve_cache"
-	SockMapResolveQuiet      = "resolve_quiet"
 	SockMapStats             = "stats"
 	SockMapTallyOverflowSlot = "tally_overflow_slot"
 	SockMapTallySlot         = "tally_slot"
@@ -130,7 +129,6 @@ const (
 	SockProgSendmsg4         = "sendmsg4"
 	SockProgSendmsg6         = "sendmsg6"
 	SockProgSockCreate       = "sock_create"
-	SockVarHaveCgrpStorage   = "have_cgrp_storage"
 )
 
 // LoadSock returns the embedded CollectionSpec for Sock.
@@ -192,7 +190,6 @@ type SockMapSpecs struct {
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
-	ResolveQuiet      *ebpf.MapSpec `ebpf:"resolve_quiet"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -202,7 +199,6 @@ type SockMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type SockVariableSpecs struct {
-	HaveCgrpStorage *ebpf.VariableSpec `ebpf:"have_cgrp_storage"`
 }
 
 // SockObjects contains all objects after they have been loaded into the kernel.
@@ -231,7 +227,6 @@ type SockMaps struct {
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
 	Events            *ebpf.Map `ebpf:"events"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
-	ResolveQuiet      *ebpf.Map `ebpf:"resolve_quiet"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -245,7 +240,6 @@ func (m *SockMaps) Close() error {
 		m.EventScratch,
 		m.Events,
 		m.ResolveCache,
-		m.ResolveQuiet,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,
@@ -256,7 +250,6 @@ func (m *SockMaps) Close() error {
 //
 // It can be passed to LoadSockObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SockVariables struct {
-	HaveCgrpStorage *ebpf.Variable `ebpf:"have_cgrp_storage"`
 }
 
 // SockPrograms contains all programs after they have been loaded into the kernel.

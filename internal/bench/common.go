@@ -389,11 +389,19 @@ func (p *profiler) close() {
 }
 
 // profile runs one worker per operation under phase with stats on and
-// records every program that ran at least once per 20 operations.
-func (r *run) profile(p *profiler, cg cgroup.Cgroup, phase string, ops []Op) error {
+// records every program that ran at least once per 20 operations. With en
+// (and enf), cg is registered with en for each worker once its setup is
+// done, as the measured phase does (registered).
+func (r *run) profile(p *profiler, cg cgroup.Cgroup, phase string, ops []Op, enf *enforcer.Enforcer, en *enforcer.Entry) error {
 	for _, op := range ops {
 		before := p.snapshot()
-		if err := r.micro(cg, "profile-"+phase, []Op{op}); err != nil {
+		var err error
+		if en != nil {
+			err = r.registered(enf, cg, "profile-"+phase, *en, []Op{op})
+		} else {
+			err = r.micro(cg, "profile-"+phase, []Op{op})
+		}
+		if err != nil {
 			return err
 		}
 		after := p.snapshot()

@@ -259,18 +259,13 @@ func VM(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := r.profile(prof, cgs[PhaseB], PhaseB, ops); err != nil {
+	if err := r.profile(prof, cgs[PhaseB], PhaseB, ops, nil, nil); err != nil {
 		return err
 	}
-	if err := r.profile(prof, cgs[PhaseC], PhaseC, ops); err != nil {
+	if err := r.profile(prof, cgs[PhaseC], PhaseC, ops, nil, nil); err != nil {
 		return err
 	}
-	if err := enf.Register(cgs[PhaseC2], c2); err != nil {
-		return fmt.Errorf("profile (c2): %w", err)
-	}
-	err = r.profile(prof, cgs[PhaseC2], PhaseC2, ops)
-	_ = enf.Unregister(cgs[PhaseC2].ID)
-	if err != nil {
+	if err := r.profile(prof, cgs[PhaseC2], PhaseC2, ops, enf, &c2); err != nil {
 		return err
 	}
 	prof.close()

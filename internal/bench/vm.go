@@ -38,7 +38,7 @@ func VM(args []string) error {
 	tarPath := fs.String("tar", "", "tarball for the macro workload (none: no macro workload)")
 	execPath := fs.String("exec", "/bin/true", "static binary for the exec op")
 	pin := fs.String("pin", enforcer.DefaultPinDir, "pin directory")
-	fakes := fs.Int("fakes", 9999, "extra registered cgroup ids for the scale figure")
+	scaleOf := scaleFlags(fs, []Op{OpSocket, OpCreateWrite, OpStat, OpOpenRead})
 	latN := fs.Int("latency", 50, "registration latency samples")
 	floodN := fs.Uint64("flood", 1_000_000, "audit flood: denied operations")
 	floodOnly := fs.Bool("flood-only", false, "load enforcerd and run only the audit flood")
@@ -53,6 +53,10 @@ func VM(args []string) error {
 	}
 	ops, err := parseOps(*opsList)
 	if err != nil {
+		return err
+	}
+	scaleCfg, err := scaleOf(ops)
+	if err != nil && !*microOnly && !*floodOnly {
 		return err
 	}
 	if *reps < 1 || *settle < 0 {
@@ -214,8 +218,13 @@ func VM(args []string) error {
 	enf := k.enf
 	defer enf.Close()
 
-	if err := r.scale(enf, cgs[PhaseC], *fakes, []Op{OpCreateWrite, OpRename, OpSocket}); err != nil {
-		return err
+	if scaleCfg.ks != nil {
+		if _, err := cgroup.Create(mount, "/bench/scale"); err != nil {
+			return err
+		}
+		if err := r.scaleRun(enf, mount, "/bench/scale", scaleCfg, *seed); err != nil {
+			return err
+		}
 	}
 	if err := r.latency(enf, cgs["lat"], *latN); err != nil {
 		return err
@@ -242,38 +251,6 @@ func VM(args []string) error {
 	r.doc.ElapsedS = time.Since(t0).Seconds()
 	r.log("done in %.0fs", r.doc.ElapsedS)
 	return Emit(os.Stdout, r.doc)
-}
-
-// scale: the same operations in a registered cgroup with 1, then with
-// 1+fakes registered cgroups (fake ids: only the map size matters).
-func (r *run) scale(enf *enforcer.Enforcer, cg cgroup.Cgroup, fakes int, ops []Op) error {
-	r.log("scale: 1 registered")
-	for i := 0; i < r.reps; i++ {
-		if err := r.micro(cg, PhaseOne, ops); err != nil {
-			return err
-		}
-	}
-	t0 := time.Now()
-	ids := make([]uint64, 0, fakes)
-	for i := 0; i < fakes; i++ {
-		id := uint64(1)<<48 + uint64(i)
-		if err := enf.Register(cgroup.Cgroup{Group: "/bench-fake", ID: id, Level: 1}, allowAll); err != nil {
-			return fmt.Errorf("fake registration %d: %w", i, err)
-		}
-		ids = append(ids, id)
-	}
-	reg := time.Since(t0)
-	r.doc.Values = append(r.doc.Values, Value{"register_one_of_10k_mean", float64(reg.Microseconds()) / float64(max(fakes, 1)), "us"})
-	r.log("scale: %d registered (%.1fs to register)", fakes+1, reg.Seconds())
-	for i := 0; i < r.reps; i++ {
-		if err := r.micro(cg, PhaseTenK, ops); err != nil {
-			return err
-		}
-	}
-	for _, id := range ids {
-		_ = enf.Unregister(id)
-	}
-	return nil
 }
 
 // latency: a child loops on socket(); the time from the Register call to the

@@ -255,9 +255,14 @@ type idlerSlot struct {
 	mask   uint64   // all ones: the signal mask the idler sets
 }
 
-// cloneArgs is the kernel's struct clone_args (CLONE_ARGS_SIZE_VER2).
+// cloneArgs is the kernel's struct clone_args (CLONE_ARGS_SIZE_VER2); the
+// blanks are pidfd, child_tid, parent_tid and tls, set_tid, set_tid_size.
 type cloneArgs struct {
-	flags, pidfd, childTID, parentTID, exitSignal, stack, stackSize, tls, setTID, setTIDSize, cgroup uint64
+	flags                        uint64
+	_                            [3]uint64
+	exitSignal, stack, stackSize uint64
+	_                            [3]uint64
+	cgroup                       uint64
 }
 
 // idlerPool owns the idlers: their slots, their stack (one page for all:
@@ -422,6 +427,9 @@ func meminfoField(r io.Reader, field string) float64 {
 // every cell), then r.reps workers in the measured cell, one per round
 // (phase scale-k<K>); at churnAt, r.reps rounds of every churn rate in an
 // order shuffled per round (phase churn-<R>ps, paired with churn-0ps).
+// After the last K, the background processes are killed, the other cells
+// unregistered, and K=1 measured r.reps times more (the base thus has
+// samples from both ends of the figure).
 // Everything is torn down at the end (idlers killed and reaped, every cell
 // unregistered and removed), also on error. Errors: a cgroup, registration
 // or clone failure, an idler silent after the warm-up or failing its
@@ -433,10 +441,14 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 	if err != nil {
 		return err
 	}
-	var registered []uint64
-	var made []string // level-3 groups created
-	defer func() {
-		t0 := time.Now()
+	var registered []uint64 // the measured cell's first
+	var made []string       // level-3 groups created
+	killed := false
+	killIdlers := func() error {
+		if killed {
+			return nil
+		}
+		killed = true
 		for _, g := range l.parents(maxK) {
 			if cg, oerr := cgroup.Open(mount, g); oerr == nil {
 				_ = cg.Kill()
@@ -444,11 +456,19 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 		}
 		rerr := pool.reap(30 * time.Second)
 		pool.close(rerr == nil)
-		for _, id := range registered {
+		return rerr
+	}
+	unregister := func(ids []uint64) (rerr error) {
+		for _, id := range ids {
 			if uerr := enf.Unregister(id); uerr != nil && !errors.Is(uerr, enforcer.ErrNotRegistered) {
 				rerr = errors.Join(rerr, uerr)
 			}
 		}
+		return rerr
+	}
+	defer func() {
+		t0 := time.Now()
+		rerr := errors.Join(killIdlers(), unregister(registered))
 		for _, g := range made {
 			if cg, oerr := cgroup.Open(mount, g); oerr == nil {
 				rerr = errors.Join(rerr, cg.Remove(10*time.Second))
@@ -562,11 +582,29 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 			}
 		}
 	}
-	if n > 1 {
-		r.doc.Values = append(r.doc.Values,
-			Value{"scale_register_mean", float64(registerD.Microseconds()) / float64(n-1), "us"},
-			Value{"scale_cgroup_create_mean", float64(createD.Microseconds()) / float64(n-1), "us"},
-			Value{"scale_process_spawn_mean", float64(spawnD.Microseconds()) / float64(n-1), "us"})
+	r.doc.Values = append(r.doc.Values,
+		Value{"scale_register_mean", float64(registerD.Microseconds()) / float64(n-1), "us"},
+		Value{"scale_cgroup_create_mean", float64(createD.Microseconds()) / float64(n-1), "us"},
+		Value{"scale_process_spawn_mean", float64(spawnD.Microseconds()) / float64(n-1), "us"})
+	// K=1 again, at the end: every background process gone, every other
+	// cell unregistered. Its samples join the first K=1's, so that drift
+	// of the machine over the figure shows in the base's spread.
+	t0 := time.Now()
+	if err := killIdlers(); err != nil {
+		return err
+	}
+	t1 := time.Now()
+	if err := unregister(registered[1:]); err != nil {
+		return err
+	}
+	r.doc.Values = append(r.doc.Values,
+		Value{"scale_unregister_mean", float64(time.Since(t1).Microseconds()) / float64(len(registered)-1), "us"})
+	registered = registered[:1]
+	r.log("scale: background stopped and unregistered in %.1fs; K=1 again", time.Since(t0).Seconds())
+	for i := 0; i < r.reps; i++ {
+		if err := r.scaleMicro(measured, scalePhase(1), c.ops); err != nil {
+			return err
+		}
 	}
 	return nil
 }

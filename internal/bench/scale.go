@@ -554,9 +554,10 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 				return fmt.Errorf("scale: K=%d: %w", k, err)
 			}
 		}
-		used := (memBase - memAvailableKiB()) / 1024
-		r.log("scale: K=%d: set up in %.1fs (cumulative: create %.1fs, register %.1fs, spawn %.1fs), %.0f MiB more in use than before the scale figure, period %v",
-			k, setup.Seconds(), createD.Seconds(), registerD.Seconds(), spawnD.Seconds(), used, period)
+		avail := memAvailableKiB()
+		used := (memBase - avail) / 1024
+		r.log("scale: K=%d: set up in %.1fs (cumulative: create %.1fs, register %.1fs, spawn %.1fs), %.0f MiB more in use than before the scale figure (MemAvailable %.0f MiB), period %v",
+			k, setup.Seconds(), createD.Seconds(), registerD.Seconds(), spawnD.Seconds(), used, avail/1024, period)
 		r.doc.Values = append(r.doc.Values,
 			Value{fmt.Sprintf("scale_k%d_setup", k), setup.Seconds(), "s"},
 			Value{fmt.Sprintf("scale_k%d_memory", k), used, "MiB"})

@@ -361,11 +361,11 @@ func (p *idlerPool) counts() (calls, fails uint64, silent int) {
 	return calls, fails, silent
 }
 
-// reap waits for every idler to exit (after they were killed), up to
-// timeout. Errors: an idler still running at the timeout.
-func (p *idlerPool) reap(timeout time.Duration) error {
+// reap waits for idlers from..end to exit (after they were killed), up to
+// timeout, and drops them. Errors: an idler still running at the timeout.
+func (p *idlerPool) reap(from int, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	for _, pid := range p.pids {
+	for _, pid := range p.pids[from:] {
 		for {
 			var ws unix.WaitStatus
 			got, err := unix.Wait4(pid, &ws, unix.WNOHANG|unix.WALL, nil)
@@ -381,7 +381,8 @@ func (p *idlerPool) reap(timeout time.Duration) error {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}
-	p.pids = nil
+	p.pids = p.pids[:from]
+	p.slots = p.slots[:from]
 	return nil
 }
 
@@ -421,15 +422,14 @@ func meminfoField(r io.Reader, field string) float64 {
 }
 
 // scaleRun measures the scale figure (and churn at c.churnAt) with the
-// cells below base: K ascending, each K's cells created, registered
+// cells below base: first K ascending, each K's cells created, registered
 // (all-allow ceiling) and their idlers started on top of the previous K's,
 // then a warm-up until every idler made a call (so the cache has seen
 // every cell), then r.reps workers in the measured cell, one per round
 // (phase scale-k<K>); at churnAt, r.reps rounds of every churn rate in an
 // order shuffled per round (phase churn-<R>ps, paired with churn-0ps).
-// After the last K, the background processes are killed, the other cells
-// unregistered, and K=1 measured r.reps times more (the base thus has
-// samples from both ends of the figure).
+// Then the Ks are measured again in descending order, cells removed on
+// the way down (the largest K once, every other K twice, K=1 at both ends).
 // Everything is torn down at the end (idlers killed and reaped, every cell
 // unregistered and removed), also on error. Errors: a cgroup, registration
 // or clone failure, an idler silent after the warm-up or failing its
@@ -454,7 +454,7 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 				_ = cg.Kill()
 			}
 		}
-		rerr := pool.reap(30 * time.Second)
+		rerr := pool.reap(0, 30*time.Second)
 		pool.close(rerr == nil)
 		return rerr
 	}
@@ -517,50 +517,17 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 	r.doc.Notes = append(r.doc.Notes, fmt.Sprintf("scale: the measured process and every background process sit at cgroup level %d, each in its own registered cgroup (all-allow ceiling); the background processes together make %.0f socket()+close() calls per second at every K, each one every (K-1)/%.0f s", measured.Level, c.rate, c.rate))
 	memBase := memAvailableKiB()
 	var createD, registerD, spawnD time.Duration
-	n := 1 // cells so far, the measured one included
+	var cells []cgroup.Cgroup // background cell i is cells[i-1], its idler pool slot i-1
 	rng := rand.New(rand.NewPCG(seed, 1))
-	for _, k := range c.ks {
-		t0 := time.Now()
-		period := time.Duration(0)
+	periodOf := func(k int) time.Duration { return time.Duration(float64(k-1) / c.rate * float64(time.Second)) }
+	// measure warms the cells up (every idler makes a call), then runs
+	// r.reps workers at K=k; up: the ascending pass (its figures recorded).
+	measure := func(k int, before []uint64, up bool) error {
 		if k > 1 {
-			period = time.Duration(float64(k-1) / c.rate * float64(time.Second))
-			pool.retime(period, rng)
-		}
-		before := pool.snapshot()
-		for ; n < k; n++ {
-			ta := time.Now()
-			cg, err := mkcell(l.cell(n))
-			if err != nil {
-				return err
-			}
-			tb := time.Now()
-			if err := register(cg); err != nil {
-				return err
-			}
-			tc := time.Now()
-			if err := pool.spawn(cg, time.Duration(rng.Int64N(int64(period))), period); err != nil {
-				return err
-			}
-			createD += tb.Sub(ta)
-			registerD += tc.Sub(tb)
-			spawnD += time.Since(tc)
-			if n%5000 == 0 {
-				r.log("scale: %d cells so far (%.0fs)", n, time.Since(t0).Seconds())
-			}
-		}
-		setup := time.Since(t0)
-		if k > 1 {
-			if err := r.scaleWarm(pool, before, period); err != nil {
+			if err := r.scaleWarm(pool, before, periodOf(k)); err != nil {
 				return fmt.Errorf("scale: K=%d: %w", k, err)
 			}
 		}
-		avail := memAvailableKiB()
-		used := (memBase - avail) / 1024
-		r.log("scale: K=%d: set up in %.1fs (cumulative: create %.1fs, register %.1fs, spawn %.1fs), %.0f MiB more in use than before the scale figure (MemAvailable %.0f MiB), period %v",
-			k, setup.Seconds(), createD.Seconds(), registerD.Seconds(), spawnD.Seconds(), used, avail/1024, period)
-		r.doc.Values = append(r.doc.Values,
-			Value{fmt.Sprintf("scale_k%d_setup", k), setup.Seconds(), "s"},
-			Value{fmt.Sprintf("scale_k%d_memory", k), used, "MiB"})
 		calls0, _, _ := pool.counts()
 		t1 := time.Now()
 		for i := 0; i < r.reps; i++ {
@@ -574,8 +541,52 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 		}
 		if k > 1 {
 			bg := float64(calls1-calls0) / time.Since(t1).Seconds()
-			r.doc.Values = append(r.doc.Values, Value{fmt.Sprintf("scale_k%d_background_calls", k), bg, "per s"})
+			if up {
+				r.doc.Values = append(r.doc.Values, Value{fmt.Sprintf("scale_k%d_background_calls", k), bg, "per s"})
+			}
 			r.log("scale: K=%d measured; background %.0f calls/s during it", k, bg)
+		}
+		return nil
+	}
+	// The ascending pass: each K's new cells on top of the previous K's.
+	for _, k := range c.ks {
+		t0 := time.Now()
+		if k > 1 {
+			pool.retime(periodOf(k), rng)
+		}
+		before := pool.snapshot()
+		for n := len(cells) + 1; n < k; n++ {
+			ta := time.Now()
+			cg, err := mkcell(l.cell(n))
+			if err != nil {
+				return err
+			}
+			tb := time.Now()
+			if err := register(cg); err != nil {
+				return err
+			}
+			tc := time.Now()
+			if err := pool.spawn(cg, time.Duration(rng.Int64N(int64(periodOf(k)))), periodOf(k)); err != nil {
+				return err
+			}
+			cells = append(cells, cg)
+			createD += tb.Sub(ta)
+			registerD += tc.Sub(tb)
+			spawnD += time.Since(tc)
+			if n%5000 == 0 {
+				r.log("scale: %d cells so far (%.0fs)", n, time.Since(t0).Seconds())
+			}
+		}
+		setup := time.Since(t0)
+		avail := memAvailableKiB()
+		used := (memBase - avail) / 1024
+		r.log("scale: K=%d: set up in %.1fs (cumulative: create %.1fs, register %.1fs, spawn %.1fs), %.0f MiB more in use than before the scale figure (MemAvailable %.0f MiB), period %v",
+			k, setup.Seconds(), createD.Seconds(), registerD.Seconds(), spawnD.Seconds(), used, avail/1024, periodOf(k))
+		r.doc.Values = append(r.doc.Values,
+			Value{fmt.Sprintf("scale_k%d_setup", k), setup.Seconds(), "s"},
+			Value{fmt.Sprintf("scale_k%d_memory", k), used, "MiB"})
+		if err := measure(k, before, true); err != nil {
+			return err
 		}
 		if k == c.churnAt && c.churn != nil {
 			if err := r.churnRounds(enf, measured, churn, c, rng); err != nil {
@@ -583,30 +594,49 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 			}
 		}
 	}
+	nb := len(cells)
 	r.doc.Values = append(r.doc.Values,
-		Value{"scale_register_mean", float64(registerD.Microseconds()) / float64(n-1), "us"},
-		Value{"scale_cgroup_create_mean", float64(createD.Microseconds()) / float64(n-1), "us"},
-		Value{"scale_process_spawn_mean", float64(spawnD.Microseconds()) / float64(n-1), "us"})
-	// K=1 again, at the end: every background process gone, every other
-	// cell unregistered. Its samples join the first K=1's, so that drift
-	// of the machine over the figure shows in the base's spread.
-	t0 := time.Now()
-	if err := killIdlers(); err != nil {
-		return err
-	}
-	t1 := time.Now()
-	if err := unregister(registered[1:]); err != nil {
-		return err
-	}
-	r.doc.Values = append(r.doc.Values,
-		Value{"scale_unregister_mean", float64(time.Since(t1).Microseconds()) / float64(len(registered)-1), "us"})
-	registered = registered[:1]
-	r.log("scale: background stopped and unregistered in %.1fs; K=1 again", time.Since(t0).Seconds())
-	for i := 0; i < r.reps; i++ {
-		if err := r.scaleMicro(measured, scalePhase(1), c.ops); err != nil {
+		Value{"scale_register_mean", float64(registerD.Microseconds()) / float64(nb), "us"},
+		Value{"scale_cgroup_create_mean", float64(createD.Microseconds()) / float64(nb), "us"},
+		Value{"scale_process_spawn_mean", float64(spawnD.Microseconds()) / float64(nb), "us"})
+	// The descending pass, down to K=1: the last cells' processes killed
+	// and reaped, the cells unregistered and removed, the rest on the new
+	// K's schedule; every K below the largest is measured again (the
+	// samples join the ascending pass's), so drift of the machine over the
+	// figure weighs on every K alike rather than on the largest.
+	var unregD time.Duration
+	for i := len(c.ks) - 2; i >= 0; i-- {
+		k := c.ks[i]
+		t0 := time.Now()
+		for _, cg := range cells[k-1:] {
+			if err := cg.Kill(); err != nil {
+				return err
+			}
+		}
+		if err := pool.reap(k-1, 30*time.Second); err != nil {
+			return err
+		}
+		t1 := time.Now()
+		if err := unregister(registered[k:]); err != nil {
+			return err
+		}
+		unregD += time.Since(t1)
+		registered = registered[:k]
+		for _, cg := range cells[k-1:] {
+			if err := unix.Rmdir(cg.Path()); err != nil {
+				return fmt.Errorf("scale: remove cgroup %s: %w", cg.Group, err)
+			}
+		}
+		cells = cells[:k-1]
+		if k > 1 {
+			pool.retime(periodOf(k), rng)
+		}
+		r.log("scale: down to K=%d in %.1fs", k, time.Since(t0).Seconds())
+		if err := measure(k, pool.snapshot(), false); err != nil {
 			return err
 		}
 	}
+	r.doc.Values = append(r.doc.Values, Value{"scale_unregister_mean", float64(unregD.Microseconds()) / float64(nb), "us"})
 	return nil
 }
 

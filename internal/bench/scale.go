@@ -397,6 +397,43 @@ func (p *idlerPool) close(reaped bool) {
 	}
 }
 
+// raiseSysctl makes the integer sysctl file at least min (threads-max and
+// pid_max of a small guest are below 20,000 idlers plus the rest) and
+// returns what restores it. Errors: the file unreadable or unwritable.
+func raiseSysctl(file string, min int64) (func(), error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	old, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if old >= min {
+		return func() {}, nil
+	}
+	if err := os.WriteFile(file, []byte(strconv.FormatInt(min, 10)), 0o644); err != nil {
+		return nil, fmt.Errorf("raise %s from %d to %d: %w", file, old, min, err)
+	}
+	return func() { _ = os.WriteFile(file, b, 0o644) }, nil
+}
+
+// tasksNow is the number of tasks (threads) in the system, from
+// /proc/loadavg's "running/total" field (0 when unreadable).
+func tasksNow() int64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 4 {
+		return 0
+	}
+	_, total, _ := strings.Cut(f[3], "/")
+	v, _ := strconv.ParseInt(total, 10, 64)
+	return v
+}
+
 // memAvailableKiB is MemAvailable of /proc/meminfo (0 when unreadable).
 func memAvailableKiB() float64 {
 	f, err := os.Open("/proc/meminfo")
@@ -437,6 +474,16 @@ func meminfoField(r io.Reader, field string) float64 {
 func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig, seed uint64) (err error) {
 	l := scaleLayout{base}
 	maxK := c.ks[len(c.ks)-1]
+	// Room for maxK more tasks and pids (a 1 GiB guest allows about 7,800
+	// threads in all).
+	for _, f := range []string{"/proc/sys/kernel/threads-max", "/proc/sys/kernel/pid_max"} {
+		want := tasksNow() + int64(maxK) + 8192
+		restore, err := raiseSysctl(f, want)
+		if err != nil {
+			return fmt.Errorf("scale: %w", err)
+		}
+		defer restore()
+	}
 	pool, err := newIdlerPool(maxK - 1)
 	if err != nil {
 		return err

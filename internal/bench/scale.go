@@ -490,21 +490,7 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 	}
 	var registered []uint64 // the measured cell's first
 	var made []string       // level-3 groups created
-	killed := false
-	killIdlers := func() error {
-		if killed {
-			return nil
-		}
-		killed = true
-		for _, g := range l.parents(maxK) {
-			if cg, oerr := cgroup.Open(mount, g); oerr == nil {
-				_ = cg.Kill()
-			}
-		}
-		rerr := pool.reap(0, 30*time.Second)
-		pool.close(rerr == nil)
-		return rerr
-	}
+	var churn []cgroup.Cgroup
 	unregister := func(ids []uint64) (rerr error) {
 		for _, id := range ids {
 			if uerr := enf.Unregister(id); uerr != nil && !errors.Is(uerr, enforcer.ErrNotRegistered) {
@@ -515,7 +501,17 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 	}
 	defer func() {
 		t0 := time.Now()
-		rerr := errors.Join(killIdlers(), unregister(registered))
+		for _, g := range l.parents(maxK) {
+			if cg, oerr := cgroup.Open(mount, g); oerr == nil {
+				_ = cg.Kill()
+			}
+		}
+		rerr := pool.reap(0, 30*time.Second)
+		pool.close(rerr == nil)
+		rerr = errors.Join(rerr, unregister(registered))
+		for _, cg := range churn { // a churn error may leave one registered
+			rerr = errors.Join(rerr, unregister([]uint64{cg.ID}))
+		}
 		for _, g := range made {
 			if cg, oerr := cgroup.Open(mount, g); oerr == nil {
 				rerr = errors.Join(rerr, cg.Remove(10*time.Second))
@@ -551,7 +547,6 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 	if err := register(measured); err != nil {
 		return err
 	}
-	var churn []cgroup.Cgroup
 	if c.churn != nil {
 		for i := 0; i < churnCells; i++ {
 			cg, err := mkcell(l.churnCell(i))
@@ -561,7 +556,7 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 			churn = append(churn, cg)
 		}
 	}
-	r.doc.Notes = append(r.doc.Notes, fmt.Sprintf("scale: the measured process and every background process sit at cgroup level %d, each in its own registered cgroup (all-allow ceiling); the background processes together make %.0f socket()+close() calls per second at every K, each one every (K-1)/%.0f s", measured.Level, c.rate, c.rate))
+	r.doc.Notes = append(r.doc.Notes, fmt.Sprintf("scale: the measured process and every background process sit at cgroup level %d, each in its own registered cgroup (all-allow ceiling); the background processes together make %.0f socket()+close() calls per second at every K, each one every (K-1)/%.0f s; a background process is a process of its own in its own cgroup that shares the driver's address space and fd table (clone3 CLONE_VM|CLONE_FILES|CLONE_INTO_CGROUP), so that 20,000 fit in a small guest; the Ks are measured ascending, then again descending (the largest once), so that K=1 has samples from both ends", measured.Level, c.rate, c.rate))
 	memBase := memAvailableKiB()
 	var createD, registerD, spawnD time.Duration
 	var cells []cgroup.Cgroup // background cell i is cells[i-1], its idler pool slot i-1

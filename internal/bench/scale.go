@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path"
@@ -432,6 +433,18 @@ func tasksNow() int64 {
 	_, total, _ := strings.Cut(f[3], "/")
 	v, _ := strconv.ParseInt(total, 10, 64)
 	return v
+}
+
+// guestMem is the guest's memory as QEMU's -m gave it ("-m 3G"): MemTotal
+// rounded up to whole GiB (the kernel keeps some of -m for itself).
+func guestMem() string {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return "-m ?"
+	}
+	defer f.Close()
+	kib := meminfoField(f, "MemTotal")
+	return fmt.Sprintf("-m %dG", int64(math.Ceil(kib/(1<<20))))
 }
 
 // memAvailableKiB is MemAvailable of /proc/meminfo (0 when unreadable).

@@ -69,14 +69,14 @@ func VM(args []string) error {
 	r := &run{reps: *reps, target: *target, tar: *tarPath, exec: *execPath, root: "/tmp/bench",
 		iters: map[Op]int{}, log: newLogger("bench-vm")}
 	abi, _ := llsys.LandlockGetABIVersion()
-	r.doc = &Doc{Where: "vm", Kernel: uname(), Machine: "QEMU TCG (no KVM), -smp 2 -m 1G, busybox initramfs on tmpfs",
+	r.doc = &Doc{Where: "vm", Kernel: uname(), Machine: "QEMU TCG (no KVM), -smp 2 " + guestMem() + ", busybox initramfs on tmpfs",
 		LandlockABI: abi, Reps: *reps, OrderSeed: *seed}
 	if *icount {
 		if err := checkIcountGuest(); err != nil {
 			return err
 		}
 		r.doc.Icount = true
-		r.doc.Machine = "QEMU TCG (no KVM) -icount shift=0,sleep=off, -smp 1 -m 1G, default mitigations, busybox initramfs on tmpfs"
+		r.doc.Machine = "QEMU TCG (no KVM) -icount shift=0,sleep=off, -smp 1 " + guestMem() + ", default mitigations, busybox initramfs on tmpfs"
 	}
 	if _, err := os.Stat(*pin); err == nil {
 		return fmt.Errorf("%s exists: phase (a) needs a boot where enforcerd was never loaded", *pin)

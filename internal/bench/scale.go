@@ -229,6 +229,9 @@ func (l scaleLayout) cell(i int) string {
 	return path.Join(l.base, fmt.Sprintf("s-g%03d", (i-1)/cellsPerGroup), fmt.Sprintf("c%03d", (i-1)%cellsPerGroup))
 }
 
+// pacer is the unregistered cell of K=1's background process.
+func (l scaleLayout) pacer() string { return path.Join(l.base, "s-m", "p0") }
+
 func (l scaleLayout) churnCell(i int) string {
 	return path.Join(l.base, "s-churn", fmt.Sprintf("c%03d", i))
 }
@@ -501,6 +504,11 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 	if err != nil {
 		return err
 	}
+	pacer, err := newIdlerPool(1)
+	if err != nil {
+		pool.close(true)
+		return err
+	}
 	var registered []uint64 // the measured cell's first
 	var made []string       // level-3 groups created
 	var churn []cgroup.Cgroup
@@ -521,7 +529,9 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 		}
 		rerr := pool.reap(0, 30*time.Second)
 		pool.close(rerr == nil)
-		rerr = errors.Join(rerr, unregister(registered))
+		perr := pacer.reap(0, 30*time.Second)
+		pacer.close(perr == nil)
+		rerr = errors.Join(rerr, perr, unregister(registered))
 		for _, cg := range churn { // a churn error may leave one registered
 			rerr = errors.Join(rerr, unregister([]uint64{cg.ID}))
 		}
@@ -560,6 +570,22 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 	if err := register(measured); err != nil {
 		return err
 	}
+	// K=1's background: one process in an unregistered cell beside the
+	// measured one, at the same total rate, so that interrupts, wake-ups
+	// and switches of background work weigh on every K alike. Frozen
+	// (cgroup.freeze) while K > 1.
+	pacerCg, err := mkcell(l.pacer())
+	if err != nil {
+		return err
+	}
+	pacerPeriod := time.Duration(float64(time.Second) / c.rate)
+	pacerOn := func(rng *rand.Rand) error {
+		if len(pacer.slots) == 0 {
+			return pacer.spawn(pacerCg, time.Duration(rng.Int64N(int64(pacerPeriod))), pacerPeriod)
+		}
+		pacer.retime(pacerPeriod, rng)
+		return pacerCg.Thaw()
+	}
 	if c.churn != nil {
 		for i := 0; i < churnCells; i++ {
 			cg, err := mkcell(l.churnCell(i))
@@ -569,7 +595,7 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 			churn = append(churn, cg)
 		}
 	}
-	r.doc.Notes = append(r.doc.Notes, fmt.Sprintf("scale: the measured process and every background process sit at cgroup level %d, each in its own registered cgroup (all-allow ceiling); the background processes together make %.0f socket()+close() calls per second at every K, each one every (K-1)/%.0f s; a background process is a process of its own in its own cgroup that shares the driver's address space and fd table (clone3 CLONE_VM|CLONE_FILES|CLONE_INTO_CGROUP), so that 20,000 fit in a small guest; the Ks are measured ascending, then again descending (the largest once), so that K=1 has samples from both ends", measured.Level, c.rate, c.rate))
+	r.doc.Notes = append(r.doc.Notes, fmt.Sprintf("scale: the measured process and every background process sit at cgroup level %d, each in its own registered cgroup (all-allow ceiling); the background processes together make %.0f socket()+close() calls per second at every K, each one every (K-1)/%.0f s; a background process is a process of its own in its own cgroup that shares the driver's address space and fd table (clone3 CLONE_VM|CLONE_FILES|CLONE_INTO_CGROUP), so that 20,000 fit in a small guest; at K=1 one process in an unregistered cell beside the measured one makes the same calls at the same total rate (frozen while K > 1), so that every K has the same background load; the Ks are measured ascending, then again descending (the largest once), so that K=1 has samples from both ends", measured.Level, c.rate, c.rate))
 	memBase := memAvailableKiB()
 	var createD, registerD, spawnD time.Duration
 	var cells []cgroup.Cgroup // background cell i is cells[i-1], its idler pool slot i-1
@@ -578,38 +604,46 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 	// measure warms the cells up (every idler makes a call), then runs
 	// r.reps workers at K=k; up: the ascending pass (its figures recorded).
 	measure := func(k int, before []uint64, up bool) error {
-		if k > 1 {
-			if err := r.scaleWarm(pool, before, periodOf(k)); err != nil {
-				return fmt.Errorf("scale: K=%d: %w", k, err)
-			}
+		p, per := pool, periodOf(k)
+		if k == 1 {
+			p, per = pacer, pacerPeriod
 		}
-		calls0, _, _ := pool.counts()
+		if err := r.scaleWarm(p, before, per); err != nil {
+			return fmt.Errorf("scale: K=%d: %w", k, err)
+		}
+		calls0, _, _ := p.counts()
 		t1 := time.Now()
 		for i := 0; i < r.reps; i++ {
 			if err := r.scaleMicro(measured, scalePhase(k), c.ops); err != nil {
 				return err
 			}
 		}
-		calls1, fails, _ := pool.counts()
+		calls1, fails, _ := p.counts()
 		if fails > 0 {
 			return fmt.Errorf("scale: K=%d: %d background socket() calls failed", k, fails)
 		}
-		if k > 1 {
-			bg := float64(calls1-calls0) / time.Since(t1).Seconds()
-			if up {
-				r.doc.Values = append(r.doc.Values, Value{fmt.Sprintf("scale_k%d_background_calls", k), bg, "per s"})
-			}
-			r.log("scale: K=%d measured; background %.0f calls/s during it", k, bg)
+		bg := float64(calls1-calls0) / time.Since(t1).Seconds()
+		if up {
+			r.doc.Values = append(r.doc.Values, Value{fmt.Sprintf("scale_k%d_background_calls", k), bg, "per s"})
 		}
+		r.log("scale: K=%d measured; background %.0f calls/s during it", k, bg)
 		return nil
 	}
 	// The ascending pass: each K's new cells on top of the previous K's.
 	for _, k := range c.ks {
 		t0 := time.Now()
-		if k > 1 {
+		before := pacer.snapshot()
+		if k == 1 {
+			if err := pacerOn(rng); err != nil {
+				return err
+			}
+		} else {
+			if err := pacerCg.Freeze(30 * time.Second); err != nil {
+				return err
+			}
 			pool.retime(periodOf(k), rng)
+			before = pool.snapshot()
 		}
-		before := pool.snapshot()
 		for n := len(cells) + 1; n < k; n++ {
 			ta := time.Now()
 			cg, err := mkcell(l.cell(n))
@@ -683,11 +717,17 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 			}
 		}
 		cells = cells[:k-1]
+		before := pool.snapshot()
 		if k > 1 {
 			pool.retime(periodOf(k), rng)
+		} else {
+			before = pacer.snapshot()
+			if err := pacerOn(rng); err != nil {
+				return err
+			}
 		}
 		r.log("scale: down to K=%d in %.1fs", k, time.Since(t0).Seconds())
-		if err := measure(k, pool.snapshot(), false); err != nil {
+		if err := measure(k, before, false); err != nil {
 			return err
 		}
 	}
@@ -773,11 +813,13 @@ func (r *run) churnRounds(enf *enforcer.Enforcer, measured cgroup.Cgroup, cells 
 				tick := time.NewTicker(time.Second / time.Duration(rate))
 				defer tick.Stop()
 				for j := 0; ; j++ {
-					select {
-					case <-stop:
-						res <- nil
-						return
-					case <-tick.C:
+					if j > 0 { // the first pair at once, the worker starting
+						select {
+						case <-stop:
+							res <- nil
+							return
+						case <-tick.C:
+						}
 					}
 					cg := cells[j%len(cells)]
 					if err := enf.Register(cg, allowAll); err != nil {

@@ -116,6 +116,7 @@ const (
 	ExecMapEvents              = "events"
 	ExecMapExecAllow           = "exec_allow"
 	ExecMapResolveCache        = "resolve_cache"
+	ExecMapResolveQuiet        = "resolve_quiet"
 	ExecMapStats               = "stats"
 	ExecMapTallyOverflowSlot   = "tally_overflow_slot"
 	ExecMapTallySlot           = "tally_slot"
@@ -124,6 +125,7 @@ const (
 	ExecProgBprmCheckSecurity  = "bprm_check_security"
 	ExecProgBprmCommittedCreds = "bprm_committed_creds"
 	ExecProgTaskAlloc          = "task_alloc"
+	ExecVarHaveCgrpStorage     = "have_cgrp_storage"
 )
 
 // LoadExec returns the embedded CollectionSpec for Exec.
@@ -184,6 +186,7 @@ type ExecMapSpecs struct {
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	ResolveQuiet      *ebpf.MapSpec `ebpf:"resolve_quiet"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -195,6 +198,7 @@ type ExecMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type ExecVariableSpecs struct {
+	HaveCgrpStorage *ebpf.VariableSpec `ebpf:"have_cgrp_storage"`
 }
 
 // ExecObjects contains all objects after they have been loaded into the kernel.
@@ -224,6 +228,7 @@ type ExecMaps struct {
 	Events            *ebpf.Map `ebpf:"events"`
 	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	ResolveQuiet      *ebpf.Map `ebpf:"resolve_quiet"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -240,6 +245,7 @@ func (m *ExecMaps) Close() error {
 		m.Events,
 		m.ExecAllow,
 		m.ResolveCache,
+		m.ResolveQuiet,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,
@@ -252,6 +258,7 @@ func (m *ExecMaps) Close() error {
 //
 // It can be passed to LoadExecObjects or ebpf.CollectionSpec.LoadAndAssign.
 type ExecVariables struct {
+	HaveCgrpStorage *ebpf.Variable `ebpf:"have_cgrp_storage"`
 }
 
 // ExecPrograms contains all programs after they have been loaded into the kernel.

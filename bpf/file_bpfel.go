@@ -143,6 +143,7 @@ const (
 	FileMapEvents             = "events"
 	FileMapExecAllow          = "exec_allow"
 	FileMapResolveCache       = "resolve_cache"
+	FileMapResolveQuiet       = "resolve_quiet"
 	FileMapStats              = "stats"
 	FileMapTallyOverflowSlot  = "tally_overflow_slot"
 	FileMapTallySlot          = "tally_slot"
@@ -171,6 +172,7 @@ const (
 	FileProgInodeUnlink       = "inode_unlink"
 	FileProgMmapFile          = "mmap_file"
 	FileProgPathTruncate      = "path_truncate"
+	FileVarHaveCgrpStorage    = "have_cgrp_storage"
 )
 
 // LoadFile returns the embedded CollectionSpec for File.
@@ -251,6 +253,7 @@ type FileMapSpecs struct {
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	ResolveQuiet      *ebpf.MapSpec `ebpf:"resolve_quiet"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -263,6 +266,7 @@ type FileMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type FileVariableSpecs struct {
+	HaveCgrpStorage *ebpf.VariableSpec `ebpf:"have_cgrp_storage"`
 }
 
 // FileObjects contains all objects after they have been loaded into the kernel.
@@ -293,6 +297,7 @@ type FileMaps struct {
 	Events            *ebpf.Map `ebpf:"events"`
 	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	ResolveQuiet      *ebpf.Map `ebpf:"resolve_quiet"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -311,6 +316,7 @@ func (m *FileMaps) Close() error {
 		m.Events,
 		m.ExecAllow,
 		m.ResolveCache,
+		m.ResolveQuiet,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,
@@ -324,6 +330,7 @@ func (m *FileMaps) Close() error {
 //
 // It can be passed to LoadFileObjects or ebpf.CollectionSpec.LoadAndAssign.
 type FileVariables struct {
+	HaveCgrpStorage *ebpf.Variable `ebpf:"have_cgrp_storage"`
 }
 
 // FilePrograms contains all programs after they have been loaded into the kernel.

@@ -114,6 +114,7 @@ const (
 	IpcMapKeyOwners              = "key_owners"
 	IpcMapOwnerZero              = "owner_zero"
 	IpcMapResolveCache           = "resolve_cache"
+	IpcMapResolveQuiet           = "resolve_quiet"
 	IpcMapStats                  = "stats"
 	IpcMapTallyOverflowSlot      = "tally_overflow_slot"
 	IpcMapTallySlot              = "tally_slot"
@@ -134,6 +135,7 @@ const (
 	IpcProgShmFreeSecurity       = "shm_free_security"
 	IpcProgShmShmat              = "shm_shmat"
 	IpcProgShmShmctl             = "shm_shmctl"
+	IpcVarHaveCgrpStorage        = "have_cgrp_storage"
 )
 
 // LoadIpc returns the embedded CollectionSpec for Ipc.
@@ -209,6 +211,7 @@ type IpcMapSpecs struct {
 	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
 	OwnerZero         *ebpf.MapSpec `ebpf:"owner_zero"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	ResolveQuiet      *ebpf.MapSpec `ebpf:"resolve_quiet"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -218,6 +221,7 @@ type IpcMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type IpcVariableSpecs struct {
+	HaveCgrpStorage *ebpf.VariableSpec `ebpf:"have_cgrp_storage"`
 }
 
 // IpcObjects contains all objects after they have been loaded into the kernel.
@@ -248,6 +252,7 @@ type IpcMaps struct {
 	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
 	OwnerZero         *ebpf.Map `ebpf:"owner_zero"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	ResolveQuiet      *ebpf.Map `ebpf:"resolve_quiet"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -263,6 +268,7 @@ func (m *IpcMaps) Close() error {
 		m.KeyOwners,
 		m.OwnerZero,
 		m.ResolveCache,
+		m.ResolveQuiet,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,
@@ -273,6 +279,7 @@ func (m *IpcMaps) Close() error {
 //
 // It can be passed to LoadIpcObjects or ebpf.CollectionSpec.LoadAndAssign.
 type IpcVariables struct {
+	HaveCgrpStorage *ebpf.Variable `ebpf:"have_cgrp_storage"`
 }
 
 // IpcPrograms contains all programs after they have been loaded into the kernel.

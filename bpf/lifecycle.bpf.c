@@ -20,6 +20,24 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
+	/* Gate: resolve()'s hot word or cache entry for this cgroup, current under the
+	 * generation, says whether any ancestor is pending; when it says none,
+	 * the walk below has nothing to do (every exec on the host passes
+	 * here). A missing or stale entry walks. Registration writes the
+	 * pending ceiling before it changes the generation, so an exec after
+	 * the registration returned never finds a current entry that predates
+	 * it. */
+	__u32 zero = 0;
+	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
+	if (cfg) {
+		__u64 gen = cfg->generation;
+		if (quiet(gen))
+			return 0;
+		__u64 cgid = bpf_get_current_cgroup_id();
+		struct resolve_cache_entry *rc = bpf_map_lookup_elem(&resolve_cache, &cgid);
+		if (rc && rc->generation == gen && !rc->e.pending)
+			return 0;
+	}
 	for (int level = 0; level < MAX_CGROUP_LEVEL; level++) {
 		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
 		if (!id)
@@ -28,8 +46,6 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid,
 		if (c && (c->flags & CEILING_PENDING)) {
 			c->flags = c->flags & ~CEILING_PENDING;
 			/* Invalidate every cached resolve() result. */
-			__u32 zero = 0;
-			struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
 			if (cfg)
 				__sync_fetch_and_add(&cfg->generation, 1);
 		}

@@ -106,10 +106,12 @@ const (
 	LifecycleMapEventScratch      = "event_scratch"
 	LifecycleMapEvents            = "events"
 	LifecycleMapResolveCache      = "resolve_cache"
+	LifecycleMapResolveQuiet      = "resolve_quiet"
 	LifecycleMapStats             = "stats"
 	LifecycleMapTallyOverflowSlot = "tally_overflow_slot"
 	LifecycleMapTallySlot         = "tally_slot"
 	LifecycleProgSchedProcessExec = "sched_process_exec"
+	LifecycleVarHaveCgrpStorage   = "have_cgrp_storage"
 )
 
 // LoadLifecycle returns the embedded CollectionSpec for Lifecycle.
@@ -166,6 +168,7 @@ type LifecycleMapSpecs struct {
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	ResolveQuiet      *ebpf.MapSpec `ebpf:"resolve_quiet"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -175,6 +178,7 @@ type LifecycleMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type LifecycleVariableSpecs struct {
+	HaveCgrpStorage *ebpf.VariableSpec `ebpf:"have_cgrp_storage"`
 }
 
 // LifecycleObjects contains all objects after they have been loaded into the kernel.
@@ -202,6 +206,7 @@ type LifecycleMaps struct {
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
 	Events            *ebpf.Map `ebpf:"events"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	ResolveQuiet      *ebpf.Map `ebpf:"resolve_quiet"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -214,6 +219,7 @@ func (m *LifecycleMaps) Close() error {
 		m.EventScratch,
 		m.Events,
 		m.ResolveCache,
+		m.ResolveQuiet,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,
@@ -224,6 +230,7 @@ func (m *LifecycleMaps) Close() error {
 //
 // It can be passed to LoadLifecycleObjects or ebpf.CollectionSpec.LoadAndAssign.
 type LifecycleVariables struct {
+	HaveCgrpStorage *ebpf.Variable `ebpf:"have_cgrp_storage"`
 }
 
 // LifecyclePrograms contains all programs after they have been loaded into the kernel.

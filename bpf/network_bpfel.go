@@ -121,6 +121,7 @@ const (
 	NetworkMapEventScratch       = "event_scratch"
 	NetworkMapEvents             = "events"
 	NetworkMapResolveCache       = "resolve_cache"
+	NetworkMapResolveQuiet       = "resolve_quiet"
 	NetworkMapStats              = "stats"
 	NetworkMapTallyOverflowSlot  = "tally_overflow_slot"
 	NetworkMapTallySlot          = "tally_slot"
@@ -136,6 +137,7 @@ const (
 	NetworkProgSocketShutdown    = "socket_shutdown"
 	NetworkProgUnixMaySend       = "unix_may_send"
 	NetworkProgUnixStreamConnect = "unix_stream_connect"
+	NetworkVarHaveCgrpStorage    = "have_cgrp_storage"
 )
 
 // LoadNetwork returns the embedded CollectionSpec for Network.
@@ -204,6 +206,7 @@ type NetworkMapSpecs struct {
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	ResolveQuiet      *ebpf.MapSpec `ebpf:"resolve_quiet"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -213,6 +216,7 @@ type NetworkMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type NetworkVariableSpecs struct {
+	HaveCgrpStorage *ebpf.VariableSpec `ebpf:"have_cgrp_storage"`
 }
 
 // NetworkObjects contains all objects after they have been loaded into the kernel.
@@ -241,6 +245,7 @@ type NetworkMaps struct {
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
 	Events            *ebpf.Map `ebpf:"events"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	ResolveQuiet      *ebpf.Map `ebpf:"resolve_quiet"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -254,6 +259,7 @@ func (m *NetworkMaps) Close() error {
 		m.EventScratch,
 		m.Events,
 		m.ResolveCache,
+		m.ResolveQuiet,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,
@@ -264,6 +270,7 @@ func (m *NetworkMaps) Close() error {
 //
 // It can be passed to LoadNetworkObjects or ebpf.CollectionSpec.LoadAndAssign.
 type NetworkVariables struct {
+	HaveCgrpStorage *ebpf.Variable `ebpf:"have_cgrp_storage"`
 }
 
 // NetworkPrograms contains all programs after they have been loaded into the kernel.

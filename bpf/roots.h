@@ -106,60 +106,95 @@ static __always_inline bool in_roots(const struct root_set *r, __u32 dev, __u64 
 /* The state of one climb (a bpf_loop context; pointers kept as numbers and
  * read with BPF_CORE_READ). */
 struct roots_climb {
-	__u64 d;    /* struct dentry *: the current level */
-	__u64 mnt;  /* struct mount * of d, 0 when unknown */
-	__u64 cgid; /* whose roots */
+	__u64 d;        /* struct dentry *: the current level */
+	__u64 mnt;      /* struct mount * of d, 0 when unknown */
+	__u64 mnt_root; /* mnt's mnt.mnt_root (0 when mnt is 0): read once per mount */
+	__u64 cgid;     /* whose roots */
+	__u64 bloom;    /* bit (ino & 63) of every root's inode number */
 	__u32 found;
 	__u32 pad;
 };
 
+/* roots_bloom: one bit per root, (ino & 63): a level whose inode number
+ * has no bit set is no root, without a map lookup or a read of its device. */
+static __always_inline __u64 roots_bloom(const struct root_set *r)
+{
+	__u64 b = 0;
+	__u32 count = r->count;
+#pragma unroll
+	for (int j = 0; j < MAX_WRITE_ROOTS; j++) {
+		if (j < count)
+			b |= 1ULL << (r->root[j].ino & 63);
+	}
+	return b;
+}
+
 /* roots_step: one level of the climb from the target towards the root of
- * its filesystem (and, with a known mount, on through the mountpoints). */
+ * its filesystem (and, with a known mount, on through the mountpoints).
+ * Cost per level: three kernel reads (d_inode, i_ino, d_parent); the roots
+ * map and the device are read only when the bloom filter matches. */
 static long roots_step(__u32 i, void *ctx)
 {
 	struct roots_climb *c = ctx;
 	struct dentry *d = (struct dentry *)c->d;
 	struct inode *inode = BPF_CORE_READ(d, d_inode);
 	if (inode) {
-		__u64 id = c->cgid;
-		struct root_set *r = bpf_map_lookup_elem(&write_roots, &id);
-		if (!r)
-			return 1; /* no roots entry: outside */
-		if (in_roots(r, BPF_CORE_READ(d, d_sb, s_dev), BPF_CORE_READ(inode, i_ino))) {
-			c->found = 1;
-			return 1;
+		__u64 ino = BPF_CORE_READ(inode, i_ino);
+		if (c->bloom & (1ULL << (ino & 63))) {
+			__u64 id = c->cgid;
+			struct root_set *r = bpf_map_lookup_elem(&write_roots, &id);
+			if (!r)
+				return 1; /* no roots entry any more: outside */
+			if (in_roots(r, BPF_CORE_READ(d, d_sb, s_dev), ino)) {
+				c->found = 1;
+				return 1;
+			}
 		}
 	}
 	struct dentry *parent = BPF_CORE_READ(d, d_parent);
-	struct mount *m = (struct mount *)c->mnt;
+	bool at_mnt_root = c->mnt && c->mnt_root == (__u64)d;
 	if (parent && parent != d) {
 		/* Climbing above the mount's root leaves the mount: what lies
 		 * above it is the filesystem's, not the mount tree's. */
-		if (m && BPF_CORE_READ(m, mnt.mnt_root) == d)
+		if (at_mnt_root) {
 			c->mnt = 0;
+			c->mnt_root = 0;
+		}
 		c->d = (__u64)parent;
 		return 0;
 	}
 	/* The filesystem's root: cross to the mountpoint only with a known
 	 * mount whose root this is. */
-	if (!m || BPF_CORE_READ(m, mnt.mnt_root) != d)
+	if (!at_mnt_root)
 		return 1;
+	struct mount *m = (struct mount *)c->mnt;
 	struct mount *up = BPF_CORE_READ(m, mnt_parent);
 	if (!up || up == m)
 		return 1;
 	c->d = (__u64)BPF_CORE_READ(m, mnt_mountpoint);
 	c->mnt = (__u64)up;
+	c->mnt_root = (__u64)BPF_CORE_READ(up, mnt.mnt_root);
 	return 0;
 }
 
 /* roots_beneath: whether the dentry d (reached through struct mount mnt,
  * 0 when unknown) lies beneath one of cgroup cgid's roots. A global
- * function: the verifier checks it (and its loop) once per program. */
+ * function: the verifier checks it (and its loop) once per program. Fail
+ * direction: no roots entry for cgid, or one removed during the climb:
+ * not beneath. */
 __attribute__((noinline)) int roots_beneath(__u64 cgid, __u64 d, __u64 mnt)
 {
 	struct roots_climb c = {.d = d, .mnt = mnt, .cgid = cgid};
 	if (!d)
 		return 0;
+	struct root_set *r = bpf_map_lookup_elem(&write_roots, &cgid);
+	if (!r)
+		return 0;
+	c.bloom = roots_bloom(r);
+	if (mnt) {
+		struct mount *m = (struct mount *)mnt;
+		c.mnt_root = (__u64)BPF_CORE_READ(m, mnt.mnt_root);
+	}
 	bpf_loop(MAX_ROOT_DEPTH, roots_step, &c, 0);
 	return c.found;
 }

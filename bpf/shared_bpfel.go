@@ -407,12 +407,14 @@ const (
 	SharedMapIpcOwners         = "ipc_owners"
 	SharedMapKeyOwners         = "key_owners"
 	SharedMapResolveCache      = "resolve_cache"
+	SharedMapResolveQuiet      = "resolve_quiet"
 	SharedMapStats             = "stats"
 	SharedMapTallyOverflowSlot = "tally_overflow_slot"
 	SharedMapTallySlot         = "tally_slot"
 	SharedMapTaskFlags         = "task_flags"
 	SharedMapWriteRoots        = "write_roots"
 	SharedMapWrittenInodes     = "written_inodes"
+	SharedVarHaveCgrpStorage   = "have_cgrp_storage"
 	SharedVarUnusedSharedTypes = "unused_shared_types"
 )
 
@@ -474,6 +476,7 @@ type SharedMapSpecs struct {
 	IpcOwners         *ebpf.MapSpec `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	ResolveQuiet      *ebpf.MapSpec `ebpf:"resolve_quiet"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -486,6 +489,7 @@ type SharedMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type SharedVariableSpecs struct {
+	HaveCgrpStorage   *ebpf.VariableSpec `ebpf:"have_cgrp_storage"`
 	UnusedSharedTypes *ebpf.VariableSpec `ebpf:"unused_shared_types"`
 }
 
@@ -519,6 +523,7 @@ type SharedMaps struct {
 	IpcOwners         *ebpf.Map `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	ResolveQuiet      *ebpf.Map `ebpf:"resolve_quiet"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -539,6 +544,7 @@ func (m *SharedMaps) Close() error {
 		m.IpcOwners,
 		m.KeyOwners,
 		m.ResolveCache,
+		m.ResolveQuiet,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,
@@ -552,6 +558,7 @@ func (m *SharedMaps) Close() error {
 //
 // It can be passed to LoadSharedObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SharedVariables struct {
+	HaveCgrpStorage   *ebpf.Variable `ebpf:"have_cgrp_storage"`
 	UnusedSharedTypes *ebpf.Variable `ebpf:"unused_shared_types"`
 }
 

@@ -121,6 +121,7 @@ const (
 	SockMapEventScratch      = "event_scratch"
 	SockMapEvents            = "events"
 	SockMapResolveCache      = "resolve_cache"
+	SockMapResolveQuiet      = "resolve_quiet"
 	SockMapStats             = "stats"
 	SockMapTallyOverflowSlot = "tally_overflow_slot"
 	SockMapTallySlot         = "tally_slot"
@@ -129,6 +130,7 @@ const (
 	SockProgSendmsg4         = "sendmsg4"
 	SockProgSendmsg6         = "sendmsg6"
 	SockProgSockCreate       = "sock_create"
+	SockVarHaveCgrpStorage   = "have_cgrp_storage"
 )
 
 // LoadSock returns the embedded CollectionSpec for Sock.
@@ -190,6 +192,7 @@ type SockMapSpecs struct {
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	ResolveQuiet      *ebpf.MapSpec `ebpf:"resolve_quiet"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -199,6 +202,7 @@ type SockMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type SockVariableSpecs struct {
+	HaveCgrpStorage *ebpf.VariableSpec `ebpf:"have_cgrp_storage"`
 }
 
 // SockObjects contains all objects after they have been loaded into the kernel.
@@ -227,6 +231,7 @@ type SockMaps struct {
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
 	Events            *ebpf.Map `ebpf:"events"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	ResolveQuiet      *ebpf.Map `ebpf:"resolve_quiet"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -240,6 +245,7 @@ func (m *SockMaps) Close() error {
 		m.EventScratch,
 		m.Events,
 		m.ResolveCache,
+		m.ResolveQuiet,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,
@@ -250,6 +256,7 @@ func (m *SockMaps) Close() error {
 //
 // It can be passed to LoadSockObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SockVariables struct {
+	HaveCgrpStorage *ebpf.Variable `ebpf:"have_cgrp_storage"`
 }
 
 // SockPrograms contains all programs after they have been loaded into the kernel.

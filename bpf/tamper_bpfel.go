@@ -128,6 +128,7 @@ const (
 	TamperMapEvents               = "events"
 	TamperMapExecAllow            = "exec_allow"
 	TamperMapResolveCache         = "resolve_cache"
+	TamperMapResolveQuiet         = "resolve_quiet"
 	TamperMapStats                = "stats"
 	TamperMapTallyOverflowSlot    = "tally_overflow_slot"
 	TamperMapTallySlot            = "tally_slot"
@@ -155,6 +156,7 @@ const (
 	TamperProgTaskSetrlimit       = "task_setrlimit"
 	TamperProgTaskSetscheduler    = "task_setscheduler"
 	TamperProgUringCmd            = "uring_cmd"
+	TamperVarHaveCgrpStorage      = "have_cgrp_storage"
 )
 
 // LoadTamper returns the embedded CollectionSpec for Tamper.
@@ -235,6 +237,7 @@ type TamperMapSpecs struct {
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	ResolveQuiet      *ebpf.MapSpec `ebpf:"resolve_quiet"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -246,6 +249,7 @@ type TamperMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type TamperVariableSpecs struct {
+	HaveCgrpStorage *ebpf.VariableSpec `ebpf:"have_cgrp_storage"`
 }
 
 // TamperObjects contains all objects after they have been loaded into the kernel.
@@ -276,6 +280,7 @@ type TamperMaps struct {
 	Events            *ebpf.Map `ebpf:"events"`
 	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	ResolveQuiet      *ebpf.Map `ebpf:"resolve_quiet"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -293,6 +298,7 @@ func (m *TamperMaps) Close() error {
 		m.Events,
 		m.ExecAllow,
 		m.ResolveCache,
+		m.ResolveQuiet,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,
@@ -305,6 +311,7 @@ func (m *TamperMaps) Close() error {
 //
 // It can be passed to LoadTamperObjects or ebpf.CollectionSpec.LoadAndAssign.
 type TamperVariables struct {
+	HaveCgrpStorage *ebpf.Variable `ebpf:"have_cgrp_storage"`
 }
 
 // TamperPrograms contains all programs after they have been loaded into the kernel.

@@ -157,10 +157,54 @@ struct {
 } resolve_cache SEC(".maps");
 
 /*
+ * The hot word of an unenforced cgroup, on kernels with cgroup local
+ * storage (BPF_MAP_TYPE_CGRP_STORAGE, Linux 6.2+): the generation under
+ * which the walk last found no registered and no pending ancestor. A
+ * process nobody enforces then pays one storage lookup on its own cgroup,
+ * not the hash of resolve_cache (whose 16,384 entries it no longer needs).
+ * One aligned 64-bit word: written and read whole, never torn. Generation 0
+ * (nothing registered yet) is never cached, so a storage just created
+ * (zeroed) never matches.
+ *
+ * have_cgrp_storage is set by the loader (enforcer) for the LSM and tracing
+ * objects on kernels that have the map type; elsewhere it stays 0, the
+ * branches that use the map are dead code the verifier removes unseen, and
+ * the loader gives resolve_quiet a stand-in type so the object loads.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGRP_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} resolve_quiet SEC(".maps");
+
+volatile const __u32 have_cgrp_storage = 0;
+
+/* quiet_word: the current task's cgroup's hot word, NULL without cgroup
+ * local storage (or when the kernel refuses it: recursion, no memory). */
+static __always_inline __u64 *quiet_word(__u64 flags)
+{
+	if (!have_cgrp_storage)
+		return NULL;
+	struct task_struct *t = bpf_get_current_task_btf();
+	return bpf_cgrp_storage_get(&resolve_quiet, t->cgroups->dfl_cgrp, 0, flags);
+}
+
+/* quiet: the cache says no ancestor of the current task is registered or
+ * pending under generation gen. */
+static __always_inline bool quiet(__u64 gen)
+{
+	if (!gen)
+		return false;
+	__u64 *q = quiet_word(0);
+	return q && *q == gen;
+}
+
+/*
  * resolve fills *e for the current task and returns whether any ancestor is
  * registered and active (enforced or audited): walk(), through the
- * per-cgroup cache. A cache hit for an unenforced cgroup copies only
- * e->pending. Every hook calls it once; a hit costs one array and one hash
+ * per-cgroup cache (first the hot word, resolve_quiet, where the kernel
+ * has it). A cache hit for an unenforced cgroup copies only e->pending. Every hook calls it once; a hit costs one array and one hash
  * lookup, a miss the walk.
  */
 __attribute__((noinline)) int resolve(struct effective *e)
@@ -168,29 +212,39 @@ __attribute__((noinline)) int resolve(struct effective *e)
 	if (!e)
 		return 0;
 	__u32 zero = 0;
-	struct walk_ctx w = {};
 	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
-	if (!cfg) {
-		/* cannot happen for an array; never skip */
-		walk(&w);
-		__builtin_memcpy(e, &w.n.e, sizeof(*e));
-		return w.n.found;
-	}
-	__u64 gen = cfg->generation;
+	__u64 gen = 0;
 	__u64 id = bpf_get_current_cgroup_id();
-	struct resolve_cache_entry *c = bpf_map_lookup_elem(&resolve_cache, &id);
-	if (c && c->generation == gen) {
-		if (!c->found) {
-			/* the common case: a process nobody enforces */
-			e->pending = c->e.pending;
+	if (cfg) {
+		gen = cfg->generation;
+		if (quiet(gen)) {
+			e->pending = 0;
 			return 0;
 		}
-		__builtin_memcpy(e, &c->e, sizeof(*e));
-		return 1;
+		struct resolve_cache_entry *c = bpf_map_lookup_elem(&resolve_cache, &id);
+		if (c && c->generation == gen) {
+			if (!c->found) {
+				/* the common case: a process nobody enforces */
+				e->pending = c->e.pending;
+				return 0;
+			}
+			__builtin_memcpy(e, &c->e, sizeof(*e));
+			return 1;
+		}
 	}
+	/* A miss (or no config, which cannot happen for an array: never
+	 * skip): the walk. Its context is zeroed here, not on the hit path. */
+	struct walk_ctx w = {};
 	walk(&w);
-	w.n.generation = gen;
-	bpf_map_update_elem(&resolve_cache, &id, &w.n, BPF_ANY);
+	if (cfg) {
+		w.n.generation = gen;
+		bpf_map_update_elem(&resolve_cache, &id, &w.n, BPF_ANY);
+		if (gen && !w.n.found && !w.n.e.pending) {
+			__u64 *q = quiet_word(BPF_LOCAL_STORAGE_GET_F_CREATE);
+			if (q)
+				*q = gen;
+		}
+	}
 	__builtin_memcpy(e, &w.n.e, sizeof(*e));
 	return w.n.found;
 }

@@ -30,3 +30,7 @@ func FillTally(e *Enforcer) (int, error) {
 		}
 	}
 }
+
+// HaveCgroupStorage reports whether the loader gives resolve()'s hot word
+// cgroup local storage on this kernel (cgrpstorage.go).
+func HaveCgroupStorage() bool { return haveCgroupStorage() }

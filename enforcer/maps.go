@@ -29,6 +29,9 @@ func (e *Enforcer) openMaps() error {
 	if err != nil {
 		return fmt.Errorf("load map specs: %w", err)
 	}
+	if err := fitCgroupStorage(spec, ""); err != nil {
+		return fmt.Errorf("shared maps: %w", err)
+	}
 	e.shared = map[string]*ebpf.Map{}
 	execState := map[string]bool{}
 	for _, name := range execStateMaps {

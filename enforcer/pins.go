@@ -105,6 +105,9 @@ func (e *Enforcer) openObject(obj object, progs []program, kernel *btf.Spec) err
 	if err != nil {
 		return fmt.Errorf("load %s object: %w", obj.layer, err)
 	}
+	if err := fitCgroupStorage(spec, obj.layer); err != nil {
+		return fmt.Errorf("load %s object: %w", obj.layer, err)
+	}
 	want := map[string]bool{}
 	for _, p := range missing {
 		if obj.layer == LayerLSM && kernel != nil && !kernelHas(kernel, p) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -40,7 +41,8 @@ type run struct {
 	doc    *Doc
 	reps   int
 	target time.Duration // per operation per repetition
-	port   int
+	port   int           // loopback TCP listener (listen)
+	udp    int           // loopback UDP sink (listenUDP); 0: none
 	tar    string
 	exec   string
 	root   string // scratch root; each phase works in root/<phase>
@@ -55,7 +57,9 @@ func newLogger(prefix string) func(string, ...any) {
 	}
 }
 
-// listen starts a loopback TCP listener that accepts and closes connections.
+// listen starts a loopback TCP listener that echoes what every connection
+// sends until the peer closes or resets it (the connect op resets at once;
+// tcp_rr's connection lives as long as its worker).
 func listen() (int, func(), error) {
 	l, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -70,10 +74,31 @@ func listen() (int, func(), error) {
 				}
 				continue
 			}
-			c.Close()
+			go func() {
+				_, _ = io.Copy(c, c)
+				c.Close()
+			}()
 		}
 	}()
 	return l.Addr().(*net.TCPAddr).Port, func() { l.Close() }, nil
+}
+
+// listenUDP starts a loopback UDP sink that reads and drops every
+// datagram (udp_sendto's destination).
+func listenUDP() (int, func(), error) {
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return 0, nil, err
+	}
+	go func() {
+		b := make([]byte, 2048)
+		for {
+			if _, _, err := c.ReadFromUDP(b); errors.Is(err, net.ErrClosed) {
+				return
+			}
+		}
+	}()
+	return c.LocalAddr().(*net.UDPAddr).Port, func() { c.Close() }, nil
 }
 
 func joinOps(ops []Op) string {
@@ -91,6 +116,10 @@ func joinOps(ops []Op) string {
 // the phase adds.
 const rootDepth = 8
 
+// phaseCgroup is the parent of every guest phase's cgroup: each phase's
+// worker runs at cgroup level 4 (/bench/p/q/<phase>), (a) as deep as (c2).
+const phaseCgroup = "/bench/p/q/"
+
 // phaseDir is where a phase's worker works: rootDepth levels beneath
 // root/<phase> (for (c2), root/c2 is its writable root).
 func (r *run) phaseDir(phase string) string {
@@ -105,10 +134,16 @@ func (r *run) phaseDir(phase string) string {
 func (r *run) writeRoot() string { return filepath.Join(r.root, PhaseC2) }
 
 // typical is (c2)'s ceiling: network=false with the listener at port as
-// its one allowed endpoint, write=false with root writable, shell=read_only.
-// Errors: the endpoint's syntax, root's identity (it must exist).
-func typical(root string, port int) (enforcer.Entry, error) {
-	ep, err := endpoint.Parse(fmt.Sprintf("tcp:127.0.0.1:%d", port))
+// its one allowed TCP endpoint (and the UDP sink at udpPort, when not 0, as
+// its one allowed UDP endpoint), write=false with root writable,
+// shell=read_only. Errors: the endpoints' syntax, root's identity (it must
+// exist).
+func typical(root string, port, udpPort int) (enforcer.Entry, error) {
+	eps := []string{fmt.Sprintf("tcp:127.0.0.1:%d", port)}
+	if udpPort > 0 {
+		eps = append(eps, fmt.Sprintf("udp:127.0.0.1:%d", udpPort))
+	}
+	allow, err := endpoint.ParseList(eps)
 	if err != nil {
 		return enforcer.Entry{}, err
 	}
@@ -118,13 +153,17 @@ func typical(root string, port int) (enforcer.Entry, error) {
 	}
 	return enforcer.Entry{
 		Ceiling:      policy.KernelCeiling{Network: false, Write: false, Shell: policy.ShellReadOnly},
-		AllowConnect: []endpoint.Endpoint{ep},
+		AllowConnect: allow,
 		WriteRoots:   []enforcer.FileID{id},
 	}, nil
 }
 
 func (r *run) args(phase string, extra ...string) []string {
-	a := []string{"-dir", r.phaseDir(phase), "-port", strconv.Itoa(r.port), "-exec", r.exec}
+	// A profile pass works where its phase works ((c2)'s writable root).
+	a := []string{"-dir", r.phaseDir(strings.TrimPrefix(phase, "profile-")), "-port", strconv.Itoa(r.port), "-exec", r.exec}
+	if r.udp > 0 {
+		a = append(a, "-udp-port", strconv.Itoa(r.udp))
+	}
 	if r.tar != "" {
 		a = append(a, "-tar", r.tar)
 	}
@@ -149,8 +188,12 @@ func (r *run) calibrate(cg cgroup.Cgroup, ops []Op) error {
 	for _, op := range ops {
 		n := int(float64(r.target.Nanoseconds()) / res.NsPerOp[op])
 		n = max(20, min(n, 2_000_000))
-		if op == OpMacro {
+		switch {
+		case op == OpMacro:
 			n = 1
+		case isMacro(op):
+			// A storm is hundreds or thousands of operations itself.
+			n = max(1, min(int(float64(r.target.Nanoseconds())/res.NsPerOp[op]), 1000))
 		}
 		r.iters[op] = n
 		r.log("calibrated %-14s %9.0f ns/op -> %d iterations", op, res.NsPerOp[op], n)
@@ -346,11 +389,19 @@ func (p *profiler) close() {
 }
 
 // profile runs one worker per operation under phase with stats on and
-// records every program that ran at least once per 20 operations.
-func (r *run) profile(p *profiler, cg cgroup.Cgroup, phase string, ops []Op) error {
+// records every program that ran at least once per 20 operations. With en
+// (and enf), cg is registered with en for each worker once its setup is
+// done, as the measured phase does (registered).
+func (r *run) profile(p *profiler, cg cgroup.Cgroup, phase string, ops []Op, enf *enforcer.Enforcer, en *enforcer.Entry) error {
 	for _, op := range ops {
 		before := p.snapshot()
-		if err := r.micro(cg, "profile-"+phase, []Op{op}); err != nil {
+		var err error
+		if en != nil {
+			err = r.registered(enf, cg, "profile-"+phase, *en, []Op{op})
+		} else {
+			err = r.micro(cg, "profile-"+phase, []Op{op})
+		}
+		if err != nil {
 			return err
 		}
 		after := p.snapshot()

@@ -12,7 +12,7 @@ const (
 )
 
 // goalOf is the limit of phase's goal against (a); false for a phase with
-// no goal ((f), (d), (e)).
+// no goal ((f), (d), (e1), (e0)).
 func goalOf(phase string) (float64, bool) {
 	switch phase {
 	case PhaseB:
@@ -34,41 +34,60 @@ type Verdict struct {
 }
 
 // Goals checks every figure against the performance goals: (b)/(a) <= 1.02,
-// (c)/(a) and (c2)/(a) <= 1.05, and (c) no slower than (e) where Landlock
-// expresses the op; each verdict is over the ratio's bootstrap 95% interval.
+// (c)/(a) and (c2)/(a) <= 1.05, and (c) no slower than (e1), the
+// allow-everything Landlock sandbox, where Landlock at the doc's ABI
+// expresses the op (LandlockExpresses); each verdict is over the ratio's
+// bootstrap 95% interval.
 func Goals(docs []*Doc) []Verdict {
 	var out []Verdict
 	for _, d := range docs {
-		ops := append(append([]Op{}, MicroOps...), OpMacro)
-		for _, op := range ops {
+		for _, op := range allOps() {
 			for _, ph := range []string{PhaseB, PhaseC, PhaseC2} {
 				lim, _ := goalOf(ph)
 				if e, ok := d.Estimate(op, ph, PhaseA); ok {
 					out = append(out, Verdict{d.Label(), string(op), fmt.Sprintf("%s/a <= %.2f", ph, lim), e, lim, VerdictOf(e, lim)})
 				}
 			}
-			if e, ok := d.Estimate(op, PhaseC, PhaseE); ok {
-				out = append(out, Verdict{d.Label(), string(op), "c <= e (Landlock)", e, 1, VerdictOf(e, 1)})
+			if !LandlockExpresses(op, d.LandlockABI) {
+				continue
+			}
+			if e, ok := d.Estimate(op, PhaseC, PhaseE1); ok {
+				out = append(out, Verdict{d.Label(), string(op), "c <= e1 (Landlock)", e, 1, VerdictOf(e, 1)})
 			}
 		}
 	}
 	return out
 }
 
+// SummaryPhases are the phases of the per-op summary lines, each against
+// (a) of the same run.
+var SummaryPhases = []string{PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE1, PhaseE0}
+
 // Summary writes one line per figure: "bench: <name> ratio=<r>" or
 // "bench: <name> value=<v> <unit>", <name> starting with the doc's Label
-// (host, vm6.12, icount/6.12); and for the native part, one more line per
-// op and phase: "bench: native/<op>/<phase> ratio=R lo=L hi=H verdict=V",
-// [L, H] the bootstrap 95% interval and V one of met, not-met, inconclusive
-// (none for a phase without a goal).
+// (host, vm6.12, icount/6.12): for every op and phase of SummaryPhases
+// measured, "bench: <label>/<op>/<phase> ratio=R" (R the ratio against (a)
+// of the same run, Doc.Ratio); for the two Landlock comparisons, where both
+// ran, "bench: <label>/c_vs_e1/<op> ratio=R" ((c)/(e1)) and
+// "bench: <label>/d_vs_e0/<op> ratio=R" ((d)/(e0)); for the native part,
+// one more line per op and phase: "bench: native/<op>/<phase> ratio=R lo=L
+// hi=H verdict=V", [L, H] the bootstrap 95% interval and V one of met,
+// not-met, inconclusive (none for a phase without a goal).
 func Summary(w io.Writer, docs []*Doc) {
 	for _, d := range docs {
 		l := d.Label()
-		ops := append(append([]Op{}, MicroOps...), OpMacro)
+		ops := allOps()
 		for _, op := range ops {
-			for _, ph := range []string{PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE} {
+			for _, ph := range SummaryPhases {
 				if r, ok := d.Ratio(op, ph, PhaseA); ok {
 					fmt.Fprintf(w, "bench: %s/%s/%s ratio=%.3f\n", l, op, ph, r)
+				}
+			}
+		}
+		for _, cmp := range [][2]string{{PhaseC, PhaseE1}, {PhaseD, PhaseE0}} {
+			for _, op := range ops {
+				if r, ok := d.Ratio(op, cmp[0], cmp[1]); ok {
+					fmt.Fprintf(w, "bench: %s/%s_vs_%s/%s ratio=%.3f\n", l, cmp[0], cmp[1], op, r)
 				}
 			}
 		}

@@ -89,9 +89,84 @@ func TestParseOps(t *testing.T) {
 	if err != nil || len(ops) != 2 || ops[0] != OpStat || ops[1] != OpSocket {
 		t.Errorf("parseOps = %v, %v", ops, err)
 	}
-	for _, bad := range []string{"", ",", "stat,nope", "stat,stat", "macro_untar"} {
+	for _, bad := range []string{"", ",", "stat,nope", "stat,stat", "macro_untar", "exec_storm", "stat_storm"} {
 		if _, err := parseOps(bad); err == nil {
 			t.Errorf("parseOps(%q) accepted", bad)
+		}
+	}
+}
+
+// icountDoc is a guest doc in icount mode at Landlock ABI 6 with every
+// summary phase measured for stat, open_depth28, tcp_rr and exec_storm,
+// and (d), (e0) for connect.
+func icountDoc() *Doc {
+	d := &Doc{Where: "vm", Kernel: "6.12.117+deb12-amd64", Icount: true, Reps: 3, LandlockABI: 6}
+	f := map[string]float64{PhaseA: 100, PhaseA0: 100, PhaseF: 101, PhaseB: 102, PhaseC: 104, PhaseC2: 105, PhaseE1: 110, PhaseE0: 90, PhaseD: 60}
+	for i := 0; i < 3; i++ {
+		for _, op := range []Op{OpStat, OpOpenDepth28, OpTCPRR, OpExecStorm} {
+			for _, ph := range []string{PhaseA, PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseE1} {
+				d.add(op, ph, 10, f[ph], f[ph])
+			}
+		}
+		d.add(OpConnect, PhaseA, 10, 100, 100)
+		d.add(OpConnect, PhaseD, 10, 60, 60)
+		d.add(OpConnect, PhaseE0, 10, 90, 90)
+	}
+	return d
+}
+
+func TestSummaryIcountEveryPhase(t *testing.T) {
+	var buf bytes.Buffer
+	Summary(&buf, []*Doc{icountDoc()})
+	out := buf.String()
+	for _, op := range []string{"stat", "open_depth28", "tcp_rr", "exec_storm"} {
+		for ph, r := range map[string]string{"a0": "1.000", "f": "1.010", "b": "1.020", "c": "1.040", "c2": "1.050", "e1": "1.100"} {
+			if l := "bench: icount/6.12/" + op + "/" + ph + " ratio=" + r + "\n"; !strings.Contains(out, l) {
+				t.Errorf("missing %q:\n%s", l, out)
+			}
+		}
+		if l := "bench: icount/6.12/c_vs_e1/" + op + " ratio=0.945\n"; !strings.Contains(out, l) {
+			t.Errorf("missing %q:\n%s", l, out)
+		}
+	}
+	for _, l := range []string{"bench: icount/6.12/connect/d ratio=0.600\n", "bench: icount/6.12/connect/e0 ratio=0.900\n", "bench: icount/6.12/d_vs_e0/connect ratio=0.667\n"} {
+		if !strings.Contains(out, l) {
+			t.Errorf("missing %q:\n%s", l, out)
+		}
+	}
+	if strings.Contains(out, "/e ratio") || strings.Contains(out, "native/") {
+		t.Errorf("stray lines:\n%s", out)
+	}
+}
+
+// TestGoalsLandlockWhereExpressed: c <= e1 is a goal only where Landlock
+// at the doc's ABI expresses the op (open_depth28, exec_storm), not for
+// stat or tcp_rr.
+func TestGoalsLandlockWhereExpressed(t *testing.T) {
+	got := map[string]bool{}
+	for _, v := range Goals([]*Doc{icountDoc()}) {
+		if v.Goal == "c <= e1 (Landlock)" {
+			got[v.Op] = true
+		}
+	}
+	want := map[string]bool{"open_depth28": true, "exec_storm": true}
+	if len(got) != len(want) || !got["open_depth28"] || !got["exec_storm"] {
+		t.Errorf("c <= e1 goals for %v, want %v", got, want)
+	}
+}
+
+func TestMarkdownLandlockColumns(t *testing.T) {
+	var buf bytes.Buffer
+	Markdown(&buf, []*Doc{icountDoc()}, "make bench", "test host", 1)
+	out := buf.String()
+	for _, s := range []string{
+		"| (e1)/(a) | (e0)/(a) | (c)/(e1) | (d)/(e0) | (a0)/(a) |",
+		"| connect | 10 | 100 | n/a | n/a | n/a | n/a | 0.600 [",
+		"cgroup at level 4 (/bench/p/q/<phase>)",
+		"`open_depth28`",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("markdown lacks %q:\n%s", s, out)
 		}
 	}
 }

@@ -152,7 +152,7 @@ func Native(args []string) error {
 	if err != nil {
 		r.doc.Notes = append(r.doc.Notes, "no profile: "+err.Error())
 	} else {
-		if err := r.profile(prof, cgs[PhaseC], PhaseC, ops); err != nil {
+		if err := r.profile(prof, cgs[PhaseC], PhaseC, ops, nil, nil); err != nil {
 			return err
 		}
 		prof.close()

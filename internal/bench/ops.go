@@ -19,6 +19,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -27,45 +29,121 @@ import (
 // Op names one microbenchmark operation.
 type Op string
 
-// The measured operations (docs/performance.md says why each).
+// The measured operations (docs/performance.md says why each). Each
+// comment says what one operation is; every file and descriptor an
+// operation uses is set up before the worker reports ready (newEnv), so
+// setup is never measured and never runs under a ceiling.
 const (
-	OpOpenRead    Op = "open_read"      // open(O_RDONLY) + close of an existing file
-	OpCreateWrite Op = "create_unlink"  // open(O_CREAT|O_WRONLY) + write 64 B + close + unlink
-	OpStat        Op = "stat"           // stat of an existing file
-	OpRename      Op = "rename"         // rename within one directory
-	OpExec        Op = "exec"           // fork + exec of a static binary + wait
-	OpSocket      Op = "socket_close"   // socket(AF_INET, SOCK_STREAM) + close
-	OpConnect     Op = "connect"        // socket + connect to a loopback listener + close (RST)
-	OpMacro       Op = "macro_untar"    // unpack a source tree, walk + stat + read it, remove it
-	OpFlood       Op = "flood"          // audit flood: denied socket() in a loop
-	OpLatency     Op = "latency_socket" // registration latency probe
+	OpOpenRead    Op = "open_read"     // open(O_RDONLY) + close of an existing file
+	OpCreateWrite Op = "create_unlink" // open(O_CREAT|O_WRONLY) + write 64 B + close + unlink
+	OpStat        Op = "stat"          // stat of an existing file
+	OpRename      Op = "rename"        // rename within one directory
+	OpExec        Op = "exec"          // fork + exec of a static binary + wait
+	OpSocket      Op = "socket_close"  // socket(AF_INET, SOCK_STREAM) + close
+	OpConnect     Op = "connect"       // socket + connect to a loopback listener + close (RST)
+	OpPread       Op = "pread_4k"      // pread of 4 KiB at offset 0 of a 4 KiB file opened O_RDONLY beforehand
+	// OpPwrite is pwrite of 4 KiB at offset 0 through a descriptor opened
+	// O_RDWR beforehand (before any ceiling applies): enforcerd's
+	// file_permission hook still denies it under write=false (the write,
+	// not the open, is checked), so it is Deniable.
+	OpPwrite     Op = "pwrite_4k"
+	OpPipe       Op = "pipe_pingpong" // 1 byte through a pipe to a partner thread of the worker and 1 byte back
+	OpUnixStream Op = "unix_stream"   // send + recv of 16 B on an AF_UNIX SOCK_STREAM socketpair
+	OpUnixDgram  Op = "unix_dgram"    // send + recv of 16 B on an AF_UNIX SOCK_DGRAM socketpair
+	OpTCPRR      Op = "tcp_rr"        // 16 B request + 16 B echoed response on an established loopback TCP connection to the listener
+	OpUDPSendto  Op = "udp_sendto"    // sendto of 16 B from a bound UDP socket to the loopback UDP sink
+	OpFork       Op = "fork"          // fork (clone with SIGCHLD: the address space copied) + child _exit(0) + wait
+	OpMmapExec   Op = "mmap_exec"     // mmap(PROT_READ|PROT_EXEC, MAP_PRIVATE) of one page of the exec op's binary + munmap
+	// OpKill is kill(getpid(), 0): check_kill_permission calls the LSM
+	// hook task_kill for every signal a process sends, signal 0 and the
+	// sender itself included, so the hook runs without a second process.
+	OpKill        Op = "kill"
+	OpOpenDepth1  Op = "open_depth1"  // open(O_RDONLY) + close of a file 1 directory below the phase directory
+	OpOpenDepth10 Op = "open_depth10" // open(O_RDONLY) + close of a file 10 directories below the phase directory
+	OpOpenDepth28 Op = "open_depth28" // open(O_RDONLY) + close of a file 28 directories below the phase directory
+	OpMacro       Op = "macro_untar"  // unpack a source tree, walk + stat + read it, remove it
+	// OpExecStorm runs the exec op's binary once per file of a tree of
+	// execStormFiles files (fork + exec with the file as its argument +
+	// wait, one after the other), as `find -exec` or a build's tool runs do.
+	OpExecStorm Op = "exec_storm"
+	// OpStatStorm lstats every entry of a tree of statStormEntries
+	// entries (directories and files, paths listed beforehand), as `git
+	// status` refreshing its index does.
+	OpStatStorm Op = "stat_storm"
+	OpFlood     Op = "flood"          // audit flood: denied socket() in a loop
+	OpLatency   Op = "latency_socket" // registration latency probe
 )
 
 // MicroOps is every microbenchmark in table order.
-var MicroOps = []Op{OpOpenRead, OpCreateWrite, OpStat, OpRename, OpExec, OpSocket, OpConnect}
+var MicroOps = []Op{OpOpenRead, OpCreateWrite, OpStat, OpRename, OpExec, OpSocket, OpConnect,
+	OpPread, OpPwrite, OpPipe, OpUnixStream, OpUnixDgram, OpTCPRR, OpUDPSendto,
+	OpFork, OpMmapExec, OpKill, OpOpenDepth1, OpOpenDepth10, OpOpenDepth28}
+
+// MacroOps is every macro workload in table order. OpMacro runs only when
+// the run has a tarball (-tar); the storms build their own trees.
+var MacroOps = []Op{OpMacro, OpExecStorm, OpStatStorm}
+
+// allOps is MicroOps then MacroOps: the order of tables and summary lines.
+func allOps() []Op { return append(append([]Op{}, MicroOps...), MacroOps...) }
+
+// isMacro reports whether op is a macro workload (MacroOps).
+func isMacro(op Op) bool {
+	for _, m := range MacroOps {
+		if op == m {
+			return true
+		}
+	}
+	return false
+}
 
 // NetOps are the operations the cgroup-BPF layer sees (the native part).
 var NetOps = []Op{OpSocket, OpConnect}
 
-// Deniable reports whether an enforced ceiling (network=deny, write=deny,
-// shell=none) can deny op: reads and stats are never denied by enforcerd.
+// Sizes of the storms' trees.
+const (
+	execStormFiles   = 100  // files of the exec storm's tree (10 directories of 10)
+	statStormEntries = 3030 // entries of the stat storm's tree (30 directories of 100 files, and the 30 directories)
+)
+
+// Deniable reports whether an enforced deny-all ceiling (network=false,
+// write=false, shell=none) denies op, so that phase (d) runs it and
+// requires EPERM: writes (create_unlink, rename, and pwrite_4k through a
+// descriptor opened before the ceiling: file_permission checks every
+// write), exec (bprm_check_security), inet sockets (socket_create;
+// connect; tcp_rr on a connection established before the ceiling and
+// udp_sendto from a socket created before it, both at socket_sendmsg).
+// Never denied: reads, stats, pipes (exempt from the write ceiling), unix
+// socketpairs (both peers inside the sandbox), fork, a signal to oneself,
+// and an executable mapping of a file the sandbox could not have written.
+// The macro workloads run only on allowed paths.
 func Deniable(op Op) bool {
 	switch op {
-	case OpCreateWrite, OpRename, OpExec, OpSocket, OpConnect:
+	case OpCreateWrite, OpRename, OpExec, OpSocket, OpConnect, OpPwrite, OpTCPRR, OpUDPSendto:
 		return true
 	}
 	return false
 }
 
 // LandlockExpresses reports whether Landlock at ABI abi mediates op (so that
-// a Landlock figure is a comparison of like with like). Landlock has no rule
-// for socket creation or stat; TCP connect needs ABI 4.
+// a Landlock figure is a comparison of like with like): opens, creations,
+// renames and execs by path (every ABI); TCP connect from ABI 4; signals
+// (the signal scope) from ABI 6; UDP sendto from ABI 10. Landlock has no
+// rule for socket creation, stat, reads and writes through an open
+// descriptor, pipes, socketpairs, established TCP connections, fork or
+// mmap.
 func LandlockExpresses(op Op, abi int) bool {
+	if abi < 1 {
+		return false
+	}
 	switch op {
-	case OpOpenRead, OpCreateWrite, OpRename, OpExec, OpMacro:
+	case OpOpenRead, OpCreateWrite, OpRename, OpExec, OpMacro, OpOpenDepth1, OpOpenDepth10, OpOpenDepth28, OpExecStorm:
 		return true
 	case OpConnect:
 		return abi >= 4
+	case OpKill:
+		return abi >= 6
+	case OpUDPSendto:
+		return abi >= 10
 	}
 	return false
 }
@@ -80,15 +158,44 @@ type env struct {
 	renameB  string
 	renamed  bool
 	execPath string
-	port     int    // loopback listener
+	port     int    // loopback TCP listener (echoes what it reads)
 	connFD   int    // pre-created socket for the denied connect
 	tarData  []byte // OpMacro input
 	payload  []byte
-	deny     bool // the denied path: every operation must fail with EPERM
+	// denyErr: the denied path, every operation must fail with this
+	// errno (EPERM for enforcerd, EACCES for Landlock); 0: allowed path.
+	denyErr unix.Errno
+
+	buf4k     []byte
+	preadFD   int    // OpPread: a 4 KiB file, O_RDONLY
+	pwriteFD  int    // OpPwrite: a 4 KiB file, O_RDWR
+	pipeTo    int    // OpPipe: write end toward the partner thread
+	pipeFrom  int    // OpPipe: read end of the partner's answers
+	unixS     [2]int // OpUnixStream socketpair
+	unixD     [2]int // OpUnixDgram socketpair
+	tcpFD     int    // OpTCPRR: connected to the listener
+	udpFD     int    // OpUDPSendto: bound to 127.0.0.1:0
+	udpTo     unix.SockaddrInet4
+	mmapFD    int // OpMmapExec: execPath, O_RDONLY
+	depth     map[Op]string
+	stormExec []string // OpExecStorm: the tree's files
+	stormStat []string // OpStatStorm: the tree's entries
 }
 
-func newEnv(dir string, port int, tarPath, execPath string, deny bool) (*env, error) {
-	e := &env{dir: dir, port: port, connFD: -1, execPath: execPath, deny: deny, payload: bytes.Repeat([]byte("x"), 64)}
+// envConfig is what newEnv sets up.
+type envConfig struct {
+	dir, tarPath, execPath string
+	port, udpPort          int
+	ops                    []Op       // the operations to prepare for
+	denyErr                unix.Errno // see env.denyErr
+}
+
+func newEnv(c envConfig) (*env, error) {
+	e := &env{dir: c.dir, port: c.port, connFD: -1, execPath: c.execPath, denyErr: c.denyErr,
+		payload: bytes.Repeat([]byte("x"), 64), buf4k: bytes.Repeat([]byte("y"), 4096),
+		preadFD: -1, pwriteFD: -1, pipeTo: -1, pipeFrom: -1, unixS: [2]int{-1, -1}, unixD: [2]int{-1, -1},
+		tcpFD: -1, udpFD: -1, mmapFD: -1, depth: map[Op]string{}}
+	dir := c.dir
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -103,21 +210,163 @@ func newEnv(dir string, port int, tarPath, execPath string, deny bool) (*env, er
 	if err := os.WriteFile(e.renameA, e.payload, 0o644); err != nil {
 		return nil, err
 	}
-	if port > 0 {
+	if c.port > 0 {
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			return nil, fmt.Errorf("socket: %w", err)
 		}
 		e.connFD = fd
 	}
-	if tarPath != "" {
-		b, err := os.ReadFile(tarPath)
+	if c.tarPath != "" {
+		b, err := os.ReadFile(c.tarPath)
 		if err != nil {
 			return nil, err
 		}
 		e.tarData = b
 	}
+	for _, op := range c.ops {
+		if err := e.setup(op, c); err != nil {
+			return nil, fmt.Errorf("set up %s: %w", op, err)
+		}
+	}
 	return e, nil
+}
+
+// setup prepares what op needs beyond the common files. Errors: whatever
+// it cannot create (a missing listener port for tcp_rr or udp_sendto).
+func (e *env) setup(op Op, c envConfig) error {
+	var err error
+	switch op {
+	case OpPread, OpPwrite:
+		p := filepath.Join(e.dir, string(op))
+		if err := os.WriteFile(p, e.buf4k, 0o644); err != nil {
+			return err
+		}
+		flags := unix.O_RDONLY
+		if op == OpPwrite {
+			flags = unix.O_RDWR
+		}
+		fd, err := unix.Open(p, flags|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		if op == OpPread {
+			e.preadFD = fd
+		} else {
+			e.pwriteFD = fd
+		}
+	case OpPipe:
+		return e.startPipePartner()
+	case OpUnixStream:
+		e.unixS, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	case OpUnixDgram:
+		e.unixD, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	case OpTCPRR:
+		if c.port <= 0 {
+			return errors.New("no -port listener")
+		}
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		e.tcpFD = fd
+		sa := *loopback
+		sa.Port = c.port
+		if err := unix.Connect(fd, &sa); err != nil {
+			return err
+		}
+		return unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	case OpUDPSendto:
+		if c.udpPort <= 0 {
+			return errors.New("no -udp-port sink")
+		}
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		e.udpFD = fd
+		// Bound now: no implicit bind at the first send under a ceiling.
+		if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: loopback.Addr}); err != nil {
+			return err
+		}
+		e.udpTo = unix.SockaddrInet4{Addr: loopback.Addr, Port: c.udpPort}
+	case OpMmapExec:
+		e.mmapFD, err = unix.Open(e.execPath, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	case OpOpenDepth1, OpOpenDepth10, OpOpenDepth28:
+		n := map[Op]int{OpOpenDepth1: 1, OpOpenDepth10: 10, OpOpenDepth28: 28}[op]
+		d := filepath.Join(e.dir, string(op))
+		for i := 1; i < n; i++ {
+			d = filepath.Join(d, "d")
+		}
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+		e.depth[op] = filepath.Join(d, "f")
+		return os.WriteFile(e.depth[op], e.payload, 0o644)
+	case OpExecStorm:
+		e.stormExec, err = makeTree(filepath.Join(e.dir, "exec-tree"), 10, 10)
+	case OpStatStorm:
+		var files []string
+		root := filepath.Join(e.dir, "stat-tree")
+		files, err = makeTree(root, 30, 100)
+		if err == nil {
+			for i := 0; i < 30; i++ {
+				e.stormStat = append(e.stormStat, filepath.Join(root, strconv.Itoa(i)))
+			}
+			e.stormStat = append(e.stormStat, files...)
+		}
+	}
+	return err
+}
+
+// makeTree creates root with dirs directories of files 64 B files each
+// (any earlier tree there is removed first) and returns the files' paths.
+func makeTree(root string, dirs, files int) ([]string, error) {
+	if err := os.RemoveAll(root); err != nil {
+		return nil, err
+	}
+	var out []string
+	b := bytes.Repeat([]byte("z"), 64)
+	for i := 0; i < dirs; i++ {
+		d := filepath.Join(root, strconv.Itoa(i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+		for j := 0; j < files; j++ {
+			p := filepath.Join(d, "f"+strconv.Itoa(j)+".go")
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				return nil, err
+			}
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// startPipePartner starts the partner of OpPipe: a goroutine on its own OS
+// thread that answers every byte it reads with one byte back.
+func (e *env) startPipePartner() error {
+	var to, from [2]int
+	if err := unix.Pipe2(to[:], unix.O_CLOEXEC); err != nil {
+		return err
+	}
+	if err := unix.Pipe2(from[:], unix.O_CLOEXEC); err != nil {
+		return err
+	}
+	e.pipeTo, e.pipeFrom = to[1], from[0]
+	go func() {
+		runtime.LockOSThread()
+		b := make([]byte, 1)
+		for {
+			if n, err := unix.Read(to[0], b); n != 1 || err != nil {
+				return
+			}
+			if n, err := unix.Write(from[1], b); n != 1 || err != nil {
+				return
+			}
+		}
+	}()
+	return nil
 }
 
 // errWrongOutcome: an allowed operation failed or a denied one succeeded.
@@ -126,12 +375,12 @@ var errWrongOutcome = errors.New("wrong outcome")
 
 // check turns one operation's error into the benchmark's verdict.
 func (e *env) check(op Op, err error) error {
-	if e.deny {
+	if e.denyErr != 0 {
 		if err == nil {
 			return fmt.Errorf("%s: %w: succeeded on the denied path", op, errWrongOutcome)
 		}
-		if !errors.Is(err, unix.EPERM) {
-			return fmt.Errorf("%s: %w: denied with %v, want EPERM", op, errWrongOutcome, err)
+		if !errors.Is(err, e.denyErr) {
+			return fmt.Errorf("%s: %w: denied with %v, want %v", op, errWrongOutcome, err, e.denyErr)
 		}
 		return nil
 	}
@@ -139,6 +388,14 @@ func (e *env) check(op Op, err error) error {
 		return fmt.Errorf("%s: %w: %v", op, errWrongOutcome, err)
 	}
 	return nil
+}
+
+// full turns a short transfer of n bytes where want were due into an error.
+func full(what string, n, want int, err error) error {
+	if err == nil && n != want {
+		err = fmt.Errorf("%s: %d of %d bytes", what, n, want)
+	}
+	return err
 }
 
 var loopback = &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}
@@ -179,14 +436,7 @@ func (e *env) run(op Op) error {
 		if err != nil {
 			return e.check(op, err)
 		}
-		var ws syscall.WaitStatus
-		if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil {
-			return e.check(op, err)
-		}
-		if ws.ExitStatus() != 0 {
-			return e.check(op, fmt.Errorf("%s exited %d", e.execPath, ws.ExitStatus()))
-		}
-		return e.check(op, nil)
+		return e.check(op, waitOK(pid, e.execPath))
 	case OpSocket:
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 		if err == nil {
@@ -196,7 +446,7 @@ func (e *env) run(op Op) error {
 	case OpConnect:
 		sa := *loopback
 		sa.Port = e.port
-		if e.deny {
+		if e.denyErr != 0 {
 			// The socket was created before the ceiling applied; the
 			// denied connect leaves it unconnected, ready for the next.
 			return e.check(op, unix.Connect(e.connFD, &sa))
@@ -211,10 +461,127 @@ func (e *env) run(op Op) error {
 		err = unix.Connect(fd, &sa)
 		unix.Close(fd)
 		return e.check(op, err)
+	case OpPread:
+		n, err := unix.Pread(e.preadFD, e.buf4k, 0)
+		return e.check(op, full("pread", n, len(e.buf4k), err))
+	case OpPwrite:
+		n, err := unix.Pwrite(e.pwriteFD, e.buf4k, 0)
+		return e.check(op, full("pwrite", n, len(e.buf4k), err))
+	case OpPipe:
+		b := e.buf4k[:1]
+		n, err := unix.Write(e.pipeTo, b)
+		if err = full("pipe write", n, 1, err); err == nil {
+			n, err = unix.Read(e.pipeFrom, b)
+			err = full("pipe read", n, 1, err)
+		}
+		return e.check(op, err)
+	case OpUnixStream, OpUnixDgram:
+		p := e.unixS
+		if op == OpUnixDgram {
+			p = e.unixD
+		}
+		return e.check(op, sendRecv(p[0], p[1], e.buf4k[:16]))
+	case OpTCPRR:
+		return e.check(op, sendRecv(e.tcpFD, e.tcpFD, e.buf4k[:16]))
+	case OpUDPSendto:
+		return e.check(op, unix.Sendto(e.udpFD, e.buf4k[:16], 0, &e.udpTo))
+	case OpFork:
+		pid, err := forkExit()
+		if err != nil {
+			return e.check(op, err)
+		}
+		return e.check(op, waitOK(pid, "forked child"))
+	case OpMmapExec:
+		m, err := unix.Mmap(e.mmapFD, 0, 4096, unix.PROT_READ|unix.PROT_EXEC, unix.MAP_PRIVATE)
+		if err == nil {
+			err = unix.Munmap(m)
+		}
+		return e.check(op, err)
+	case OpKill:
+		return e.check(op, unix.Kill(unix.Getpid(), 0))
+	case OpOpenDepth1, OpOpenDepth10, OpOpenDepth28:
+		fd, err := unix.Open(e.depth[op], unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return e.check(op, err)
 	case OpMacro:
 		return e.check(op, e.macro())
+	case OpExecStorm:
+		for _, f := range e.stormExec {
+			pid, err := syscall.ForkExec(e.execPath, []string{e.execPath, f}, &syscall.ProcAttr{Env: []string{}})
+			if err == nil {
+				err = waitOK(pid, e.execPath)
+			}
+			if err != nil {
+				return e.check(op, err)
+			}
+		}
+		return e.check(op, nil)
+	case OpStatStorm:
+		var st unix.Stat_t
+		for _, p := range e.stormStat {
+			if err := unix.Lstat(p, &st); err != nil {
+				return e.check(op, err)
+			}
+		}
+		return e.check(op, nil)
 	}
 	return fmt.Errorf("unknown op %q", op)
+}
+
+// waitOK waits for the child pid. Errors: the wait fails, the child did
+// not exit with status 0.
+func waitOK(pid int, what string) error {
+	var ws syscall.WaitStatus
+	if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil {
+		return err
+	}
+	if !ws.Exited() || ws.ExitStatus() != 0 {
+		return fmt.Errorf("%s: wait status %#x", what, uint32(ws))
+	}
+	return nil
+}
+
+// sendRecv sends b on fd and receives len(b) bytes back on peer (for a
+// stream, possibly in several reads). Errors: either call's, or a short
+// send.
+func sendRecv(fd, peer int, b []byte) error {
+	n, err := unix.Write(fd, b)
+	if err := full("send", n, len(b), err); err != nil {
+		return err
+	}
+	for got := 0; got < len(b); {
+		n, err := unix.Read(peer, b[got:])
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return errors.New("recv: end of stream")
+		}
+		got += n
+	}
+	return nil
+}
+
+// forkExit forks (clone with SIGCHLD only: the child gets a copy of the
+// address space, as fork(2) makes it) and returns the child's pid; the
+// child calls exit_group(0) at once and runs no other Go code (a raw
+// system call, as syscall.forkAndExecInChild does).
+//
+//go:nosplit
+//go:norace
+func forkExit() (int, error) {
+	r1, _, errno := syscall.RawSyscall6(syscall.SYS_CLONE, uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	if r1 == 0 {
+		for {
+			syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
+		}
+	}
+	return int(r1), nil
 }
 
 // macro unpacks the tarball into a fresh tree, walks it (stat + read of

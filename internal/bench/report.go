@@ -22,7 +22,8 @@ const (
 	PhaseC     = "c"            // enforced, all-allow ceiling
 	PhaseC2    = "c2"           // enforced, a typical agent ceiling: network=false with one allowed endpoint, write=false with one writable root, shell=read_only
 	PhaseD     = "d"            // enforced, denied path
-	PhaseE     = "e"            // Landlock, same intent
+	PhaseE1    = "e1"           // no enforcerd programs; Landlock handling every right it has, allowing everything the benchmark does (against (c))
+	PhaseE0    = "e0"           // no enforcerd programs; Landlock denying: read-only /, no exec, no TCP connect (the intent of (d))
 	PhaseOne   = "scale-k1"     // enforced, 1 registered cgroup (scale.go: scalePhase(1))
 	PhaseTenK  = "scale-k10000" // enforced, 10,000 registered cgroups, each with a live process (scalePhase(10000))
 	phaseProfB = "b"
@@ -289,7 +290,7 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 	}
 	p("\nPhases: (a) no enforcerd program: in the VM, every round runs three groups in an order shuffled per round ")
 	p("(seeded; the phases within a group shuffled too), loading or unloading between groups as they need: ")
-	p("unloaded ((a), (a0), (e): every program and link of enforcerd's closed and unpinned, and the kernel's count of loaded ")
+	p("unloaded ((a), (a0), (e1), (e0): every program and link of enforcerd's closed and unpinned, and the kernel's count of loaded ")
 	p("BPF programs back at what it was before the first load, or the run fails: merely detached programs were measured to ")
 	p("keep file operations 4–16%% dearer on 6.12), floor ((f)) and loaded ((b), (c), (c2), (d)), the guest idling a moment (-settle) after every load or unload so that ")
 	p("the kernel's deferred freeing is not charged to the next phase; the loader's figures ")
@@ -304,16 +305,22 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 	p("(b) every program loaded and attached, the process in an unregistered cgroup; ")
 	p("(c) the process in a registered cgroup with the all-allow ceiling network=true, write=true, shell=full ")
 	p("(every hook still resolves the ceiling, from the per-cgroup cache of the ancestor walk: the walk itself runs only after the ceilings map changed; then it checks the allow path); ")
-	p("(c2) the process in a registered cgroup under the ceiling a real agent gets, the same intent as (e): ")
-	p("network=false with the listener as its one allowed endpoint (tcp:127.0.0.1:PORT), write=false with one writable root, ")
+	p("(c2) the process in a registered cgroup under the ceiling a real agent gets: ")
+	p("network=false with the listener and the UDP sink as its allowed endpoints (tcp:127.0.0.1:PORT, udp:127.0.0.1:PORT), write=false with one writable root, ")
 	p("shell=read_only; its scratch directory lies 8 levels beneath the root, so every allowed write climbs 8 directories to ")
 	p("find it (every phase works 8 directories beneath its own phase directory, so the path walk costs the same in each); as in a container, the cgroup is registered once the worker (its entrypoint) runs, so the programs it execs run write-denied (the exec op measures that path too); ")
 	p("(d) registered with network=false, write=false, shell=none: ")
 	p("the denied path (every operation must fail with EPERM, or the run fails); ")
-	p("(e) no enforcerd programs, Landlock (go-landlock, best effort at ABI 5) restricting to read-only / ")
-	p("except the scratch directory and TCP connect to the listener port only — \"n/a\" where Landlock cannot ")
-	p("express the operation (socket creation, stat; TCP connect below ABI 4). Within a part every workload process ")
-	p("sits at the same cgroup depth. A ratio is the median over rounds of the per-round ratio phase/(a) (both ran ")
+	p("(e1) no enforcerd programs, Landlock (go-landlock, best effort: every right the kernel's ABI has, filesystem, ")
+	p("TCP bind and connect, UDP bind and send, the signal and abstract unix socket scopes) granting everything the benchmark does ")
+	p("(every filesystem right on /, TCP connect to the listener, UDP send to the sink): the allow-everything sandbox, to compare with (c); ")
+	p("(e0) the same Landlock handling every right but granting only reading files and directories beneath / ")
+	p("(no write, no execute, no TCP connect): the intent of (d)'s deny-all ceiling, run on the operations both deny ")
+	p("(every one must fail with EACCES), to compare with (d); the goal (c) <= (e1) is checked only where Landlock ")
+	p("expresses the operation (creations, opens, renames and execs by path; TCP connect from ABI 4; signals from ABI 6; ")
+	p("UDP send from ABI 10; never socket creation, stat, I/O on an open descriptor, pipes, socketpairs, fork or mmap). ")
+	p("Within a part every workload process sits at the same cgroup depth: in the VM every phase's worker runs in its own ")
+	p("cgroup at level 4 (/bench/p/q/<phase>), (a) as deep as (c2). A ratio is the median over rounds of the per-round ratio phase/(a) (both ran ")
 	p("in the same round, so drift of the machine between rounds cancels), shown as \"ratio [lo–hi]\" with its ")
 	p("percentile bootstrap 95%% interval over rounds (10,000 resamples, fixed seed: the same samples give the same ")
 	p("interval); a goal is met only when the whole interval is at or under it, not met when the whole interval is ")
@@ -327,9 +334,9 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 
 	for _, d := range docs {
 		p("## %s (kernel %s)\n\n", d.Label(), d.Kernel)
-		p("| operation | iters | (a) ns/op | (f)/(a) | (b)/(a) | (c)/(a) | (c2)/(a) | (d)/(a) | (e)/(a) | (c)/(e) | (c2)/(e) | (a0)/(a) |\n")
-		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-		ops := append(append([]Op{}, MicroOps...), OpMacro)
+		p("| operation | iters | (a) ns/op | (f)/(a) | (b)/(a) | (c)/(a) | (c2)/(a) | (d)/(a) | (e1)/(a) | (e0)/(a) | (c)/(e1) | (d)/(e0) | (a0)/(a) |\n")
+		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		ops := allOps()
 		for _, op := range ops {
 			a, ok := d.cell(op, PhaseA)
 			if !ok {
@@ -344,8 +351,8 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 				}
 				return "n/a"
 			}
-			p("| %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", op, a.Iters, a.Median(),
-				r(PhaseF, PhaseA), r(PhaseB, PhaseA), r(PhaseC, PhaseA), r(PhaseC2, PhaseA), r(PhaseD, PhaseA), r(PhaseE, PhaseA), r(PhaseC, PhaseE), r(PhaseC2, PhaseE), r(PhaseA0, PhaseA))
+			p("| %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", op, a.Iters, a.Median(),
+				r(PhaseF, PhaseA), r(PhaseB, PhaseA), r(PhaseC, PhaseA), r(PhaseC2, PhaseA), r(PhaseD, PhaseA), r(PhaseE1, PhaseA), r(PhaseE0, PhaseA), r(PhaseC, PhaseE1), r(PhaseD, PhaseE0), r(PhaseA0, PhaseA))
 		}
 		p("\n")
 		scaleMarkdown(p, d)
@@ -382,7 +389,7 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 
 	p("## Goals\n\n")
 	p("At most 2%% for processes not enforced ((b)/(a) <= 1.02), at most 5%% for enforced processes doing allowed work ")
-	p("((c)/(a) <= 1.05), and no more than Landlock on the same work ((c)/(e) <= 1). Published, for comparison: ")
+	p("((c)/(a) <= 1.05), and no more than Landlock on the same work ((c)/(e1) <= 1, where Landlock expresses the operation). Published, for comparison: ")
 	p("BPFContain +3.3%% on a kernel build and +26.6%% on file creation; KubeArmor BPF-LSM mode 1–8%%.\n\n")
 	p("Verdict over the 95%% interval: met (whole interval at or under the goal), **not met** (whole interval over it), ")
 	p("inconclusive (the interval straddles the goal: this run cannot tell; always with fewer than %d rounds).\n\n", MinVerdictRounds)
@@ -398,7 +405,7 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 }
 
 func opIndex(op Op) int {
-	for i, o := range append(append([]Op{}, MicroOps...), OpMacro) {
+	for i, o := range allOps() {
 		if o == op {
 			return i
 		}
@@ -412,4 +419,14 @@ const opsDoc = "`open_read` open(O_RDONLY)+close of an existing file; " +
 	"`exec` fork+execve of a static binary (busybox `true`)+wait (denied: execve, the fork is still paid); " +
 	"`socket_close` socket(AF_INET, SOCK_STREAM)+close; " +
 	"`connect` socket+connect to a loopback listener+close with linger 0 (denied: connect of a socket created before the ceiling); " +
-	"`macro_untar` unpack a tarball of a Go source subtree (archive/tar), walk it with lstat+read of every file, remove it"
+	"`pread_4k`/`pwrite_4k` pread/pwrite of 4 KiB through a descriptor opened before the ceiling (denied: the pwrite, at file_permission); " +
+	"`pipe_pingpong` 1 byte to a partner thread through a pipe and 1 byte back; " +
+	"`unix_stream`/`unix_dgram` send+recv of 16 B on an AF_UNIX socketpair; " +
+	"`tcp_rr` 16 B request and its echo on an established loopback TCP connection (denied: the send); " +
+	"`udp_sendto` sendto of 16 B to a loopback UDP sink from a socket bound before the ceiling; " +
+	"`fork` fork+_exit+wait; `mmap_exec` mmap(PROT_READ|PROT_EXEC) of one page of the exec op's binary+munmap; " +
+	"`kill` kill(getpid(), 0) (the LSM hook task_kill runs for it); " +
+	"`open_depth1`/`open_depth10`/`open_depth28` open(O_RDONLY)+close of a file 1/10/28 directories below the phase directory; " +
+	"`macro_untar` unpack a tarball of a Go source subtree (archive/tar), walk it with lstat+read of every file, remove it; " +
+	"`exec_storm` fork+execve of busybox `true` once per file of a 100-file tree; " +
+	"`stat_storm` lstat of every entry of a 3,030-entry tree (as `git status` refreshes its index)"

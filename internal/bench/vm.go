@@ -22,11 +22,16 @@ import (
 // the loader's figures and the hooks the floor mirrors, then everything is
 // unloaded again. Each of -reps rounds runs three groups in an order
 // shuffled per round (-seed), the phases within each group shuffled too:
-// unloaded ((a), (a0), (e): every program and link of enforcerd's closed and
-// unpinned, the kernel's program count back at what it was before the first
-// load), floor ((f): allow-only twins of every program enforcerd attaches,
-// on the same hooks) and loaded ((b), (c), (c2), (d)), loading or unloading
-// between groups as they need. Then, loaded: scale, registration latency,
+// unloaded ((a), (a0), (e1), (e0): every program and link of enforcerd's
+// closed and unpinned, the kernel's program count back at what it was
+// before the first load), floor ((f): allow-only twins of every program
+// enforcerd attaches, on the same hooks) and loaded ((b), (c), (c2), (d)),
+// loading or unloading between groups as they need. Every phase's worker
+// runs in a cgroup of its own at cgroup level 4, /bench/p/q/<phase>, so
+// the cgroup depth (charging, the effective program arrays, enforcerd's
+// ancestor walk) costs the same in each phase. The macro workloads (-macro:
+// the storms, and macro_untar with -tar) run in (a), (e1), (f), (b), (c)
+// and (c2). Then, loaded: scale, registration latency,
 // memory, the audit flood, and last the profile (BPF stats slow every
 // program down, so they are on only for the profile passes). Errors: a
 // setup step that fails, programs still loaded after an unload (the
@@ -35,7 +40,7 @@ func VM(args []string) error {
 	fs := flag.NewFlagSet("vm", flag.ContinueOnError)
 	reps := fs.Int("reps", 7, "repetitions per figure (medians)")
 	target := fs.Duration("target", 200*time.Millisecond, "time per operation per repetition")
-	tarPath := fs.String("tar", "", "tarball for the macro workload (none: no macro workload)")
+	tarPath := fs.String("tar", "", "tarball for the macro_untar workload (none: no macro_untar)")
 	execPath := fs.String("exec", "/bin/true", "static binary for the exec op")
 	pin := fs.String("pin", enforcer.DefaultPinDir, "pin directory")
 	scaleOf := scaleFlags(fs, []Op{OpSocket, OpCreateWrite, OpStat, OpOpenRead})
@@ -46,8 +51,9 @@ func VM(args []string) error {
 	opsList := fs.String("ops", joinOps(MicroOps), "microbenchmarks to run, comma-separated")
 	settle := fs.Duration("settle", 2*time.Second, "idle time after every load or unload, before the next phase (the kernel's deferred freeing runs then, not inside a measurement)")
 	seed := fs.Uint64("seed", 0, "seed of the per-round group and phase order (0: from the clock; the seed used is logged and kept in the result)")
-	macroOn := fs.Bool("macro", true, "run the macro workload (when -tar is given)")
+	macroOn := fs.Bool("macro", true, "run the macro workloads: exec_storm, stat_storm, and macro_untar when -tar is given")
 	microOnly := fs.Bool("micro-only", false, "only the microbenchmark phases: no scale, latency, memory, flood or profile")
+	profileOnly := fs.Bool("profile-only", false, "only the BPF run-time profile of (b), (c) and (c2): no rounds, scale, latency, memory or flood (a diagnosis, not figures)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -56,7 +62,7 @@ func VM(args []string) error {
 		return err
 	}
 	scaleCfg, err := scaleOf(ops)
-	if err != nil && !*microOnly && !*floodOnly {
+	if err != nil && !*microOnly && !*floodOnly && !*profileOnly {
 		return err
 	}
 	if *reps < 1 || *settle < 0 {
@@ -89,8 +95,8 @@ func VM(args []string) error {
 		return err
 	}
 	cgs := map[string]cgroup.Cgroup{}
-	for _, name := range []string{PhaseA, PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE, "lat", "flood"} {
-		cg, err := cgroup.Create(mount, "/bench/"+name)
+	for _, name := range []string{PhaseA, PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE1, PhaseE0, "lat", "flood"} {
+		cg, err := cgroup.Create(mount, phaseCgroup+name)
 		if err != nil {
 			return err
 		}
@@ -102,25 +108,37 @@ func VM(args []string) error {
 	}
 	defer stop()
 	r.port = port
+	udpPort, stopUDP, err := listenUDP()
+	if err != nil {
+		return err
+	}
+	defer stopUDP()
+	r.udp = udpPort
 
 	if *floodOnly {
 		return r.floodOnly(*pin, mount, cgs["flood"], *floodN, t0)
 	}
 
-	var llOps, denyOps []Op
+	// (d) runs what the deny-all ceiling denies; (e0) what Landlock
+	// denies of that at this ABI.
+	var llDenyOps, denyOps []Op
 	for _, op := range ops {
-		if LandlockExpresses(op, abi) {
-			llOps = append(llOps, op)
-		}
 		if Deniable(op) {
 			denyOps = append(denyOps, op)
+			if LandlockExpresses(op, abi) {
+				llDenyOps = append(llDenyOps, op)
+			}
 		}
 	}
-	macro := r.tar != "" && *macroOn
-	calOps := ops
-	if macro {
-		calOps = append(append([]Op{}, ops...), OpMacro)
+	var m []Op // the macro workloads
+	if *macroOn {
+		for _, op := range MacroOps {
+			if op != OpMacro || r.tar != "" {
+				m = append(m, op)
+			}
+		}
 	}
+	calOps := append(append([]Op{}, ops...), m...)
 	r.log("kernel %s, Landlock ABI %d, %d reps of %v per op", r.doc.Kernel, abi, r.reps, r.target)
 	if err := r.calibrate(cgs[PhaseA], calOps); err != nil {
 		return err
@@ -141,7 +159,7 @@ func VM(args []string) error {
 	if err := os.MkdirAll(r.phaseDir(PhaseC2), 0o755); err != nil {
 		return err
 	}
-	c2, err := typical(r.writeRoot(), r.port)
+	c2, err := typical(r.writeRoot(), r.port, r.udp)
 	if err != nil {
 		return err
 	}
@@ -164,13 +182,15 @@ func VM(args []string) error {
 	loaded := []phase{microP(PhaseB, cgs[PhaseB], ops), microP(PhaseC, cgs[PhaseC], ops),
 		regP(PhaseC2, cgs[PhaseC2], c2, ops), regP(PhaseD, cgs[PhaseD], denyAll, denyOps, "-deny")}
 	if abi > 0 {
-		unloaded = append(unloaded, microP(PhaseE, cgs[PhaseE], llOps, "-landlock"))
+		unloaded = append(unloaded, microP(PhaseE1, cgs[PhaseE1], ops, "-landlock", llAllow))
+		if len(llDenyOps) > 0 {
+			unloaded = append(unloaded, microP(PhaseE0, cgs[PhaseE0], llDenyOps, "-landlock", llDeny, "-deny"))
+		}
 	}
-	if macro {
-		m := []Op{OpMacro}
+	if len(m) > 0 {
 		unloaded = append(unloaded, microP(PhaseA, cgs[PhaseA], m))
 		if abi > 0 {
-			unloaded = append(unloaded, microP(PhaseE, cgs[PhaseE], m, "-landlock"))
+			unloaded = append(unloaded, microP(PhaseE1, cgs[PhaseE1], m, "-landlock", llAllow))
 		}
 		floor = append(floor, microP(PhaseF, cgs[PhaseF], m))
 		loaded = append(loaded, microP(PhaseB, cgs[PhaseB], m), microP(PhaseC, cgs[PhaseC], m), regP(PhaseC2, cgs[PhaseC2], c2, m))
@@ -185,7 +205,12 @@ func VM(args []string) error {
 	// between groups as they need; paired ratios per round cancel drift.
 	r.log("phase order seed %d", *seed)
 	rng := rand.New(rand.NewPCG(*seed, 0))
-	for i := 0; i < r.reps; i++ {
+	rounds := r.reps
+	if *profileOnly {
+		rounds = 0
+		r.doc.Notes = append(r.doc.Notes, "profile-only run: no phase figures")
+	}
+	for i := 0; i < rounds; i++ {
 		rng.Shuffle(len(groups), func(x, y int) { groups[x], groups[y] = groups[y], groups[x] })
 		for _, g := range groups {
 			ph := g.phases
@@ -218,22 +243,24 @@ func VM(args []string) error {
 	enf := k.enf
 	defer enf.Close()
 
-	if scaleCfg.ks != nil {
-		if _, err := cgroup.Create(mount, "/bench/scale"); err != nil {
+	if !*profileOnly {
+		if scaleCfg.ks != nil {
+			if _, err := cgroup.Create(mount, "/bench/scale"); err != nil {
+				return err
+			}
+			if err := r.scaleRun(enf, mount, "/bench/scale", scaleCfg, *seed); err != nil {
+				return err
+			}
+		}
+		if err := r.latency(enf, cgs["lat"], *latN); err != nil {
 			return err
 		}
-		if err := r.scaleRun(enf, mount, "/bench/scale", scaleCfg, *seed); err != nil {
+		if err := r.runMemory(); err != nil {
+			r.doc.Notes = append(r.doc.Notes, "enforcerd run memory: "+err.Error())
+		}
+		if err := r.flood(enf, cgs["flood"], *floodN); err != nil {
 			return err
 		}
-	}
-	if err := r.latency(enf, cgs["lat"], *latN); err != nil {
-		return err
-	}
-	if err := r.runMemory(); err != nil {
-		r.doc.Notes = append(r.doc.Notes, "enforcerd run memory: "+err.Error())
-	}
-	if err := r.flood(enf, cgs["flood"], *floodN); err != nil {
-		return err
 	}
 
 	r.log("profile (BPF stats on)")
@@ -241,10 +268,13 @@ func VM(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := r.profile(prof, cgs[PhaseB], PhaseB, ops); err != nil {
+	if err := r.profile(prof, cgs[PhaseB], PhaseB, ops, nil, nil); err != nil {
 		return err
 	}
-	if err := r.profile(prof, cgs[PhaseC], PhaseC, ops); err != nil {
+	if err := r.profile(prof, cgs[PhaseC], PhaseC, ops, nil, nil); err != nil {
+		return err
+	}
+	if err := r.profile(prof, cgs[PhaseC2], PhaseC2, ops, enf, &c2); err != nil {
 		return err
 	}
 	prof.close()

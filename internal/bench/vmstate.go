@@ -19,7 +19,7 @@ type kernelState int
 const (
 	// stateUnloaded: nothing of enforcerd's or the floor's: every program
 	// and link closed and unpinned, the number of loaded BPF programs back
-	// at what it was before the first load ((a), (a0), (e)).
+	// at what it was before the first load ((a), (a0), (e1), (e0)).
 	stateUnloaded kernelState = iota
 	// stateFloor: the floor's allow-only twins of every program enforcerd
 	// attaches, on the same hooks; enforcerd unloaded ((f)).

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/cgroup"
@@ -54,28 +55,36 @@ func Worker(args []string) error {
 	port := fs.Int("port", 0, "loopback listener port")
 	tarPath := fs.String("tar", "", "tarball for the macro workload")
 	execPath := fs.String("exec", "/bin/true", "static binary for the exec op")
-	deny := fs.Bool("deny", false, "denied path: every op must fail with EPERM")
-	ll := fs.Bool("landlock", false, "restrict self with Landlock: read-only / except -dir, TCP connect only to -port")
+	udpPort := fs.Int("udp-port", 0, "loopback UDP sink port (udp_sendto)")
+	deny := fs.Bool("deny", false, "denied path: every op must fail with EPERM (with -landlock deny: EACCES)")
+	ll := fs.String("landlock", "", "restrict self with Landlock (restrictLandlock): allow (phase e1) or deny (phase e0); empty: no Landlock")
 	cal := fs.Duration("calibrate", 200*time.Millisecond, "calibrate: time per op")
 	n := fs.Uint64("n", 1_000_000, "flood: operations")
 	files := fs.String("files", "", "flood: comma-separated files to open for writing (after the sockets of FloodOps)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	e, err := newEnv(*dir, *port, *tarPath, *execPath, *deny)
-	if err != nil {
-		return fmt.Errorf("worker setup: %w", err)
-	}
-	if *ll {
-		if err := restrictLandlock(*dir, *port); err != nil {
-			return err
-		}
-	}
 	var opList []Op
 	var iterList []int
 	if *ops != "" {
 		for _, o := range strings.Split(*ops, ",") {
 			opList = append(opList, Op(o))
+		}
+	}
+	cfg := envConfig{dir: *dir, tarPath: *tarPath, execPath: *execPath, port: *port, udpPort: *udpPort, ops: opList}
+	if *deny {
+		cfg.denyErr = unix.EPERM
+		if *ll == llDeny {
+			cfg.denyErr = unix.EACCES // Landlock's denials
+		}
+	}
+	e, err := newEnv(cfg)
+	if err != nil {
+		return fmt.Errorf("worker setup: %w", err)
+	}
+	if *ll != "" {
+		if err := restrictLandlock(*ll, *port, *udpPort); err != nil {
+			return err
 		}
 	}
 	if *iters != "" {
@@ -211,16 +220,41 @@ func monotonicNs() int64 {
 	return ts.Nano()
 }
 
-// restrictLandlock applies the Landlock form of the ceiling "write only the
-// scratch directory, connect only to the listener": read-only (read + execute)
-// everywhere, read-write in dir, TCP connect to port (ABI >= 4; dropped by
-// best effort below that, where Landlock cannot express network rules).
-func restrictLandlock(dir string, port int) error {
-	rules := []landlock.Rule{landlock.RODirs("/"), landlock.RWDirs(dir).WithRefer()}
-	if port > 0 {
-		rules = append(rules, landlock.ConnectTCP(uint16(port)))
+// The Landlock modes of a worker (-landlock).
+const (
+	llAllow = "allow" // phase (e1)
+	llDeny  = "deny"  // phase (e0)
+)
+
+// restrictLandlock restricts the worker (every thread) with Landlock,
+// handling every access right go-landlock knows (filesystem, TCP bind and
+// connect, UDP bind and send, the signal and abstract unix socket scopes),
+// best effort: only what the running kernel's ABI has. mode llAllow (e1)
+// grants every filesystem right on / and TCP connect to port and UDP send
+// to udpPort: everything the benchmark does stays allowed, so e1 against
+// (c) compares the cost of two allow-everything sandboxes. mode llDeny
+// (e0) grants only reading files and directories beneath / (no write, no
+// execute, no TCP connect, no UDP send): the intent of the deny-all
+// ceiling network=false, write=false, shell=none, to compare with (d).
+// Errors: an unknown mode, Landlock refusing the ruleset.
+func restrictLandlock(mode string, port, udpPort int) error {
+	all := landlock.V11.HandledAccessFS
+	var rules []landlock.Rule
+	switch mode {
+	case llAllow:
+		rules = append(rules, landlock.PathAccess(all, "/"))
+		if port > 0 {
+			rules = append(rules, landlock.ConnectTCP(uint16(port)))
+		}
+		if udpPort > 0 {
+			rules = append(rules, landlock.ConnectSendUDP(uint16(udpPort)))
+		}
+	case llDeny:
+		rules = append(rules, landlock.PathAccess(llsys.AccessFSReadFile|llsys.AccessFSReadDir, "/"))
+	default:
+		return fmt.Errorf("-landlock %q: want %s or %s", mode, llAllow, llDeny)
 	}
-	if err := landlock.V5.BestEffort().Restrict(rules...); err != nil {
+	if err := landlock.V11.BestEffort().Restrict(rules...); err != nil {
 		return fmt.Errorf("landlock: %w", err)
 	}
 	return nil

@@ -1,0 +1,132 @@
+package bench
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestEveryOpDoesItsWork runs every microbenchmark and the storms a few
+// times on the allowed path, natively, with the listeners the driver
+// starts: each must succeed (run returns an error when an operation does
+// not do its work).
+func TestEveryOpDoesItsWork(t *testing.T) {
+	port, stop, err := listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	udp, stopUDP, err := listenUDP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopUDP()
+	exe := "/bin/true"
+	if _, err := os.Stat(exe); err != nil {
+		t.Fatalf("the exec ops need %s: %v", exe, err)
+	}
+	ops := append(append([]Op{}, MicroOps...), OpExecStorm, OpStatStorm)
+	e, err := newEnv(envConfig{dir: t.TempDir(), execPath: exe, port: port, udpPort: udp, ops: ops})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range ops {
+		for i := 0; i < 3; i++ {
+			if err := e.run(op); err != nil {
+				t.Errorf("%s: %v", op, err)
+				break
+			}
+		}
+	}
+	if len(e.stormExec) != execStormFiles || len(e.stormStat) != statStormEntries {
+		t.Errorf("storm trees: %d files to exec, %d entries to stat; want %d, %d", len(e.stormExec), len(e.stormStat), execStormFiles, statStormEntries)
+	}
+	for op, n := range map[Op]int{OpOpenDepth1: 1, OpOpenDepth10: 10, OpOpenDepth28: 28} {
+		rel, err := filepath.Rel(e.dir, filepath.Dir(e.depth[op]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := countSep(rel) + 1; got != n {
+			t.Errorf("%s: file %d directories below the phase directory, want %d", op, got, n)
+		}
+	}
+}
+
+func countSep(p string) int {
+	n := 0
+	for _, c := range p {
+		if c == filepath.Separator {
+			n++
+		}
+	}
+	return n
+}
+
+// TestOpsFailLoudly: an op whose setup is missing, or an allowed op that
+// fails, is an error, never a silent success.
+func TestOpsFailLoudly(t *testing.T) {
+	e, err := newEnv(envConfig{dir: t.TempDir(), execPath: "/bin/true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []Op{OpPread, OpPwrite, OpTCPRR, OpUDPSendto, OpMmapExec, OpUnixStream, OpOpenDepth10} {
+		if err := e.run(op); !errors.Is(err, errWrongOutcome) {
+			t.Errorf("%s without its setup: %v, want a wrong outcome", op, err)
+		}
+	}
+	if _, err := newEnv(envConfig{dir: t.TempDir(), execPath: "/bin/true", ops: []Op{OpTCPRR}}); err == nil {
+		t.Error("tcp_rr set up without a listener")
+	}
+	if _, err := newEnv(envConfig{dir: t.TempDir(), execPath: "/bin/true", ops: []Op{OpUDPSendto}}); err == nil {
+		t.Error("udp_sendto set up without a sink")
+	}
+}
+
+// TestDeniedPathChecksErrno: on the denied path an op must fail with the
+// phase's errno (EPERM for enforcerd, EACCES for Landlock).
+func TestDeniedPathChecksErrno(t *testing.T) {
+	e := &env{denyErr: unix.EPERM}
+	if err := e.check(OpConnect, nil); !errors.Is(err, errWrongOutcome) {
+		t.Errorf("denied connect that succeeded: %v", err)
+	}
+	if err := e.check(OpConnect, unix.EACCES); !errors.Is(err, errWrongOutcome) {
+		t.Errorf("EACCES under (d): %v", err)
+	}
+	if err := e.check(OpConnect, unix.EPERM); err != nil {
+		t.Errorf("EPERM under (d): %v", err)
+	}
+	e.denyErr = unix.EACCES
+	if err := e.check(OpRename, unix.EACCES); err != nil {
+		t.Errorf("EACCES under (e0): %v", err)
+	}
+}
+
+func TestDeniableAndLandlock(t *testing.T) {
+	for _, op := range []Op{OpPwrite, OpTCPRR, OpUDPSendto, OpCreateWrite, OpRename, OpExec, OpSocket, OpConnect} {
+		if !Deniable(op) {
+			t.Errorf("%s not deniable", op)
+		}
+	}
+	for _, op := range []Op{OpPread, OpPipe, OpUnixStream, OpUnixDgram, OpFork, OpMmapExec, OpKill, OpOpenDepth28, OpStat} {
+		if Deniable(op) {
+			t.Errorf("%s deniable", op)
+		}
+	}
+	for _, c := range []struct {
+		op   Op
+		abi  int
+		want bool
+	}{
+		{OpOpenDepth28, 1, true}, {OpExecStorm, 1, true}, {OpStatStorm, 6, false},
+		{OpConnect, 3, false}, {OpConnect, 4, true}, {OpKill, 5, false}, {OpKill, 6, true},
+		{OpUDPSendto, 9, false}, {OpUDPSendto, 10, true}, {OpTCPRR, 10, false}, {OpPwrite, 10, false},
+		{OpOpenRead, 0, false},
+	} {
+		if got := LandlockExpresses(c.op, c.abi); got != c.want {
+			t.Errorf("LandlockExpresses(%s, %d) = %v, want %v", c.op, c.abi, got, c.want)
+		}
+	}
+}

@@ -283,7 +283,7 @@ type idlerPool struct {
 
 func newIdlerPool(n int) (*idlerPool, error) {
 	if !idlersSupported {
-		return nil, fmt.Errorf("scale: the background processes (idler_amd64.s) exist for amd64 only, this is %s", runtime.GOARCH)
+		return nil, fmt.Errorf("scale: the background processes (idler_amd64.s) exist for amd64 only, this is %s (-scale \"\" runs without the figure)", runtime.GOARCH)
 	}
 	size := int(unsafe.Sizeof(idlerSlot{}))
 	mem, err := unix.Mmap(-1, 0, max(n, 1)*size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)

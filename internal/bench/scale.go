@@ -229,8 +229,15 @@ func (l scaleLayout) cell(i int) string {
 	return path.Join(l.base, fmt.Sprintf("s-g%03d", (i-1)/cellsPerGroup), fmt.Sprintf("c%03d", (i-1)%cellsPerGroup))
 }
 
-// pacer is the unregistered cell of K=1's background process.
-func (l scaleLayout) pacer() string { return path.Join(l.base, "s-m", "p0") }
+// pacers is the parent of K=1's background cells (unregistered), pacer
+// one of them.
+func (l scaleLayout) pacers() string     { return path.Join(l.base, "s-p") }
+func (l scaleLayout) pacer(i int) string { return path.Join(l.pacers(), fmt.Sprintf("p%02d", i)) }
+
+// pacerCount is how many processes make K=1's background calls: each at
+// most 100 per second (one process every 0.5 ms does not keep up under
+// TCG: the guest's timers are coarser).
+func pacerCount(rate float64) int { return max(1, int(math.Ceil(rate/100))) }
 
 func (l scaleLayout) churnCell(i int) string {
 	return path.Join(l.base, "s-churn", fmt.Sprintf("c%03d", i))
@@ -239,7 +246,7 @@ func (l scaleLayout) churnCell(i int) string {
 // parents are the level-3 groups of cells 1..n-1, the measured cell and
 // churn's, for kill and removal.
 func (l scaleLayout) parents(n int) []string {
-	out := []string{path.Join(l.base, "s-m"), path.Join(l.base, "s-churn")}
+	out := []string{path.Join(l.base, "s-m"), l.pacers(), path.Join(l.base, "s-churn")}
 	for g := 0; g*cellsPerGroup < n-1; g++ {
 		out = append(out, path.Join(l.base, fmt.Sprintf("s-g%03d", g)))
 	}
@@ -504,7 +511,7 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 	if err != nil {
 		return err
 	}
-	pacer, err := newIdlerPool(1)
+	pacer, err := newIdlerPool(pacerCount(c.rate))
 	if err != nil {
 		pool.close(true)
 		return err
@@ -570,18 +577,31 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 	if err := register(measured); err != nil {
 		return err
 	}
-	// K=1's background: one process in an unregistered cell beside the
-	// measured one, at the same total rate, so that interrupts, wake-ups
-	// and switches of background work weigh on every K alike. Frozen
-	// (cgroup.freeze) while K > 1.
-	pacerCg, err := mkcell(l.pacer())
+	// K=1's background: pacerCount processes in unregistered cells at
+	// the same total rate, so that interrupts, wake-ups and switches of
+	// background work weigh on every K alike. Frozen (cgroup.freeze of
+	// their parent) while K > 1.
+	var pacerCells []cgroup.Cgroup
+	for i := 0; i < pacerCount(c.rate); i++ {
+		cg, err := mkcell(l.pacer(i))
+		if err != nil {
+			return err
+		}
+		pacerCells = append(pacerCells, cg)
+	}
+	pacerCg, err := cgroup.Open(mount, l.pacers())
 	if err != nil {
 		return err
 	}
-	pacerPeriod := time.Duration(float64(time.Second) / c.rate)
+	pacerPeriod := time.Duration(float64(len(pacerCells)) / c.rate * float64(time.Second))
 	pacerOn := func(rng *rand.Rand) error {
 		if len(pacer.slots) == 0 {
-			return pacer.spawn(pacerCg, time.Duration(rng.Int64N(int64(pacerPeriod))), pacerPeriod)
+			for _, cg := range pacerCells {
+				if err := pacer.spawn(cg, time.Duration(rng.Int64N(int64(pacerPeriod))), pacerPeriod); err != nil {
+					return err
+				}
+			}
+			return nil
 		}
 		pacer.retime(pacerPeriod, rng)
 		return pacerCg.Thaw()
@@ -595,7 +615,7 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 			churn = append(churn, cg)
 		}
 	}
-	r.doc.Notes = append(r.doc.Notes, fmt.Sprintf("scale: the measured process and every background process sit at cgroup level %d, each in its own registered cgroup (all-allow ceiling); the background processes together make %.0f socket()+close() calls per second at every K, each one every (K-1)/%.0f s; a background process is a process of its own in its own cgroup that shares the driver's address space and fd table (clone3 CLONE_VM|CLONE_FILES|CLONE_INTO_CGROUP), so that 20,000 fit in a small guest; at K=1 one process in an unregistered cell beside the measured one makes the same calls at the same total rate (frozen while K > 1), so that every K has the same background load; the Ks are measured ascending, then again descending (the largest once), so that K=1 has samples from both ends", measured.Level, c.rate, c.rate))
+	r.doc.Notes = append(r.doc.Notes, fmt.Sprintf("scale: the measured process and every background process sit at cgroup level %d, each in its own registered cgroup (all-allow ceiling); the background processes together make %.0f socket()+close() calls per second at every K, each one every (K-1)/%.0f s; a background process is a process of its own in its own cgroup that shares the driver's address space and fd table (clone3 CLONE_VM|CLONE_FILES|CLONE_INTO_CGROUP), so that 20,000 fit in a small guest; at K=1 %d processes in unregistered cells make the same calls at the same total rate (frozen while K > 1), so that every K has the same background load; the Ks are measured ascending, then again descending (the largest once), so that K=1 has samples from both ends", measured.Level, c.rate, c.rate, pacerCount(c.rate)))
 	memBase := memAvailableKiB()
 	var createD, registerD, spawnD time.Duration
 	var cells []cgroup.Cgroup // background cell i is cells[i-1], its idler pool slot i-1

@@ -103,10 +103,10 @@ func TestScaleLayout(t *testing.T) {
 		t.Errorf("native cell = %s", g)
 	}
 	ps := l.parents(201) // cells 1..200: groups 0 and 1
-	if strings.Join(ps, " ") != "/bench/scale/s-m /bench/scale/s-churn /bench/scale/s-g000 /bench/scale/s-g001" {
+	if strings.Join(ps, " ") != "/bench/scale/s-m /bench/scale/s-p /bench/scale/s-churn /bench/scale/s-g000 /bench/scale/s-g001" {
 		t.Errorf("parents(201) = %v", ps)
 	}
-	if len(l.parents(1)) != 2 {
+	if len(l.parents(1)) != 3 {
 		t.Errorf("parents(1) = %v", l.parents(1))
 	}
 }
@@ -211,5 +211,17 @@ func TestMeminfoField(t *testing.T) {
 	}
 	if v := meminfoField(strings.NewReader(in), "Nope"); v != 0 {
 		t.Errorf("missing field = %v", v)
+	}
+}
+
+func TestPacers(t *testing.T) {
+	for rate, want := range map[float64]int{2000: 20, 50: 1, 150: 2, 100: 1} {
+		if got := pacerCount(rate); got != want {
+			t.Errorf("pacerCount(%v) = %d, want %d", rate, got, want)
+		}
+	}
+	l := scaleLayout{"/bench/scale"}
+	if l.pacer(3) != "/bench/scale/s-p/p03" || cgroup.Level(l.pacer(3)) != 4 {
+		t.Errorf("pacer(3) = %s", l.pacer(3))
 	}
 }

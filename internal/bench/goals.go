@@ -111,6 +111,7 @@ func Summary(w io.Writer, docs []*Doc) {
 				fmt.Fprintf(w, "bench: %s/scale_10k_vs_1/%s ratio=%.3f\n", l, op, r)
 			}
 		}
+		scaleSummary(w, d)
 		for _, v := range d.Values {
 			fmt.Fprintf(w, "bench: %s/%s value=%s %s\n", l, v.Name, fmtNum(v.Value), v.Unit)
 		}

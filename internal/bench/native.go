@@ -36,7 +36,12 @@ func Native(args []string) error {
 	target := fs.Duration("target", 150*time.Millisecond, "time per operation per repetition")
 	seed := fs.Uint64("seed", 0, "seed of the per-round phase order (0: from the clock; the seed used is logged)")
 	out := fs.String("out", "", "write the result here (default: stdout, chunked)")
+	scaleOf := scaleFlags(fs, NetOps)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	scaleCfg, err := scaleOf(NetOps)
+	if err != nil {
 		return err
 	}
 	if *reps < 2 {
@@ -136,6 +141,11 @@ func Native(args []string) error {
 			if err := p.run(); err != nil {
 				return err
 			}
+		}
+	}
+	if scaleCfg.ks != nil {
+		if err := r.scaleRun(enf, mount, cgs["att"].Group, scaleCfg, *seed); err != nil {
+			return err
 		}
 	}
 	prof, err := newProfiler(pin)

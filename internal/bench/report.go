@@ -16,16 +16,16 @@ import (
 
 // The measured phases, and the scale phases.
 const (
-	PhaseA     = "a"     // no programs: in the VM, every program unloaded (not merely detached) before the group
-	PhaseA0    = "a0"    // (a) again, in the same unloaded group: the null check, (a0)/(a) must be 1
-	PhaseB     = "b"     // programs loaded, process not enforced
-	PhaseC     = "c"     // enforced, all-allow ceiling
-	PhaseC2    = "c2"    // enforced, a typical agent ceiling: network=false with one allowed endpoint, write=false with one writable root, shell=read_only
-	PhaseD     = "d"     // enforced, denied path
-	PhaseE1    = "e1"    // no enforcerd programs; Landlock handling every right it has, allowing everything the benchmark does (against (c))
-	PhaseE0    = "e0"    // no enforcerd programs; Landlock denying: read-only /, no exec, no TCP connect (the intent of (d))
-	PhaseOne   = "c-1"   // enforced, 1 registered cgroup
-	PhaseTenK  = "c-10k" // enforced, 10,000 registered cgroups
+	PhaseA     = "a"            // no programs: in the VM, every program unloaded (not merely detached) before the group
+	PhaseA0    = "a0"           // (a) again, in the same unloaded group: the null check, (a0)/(a) must be 1
+	PhaseB     = "b"            // programs loaded, process not enforced
+	PhaseC     = "c"            // enforced, all-allow ceiling
+	PhaseC2    = "c2"           // enforced, a typical agent ceiling: network=false with one allowed endpoint, write=false with one writable root, shell=read_only
+	PhaseD     = "d"            // enforced, denied path
+	PhaseE1    = "e1"           // no enforcerd programs; Landlock handling every right it has, allowing everything the benchmark does (against (c))
+	PhaseE0    = "e0"           // no enforcerd programs; Landlock denying: read-only /, no exec, no TCP connect (the intent of (d))
+	PhaseOne   = "scale-k1"     // enforced, 1 registered cgroup (scale.go: scalePhase(1))
+	PhaseTenK  = "scale-k10000" // enforced, 10,000 registered cgroups, each with a live process (scalePhase(10000))
 	phaseProfB = "b"
 )
 
@@ -355,17 +355,7 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 				r(PhaseF, PhaseA), r(PhaseB, PhaseA), r(PhaseC, PhaseA), r(PhaseC2, PhaseA), r(PhaseD, PhaseA), r(PhaseE1, PhaseA), r(PhaseE0, PhaseA), r(PhaseC, PhaseE1), r(PhaseD, PhaseE0), r(PhaseA0, PhaseA))
 		}
 		p("\n")
-		var scale []string
-		for _, op := range ops {
-			if v, ok := d.Ratio(op, PhaseTenK, PhaseOne); ok {
-				one, _ := d.cell(op, PhaseOne)
-				scale = append(scale, fmt.Sprintf("| %s | %.0f | %.3f |", op, one.Median(), v))
-			}
-		}
-		if len(scale) > 0 {
-			p("Scale: per-operation cost in a registered cgroup with 10,000 registered cgroups (9,999 extra ids in the ceiling map) against 1.\n\n")
-			p("| operation | 1 registered, ns/op | 10,000 / 1 |\n|---|---:|---:|\n%s\n\n", strings.Join(scale, "\n"))
-		}
+		scaleMarkdown(p, d)
 		if len(d.Values) > 0 {
 			p("| figure | value |\n|---|---:|\n")
 			for _, v := range d.Values {

@@ -43,7 +43,7 @@ func VM(args []string) error {
 	tarPath := fs.String("tar", "", "tarball for the macro_untar workload (none: no macro_untar)")
 	execPath := fs.String("exec", "/bin/true", "static binary for the exec op")
 	pin := fs.String("pin", enforcer.DefaultPinDir, "pin directory")
-	fakes := fs.Int("fakes", 9999, "extra registered cgroup ids for the scale figure")
+	scaleOf := scaleFlags(fs, []Op{OpSocket, OpCreateWrite, OpStat, OpOpenRead})
 	latN := fs.Int("latency", 50, "registration latency samples")
 	floodN := fs.Uint64("flood", 1_000_000, "audit flood: denied operations")
 	floodOnly := fs.Bool("flood-only", false, "load enforcerd and run only the audit flood")
@@ -61,6 +61,10 @@ func VM(args []string) error {
 	if err != nil {
 		return err
 	}
+	scaleCfg, err := scaleOf(ops)
+	if err != nil && !*microOnly && !*floodOnly && !*profileOnly {
+		return err
+	}
 	if *reps < 1 || *settle < 0 {
 		return fmt.Errorf("vm: -reps %d -settle %v: want at least 1 round and no negative time", *reps, *settle)
 	}
@@ -71,14 +75,14 @@ func VM(args []string) error {
 	r := &run{reps: *reps, target: *target, tar: *tarPath, exec: *execPath, root: "/tmp/bench",
 		iters: map[Op]int{}, log: newLogger("bench-vm")}
 	abi, _ := llsys.LandlockGetABIVersion()
-	r.doc = &Doc{Where: "vm", Kernel: uname(), Machine: "QEMU TCG (no KVM), -smp 2 -m 1G, busybox initramfs on tmpfs",
+	r.doc = &Doc{Where: "vm", Kernel: uname(), Machine: "QEMU TCG (no KVM), -smp 2 " + guestMem() + ", busybox initramfs on tmpfs",
 		LandlockABI: abi, Reps: *reps, OrderSeed: *seed}
 	if *icount {
 		if err := checkIcountGuest(); err != nil {
 			return err
 		}
 		r.doc.Icount = true
-		r.doc.Machine = "QEMU TCG (no KVM) -icount shift=0,sleep=off, -smp 1 -m 1G, default mitigations, busybox initramfs on tmpfs"
+		r.doc.Machine = "QEMU TCG (no KVM) -icount shift=0,sleep=off, -smp 1 " + guestMem() + ", default mitigations, busybox initramfs on tmpfs"
 	}
 	if _, err := os.Stat(*pin); err == nil {
 		return fmt.Errorf("%s exists: phase (a) needs a boot where enforcerd was never loaded", *pin)
@@ -240,8 +244,13 @@ func VM(args []string) error {
 	defer enf.Close()
 
 	if !*profileOnly {
-		if err := r.scale(enf, cgs[PhaseC], *fakes, []Op{OpCreateWrite, OpRename, OpSocket}); err != nil {
-			return err
+		if scaleCfg.ks != nil {
+			if _, err := cgroup.Create(mount, "/bench/scale"); err != nil {
+				return err
+			}
+			if err := r.scaleRun(enf, mount, "/bench/scale", scaleCfg, *seed); err != nil {
+				return err
+			}
 		}
 		if err := r.latency(enf, cgs["lat"], *latN); err != nil {
 			return err
@@ -272,38 +281,6 @@ func VM(args []string) error {
 	r.doc.ElapsedS = time.Since(t0).Seconds()
 	r.log("done in %.0fs", r.doc.ElapsedS)
 	return Emit(os.Stdout, r.doc)
-}
-
-// scale: the same operations in a registered cgroup with 1, then with
-// 1+fakes registered cgroups (fake ids: only the map size matters).
-func (r *run) scale(enf *enforcer.Enforcer, cg cgroup.Cgroup, fakes int, ops []Op) error {
-	r.log("scale: 1 registered")
-	for i := 0; i < r.reps; i++ {
-		if err := r.micro(cg, PhaseOne, ops); err != nil {
-			return err
-		}
-	}
-	t0 := time.Now()
-	ids := make([]uint64, 0, fakes)
-	for i := 0; i < fakes; i++ {
-		id := uint64(1)<<48 + uint64(i)
-		if err := enf.Register(cgroup.Cgroup{Group: "/bench-fake", ID: id, Level: 1}, allowAll); err != nil {
-			return fmt.Errorf("fake registration %d: %w", i, err)
-		}
-		ids = append(ids, id)
-	}
-	reg := time.Since(t0)
-	r.doc.Values = append(r.doc.Values, Value{"register_one_of_10k_mean", float64(reg.Microseconds()) / float64(max(fakes, 1)), "us"})
-	r.log("scale: %d registered (%.1fs to register)", fakes+1, reg.Seconds())
-	for i := 0; i < r.reps; i++ {
-		if err := r.micro(cg, PhaseTenK, ops); err != nil {
-			return err
-		}
-	}
-	for _, id := range ids {
-		_ = enf.Unregister(id)
-	}
-	return nil
 }
 
 // latency: a child loops on socket(); the time from the Register call to the

@@ -68,7 +68,8 @@ var SummaryPhases = []string{PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, P
 // (host, vm6.12, icount/6.12): for every op and phase of SummaryPhases
 // measured, "bench: <label>/<op>/<phase> ratio=R" (R the ratio against (a)
 // of the same run, Doc.Ratio); for the two Landlock comparisons, where both
-// ran, "bench: <label>/c_vs_e1/<op> ratio=R" ((c)/(e1)) and
+// ran and Landlock mediates the op (LandlockExpresses), "bench:
+// <label>/c_vs_e1/<op> ratio=R" ((c)/(e1)) and
 // "bench: <label>/d_vs_e0/<op> ratio=R" ((d)/(e0)); for the native part,
 // one more line per op and phase: "bench: native/<op>/<phase> ratio=R lo=L
 // hi=H verdict=V", [L, H] the bootstrap 95% interval and V one of met,
@@ -86,6 +87,9 @@ func Summary(w io.Writer, docs []*Doc) {
 		}
 		for _, cmp := range [][2]string{{PhaseC, PhaseE1}, {PhaseD, PhaseE0}} {
 			for _, op := range ops {
+				if !LandlockExpresses(op, d.LandlockABI) {
+					continue // (e1) would be (a) again: no comparison
+				}
 				if r, ok := d.Ratio(op, cmp[0], cmp[1]); ok {
 					fmt.Fprintf(w, "bench: %s/%s_vs_%s/%s ratio=%.3f\n", l, cmp[0], cmp[1], op, r)
 				}

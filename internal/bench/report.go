@@ -351,8 +351,14 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 				}
 				return "n/a"
 			}
+			// (c)/(e1) compares like with like only where Landlock
+			// mediates the operation; elsewhere (e1) is (a) again.
+			ce := "n/a"
+			if LandlockExpresses(op, d.LandlockABI) {
+				ce = r(PhaseC, PhaseE1)
+			}
 			p("| %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", op, a.Iters, a.Median(),
-				r(PhaseF, PhaseA), r(PhaseB, PhaseA), r(PhaseC, PhaseA), r(PhaseC2, PhaseA), r(PhaseD, PhaseA), r(PhaseE1, PhaseA), r(PhaseE0, PhaseA), r(PhaseC, PhaseE1), r(PhaseD, PhaseE0), r(PhaseA0, PhaseA))
+				r(PhaseF, PhaseA), r(PhaseB, PhaseA), r(PhaseC, PhaseA), r(PhaseC2, PhaseA), r(PhaseD, PhaseA), r(PhaseE1, PhaseA), r(PhaseE0, PhaseA), ce, r(PhaseD, PhaseE0), r(PhaseA0, PhaseA))
 		}
 		p("\n")
 		scaleMarkdown(p, d)

@@ -127,6 +127,15 @@ enum fs_magic {
 	PSTOREFS_MAGIC = 0x6165676c,
 	BINFMTFS_MAGIC = 0x42494e4d,
 	BPF_FS_MAGIC = 0xcafe4a11,
+	FUSECTL_SUPER_MAGIC = 0x65735543,  /* /sys/fs/fuse/connections: abort, limits */
+	SELINUX_MAGIC = 0xf97cff8c,        /* selinuxfs: policy, enforce, avc tunables */
+	SMACK_MAGIC = 0x43415d53,          /* smackfs */
+	RDTGROUP_SUPER_MAGIC = 0x7655821,  /* resctrl: cache and memory bandwidth */
+	NFSD_MAGIC = 0x6e667364,           /* nfsd's control filesystem */
+	RPCAUTH_GSSMAGIC = 0x67596969,     /* rpc_pipefs */
+	XENFS_SUPER_MAGIC = 0xabba1974,    /* xenfs */
+	FUNCTIONFS_MAGIC = 0xa647361,      /* USB gadget functions */
+	BINDERFS_SUPER_MAGIC = 0x6c6f6f70, /* binderfs: binder-control */
 	/* storage whose inode times the kernel sets (exec.h ctime_local) */
 	EXT4_SUPER_MAGIC = 0xEF53,
 	XFS_SUPER_MAGIC = 0x58465342,

@@ -109,6 +109,7 @@ type ExecResolveCacheEntry struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	ExecMapActivations         = "activations"
 	ExecMapCeilingSince        = "ceiling_since"
 	ExecMapCeilings            = "ceilings"
 	ExecMapEnforcerdConfig     = "enforcerd_config"
@@ -177,6 +178,7 @@ type ExecProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type ExecMapSpecs struct {
+	Activations       *ebpf.MapSpec `ebpf:"activations"`
 	CeilingSince      *ebpf.MapSpec `ebpf:"ceiling_since"`
 	Ceilings          *ebpf.MapSpec `ebpf:"ceilings"`
 	EnforcerdConfig   *ebpf.MapSpec `ebpf:"enforcerd_config"`
@@ -217,6 +219,7 @@ func (o *ExecObjects) Close() error {
 //
 // It can be passed to LoadExecObjects or ebpf.CollectionSpec.LoadAndAssign.
 type ExecMaps struct {
+	Activations       *ebpf.Map `ebpf:"activations"`
 	CeilingSince      *ebpf.Map `ebpf:"ceiling_since"`
 	Ceilings          *ebpf.Map `ebpf:"ceilings"`
 	EnforcerdConfig   *ebpf.Map `ebpf:"enforcerd_config"`
@@ -233,6 +236,7 @@ type ExecMaps struct {
 
 func (m *ExecMaps) Close() error {
 	return _ExecClose(
+		m.Activations,
 		m.CeilingSince,
 		m.Ceilings,
 		m.EnforcerdConfig,

@@ -116,7 +116,7 @@ static __always_inline int write_verdict(struct effective *e, struct dentry *d,
 	int v = verdict(e, DENY_WRITE);
 	if (!v || !lift || !roots_apply(e) || !roots_lift_target(d, parent))
 		return v;
-	int r = roots_check(d, mnt, parent);
+	int r = roots_check(d, mnt, parent, v);
 	/* An audit-only ancestor without roots still audits. */
 	if (!r && (e->audit & DENY_WRITE) && (e->write_roots & WR_AUDIT_TOTAL))
 		return DECISION_AUDITED;
@@ -137,7 +137,7 @@ static __always_inline int deny_write_names(struct dentry *a, bool pa,
 	int v = write_verdict(&e, a, NULL, pa, true);
 	struct dentry *at = a;
 	if (b && v != DECISION_DENIED && roots_apply(&e)) {
-		int r = roots_check(b, NULL, pb);
+		int r = roots_check(b, NULL, pb, verdict(&e, DENY_WRITE));
 		if (r == DECISION_DENIED || (r && !v)) {
 			v = r;
 			at = b;

@@ -135,6 +135,7 @@ type FileRootSet struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	FileMapActivations        = "activations"
 	FileMapCeilingSince       = "ceiling_since"
 	FileMapCeilings           = "ceilings"
 	FileMapConnectAllow       = "connect_allow"
@@ -243,6 +244,7 @@ type FileProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type FileMapSpecs struct {
+	Activations       *ebpf.MapSpec `ebpf:"activations"`
 	CeilingSince      *ebpf.MapSpec `ebpf:"ceiling_since"`
 	Ceilings          *ebpf.MapSpec `ebpf:"ceilings"`
 	ConnectAllow      *ebpf.MapSpec `ebpf:"connect_allow"`
@@ -285,6 +287,7 @@ func (o *FileObjects) Close() error {
 //
 // It can be passed to LoadFileObjects or ebpf.CollectionSpec.LoadAndAssign.
 type FileMaps struct {
+	Activations       *ebpf.Map `ebpf:"activations"`
 	CeilingSince      *ebpf.Map `ebpf:"ceiling_since"`
 	Ceilings          *ebpf.Map `ebpf:"ceilings"`
 	ConnectAllow      *ebpf.Map `ebpf:"connect_allow"`
@@ -303,6 +306,7 @@ type FileMaps struct {
 
 func (m *FileMaps) Close() error {
 	return _FileClose(
+		m.Activations,
 		m.CeilingSince,
 		m.Ceilings,
 		m.ConnectAllow,

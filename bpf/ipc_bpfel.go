@@ -106,6 +106,7 @@ type IpcResolveCacheEntry struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	IpcMapActivations            = "activations"
 	IpcMapCeilings               = "ceilings"
 	IpcMapEnforcerdConfig        = "enforcerd_config"
 	IpcMapEventScratch           = "event_scratch"
@@ -201,6 +202,7 @@ type IpcProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type IpcMapSpecs struct {
+	Activations       *ebpf.MapSpec `ebpf:"activations"`
 	Ceilings          *ebpf.MapSpec `ebpf:"ceilings"`
 	EnforcerdConfig   *ebpf.MapSpec `ebpf:"enforcerd_config"`
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
@@ -240,6 +242,7 @@ func (o *IpcObjects) Close() error {
 //
 // It can be passed to LoadIpcObjects or ebpf.CollectionSpec.LoadAndAssign.
 type IpcMaps struct {
+	Activations       *ebpf.Map `ebpf:"activations"`
 	Ceilings          *ebpf.Map `ebpf:"ceilings"`
 	EnforcerdConfig   *ebpf.Map `ebpf:"enforcerd_config"`
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
@@ -255,6 +258,7 @@ type IpcMaps struct {
 
 func (m *IpcMaps) Close() error {
 	return _IpcClose(
+		m.Activations,
 		m.Ceilings,
 		m.EnforcerdConfig,
 		m.EventScratch,

@@ -43,6 +43,9 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid,
 		struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
 		if (c && (c->flags & CEILING_PENDING)) {
 			c->flags = c->flags & ~CEILING_PENDING;
+			__u64 *n = bpf_map_lookup_elem(&activations, &id);
+			if (n)
+				__sync_fetch_and_add(n, 1);
 			/* Invalidate every cached resolve() result. */
 			if (cfg)
 				__sync_fetch_and_add(&cfg->generation, 1);

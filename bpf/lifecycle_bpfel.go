@@ -101,6 +101,7 @@ type LifecycleResolveCacheEntry struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	LifecycleMapActivations       = "activations"
 	LifecycleMapCeilings          = "ceilings"
 	LifecycleMapEnforcerdConfig   = "enforcerd_config"
 	LifecycleMapEventScratch      = "event_scratch"
@@ -161,6 +162,7 @@ type LifecycleProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type LifecycleMapSpecs struct {
+	Activations       *ebpf.MapSpec `ebpf:"activations"`
 	Ceilings          *ebpf.MapSpec `ebpf:"ceilings"`
 	EnforcerdConfig   *ebpf.MapSpec `ebpf:"enforcerd_config"`
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
@@ -197,6 +199,7 @@ func (o *LifecycleObjects) Close() error {
 //
 // It can be passed to LoadLifecycleObjects or ebpf.CollectionSpec.LoadAndAssign.
 type LifecycleMaps struct {
+	Activations       *ebpf.Map `ebpf:"activations"`
 	Ceilings          *ebpf.Map `ebpf:"ceilings"`
 	EnforcerdConfig   *ebpf.Map `ebpf:"enforcerd_config"`
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
@@ -209,6 +212,7 @@ type LifecycleMaps struct {
 
 func (m *LifecycleMaps) Close() error {
 	return _LifecycleClose(
+		m.Activations,
 		m.Ceilings,
 		m.EnforcerdConfig,
 		m.EventScratch,

@@ -127,4 +127,19 @@ struct {
 	__type(value, struct enforcerd_config);
 } enforcerd_config SEC(".maps");
 
+/*
+ * activations[cgroup id]: how many times sched_process_exec (lifecycle.bpf.c)
+ * activated that cgroup's pending ceiling. enforcer.Register creates the
+ * entry (0) before it rewrites a pending registration, and reads it again
+ * after: an activation in between (the exec cleared CEILING_PENDING of the
+ * old entry, and the rewrite would have set it again) makes it write the
+ * entry once more as active. The program only adds to existing entries.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_CEILINGS);
+	__type(key, __u64);
+	__type(value, __u64);
+} activations SEC(".maps");
+
 #endif /* ENFORCERD_MAPS_H */

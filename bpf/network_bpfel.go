@@ -115,6 +115,7 @@ type NetworkResolveCacheEntry struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	NetworkMapActivations        = "activations"
 	NetworkMapCeilings           = "ceilings"
 	NetworkMapConnectAllow       = "connect_allow"
 	NetworkMapEnforcerdConfig    = "enforcerd_config"
@@ -198,6 +199,7 @@ type NetworkProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type NetworkMapSpecs struct {
+	Activations       *ebpf.MapSpec `ebpf:"activations"`
 	Ceilings          *ebpf.MapSpec `ebpf:"ceilings"`
 	ConnectAllow      *ebpf.MapSpec `ebpf:"connect_allow"`
 	EnforcerdConfig   *ebpf.MapSpec `ebpf:"enforcerd_config"`
@@ -235,6 +237,7 @@ func (o *NetworkObjects) Close() error {
 //
 // It can be passed to LoadNetworkObjects or ebpf.CollectionSpec.LoadAndAssign.
 type NetworkMaps struct {
+	Activations       *ebpf.Map `ebpf:"activations"`
 	Ceilings          *ebpf.Map `ebpf:"ceilings"`
 	ConnectAllow      *ebpf.Map `ebpf:"connect_allow"`
 	EnforcerdConfig   *ebpf.Map `ebpf:"enforcerd_config"`
@@ -248,6 +251,7 @@ type NetworkMaps struct {
 
 func (m *NetworkMaps) Close() error {
 	return _NetworkClose(
+		m.Activations,
 		m.Ceilings,
 		m.ConnectAllow,
 		m.EnforcerdConfig,

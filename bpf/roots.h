@@ -213,8 +213,26 @@ struct roots_args {
 	__u64 d;      /* struct dentry * */
 	__u64 mnt;    /* struct vfsmount *, 0 for inode-only hooks */
 	__u32 parent; /* climb from d's parent directory */
-	__u32 pad;
+	__u32 empty;  /* the decision when no ancestor with roots is left (the
+		       * ceilings changed since resolve()): the write verdict */
 };
+
+/* roots_storage_magic: the file systems a write target may be on for roots
+ * to lift its denial, the ones roots are accepted on (enforcer/roots.go
+ * writeRootFS): an allow list, so a kernel interface mounted beneath a root
+ * (fusectl, selinuxfs, ...) is never beneath it, named here or not. */
+static __always_inline bool roots_storage_magic(__u64 magic)
+{
+	switch (magic) {
+	case EXT4_SUPER_MAGIC:
+	case XFS_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+	case RAMFS_MAGIC:
+	case F2FS_SUPER_MAGIC:
+		return true;
+	}
+	return false;
+}
 
 /*
  * roots_verdict: the decision of the current task's ancestors with writable
@@ -223,9 +241,12 @@ struct roots_args {
  * DECISION_AUDITED. parent: climb from d's parent directory (operations on
  * a name: create, unlink, rename, link, ...). mnt: the struct vfsmount d
  * was reached through, 0 for inode-only hooks. Fail direction: a missing
- * roots entry, an unreadable level, a kernel interface, more than
- * MAX_ROOT_CEILINGS ancestors with roots or more than MAX_ROOT_DEPTH
- * levels: not beneath. A global function (pointers passed as numbers).
+ * roots entry, an unreadable level, a target on anything but the storage
+ * file systems roots are accepted on, more than MAX_ROOT_CEILINGS
+ * ancestors with roots or more than MAX_ROOT_DEPTH levels: not beneath; no
+ * ancestor with roots left (a registration changed since resolve()):
+ * a->empty, the write verdict itself. A global function (pointers passed
+ * as numbers).
  */
 __attribute__((noinline)) int roots_verdict(struct roots_args *a)
 {
@@ -237,14 +258,14 @@ __attribute__((noinline)) int roots_verdict(struct roots_args *a)
 	bpf_loop(MAX_CGROUP_LEVEL, roots_collect_level, &l, 0);
 	if (l.overflow)
 		return DECISION_DENIED;
-	if (!l.n)
-		return 0; /* the ceilings changed since resolve(): none left */
+	if (!l.n) /* the ceilings changed since resolve(): fail closed */
+		return a->empty == DECISION_AUDITED ? DECISION_AUDITED : DECISION_DENIED;
 	if (!d)
 		return DECISION_DENIED;
 	struct dentry *dd = (struct dentry *)d;
 	__u64 magic = BPF_CORE_READ(dd, d_sb, s_magic);
-	if (kernel_fs_magic(magic) || magic == BPF_FS_MAGIC)
-		return DECISION_DENIED; /* R7: never beneath a root */
+	if (!roots_storage_magic(magic))
+		return DECISION_DENIED; /* R7: only storage is ever beneath a root */
 	__u64 start = parent ? (__u64)BPF_CORE_READ(dd, d_parent) : d;
 	__u64 m = real_mount(mnt);
 	int v = 0;
@@ -261,9 +282,10 @@ __attribute__((noinline)) int roots_verdict(struct roots_args *a)
 }
 
 /* roots_check: roots_verdict for a hook's dentry and mount. */
-static __always_inline int roots_check(struct dentry *d, struct vfsmount *mnt, bool parent)
+static __always_inline int roots_check(struct dentry *d, struct vfsmount *mnt, bool parent,
+				       int empty)
 {
-	struct roots_args a = {.d = (__u64)d, .mnt = (__u64)mnt, .parent = parent};
+	struct roots_args a = {.d = (__u64)d, .mnt = (__u64)mnt, .parent = parent, .empty = empty};
 	return roots_verdict(&a);
 }
 

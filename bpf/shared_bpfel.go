@@ -150,6 +150,15 @@ const (
 	SharedFsMagicPSTOREFS_MAGIC        SharedFsMagic = 1634035564
 	SharedFsMagicBINFMTFS_MAGIC        SharedFsMagic = 1112100429
 	SharedFsMagicBPF_FS_MAGIC          SharedFsMagic = 3405662737
+	SharedFsMagicFUSECTL_SUPER_MAGIC   SharedFsMagic = 1702057283
+	SharedFsMagicSELINUX_MAGIC         SharedFsMagic = 4185718668
+	SharedFsMagicSMACK_MAGIC           SharedFsMagic = 1128357203
+	SharedFsMagicRDTGROUP_SUPER_MAGIC  SharedFsMagic = 124082209
+	SharedFsMagicNFSD_MAGIC            SharedFsMagic = 1852207972
+	SharedFsMagicRPCAUTH_GSSMAGIC      SharedFsMagic = 1733912937
+	SharedFsMagicXENFS_SUPER_MAGIC     SharedFsMagic = 2881100148
+	SharedFsMagicFUNCTIONFS_MAGIC      SharedFsMagic = 174355297
+	SharedFsMagicBINDERFS_SUPER_MAGIC  SharedFsMagic = 1819242352
 	SharedFsMagicEXT4SUPER_MAGIC       SharedFsMagic = 61267
 	SharedFsMagicXFS_SUPER_MAGIC       SharedFsMagic = 1481003842
 	SharedFsMagicBTRFS_SUPER_MAGIC     SharedFsMagic = 2435016766
@@ -397,6 +406,7 @@ type SharedTallyOverflowKey struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	SharedMapActivations       = "activations"
 	SharedMapCeilingSince      = "ceiling_since"
 	SharedMapCeilings          = "ceilings"
 	SharedMapConnectAllow      = "connect_allow"
@@ -464,6 +474,7 @@ type SharedProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type SharedMapSpecs struct {
+	Activations       *ebpf.MapSpec `ebpf:"activations"`
 	CeilingSince      *ebpf.MapSpec `ebpf:"ceiling_since"`
 	Ceilings          *ebpf.MapSpec `ebpf:"ceilings"`
 	ConnectAllow      *ebpf.MapSpec `ebpf:"connect_allow"`
@@ -509,6 +520,7 @@ func (o *SharedObjects) Close() error {
 //
 // It can be passed to LoadSharedObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SharedMaps struct {
+	Activations       *ebpf.Map `ebpf:"activations"`
 	CeilingSince      *ebpf.Map `ebpf:"ceiling_since"`
 	Ceilings          *ebpf.Map `ebpf:"ceilings"`
 	ConnectAllow      *ebpf.Map `ebpf:"connect_allow"`
@@ -529,6 +541,7 @@ type SharedMaps struct {
 
 func (m *SharedMaps) Close() error {
 	return _SharedClose(
+		m.Activations,
 		m.CeilingSince,
 		m.Ceilings,
 		m.ConnectAllow,

@@ -115,6 +115,7 @@ type SockResolveCacheEntry struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	SockMapActivations       = "activations"
 	SockMapCeilings          = "ceilings"
 	SockMapConnectAllow      = "connect_allow"
 	SockMapEnforcerdConfig   = "enforcerd_config"
@@ -184,6 +185,7 @@ type SockProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type SockMapSpecs struct {
+	Activations       *ebpf.MapSpec `ebpf:"activations"`
 	Ceilings          *ebpf.MapSpec `ebpf:"ceilings"`
 	ConnectAllow      *ebpf.MapSpec `ebpf:"connect_allow"`
 	EnforcerdConfig   *ebpf.MapSpec `ebpf:"enforcerd_config"`
@@ -221,6 +223,7 @@ func (o *SockObjects) Close() error {
 //
 // It can be passed to LoadSockObjects or ebpf.CollectionSpec.LoadAndAssign.
 type SockMaps struct {
+	Activations       *ebpf.Map `ebpf:"activations"`
 	Ceilings          *ebpf.Map `ebpf:"ceilings"`
 	ConnectAllow      *ebpf.Map `ebpf:"connect_allow"`
 	EnforcerdConfig   *ebpf.Map `ebpf:"enforcerd_config"`
@@ -234,6 +237,7 @@ type SockMaps struct {
 
 func (m *SockMaps) Close() error {
 	return _SockClose(
+		m.Activations,
 		m.Ceilings,
 		m.ConnectAllow,
 		m.EnforcerdConfig,

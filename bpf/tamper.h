@@ -92,6 +92,15 @@ static __always_inline bool kernel_fs_magic(__u64 magic)
 	case PSTOREFS_MAGIC:
 	case BINFMTFS_MAGIC: /* binfmt_misc: registers interpreters run for
 			      * every exec on the host */
+	case FUSECTL_SUPER_MAGIC:
+	case SELINUX_MAGIC:
+	case SMACK_MAGIC:
+	case RDTGROUP_SUPER_MAGIC:
+	case NFSD_MAGIC:
+	case RPCAUTH_GSSMAGIC:
+	case XENFS_SUPER_MAGIC:
+	case FUNCTIONFS_MAGIC:
+	case BINDERFS_SUPER_MAGIC:
 		return true;
 	}
 	return false;

@@ -120,6 +120,7 @@ type TamperResolveCacheEntry struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	TamperMapActivations          = "activations"
 	TamperMapCeilingSince         = "ceiling_since"
 	TamperMapCeilings             = "ceilings"
 	TamperMapCryptoTaint          = "crypto_taint"
@@ -227,6 +228,7 @@ type TamperProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type TamperMapSpecs struct {
+	Activations       *ebpf.MapSpec `ebpf:"activations"`
 	CeilingSince      *ebpf.MapSpec `ebpf:"ceiling_since"`
 	Ceilings          *ebpf.MapSpec `ebpf:"ceilings"`
 	CryptoTaint       *ebpf.MapSpec `ebpf:"crypto_taint"`
@@ -268,6 +270,7 @@ func (o *TamperObjects) Close() error {
 //
 // It can be passed to LoadTamperObjects or ebpf.CollectionSpec.LoadAndAssign.
 type TamperMaps struct {
+	Activations       *ebpf.Map `ebpf:"activations"`
 	CeilingSince      *ebpf.Map `ebpf:"ceiling_since"`
 	Ceilings          *ebpf.Map `ebpf:"ceilings"`
 	CryptoTaint       *ebpf.Map `ebpf:"crypto_taint"`
@@ -285,6 +288,7 @@ type TamperMaps struct {
 
 func (m *TamperMaps) Close() error {
 	return _TamperClose(
+		m.Activations,
 		m.CeilingSince,
 		m.Ceilings,
 		m.CryptoTaint,

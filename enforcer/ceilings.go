@@ -153,11 +153,27 @@ func (e *Enforcer) register(cg cgroup.Cgroup, en Entry) error {
 	if err := CheckWriteRoots(en); err != nil {
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
+	// Never turn an active registration back into a pending one: that
+	// would lift the ceiling until the next exec (fail open). An exec may
+	// activate the old entry between this Lookup and the Update below:
+	// its activation count (bpf/maps.h activations), read now and after
+	// the Update, says so, and the entry is then written again as active.
+	// The count is read before the Lookup, so an activation after it is
+	// seen whichever entry it cleared.
+	var activated uint64
+	rePending := false
 	if en.Pending {
-		// Never turn an active registration back into a pending one: that
-		// would lift the ceiling until the next exec (fail open).
-		if old, err := e.Lookup(cg.ID); err == nil && !old.Pending {
-			en.Pending = false
+		n, err := e.activations(cg.ID)
+		if err != nil {
+			return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+		}
+		activated = n
+		if old, err := e.Lookup(cg.ID); err == nil {
+			if !old.Pending {
+				en.Pending = false
+			} else {
+				rePending = true
+			}
 		}
 	}
 	if en.Pending && !e.CanActivateAtExec() {
@@ -211,6 +227,16 @@ func (e *Enforcer) register(cg cgroup.Cgroup, en Entry) error {
 		e.dropExecAllow(cg.ID)
 		undoRoots()
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+	}
+	if rePending {
+		n, err := e.activations(cg.ID)
+		if err != nil || n != activated {
+			// Activated meanwhile, or unknown: active (fail closed).
+			en.Pending = false
+			if err := e.ceilings.Update(cg.ID, encode(en), ebpf.UpdateAny); err != nil {
+				return fmt.Errorf("register cgroup %s: activated during the registration, and writing it active failed: %w", cg.Group, err)
+			}
+		}
 	}
 	if err := e.invalidate(); err != nil {
 		// The entry is in the map but cached results may not see it:
@@ -365,6 +391,9 @@ func (e *Enforcer) Unregister(cgroupID uint64) error {
 	if e.since != nil {
 		defer func() { _ = e.since.Delete(cgroupID) }()
 	}
+	if m := e.shared[bpf.SharedMapActivations]; m != nil {
+		defer func() { _ = m.Delete(cgroupID) }()
+	}
 	if err := e.ceilings.Delete(cgroupID); err != nil {
 		if errors.Is(err, ebpf.ErrKeyNotExist) {
 			return fmt.Errorf("unregister cgroup id %d: %w", cgroupID, ErrNotRegistered)
@@ -375,6 +404,31 @@ func (e *Enforcer) Unregister(cgroupID uint64) error {
 		return fmt.Errorf("unregister cgroup id %d: %w", cgroupID, err)
 	}
 	return nil
+}
+
+// activations returns how many times the kernel activated cgroupID's
+// pending entry at exec (bpf/maps.h activations), creating its counter at
+// 0 when it has none yet. Errors: the map refuses the counter (full).
+func (e *Enforcer) activations(cgroupID uint64) (uint64, error) {
+	m := e.shared[bpf.SharedMapActivations]
+	if m == nil {
+		return 0, errors.New("activation counters: map missing")
+	}
+	var n uint64
+	err := m.Lookup(cgroupID, &n)
+	if err == nil {
+		return n, nil
+	}
+	if !errors.Is(err, ebpf.ErrKeyNotExist) {
+		return 0, fmt.Errorf("activation counter: %w", err)
+	}
+	if err := m.Update(cgroupID, uint64(0), ebpf.UpdateNoExist); err != nil && !errors.Is(err, ebpf.ErrKeyExist) {
+		return 0, fmt.Errorf("activation counter: %w", err)
+	}
+	if err := m.Lookup(cgroupID, &n); err != nil {
+		return 0, fmt.Errorf("activation counter: %w", err)
+	}
+	return n, nil
 }
 
 // Lookup returns the entry of a cgroup. Errors: ErrNotRegistered.

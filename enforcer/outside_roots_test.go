@@ -584,7 +584,9 @@ func TestOutsideRootsKernelInterfaceBeneathRoot(t *testing.T) {
 		must(t, unix.Mount("mqueue", mq, "mqueue", 0, ""))
 		t.Cleanup(func() { _ = unix.Unmount(mq, unix.MNT_DETACH) })
 		q := filepath.Join(mq, "q")
-		must(t, os.WriteFile(q, nil, 0o666)) // creates a message queue
+		fd, err := unix.Open(q, unix.O_CREAT|unix.O_RDONLY|unix.O_CLOEXEC, 0o666) // a message queue
+		must(t, err)
+		unix.Close(fd)
 		sb := kt.Sandbox(t, "mqueue")
 		if ceiling {
 			sb.Register(t, fx.entry(t, "R"))

@@ -28,12 +28,12 @@ import (
 	"github.com/enforcerd/enforcerd/internal/probe"
 )
 
-// a17Fx: base/t1 (a tmpfs) holds the root R (with f) and, beside it, B
+// outsideFx: base/t1 (a tmpfs) holds the root R (with f) and, beside it, B
 // (with f): a directory whose inode number has the root's low six bits
 // (the filter's bit) but is another number. base/t2 (another tmpfs)
 // holds C (with f): a directory whose inode number IS the root's, on
 // another device. base/O (the temp filesystem) holds f and d/f.
-type a17Fx struct{ base, T1, T2, R, B, C, O string }
+type outsideFx struct{ base, T1, T2, R, B, C, O string }
 
 func ino(t *testing.T, p string) uint64 {
 	t.Helper()
@@ -42,11 +42,11 @@ func ino(t *testing.T, p string) uint64 {
 	return st.Ino
 }
 
-func newA17Fx(t *testing.T) a17Fx {
+func newOutsideFx(t *testing.T) outsideFx {
 	t.Helper()
-	base, err := os.MkdirTemp("", "enforcerd-a17-")
+	base, err := os.MkdirTemp("", "enforcerd-outside-")
 	must(t, err)
-	fx := a17Fx{base: base, T1: filepath.Join(base, "t1"), T2: filepath.Join(base, "t2"), O: filepath.Join(base, "O")}
+	fx := outsideFx{base: base, T1: filepath.Join(base, "t1"), T2: filepath.Join(base, "t2"), O: filepath.Join(base, "O")}
 	var mounts []string
 	t.Cleanup(func() {
 		for i := len(mounts) - 1; i >= 0; i-- {
@@ -89,7 +89,7 @@ func newA17Fx(t *testing.T) a17Fx {
 	return fx
 }
 
-func (fx a17Fx) path(p string) string {
+func (fx outsideFx) path(p string) string {
 	for k, v := range map[string]string{"R": fx.R, "B": fx.B, "C": fx.C, "O": fx.O, "T1": fx.T1, "T2": fx.T2, "base": fx.base} {
 		if p == k {
 			return v
@@ -101,28 +101,22 @@ func (fx a17Fx) path(p string) string {
 	return p
 }
 
-func (fx a17Fx) entry(t *testing.T, roots ...string) enforcer.Entry {
+func (fx outsideFx) entry(t *testing.T, roots ...string) enforcer.Entry {
 	t.Helper()
-	en := enforcer.Entry{Ceiling: writeDeny}
-	for _, r := range roots {
-		id, err := enforcer.WriteRootOf(fx.path(r))
-		must(t, err)
-		en.WriteRoots = append(en.WriteRoots, id)
-	}
-	return en
+	return writeRootsEntry(t, fx.path, roots...)
 }
 
-// a17Case: op on fixture paths after setup (run outside the sandbox,
+// outsideCase: op on fixture paths after setup (run outside the sandbox,
 // before any ceiling) prepared the fixture.
-type a17Case struct {
+type outsideCase struct {
 	name  string
 	op    string
 	args  []string
-	setup func(t *testing.T, fx a17Fx)
+	setup func(t *testing.T, fx outsideFx)
 }
 
-func (c a17Case) attempt(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect, a17Fx) {
-	fx := newA17Fx(t)
+func (c outsideCase) attempt(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect, outsideFx) {
+	fx := newOutsideFx(t)
 	if c.setup != nil {
 		c.setup(t, fx)
 	}
@@ -136,7 +130,7 @@ func (c a17Case) attempt(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, ke
 
 // triState: control without a ceiling works with an effect; under
 // write=false with root R it is denied and nothing changed.
-func (c a17Case) triState(t *testing.T) {
+func (c outsideCase) triState(t *testing.T) {
 	ctl := kt.Sandbox(t, "control")
 	r, eff, _ := c.attempt(t, ctl)
 	if r.Setup != "" || r.Errno != 0 {
@@ -146,7 +140,7 @@ func (c a17Case) triState(t *testing.T) {
 		t.Fatalf("control (no ceiling): no side effect (%s)", what)
 	}
 	sb := kt.Sandbox(t, "case")
-	fx := newA17Fx(t)
+	fx := newOutsideFx(t)
 	if c.setup != nil {
 		c.setup(t, fx)
 	}
@@ -183,7 +177,7 @@ func bindMount(t *testing.T, src, dst string) {
 // root, for name hooks (no mount) and file hooks (with the mount).
 func TestOutsideRootsInodeCollisions(t *testing.T) {
 	kt.Enforcer(t)
-	for _, c := range []a17Case{
+	for _, c := range []outsideCase{
 		{name: "same-ino-other-dev/create", op: "create", args: []string{"C/new"}},
 		{name: "same-ino-other-dev/mkdir", op: "mkdir", args: []string{"C/newdir"}},
 		{name: "same-ino-other-dev/append", op: "append", args: []string{"C/f"}},
@@ -205,7 +199,7 @@ func TestOutsideRootsInodeCollisions(t *testing.T) {
 	// something only if the root is honoured).
 	t.Run("control-beneath-root", func(t *testing.T) {
 		sb := kt.Sandbox(t, "case")
-		fx := newA17Fx(t)
+		fx := newOutsideFx(t)
 		sb.Register(t, fx.entry(t, "R"))
 		if r := sb.Probe(t, "create", fx.path("R/new")); r.Setup != "" || r.Errno != 0 {
 			t.Fatalf("create beneath R: %v, want success", r)
@@ -222,25 +216,25 @@ func TestOutsideRootsInodeCollisions(t *testing.T) {
 // directory, which lies outside the root.
 func TestOutsideRootsBindMounts(t *testing.T) {
 	kt.Enforcer(t)
-	fileBind := func(t *testing.T, fx a17Fx) {
+	fileBind := func(t *testing.T, fx outsideFx) {
 		must(t, os.WriteFile(fx.path("R/fb"), nil, 0o644))
 		bindMount(t, fx.path("O/f"), fx.path("R/fb"))
 	}
-	dirBind := func(t *testing.T, fx a17Fx) {
+	dirBind := func(t *testing.T, fx outsideFx) {
 		must(t, os.Mkdir(fx.path("R/bd"), 0o755))
 		bindMount(t, fx.path("O/d"), fx.path("R/bd"))
 	}
 	// A bind of a directory of t1 outside R (same device as the root).
-	sameDevBind := func(t *testing.T, fx a17Fx) {
+	sameDevBind := func(t *testing.T, fx outsideFx) {
 		must(t, os.Mkdir(fx.path("R/bb"), 0o755))
 		bindMount(t, fx.B, fx.path("R/bb"))
 	}
 	// Same-inode directory C of t2 bound beneath R.
-	collBind := func(t *testing.T, fx a17Fx) {
+	collBind := func(t *testing.T, fx outsideFx) {
 		must(t, os.Mkdir(fx.path("R/bc"), 0o755))
 		bindMount(t, fx.C, fx.path("R/bc"))
 	}
-	for _, c := range []a17Case{
+	for _, c := range []outsideCase{
 		{name: "file-bind-beneath-root/append", op: "append", args: []string{"R/fb"}, setup: fileBind},
 		{name: "file-bind-beneath-root/truncate", op: "truncate", args: []string{"R/fb"}, setup: fileBind},
 		{name: "file-bind-beneath-root/chmod", op: "chmod", args: []string{"R/fb"}, setup: fileBind},
@@ -259,21 +253,21 @@ func TestOutsideRootsBindMounts(t *testing.T) {
 	// directories to file writes.
 	for _, o := range []struct {
 		name, op, path string
-		setup          func(t *testing.T, fx a17Fx)
+		setup          func(t *testing.T, fx outsideFx)
 	}{
-		{"loop-bind-of-root-fs/append-outside-dir", "append", "R/loop/b0/f", func(t *testing.T, fx a17Fx) {
+		{"loop-bind-of-root-fs/append-outside-dir", "append", "R/loop/b0/f", func(t *testing.T, fx outsideFx) {
 			must(t, os.Mkdir(fx.path("R/loop"), 0o755))
 			must(t, os.WriteFile(fx.path("T1/b0/f"), []byte("hello"), 0o644))
 			bindMount(t, fx.T1, fx.path("R/loop"))
 		}},
-		{"alias-of-root-outside/append", "append", "base/alias/f", func(t *testing.T, fx a17Fx) {
+		{"alias-of-root-outside/append", "append", "base/alias/f", func(t *testing.T, fx outsideFx) {
 			must(t, os.Mkdir(fx.path("base/alias"), 0o755))
 			bindMount(t, fx.R, fx.path("base/alias"))
 		}},
 	} {
 		t.Run("observe/"+o.name, func(t *testing.T) {
 			sb := kt.Sandbox(t, "obs")
-			fx := newA17Fx(t)
+			fx := newOutsideFx(t)
 			o.setup(t, fx)
 			sb.Register(t, fx.entry(t, "R"))
 			r := sb.Probe(t, o.op, fx.path(o.path))
@@ -288,13 +282,13 @@ func TestOutsideRootsBindMounts(t *testing.T) {
 func TestOutsideRootsDepth(t *testing.T) {
 	kt.Enforcer(t)
 	deep := strings.Repeat("a/", 70)
-	c := a17Case{name: "outside-70-deep/create", op: "create", args: []string{"O/" + deep + "new"}, setup: func(t *testing.T, fx a17Fx) {
+	c := outsideCase{name: "outside-70-deep/create", op: "create", args: []string{"O/" + deep + "new"}, setup: func(t *testing.T, fx outsideFx) {
 		must(t, os.MkdirAll(fx.path("O/"+deep), 0o755))
 	}}
 	t.Run(c.name, c.triState)
 	t.Run("observe/beneath-root-70-deep", func(t *testing.T) {
 		sb := kt.Sandbox(t, "obs")
-		fx := newA17Fx(t)
+		fx := newOutsideFx(t)
 		must(t, os.MkdirAll(fx.path("R/"+deep), 0o755))
 		sb.Register(t, fx.entry(t, "R"))
 		r := sb.Probe(t, "create", fx.path("R/"+deep+"new"))
@@ -475,9 +469,9 @@ func TestOutsidePendingReRegisterRace(t *testing.T) {
 
 func init() {
 	probe.RegisterAll(map[string]probe.Op{
-		// a17-create-loop DIR N: tries to create DIR/x0 .. DIR/x<N-1>;
+		// outside-create-loop DIR N: tries to create DIR/x0 .. DIR/x<N-1>;
 		// succeeds when any create did (a bypass), else the last errno.
-		"a17-create-loop": probe.Func(func(a []string) error {
+		"outside-create-loop": probe.Func(func(a []string) error {
 			n, err := strconv.Atoi(a[1])
 			if err != nil {
 				return probe.Setupf("count: %v", err)
@@ -506,7 +500,7 @@ func init() {
 func TestOutsideRootsNarrowingRace(t *testing.T) {
 	e := kt.Enforcer(t)
 	sb := kt.Sandbox(t, "race")
-	fx := newA17Fx(t)
+	fx := newOutsideFx(t)
 	withRoots := fx.entry(t, "R")
 	without := fx.entry(t)
 	sb.Register(t, withRoots)
@@ -531,7 +525,7 @@ func TestOutsideRootsNarrowingRace(t *testing.T) {
 	}()
 	var r probe.Result
 	for round := 0; round < 4; round++ {
-		r = sb.Probe(t, "a17-create-loop", fx.O, "3000")
+		r = sb.Probe(t, "outside-create-loop", fx.O, "3000")
 		if r.Setup != "" || r.Errno == 0 {
 			break
 		}
@@ -554,8 +548,8 @@ func TestOutsideRootsNarrowingRace(t *testing.T) {
 
 func init() {
 	probe.RegisterAll(map[string]probe.Op{
-		// a17-write PATH DATA: open(PATH, O_WRONLY) and write DATA.
-		"a17-write": probe.Func(func(a []string) error {
+		// outside-write PATH DATA: open(PATH, O_WRONLY) and write DATA.
+		"outside-write": probe.Func(func(a []string) error {
 			fd, err := unix.Open(a[0], unix.O_WRONLY|unix.O_CLOEXEC, 0)
 			if err != nil {
 				return err
@@ -578,7 +572,7 @@ func init() {
 func TestOutsideRootsKernelInterfaceBeneathRoot(t *testing.T) {
 	kt.Enforcer(t)
 	for _, ceiling := range []bool{false, true} {
-		fx := newA17Fx(t)
+		fx := newOutsideFx(t)
 		mq := fx.path("R/mq")
 		must(t, os.Mkdir(mq, 0o755))
 		must(t, unix.Mount("mqueue", mq, "mqueue", 0, ""))

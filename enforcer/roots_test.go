@@ -63,9 +63,16 @@ func (fx rootsFx) path(p string) string {
 
 func (fx rootsFx) entry(t *testing.T, roots ...string) enforcer.Entry {
 	t.Helper()
+	return writeRootsEntry(t, fx.path, roots...)
+}
+
+// writeRootsEntry is write=false with roots (fixture names, mapped to
+// paths by path) as its writable roots.
+func writeRootsEntry(t *testing.T, path func(string) string, roots ...string) enforcer.Entry {
+	t.Helper()
 	en := enforcer.Entry{Ceiling: writeDeny}
 	for _, r := range roots {
-		id, err := enforcer.WriteRootOf(fx.path(r))
+		id, err := enforcer.WriteRootOf(path(r))
 		must(t, err)
 		en.WriteRoots = append(en.WriteRoots, id)
 	}

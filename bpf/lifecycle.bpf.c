@@ -30,10 +30,8 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid,
 	__u32 zero = 0;
 	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
 	if (cfg) {
-		__u64 gen = cfg->generation;
-		__u64 cgid = bpf_get_current_cgroup_id();
-		struct resolve_cache_entry *rc = bpf_map_lookup_elem(&resolve_cache, &cgid);
-		if (rc && rc->generation == gen && !rc->e.pending)
+		struct resolve_cache_entry *rc = cache_current(cfg->generation, bpf_get_current_cgroup_id());
+		if (rc && !rc->e.pending)
 			return 0;
 	}
 	for (int level = 0; level < MAX_CGROUP_LEVEL; level++) {

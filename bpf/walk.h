@@ -156,6 +156,17 @@ struct {
 	__type(value, struct resolve_cache_entry);
 } resolve_cache SEC(".maps");
 
+/* cache_current: resolve_cache's entry for cgroup id when it was computed
+ * under generation gen (read from enforcerd_config first: maps.h), else
+ * NULL (missing or stale). */
+static __always_inline struct resolve_cache_entry *cache_current(__u64 gen, __u64 id)
+{
+	struct resolve_cache_entry *c = bpf_map_lookup_elem(&resolve_cache, &id);
+	if (c && c->generation == gen)
+		return c;
+	return NULL;
+}
+
 /*
  * resolve fills *e for the current task and returns whether any ancestor is
  * registered and active (enforced or audited): walk(), through the
@@ -173,8 +184,8 @@ __attribute__((noinline)) int resolve(struct effective *e)
 	__u64 id = bpf_get_current_cgroup_id();
 	if (cfg) {
 		gen = cfg->generation;
-		struct resolve_cache_entry *c = bpf_map_lookup_elem(&resolve_cache, &id);
-		if (c && c->generation == gen) {
+		struct resolve_cache_entry *c = cache_current(gen, id);
+		if (c) {
 			if (!c->found) {
 				/* the common case: a process nobody enforces */
 				e->pending = c->e.pending;

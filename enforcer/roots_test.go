@@ -66,6 +66,21 @@ func (fx rootsFx) entry(t *testing.T, roots ...string) enforcer.Entry {
 	return writeRootsEntry(t, fx.path, roots...)
 }
 
+// expectRootsDenied: the attempt r of case name under write=false with a
+// root was made, refused (EPERM or EACCES), and changed nothing (eff).
+func expectRootsDenied(t *testing.T, name string, r probe.Result, eff kerneltest.Effect) {
+	t.Helper()
+	if r.Setup != "" {
+		t.Fatalf("ceiling: probe could not attempt the operation: %v", r)
+	}
+	if !r.Denied() {
+		t.Errorf("BYPASS %s under write=false with root R: %v, want EPERM or EACCES", name, r)
+	}
+	if ok, what := eff(); ok {
+		t.Errorf("BYPASS %s: side effect happened: %s", name, what)
+	}
+}
+
 // writeRootsEntry is write=false with roots (fixture names, mapped to
 // paths by path) as its writable roots.
 func writeRootsEntry(t *testing.T, path func(string) string, roots ...string) enforcer.Entry {
@@ -165,15 +180,7 @@ func TestWriteRootsDenyAliases(t *testing.T) {
 			fx = newRootsFx(t)
 			sb.Register(t, fx.entry(t, "R"))
 			r, eff = c.attempt(t, sb, fx)
-			if r.Setup != "" {
-				t.Fatalf("ceiling: probe could not attempt the operation: %v", r)
-			}
-			if !r.Denied() {
-				t.Errorf("BYPASS %s under write=false with root R: %v, want EPERM or EACCES", c.name, r)
-			}
-			if ok, what := eff(); ok {
-				t.Errorf("BYPASS %s: side effect happened: %s", c.name, what)
-			}
+			expectRootsDenied(t, c.name, r, eff)
 			kt.Expect(t, sb.Cg.ID, kerneltest.Hooks(c.hooks...))
 		})
 	}

@@ -203,7 +203,13 @@ func (r *run) calibrate(cg cgroup.Cgroup, ops []Op) error {
 
 // micro runs one repetition of ops in cg and records it under phase.
 func (r *run) micro(cg cgroup.Cgroup, phase string, ops []Op, extra ...string) error {
-	res, err := runWorker(cg, r.microArgs(phase, ops, extra...)...)
+	return r.microIn(cg, phase, phase, ops, extra...)
+}
+
+// microIn is micro with the worker in dirPhase's scratch directory (a
+// phase measured in another's directory: the scale figure's).
+func (r *run) microIn(cg cgroup.Cgroup, dirPhase, phase string, ops []Op, extra ...string) error {
+	res, err := runWorker(cg, r.microArgs(dirPhase, ops, extra...)...)
 	if err != nil {
 		return fmt.Errorf("phase %s: %w", phase, err)
 	}
@@ -316,17 +322,27 @@ func procStatusKiB(pid int, field string) (float64, error) {
 		return 0, err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	if v, ok := procField(f, field); ok {
+		return v, nil
+	}
+	return 0, fmt.Errorf("%s not in /proc/%d/status", field, pid)
+}
+
+// procField reads the number after "field:" in a procfs "Key: value [kB]"
+// file (/proc/meminfo, /proc/<pid>/status); false when the line is absent
+// or its value is no number.
+func procField(r io.Reader, field string) (float64, bool) {
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		k, v, ok := strings.Cut(sc.Text(), ":")
 		if ok && k == field {
-			fs := strings.Fields(v)
-			if len(fs) > 0 {
-				return strconv.ParseFloat(fs[0], 64)
+			if fs := strings.Fields(v); len(fs) > 0 {
+				x, err := strconv.ParseFloat(fs[0], 64)
+				return x, err == nil
 			}
 		}
 	}
-	return 0, fmt.Errorf("%s not in /proc/%d/status", field, pid)
+	return 0, false
 }
 
 // progStat is a snapshot of one attached program's run-time stats.

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"errors"
 	"flag"
 	"fmt"
@@ -467,18 +466,10 @@ func memAvailableKiB() float64 {
 	return meminfoField(f, "MemAvailable")
 }
 
+// meminfoField is procField of /proc/meminfo's field (KiB), 0 when absent.
 func meminfoField(r io.Reader, field string) float64 {
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && k == field {
-			if fs := strings.Fields(v); len(fs) > 0 {
-				x, _ := strconv.ParseFloat(fs[0], 64)
-				return x
-			}
-		}
-	}
-	return 0
+	v, _ := procField(r, field)
+	return v
 }
 
 // scaleRun measures the scale figure (and churn at c.churnAt) with the
@@ -634,7 +625,7 @@ func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig
 		calls0, _, _ := p.counts()
 		t1 := time.Now()
 		for i := 0; i < r.reps; i++ {
-			if err := r.scaleMicro(measured, scalePhase(k), c.ops); err != nil {
+			if err := r.microIn(measured, "scale", scalePhase(k), c.ops); err != nil {
 				return err
 			}
 		}
@@ -794,19 +785,6 @@ func (r *run) scaleWarm(pool *idlerPool, base []uint64, period time.Duration) er
 	}
 }
 
-// scaleMicro runs one repetition of ops in cg (a worker in the scale
-// scratch directory) and records it under phase.
-func (r *run) scaleMicro(cg cgroup.Cgroup, phase string, ops []Op) error {
-	res, err := runWorker(cg, r.microArgs("scale", ops)...)
-	if err != nil {
-		return fmt.Errorf("phase %s: %w", phase, err)
-	}
-	for _, op := range ops {
-		r.doc.add(op, phase, r.iters[op], res.NsPerOp[op], res.WallNsPerOp[op])
-	}
-	return nil
-}
-
 // churnRounds: r.reps rounds, each measuring once at every churn rate in a
 // shuffled order; at rate R a goroutine registers (all-allow) and
 // unregisters one of the churn cells R times per second while the worker
@@ -853,7 +831,7 @@ func (r *run) churnRounds(enf *enforcer.Enforcer, measured cgroup.Cgroup, cells 
 					pairs++
 				}
 			}()
-			werr := r.scaleMicro(measured, churnPhase(rate), c.ops)
+			werr := r.microIn(measured, "scale", churnPhase(rate), c.ops)
 			close(stop)
 			if err := errors.Join(werr, <-res); err != nil {
 				return err

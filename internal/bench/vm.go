@@ -53,11 +53,16 @@ func VM(args []string) error {
 	seed := fs.Uint64("seed", 0, "seed of the per-round group and phase order (0: from the clock; the seed used is logged and kept in the result)")
 	macroOn := fs.Bool("macro", true, "run the macro workloads: exec_storm, stat_storm, and macro_untar when -tar is given")
 	microOnly := fs.Bool("micro-only", false, "only the microbenchmark phases: no scale, latency, memory, flood or profile")
+	phasesList := fs.String("phases", strings.Join(allPhases, ","), "phases the rounds run, comma-separated (a subset: a diagnosis, e.g. the null check alone with -phases a,a0)")
 	profileOnly := fs.Bool("profile-only", false, "only the BPF run-time profile of (b), (c) and (c2): no rounds, scale, latency, memory or flood (a diagnosis, not figures)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	ops, err := parseOps(*opsList)
+	if err != nil {
+		return err
+	}
+	want, err := parsePhases(*phasesList)
 	if err != nil {
 		return err
 	}
@@ -71,6 +76,7 @@ func VM(args []string) error {
 	if *seed == 0 {
 		*seed = uint64(time.Now().UnixNano())
 	}
+	atLeastTwoPs() // this process serves the connect and udp_sendto peers
 	t0 := time.Now()
 	r := &run{reps: *reps, target: *target, tar: *tarPath, exec: *execPath, root: "/tmp/bench",
 		iters: map[Op]int{}, log: newLogger("bench-vm")}
@@ -87,6 +93,14 @@ func VM(args []string) error {
 	if _, err := os.Stat(*pin); err == nil {
 		return fmt.Errorf("%s exists: phase (a) needs a boot where enforcerd was never loaded", *pin)
 	}
+	// Address-space layout randomization changes the instruction count of
+	// mmap, fork and exec from one process to the next (where the maple
+	// tree places a mapping, how many page tables fork copies): off in this
+	// throwaway guest, so that every phase's worker gets the same layout.
+	if err := os.WriteFile("/proc/sys/kernel/randomize_va_space", []byte("0\n"), 0); err != nil {
+		return fmt.Errorf("vm: address-space randomization off: %w", err)
+	}
+	r.doc.Machine += ", ASLR off"
 	if n := loadedPrograms(); n > 0 {
 		r.doc.Notes = append(r.doc.Notes, fmt.Sprintf("%d LSM/cgroup/tracing BPF programs of other origin were loaded during (a)", n))
 	}
@@ -195,10 +209,25 @@ func VM(args []string) error {
 		floor = append(floor, microP(PhaseF, cgs[PhaseF], m))
 		loaded = append(loaded, microP(PhaseB, cgs[PhaseB], m), microP(PhaseC, cgs[PhaseC], m), regP(PhaseC2, cgs[PhaseC2], c2, m))
 	}
-	groups := []struct {
+	type group struct {
 		state  kernelState
 		phases []phase
-	}{{stateUnloaded, unloaded}, {stateFloor, floor}, {stateLoaded, loaded}}
+	}
+	var groups []group
+	for _, g := range []group{{stateUnloaded, unloaded}, {stateFloor, floor}, {stateLoaded, loaded}} {
+		var kept []phase
+		for _, p := range g.phases {
+			if want[p.name] {
+				kept = append(kept, p)
+			}
+		}
+		if len(kept) > 0 {
+			groups = append(groups, group{g.state, kept})
+		}
+	}
+	if len(want) < len(allPhases) {
+		r.doc.Notes = append(r.doc.Notes, "phases run: "+*phasesList)
+	}
 
 	// Rounds: each runs every group once, groups and the phases within
 	// them in an order shuffled per round (seeded), loading or unloading
@@ -386,6 +415,36 @@ func parseOps(list string) ([]Op, error) {
 		return nil, fmt.Errorf("-ops: no microbenchmark given")
 	}
 	return ops, nil
+}
+
+// allPhases are the phases a round runs, in the report's order.
+var allPhases = []string{PhaseA, PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE1, PhaseE0}
+
+// parsePhases parses -phases: a comma-separated subset of allPhases.
+// Errors: an unknown or repeated name, an empty list.
+func parsePhases(list string) (map[string]bool, error) {
+	known := map[string]bool{}
+	for _, p := range allPhases {
+		known[p] = true
+	}
+	want := map[string]bool{}
+	for _, f := range strings.Split(list, ",") {
+		p := strings.TrimSpace(f)
+		if p == "" {
+			continue
+		}
+		if !known[p] {
+			return nil, fmt.Errorf("-phases: unknown phase %q (known: %s)", p, strings.Join(allPhases, ","))
+		}
+		if want[p] {
+			return nil, fmt.Errorf("-phases: %q given twice", p)
+		}
+		want[p] = true
+	}
+	if len(want) == 0 {
+		return nil, fmt.Errorf("-phases: no phase given")
+	}
+	return want, nil
 }
 
 // checkIcountGuest verifies what -icount claims and the guest can see: one

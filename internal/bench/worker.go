@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -101,9 +102,13 @@ func Worker(args []string) error {
 	}
 	runtime.LockOSThread() // cpuNs measures this thread
 	in := bufio.NewReader(os.Stdin)
+	quiesceHeap()
 	fmt.Println("ready")
 	if _, err := in.ReadString('\n'); err != nil {
 		return fmt.Errorf("worker: waiting for go: %w", err)
+	}
+	if err := idleOtherThreads(); err != nil {
+		return err
 	}
 	res := WorkerResult{NsPerOp: map[Op]float64{}, WallNsPerOp: map[Op]float64{}}
 	switch *mode {
@@ -115,11 +120,17 @@ func Worker(args []string) error {
 					return err
 				}
 			}
+			var ru0, ru1 unix.Rusage
+			_ = unix.Getrusage(unix.RUSAGE_THREAD, &ru0)
 			c0, t0 := cpuNs(), time.Now()
 			for j := 0; j < iterList[i]; j++ {
 				if err := e.run(op); err != nil {
 					return err
 				}
+			}
+			_ = unix.Getrusage(unix.RUSAGE_THREAD, &ru1)
+			if os.Getenv("BENCH_DIAG") != "" {
+				fmt.Fprintf(os.Stderr, "DIAG %s ns=%.0f nvcsw=%d nivcsw=%d minflt=%d leader=%v\n", op, float64(cpuNs()-c0)/float64(iterList[i]), ru1.Nvcsw-ru0.Nvcsw, ru1.Nivcsw-ru0.Nivcsw, ru1.Minflt-ru0.Minflt, unix.Gettid() == unix.Getpid())
 			}
 			res.WallNsPerOp[op] = float64(time.Since(t0).Nanoseconds()) / float64(iterList[i])
 			res.NsPerOp[op] = float64(cpuNs()-c0) / float64(iterList[i])
@@ -199,6 +210,60 @@ func latencyLoop(in *bufio.Reader) error {
 			}
 			fmt.Fprintf(out, "%s %d\n", tag, now)
 			out.Flush()
+		}
+	}
+	return nil
+}
+
+// quiesceHeap collects the setup's garbage, returns the free pages to the
+// kernel and turns the collector off, so that the worker's address space
+// (which fork copies) is the same size in every phase and no collection or
+// scavenge runs inside a measurement. The operations allocate little; a
+// worker lives for one repetition.
+func quiesceHeap() {
+	atLeastTwoPs()
+	runtime.GC()
+	debug.FreeOSMemory()
+	debug.SetGCPercent(-1)
+}
+
+// atLeastTwoPs gives the Go scheduler two Ps on a one-CPU machine (the
+// icount guest). With a single P, sysmon takes the P from every syscall
+// that lasts past its 20 µs tick (no P is idle to run other work) and
+// keeps polling at that tick: thousands of wakeups per second that preempt
+// the measuring thread and cost its operations 5-30 % more, in a pattern
+// that differs from one process to the next. With an idle P it leaves
+// short syscalls alone and backs off to 10 ms.
+func atLeastTwoPs() {
+	if runtime.GOMAXPROCS(0) < 2 {
+		runtime.GOMAXPROCS(2)
+	}
+}
+
+// idleOtherThreads puts every thread of the worker but the calling
+// (measuring, locked) one under SCHED_IDLE. The Go runtime's sysmon wakes
+// every 20 µs to 10 ms and, every 10 ms, takes the P from the measuring
+// thread's system call; on the single CPU of the icount guest each wakeup
+// preempts the measuring thread, and how often depends on the process's
+// timing (measured: 500 to 3,000 involuntary switches per 200 ms sample
+// and 5-70 % more instructions per unix-socket operation, in every phase
+// alike). A SCHED_IDLE thread never preempts a normal one on wakeup, so
+// sysmon runs only when the measuring thread sleeps. Errors: /proc/self/task
+// unreadable, sched_setattr refused.
+func idleOtherThreads() error {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	self := unix.Gettid()
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_IDLE}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil || tid == self {
+			continue
+		}
+		if err := unix.SchedSetAttr(tid, &attr, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+			return fmt.Errorf("worker: SCHED_IDLE for thread %d: %w", tid, err)
 		}
 	}
 	return nil

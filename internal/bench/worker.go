@@ -120,17 +120,11 @@ func Worker(args []string) error {
 					return err
 				}
 			}
-			var ru0, ru1 unix.Rusage
-			_ = unix.Getrusage(unix.RUSAGE_THREAD, &ru0)
 			c0, t0 := cpuNs(), time.Now()
 			for j := 0; j < iterList[i]; j++ {
 				if err := e.run(op); err != nil {
 					return err
 				}
-			}
-			_ = unix.Getrusage(unix.RUSAGE_THREAD, &ru1)
-			if os.Getenv("BENCH_DIAG") != "" {
-				fmt.Fprintf(os.Stderr, "DIAG %s ns=%.0f nvcsw=%d nivcsw=%d minflt=%d leader=%v\n", op, float64(cpuNs()-c0)/float64(iterList[i]), ru1.Nvcsw-ru0.Nvcsw, ru1.Nivcsw-ru0.Nivcsw, ru1.Minflt-ru0.Minflt, unix.Gettid() == unix.Getpid())
 			}
 			res.WallNsPerOp[op] = float64(time.Since(t0).Nanoseconds()) / float64(iterList[i])
 			res.NsPerOp[op] = float64(cpuNs()-c0) / float64(iterList[i])
@@ -228,12 +222,11 @@ func quiesceHeap() {
 }
 
 // atLeastTwoPs gives the Go scheduler two Ps on a one-CPU machine (the
-// icount guest). With a single P, sysmon takes the P from every syscall
-// that lasts past its 20 µs tick (no P is idle to run other work) and
-// keeps polling at that tick: thousands of wakeups per second that preempt
-// the measuring thread and cost its operations 5-30 % more, in a pattern
-// that differs from one process to the next. With an idle P it leaves
-// short syscalls alone and backs off to 10 ms.
+// icount guest). With a single P no P is ever idle, so sysmon takes the P
+// from any system call it sees twice (its tick is 20 µs) and, having taken
+// one, keeps polling at that tick: wakeups that preempt the measuring
+// thread. With an idle P it leaves short system calls alone and backs off
+// to 10 ms.
 func atLeastTwoPs() {
 	if runtime.GOMAXPROCS(0) < 2 {
 		runtime.GOMAXPROCS(2)
@@ -244,12 +237,11 @@ func atLeastTwoPs() {
 // (measuring, locked) one under SCHED_IDLE. The Go runtime's sysmon wakes
 // every 20 µs to 10 ms and, every 10 ms, takes the P from the measuring
 // thread's system call; on the single CPU of the icount guest each wakeup
-// preempts the measuring thread, and how often depends on the process's
-// timing (measured: 500 to 3,000 involuntary switches per 200 ms sample
-// and 5-70 % more instructions per unix-socket operation, in every phase
-// alike). A SCHED_IDLE thread never preempts a normal one on wakeup, so
-// sysmon runs only when the measuring thread sleeps. Errors: /proc/self/task
-// unreadable, sched_setattr refused.
+// can preempt the measuring thread (measured on unix_stream: 500 to 3,000
+// involuntary switches per 200 ms sample, varying from one process to the
+// next; about 50, the tick's, with this). A SCHED_IDLE thread never
+// preempts a normal one on wakeup, so sysmon runs only when the measuring
+// thread sleeps. Errors: /proc/self/task unreadable, sched_setattr refused.
 func idleOtherThreads() error {
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {

@@ -96,6 +96,21 @@ func TestParseOps(t *testing.T) {
 	}
 }
 
+func TestParsePhases(t *testing.T) {
+	want, err := parsePhases(" a, a0")
+	if err != nil || len(want) != 2 || !want[PhaseA] || !want[PhaseA0] {
+		t.Errorf("parsePhases = %v, %v", want, err)
+	}
+	if all, err := parsePhases(strings.Join(allPhases, ",")); err != nil || len(all) != len(allPhases) {
+		t.Errorf("parsePhases(all) = %v, %v", all, err)
+	}
+	for _, bad := range []string{"", ",", "a,zz", "a,a", "scale-k1"} {
+		if _, err := parsePhases(bad); err == nil {
+			t.Errorf("parsePhases(%q) accepted", bad)
+		}
+	}
+}
+
 // icountDoc is a guest doc in icount mode at Landlock ABI 6 with every
 // summary phase measured for stat, open_depth28, tcp_rr and exec_storm,
 // and (d), (e0) for connect.

@@ -171,6 +171,7 @@ type env struct {
 	pwriteFD  int    // OpPwrite: a 4 KiB file, O_RDWR
 	pipeTo    int    // OpPipe: write end toward the partner thread
 	pipeFrom  int    // OpPipe: read end of the partner's answers
+	pipeTid   int    // OpPipe: the partner's thread (a party to the operation, not under SCHED_IDLE)
 	unixS     [2]int // OpUnixStream socketpair
 	unixD     [2]int // OpUnixDgram socketpair
 	tcpFD     int    // OpTCPRR: connected to the listener
@@ -354,8 +355,10 @@ func (e *env) startPipePartner() error {
 		return err
 	}
 	e.pipeTo, e.pipeFrom = to[1], from[0]
+	tid := make(chan int)
 	go func() {
 		runtime.LockOSThread()
+		tid <- unix.Gettid()
 		b := make([]byte, 1)
 		for {
 			if n, err := unix.Read(to[0], b); n != 1 || err != nil {
@@ -366,6 +369,7 @@ func (e *env) startPipePartner() error {
 			}
 		}
 	}()
+	e.pipeTid = <-tid
 	return nil
 }
 

@@ -327,7 +327,7 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 	p("over it, and inconclusive otherwise. Inside the VM (QEMU TCG, no KVM) only ratios are meaningful, the ns ")
 	p("columns are TCG time, or instruction counts in icount mode (-icount shift=0: 1 ns of guest time per ")
 	p("instruction, so an icount ratio is a ratio of instructions executed, blind to cache and pipeline effects). Time is CPU time of the ")
-	p("workload process (CLOCK_PROCESS_CPUTIME_ID, plus reaped children for exec), not wall time: on a shared ")
+	p("workload's measuring thread (CLOCK_THREAD_CPUTIME_ID, plus reaped children: exec's and fork's), not wall time: on a shared ")
 	p("machine the wall time a process spends waiting for a CPU is not the cost of the operation (wall times are ")
 	p("kept in the JSON results).\n\n")
 	p("Operations: %s.\n\n", opsDoc)
@@ -430,7 +430,7 @@ const opsDoc = "`open_read` open(O_RDONLY)+close of an existing file; " +
 	"`unix_stream`/`unix_dgram` send+recv of 16 B on an AF_UNIX socketpair; " +
 	"`tcp_rr` 16 B request and its echo on an established loopback TCP connection (denied: the send); " +
 	"`udp_sendto` sendto of 16 B to a loopback UDP sink from a socket bound before the ceiling; " +
-	"`fork` fork+_exit+wait; `mmap_exec` mmap(PROT_READ|PROT_EXEC) of one page of the exec op's binary+munmap; " +
+	"`fork` fork+_exit+wait (clone(SIGCHLD|CLONE_VFORK) without CLONE_VM, the address space copied, from the null-check runs of 2026-12-01 on; plain fork in earlier results); `mmap_exec` mmap(PROT_READ|PROT_EXEC) of one page of the exec op's binary+munmap; " +
 	"`kill` kill(getpid(), 0) (the LSM hook task_kill runs for it); " +
 	"`open_depth1`/`open_depth10`/`open_depth28` open(O_RDONLY)+close of a file 1/10/28 directories below the phase directory; " +
 	"`macro_untar` unpack a tarball of a Go source subtree (archive/tar), walk it with lstat+read of every file, remove it; " +

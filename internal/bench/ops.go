@@ -573,10 +573,9 @@ func sendRecv(fd, peer int, b []byte) error {
 // returns the child's pid; the child calls exit_group(0) at once and runs
 // no other Go code (a raw system call, as syscall.forkAndExecInChild
 // does). CLONE_VFORK holds the parent until the child has exited, so the
-// two always run in the same order: with plain fork the scheduler picks,
-// and a parent that runs first pays copy-on-write copies of the pages it
-// touches while the child still shares them (a quarter more instructions
-// per fork, per process, in every phase alike).
+// two always run in the same order (with plain fork the scheduler picks,
+// and a parent that runs first breaks copy-on-write sharing of the pages
+// it touches while the child still exists).
 //
 //go:nosplit
 //go:norace

@@ -8,7 +8,6 @@ package enforcer_test
 // EACCES under it, and leaves nothing changed.
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,6 +25,7 @@ import (
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/probe"
+	"github.com/enforcerd/enforcerd/internal/syncbuf"
 )
 
 // outsideFx: base/t1 (a tmpfs) holds the root R (with f) and, beside it, B
@@ -286,13 +286,13 @@ func TestOutsideRootsDepth(t *testing.T) {
 
 // startIn starts argv in cgroup sb (clone3 CLONE_INTO_CGROUP) with a pipe
 // on its stdin, killed at cleanup.
-func startIn(t *testing.T, sb *kerneltest.Sandbox, argv ...string) (*exec.Cmd, *os.File, *syncBuf) {
+func startIn(t *testing.T, sb *kerneltest.Sandbox, argv ...string) (*exec.Cmd, *os.File, *syncbuf.Buffer) {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(sb.Dir.Fd())}
 	pr, pw, err := os.Pipe()
 	must(t, err)
-	out := &syncBuf{}
+	out := &syncbuf.Buffer{}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = pr, out, out
 	must(t, cmd.Start())
 	pr.Close()
@@ -302,24 +302,6 @@ func startIn(t *testing.T, sb *kerneltest.Sandbox, argv ...string) (*exec.Cmd, *
 		_ = cmd.Wait()
 	})
 	return cmd, pw, out
-}
-
-// syncBuf is a bytes.Buffer safe for the copying goroutine and the test.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestOutsidePendingActivation: a pending write=false registration is in

@@ -4,17 +4,16 @@ package main
 // filters, the table (with names a sandbox chose) and the JSON.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/api/apitest"
 	"github.com/enforcerd/enforcerd/daemon/audit"
+	"github.com/enforcerd/enforcerd/internal/syncbuf"
 )
 
 // denialRecords registers one and two and publishes a record of each;
@@ -83,24 +82,6 @@ func TestCtlDenialsRecent(t *testing.T) {
 
 func jsonNum(n uint64) string { b, _ := json.Marshal(n); return string(b) }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // follow runs "ctl denials --follow ARGS" until the record want is
 // printed, publishing recs (and want) again until then: the follower
 // may subscribe after a publication. It returns the exit status and the
@@ -111,7 +92,7 @@ func follow(t *testing.T, ts *apitest.Server, recs []audit.Record, want string, 
 	old := interruptContext
 	interruptContext = func() (context.Context, context.CancelFunc) { return ctx, func() {} }
 	defer func() { interruptContext = old }()
-	var out, errs syncBuffer
+	var out, errs syncbuf.Buffer
 	done := make(chan int)
 	go func() {
 		done <- execute(append([]string{"ctl", "--socket", ts.Socket, "denials", "--follow"}, args...), streams{in: strings.NewReader(""), out: &out, err: &errs})
@@ -170,7 +151,7 @@ func TestCtlDenialsFollow(t *testing.T) {
 func TestCtlDenialsStreamEnds(t *testing.T) {
 	ts := ctlServer(t)
 	one, _ := denialRecords(t, ts)
-	var out, errs syncBuffer
+	var out, errs syncbuf.Buffer
 	done := make(chan int)
 	go func() {
 		done <- execute([]string{"ctl", "--socket", ts.Socket, "denials", "--follow", "--json"}, streams{in: strings.NewReader(""), out: &out, err: &errs})

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,27 +14,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/enforcerd/enforcerd/internal/syncbuf"
 )
 
 // syncBuf is a goroutine-safe audit sink.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
+type syncBuf struct{ syncbuf.Buffer }
 
 // records returns the audit lines written so far, decoded.
 func (s *syncBuf) records(t *testing.T) []map[string]any {
 	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(s.String()), "\n") {
 		if l == "" {
 			continue
 		}

@@ -53,7 +53,7 @@ func VM(args []string) error {
 	seed := fs.Uint64("seed", 0, "seed of the per-round group and phase order (0: from the clock; the seed used is logged and kept in the result)")
 	macroOn := fs.Bool("macro", true, "run the macro workloads: exec_storm, stat_storm, and macro_untar when -tar is given")
 	microOnly := fs.Bool("micro-only", false, "only the microbenchmark phases: no scale, latency, memory, flood or profile")
-	phasesList := fs.String("phases", strings.Join(allPhases, ","), "phases the rounds run, comma-separated (a subset: a diagnosis, e.g. the null check alone with -phases a,a0)")
+	phasesList := fs.String("phases", strings.Join(allPhases, ","), "phases the rounds run, comma-separated (a subset: a diagnosis, e.g. the null check alone with -phases a,a0; every ratio is against (a), so a subset without a gives none)")
 	profileOnly := fs.Bool("profile-only", false, "only the BPF run-time profile of (b), (c) and (c2): no rounds, scale, latency, memory or flood (a diagnosis, not figures)")
 	if err := fs.Parse(args); err != nil {
 		return err

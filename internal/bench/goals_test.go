@@ -104,7 +104,7 @@ func TestParsePhases(t *testing.T) {
 	if all, err := parsePhases(strings.Join(allPhases, ",")); err != nil || len(all) != len(allPhases) {
 		t.Errorf("parsePhases(all) = %v, %v", all, err)
 	}
-	for _, bad := range []string{"", ",", "a,zz", "a,a", "scale-k1"} {
+	for _, bad := range []string{"", ",", "a,zz", "a,a", "scale-k1", "b", "a0,c"} {
 		if _, err := parsePhases(bad); err == nil {
 			t.Errorf("parsePhases(%q) accepted", bad)
 		}

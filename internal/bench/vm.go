@@ -53,7 +53,7 @@ func VM(args []string) error {
 	seed := fs.Uint64("seed", 0, "seed of the per-round group and phase order (0: from the clock; the seed used is logged and kept in the result)")
 	macroOn := fs.Bool("macro", true, "run the macro workloads: exec_storm, stat_storm, and macro_untar when -tar is given")
 	microOnly := fs.Bool("micro-only", false, "only the microbenchmark phases: no scale, latency, memory, flood or profile")
-	phasesList := fs.String("phases", strings.Join(allPhases, ","), "phases the rounds run, comma-separated (a subset: a diagnosis, e.g. the null check alone with -phases a,a0; every ratio is against (a), so a subset without a gives none)")
+	phasesList := fs.String("phases", strings.Join(allPhases, ","), "phases the rounds run, comma-separated, a among them (every ratio is against (a)); a subset is a diagnosis, e.g. the null check alone with -phases a,a0")
 	profileOnly := fs.Bool("profile-only", false, "only the BPF run-time profile of (b), (c) and (c2): no rounds, scale, latency, memory or flood (a diagnosis, not figures)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -420,8 +420,9 @@ func parseOps(list string) ([]Op, error) {
 // allPhases are the phases a round runs, in the report's order.
 var allPhases = []string{PhaseA, PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE1, PhaseE0}
 
-// parsePhases parses -phases: a comma-separated subset of allPhases.
-// Errors: an unknown or repeated name, an empty list.
+// parsePhases parses -phases: a comma-separated subset of allPhases that
+// contains PhaseA. Errors: an unknown or repeated name, an empty list, no
+// (a) (every ratio is against it).
 func parsePhases(list string) (map[string]bool, error) {
 	known := map[string]bool{}
 	for _, p := range allPhases {
@@ -443,6 +444,9 @@ func parsePhases(list string) (map[string]bool, error) {
 	}
 	if len(want) == 0 {
 		return nil, fmt.Errorf("-phases: no phase given")
+	}
+	if !want[PhaseA] {
+		return nil, fmt.Errorf("-phases %q: lacks a, the phase every ratio is against", list)
 	}
 	return want, nil
 }

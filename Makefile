@@ -93,7 +93,7 @@ vmtest-selftest: deps
 
 test: deps lint unit vmtest-selftest vmtest
 
-demo: deps build
+demo: deps  # scripts/demo runs the build itself
 	scripts/demo
 
 bench: deps build

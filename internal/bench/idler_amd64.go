@@ -6,3 +6,8 @@ package bench
 func idlerClone(args *cloneArgs, size uintptr, slot *idlerSlot) (pid int64)
 
 const idlersSupported = true
+
+// vforkExit is in vfork_amd64.s.
+func vforkExit() (pid int64)
+
+const vforkSupported = true

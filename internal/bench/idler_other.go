@@ -11,3 +11,9 @@ func idlerClone(args *cloneArgs, size uintptr, slot *idlerSlot) (pid int64) {
 }
 
 const idlersSupported = false
+
+// vforkExit: written for amd64 only; elsewhere the fork operation
+// refuses to run.
+func vforkExit() (pid int64) { return -int64(unix.ENOSYS) }
+
+const vforkSupported = false

@@ -130,3 +130,25 @@ func TestDeniableAndLandlock(t *testing.T) {
 		}
 	}
 }
+
+// TestSpawnExitKeepsTheParent: the fork operation's child shares the
+// parent's memory and stack (CLONE_VM); the parent must come back intact,
+// with a child to reap, every time.
+func TestSpawnExitKeepsTheParent(t *testing.T) {
+	if !vforkSupported {
+		t.Skip("vforkExit is written for amd64 only")
+	}
+	canary := [4]uint64{1, 2, 3, 4}
+	for i := 0; i < 500; i++ {
+		pid, err := spawnExit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := waitOK(pid, "spawned child"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if canary != [4]uint64{1, 2, 3, 4} {
+		t.Errorf("the parent's stack changed: %v", canary)
+	}
+}

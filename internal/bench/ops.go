@@ -22,6 +22,7 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -52,7 +53,7 @@ const (
 	OpUnixDgram  Op = "unix_dgram"    // send + recv of 16 B on an AF_UNIX SOCK_DGRAM socketpair
 	OpTCPRR      Op = "tcp_rr"        // 16 B request + 16 B echoed response on an established loopback TCP connection to the listener
 	OpUDPSendto  Op = "udp_sendto"    // sendto of 16 B from a bound UDP socket to the loopback UDP sink
-	OpFork       Op = "fork"          // fork (clone with SIGCHLD|CLONE_VFORK: the address space copied, the parent held until the child exits) + child _exit(0) + wait
+	OpFork       Op = "fork"          // process creation as posix_spawn does it (clone with CLONE_VM|CLONE_VFORK|SIGCHLD: no copy of the address space, the parent held until the child exits) + child _exit(0) + wait
 	OpMmapExec   Op = "mmap_exec"     // mmap(PROT_READ|PROT_EXEC, MAP_PRIVATE) of one page of the exec op's binary + munmap
 	// OpKill is kill(getpid(), 0): check_kill_permission calls the LSM
 	// hook task_kill for every signal a process sends, signal 0 and the
@@ -171,7 +172,6 @@ type env struct {
 	pwriteFD  int    // OpPwrite: a 4 KiB file, O_RDWR
 	pipeTo    int    // OpPipe: write end toward the partner thread
 	pipeFrom  int    // OpPipe: read end of the partner's answers
-	pipeTid   int    // OpPipe: the partner's thread (a party to the operation, not under SCHED_IDLE)
 	unixS     [2]int // OpUnixStream socketpair
 	unixD     [2]int // OpUnixDgram socketpair
 	tcpFD     int    // OpTCPRR: connected to the listener
@@ -355,10 +355,10 @@ func (e *env) startPipePartner() error {
 		return err
 	}
 	e.pipeTo, e.pipeFrom = to[1], from[0]
-	tid := make(chan int)
+	locked := make(chan struct{})
 	go func() {
 		runtime.LockOSThread()
-		tid <- unix.Gettid()
+		close(locked) // its thread exists: idleOtherThreads will find it
 		b := make([]byte, 1)
 		for {
 			if n, err := unix.Read(to[0], b); n != 1 || err != nil {
@@ -369,7 +369,7 @@ func (e *env) startPipePartner() error {
 			}
 		}
 	}()
-	e.pipeTid = <-tid
+	<-locked
 	return nil
 }
 
@@ -473,9 +473,9 @@ func (e *env) run(op Op) error {
 		return e.check(op, full("pwrite", n, len(e.buf4k), err))
 	case OpPipe:
 		b := e.buf4k[:1]
-		n, err := unix.Write(e.pipeTo, b)
+		n, err := rawWrite(e.pipeTo, b)
 		if err = full("pipe write", n, 1, err); err == nil {
-			n, err = unix.Read(e.pipeFrom, b)
+			n, err = rawRead(e.pipeFrom, b)
 			err = full("pipe read", n, 1, err)
 		}
 		return e.check(op, err)
@@ -494,7 +494,7 @@ func (e *env) run(op Op) error {
 		if err != nil {
 			return e.check(op, err)
 		}
-		return e.check(op, waitOK(pid, "forked child"))
+		return e.check(op, rawWaitOK(pid, "spawned child"))
 	case OpMmapExec:
 		m, err := unix.Mmap(e.mmapFD, 0, 4096, unix.PROT_READ|unix.PROT_EXEC, unix.MAP_PRIVATE)
 		if err == nil {
@@ -547,16 +547,38 @@ func waitOK(pid int, what string) error {
 	return nil
 }
 
+// rawWaitOK is waitOK by a raw wait4(2) (see rawRW: the measuring
+// thread may block in it, when its wakeup by the child's vfork release
+// preempted the exiting child). Errors: wait4's, a status other than
+// exit 0.
+func rawWaitOK(pid int, what string) error {
+	var ws syscall.WaitStatus
+	for {
+		_, _, errno := unix.RawSyscall6(unix.SYS_WAIT4, uintptr(pid), uintptr(unsafe.Pointer(&ws)), 0, 0, 0, 0)
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return errno
+		}
+		break
+	}
+	if !ws.Exited() || ws.ExitStatus() != 0 {
+		return fmt.Errorf("%s: wait status %#x", what, uint32(ws))
+	}
+	return nil
+}
+
 // sendRecv sends b on fd and receives len(b) bytes back on peer (for a
 // stream, possibly in several reads). Errors: either call's, or a short
 // send.
 func sendRecv(fd, peer int, b []byte) error {
-	n, err := unix.Write(fd, b)
+	n, err := rawWrite(fd, b)
 	if err := full("send", n, len(b), err); err != nil {
 		return err
 	}
 	for got := 0; got < len(b); {
-		n, err := unix.Read(peer, b[got:])
+		n, err := rawRead(peer, b[got:])
 		if err != nil {
 			return err
 		}
@@ -566,6 +588,37 @@ func sendRecv(fd, peer int, b []byte) error {
 		got += n
 	}
 	return nil
+}
+
+// rawRead and rawWrite are read(2) and write(2) without the Go
+// scheduler's system-call bookkeeping (RawSyscall: no entersyscall and
+// exitsyscall), for the measuring thread's system calls that block on a
+// peer (pipe_pingpong, unix_stream, unix_dgram, tcp_rr). A goroutine
+// blocked in an ordinary system call lets sysmon hand its P to another
+// thread, and getting a P back then takes the scheduler's slow path: a
+// cost that depends on when sysmon last ran, not on the operation. The
+// thread keeps its P while it blocks, so the peer must not need it: it
+// runs on another P (the worker has at least two) or in another process.
+// Errors: the system call's errno (EINTR retried).
+func rawRead(fd int, b []byte) (int, error) { return rawRW(unix.SYS_READ, fd, b) }
+
+func rawWrite(fd int, b []byte) (int, error) { return rawRW(unix.SYS_WRITE, fd, b) }
+
+func rawRW(trap uintptr, fd int, b []byte) (int, error) {
+	var p unsafe.Pointer
+	if len(b) > 0 {
+		p = unsafe.Pointer(&b[0])
+	}
+	for {
+		n, _, errno := unix.RawSyscall(trap, uintptr(fd), uintptr(p), uintptr(len(b)))
+		switch errno {
+		case 0:
+			return int(n), nil
+		case unix.EINTR:
+			continue
+		}
+		return int(n), errno
+	}
 }
 
 // spawnExit creates a process as posix_spawn(3) and Go's os/exec do

@@ -14,6 +14,9 @@ import (
 // starts: each must succeed (run returns an error when an operation does
 // not do its work).
 func TestEveryOpDoesItsWork(t *testing.T) {
+	// The peers (the listeners, the pipe's partner) need a P of their own
+	// while the operation blocks in a raw system call, as in the worker.
+	atLeastTwoPs()
 	port, stop, err := listen()
 	if err != nil {
 		t.Fatal(err)

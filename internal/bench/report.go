@@ -430,7 +430,7 @@ const opsDoc = "`open_read` open(O_RDONLY)+close of an existing file; " +
 	"`unix_stream`/`unix_dgram` send+recv of 16 B on an AF_UNIX socketpair; " +
 	"`tcp_rr` 16 B request and its echo on an established loopback TCP connection (denied: the send); " +
 	"`udp_sendto` sendto of 16 B to a loopback UDP sink from a socket bound before the ceiling; " +
-	"`fork` fork+_exit+wait (clone(SIGCHLD|CLONE_VFORK) without CLONE_VM, the address space copied, from the null-check runs of 2026-12-01 on; plain fork in earlier results); `mmap_exec` mmap(PROT_READ|PROT_EXEC) of one page of the exec op's binary+munmap; " +
+	"`fork` process creation+_exit+wait as posix_spawn and Go's os/exec create a process (clone(CLONE_VM|CLONE_VFORK|SIGCHLD): no copy of the address space); `mmap_exec` mmap(PROT_READ|PROT_EXEC) of one page of the exec op's binary+munmap; " +
 	"`kill` kill(getpid(), 0) (the LSM hook task_kill runs for it); " +
 	"`open_depth1`/`open_depth10`/`open_depth28` open(O_RDONLY)+close of a file 1/10/28 directories below the phase directory; " +
 	"`macro_untar` unpack a tarball of a Go source subtree (archive/tar), walk it with lstat+read of every file, remove it; " +

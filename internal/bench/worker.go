@@ -107,7 +107,7 @@ func Worker(args []string) error {
 	if _, err := in.ReadString('\n'); err != nil {
 		return fmt.Errorf("worker: waiting for go: %w", err)
 	}
-	if err := idleOtherThreads(e.pipeTid); err != nil {
+	if err := idleOtherThreads(); err != nil {
 		return err
 	}
 	res := WorkerResult{NsPerOp: map[Op]float64{}, WallNsPerOp: map[Op]float64{}}
@@ -234,16 +234,21 @@ func atLeastTwoPs() {
 }
 
 // idleOtherThreads puts every thread of the worker but the calling
-// (measuring, locked) one and keep (a party to an operation: the pipe's
-// partner; 0 for none) under SCHED_IDLE. The Go runtime's sysmon wakes
-// every 20 µs to 10 ms and, every 10 ms, takes the P from the measuring
-// thread's system call; on the single CPU of the icount guest each wakeup
-// can preempt the measuring thread (measured on unix_stream: 500 to 3,000
+// (measuring, locked) one under SCHED_IDLE: the Go runtime's threads and
+// the pipe operation's partner. The Go runtime's sysmon wakes every 20 µs
+// to 10 ms and, every 10 ms, takes the P from the measuring thread's
+// system call; on the single CPU of the icount guest each wakeup can
+// preempt the measuring thread (measured on unix_stream: 500 to 3,000
 // involuntary switches per 200 ms sample, varying from one process to the
 // next; about 50, the tick's, with this). A SCHED_IDLE thread never
 // preempts a normal one on wakeup, so sysmon runs only when the measuring
-// thread sleeps. Errors: /proc/self/task unreadable, sched_setattr refused.
-func idleOtherThreads(keep int) error {
+// thread sleeps, and the pipe's partner answers only once the measuring
+// thread blocks in its read: one switch pattern every time. (With the
+// partner at normal priority, whether its wakeup preempted the writer was
+// the scheduler's choice; on 6.12 that moved pipe_pingpong by up to 18 %
+// from one process to the next.) Errors: /proc/self/task unreadable,
+// sched_setattr refused.
+func idleOtherThreads() error {
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
@@ -252,7 +257,7 @@ func idleOtherThreads(keep int) error {
 	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_IDLE}
 	for _, t := range tasks {
 		tid, err := strconv.Atoi(t.Name())
-		if err != nil || tid == self || tid == keep {
+		if err != nil || tid == self {
 			continue
 		}
 		if err := unix.SchedSetAttr(tid, &attr, 0); err != nil && !errors.Is(err, unix.ESRCH) {

@@ -182,11 +182,13 @@ func (r *run) microArgs(phase string, ops []Op, extra ...string) []string {
 // 4 for those whose cost includes work the kernel defers and runs in
 // batches, from a timer tick or an RCU callback, wherever the CPU happens
 // to be (the child's task and a socket's inode freed after a grace
-// period, TCP's timers): a repetition charges a share of that which
-// varies from one repetition to the next, and a longer one varies less
-// (measured on 6.12, icount: socket_close's null check spread over 1.7 %
-// of seven rounds with 1, 0.7 % with 4; fork 2.2 % and 2.1 %; tcp_rr
-// 0.75 % and 0.13 %); 1 for the others.
+// period, TCP's timers), so that a repetition's share of it varies less;
+// 1 for the others. Every phase runs the same count, so a ratio means
+// the same. Measured on 6.12 in icount mode, seven rounds of (a) and
+// (a0) (docs/bench-results/diagnosis/2026-12-01-icount-<kernel>-x1.txt
+// and -x4.txt): the spread of socket_close went from 1.7 % to 0.7 % and
+// tcp_rr's from 0.75 % to 0.13 %; fork's did not move (2.2 %, 2.1 %),
+// connect's was 0.75 % and 0.38 %.
 func sampleScale(op Op) int {
 	switch op {
 	case OpFork, OpSocket, OpTCPRR, OpConnect:

@@ -48,7 +48,7 @@ const (
 	// file_permission hook still denies it under write=false (the write,
 	// not the open, is checked), so it is Deniable.
 	OpPwrite     Op = "pwrite_4k"
-	OpPipe       Op = "pipe_pingpong" // 1 byte through a pipe to a partner thread of the worker and 1 byte back
+	OpPipe       Op = "pipe_pingpong" // 1 byte through a pipe to a partner thread of the worker and 1 byte back (the measuring thread's side: its write, its read, and the switch to the partner and back)
 	OpUnixStream Op = "unix_stream"   // send + recv of 16 B on an AF_UNIX SOCK_STREAM socketpair
 	OpUnixDgram  Op = "unix_dgram"    // send + recv of 16 B on an AF_UNIX SOCK_DGRAM socketpair
 	OpTCPRR      Op = "tcp_rr"        // 16 B request + 16 B echoed response on an established loopback TCP connection to the listener
@@ -628,9 +628,11 @@ func rawRW(trap uintptr, fd int, b []byte) (int, error) {
 // (vforkExit, in assembly: it touches no memory). Not fork(2)'s copy of the
 // address space: what that costs depends on how much of the parent's
 // memory is mapped and how (transparent huge pages, page tables), which
-// differs between two runs of the same Go program by 2 to 27 % (measured
-// in the icount guest), and it runs no hook enforcerd attaches. Errors:
-// clone's; ENOSYS off amd64.
+// differed between two workers by up to 23 % with transparent huge pages
+// and up to 7 % without (icount guest;
+// docs/bench-results/diagnosis/2026-12-01-icount-fork-thp.txt), and the
+// copy runs no hook enforcerd attaches (task_alloc, the one it has on
+// this path, runs either way). Errors: clone's; ENOSYS off amd64.
 func spawnExit() (int, error) {
 	pid := vforkExit()
 	if pid < 0 {

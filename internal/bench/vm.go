@@ -50,6 +50,7 @@ func VM(args []string) error {
 	floodN := fs.Uint64("flood", 1_000_000, "audit flood: denied operations")
 	floodOnly := fs.Bool("flood-only", false, "load enforcerd and run only the audit flood")
 	icount := fs.Bool("icount", false, "the guest runs under QEMU -icount with one vCPU (scripts/vmtest --icount): record it, check it")
+	kmem := fs.Bool("kmem", false, "with -icount: a cross-check, the guest charges kernel memory to cgroups (booted without cgroup.memory=nokmem: VMTEST_ICOUNT_KMEM=1 scripts/vmtest --icount); its figures carry the step noise docs/performance.md describes")
 	opsList := fs.String("ops", joinOps(MicroOps), "microbenchmarks to run, comma-separated")
 	settle := fs.Duration("settle", 2*time.Second, "idle time after every load or unload, before the next phase (the kernel's deferred freeing runs then, not inside a measurement)")
 	seed := fs.Uint64("seed", 0, "seed of the per-round group and phase order (0: from the clock; the seed used is logged and kept in the result)")
@@ -72,6 +73,9 @@ func VM(args []string) error {
 	if err != nil && !*microOnly && !*floodOnly && !*profileOnly {
 		return err
 	}
+	if *kmem && !*icount {
+		return fmt.Errorf("vm: -kmem is a variant of -icount; give both")
+	}
 	if *reps < 1 || *settle < 0 {
 		return fmt.Errorf("vm: -reps %d -settle %v: want at least 1 round and no negative time", *reps, *settle)
 	}
@@ -86,11 +90,15 @@ func VM(args []string) error {
 	r.doc = &Doc{Where: "vm", Kernel: uname(), Machine: "QEMU TCG (no KVM), -smp 2 " + guestMem() + ", busybox initramfs on tmpfs",
 		LandlockABI: abi, Reps: *reps, OrderSeed: *seed}
 	if *icount {
-		if err := checkIcountGuest(); err != nil {
+		if err := checkIcountGuest(*kmem); err != nil {
 			return err
 		}
 		r.doc.Icount = true
-		r.doc.Machine = "QEMU TCG (no KVM) -icount shift=0,sleep=off, -smp 1 " + guestMem() + ", default mitigations, kernel memory not charged to cgroups (cgroup.memory=nokmem), busybox initramfs on tmpfs"
+		charge := "kernel memory not charged to cgroups (cgroup.memory=nokmem)"
+		if *kmem {
+			charge = "kernel memory charged to cgroups (a cross-check)"
+		}
+		r.doc.Machine = "QEMU TCG (no KVM) -icount shift=0,sleep=off, -smp 1 " + guestMem() + ", default mitigations, " + charge + ", busybox initramfs on tmpfs"
 	}
 	if _, err := os.Stat(*pin); err == nil {
 		return fmt.Errorf("%s exists: phase (a) needs a boot where enforcerd was never loaded", *pin)
@@ -465,12 +473,13 @@ func parsePhases(list string) (map[string]bool, error) {
 
 // checkIcountGuest verifies what -icount claims and the guest can see: one
 // CPU, no mitigations=off on the kernel command line, and
-// cgroup.memory=nokmem on it (scripts/vmtest --icount boots so: charging
+// cgroup.memory=nokmem on it, or not when kmem (the cross-check)
+// (scripts/vmtest --icount boots so: charging
 // kernel memory to cgroups goes through a per-CPU stock of bytes charged
 // and uncharged a page at a time, and in 10 to 30 % of the workers of a
 // test run every unix send+recv crossed a page boundary, 425 instructions
 // more on 6.1 and 495 on 6.12, by an accident of the stock's remainder).
-func checkIcountGuest() error {
+func checkIcountGuest(kmem bool) error {
 	if n := runtime.NumCPU(); n != 1 {
 		return fmt.Errorf("-icount: the guest has %d CPUs, want 1 (scripts/vmtest --icount)", n)
 	}
@@ -482,8 +491,15 @@ func checkIcountGuest() error {
 	if slices.Contains(args, "mitigations=off") {
 		return fmt.Errorf("-icount: the guest kernel runs with mitigations=off; icount mode measures the default mitigations")
 	}
-	if !slices.Contains(args, "cgroup.memory=nokmem") {
-		return fmt.Errorf("-icount: the guest kernel charges kernel memory to cgroups; icount mode boots with cgroup.memory=nokmem (scripts/vmtest --icount)")
+	nokmem := slices.ContainsFunc(args, func(a string) bool {
+		v, ok := strings.CutPrefix(a, "cgroup.memory=")
+		return ok && slices.Contains(strings.Split(v, ","), "nokmem")
+	})
+	switch {
+	case !nokmem && !kmem:
+		return fmt.Errorf("-icount: the guest kernel charges kernel memory to cgroups; icount mode boots with cgroup.memory=nokmem (scripts/vmtest --icount), or give -kmem for the cross-check")
+	case nokmem && kmem:
+		return fmt.Errorf("-icount -kmem: the guest kernel runs with cgroup.memory=nokmem; the cross-check boots without it (VMTEST_ICOUNT_KMEM=1 scripts/vmtest --icount)")
 	}
 	return nil
 }

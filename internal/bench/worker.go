@@ -211,8 +211,8 @@ func latencyLoop(in *bufio.Reader) error {
 
 // quiesceHeap collects the setup's garbage, returns the free pages to the
 // kernel and turns the collector off, so that the worker's address space
-// (which fork copies) is the same size in every phase and no collection or
-// scavenge runs inside a measurement. The operations allocate little; a
+// is the same size in every phase and no collection or scavenge runs
+// inside a measurement. The operations allocate little; a
 // worker lives for one repetition.
 func quiesceHeap() {
 	atLeastTwoPs()

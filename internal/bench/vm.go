@@ -50,7 +50,7 @@ func VM(args []string) error {
 	floodN := fs.Uint64("flood", 1_000_000, "audit flood: denied operations")
 	floodOnly := fs.Bool("flood-only", false, "load enforcerd and run only the audit flood")
 	icount := fs.Bool("icount", false, "the guest runs under QEMU -icount with one vCPU (scripts/vmtest --icount): record it, check it")
-	kmem := fs.Bool("kmem", false, "with -icount: a cross-check, the guest charges kernel memory to cgroups (booted without cgroup.memory=nokmem: VMTEST_ICOUNT_KMEM=1 scripts/vmtest --icount); its figures carry the step noise docs/performance.md describes")
+	kmem := fs.Bool("kmem", false, "with -icount: a cross-check, the guest charges kernel memory to cgroups (booted without cgroup.memory=nokmem: VMTEST_ICOUNT_KMEM=1 scripts/vmtest --icount); its figures vary between workers by the page-charging steps docs/performance.md, \"The null check\", describes)")
 	opsList := fs.String("ops", joinOps(MicroOps), "microbenchmarks to run, comma-separated")
 	settle := fs.Duration("settle", 2*time.Second, "idle time after every load or unload, before the next phase (the kernel's deferred freeing runs then, not inside a measurement)")
 	seed := fs.Uint64("seed", 0, "seed of the per-round group and phase order (0: from the clock; the seed used is logged and kept in the result)")
@@ -72,6 +72,9 @@ func VM(args []string) error {
 	scaleCfg, err := scaleOf(ops)
 	if err != nil && !*microOnly && !*floodOnly && !*profileOnly {
 		return err
+	}
+	if os.Getenv("ENFORCERD_VMTEST") != "1" {
+		return fmt.Errorf("vm: runs only inside a scripts/vmtest guest (ENFORCERD_VMTEST=1 is not set): it turns address-space randomization and transparent huge pages off and creates cgroups for the whole machine")
 	}
 	if *kmem && !*icount {
 		return fmt.Errorf("vm: -kmem is a variant of -icount; give both")

@@ -541,6 +541,11 @@ func waitOK(pid int, what string) error {
 	if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil {
 		return err
 	}
+	return exitedOK(ws, what)
+}
+
+// exitedOK is nil when ws says the child exited with status 0.
+func exitedOK(ws syscall.WaitStatus, what string) error {
 	if !ws.Exited() || ws.ExitStatus() != 0 {
 		return fmt.Errorf("%s: wait status %#x", what, uint32(ws))
 	}
@@ -563,10 +568,7 @@ func rawWaitOK(pid int, what string) error {
 		}
 		break
 	}
-	if !ws.Exited() || ws.ExitStatus() != 0 {
-		return fmt.Errorf("%s: wait status %#x", what, uint32(ws))
-	}
-	return nil
+	return exitedOK(ws, what)
 }
 
 // sendRecv sends b on fd and receives len(b) bytes back on peer (for a

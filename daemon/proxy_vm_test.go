@@ -97,8 +97,17 @@ func TestVMDaemonProxyNarrowsPerContainer(t *testing.T) {
 	if cg, err := cgroup.Open(e.mount, group+"/worker"); err == nil {
 		cg.Remove(5 * time.Second)
 	}
-	b, _ := os.ReadFile(paudit)
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	// The proxy writes a request's audit line when its handler returns,
+	// after the client has the whole response: wait for the third line.
+	var b []byte
+	var lines []string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		b, _ = os.ReadFile(paudit)
+		lines = strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(lines) >= 3 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if len(lines) != 3 || !strings.Contains(lines[0], `"reason":"container_domain_not_allowed"`) ||
 		!strings.Contains(lines[0], `"container":"px1"`) || !strings.Contains(lines[0], `"cgroup":"`+group+`/worker"`) ||
 		!strings.Contains(lines[1], `"container":"px1"`) || !strings.Contains(lines[2], `"container":""`) {

@@ -48,6 +48,11 @@ type run struct {
 	root   string // scratch root; each phase works in root/<phase>
 	iters  map[Op]int
 	log    func(format string, a ...any)
+	// scaled: an operation's repetition runs sampleScale(op) times
+	// -target (the guests, where a repetition's share of deferred work
+	// moves a ratio); the host's timed part has bootstrap intervals
+	// instead and runs every operation -target long.
+	scaled bool
 }
 
 func newLogger(prefix string) func(string, ...any) {
@@ -158,9 +163,15 @@ func typical(root string, port, udpPort int) (enforcer.Entry, error) {
 	}, nil
 }
 
+// args is a worker's command line for phase, working in the phase's
+// directory (a profile pass in its phase's: (c2)'s writable root).
 func (r *run) args(phase string, extra ...string) []string {
-	// A profile pass works where its phase works ((c2)'s writable root).
-	a := []string{"-dir", r.phaseDir(strings.TrimPrefix(phase, "profile-")), "-port", strconv.Itoa(r.port), "-exec", r.exec}
+	return r.argsIn(r.phaseDir(strings.TrimPrefix(phase, "profile-")), extra...)
+}
+
+// argsIn is args with the worker working in dir.
+func (r *run) argsIn(dir string, extra ...string) []string {
+	a := []string{"-dir", dir, "-port", strconv.Itoa(r.port), "-exec", r.exec}
 	if r.udp > 0 {
 		a = append(a, "-udp-port", strconv.Itoa(r.udp))
 	}
@@ -175,17 +186,37 @@ func (r *run) microArgs(phase string, ops []Op, extra ...string) []string {
 	for i, o := range ops {
 		its[i] = strconv.Itoa(r.iters[o])
 	}
-	return r.args(phase, append([]string{"-mode", "micro", "-ops", joinOps(ops), "-iters", strings.Join(its, ",")}, extra...)...)
+	return r.argsIn(r.opsDir(phase, ops), append([]string{"-mode", "micro", "-ops", joinOps(ops), "-iters", strings.Join(its, ",")}, extra...)...)
 }
 
-// sampleScale is how many times -target an operation's repetition runs:
-// 4 for those whose cost includes work the kernel defers and runs in
-// batches, from a timer tick or an RCU callback, wherever the CPU happens
-// to be (the child's task and a socket's inode freed after a grace
-// period, TCP's timers), so that a repetition's share of it varies less;
-// 1 for the others. Every phase runs the same count, so a ratio means
-// the same. Measured on 6.12 in icount mode, seven rounds of (a) and
-// (a0) (docs/bench-results/diagnosis/2026-12-01-icount-<kernel>-x1.txt
+// opsDir is where a worker measuring ops for phase works: the phase's
+// directory, or for macro workloads its sibling "<depth>-macro", at the
+// same depth and (for (c2)) inside the writable root. The macros create and
+// remove thousands of entries; in the micro operations' directory they
+// moved rename's cost there on 6.12 by 0.6-0.7 % from their first run
+// on (dearer in one run, cheaper in another) and create_unlink's by
+// 0.3 %, in (a), whose macros run, and not in (a0), whose do not: a null
+// check failing for a reason outside every ratio. In their own directory
+// (a) and (a0) agree to 0.1 % (icount, five rounds,
+// docs/bench-results/diagnosis/2026-12-02-icount-6.12-macro-dir-*.txt).
+func (r *run) opsDir(phase string, ops []Op) string {
+	d := r.phaseDir(strings.TrimPrefix(phase, "profile-"))
+	for _, op := range ops {
+		if isMacro(op) {
+			return d + "-macro"
+		}
+	}
+	return d
+}
+
+// sampleScale is how many times -target an operation's repetition runs
+// in the guests (run.scaled): 4 for those whose cost includes work the
+// kernel defers and runs in batches, from a timer tick or an RCU callback,
+// wherever the CPU happens to be (the child's task and a socket's inode
+// freed after a grace period, TCP's timers), so that a repetition's share
+// of it varies less; 1 for the others. Every phase runs the same count, so
+// a ratio means the same. Measured on 6.12 in icount mode, seven rounds of
+// (a) and (a0) (docs/bench-results/diagnosis/2026-12-01-icount-<kernel>-x1.txt
 // and -x4.txt): the spread of socket_close went from 1.7 % to 0.7 % and
 // tcp_rr's from 0.75 % to 0.13 %; fork's did not move (2.2 %, 2.1 %),
 // connect's was 0.75 % and 0.38 %.
@@ -206,7 +237,10 @@ func (r *run) calibrate(cg cgroup.Cgroup, ops []Op) error {
 	}
 	for _, op := range ops {
 		n := int(float64(r.target.Nanoseconds()) / res.NsPerOp[op])
-		n = max(20, min(n*sampleScale(op), 2_000_000))
+		if r.scaled {
+			n *= sampleScale(op)
+		}
+		n = max(20, min(n, 2_000_000))
 		switch {
 		case op == OpMacro:
 			n = 1

@@ -87,7 +87,7 @@ func VM(args []string) error {
 	}
 	atLeastTwoPs() // this process serves the connect and udp_sendto peers
 	t0 := time.Now()
-	r := &run{reps: *reps, target: *target, tar: *tarPath, exec: *execPath, root: "/tmp/bench",
+	r := &run{reps: *reps, target: *target, tar: *tarPath, exec: *execPath, root: "/tmp/bench", scaled: true,
 		iters: map[Op]int{}, log: newLogger("bench-vm")}
 	abi, _ := llsys.LandlockGetABIVersion()
 	r.doc = &Doc{Where: "vm", Kernel: uname(), Machine: "QEMU TCG (no KVM), -smp 2 " + guestMem() + ", busybox initramfs on tmpfs",

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -195,4 +196,40 @@ func canarySum(c *[8]uint64) uint64 {
 		s += v * uint64(i+1)
 	}
 	return s
+}
+
+// TestMacrosWorkApart: a macro workload's worker works in a sibling of its
+// phase's directory, at the same depth and for (c2) inside the writable
+// root; micro operations (and a profile pass) work in the phase's own, so
+// (a), whose macros run, and (a0), whose do not, measure in directories
+// with the same history.
+func TestMacrosWorkApart(t *testing.T) {
+	r := &run{root: "/tmp/bench", iters: map[Op]int{}}
+	dirOf := func(args []string) string {
+		for i, a := range args {
+			if a == "-dir" && i+1 < len(args) {
+				return args[i+1]
+			}
+		}
+		t.Fatalf("no -dir in %q", args)
+		return ""
+	}
+	for _, ph := range []string{PhaseA, PhaseA0, PhaseC2} {
+		micro := dirOf(r.microArgs(ph, []Op{OpRename, OpCreateWrite}))
+		if micro != r.phaseDir(ph) {
+			t.Errorf("%s micro: -dir %s, want %s", ph, micro, r.phaseDir(ph))
+		}
+		for _, m := range MacroOps {
+			d := dirOf(r.microArgs(ph, []Op{m}))
+			if d == micro || filepath.Dir(d) != filepath.Dir(micro) {
+				t.Errorf("%s %s: -dir %s, want a sibling of %s", ph, m, d, micro)
+			}
+		}
+	}
+	if d := dirOf(r.microArgs(PhaseC2, []Op{OpMacro})); !strings.HasPrefix(d, r.writeRoot()+"/") {
+		t.Errorf("(c2) macro -dir %s is outside the writable root %s", d, r.writeRoot())
+	}
+	if d := dirOf(r.microArgs("profile-"+PhaseC2, []Op{OpRename})); d != r.phaseDir(PhaseC2) {
+		t.Errorf("profile pass of (c2): -dir %s, want %s", d, r.phaseDir(PhaseC2))
+	}
 }

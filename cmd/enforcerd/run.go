@@ -22,8 +22,9 @@ pipe helper for it.
 
 Each denied operation is printed to stderr as it happens (unless a daemon
 using the same pins records it in its audit log, or -q):
-  enforcerd: denied <operation> <object> (<hook>)[ by the ceiling of GROUP (id N)] pid=N comm=NAME
-where a file object reads "PATH (dev M:N ino I)" and the by-part names an
+  enforcerd: denied <operation> <object> (<hook>, rule <rule>)[ by the ceiling of GROUP (id N)] pid=N comm=NAME
+where a file object reads "PATH (dev M:N ino I)", <rule> is the ceiling's
+rule that denied it (network, write, shell, ...), and the by-part names an
 outer registered cgroup whose ceiling decided; with --audit-only the verb is
 "audit: would deny".
 

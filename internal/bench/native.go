@@ -52,7 +52,7 @@ func Native(args []string) error {
 	}
 	t0 := time.Now()
 	r := &run{reps: *reps, target: *target, exec: "/bin/true", iters: map[Op]int{}, log: newLogger("bench-host")}
-	r.doc = &Doc{Where: "host", Kernel: uname(), Machine: "native (no VM); BPF LSM cannot load here, cgroup-BPF only", Reps: *reps, OrderSeed: *seed}
+	r.doc = &Doc{Where: "host", Kernel: uname(), Machine: "native (no VM); cgroup-BPF programs only (the BPF LSM part is measured in the guests)", Reps: *reps, OrderSeed: *seed}
 	mount, err := cgroup.Mountpoint()
 	if err != nil {
 		return err

@@ -285,8 +285,17 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 	p("- Command: `%s` (wall time of this run: %.0f s)\n", command, wallS)
 	p("- Host: %s\n", host)
 	for _, d := range docs {
-		p("- %s: kernel %s, %s; Landlock ABI %d; part took %.0f s. Figures: %s\n",
-			d.Label(), d.Kernel, d.Machine, d.LandlockABI, d.ElapsedS, d.Method())
+		// The Landlock ABI matters only to a part with Landlock phases
+		// (the host part has none and does not probe it).
+		ll := ""
+		for _, c := range d.Cells {
+			if c.Phase == PhaseE1 || c.Phase == PhaseE0 {
+				ll = fmt.Sprintf("; Landlock ABI %d", d.LandlockABI)
+				break
+			}
+		}
+		p("- %s: kernel %s, %s%s; part took %.0f s. Figures: %s\n",
+			d.Label(), d.Kernel, d.Machine, ll, d.ElapsedS, d.Method())
 	}
 	p("\nPhases: (a) no enforcerd program: in the VM, every round runs three groups in an order shuffled per round ")
 	p("(seeded; the phases within a group shuffled too), loading or unloading between groups as they need: ")

@@ -166,7 +166,7 @@ func typical(root string, port, udpPort int) (enforcer.Entry, error) {
 // args is a worker's command line for phase, working in the phase's
 // directory (a profile pass in its phase's: (c2)'s writable root).
 func (r *run) args(phase string, extra ...string) []string {
-	return r.argsIn(r.phaseDir(strings.TrimPrefix(phase, "profile-")), extra...)
+	return r.argsIn(r.opsDir(phase, nil), extra...)
 }
 
 // argsIn is args with the worker working in dir.
@@ -190,14 +190,15 @@ func (r *run) microArgs(phase string, ops []Op, extra ...string) []string {
 }
 
 // opsDir is where a worker measuring ops for phase works: the phase's
-// directory, or for macro workloads its sibling "<depth>-macro", at the
+// directory (a profile pass: its phase's), or for macro workloads its
+// sibling "<depth>-macro", at the
 // same depth and (for (c2)) inside the writable root. The macros create and
 // remove thousands of entries; in the micro operations' directory they
 // moved rename's cost there on 6.12 by 0.6-0.7 % from their first run
 // on (dearer in one run, cheaper in another) and create_unlink's by
 // 0.3 %, in (a), whose macros run, and not in (a0), whose do not: a null
 // check failing for a reason outside every ratio. In their own directory
-// (a) and (a0) agree to 0.1 % (icount, five rounds,
+// (a) and (a0) agree to 0.16 % (icount, five rounds,
 // docs/bench-results/diagnosis/2026-12-02-icount-6.12-macro-dir-*.txt).
 func (r *run) opsDir(phase string, ops []Op) string {
 	d := r.phaseDir(strings.TrimPrefix(phase, "profile-"))

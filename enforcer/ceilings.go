@@ -78,6 +78,15 @@ type Entry struct {
 	// WriteRootOf) beneath which writes stay allowed; at most
 	// MaxWriteRoots (bpf/roots.h, docs/design.md "Writable roots").
 	WriteRoots []FileID
+	// AllowDevices: device nodes processes in the cgroup may use besides
+	// the null-like devices and their own terminals, at most
+	// MaxAllowDevices; only a device every registered ancestor lists is
+	// usable (the meet).
+	AllowDevices []Device
+	// Terminals: the sandbox's own terminals, declared at registration
+	// (the entrypoint's stdio and controlling terminal), at most
+	// MaxTerminals. Every other terminal is a host device.
+	Terminals []Terminal
 	// Process: the command restricts itself before its exec (`enforcerd
 	// run` without BPF LSM, internal/fallback); nil: no process layer.
 	// Only CoverageOf reads it: the kernel programs never see it, and

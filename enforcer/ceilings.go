@@ -87,6 +87,11 @@ type Entry struct {
 	// (the entrypoint's stdio and controlling terminal), at most
 	// MaxTerminals. Every other terminal is a host device.
 	Terminals []Terminal
+	// DenyConsoleEgress: under network=false, an own terminal that
+	// leaves the machine (the system console, a serial line, a
+	// hypervisor console: on a cloud VM the provider's serial log) is
+	// refused like a network. Off by default: the operator opts in.
+	DenyConsoleEgress bool
 	// Process: the command restricts itself before its exec (`enforcerd
 	// run` without BPF LSM, internal/fallback); nil: no process layer.
 	// Only CoverageOf reads it: the kernel programs never see it, and

@@ -30,6 +30,11 @@ const (
 	EventRegistered = "registered"
 	// EventNarrowed: a registration's ceiling was narrowed.
 	EventNarrowed = "narrowed"
+	// EventReconciled: at start, a container's kernel entry and its
+	// state file entry differed (a crash between the two writes) and both
+	// now hold their meet, or a registration in flight at a crash was
+	// adopted; Reason says what differed.
+	EventReconciled = "reconciled"
 )
 
 // Event is one activation or freeze decision about a container.

@@ -11,6 +11,7 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/failpoint"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -258,6 +259,7 @@ func (r *Registry) applyLocked(ns []narrowing, asked string) ([]state.Container,
 		if err := r.o.Enforcer.Register(cg, entry); err != nil {
 			return fail(fmt.Errorf("container %s: %w", c.ID, err))
 		}
+		failpoint.Hit("apply.map")
 		id := c.ID
 		undo = append(undo, func() {
 			if err := r.o.Enforcer.Register(cg, prev); err != nil {

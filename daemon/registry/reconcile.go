@@ -21,12 +21,29 @@ type Report struct {
 	Orphans     int      // map entries of gone cgroups no container owned: removed
 	// Narrowed (Reconcile): containers wider than an ancestor, by parent
 	// id or by cgroup (a state file written before the daemon kept the
-	// nesting rule), clamped to it.
+	// nesting rule, or a crash in the middle of a narrowing), clamped to
+	// it.
 	Narrowed []string
+	// Met (Reconcile): containers whose kernel entry and stored entry
+	// differed (a crash between the map write and the state save): both
+	// now hold their meet (meet.go).
+	Met []string
+	// Adopted (Reconcile): registrations in flight at a crash whose
+	// entry the kernel holds, now registered; Abandoned: those it does
+	// not hold, forgotten.
+	Adopted, Abandoned []string
+	// TempFiles (Reconcile): temporary files of interrupted state saves,
+	// removed.
+	TempFiles int
 }
 
 // Reconcile loads the state file and makes state, map and live cgroups
-// agree: live containers are kept (their map entries are not touched, so a
+// agree (meet.go says what is true after a crash): temporary files of
+// interrupted saves are removed; a registration in flight at a crash is
+// adopted when the kernel holds its entry, dropped when not; a live
+// container whose kernel entry differs from its stored entry takes their
+// meet, in the map and the state, one EventReconciled each (Report.Met);
+// other live containers are kept (their map entries are not touched, so a
 // restart opens no window); containers whose cgroup is gone are unregistered
 // and dropped; map entries of gone cgroups are removed; map entries of live
 // cgroups the daemon does not know are left alone (enforcerd run). A
@@ -43,9 +60,22 @@ func (r *Registry) Reconcile() (Report, error) {
 	defer func() { r.emit(evs) }()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var rep0 Report
+	tmp, err := state.SweepTemp(r.o.StatePath)
+	if err != nil {
+		r.o.Log.Warn("reconcile: temporary files of interrupted saves left", "err", err)
+	}
+	if rep0.TempFiles = len(tmp); len(tmp) > 0 {
+		r.o.Log.Info("reconcile: removed temporary files of interrupted state saves", "files", tmp)
+	}
 	r.byID = map[string]state.Container{}
 	r.byCgroup = map[uint64]string{}
+	var intents []state.Container
 	for _, c := range cs {
+		if c.State == state.StateRegistering {
+			intents = append(intents, c)
+			continue
+		}
 		if c.State == "" {
 			// A state file from before activation states were kept.
 			c.State = state.StateActive
@@ -57,13 +87,20 @@ func (r *Registry) Reconcile() (Report, error) {
 		r.byID[c.ID] = c
 		r.byCgroup[c.CgroupID] = c.ID
 	}
+	evs = r.adoptIntents(intents, &rep0)
+	evs = append(evs, r.meetAllLocked(&rep0)...)
 	rep := r.sweepLocked(true)
+	rep.Met, rep.Adopted, rep.Abandoned, rep.TempFiles = rep0.Met, rep0.Adopted, rep0.Abandoned, rep0.TempFiles
+	rep.Failed = append(rep0.Failed, rep.Failed...)
 	narrowed, undo := r.settleAllLocked(&rep)
 	if err := r.o.Save(r.o.StatePath, r.snapshotWith(state.Container{}, "")); err != nil {
+		// The met entries stay in the map: narrower, never wider, and
+		// the next start meets them again.
 		undo()
+		evs = nil
 		return rep, err
 	}
-	evs = narrowed
+	evs = append(evs, narrowed...)
 	return rep, nil
 }
 

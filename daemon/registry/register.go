@@ -10,6 +10,7 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/failpoint"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -139,9 +140,21 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 		AllowPartial: len(cov.Partial) > 0, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots),
 		ExecAllow: execAllowIDs(c.ExecAllow), ExecInterp: execAllowIDs(c.ExecInterp), Entrypoints: execAllowIDs(entryFiles),
 		Spec: c.Spec}
+	// The intent first: a crash after the install leaves an entry the
+	// next start adopts (Reconcile), never one nobody can manage.
+	if err := r.saveIntent(c); err != nil {
+		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
+	}
+	saved := false
+	defer func() {
+		if !saved {
+			r.dropIntent()
+		}
+	}()
 	if err := r.o.Enforcer.Register(cg, entry); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
+	failpoint.Hit("register.map")
 	if entry.Pending {
 		// Look for other processes only now that the pending entry is
 		// installed: one that enters later is the watcher's (CheckPending).
@@ -195,6 +208,7 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 		}
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
+	saved = true
 	for _, n := range cs {
 		r.byID[n.ID] = n
 	}
@@ -219,6 +233,7 @@ func (r *Registry) Unregister(id string) error {
 	if err := r.o.Enforcer.Unregister(c.CgroupID); err != nil && !errors.Is(err, enforcer.ErrNotRegistered) {
 		return fmt.Errorf("container %s: %w", id, err)
 	}
+	failpoint.Hit("unregister.map")
 	if err := r.o.Save(r.o.StatePath, r.snapshotWith(state.Container{}, id)); err != nil {
 		if lerr == nil {
 			// Put the exact entry back (pending or active): still enforced.
@@ -233,4 +248,22 @@ func (r *Registry) Unregister(id string) error {
 	}
 	r.forget(id, c)
 	return nil
+}
+
+// saveIntent saves the state with c as a registration in flight
+// (state.StateRegistering), before its entry is installed: a start after
+// a crash adopts it when the kernel holds the entry (adoptIntents).
+func (r *Registry) saveIntent(c state.Container) error {
+	c.State = state.StateRegistering
+	return r.o.Save(r.o.StatePath, r.snapshotOf(c))
+}
+
+// dropIntent saves the state without the intent of a registration that
+// was refused or rolled back. Best effort: an intent left behind is
+// dropped by the next save, or at the next start when the kernel holds no
+// entry for it.
+func (r *Registry) dropIntent() {
+	if err := r.o.Save(r.o.StatePath, r.snapshotWith(state.Container{}, "")); err != nil {
+		r.o.Log.Warn("drop the intent of a refused registration", "err", err)
+	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/endpoint"
+	"github.com/enforcerd/enforcerd/internal/failpoint"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -140,6 +141,12 @@ const (
 	// StateKilled: as StateFrozen, but freezing failed and the daemon
 	// killed every process of the cgroup (cgroup.kill).
 	StateKilled = "killed: pending deadline passed"
+	// StateRegistering: the intent of a registration, saved before its
+	// entry is installed in the map and replaced by the registration
+	// itself (or dropped) once it is saved. Found at start, it is adopted
+	// when the kernel holds its entry, dropped when not
+	// (registry.Reconcile).
+	StateRegistering = "registering"
 )
 
 // file is the on-disk form.
@@ -205,6 +212,7 @@ func writeAtomic(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("state %s: %w", path, err)
 	}
 	tmp := f.Name()
+	failpoint.Hit("state.create")
 	ok := false
 	defer func() {
 		if !ok {
@@ -218,9 +226,11 @@ func writeAtomic(path string, data []byte, perm os.FileMode) error {
 	if _, err := f.Write(data); err != nil {
 		return fmt.Errorf("state %s: %w", tmp, err)
 	}
+	failpoint.Hit("state.write")
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("state %s: fsync: %w", tmp, err)
 	}
+	failpoint.Hit("state.fsync")
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("state %s: %w", tmp, err)
 	}
@@ -228,6 +238,7 @@ func writeAtomic(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("state %s: %w", path, err)
 	}
 	ok = true
+	failpoint.Hit("state.rename")
 	if d, err := os.Open(dir); err == nil {
 		err = d.Sync()
 		d.Close()

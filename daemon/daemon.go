@@ -94,6 +94,13 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 			return err
 		}
 	}
+	// One daemon per pin directory, whatever its state file: the lock is
+	// taken before anything in the pins changes.
+	unlockPins, err := enforcer.LockPinDir(cfg.PinDir)
+	if err != nil {
+		return err
+	}
+	defer unlockPins()
 	enf, err := enforcer.Open(enforcer.Options{PinDir: cfg.PinDir, CgroupMount: mount, VerifierLog: o.VerifierLog})
 	if err != nil {
 		return err
@@ -104,7 +111,7 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 	if err := enf.SetHostPolicy(enforcer.HostPolicy{AllowPartial: cfg.AllowPartial, DaemonPID: os.Getpid()}); err != nil {
 		return err
 	}
-	defer func() { _ = enf.SetHostPolicy(enforcer.HostPolicy{AllowPartial: cfg.AllowPartial}) }()
+	defer func() { _ = enf.ClearDaemonPID(os.Getpid()) }()
 	for _, l := range []enforcer.Layer{enforcer.LayerLSM, enforcer.LayerCgroup, enforcer.LayerLifecycle} {
 		if err := enf.LayerError(l); err != nil {
 			log.Warn("layer not in force: ceilings needing it will be refused", "layer", l, "err", err)
@@ -115,8 +122,10 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		return err
 	}
 	// Activation and freeze decisions go to the audit log, the followers
-	// and metrics once those exist (events during Reconcile: log only).
+	// and metrics once those exist; events during Reconcile (what a crash
+	// left: EventReconciled, clamps) are kept and written then.
 	var onEvent func(registry.Event)
+	var early []registry.Event
 	reg := registry.New(registry.Options{
 		Enforcer: enf, Cgroups: registry.SystemCgroups{Mount: mount},
 		StatePath: cfg.State, SelfGroup: self, Log: log,
@@ -125,6 +134,8 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		OnEvent: func(ev registry.Event) {
 			if onEvent != nil {
 				onEvent(ev)
+			} else {
+				early = append(early, ev)
 			}
 		},
 	})
@@ -133,7 +144,8 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		return fmt.Errorf("reconcile: %w", err)
 	}
 	log.Info("reconciled", "kept", len(rep.Kept), "reinstalled", rep.Reinstalled, "dropped", rep.Dropped,
-		"failed", rep.Failed, "orphan_map_entries_removed", rep.Orphans, "narrowed", rep.Narrowed)
+		"failed", rep.Failed, "orphan_map_entries_removed", rep.Orphans, "narrowed", rep.Narrowed,
+		"met", rep.Met, "adopted", rep.Adopted, "abandoned", rep.Abandoned, "temp_files_removed", rep.TempFiles)
 
 	var alog *audit.Log
 	if cfg.Audit.Path != "" {
@@ -151,6 +163,8 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		switch ev.Kind {
 		case nri.EventRegisteredLate:
 			log.Warn("registered late", "container", ev.Container, "cgroup", ev.Cgroup, "reason", ev.Reason)
+		case registry.EventReconciled:
+			// The registry logged it with the fields that differed.
 		case registry.EventRegistered, registry.EventNarrowed:
 			if len(ev.Unenforced) > 0 {
 				log.Warn("registered with gaps in coverage (allow_partial or audit-only)", "container", ev.Container, "cgroup", ev.Cgroup, "event", ev.Kind, "not_enforced", ev.Unenforced)
@@ -169,6 +183,10 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		}
 		hub.Publish(rec)
 	}
+	for _, ev := range early {
+		onEvent(ev)
+	}
+	early = nil
 	// Denials go to the journal as structured entries when journald runs
 	// and the configuration does not switch it off.
 	var jr *denialJournal

@@ -92,7 +92,10 @@ const SchemaVersion = 3
 
 // HookDaemon is Record.Hook of decisions the daemon made (not a kernel
 // hook): Operation "registration" with Decision "registered" or
-// "narrowed", Operation "activation" with Decision "activated_at_exec" or
+// "narrowed" or "reconciled" (at start, the kernel entry and the state
+// file disagreed after a crash and both now hold their meet, or a
+// registration in flight was adopted), Operation "activation" with
+// Decision "activated_at_exec" or
 // "activated_immediately", Operation "pending_deadline" with Decision
 // "frozen", "refrozen" or "killed".
 const HookDaemon = "enforcerd"
@@ -108,7 +111,7 @@ func Event(t time.Time, container string, cgroupID uint64, cgroupPath, kind, rea
 	switch kind {
 	case "frozen", "refrozen", "killed":
 		op = "pending_deadline"
-	case "registered", "narrowed":
+	case "registered", "narrowed", "reconciled":
 		op, full = "registration", true
 	}
 	r := Record{

@@ -64,13 +64,17 @@ lint:
 	scripts/setup-deps --lint
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags failpoint ./daemon/registry/ ./daemon/state/ ./internal/failpoint/
 	$(GO) run $(STATICCHECK) ./...
 	@files=$$(git ls-files -z | xargs -0 awk 'FNR == 1 && /^#!(.*\/|.*env +)(ba|da)?sh( |$$)/ { print FILENAME } { nextfile }'); \
 		echo shellcheck $$files; shellcheck $$files
 
-# Unit tests and native kernel tests (cgroup-BPF works natively as root).
+# Unit tests and native kernel tests (cgroup-BPF works natively as root);
+# then the crash-point sweep, whose failpoints exist only with the
+# failpoint build tag (internal/failpoint).
 unit:
 	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -tags failpoint -run 'CrashSweep|Arm' ./daemon/registry/ ./internal/failpoint/
 
 deps:
 	scripts/setup-deps

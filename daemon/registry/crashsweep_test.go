@@ -92,6 +92,8 @@ func crashChild(op string) error {
 	switch op {
 	case "register":
 		_, err = reg.Register(registry.Request{ID: "c", Cgroup: group + "/c", Ceiling: "network=false"})
+	case "register-above":
+		_, err = reg.Register(registry.Request{ID: "p", Cgroup: group, Ceiling: "network=false"})
 	case "narrow":
 		_, err = reg.Narrow("a", "network=false")
 	case "unregister":
@@ -155,7 +157,7 @@ func TestCrashSweep(t *testing.T) {
 		setup func(n int, ids map[string]uint64, reg *registry.Registry)
 		fps   []string
 	}
-	base := map[string]net{"a": open, "b": open, "c": absent}
+	base := map[string]net{"p": absent, "a": open, "b": open, "c": absent}
 	with := func(m map[string]net, kv ...any) map[string]net {
 		out := map[string]net{}
 		for k, v := range m {
@@ -169,6 +171,10 @@ func TestCrashSweep(t *testing.T) {
 	cases := []sweepCase{
 		{op: "register", acked: base, inflight: with(base, "c", denied),
 			fps: append(append(save(1), "register.map@1"), save(2)...)},
+		// A registration above a and b: its intent, its install and the
+		// clamps it carries down to them.
+		{op: "register-above", acked: base, inflight: with(base, "p", denied, "a", denied, "b", denied),
+			fps: append(append(save(1), "register.map@1", "apply.map@1", "apply.map@2"), save(2)...)},
 		{op: "narrow", acked: base, inflight: with(base, "a", denied, "b", denied),
 			fps: append([]string{"apply.map@1", "apply.map@2"}, save(1)...)},
 		{op: "unregister", acked: base, inflight: with(base, "b", absent),
@@ -240,11 +246,12 @@ func newSweepEnv(t *testing.T) *sweepEnv {
 	return e
 }
 
-// group is the case's cgroup of container id ("a", "b" inside a, "c").
+// group is the case's cgroup of container id ("p" the case's own, "a"
+// inside it, "b" inside a, "c").
 func (e *sweepEnv) group(n int, id string) string {
 	g := fmt.Sprintf("%s/%d", e.attach, n)
 	switch id {
-	case "":
+	case "", "p":
 		return g
 	case "b":
 		return g + "/a/b"
@@ -297,7 +304,7 @@ func (e *sweepEnv) runCase(n int, op, fp string, acked, inflight map[string]net,
 	dir := t.TempDir()
 	statePath := filepath.Join(dir, "state.json")
 	ids := map[string]uint64{}
-	for _, id := range []string{"a", "b", "c"} {
+	for _, id := range []string{"p", "a", "b", "c"} {
 		p := filepath.Join(e.mount, e.group(n, id))
 		if err := os.MkdirAll(p, 0o755); err != nil {
 			t.Fatal(err)
@@ -371,7 +378,7 @@ func (e *sweepEnv) runCase(n int, op, fp string, acked, inflight map[string]net,
 	}
 	// Manageable: a harmless narrowing changes no kernel entry; POST for
 	// what is not registered; DELETE of everything leaves no entry.
-	for _, id := range []string{"a", "b", "c"} {
+	for _, id := range []string{"p", "a", "b", "c"} {
 		if !owned[id] {
 			continue
 		}
@@ -392,6 +399,11 @@ func (e *sweepEnv) runCase(n int, op, fp string, acked, inflight map[string]net,
 	for _, id := range []string{"b", "c", "a"} {
 		if err := reg.Unregister(id); err != nil {
 			t.Errorf("DELETE %s: %v", id, err)
+		}
+	}
+	if owned["p"] {
+		if err := reg.Unregister("p"); err != nil {
+			t.Errorf("DELETE p: %v", err)
 		}
 	}
 	for id, k := range e.kernel(ids) {

@@ -37,7 +37,11 @@ pinned ceiling map and the live cgroups, and then serves:
     addresses so that the cluster's Prometheus can scrape it).
 
 Enforcement never depends on the daemon: a registered container stays
-enforced while the daemon is stopped, crashed or restarting.
+enforced while the daemon is stopped, crashed or restarting. After a crash
+each container's ceiling in the kernel and in the state file take their
+meet (the narrower of each field) at the next start, with a "reconciled"
+audit record; nothing a crash interrupts ever widens a ceiling. One daemon
+per pin directory: a second one refuses to start, naming the first's pid.
 
 Flags:
   --config FILE   YAML configuration (default /etc/enforcerd/config.yaml;
@@ -216,7 +220,8 @@ unit) and changes nothing else.
 
 Exit status:
   0  stopped by a signal
-  1  could not start, or a server failed (systemd restarts it)
+  1  could not start (e.g. another daemon holds the pin directory), or a
+     server failed (systemd restarts it)
   2  usage or configuration error
 `
 

@@ -265,3 +265,30 @@ func TestCrashBeforeTheInstallDropsTheIntent(t *testing.T) {
 	}
 	kernelIs(t, f, r, "x", false)
 }
+
+// An entry the kernel activated while no daemon ran (the container's
+// first exec) is no crash's doing: no reconciled record, and the pending
+// check reports the activation.
+func TestReconcileLeavesAnActivationToThePendingCheck(t *testing.T) {
+	f := newCrashFixture(t)
+	id := f.cgs.Add("/a")
+	r := f.open()
+	if _, err := r.Register(registry.Request{ID: "a", Cgroup: "/a", Ceiling: "network=false", Activate: registry.ActivateExec}); err != nil {
+		t.Fatal(err)
+	}
+	en := f.enf.M[id]
+	en.Pending = false
+	f.enf.M[id] = en
+	f.events = nil
+	r = f.open()
+	if _, err := r.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.events) != 0 {
+		t.Fatalf("events at start = %+v, want none", f.events)
+	}
+	evs, err := r.CheckPending()
+	if err != nil || len(evs) != 1 || evs[0].Kind != registry.EventActivatedAtExec {
+		t.Fatalf("pending check = %+v, %v; want one %s", evs, err, registry.EventActivatedAtExec)
+	}
+}

@@ -144,8 +144,7 @@ func sameSet[T any, K comparable](a, b []T, key func(T) K) bool {
 // meetContainer is c narrowed to the meet m of its stored entry and its
 // kernel entry k: its session clamped to m's kernel fields and its
 // ceiling, kernel ceiling and fingerprint re-derived from it (as a
-// narrowing would), its audit-only, allow lists and activation state
-// those of m. The returned entry is what the map is to hold: m with the
+// narrowing would), its audit-only and allow lists those of m. The returned entry is what the map is to hold: m with the
 // re-derived kernel ceiling (never wider than m's).
 func (r *Registry) meetContainer(c state.Container, k enforcer.Entry) (state.Container, enforcer.Entry) {
 	m := meetEntry(k, storedEntry(c))
@@ -165,9 +164,8 @@ func (r *Registry) meetContainer(c state.Container, k enforcer.Entry) (state.Con
 			nc.WriteRoots = append(nc.WriteRoots, wr)
 		}
 	}
-	if c.State == state.StatePending && !m.Pending {
-		nc.State, nc.PendingDeadline = state.StateActive, nil
-	}
+	// A pending container whose entry the kernel activated stays pending
+	// here: CheckPending records the activation (EventActivatedAtExec).
 	if c.State == state.StateKilled {
 		m.Pending = false // freezeLocked activates a killed container's entry
 	}
@@ -194,13 +192,19 @@ func (r *Registry) meetAllLocked(rep *Report) []Event {
 		if err != nil || cg.ID != c.CgroupID {
 			continue
 		}
-		diff := entryDiff(k, storedEntry(c))
+		s := storedEntry(c)
+		if s.Pending && !k.Pending {
+			// An exec activated it while no daemon ran: not a crash's
+			// doing; CheckPending records the activation.
+			s.Pending = false
+		}
+		diff := entryDiff(k, s)
 		if diff == "" {
 			continue
 		}
 		nc, m := r.meetContainer(c, k)
 		why := fmt.Sprintf("kernel entry (%s) and state file (%s) differed in %s after a restart; both now hold their meet (%s)",
-			entrySummary(k), entrySummary(storedEntry(c)), diff, entrySummary(m))
+			entrySummary(k), entrySummary(s), diff, entrySummary(m))
 		if entryDiff(k, m) != "" {
 			if err := r.o.Enforcer.Register(cg, m); err != nil {
 				r.o.Log.Error("reconcile: cannot write the meet of the kernel and state entries; the kernel keeps its own", "container", id, "err", err)
@@ -212,7 +216,7 @@ func (r *Registry) meetAllLocked(rep *Report) []Event {
 		}
 		r.byID[id] = nc
 		rep.Met = append(rep.Met, id)
-		r.o.Log.Warn("reconcile: kernel and state disagreed; kept the meet", "container", id, "fields", diff, "kernel", entrySummary(k), "state", entrySummary(storedEntry(c)), "now", entrySummary(m))
+		r.o.Log.Warn("reconcile: kernel and state disagreed; kept the meet", "container", id, "fields", diff, "kernel", entrySummary(k), "state", entrySummary(s), "now", entrySummary(m))
 		ev := r.event(nc, EventReconciled, why)
 		ev.Unenforced = codes(nc.Unenforced)
 		evs = append(evs, ev)

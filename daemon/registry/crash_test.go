@@ -27,6 +27,7 @@ type crashFixture struct {
 	crashWhen func([]state.Container) bool
 	crashed   bool
 	disk      []byte
+	intent    []byte
 	kernel    map[uint64]enforcer.Entry
 	events    []registry.Event
 }
@@ -47,6 +48,7 @@ func (f *crashFixture) open() *registry.Registry {
 			if f.crashWhen != nil && f.crashWhen(cs) {
 				f.crashed = true
 				f.disk, _ = os.ReadFile(p)
+				f.intent, _ = os.ReadFile(state.IntentPath(p))
 				f.kernel = maps.Clone(f.enf.M)
 				return errors.New("killed")
 			}
@@ -62,12 +64,14 @@ func (f *crashFixture) restart(t *testing.T) *registry.Registry {
 	if !f.crashed {
 		t.Fatal("the crash point was never reached")
 	}
-	if f.disk == nil {
-		if err := os.Remove(f.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+	for p, b := range map[string][]byte{f.path: f.disk, state.IntentPath(f.path): f.intent} {
+		if b == nil {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				t.Fatal(err)
+			}
+		} else if err := os.WriteFile(p, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-	} else if err := os.WriteFile(f.path, f.disk, 0o600); err != nil {
-		t.Fatal(err)
 	}
 	f.enf.M = f.kernel
 	f.crashed, f.crashWhen, f.events = false, nil, nil
@@ -215,7 +219,7 @@ func TestCrashDuringRegistrationLeavesAManageableCgroup(t *testing.T) {
 	id := f.cgs.Add("/x")
 	r := f.open()
 	f.crashWhen = func(cs []state.Container) bool {
-		return has(cs, "x", func(c state.Container) bool { return c.State != state.StateRegistering })
+		return has(cs, "x", func(state.Container) bool { return true })
 	}
 	if _, err := r.Register(registry.Request{ID: "x", Cgroup: "/x", Ceiling: "network=false"}); err == nil {
 		t.Fatal("registration survived its crash")
@@ -244,21 +248,23 @@ func TestCrashDuringRegistrationLeavesAManageableCgroup(t *testing.T) {
 // is dropped, nothing is enforced, and the cgroup can be registered.
 func TestCrashBeforeTheInstallDropsTheIntent(t *testing.T) {
 	f := newCrashFixture(t)
-	f.cgs.Add("/x")
+	id := f.cgs.Add("/x")
 	r := f.open()
-	saves := 0
-	f.crashWhen = func([]state.Container) bool { saves++; return saves == 2 }
+	f.crashWhen = func([]state.Container) bool { return true }
 	if _, err := r.Register(registry.Request{ID: "x", Cgroup: "/x", Ceiling: "network=false"}); err == nil {
 		t.Fatal("registration survived its crash")
 	}
-	// The first save was the intent; simulate the kill right after it.
-	f.enf.M = map[uint64]enforcer.Entry{}
-	f.kernel = f.enf.M
-	disk, _ := os.ReadFile(f.path)
-	f.crashed, f.disk = true, disk
+	if f.intent == nil {
+		t.Fatal("no intent saved before the install")
+	}
+	// The kill came before the install: the kernel never got the entry.
+	delete(f.kernel, id)
 	r = f.restart(t)
 	if _, err := r.Get("x"); !errors.Is(err, registry.ErrNotFound) {
 		t.Fatalf("an intent the kernel never got was adopted: %v", err)
+	}
+	if _, err := os.Stat(state.IntentPath(f.path)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("intent left after the start: %v", err)
 	}
 	if _, err := r.Register(registry.Request{ID: "x", Cgroup: "/x", Ceiling: "network=false"}); err != nil {
 		t.Fatal(err)

@@ -4,8 +4,8 @@ package registry_test
 
 // The crash-point sweep: a daemon process is killed (SIGKILL, by a
 // failpoint: internal/failpoint) at every step of register, narrow,
-// unregister and reconcile: each map write, and the state file's create,
-// write, fsync and rename. A new registry then starts on the same pinned
+// unregister and reconcile: each map write, the state file's create,
+// write, fsync and rename, and the registration intent's write and rename. A new registry then starts on the same pinned
 // maps and state file, as a restarted daemon does, and the test checks
 // what must be true after a crash (meet.go):
 //
@@ -170,11 +170,11 @@ func TestCrashSweep(t *testing.T) {
 	}
 	cases := []sweepCase{
 		{op: "register", acked: base, inflight: with(base, "c", denied),
-			fps: append(append(save(1), "register.map@1"), save(2)...)},
+			fps: append([]string{"intent.write@1", "intent.rename@1", "register.map@1"}, save(1)...)},
 		// A registration above a and b: its intent, its install and the
 		// clamps it carries down to them.
 		{op: "register-above", acked: base, inflight: with(base, "p", denied, "a", denied, "b", denied),
-			fps: append(append(save(1), "register.map@1", "apply.map@1", "apply.map@2"), save(2)...)},
+			fps: append([]string{"intent.write@1", "intent.rename@1", "register.map@1", "apply.map@1", "apply.map@2"}, save(1)...)},
 		{op: "narrow", acked: base, inflight: with(base, "a", denied, "b", denied),
 			fps: append([]string{"apply.map@1", "apply.map@2"}, save(1)...)},
 		{op: "unregister", acked: base, inflight: with(base, "b", absent),
@@ -354,8 +354,11 @@ func (e *sweepEnv) runCase(n int, op, fp string, acked, inflight map[string]net,
 			t.Errorf("container %s: the restart widened the kernel from %s to %s", id, atDeath[id], k)
 		}
 	}
-	if tmp, _ := filepath.Glob(filepath.Join(dir, ".state.json.tmp-*")); len(tmp) > 0 {
+	if tmp, _ := filepath.Glob(filepath.Join(dir, ".state.json*.tmp-*")); len(tmp) > 0 {
 		t.Errorf("temporary files left after the restart: %v", tmp)
+	}
+	if _, err := os.Stat(state.IntentPath(statePath)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("intent left after the restart: %v", err)
 	}
 	// Every enforced cgroup is the registry's, and it reports the map
 	// exactly (ctl get).

@@ -21,7 +21,7 @@ import (
 // the meet of its kernel entry and its stored entry, field by field
 // (meetEntry), written to both, one EventReconciled each; a registration
 // in flight is adopted from its intent when the kernel holds its entry
-// (adoptIntents); an unregistration in flight is put back from the state
+// (adoptIntent); an unregistration in flight is put back from the state
 // (Sweep's re-install). Nesting is then settled again from every
 // container's session (settleAllLocked), so a descendant is re-derived
 // from its ancestors' new ceilings. Nothing in it widens a kernel entry:
@@ -251,42 +251,43 @@ func entrySummary(e enforcer.Entry) string {
 	return s
 }
 
-// adoptIntents settles the registrations a crash left in flight (stored
-// as state.StateRegistering before their entry was installed): one whose
-// live cgroup holds a kernel entry no other container owns is adopted,
-// in the activation state the kernel gives (so it can be managed: POST
-// answers 409, DELETE and narrow work); any other is dropped, and its
-// entry removed when its cgroup is gone. One EventReconciled each.
-func (r *Registry) adoptIntents(intents []state.Container, rep *Report) []Event {
-	var evs []Event
-	for _, c := range intents {
-		cg, cerr := r.o.Cgroups.Open(c.Cgroup)
-		live := cerr == nil && cg.ID == c.CgroupID
-		k, kerr := r.o.Enforcer.Lookup(c.CgroupID)
-		_, idTaken := r.byID[c.ID]
-		_, cgTaken := r.byCgroup[c.CgroupID]
-		if !live || kerr != nil || idTaken || cgTaken {
-			if kerr == nil && !live && !cgTaken {
-				if err := r.o.Enforcer.Unregister(c.CgroupID); err != nil {
-					r.o.Log.Warn("reconcile: remove the entry of a registration in flight whose cgroup is gone", "container", c.ID, "err", err)
-				}
-			}
-			rep.Abandoned = append(rep.Abandoned, c.ID)
-			r.o.Log.Warn("reconcile: registration in flight at a crash dropped (the kernel holds no entry for it, or its cgroup is gone)", "container", c.ID, "cgroup", c.Cgroup)
-			continue
-		}
-		c.State, c.PendingDeadline = state.StateActive, nil
-		if k.Pending {
-			d := r.o.Now().UTC().Add(r.o.PendingDeadline)
-			c.State, c.PendingDeadline = state.StatePending, &d
-		}
-		r.byID[c.ID] = c
-		r.byCgroup[c.CgroupID] = c.ID
-		rep.Adopted = append(rep.Adopted, c.ID)
-		r.o.Log.Warn("reconcile: registration in flight at a crash adopted (the kernel holds its entry)", "container", c.ID, "cgroup", c.Cgroup)
-		evs = append(evs, r.event(c, EventReconciled, "registration in flight at a crash adopted: the kernel holds its entry ("+entrySummary(k)+")"))
+// adoptIntent settles the registration a crash left in flight (its
+// intent, state.SaveIntent, saved before its entry was installed): when
+// its live cgroup holds a kernel entry no container owns, it is adopted,
+// in the activation state the kernel gives, so it can be managed (POST
+// answers 409, DELETE and narrow work), with one EventReconciled; when
+// the state has it already (the crash came after its save) nothing
+// changes; otherwise it is dropped, and its entry removed when its cgroup
+// is gone.
+func (r *Registry) adoptIntent(c state.Container, rep *Report) []Event {
+	if have, ok := r.byID[c.ID]; ok && have.CgroupID == c.CgroupID {
+		return nil
 	}
-	return evs
+	cg, cerr := r.o.Cgroups.Open(c.Cgroup)
+	live := cerr == nil && cg.ID == c.CgroupID
+	k, kerr := r.o.Enforcer.Lookup(c.CgroupID)
+	_, idTaken := r.byID[c.ID]
+	_, cgTaken := r.byCgroup[c.CgroupID]
+	if !live || kerr != nil || idTaken || cgTaken {
+		if kerr == nil && !live && !cgTaken {
+			if err := r.o.Enforcer.Unregister(c.CgroupID); err != nil {
+				r.o.Log.Warn("reconcile: remove the entry of a registration in flight whose cgroup is gone", "container", c.ID, "err", err)
+			}
+		}
+		rep.Abandoned = append(rep.Abandoned, c.ID)
+		r.o.Log.Warn("reconcile: registration in flight at a crash dropped (the kernel holds no entry for it, or its cgroup is gone)", "container", c.ID, "cgroup", c.Cgroup)
+		return nil
+	}
+	c.State, c.PendingDeadline = state.StateActive, nil
+	if k.Pending {
+		d := r.o.Now().UTC().Add(r.o.PendingDeadline)
+		c.State, c.PendingDeadline = state.StatePending, &d
+	}
+	r.byID[c.ID] = c
+	r.byCgroup[c.CgroupID] = c.ID
+	rep.Adopted = append(rep.Adopted, c.ID)
+	r.o.Log.Warn("reconcile: registration in flight at a crash adopted (the kernel holds its entry)", "container", c.ID, "cgroup", c.Cgroup)
+	return []Event{r.event(c, EventReconciled, "registration in flight at a crash adopted: the kernel holds its entry ("+entrySummary(k)+")")}
 }
 
 func (r *Registry) sortedIDs() []string {

@@ -70,12 +70,7 @@ func (r *Registry) Reconcile() (Report, error) {
 	}
 	r.byID = map[string]state.Container{}
 	r.byCgroup = map[uint64]string{}
-	var intents []state.Container
 	for _, c := range cs {
-		if c.State == state.StateRegistering {
-			intents = append(intents, c)
-			continue
-		}
 		if c.State == "" {
 			// A state file from before activation states were kept.
 			c.State = state.StateActive
@@ -87,7 +82,14 @@ func (r *Registry) Reconcile() (Report, error) {
 		r.byID[c.ID] = c
 		r.byCgroup[c.CgroupID] = c.ID
 	}
-	evs = r.adoptIntents(intents, &rep0)
+	intent, hasIntent, err := state.LoadIntent(r.o.StatePath)
+	if err != nil {
+		// A machine crash: the kernel lost the entry with its pins.
+		r.o.Log.Warn("reconcile: unreadable intent of a registration in flight ignored", "err", err)
+	}
+	if hasIntent {
+		evs = r.adoptIntent(intent, &rep0)
+	}
 	evs = append(evs, r.meetAllLocked(&rep0)...)
 	rep := r.sweepLocked(true)
 	rep.Met, rep.Adopted, rep.Abandoned, rep.TempFiles = rep0.Met, rep0.Adopted, rep0.Abandoned, rep0.TempFiles
@@ -101,6 +103,9 @@ func (r *Registry) Reconcile() (Report, error) {
 		return rep, err
 	}
 	evs = append(evs, narrowed...)
+	if err := state.RemoveIntent(r.o.StatePath); err != nil {
+		r.o.Log.Warn("reconcile: intent of a registration in flight left", "err", err)
+	}
 	return rep, nil
 }
 

@@ -145,12 +145,7 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	if err := r.saveIntent(c); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
-	saved := false
-	defer func() {
-		if !saved {
-			r.dropIntent()
-		}
-	}()
+	defer r.dropIntent()
 	if err := r.o.Enforcer.Register(cg, entry); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
@@ -208,7 +203,6 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 		}
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
-	saved = true
 	for _, n := range cs {
 		r.byID[n.ID] = n
 	}
@@ -250,20 +244,18 @@ func (r *Registry) Unregister(id string) error {
 	return nil
 }
 
-// saveIntent saves the state with c as a registration in flight
-// (state.StateRegistering), before its entry is installed: a start after
-// a crash adopts it when the kernel holds the entry (adoptIntents).
+// saveIntent records c as the registration in flight (state.SaveIntent),
+// before its entry is installed: a start after a crash adopts it when the
+// kernel holds the entry (adoptIntent).
 func (r *Registry) saveIntent(c state.Container) error {
-	c.State = state.StateRegistering
-	return r.o.Save(r.o.StatePath, r.snapshotOf(c))
+	return state.SaveIntent(r.o.StatePath, c)
 }
 
-// dropIntent saves the state without the intent of a registration that
-// was refused or rolled back. Best effort: an intent left behind is
-// dropped by the next save, or at the next start when the kernel holds no
-// entry for it.
+// dropIntent removes the intent once the registration is saved or
+// refused. An intent left behind names a registration the state has or
+// the kernel lacks, and the next start drops it.
 func (r *Registry) dropIntent() {
-	if err := r.o.Save(r.o.StatePath, r.snapshotWith(state.Container{}, "")); err != nil {
-		r.o.Log.Warn("drop the intent of a refused registration", "err", err)
+	if err := state.RemoveIntent(r.o.StatePath); err != nil {
+		r.o.Log.Warn("remove the intent of a registration", "err", err)
 	}
 }

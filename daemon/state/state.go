@@ -141,12 +141,6 @@ const (
 	// StateKilled: as StateFrozen, but freezing failed and the daemon
 	// killed every process of the cgroup (cgroup.kill).
 	StateKilled = "killed: pending deadline passed"
-	// StateRegistering: the intent of a registration, saved before its
-	// entry is installed in the map and replaced by the registration
-	// itself (or dropped) once it is saved. Found at start, it is adopted
-	// when the kernel holds its entry, dropped when not
-	// (registry.Reconcile).
-	StateRegistering = "registering"
 )
 
 // file is the on-disk form.

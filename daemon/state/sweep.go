@@ -12,15 +12,20 @@ func tempPattern(path string) string {
 	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 }
 
-// SweepTemp removes the temporary files of saves to path that a crash
-// interrupted (before their rename), and returns their names. Only the
+// SweepTemp removes the temporary files of saves to path, and of its
+// intent (IntentPath), that a crash interrupted (before their rename),
+// and returns their names. Only the
 // process that holds the state lock may call it: another's save in flight
 // would lose its file. Errors: the directory cannot be read, or a file
 // cannot be removed (the others are removed all the same).
 func SweepTemp(path string) ([]string, error) {
-	names, err := filepath.Glob(tempPattern(path))
-	if err != nil {
-		return nil, fmt.Errorf("state %s: %w", path, err)
+	var names []string
+	for _, p := range []string{tempPattern(path), tempPattern(IntentPath(path))} {
+		ns, err := filepath.Glob(p)
+		if err != nil {
+			return nil, fmt.Errorf("state %s: %w", path, err)
+		}
+		names = append(names, ns...)
 	}
 	var removed []string
 	var first error

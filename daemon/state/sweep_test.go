@@ -1,6 +1,7 @@
 package state_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -40,5 +41,37 @@ func TestSweepTempRemovesOnlyInterruptedSaves(t *testing.T) {
 	}
 	if cs, err := state.Load(path); err != nil || len(cs) != 1 {
 		t.Fatalf("state after sweep = %v, %v", cs, err)
+	}
+}
+
+func TestIntentRoundTripAndCorruption(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	if _, ok, err := state.LoadIntent(path); ok || err != nil {
+		t.Fatalf("no intent: ok=%v err=%v", ok, err)
+	}
+	c := state.Container{ID: "x", Cgroup: "/x", CgroupID: 42}
+	if err := state.SaveIntent(path, c); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(state.IntentPath(path)); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("intent file: %v %v", st, err)
+	}
+	got, ok, err := state.LoadIntent(path)
+	if err != nil || !ok || got.ID != "x" || got.CgroupID != 42 {
+		t.Fatalf("LoadIntent = %+v %v %v", got, ok, err)
+	}
+	for _, torn := range []string{"", "{", `{"id":""}`, `{"id":"x"}`} {
+		if err := os.WriteFile(state.IntentPath(path), []byte(torn), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, err := state.LoadIntent(path); ok || !errors.Is(err, state.ErrCorrupt) {
+			t.Errorf("intent %q: ok=%v err=%v, want ErrCorrupt", torn, ok, err)
+		}
+	}
+	if err := state.RemoveIntent(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := state.RemoveIntent(path); err != nil {
+		t.Fatalf("removing no intent: %v", err)
 	}
 }

@@ -14,5 +14,6 @@
 // rewrites), and in package state: state.create (the temporary file
 // created), state.write (written, not yet synced), state.fsync (synced,
 // not yet renamed), state.rename (renamed over the state file, its
-// directory not yet synced).
+// directory not yet synced), intent.write (a registration's intent
+// written to its temporary file), intent.rename (renamed into place).
 package failpoint

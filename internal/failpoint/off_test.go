@@ -16,7 +16,7 @@ func TestProductBuildHasNoFailpoints(t *testing.T) {
 		t.Fatal("failpoints enabled without the failpoint build tag")
 	}
 	for _, name := range []string{"register.map", "apply.map", "unregister.map", "reconcile.map",
-		"state.create", "state.write", "state.fsync", "state.rename"} {
+		"state.create", "state.write", "state.fsync", "state.rename", "intent.write", "intent.rename"} {
 		failpoint.Hit(name) // returns: nothing kills the process
 	}
 }

@@ -136,3 +136,28 @@ func TestChooseMode(t *testing.T) {
 		t.Error("unknown runtime accepted under auto")
 	}
 }
+
+// TestParsePodAllowDevices: a container's allow-devices narrows the
+// pod's (entries compared as devices), never widens it, and needs the
+// pod-wide key.
+func TestParsePodAllowDevices(t *testing.T) {
+	p, err := ParsePod(map[string]string{"enforcerd.io/ceiling": "network=false", "enforcerd.io/allow-devices": "c 226:128, /dev/dri/card0",
+		"allow-devices.enforcerd.io/container.agent": "c 0226:128"}, "agent")
+	if err != nil || strings.Join(p.Req.AllowDevices, ",") != "c 0226:128" {
+		t.Errorf("narrower devices: %+v, %v", p.Req, err)
+	}
+	p, err = ParsePod(map[string]string{"enforcerd.io/ceiling": "network=false", "enforcerd.io/allow-devices": "c 226:128"}, "agent")
+	if err != nil || strings.Join(p.Req.AllowDevices, ",") != "c 226:128" {
+		t.Errorf("pod-wide devices: %+v, %v", p.Req, err)
+	}
+	for name, ann := range map[string]map[string]string{
+		"without the pod's":   {"enforcerd.io/ceiling": "network=false", "allow-devices.enforcerd.io/container.agent": "c 226:128"},
+		"outside the pod's":   {"enforcerd.io/ceiling": "network=false", "enforcerd.io/allow-devices": "c 226:128", "allow-devices.enforcerd.io/container.agent": "c 226:129"},
+		"a path for a number": {"enforcerd.io/ceiling": "network=false", "enforcerd.io/allow-devices": "c 226:128", "allow-devices.enforcerd.io/container.agent": "/dev/dri/renderD128"},
+		"malformed":           {"enforcerd.io/ceiling": "network=false", "enforcerd.io/allow-devices": "c 226:*"},
+	} {
+		if p, err := ParsePod(ann, "agent"); !errors.Is(err, oci.ErrBadAnnotation) || !strings.Contains(err.Error(), "allow-devices") {
+			t.Errorf("%s: %+v, %v; want an error naming allow-devices", name, p, err)
+		}
+	}
+}

@@ -114,7 +114,10 @@ API (its client: enforcerd ctl; or curl --unix-socket
                                       "ceiling", "parent", "audit_only",
                                       "tool_groups", "proxy_allow",
                                       "activate": "now"|"exec",
-                                      "init_pid", "entrypoint"}
+                                      "init_pid", "entrypoint",
+                                      "allow_devices", "own_terminals":
+                                      "client"|"init"|"none",
+                                      "deny_console_egress"}
   GET    /v1/containers               list
   GET    /v1/containers/{id}          one container
   DELETE /v1/containers/{id}          unregister

@@ -161,3 +161,25 @@ func TestParsePodAllowDevices(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideAllowDevices: a pod's device list must lie within the node's
+// nri.allow_devices (default none: refused).
+func TestDecideAllowDevices(t *testing.T) {
+	p := Parsed{Annotated: true, Req: oci.Request{Ceiling: "network=false", AllowDevices: []string{"c 226:128"}}}
+	if _, _, err := (Config{}).decide("agents", p); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "nri.allow_devices") {
+		t.Errorf("no node list: %v, want ErrRefused naming nri.allow_devices", err)
+	}
+	c := Config{AllowDevices: []string{"c 226:128", "/dev/dri/card0"}}
+	if req, ok, err := c.decide("agents", p); err != nil || !ok || len(req.AllowDevices) != 1 {
+		t.Errorf("within the node's list: %+v, %t, %v", req, ok, err)
+	}
+	p.Req.AllowDevices = []string{"c 226:128", "c 226:129"}
+	if _, _, err := c.decide("agents", p); !errors.Is(err, ErrRefused) {
+		t.Errorf("outside the node's list: %v, want ErrRefused", err)
+	}
+	bad := DefaultConfig()
+	bad.AllowDevices = []string{"c 195:*"}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "nri.allow_devices") {
+		t.Errorf("malformed nri.allow_devices: %v", err)
+	}
+}

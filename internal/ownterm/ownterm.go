@@ -102,15 +102,21 @@ func (r Reader) of(pid string) ([]enforcer.Terminal, error) {
 	}
 	var fds []fdStat
 	for fd := 0; fd <= 2; fd++ {
-		var st unix.Stat_t
-		err := unix.Stat(filepath.Join(dir, "fd", strconv.Itoa(fd)), &st)
+		// AT_STATX_DONT_SYNC: cached attributes, so that a descriptor
+		// on a network or FUSE file system cannot stall the caller.
+		var st unix.Statx_t
+		err := unix.Statx(unix.AT_FDCWD, filepath.Join(dir, "fd", strconv.Itoa(fd)), unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE, &st)
 		if errors.Is(err, unix.ENOENT) {
 			continue // closed
 		}
 		if err != nil {
 			return nil, fmt.Errorf("own terminals of pid %s: fd %d: %w", pid, fd, err)
 		}
-		fds = append(fds, fdStat{rdev: st.Rdev, dev: st.Dev, chr: st.Mode&unix.S_IFMT == unix.S_IFCHR})
+		fds = append(fds, fdStat{
+			rdev: unix.Mkdev(st.Rdev_major, st.Rdev_minor),
+			dev:  unix.Mkdev(st.Dev_major, st.Dev_minor),
+			chr:  uint32(st.Mode)&unix.S_IFMT == unix.S_IFCHR,
+		})
 	}
 	var out []enforcer.Terminal
 	add := func(t enforcer.Terminal, ok bool) {

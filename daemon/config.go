@@ -44,12 +44,19 @@ type Config struct {
 	// leaving its cgroup). Default false: such registrations are refused
 	// (HTTP 422, code "partial_coverage"). It also caps `enforcerd run
 	// --allow-partial` while the daemon runs.
-	AllowPartial bool          `yaml:"allow_partial"`
-	Pending      PendingConfig `yaml:"pending"`
-	Audit        AuditConfig   `yaml:"audit"`
-	Journal      JournalConfig `yaml:"journal"`
-	Metrics      MetricsConfig `yaml:"metrics"`
-	Proxy        ProxyConfig   `yaml:"proxy"`
+	AllowPartial bool `yaml:"allow_partial"`
+	// DenyConsoleEgress: under network=false, a registration's own
+	// terminal that leaves the machine (the system console, a serial
+	// line: on a cloud VM the provider's serial log, a hypervisor
+	// console) is refused like a network, for every registration
+	// (enforcer.Entry.DenyConsoleEgress). Default false: an operator
+	// logged in on a serial line keeps the terminal it runs from.
+	DenyConsoleEgress bool          `yaml:"deny_console_egress"`
+	Pending           PendingConfig `yaml:"pending"`
+	Audit             AuditConfig   `yaml:"audit"`
+	Journal           JournalConfig `yaml:"journal"`
+	Metrics           MetricsConfig `yaml:"metrics"`
+	Proxy             ProxyConfig   `yaml:"proxy"`
 	// NRI is the Kubernetes plugin (daemon/nri; docs/kubernetes.md).
 	NRI nri.Config `yaml:"nri"`
 }

@@ -32,7 +32,7 @@ func TestConfig(t *testing.T) {
 	for _, bad := range []string{
 		"sockett: /x\n", "audit:\n  size: 3\n", "socket: relative\n", "audit:\n  max_size_mb: 0\n",
 		"metrics:\n  listen: nohostport\n", "socket: /" + strings.Repeat("a", 120) + "\n", "state: [\n",
-		"pending:\n  deadline: 0s\n", "allow_partial: maybe\n", "allow-partial: true\n", "pending:\n  check_interval: -1s\n", "pending:\n  deadlin: 3s\n",
+		"pending:\n  deadline: 0s\n", "allow_partial: maybe\n", "deny_console_egress: maybe\n", "deny-console-egress: true\n", "allow-partial: true\n", "pending:\n  check_interval: -1s\n", "pending:\n  deadlin: 3s\n",
 		"metrics:\n  listen: 127.0.0.1:http\n", "metrics:\n  listen: 127.0.0.1:70000\n", "metrics:\n  listen: example.com:9464\n",
 		"metrics:\n  listen: 127.0.0.1:-1\n", "journal:\n  rate_per_second: 0\n", "journal:\n  denial: false\n", "metrics:\n  listen: \"[::1]:\"\n",
 	} {
@@ -40,6 +40,13 @@ func TestConfig(t *testing.T) {
 		if err := parseConfig([]byte(bad), &c); err == nil {
 			t.Errorf("accepted %q", bad)
 		}
+	}
+	if DefaultConfig().DenyConsoleEgress {
+		t.Error("deny_console_egress is on by default")
+	}
+	c = DefaultConfig()
+	if err := parseConfig([]byte("deny_console_egress: true\n"), &c); err != nil || !c.DenyConsoleEgress {
+		t.Errorf("deny_console_egress: true: %v, %v", c.DenyConsoleEgress, err)
 	}
 	for _, good := range []string{"127.0.0.1:9464", "[::1]:9464", ":9464", "localhost:0"} {
 		c := DefaultConfig()

@@ -129,8 +129,9 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 	reg := registry.New(registry.Options{
 		Enforcer: enf, Cgroups: registry.SystemCgroups{Mount: mount},
 		StatePath: cfg.State, SelfGroup: self, Log: log,
-		PendingDeadline: cfg.Pending.Deadline,
-		AllowPartial:    cfg.AllowPartial,
+		PendingDeadline:   cfg.Pending.Deadline,
+		AllowPartial:      cfg.AllowPartial,
+		DenyConsoleEgress: cfg.DenyConsoleEgress,
 		OnEvent: func(ev registry.Event) {
 			if onEvent != nil {
 				onEvent(ev)

@@ -25,6 +25,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/enforcerd/enforcerd/daemon/proxy"
+	"github.com/enforcerd/enforcerd/internal/devallow"
 	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/policy"
@@ -54,6 +55,12 @@ const (
 	// besides its entrypoint (at most MaxExecAllow; ParseExecAllow),
 	// resolved and vetted by the daemon (docs/api.md "Exec allow list").
 	AnnotationExecAllow = AnnotationPrefix + "exec-allow"
+	// AnnotationAllowDevices: comma-separated device nodes the container
+	// may use besides the null-like devices and its own terminals, under
+	// every ceiling: "c MAJOR:MINOR", "b MAJOR:MINOR" or an absolute path
+	// inside the container, resolved by the daemon (internal/devallow;
+	// at most 16). The spec's linux.devices is never taken for it.
+	AnnotationAllowDevices = AnnotationPrefix + "allow-devices"
 )
 
 // MaxExecAllow is the number of files enforcerd.io/exec-allow may name
@@ -91,7 +98,7 @@ func ParseExecAllow(v string) ([]string, error) {
 // ("Enforcerd.io/ceiling", "ENFORCERD.IO/ROLE"): annotation keys are
 // case-sensitive, so such a key would otherwise be someone else's and its
 // ceiling dropped without a word.
-var AllAnnotations = []string{AnnotationRole, AnnotationCeiling, AnnotationParent, AnnotationAuditOnly, AnnotationToolGroups, AnnotationProxyAllow, AnnotationAllowConnect, AnnotationWriteRoots, AnnotationExecAllow}
+var AllAnnotations = []string{AnnotationRole, AnnotationCeiling, AnnotationParent, AnnotationAuditOnly, AnnotationToolGroups, AnnotationProxyAllow, AnnotationAllowConnect, AnnotationWriteRoots, AnnotationExecAllow, AnnotationAllowDevices}
 
 // MaxStateBytes bounds the state JSON read from stdin. Real states are a few
 // KiB (annotations included); anything bigger is refused.
@@ -188,6 +195,10 @@ type Request struct {
 	// ExecAllow: enforcerd.io/exec-allow, clean absolute paths inside the
 	// container (ParseExecAllow).
 	ExecAllow []string
+	// AllowDevices: enforcerd.io/allow-devices split into entries,
+	// checked (devallow.SplitAnnotation, devallow.ParseList); paths
+	// resolved and the list met by the daemon.
+	AllowDevices []string
 }
 
 // AllowConnectList is r.AllowConnect split into endpoints (nil: none).
@@ -288,6 +299,15 @@ func ParseAnnotations(ann map[string]string) (Request, error) {
 				return Request{}, bad("%v", err)
 			}
 			r.WriteRoots = roots
+		case AnnotationAllowDevices:
+			parts, err := devallow.SplitAnnotation(v)
+			if err == nil {
+				_, err = devallow.ParseList(parts)
+			}
+			if err != nil {
+				return Request{}, bad("%v", err)
+			}
+			r.AllowDevices = parts
 		case AnnotationExecAllow:
 			files, err := ParseExecAllow(v)
 			if err != nil {

@@ -158,7 +158,9 @@ const ctlRegisterHelp = `Usage:
                          [--role R] [--ceiling C] [--parent ID] [--audit-only]
                          [--tool-groups G,...] [--proxy-allow P,...|none]
                          [--allow-connect ENDPOINT]... [--write-root DIR]...
-                         [--exec-allow PATH]...
+                         [--exec-allow PATH]... [--allow-device DEV]...
+                         [--own-terminals client|init|none]
+                         [--deny-console-egress]
                          [--activate now|exec] [--init-pid PID]
                          [--entrypoint PATH --entrypoint-root DIR
                           [--entrypoint-env-path PATH] [--entrypoint-cwd DIR]]
@@ -214,6 +216,24 @@ Flags:
       shell, a multi-call binary (BusyBox), the dynamic loader, or a file
       the daemon cannot classify is refused (unsafe_program); a relative
       path is a usage error; without shell=none it is bad_request.
+  --allow-device DEV
+      Repeatable, at most 16. A device node the container may use besides
+      the null-like devices and its own terminals, under every ceiling:
+      c MAJOR:MINOR, b MAJOR:MINOR, or an absolute path to a device node
+      resolved to its type and number inside --entrypoint-root when
+      given, else the --pid's root, else / (allow_devices). Met with the
+      lists of the registrations it is nested in. A malformed entry or a
+      duplicate is a usage error; a path that is missing or not a device
+      node is bad_request.
+  --own-terminals client|init|none
+      Whose standard input, output, error and controlling terminal are
+      the container's own terminals (own_terminals): client, this ctl
+      process's (run it from the terminal the container will use); init,
+      --init-pid's; none (the default): no terminal, every terminal is a
+      host device.
+  --deny-console-egress
+      Under network=false, an own terminal that leaves the machine (the
+      system console, a serial line) is refused too.
   --proxy-allow P,...|none
       Domain patterns this container may reach through the daemon's
       egress proxy: the proxy's own allow list narrowed to these (never

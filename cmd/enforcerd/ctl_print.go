@@ -150,6 +150,12 @@ func printContainerText(w io.Writer, c api.Container) error {
 	if len(c.WriteRoots) > 0 || !c.Kernel.Write {
 		fmt.Fprintf(tw, "write roots:\t%s\n", orDash(cells(c.WriteRoots)))
 	}
+	// Every ceiling decides devices: the lists are always shown.
+	fmt.Fprintf(tw, "allow devices:\t%s\n", orDash(cells(c.AllowDevices)))
+	fmt.Fprintf(tw, "own terminals:\t%s\n", orDash(strings.Join(c.Terminals, ", ")))
+	if c.DenyConsoleEgress {
+		fmt.Fprintf(tw, "console egress:\tdenied under network=false\n")
+	}
 	for _, g := range c.Unenforced {
 		fmt.Fprintf(tw, "NOT enforced:\t%s (%s): %s\n", g.Code, g.Field, g.Detail)
 	}

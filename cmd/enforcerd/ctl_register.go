@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/internal/devallow"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -58,6 +59,14 @@ func (f *registerFlags) request(c *cobra.Command) (api.RegisterRequest, error) {
 		if !path.IsAbs(p) {
 			return req, usageErrorf("--exec-allow %q: want an absolute path (resolved in the container's root: --entrypoint-root, else the --pid's root, else /)", p)
 		}
+	}
+	if _, err := devallow.ParseList(req.AllowDevices); err != nil {
+		return req, usageErrorf("--allow-device: %w", err)
+	}
+	switch req.OwnTerminals {
+	case "", api.OwnTerminalsNone, api.OwnTerminalsClient, api.OwnTerminalsInit:
+	default:
+		return req, usageErrorf("--own-terminals %q: want client, init or none", req.OwnTerminals)
 	}
 	if req.PID < 0 || req.InitPID < 0 {
 		return req, usageErrorf("--pid and --init-pid are process ids (> 0)")
@@ -124,6 +133,9 @@ func newCtlRegisterCmd(s streams, o *ctlOptions) *cobra.Command {
 	fs.StringVar(&f.proxyAllow, "proxy-allow", "", "egress proxy domain patterns for this container, or none")
 	fs.StringArrayVar(&f.req.AllowConnect, "allow-connect", nil, "with network=false: an endpoint still reachable (repeatable)")
 	fs.StringArrayVar(&f.req.WriteRoots, "write-root", nil, "with write=false: an absolute path of a directory beneath which writes stay allowed (repeatable, at most 16)")
+	fs.StringArrayVar(&f.req.AllowDevices, "allow-device", nil, "a device node the container may use: c MAJOR:MINOR, b MAJOR:MINOR or an absolute path (repeatable, at most 16)")
+	fs.StringVar(&f.req.OwnTerminals, "own-terminals", "", "whose stdio and controlling terminal are the container's own: client (this process), init (--init-pid) or none")
+	fs.BoolVar(&f.req.DenyConsoleEgress, "deny-console-egress", false, "under network=false, refuse an own terminal that leaves the machine (console, serial line)")
 	fs.StringArrayVar(&f.req.ExecAllow, "exec-allow", nil, "with shell=none: an absolute path of a file the container may execute (repeatable, at most 16)")
 	fs.StringVar(&f.activate, "activate", "", "now (default) or exec: pending until the first exec")
 	fs.IntVar(&f.req.InitPID, "init-pid", 0, "with --activate exec: the runtime's init process")

@@ -69,6 +69,13 @@ Configuration (every key optional; defaults shown):
   sweep_interval: 30s                        # drop containers whose cgroup vanished
   allow_partial: false                       # accept ceilings this host enforces
                                              # only in part (see below)
+  deny_console_egress: false                 # true: under network=false, a
+                                             # container's own terminal that
+                                             # leaves the machine (the system
+                                             # console, a serial line: on a
+                                             # cloud VM the provider's serial
+                                             # log) is refused like a network,
+                                             # for every registration
   pending:
     deadline: 30s                            # pending (activate=exec) with no exec by
                                              # then: the cgroup is frozen (killed if
@@ -111,7 +118,10 @@ API (its client: enforcerd ctl; or curl --unix-socket
                                       "ceiling", "parent", "audit_only",
                                       "tool_groups", "proxy_allow",
                                       "activate": "now"|"exec",
-                                      "init_pid", "entrypoint"}
+                                      "init_pid", "entrypoint",
+                                      "allow_devices", "own_terminals":
+                                      "client"|"init"|"none",
+                                      "deny_console_egress"}
   GET    /v1/containers               list
   GET    /v1/containers/{id}          one container
   DELETE /v1/containers/{id}          unregister

@@ -96,6 +96,8 @@ func (h hookClient) register(ctx context.Context, w io.Writer, st specs.State, r
 		Entrypoint: api.EntrypointFrom(ep), AllowConnect: req.AllowConnectList(), WriteRoots: req.WriteRoots,
 		ExecAllow:     req.ExecAllow,
 		ContainerSpec: spec,
+		AllowDevices:  req.AllowDevices,
+		OwnTerminals:  api.OwnTerminalsInit,
 	})
 	if err != nil {
 		var ae *api.Error

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -53,6 +54,13 @@ createRuntime
     interpreter is not a dynamic loader; when any file the PATH lookup
     could pick is one of these; or when config.json or a program cannot be
     read. Give such containers an entrypoint that is the agent itself.
+
+    The init's standard input, output and error and its controlling
+    terminal, when they are terminals, are declared as the container's
+    own (the daemon reads them from the state's pid): the terminal a
+    foreground runtime passes through. A console pty the runtime creates
+    later inside the container (terminal: true) is a pty the container
+    made from its /dev/ptmx. Every other terminal is a host device.
 
 prestart
     The same as createRuntime, for runtimes that only run the (deprecated)
@@ -103,6 +111,18 @@ Annotations (at least one of role and ceiling):
                             or the dynamic loader is refused
                             (unsafe_program); without shell=none the
                             annotation is an error
+  enforcerd.io/allow-devices
+                            comma-separated device nodes the container may
+                            use besides the null-like devices (null, zero,
+                            full, random, urandom) and its own terminals,
+                            under every ceiling: c MAJOR:MINOR, b
+                            MAJOR:MINOR, or an absolute path inside the
+                            container's root.path resolved by the daemon
+                            at createRuntime to its type and number (at
+                            most 16; see enforcerd run --help,
+                            --allow-device). Every other device is refused
+                            in the kernel; the spec's linux.devices does
+                            not add to this list
   enforcerd.io/proxy-allow  comma-separated domains: narrows the daemon's
                             egress proxy allow list for this container
                             (see enforcerd proxy --help)
@@ -232,6 +252,10 @@ func runHook(stage, socket string, timeout time.Duration, s streams) int {
 		// So are the files: the daemon resolves them inside it.
 		return fail(exitUsage, "container %s: %s: cannot find the container's root: %v", st.ID, oci.AnnotationExecAllow, epErr)
 	}
+	if devicePaths(req.AllowDevices) && epErr != nil {
+		// And the device nodes named by path.
+		return fail(exitUsage, "container %s: %s: cannot find the container's root: %v", st.ID, oci.AnnotationAllowDevices, epErr)
+	}
 	// Before the registration (the init's processes inherit it); put
 	// back if the registration is refused: nothing half-applied.
 	restoreCore, err := limitCore(st.Pid)
@@ -266,4 +290,15 @@ func hookEntrypoint(st specs.State) (*progcheck.Program, error) {
 		return nil, fmt.Errorf("%s: %w", f.Name(), err)
 	}
 	return &p, nil
+}
+
+// devicePaths reports whether a device allow list names a device by path
+// (resolved in the container's root) rather than by number.
+func devicePaths(entries []string) bool {
+	for _, e := range entries {
+		if strings.HasPrefix(e, "/") {
+			return true
+		}
+	}
+	return false
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/devallow"
 	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -37,7 +38,7 @@ Flags:
                          runs. Default: no restriction.
   --network allow|deny   network ceiling (also true|false)
   --write allow|deny     write ceiling (also true|false)
-` + writeRootsUsage + `  --shell none|read_only|full
+` + writeRootsUsage + allowDeviceUsage + `  --shell none|read_only|full
                          shell ceiling. none: CMD and the --exec-allow
                          files are the only programs that may be
                          executed; run refuses (exit 125) when one of them
@@ -75,6 +76,14 @@ Flags:
                          be a socket. Abstract unix sockets are never an
                          endpoint. Inside a registered cgroup only what
                          every enclosing ceiling also lists is reachable.
+  --deny-console-egress  with --network=deny: CMD's own terminals that leave
+                         the machine (the system console, a serial line: on
+                         a cloud VM the provider's serial log, or a
+                         hypervisor console) are refused like a network
+                         (no write, no ioctl but the read-only ones); off
+                         by default, so run from a serial login keeps its
+                         terminal. The daemon's deny_console_egress turns
+                         it on for runs registered through it
   --audit-only           do not deny: run CMD and report would-be denials
   --allow-partial        accept a ceiling this host enforces only in part
                          (without BPF LSM CMD restricts itself with
@@ -132,7 +141,8 @@ and a seccomp filter, then execs CMD.
 Exit status:
   CMD's own status (128+N when killed by signal N)
   2    usage error (bad flag or value, missing --, an --exec-allow
-       or --write-root path that does not exist)
+       or --write-root path that does not exist, an --allow-device path
+       that is not a device node)
   125  enforcerd could not enforce the ceiling (also: under shell=none,
        CMD or an --exec-allow file runs other programs without exec);
        CMD never ran
@@ -150,6 +160,8 @@ type runOptions struct {
 	allowConnect []endpoint.Endpoint // resolved
 	writeRoots   []string            // --write-root, as given
 	writeRootIDs []enforcer.FileID   // their identities (writeRootIDs)
+	allowDevices []devallow.Device   // --allow-device, resolved
+	denyConsole  bool                // --deny-console-egress
 	cgroupParent string
 	pinDir       string
 	socket       string
@@ -162,6 +174,7 @@ type runFlags struct {
 	network, write ceilingBool
 	shell          shellFlag
 	allowConnect   []string
+	allowDevices   []string
 	o              runOptions
 }
 
@@ -194,6 +207,8 @@ func newRunCmd(s streams, do func(runOptions, streams) int) *cobra.Command {
 	fs.StringArrayVar(&f.o.execAllow, "exec-allow", nil, "with --shell=none: another binary CMD may exec (repeatable)")
 	fs.StringArrayVar(&f.allowConnect, "allow-connect", nil, "with --network=deny: an endpoint CMD may still reach: tcp:IP:PORT, udp:IP:PORT, unix:/PATH (repeatable, at most 16)")
 	fs.StringArrayVar(&f.o.writeRoots, "write-root", nil, "with --write=deny: a directory beneath which writes stay allowed (repeatable)")
+	fs.StringArrayVar(&f.allowDevices, "allow-device", nil, "a device node CMD may use: c MAJOR:MINOR, b MAJOR:MINOR or /dev/PATH (repeatable, at most 16)")
+	fs.BoolVar(&f.o.denyConsole, "deny-console-egress", false, "with --network=deny: refuse writes to an own terminal that leaves the machine (console, serial line)")
 	fs.BoolVar(&f.o.auditOnly, "audit-only", false, "do not deny: report would-be denials")
 	fs.BoolVar(&f.o.allowPartial, "allow-partial", false, "accept a ceiling this host enforces only in part")
 	fs.StringVar(&f.o.cgroupParent, "cgroup-parent", "", "cgroup v2 path to create the transient cgroup under")
@@ -260,6 +275,12 @@ func (f *runFlags) options(c *cobra.Command, args []string) (runOptions, error) 
 	ids, err := writeRootIDs(o.writeRoots, k)
 	if err != nil {
 		return o, err
+	}
+	if o.allowDevices, err = allowDevices(f.allowDevices); err != nil {
+		return o, err
+	}
+	if o.denyConsole && k.Network {
+		return o, usageError{errors.New("--deny-console-egress needs --network=deny (network is allowed: the console would be the least of it)")}
 	}
 	o.writeRootIDs = ids
 	o.ceiling = k

@@ -11,12 +11,16 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/devallow"
 	"github.com/enforcerd/enforcerd/internal/endpoint"
+	"github.com/enforcerd/enforcerd/internal/ownterm"
 	"github.com/enforcerd/enforcerd/internal/sandbox"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -69,6 +73,12 @@ func (d *daemonRegistrar) RegisterInit(cg cgroup.Cgroup, e enforcer.Entry, initP
 		Entrypoint:   &api.Entrypoint{Path: d.bin, Root: "/", Cwd: wd},
 		AllowConnect: endpoint.Strings(d.o.allowConnect),
 		WriteRoots:   d.o.writeRoots,
+		// By number: the paths were resolved when run started.
+		AllowDevices: devallow.Numbers(d.o.allowDevices),
+		// The daemon reads run's own terminals (this process's stdio
+		// and controlling terminal, which CMD inherits).
+		OwnTerminals:      api.OwnTerminalsClient,
+		DenyConsoleEgress: d.o.denyConsole,
 	}
 	for _, f := range d.o.execAllow {
 		abs := f
@@ -88,7 +98,11 @@ func (d *daemonRegistrar) RegisterInit(cg cgroup.Cgroup, e enforcer.Entry, initP
 		return fmt.Errorf("registering cgroup %s with the enforcerd daemon at %s: %w", cg.Group, d.o.socket, err)
 	}
 	d.id = req.ID
-	if err := checkRunAnswer(ct, e.Ceiling, req.ExecAllow); err != nil {
+	err = checkRunAnswer(ct, e.Ceiling, req.ExecAllow)
+	if err == nil {
+		err = checkRunDevices(ct, req.AllowDevices, e.Terminals)
+	}
+	if err != nil {
 		// Not what run asked for: take it back, and never run CMD.
 		uerr := d.Unregister(cg)
 		return fmt.Errorf("the enforcerd daemon at %s registered cgroup %s wider than asked: %v (unregistering it: %v)", d.o.socket, cg.Group, err, uerr)
@@ -137,6 +151,33 @@ func (d *daemonRegistrar) Unregister(cg cgroup.Cgroup) error {
 	}
 	if err != nil {
 		return fmt.Errorf("unregistering container %s from the enforcerd daemon at %s: %w", id, d.o.socket, err)
+	}
+	return nil
+}
+
+// checkRunDevices checks the daemon's answer to run's registration for
+// devices and terminals: every allowed device must be one run asked for
+// (by number; the daemon may drop some when an enclosing list does not
+// name them), and every own terminal one run declared itself (the
+// daemon reads them from run's process: the same, unless run's stdio
+// changed). Errors name the first that is not.
+func checkRunDevices(ct api.Container, asked []string, own []enforcer.Terminal) error {
+	want, err := devallow.ParseList(asked)
+	if err != nil {
+		return err
+	}
+	for _, s := range ct.AllowDevices {
+		num, _, _ := strings.Cut(s, " (")
+		d, err := devallow.Parse(num)
+		if err != nil || !slices.ContainsFunc(want, func(w devallow.Device) bool { return devallow.Same(w, d) }) {
+			return fmt.Errorf("allowed devices name %s, which run did not ask for", s)
+		}
+	}
+	mine := ownterm.Strings(own)
+	for _, t := range ct.Terminals {
+		if !slices.Contains(mine, t) {
+			return fmt.Errorf("own terminals name %s, which is not one of run's (%q)", t, mine)
+		}
 	}
 	return nil
 }

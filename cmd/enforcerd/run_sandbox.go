@@ -19,6 +19,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/devallow"
 	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/internal/sandbox"
 )
@@ -58,10 +59,17 @@ func runSandboxed(o runOptions, s streams) int {
 		fmt.Fprintf(stderr, "enforcerd run: cannot enforce: "+format+"\n", a...)
 		return exitCannotEnforce
 	}
+	// CMD inherits run's stdio and controlling terminal: its own
+	// terminals (ownterm).
+	terms, err := ownTerminals()
+	if err != nil {
+		return fail("declaring CMD's own terminals: %v", err)
+	}
 	sb, err := sandbox.Open(sandbox.Config{
 		Ceiling: o.ceiling, AuditOnly: o.auditOnly, AllowPartial: o.allowPartial,
 		Entrypoint: bin, ExecAllow: o.execAllow, AllowConnect: o.allowConnect, CgroupParent: o.cgroupParent,
 		WriteRoots: o.writeRootIDs, WriteRootPaths: o.writeRoots, Helper: "/proc/self/exe",
+		AllowDevices: entryDevices(o.allowDevices), Terminals: terms, DenyConsoleEgress: o.denyConsole,
 		PinDir: o.pinDir, VerifierLog: verifierLog(stderr),
 	})
 	if errors.Is(err, enforcer.ErrPartialCoverage) {
@@ -117,6 +125,17 @@ func runSandboxed(o runOptions, s streams) int {
 			// ancestor lists too (bpf/endpoints.h).
 			if meet := endpoint.Intersect(o.allowConnect, oc.Entry.AllowConnect); len(meet) != len(o.allowConnect) {
 				fmt.Fprintf(stderr, "enforcerd run: nested in registered cgroup %s, which lists %d allowed endpoint(s): --allow-connect reaches only %q\n", oc.Cgroup, len(oc.Entry.AllowConnect), endpoint.Strings(meet))
+			}
+		}
+		if len(o.allowDevices) > 0 {
+			// The kernel lets CMD use only devices every registered
+			// ancestor lists too.
+			outer := make([]devallow.Device, len(oc.Entry.AllowDevices))
+			for i, d := range oc.Entry.AllowDevices {
+				outer[i] = devallow.Device{Block: d.Block, Major: d.Dev >> 20, Minor: d.Dev & devallow.MaxMinor}
+			}
+			if meet := devallow.Intersect(o.allowDevices, outer); len(meet) != len(o.allowDevices) {
+				fmt.Fprintf(stderr, "enforcerd run: nested in registered cgroup %s, which lists %d allowed device(s): --allow-device reaches only %q\n", oc.Cgroup, len(outer), devallow.Strings(meet))
 			}
 		}
 		if len(oc.Unenforced) > 0 {

@@ -42,6 +42,11 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := body.RegisterRequest.request()
+	if err := s.ownTerminals(r, body.OwnTerminals, &req); err != nil {
+		s.count(metrics.ResultBadRequest)
+		s.fail(w, err)
+		return
+	}
 	if body.Role != nil {
 		if _, err := policy.LookupRole(*body.Role); err != nil {
 			s.count(metrics.ResultBadRequest)

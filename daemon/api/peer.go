@@ -10,6 +10,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/procid"
 )
 
@@ -106,4 +108,57 @@ func (s *Server) peerGroup(p peer) (string, error) {
 		return "", fmt.Errorf("caller pid %d: %w while its cgroup was read", p.pid, errPeerGone)
 	}
 	return group, nil
+}
+
+// ownTerminals fills req's own terminals as a registration's
+// own_terminals asks (RegisterRequest.OwnTerminals): "client" reads the
+// peer's (peerTerminals), "init" leaves them to the registry (it reads
+// init_pid's), "" or "none" declares none. Errors (ErrBadRequest): any
+// other value; the peer's cannot be read.
+func (s *Server) ownTerminals(r *http.Request, which string, req *registry.Request) error {
+	switch which {
+	case "", OwnTerminalsNone, OwnTerminalsInit:
+		return nil
+	case OwnTerminalsClient:
+		p, _ := r.Context().Value(ctxKey{}).(peer)
+		ts, err := s.peerTerminals(p)
+		if err != nil {
+			return fmt.Errorf("%w: own_terminals client: %v", registry.ErrBadRequest, err)
+		}
+		req.Terminals = ts
+		return nil
+	}
+	return fmt.Errorf("%w: own_terminals %q: want client, init or none", registry.ErrBadRequest, which)
+}
+
+// peerTerminals returns the own terminals of the peer (its stdio and
+// controlling terminal), read while the peer's pid provably names the
+// process that connected, as peerGroup does. Errors: errPeerGone; the
+// process cannot be read.
+func (s *Server) peerTerminals(p peer) ([]enforcer.Terminal, error) {
+	if !p.ok {
+		return nil, fmt.Errorf("the caller: %w (no peer credentials)", errPeerGone)
+	}
+	if p.pidfd != nil {
+		ts, err := s.PeerTerminals(p.pid)
+		if err != nil {
+			return nil, err
+		}
+		if err := unix.PidfdSendSignal(int(p.pidfd.Fd()), 0, nil, 0); err != nil {
+			return nil, fmt.Errorf("caller pid %d: %w (pidfd: %v)", p.pid, errPeerGone, err)
+		}
+		return ts, nil
+	}
+	before, err := procid.StartTime(p.pid)
+	if err != nil || before > p.accepted {
+		return nil, fmt.Errorf("caller pid %d: %w", p.pid, errPeerGone)
+	}
+	ts, err := s.PeerTerminals(p.pid)
+	if err != nil {
+		return nil, err
+	}
+	if after, err := procid.StartTime(p.pid); err != nil || after != before {
+		return nil, fmt.Errorf("caller pid %d: %w while its terminals were read", p.pid, errPeerGone)
+	}
+	return ts, nil
 }

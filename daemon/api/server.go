@@ -90,6 +90,8 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/daemon/metrics"
 	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/ownterm"
 )
 
 // DefaultSocket is the API socket path.
@@ -109,6 +111,9 @@ type Server struct {
 	// PeerGroup maps a peer pid to its cgroup group path (default
 	// cgroup.PidGroup); tests substitute it.
 	PeerGroup func(pid int) (string, error)
+	// PeerTerminals reads a peer pid's own terminals for own_terminals
+	// "client" (default ownterm.Of); tests substitute it.
+	PeerTerminals func(pid int) ([]enforcer.Terminal, error)
 	// MaxBody bounds request bodies (default 64 KiB).
 	MaxBody int64
 	Log     *slog.Logger
@@ -167,6 +172,9 @@ func (s *Server) handler() http.Handler {
 	}
 	if s.PeerGroup == nil {
 		s.PeerGroup = cgroup.PidGroup
+	}
+	if s.PeerTerminals == nil {
+		s.PeerTerminals = ownterm.Of
 	}
 	if s.Log == nil {
 		s.Log = slog.New(slog.DiscardHandler)

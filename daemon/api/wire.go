@@ -7,7 +7,9 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/devallow"
 	"github.com/enforcerd/enforcerd/internal/endpoint"
+	"github.com/enforcerd/enforcerd/internal/ownterm"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -82,7 +84,31 @@ type RegisterRequest struct {
 	// oci/speccheck); credited on a host without BPF LSM
 	// (registry.Request.Spec, docs/no-bpf-lsm.md "Containers").
 	ContainerSpec *enforcer.SpecLayer `json:"container_spec,omitempty"`
+	// AllowDevices: device nodes processes in the cgroup may use besides
+	// the null-like devices and their own terminals, under every
+	// ceiling: "c MAJOR:MINOR", "b MAJOR:MINOR" or an absolute path to a
+	// device node (resolved like write_roots), at most 16, no
+	// duplicates (registry.Request.AllowDevices). Met with the lists of
+	// the registrations it is nested in.
+	AllowDevices []string `json:"allow_devices,omitempty"`
+	// OwnTerminals: whose terminals the sandbox owns (its stdio and
+	// controlling terminal, internal/ownterm): "client", the process
+	// that sent this request (enforcerd run: CMD inherits its stdio);
+	// "init", init_pid (the OCI hook: the runtime's init); absent or
+	// "none": no terminal (every terminal is then a host device).
+	OwnTerminals string `json:"own_terminals,omitempty"`
+	// DenyConsoleEgress: under network=false, refuse an own terminal
+	// that leaves the machine (the console, a serial line). The
+	// daemon's deny_console_egress sets it for every registration.
+	DenyConsoleEgress bool `json:"deny_console_egress,omitempty"`
 }
+
+// Values of RegisterRequest.OwnTerminals.
+const (
+	OwnTerminalsNone   = "none"
+	OwnTerminalsClient = "client"
+	OwnTerminalsInit   = "init"
+)
 
 // Entrypoint names a container's entrypoint as the daemon resolves it
 // (progcheck.Program).
@@ -155,6 +181,16 @@ type Container struct {
 	// the exec_allow files: the only files besides those that processes
 	// in the cgroup may open for exec, and only as interpreters.
 	ExecInterp []string `json:"exec_interp,omitempty"`
+	// AllowDevices: the device allow list as accepted (met with the
+	// lists of the registrations it is nested in): "c 226:128", with the
+	// path it was resolved from, "c 226:128 (/dev/dri/renderD128)".
+	AllowDevices []string `json:"allow_devices,omitempty"`
+	// Terminals: the own terminals declared at registration, "c 4:64",
+	// a pty slave with its devpts instance "c 136:3 (devpts 0:25)".
+	Terminals []string `json:"terminals,omitempty"`
+	// DenyConsoleEgress: under network=false an own terminal that leaves
+	// the machine is refused.
+	DenyConsoleEgress bool `json:"deny_console_egress,omitempty"`
 }
 
 // ListBody is the body of GET /v1/containers.
@@ -252,6 +288,8 @@ func (r RegisterRequest) request() registry.Request {
 		AuditOnly: r.AuditOnly, ToolGroups: r.ToolGroups, ProxyAllow: r.ProxyAllow, Activate: registry.Activation(r.Activate),
 		InitPID: r.InitPID, Entrypoint: r.Entrypoint.program(), AllowConnect: r.AllowConnect, WriteRoots: r.WriteRoots,
 		ExecAllow: r.ExecAllow, Spec: r.ContainerSpec,
+		AllowDevices: r.AllowDevices, TerminalsOfInit: r.OwnTerminals == OwnTerminalsInit,
+		DenyConsoleEgress: r.DenyConsoleEgress,
 	}
 }
 
@@ -265,11 +303,31 @@ func containerFrom(c state.Container) Container {
 		Activation: c.Activation, ActivationReason: c.ActivationReason,
 		State: c.State, PendingDeadline: c.PendingDeadline,
 		Unenforced: gapsFrom(c.Unenforced), Entrypoint: EntrypointFrom(c.Entrypoint),
-		AllowConnect: endpointStrings(c.AllowConnect),
-		WriteRoots:   writeRootPaths(c.WriteRoots),
-		ExecAllow:    execAllowPaths(c.ExecAllow),
-		ExecInterp:   execAllowPaths(c.ExecInterp),
+		AllowConnect:      endpointStrings(c.AllowConnect),
+		WriteRoots:        writeRootPaths(c.WriteRoots),
+		ExecAllow:         execAllowPaths(c.ExecAllow),
+		ExecInterp:        execAllowPaths(c.ExecInterp),
+		AllowDevices:      deviceStrings(c.AllowDevices),
+		Terminals:         terminalStrings(c.Terminals),
+		DenyConsoleEgress: c.DenyConsoleEgress,
 	}
+}
+
+// deviceStrings is the wire form of a device allow list (nil: omitted).
+func deviceStrings(ds []devallow.Device) []string {
+	if len(ds) == 0 {
+		return nil
+	}
+	return devallow.Strings(ds)
+}
+
+// terminalStrings is the wire form of own terminals (nil: omitted).
+func terminalStrings(ts []state.Terminal) []string {
+	out := make([]enforcer.Terminal, len(ts))
+	for i, t := range ts {
+		out[i] = enforcer.Terminal{Dev: t.Dev, PtsDev: t.PtsDev}
+	}
+	return ownterm.Strings(out)
 }
 
 // containersFrom converts a list; never nil (the list is [], not null).

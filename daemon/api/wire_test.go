@@ -43,16 +43,20 @@ var wireRequest = api.RegisterRequest{
 func TestWireGolden(t *testing.T) {
 	enf, cgs := registrytest.NewEnforcer(false), registrytest.NewCgroups()
 	enf.CanShell = true
-	for _, g := range []string{"/host", "/c/parent", "/c/child", "/c/x"} {
+	for _, g := range []string{"/host", "/c/parent", "/c/child", "/c/x", "/c/dev"} {
 		cgs.Add(g)
 	}
 	cgs.SetPid(77, "/c/child")
 	cgs.SetPid(88, "/c/x")
+	cgs.SetPid(99, "/c/dev")
 	now := time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC)
 	ts := start(t, enf, cgs, func(o *registry.Options) {
 		o.Now = func() time.Time { return now }
 		o.StartTime = func(int) (uint64, error) { return 4242, nil }
 		o.AllowPartial = true
+		o.OwnTerminals = func(int) ([]enforcer.Terminal, error) {
+			return []enforcer.Terminal{{Dev: 136<<20 | 2, PtsDev: 0<<20 | 25}, {Dev: 4<<20 | 64}}, nil
+		}
 		o.CheckEntrypoint = func(p progcheck.Program) (progcheck.Vetted, error) {
 			if p.Path == "sh" {
 				return progcheck.Vetted{Resolved: "/bin/sh"}, fmt.Errorf("%w: /bin/sh is a shell", progcheck.ErrUnsafe)
@@ -87,6 +91,7 @@ func TestWireGolden(t *testing.T) {
 		{"GET", "/v1/containers/nope", ""},
 		{"PUT", "/v1/containers", ""},
 		{"POST", "/v1/containers", `{"id":"x","cgroup":"/c/x","ceiling":"network=false","activate":"exec"}`},
+		{"POST", "/v1/containers", `{"id":"dev","cgroup":"/c/dev","activate":"exec","init_pid":99,"own_terminals":"init","allow_devices":["c 226:128","b 7:0"],"deny_console_egress":true}`},
 		{"DELETE", "/v1/containers/child", ""},
 		{"GET", "/v1/containers", ""},
 	} {

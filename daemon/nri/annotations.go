@@ -3,9 +3,11 @@ package nri
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/enforcerd/enforcerd/internal/devallow"
 	"github.com/enforcerd/enforcerd/oci"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -17,8 +19,8 @@ import (
 //	<key>.enforcerd.io/container.<name>        container <name> only
 //
 // <key> is one of oci.AllAnnotations without the prefix (role, ceiling,
-// audit-only, tool-groups, proxy-allow, allow-connect, write-roots;
-// parent is refused on Kubernetes).
+// audit-only, tool-groups, proxy-allow, allow-connect, write-roots,
+// allow-devices; parent and exec-allow are refused on Kubernetes).
 const (
 	scopeDomain    = "enforcerd.io/"
 	containerScope = ".enforcerd.io/container."
@@ -77,10 +79,10 @@ func badf(format string, a ...any) error {
 //     ceilings meet (policy.Ceiling.Clamp); a pod role and a different
 //     container role is an error (roles are not a lattice); audit-only
 //     true on the container under an enforcing pod is an error; the
-//     container's allow-connect, write-roots, proxy-allow and
-//     tool-groups entries must all be among the pod's when the pod gives
-//     the key (and allow-connect, write-roots need the pod's key: they
-//     open holes in a ceiling).
+//     container's allow-connect, write-roots, allow-devices, proxy-allow
+//     and tool-groups entries must all be among the pod's when the pod
+//     gives the key (and allow-connect, write-roots, allow-devices need
+//     the pod's key: they open holes in a ceiling).
 func ParsePod(ann map[string]string, container string) (Parsed, error) {
 	pod := map[string]string{}
 	mine := map[string]string{}
@@ -205,6 +207,12 @@ func meetContainer(pr oci.Request, ann, mine map[string]string, container string
 		}
 		out.WriteRoots = cr.WriteRoots
 	}
+	if _, ok := mine[oci.AnnotationAllowDevices]; ok {
+		if len(pr.AllowDevices) == 0 || !sameDevices(cr.AllowDevices, pr.AllowDevices) {
+			return Parsed{}, badf("annotation %s: every device must be in the pod-wide %s (%q)", key("allow-devices"), oci.AnnotationAllowDevices, strings.Join(pr.AllowDevices, ","))
+		}
+		out.AllowDevices = cr.AllowDevices
+	}
 	return Parsed{Annotated: true, Req: out}, nil
 }
 
@@ -249,6 +257,24 @@ func proxySubset(c, p string) bool {
 		return false
 	}
 	return subset(splitList(c), splitList(p))
+}
+
+// sameDevices: every entry of a is one of b's, compared as parsed
+// (checked by oci.ParseAnnotations): "c 1:3" and "c 01:3" are one device.
+func sameDevices(a, b []string) bool {
+	pa, err1 := devallow.ParseList(a)
+	pb, err2 := devallow.ParseList(b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	for _, d := range pa {
+		if !slices.ContainsFunc(pb, func(o devallow.Device) bool {
+			return d.Resolved() == o.Resolved() && (d.Resolved() && devallow.Same(d, o) || !d.Resolved() && d.Path == o.Path)
+		}) {
+			return false
+		}
+	}
+	return true
 }
 
 func subset(a, b []string) bool {

@@ -136,3 +136,50 @@ func TestChooseMode(t *testing.T) {
 		t.Error("unknown runtime accepted under auto")
 	}
 }
+
+// TestParsePodAllowDevices: a container's allow-devices narrows the
+// pod's (entries compared as devices), never widens it, and needs the
+// pod-wide key.
+func TestParsePodAllowDevices(t *testing.T) {
+	p, err := ParsePod(map[string]string{"enforcerd.io/ceiling": "network=false", "enforcerd.io/allow-devices": "c 226:128, /dev/dri/card0",
+		"allow-devices.enforcerd.io/container.agent": "c 0226:128"}, "agent")
+	if err != nil || strings.Join(p.Req.AllowDevices, ",") != "c 0226:128" {
+		t.Errorf("narrower devices: %+v, %v", p.Req, err)
+	}
+	p, err = ParsePod(map[string]string{"enforcerd.io/ceiling": "network=false", "enforcerd.io/allow-devices": "c 226:128"}, "agent")
+	if err != nil || strings.Join(p.Req.AllowDevices, ",") != "c 226:128" {
+		t.Errorf("pod-wide devices: %+v, %v", p.Req, err)
+	}
+	for name, ann := range map[string]map[string]string{
+		"without the pod's":   {"enforcerd.io/ceiling": "network=false", "allow-devices.enforcerd.io/container.agent": "c 226:128"},
+		"outside the pod's":   {"enforcerd.io/ceiling": "network=false", "enforcerd.io/allow-devices": "c 226:128", "allow-devices.enforcerd.io/container.agent": "c 226:129"},
+		"a path for a number": {"enforcerd.io/ceiling": "network=false", "enforcerd.io/allow-devices": "c 226:128", "allow-devices.enforcerd.io/container.agent": "/dev/dri/renderD128"},
+		"malformed":           {"enforcerd.io/ceiling": "network=false", "enforcerd.io/allow-devices": "c 226:*"},
+	} {
+		if p, err := ParsePod(ann, "agent"); !errors.Is(err, oci.ErrBadAnnotation) || !strings.Contains(err.Error(), "allow-devices") {
+			t.Errorf("%s: %+v, %v; want an error naming allow-devices", name, p, err)
+		}
+	}
+}
+
+// TestDecideAllowDevices: a pod's device list must lie within the node's
+// nri.allow_devices (default none: refused).
+func TestDecideAllowDevices(t *testing.T) {
+	p := Parsed{Annotated: true, Req: oci.Request{Ceiling: "network=false", AllowDevices: []string{"c 226:128"}}}
+	if _, _, err := (Config{}).decide("agents", p); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "nri.allow_devices") {
+		t.Errorf("no node list: %v, want ErrRefused naming nri.allow_devices", err)
+	}
+	c := Config{AllowDevices: []string{"c 226:128", "/dev/dri/card0"}}
+	if req, ok, err := c.decide("agents", p); err != nil || !ok || len(req.AllowDevices) != 1 {
+		t.Errorf("within the node's list: %+v, %t, %v", req, ok, err)
+	}
+	p.Req.AllowDevices = []string{"c 226:128", "c 226:129"}
+	if _, _, err := c.decide("agents", p); !errors.Is(err, ErrRefused) {
+		t.Errorf("outside the node's list: %v, want ErrRefused", err)
+	}
+	bad := DefaultConfig()
+	bad.AllowDevices = []string{"c 195:*"}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "nri.allow_devices") {
+		t.Errorf("malformed nri.allow_devices: %v", err)
+	}
+}

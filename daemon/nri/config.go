@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/enforcerd/enforcerd/internal/devallow"
 	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/oci"
 	"github.com/enforcerd/enforcerd/policy"
@@ -65,6 +66,13 @@ type Config struct {
 	// with another handler (Kata, gVisor) that would be registered is
 	// refused.
 	RuntimeHandlers []string `yaml:"runtime_handlers"`
+	// AllowDevices bounds what a pod may list in
+	// enforcerd.io/allow-devices: every entry a pod lists must be one of
+	// these, compared as written (type and number, or the same path).
+	// Default none: a pod that lists a device is refused. Every ceiling
+	// decides devices, and a pod author can narrow, never widen: only
+	// the operator opens a device to pods.
+	AllowDevices []string `yaml:"allow_devices"`
 	// Namespaces is the operator's policy per Kubernetes namespace; the
 	// key "*" applies to namespaces not listed.
 	Namespaces map[string]NamespacePolicy `yaml:"namespaces"`
@@ -123,6 +131,9 @@ func (c Config) Validate() error {
 	}
 	if err := checkCeiling(c.MaxCeiling); err != nil {
 		return fmt.Errorf("nri.max_ceiling: %w", err)
+	}
+	if _, err := devallow.ParseList(c.AllowDevices); err != nil {
+		return fmt.Errorf("nri.allow_devices: %w", err)
 	}
 	for _, h := range c.RuntimeHandlers {
 		if strings.ContainsAny(h, " \t\n/") {
@@ -204,6 +215,10 @@ func (c Config) decide(ns string, p Parsed) (req oci.Request, ok bool, err error
 	}
 	if err := c.checkHoles(req, key); err != nil {
 		return req, false, err
+	}
+	if len(req.AllowDevices) > 0 && !sameDevices(req.AllowDevices, c.AllowDevices) {
+		return req, false, fmt.Errorf("%w: %s=%q: every device must be one the node allows pods to list (nri.allow_devices: %q)",
+			ErrRefused, oci.AnnotationAllowDevices, strings.Join(req.AllowDevices, ","), strings.Join(c.AllowDevices, ","))
 	}
 	return req, true, nil
 }

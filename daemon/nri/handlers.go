@@ -117,6 +117,7 @@ func (p *Plugin) syncOne(pod *api.PodSandbox, ctr *api.Container) {
 			req.Activate = registry.ActivateNow
 		} else {
 			req.InitPID = req.PID
+			req.TerminalsOfInit = true
 			req.Entrypoint = p.entrypoint(ctr)
 		}
 		var c state.Container
@@ -234,6 +235,7 @@ func (p *Plugin) startContainer(pod *api.PodSandbox, ctr *api.Container) error {
 			return nil
 		}
 		req.PID, req.InitPID = int(ctr.GetPid()), int(ctr.GetPid())
+		req.TerminalsOfInit = true
 		req.Entrypoint = p.entrypoint(ctr)
 		req.Spec = specLayer(ctr, req.WriteRoots, p.o.ProcRoot, int(ctr.GetPid()))
 		var c state.Container

@@ -18,6 +18,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -215,6 +216,9 @@ type realRegistry struct {
 	events chan registry.Event
 }
 
+// initTerminal is the terminal every init of a realRegistry holds.
+var initTerminal = enforcer.Terminal{Dev: 136<<20 | 4, PtsDev: 0x1a}
+
 func newRealRegistry(t *testing.T) *realRegistry {
 	t.Helper()
 	rr := &realRegistry{enf: registrytest.NewEnforcer(true), cgs: registrytest.NewCgroups(), events: make(chan registry.Event, 64)}
@@ -223,6 +227,8 @@ func newRealRegistry(t *testing.T) *realRegistry {
 		SelfGroup: "/system.slice/enforcerd.service",
 		StartTime: func(int) (uint64, error) { return 1, nil },
 		OnEvent:   func(ev registry.Event) { rr.events <- ev },
+		// Every init's stdio is one pty (initTerminal).
+		OwnTerminals: func(int) ([]enforcer.Terminal, error) { return []enforcer.Terminal{initTerminal}, nil },
 	})
 	return rr
 }

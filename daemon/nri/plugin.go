@@ -183,7 +183,7 @@ func (p *Plugin) request(pod *api.PodSandbox, ctr *api.Container) (req registry.
 	return registry.Request{
 		ID: ctr.GetId(), Role: r.Role, Ceiling: r.Ceiling, AuditOnly: r.AuditOnly,
 		ToolGroups: r.ToolGroups, ProxyAllow: r.ProxyAllow, AllowConnect: r.AllowConnectList(),
-		WriteRoots: r.WriteRoots, Activate: registry.ActivateExec,
+		WriteRoots: r.WriteRoots, AllowDevices: r.AllowDevices, Activate: registry.ActivateExec,
 	}, true, nil
 }
 
@@ -246,6 +246,9 @@ func (p *Plugin) hookAdjustment(ctr *api.Container, req registry.Request) *api.C
 	}
 	if len(req.WriteRoots) > 0 {
 		set[oci.AnnotationWriteRoots] = strings.Join(req.WriteRoots, ",")
+	}
+	if len(req.AllowDevices) > 0 {
+		set[oci.AnnotationAllowDevices] = strings.Join(req.AllowDevices, ",")
 	}
 	for k := range ctr.GetAnnotations() {
 		if _, ok := set[k]; !ok && (strings.HasPrefix(k, oci.AnnotationPrefix) || oci.MiscasedAnnotation(k)) {

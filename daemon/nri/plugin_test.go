@@ -105,6 +105,9 @@ func TestValidPodPendingAtStartClamped(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := policy.KernelCeiling{Network: false, Write: false, Shell: policy.ShellFull}
+	if len(got.Terminals) != 1 || got.Terminals[0] != (state.Terminal{Dev: initTerminal.Dev, PtsDev: initTerminal.PtsDev}) {
+		t.Errorf("own terminals %v, want the init's %v", got.Terminals, initTerminal)
+	}
 	if got.State != state.StatePending || got.Kernel != want || got.Cgroup != "/kubepods/pod1/c1" || got.InitPID != 4242 || got.Role != "implement" {
 		t.Fatalf("registration = state %s kernel %v cgroup %s init %d role %q; want pending %v in /kubepods/pod1/c1, init 4242, implement",
 			got.State, got.Kernel, got.Cgroup, got.InitPID, got.Role, want)

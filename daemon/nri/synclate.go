@@ -11,16 +11,17 @@ import (
 // cannot be refused any more, and leaving it wholly unconfined would let
 // a pod's author turn the plugin's absence into a permanent escape from
 // every field by making the exact registration fail (shell=none over a
-// running shell, a missing allow-connect socket or write root, a shell
+// running shell, a missing allow-connect socket, write root or device
+// node, a shell
 // layer the host lacks). Tried in order, the first Register that
-// succeeds wins: req without its allow-connect endpoints and write roots
-// (holes: dropping them only narrows), then that with the ceiling's shell
+// succeeds wins: req without its allow-connect endpoints, write roots
+// and allowed devices (holes: dropping them only narrows), then that with the ceiling's shell
 // set to read_only, then to full. Network, write, tools and depth stay
 // the request's (a shell never widens them). widened says the shell is
 // wider than the request's (the caller freezes the container); ok is
 // false when none registers.
 func (p *Plugin) registerLateFallback(req registry.Request) (c state.Container, widened bool, ok bool) {
-	req.AllowConnect, req.WriteRoots = nil, nil
+	req.AllowConnect, req.WriteRoots, req.AllowDevices = nil, nil, nil
 	ceiling, err := policy.ParseCeiling(req.Ceiling, policy.DefaultSession())
 	if err != nil {
 		return c, false, false

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/devallow"
 	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/oci"
 	"github.com/enforcerd/enforcerd/policy"
@@ -20,13 +21,14 @@ import (
 // Errors, as Register's: ErrBadRequest (the id, a parent that is not a
 // container id, the lengths, the role, the ceiling text, proxy_allow,
 // allow_connect and its syntax, allow_connect while the ceiling allows
-// network, write_roots' paths), ErrNotFound (an unregistered parent),
+// network, write_roots' paths, allow_devices' syntax), ErrNotFound (an unregistered parent),
 // ErrConflict (the id is registered), and ErrCannotEnforce or
 // ErrPartialCoverage from the host's coverage of that ceiling
 // (enforcer.Coverage.Err with the request's audit-only and the
 // registry's AllowPartial). Not checked here: the cgroup, the init
-// process, the entrypoint under shell=none, unix endpoints' and write
-// roots' files (they exist only once the container does).
+// process, the entrypoint under shell=none, unix endpoints', write
+// roots' and device nodes' files (they exist only once the container
+// does).
 func (r *Registry) Check(req Request) (policy.KernelCeiling, error) {
 	var none policy.KernelCeiling
 	if !oci.ValidID(req.ID) {
@@ -48,6 +50,9 @@ func (r *Registry) Check(req Request) (policy.KernelCeiling, error) {
 	eps, err := endpoint.ParseList(req.AllowConnect)
 	if err != nil {
 		return none, badf("container %s: allow_connect: %v", req.ID, err)
+	}
+	if _, err := devallow.ParseList(req.AllowDevices); err != nil {
+		return none, badf("container %s: allow_devices: %v", req.ID, err)
 	}
 	if len(req.WriteRoots) > 0 {
 		if _, err := policy.CheckWriteRootPaths(req.WriteRoots); err != nil {

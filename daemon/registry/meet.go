@@ -33,12 +33,14 @@ import (
 // still pending); ExecAllow, ExecInterp and Spec are the state's (the map
 // cannot be read back for them).
 func storedEntry(c state.Container) enforcer.Entry {
-	return enforcer.Entry{
+	en := enforcer.Entry{
 		Ceiling: c.Kernel, AuditOnly: c.AuditOnly,
 		Pending:      c.State == state.StatePending || c.State == state.StateFrozen,
 		AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots),
 		ExecAllow: execAllowIDs(c.ExecAllow), ExecInterp: execAllowIDs(c.ExecInterp), Spec: c.Spec,
 	}
+	setDeviceFields(&en, c)
+	return en
 }
 
 // meetEntry is the narrower of two entries of one cgroup, field by field:
@@ -164,6 +166,19 @@ func (r *Registry) meetContainer(c state.Container, k enforcer.Entry) (state.Con
 			nc.WriteRoots = append(nc.WriteRoots, wr)
 		}
 	}
+	nc.AllowDevices = nil
+	for _, d := range c.AllowDevices {
+		if slices.Contains(m.AllowDevices, enforcer.Device{Block: d.Block, Dev: d.Dev()}) {
+			nc.AllowDevices = append(nc.AllowDevices, d)
+		}
+	}
+	nc.Terminals = nil
+	for _, t := range c.Terminals {
+		if slices.Contains(m.Terminals, enforcer.Terminal{Dev: t.Dev, PtsDev: t.PtsDev}) {
+			nc.Terminals = append(nc.Terminals, t)
+		}
+	}
+	nc.DenyConsoleEgress = m.DenyConsoleEgress
 	// A pending container whose entry the kernel activated stays pending
 	// here: CheckPending records the activation (EventActivatedAtExec).
 	if c.State == state.StateKilled {

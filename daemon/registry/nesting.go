@@ -242,6 +242,7 @@ func (r *Registry) applyLocked(ns []narrowing, asked string) ([]state.Container,
 		if err := cov.Err(c.AuditOnly, r.o.AllowPartial || prev.AllowPartial); err != nil {
 			return fail(fmt.Errorf("container %s: %w", c.ID, err))
 		}
+		setDeviceFields(&prev, old)
 		entry := prev
 		entry.Ceiling = c.Kernel
 		entry.AllowPartial = len(cov.Partial) > 0

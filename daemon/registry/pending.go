@@ -123,6 +123,7 @@ func (r *Registry) CheckPending() ([]Event, error) {
 			}
 			active := en
 			active.Pending = false
+			setDeviceFields(&active, c)
 			cg := cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}
 			if err := r.o.Enforcer.Register(cg, active); err != nil {
 				c, ev := r.freezeLocked(c, en, fmt.Sprintf("%s, and activating failed: %v", why, err))
@@ -172,6 +173,7 @@ func (r *Registry) freezeLocked(c state.Container, en enforcer.Entry, why string
 	}
 	active := en
 	active.Pending = false
+	setDeviceFields(&active, c)
 	cg := cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}
 	kerr := r.o.Cgroups.Kill(c.Cgroup)
 	if kerr == nil {

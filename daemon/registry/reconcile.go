@@ -209,7 +209,9 @@ func (r *Registry) sweepLocked(orphans bool) Report {
 			// it again, in force now (fail closed).
 			// AllowPartial: this ceiling was accepted before; refusing
 			// to put it back would leave the cgroup with none at all.
-			if err := r.o.Enforcer.Register(cg, enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, AllowPartial: true, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots), ExecAllow: execAllowIDs(c.ExecAllow), ExecInterp: execAllowIDs(c.ExecInterp), Spec: c.Spec}); err != nil {
+			en := enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, AllowPartial: true, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots), ExecAllow: execAllowIDs(c.ExecAllow), ExecInterp: execAllowIDs(c.ExecInterp), Spec: c.Spec}
+			setDeviceFields(&en, c)
+			if err := r.o.Enforcer.Register(cg, en); err != nil {
 				r.o.Log.Error("reconcile: cannot re-install ceiling", "container", id, "cgroup", c.Cgroup, "err", err)
 				rep.Failed = append(rep.Failed, id)
 				continue
@@ -280,6 +282,7 @@ func (r *Registry) recoverInterps(c state.Container, cg cgroup.Cgroup, en enforc
 	en.ExecAllow = execAllowIDs(c.ExecAllow)
 	en.ExecInterp = execAllowIDs(c.ExecInterp)
 	en.Spec = c.Spec
+	setDeviceFields(&en, c)
 	if err := r.o.Enforcer.Register(cg, en); err != nil {
 		r.o.Log.Error("reconcile: cannot list program interpreters", "container", c.ID, "err", err)
 		return

@@ -98,6 +98,12 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	if c.AllowConnect, err = r.allowConnect(req, c); err != nil {
 		return state.Container{}, err
 	}
+	if c.AllowDevices, err = r.allowDevices(req, c); err != nil {
+		return state.Container{}, err
+	}
+	if c.DenyConsoleEgress, err = r.denyConsoleEgress(req, c); err != nil {
+		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
+	}
 	var entryFiles, entryInterps []state.ExecFile
 	if c.Kernel.Shell == policy.ShellNone && req.Activate == ActivateExec {
 		if entryFiles, entryInterps, err = r.vetEntrypoint(req.ID, req.Entrypoint); err != nil {
@@ -116,6 +122,9 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 			return state.Container{}, badf("container %s: init_pid: %v", req.ID, err)
 		}
 		c.InitPID = req.InitPID
+	}
+	if c.Terminals, err = r.ownTerminals(req, c); err != nil {
+		return state.Container{}, err
 	}
 	cov := r.o.Enforcer.CoverageOf(enforcer.Entry{Ceiling: c.Kernel, AllowConnect: c.AllowConnect, Spec: c.Spec})
 	if err := cov.Err(c.AuditOnly, r.o.AllowPartial); err != nil {
@@ -140,6 +149,7 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 		AllowPartial: len(cov.Partial) > 0, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots),
 		ExecAllow: execAllowIDs(c.ExecAllow), ExecInterp: execAllowIDs(c.ExecInterp), Entrypoints: execAllowIDs(entryFiles),
 		Spec: c.Spec}
+	setDeviceFields(&entry, c)
 	// The intent first: a crash after the install leaves an entry the
 	// next start adopts (Reconcile), never one nobody can manage.
 	if err := r.saveIntent(c); err != nil {
@@ -234,6 +244,7 @@ func (r *Registry) Unregister(id string) error {
 			// Lookup does not read the exec allow list back; the state has it.
 			prev.ExecAllow = execAllowIDs(c.ExecAllow)
 			prev.ExecInterp = execAllowIDs(c.ExecInterp)
+			setDeviceFields(&prev, c)
 			if rerr := r.o.Enforcer.Register(cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}, prev); rerr != nil {
 				r.o.Log.Error("rollback of a failed unregistration", "container", id, "cgroup_id", c.CgroupID, "err", rerr)
 			}

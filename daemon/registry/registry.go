@@ -35,6 +35,7 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/ownterm"
 	"github.com/enforcerd/enforcerd/internal/procid"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/policy"
@@ -117,6 +118,12 @@ type Options struct {
 	// for a shell=none container whose state comes from a build that did
 	// not record them (recoverInterps).
 	VetProcesses func(pids []int) ([]progcheck.FileRef, error)
+	// OwnTerminals reads a process's own terminals (default ownterm.Of)
+	// for Request.TerminalsOfInit; tests substitute it.
+	OwnTerminals func(pid int) ([]enforcer.Terminal, error)
+	// DenyConsoleEgress sets Entry.DenyConsoleEgress for every
+	// registration (the daemon's deny_console_egress setting).
+	DenyConsoleEgress bool
 }
 
 // DefaultPendingDeadline is Options.PendingDeadline's default.
@@ -167,6 +174,9 @@ func New(o Options) *Registry {
 	}
 	if o.CheckProcesses == nil {
 		o.CheckProcesses = progcheck.CheckProcesses
+	}
+	if o.OwnTerminals == nil {
+		o.OwnTerminals = ownterm.Of
 	}
 	return &Registry{o: o, byID: map[string]state.Container{}, byCgroup: map[uint64]string{}, gone: map[uint64]state.Container{}}
 }

@@ -90,6 +90,30 @@ type Request struct {
 	// rules the spec misses. Its WritableMounts must lie beneath the
 	// registration's effective writable roots, else ErrCannotEnforce.
 	Spec *enforcer.SpecLayer
+	// AllowDevices: the device nodes the container may use besides the
+	// null-like devices and its own terminals, under every ceiling
+	// (devallow syntax: "c MAJOR:MINOR", "b MAJOR:MINOR" or an absolute
+	// path to a device node, at most devallow.Max), paths resolved like
+	// WriteRoots inside the registered process's root. Refused
+	// (ErrBadRequest): bad syntax, a duplicate, too many, a path that is
+	// missing or not a device node (devices.go). Met with the lists of
+	// the registrations it is nested in: a device one of them does not
+	// list is dropped. A runtime spec's linux.devices never fills it.
+	AllowDevices []string
+	// Terminals: the sandbox's own terminals as the caller read them
+	// from a process it vouches for (internal/ownterm: the API reads its
+	// client's for own_terminals "client"), at most
+	// enforcer.MaxTerminals.
+	Terminals []enforcer.Terminal
+	// TerminalsOfInit: declare InitPID's own terminals (its stdio and
+	// controlling terminal, read by the daemon while InitPID provably
+	// names the init: the OCI hook's and the NRI plugin's way). Needs
+	// InitPID; not with Terminals.
+	TerminalsOfInit bool
+	// DenyConsoleEgress: under network=false, refuse an own terminal
+	// that leaves the machine (enforcer.Entry.DenyConsoleEgress). The
+	// daemon's deny_console_egress sets it for every registration.
+	DenyConsoleEgress bool
 }
 
 func badf(format string, a ...any) error {
@@ -133,6 +157,9 @@ func (req Request) validate() error {
 	}
 	if _, err := endpoint.ParseList(req.AllowConnect); err != nil {
 		return badf("container %s: allow_connect: %v", req.ID, err)
+	}
+	if err := checkDeviceRequest(req); err != nil {
+		return err
 	}
 	if req.Entrypoint != nil {
 		if err := req.Entrypoint.Validate(); err != nil {

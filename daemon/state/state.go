@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/devallow"
 	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/internal/failpoint"
 	"github.com/enforcerd/enforcerd/internal/progcheck"
@@ -106,6 +107,31 @@ type Container struct {
 	// registered (enforcer.Entry.Spec), kept so that a later narrowing
 	// judges coverage the same way.
 	Spec *enforcer.SpecLayer `json:"spec,omitempty"`
+	// AllowDevices: the device nodes processes in the cgroup may use
+	// besides the null-like devices and their own terminals, under every
+	// ceiling, as requested (a path entry with the number it resolved to
+	// at registration) and met with the lists of the registrations it is
+	// nested in (enforcer.Entry.AllowDevices; docs/design.md "Device
+	// allow list"). Re-installed with the entry.
+	AllowDevices []devallow.Device `json:"allow_devices,omitempty"`
+	// Terminals: the sandbox's own terminals, declared at registration
+	// (internal/ownterm; enforcer.Entry.Terminals). Re-installed with the
+	// entry.
+	Terminals []Terminal `json:"terminals,omitempty"`
+	// DenyConsoleEgress: under network=false, an own terminal that leaves
+	// the machine (the console, a serial line) is refused
+	// (enforcer.Entry.DenyConsoleEgress): asked by the registration, set
+	// by the daemon's deny_console_egress, or held by a registration it
+	// is nested in.
+	DenyConsoleEgress bool `json:"deny_console_egress,omitempty"`
+}
+
+// Terminal is one own terminal: its device number and, for a pty slave,
+// its devpts instance's device, both in the kernel's encoding
+// (major<<20|minor; enforcer.Terminal).
+type Terminal struct {
+	Dev    uint32 `json:"dev"`
+	PtsDev uint32 `json:"pts_dev,omitempty"`
 }
 
 // WriteRoot is one writable root: its path as requested (inside the

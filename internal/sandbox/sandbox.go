@@ -82,6 +82,17 @@ type Config struct {
 	// WriteRoots: with write=false, the directories (by identity,
 	// enforcer.WriteRootOf) beneath which writes stay allowed.
 	WriteRoots []enforcer.FileID
+	// AllowDevices: the device nodes the command tree may use besides the
+	// null-like devices and its own terminals, under every ceiling
+	// (enforcer.Entry.AllowDevices; at most enforcer.MaxAllowDevices).
+	AllowDevices []enforcer.Device
+	// Terminals: the command tree's own terminals, those it inherits
+	// (internal/ownterm; enforcer.Entry.Terminals). Every other terminal
+	// is a host device.
+	Terminals []enforcer.Terminal
+	// DenyConsoleEgress: under network=false, an own terminal that
+	// leaves the machine is refused (enforcer.Entry.DenyConsoleEgress).
+	DenyConsoleEgress bool
 	// CgroupParent is the cgroup v2 group ("/a/b", below the cgroup2
 	// mount) the transient cgroup is created under. "": the calling
 	// process's own cgroup.
@@ -162,6 +173,9 @@ func Open(cfg Config) (*Sandbox, error) {
 	}
 	if len(cfg.AllowConnect) > 0 && cfg.Ceiling.Network {
 		return nil, errors.New("allowed endpoints need network=false (network is allowed)")
+	}
+	if len(cfg.AllowDevices) > enforcer.MaxAllowDevices || len(cfg.Terminals) > enforcer.MaxTerminals {
+		return nil, fmt.Errorf("%d allowed devices and %d own terminals: at most %d and %d", len(cfg.AllowDevices), len(cfg.Terminals), enforcer.MaxAllowDevices, enforcer.MaxTerminals)
 	}
 	if cfg.Entrypoint == "" {
 		return nil, errors.New("no entrypoint")
@@ -362,7 +376,8 @@ func (s *Sandbox) Register() error {
 // identities Open vetted.
 func (s *Sandbox) entry(pending bool) enforcer.Entry {
 	e := enforcer.Entry{Ceiling: s.cfg.Ceiling, AuditOnly: s.cfg.AuditOnly, Pending: pending,
-		AllowPartial: len(s.cov.Partial) > 0, AllowConnect: s.cfg.AllowConnect, WriteRoots: s.cfg.WriteRoots, Process: s.proc}
+		AllowPartial: len(s.cov.Partial) > 0, AllowConnect: s.cfg.AllowConnect, WriteRoots: s.cfg.WriteRoots, Process: s.proc,
+		AllowDevices: s.cfg.AllowDevices, Terminals: s.cfg.Terminals, DenyConsoleEgress: s.cfg.DenyConsoleEgress}
 	if s.cfg.Ceiling.Shell == policy.ShellNone {
 		e.ExecInterp = s.interps
 		// The files as they were vetted, not their paths again.

@@ -125,3 +125,28 @@ func TestEntryWriteRoots(t *testing.T) {
 		t.Fatalf("entry %+v; want roots %v", en, roots)
 	}
 }
+
+// TestEntryDevices: the device allow list, the own terminals and the
+// console egress choice reach the entry; too many of either is refused
+// before anything is opened.
+func TestEntryDevices(t *testing.T) {
+	devs := []enforcer.Device{{Dev: 226<<20 | 128}, {Block: true, Dev: 7 << 20}}
+	terms := []enforcer.Terminal{{Dev: 136<<20 | 3, PtsDev: 25}}
+	sb := &Sandbox{cfg: Config{Ceiling: full, Entrypoint: "/bin/true", AllowDevices: devs, Terminals: terms, DenyConsoleEgress: true}}
+	if en := sb.entry(true); !slices.Equal(en.AllowDevices, devs) || !slices.Equal(en.Terminals, terms) || !en.DenyConsoleEgress {
+		t.Fatalf("entry %+v; want devices %v, terminals %v, console egress denied", en, devs, terms)
+	}
+	pins := filepath.Join(t.TempDir(), "pins")
+	for _, cfg := range []Config{
+		{Ceiling: full, Entrypoint: "/bin/true", AllowDevices: make([]enforcer.Device, enforcer.MaxAllowDevices+1), PinDir: pins},
+		{Ceiling: full, Entrypoint: "/bin/true", Terminals: make([]enforcer.Terminal, enforcer.MaxTerminals+1), PinDir: pins},
+	} {
+		if sb, err := Open(cfg); err == nil {
+			sb.Close()
+			t.Errorf("Open accepted %d devices, %d terminals", len(cfg.AllowDevices), len(cfg.Terminals))
+		}
+		if _, err := os.Stat(pins); err == nil {
+			t.Fatal("the enforcer was opened before the refusal")
+		}
+	}
+}

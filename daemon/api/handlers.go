@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/enforcerd/enforcerd/daemon/metrics"
 	"github.com/enforcerd/enforcerd/daemon/registry"
@@ -126,6 +127,12 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		writeError(w, http.StatusInternalServerError, "error", "streaming unsupported")
+		return
+	}
+	// The request is read: the stream may outlive Limits.ReadTimeout
+	// (which would otherwise end it).
+	if err := http.NewResponseController(w).SetReadDeadline(time.Time{}); err != nil {
+		writeError(w, http.StatusInternalServerError, "error", fmt.Sprintf("denial stream: %v", err))
 		return
 	}
 	ch, cancel := s.Hub.Subscribe(1024)

@@ -2,12 +2,14 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/enforcerd/enforcerd/daemon/metrics"
 	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/oci"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -35,6 +37,10 @@ type registerBody struct {
 	Role *string `json:"role"`
 }
 
+// codeCeilingConflict: the ceiling text and a field given on its own
+// disagree (oci.ErrCeilingConflict).
+const codeCeilingConflict = "ceiling_conflict"
+
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	var body registerBody
 	if err := s.decode(w, r, &body); err != nil {
@@ -43,6 +49,20 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := body.RegisterRequest.request()
+	if fields := body.CeilingFields.Map(); fields != nil {
+		merged, err := oci.MergeCeiling(req.Ceiling, fields)
+		if errors.Is(err, oci.ErrCeilingConflict) {
+			s.count(metrics.ResultBadRequest)
+			writeError(w, http.StatusUnprocessableEntity, codeCeilingConflict, fmt.Sprintf("ceiling and ceiling_fields: %v", err))
+			return
+		}
+		if err != nil {
+			s.count(metrics.ResultBadRequest)
+			s.fail(w, fmt.Errorf("%w: ceiling_fields: %w", registry.ErrBadRequest, err))
+			return
+		}
+		req.Ceiling = merged
+	}
 	if body.Role != nil {
 		if _, err := policy.LookupRole(*body.Role); err != nil {
 			s.count(metrics.ResultBadRequest)

@@ -200,3 +200,38 @@ func TestLimitsValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestRegisterCeilingFields: "ceiling_fields" merge with "ceiling" by the
+// same rule as the annotations; a field given both ways with other values
+// is 422 ceiling_conflict, a malformed one 400, and nothing is
+// registered by either.
+func TestRegisterCeilingFields(t *testing.T) {
+	ts, enf, cgs := fakeServer(t)
+	cgs.Add("/c/f")
+	for _, tc := range []struct {
+		body string
+		code int
+		err  string
+	}{
+		{`{"id":"f","cgroup":"/c/f","role":"test","ceiling":"network=false","ceiling_fields":{"network":"true"}}`, 422, "ceiling_conflict"},
+		{`{"id":"f","cgroup":"/c/f","role":"test","ceiling_fields":{"write":"maybe"}}`, 400, "bad_request"},
+		{`{"id":"f","cgroup":"/c/f","role":"test","ceiling_fields":{"Network":"false"}}`, 400, "bad_request"},
+	} {
+		code, eb := ts.raw(t, "POST", "/v1/containers", []byte(tc.body))
+		if code != tc.code || eb.Code != tc.err {
+			t.Errorf("%s: %d %+v, want %d %s", tc.body, code, eb, tc.code, tc.err)
+		}
+	}
+	if enf.Len() != 0 {
+		t.Fatal("a refused registration left a map entry")
+	}
+	no := "false"
+	c, err := ts.client.Register(context.Background(), api.RegisterRequest{ID: "f", Cgroup: "/c/f", Role: "test",
+		Ceiling: "network=deny", CeilingFields: &api.CeilingFields{Network: &no, Tools: &no}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Kernel.Network || c.Ceiling.Tools {
+		t.Fatalf("registered %+v: want network=false, tools=false", c)
+	}
+}

@@ -5,13 +5,18 @@
 // Endpoints (all JSON; errors are {"error": "...", "code": "..."} with a
 // 4xx/5xx status; codes: bad_request, not_found, conflict, forbidden,
 // cannot_enforce, partial_coverage, unsafe_program, entrypoint_required,
-// unavailable, error):
+// ceiling_conflict, unavailable, error):
 //
 //	GET    /v1/status                    daemon and hook status (Status)
 //	POST   /v1/containers                register  (RegisterRequest) → 201 Container
 //	                                     ("role" absent: general; a given role
 //	                                     that is not a role name, empty
 //	                                     included, is 400 listing the valid ones)
+//	                                     ("ceiling_fields": {"network": "false",
+//	                                     ...} gives fields one by one, merged
+//	                                     with "ceiling"; a field both give
+//	                                     with other values is 422
+//	                                     "ceiling_conflict")
 //	GET    /v1/containers                list      → ListBody {"containers": [...]}
 //	GET    /v1/containers/{id}           one Container
 //	DELETE /v1/containers/{id}           unregister → UnregisterBody {"unregistered": id}

@@ -2,6 +2,7 @@ package oci
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -138,4 +139,47 @@ func FuzzMergeCeiling(f *testing.F) {
 			t.Fatalf("merged %q loses %s=%s", out, k, v)
 		}
 	})
+}
+
+// TestDeployReadmePodmanExamples: every `podman run` line of
+// deploy/README.md, as podman 4.3 hands its --annotation flags to the
+// hook, is accepted and gives the ceiling it writes.
+func TestDeployReadmePodmanExamples(t *testing.T) {
+	b, err := os.ReadFile("../deploy/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		args := strings.Fields(line)
+		if len(args) < 2 || args[0] != "podman" || args[1] != "run" {
+			continue
+		}
+		var flags []string
+		want := map[string]string{}
+		for i := 2; i+1 < len(args); i++ {
+			if args[i] == "--annotation" {
+				flags = append(flags, args[i+1])
+				if k, v, ok := strings.Cut(strings.TrimPrefix(args[i+1], AnnotationPrefix), "="); ok && keyIndex(k) < len(policy.CeilingKeys) {
+					want[k] = v
+				}
+			}
+		}
+		n++
+		r, err := ParseAnnotations(podman43(flags...))
+		if err != nil {
+			t.Errorf("%q: %v", line, err)
+			continue
+		}
+		for k, v := range want {
+			got, _ := policy.ParseCeiling(r.Ceiling, policy.Ceiling{})
+			field, _ := policy.ParseCeiling(k+"="+v, policy.Ceiling{})
+			if again, _ := policy.ParseCeiling(r.Ceiling, field); again != got {
+				t.Errorf("%q: ceiling %q lacks %s=%s", line, r.Ceiling, k, v)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no podman run example in deploy/README.md")
+	}
 }

@@ -72,7 +72,8 @@ poststop
     Unregisters the container. A container the daemon does not know is not
     an error.
 
-Annotations (at least one of role and ceiling):
+Annotations (at least one of role and a ceiling, enforcerd.io/ceiling or
+a per-field key):
   enforcerd.io/role         role name (general, explore, planner, reviewer,
                             implement, test, advisor, custom, a legacy alias
                             or an org-chart title); any other value, empty
@@ -80,6 +81,17 @@ Annotations (at least one of role and ceiling):
   enforcerd.io/ceiling      ceiling text, e.g. network=false,write=false
                             (keys network, write, shell, tools, depth;
                             booleans true|false|allow|deny)
+  enforcerd.io/network, enforcerd.io/write, enforcerd.io/shell,
+  enforcerd.io/tools, enforcerd.io/depth
+                            one ceiling field each (e.g.
+                            enforcerd.io/network=false): the form without
+                            commas, for runtimes that split --annotation at
+                            commas (podman 4.3 turns
+                            enforcerd.io/ceiling=network=false,write=false
+                            into enforcerd.io/ceiling=network=false and a
+                            stray write=false, which the hook refuses).
+                            Merged with enforcerd.io/ceiling; a field both
+                            give must have the same value
   enforcerd.io/parent       id of the parent container: the ceiling is
                             clamped by the parent's effective ceiling
   enforcerd.io/audit-only   true: record would-be denials, do not deny
@@ -114,6 +126,9 @@ Annotations (at least one of role and ceiling):
   enforcerd.io/proxy-allow  comma-separated domains: narrows the daemon's
                             egress proxy allow list for this container
                             (see enforcerd proxy --help)
+  Ambiguity is an error, never resolved: a key given twice in the state
+  JSON, a per-field key that disagrees with enforcerd.io/ceiling, a bare
+  network, write, shell, tools or depth annotation beside a ceiling.
   Any other enforcerd.io/ key is an error, and so is a key with the prefix
   in another letter case (Enforcerd.io/ceiling, ENFORCERD.IO/ROLE):
   annotation keys are case-sensitive, and such a key is never ignored.

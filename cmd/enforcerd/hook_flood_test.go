@@ -44,9 +44,24 @@ func floodMain(sock string) int {
 		_, _ = io.WriteString(c, "POST /v1/containers/sbx/narrow HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
 		conns = append(conns, c)
 	}
-	// An answer comes at once or never: read every connection at the
-	// same time, for a moment (a deadline already passed would fail a
-	// read without looking at what arrived).
+	// The daemon accepts and counts connections in order, answering a
+	// refused one before it accepts the next: once a last connection's
+	// request is answered (a 503, as the limit is reached, or the
+	// surface), every answer to the others has been written. Then read
+	// them all at the same time, for a moment (a deadline already passed
+	// would fail a read without looking at what arrived).
+	probe, err := net.Dial("unix", sock)
+	if err != nil {
+		fmt.Println("dial:", err)
+		return 1
+	}
+	_ = probe.SetDeadline(time.Now().Add(20 * time.Second))
+	_, _ = io.WriteString(probe, "GET /v1/containers/sbx/surface HTTP/1.1\r\nHost: x\r\n\r\n")
+	if line, err := bufio.NewReader(probe).ReadString('\n'); err != nil {
+		fmt.Printf("probe: %q, %v\n", line, err)
+		return 1
+	}
+	probe.Close()
 	type answer struct {
 		line string
 		err  error

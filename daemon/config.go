@@ -57,6 +57,8 @@ type Config struct {
 	Journal           JournalConfig `yaml:"journal"`
 	Metrics           MetricsConfig `yaml:"metrics"`
 	Proxy             ProxyConfig   `yaml:"proxy"`
+	// API bounds the API's connections (api.Limits).
+	API APIConfig `yaml:"api"`
 	// NRI is the Kubernetes plugin (daemon/nri; docs/kubernetes.md).
 	NRI nri.Config `yaml:"nri"`
 }
@@ -84,6 +86,28 @@ type AuditConfig struct {
 	MaxBackups int `yaml:"max_backups"`
 }
 
+// APIConfig bounds what callers of the API socket can hold (api.Limits):
+// a sandbox that can reach the socket must not starve the OCI hooks, the
+// NRI plugin's runtime and the operators.
+type APIConfig struct {
+	// ReadTimeout: a request's header and body must arrive within it.
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// MaxConnsPerCgroup: connections open at once from the callers
+	// confined by one enforced cgroup.
+	MaxConnsPerCgroup int `yaml:"max_conns_per_cgroup"`
+	// MaxConfinedConns: connections open at once from all confined
+	// callers together.
+	MaxConfinedConns int `yaml:"max_confined_conns"`
+	// MaxConns: connections open at once; unconfined callers are refused
+	// only at this many (MaxConns-MaxConfinedConns is their reserve).
+	MaxConns int `yaml:"max_conns"`
+}
+
+// Limits is c as the API's limits.
+func (c APIConfig) Limits() api.Limits {
+	return api.Limits{ReadTimeout: c.ReadTimeout, PerCgroup: c.MaxConnsPerCgroup, Confined: c.MaxConfinedConns, Total: c.MaxConns}
+}
+
 // MetricsConfig configures the Prometheus endpoint.
 type MetricsConfig struct {
 	// Listen is the TCP address of /metrics ("" disables it).
@@ -102,7 +126,9 @@ func DefaultConfig() Config {
 		Metrics:       MetricsConfig{Listen: "127.0.0.1:9464"},
 		Journal:       JournalConfig{Denials: true, RatePerSecond: 50},
 		Proxy:         DefaultProxyConfig(),
-		NRI:           nri.DefaultConfig(),
+		API: APIConfig{ReadTimeout: api.DefaultReadTimeout, MaxConnsPerCgroup: api.DefaultMaxConnsPerCgroup,
+			MaxConfinedConns: api.DefaultMaxConfinedConns, MaxConns: api.DefaultMaxConns},
+		NRI: nri.DefaultConfig(),
 	}
 }
 
@@ -123,11 +149,14 @@ func LoadConfig(path string, required bool) (Config, error) {
 	return c, nil
 }
 
-// parseConfig decodes YAML onto c (keys absent keep c's values) and
-// validates the result.
 // unknownKey matches yaml.v3's message for a key no field declares.
 var unknownKey = regexp.MustCompile(`field (\S+) not found in type \S+`)
 
+// parseConfig decodes YAML onto c (keys absent keep c's values) and
+// validates the result. Ambiguous input is an error, never resolved: a
+// key given twice in one mapping (yaml.v3: "mapping key ... already
+// defined"), and a second YAML document ("---"), which a reader could
+// take for the one in force.
 func parseConfig(b []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
@@ -135,6 +164,13 @@ func parseConfig(b []byte, c *Config) error {
 		// yaml.v3 names Go types ("field x not found in type
 		// daemon.Config"); say it in the configuration's terms.
 		return errors.New(unknownKey.ReplaceAllString(err.Error(), "unknown key $1"))
+	}
+	var more yaml.Node
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return fmt.Errorf("after the first YAML document: %w", err)
+		}
+		return fmt.Errorf("several YAML documents (a second one at line %d): the configuration is one document", more.Line)
 	}
 	return c.Validate()
 }
@@ -177,6 +213,9 @@ func (c Config) Validate() error {
 		if err := checkListenAddr(c.Metrics.Listen); err != nil {
 			return fmt.Errorf("metrics.listen: %q: %w", c.Metrics.Listen, err)
 		}
+	}
+	if err := c.API.Limits().Validate(); err != nil {
+		return err
 	}
 	if err := c.NRI.Validate(); err != nil {
 		return err

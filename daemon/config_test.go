@@ -35,6 +35,11 @@ func TestConfig(t *testing.T) {
 		"pending:\n  deadline: 0s\n", "allow_partial: maybe\n", "deny_console_egress: maybe\n", "deny-console-egress: true\n", "allow-partial: true\n", "pending:\n  check_interval: -1s\n", "pending:\n  deadlin: 3s\n",
 		"metrics:\n  listen: 127.0.0.1:http\n", "metrics:\n  listen: 127.0.0.1:70000\n", "metrics:\n  listen: example.com:9464\n",
 		"metrics:\n  listen: 127.0.0.1:-1\n", "journal:\n  rate_per_second: 0\n", "journal:\n  denial: false\n", "metrics:\n  listen: \"[::1]:\"\n",
+		// Ambiguity: a key given twice, several documents.
+		"socket: /a.sock\nsocket: /b.sock\n", "pending:\n  deadline: 2m\n  deadline: 1s\n",
+		"allow_partial: false\n---\nallow_partial: true\n", "---\nsocket: /a.sock\n---\n",
+		"api:\n  read_timeout: 0s\n", "api:\n  max_conns: 256\n", "api:\n  max_conns_per_cgroup: 0\n",
+		"api:\n  max_confined_conns: 8\n  max_conns_per_cgroup: 9\n",
 	} {
 		c := DefaultConfig()
 		if err := parseConfig([]byte(bad), &c); err == nil {
@@ -52,6 +57,29 @@ func TestConfig(t *testing.T) {
 		c := DefaultConfig()
 		if err := parseConfig([]byte("metrics:\n  listen: \""+good+"\"\n"), &c); err != nil || c.Metrics.Listen != good {
 			t.Errorf("metrics.listen %q refused: %v", good, err)
+		}
+	}
+}
+
+// TestConfigRefusesAmbiguity: a duplicate key or a second document is an
+// error naming it, never resolved to the first or the last.
+func TestConfigRefusesAmbiguity(t *testing.T) {
+	for in, want := range map[string]string{
+		"allow_partial: false\nallow_partial: true\n":      `mapping key "allow_partial" already defined`,
+		"allow_partial: false\n---\nallow_partial: true\n": "several YAML documents (a second one at line 2)",
+		"socket: /a.sock\n---\n":                           "several YAML documents",
+		"---\nsocket: /a.sock\n":                           "",
+	} {
+		c := DefaultConfig()
+		err := parseConfig([]byte(in), &c)
+		if want == "" {
+			if err != nil {
+				t.Errorf("%q: %v", in, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error with %q", in, err, want)
 		}
 	}
 }

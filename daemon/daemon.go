@@ -207,7 +207,7 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 	defer p.start()()
 
 	version := buildinfo.Get().Version
-	srv := &api.Server{Reg: reg, Hub: hub, Metrics: m, Log: log, Status: func() api.Status {
+	srv := &api.Server{Reg: reg, Hub: hub, Metrics: m, Log: log, Limits: cfg.API.Limits(), Status: func() api.Status {
 		lost, _ := enf.LostRecords()
 		return api.Status{
 			Version: version, PID: os.Getpid(), Containers: reg.Len(),

@@ -98,7 +98,8 @@ func ParseExecAllow(v string) ([]string, error) {
 // ("Enforcerd.io/ceiling", "ENFORCERD.IO/ROLE"): annotation keys are
 // case-sensitive, so such a key would otherwise be someone else's and its
 // ceiling dropped without a word.
-var AllAnnotations = []string{AnnotationRole, AnnotationCeiling, AnnotationParent, AnnotationAuditOnly, AnnotationToolGroups, AnnotationProxyAllow, AnnotationAllowConnect, AnnotationWriteRoots, AnnotationExecAllow, AnnotationAllowDevices}
+var AllAnnotations = append([]string{AnnotationRole, AnnotationCeiling, AnnotationParent, AnnotationAuditOnly, AnnotationToolGroups, AnnotationProxyAllow, AnnotationAllowConnect, AnnotationWriteRoots, AnnotationExecAllow, AnnotationAllowDevices},
+	CeilingFieldAnnotations...)
 
 // MaxStateBytes bounds the state JSON read from stdin. Real states are a few
 // KiB (annotations included); anything bigger is refused.
@@ -131,7 +132,9 @@ func ValidID(id string) bool { return idPattern.MatchString(id) }
 // of major version 1 (runc reports e.g. "1.0.2-dev"), requires a valid id and,
 // unless needPID is false (poststop: the process is gone), a positive pid.
 // Unknown fields are ignored (later runtime-spec minor versions add some);
-// trailing data after the object is an error.
+// trailing data after the object is an error, and so is a key given twice
+// in any object (the annotations included; at the top level in any letter
+// case), which encoding/json would resolve to the last.
 func DecodeState(r io.Reader, needPID bool) (specs.State, error) {
 	var st specs.State
 	b, err := io.ReadAll(io.LimitReader(r, MaxStateBytes+1))
@@ -147,6 +150,9 @@ func DecodeState(r io.Reader, needPID bool) (specs.State, error) {
 	}
 	if dec.More() {
 		return specs.State{}, fmt.Errorf("%w: trailing data after the state object", ErrBadState)
+	}
+	if dup := duplicateKey(b); dup != "" {
+		return specs.State{}, fmt.Errorf("%w: key %s given twice (which one the runtime meant is unknown)", ErrBadState, dup)
 	}
 	if err := checkVersion(st.Version); err != nil {
 		return specs.State{}, err
@@ -210,12 +216,17 @@ func (r Request) AllowConnectList() []string {
 	return parts
 }
 
-// ParseAnnotations validates the enforcerd.io/ annotations. Errors wrap
+// ParseAnnotations validates the enforcerd.io/ annotations. The ceiling
+// is enforcerd.io/ceiling merged with the per-field annotations
+// (enforcerd.io/network, ...; MergeCeiling) into Request.Ceiling. Errors wrap
 // ErrNoAnnotation when there is none, ErrBadAnnotation for an unknown key,
 // a key whose enforcerd.io/ prefix is spelled in another letter case
 // (MiscasedAnnotation; checked first, whatever else is there), a
 // malformed ceiling (policy.ParseCeiling's message, naming the field), a
-// bad parent id, a non-boolean audit-only, or a role that is not a role
+// bad parent id, a non-boolean audit-only, a per-field annotation that
+// disagrees with enforcerd.io/ceiling (ErrCeilingConflict), an annotation
+// named like a bare ceiling key beside a ceiling (ErrStrayCeilingKey:
+// what a runtime splitting at commas leaves), or a role that is not a role
 // name: an unknown name or an empty value is policy.LookupRole's error
 // (wrapping policy.ErrUnknownRole too, and listing the valid names), never
 // a fallback to another role. Only a container without the role annotation
@@ -314,6 +325,8 @@ func ParseAnnotations(ann map[string]string) (Request, error) {
 				return Request{}, bad("%v", err)
 			}
 			r.ExecAllow = files
+		case AnnotationNetwork, AnnotationWrite, AnnotationShell, AnnotationTools, AnnotationDepth:
+			// Merged with enforcerd.io/ceiling below (MergeCeiling).
 		default:
 			for _, a := range AllAnnotations {
 				if asciiEqualFold(k, a) {
@@ -323,8 +336,18 @@ func ParseAnnotations(ann map[string]string) (Request, error) {
 			return Request{}, fmt.Errorf("%w: unknown annotation %s (known: %s)", ErrBadAnnotation, k, strings.Join(AllAnnotations, ", "))
 		}
 	}
+	if err := strayCeilingKeys(ann); err != nil {
+		return Request{}, fmt.Errorf("%w: %w", ErrBadAnnotation, err)
+	}
+	if fields := ceilingFields(ann); fields != nil {
+		merged, err := MergeCeiling(r.Ceiling, fields)
+		if err != nil {
+			return Request{}, fmt.Errorf("%w: %s and %s<field>: %w", ErrBadAnnotation, AnnotationCeiling, AnnotationPrefix, err)
+		}
+		r.Ceiling = merged
+	}
 	if r.Role == "" && r.Ceiling == "" {
-		return Request{}, fmt.Errorf("%w: neither %s nor %s is set", ErrBadAnnotation, AnnotationRole, AnnotationCeiling)
+		return Request{}, fmt.Errorf("%w: neither %s nor %s (or %s<field>) is set", ErrBadAnnotation, AnnotationRole, AnnotationCeiling, AnnotationPrefix)
 	}
 	return r, nil
 }

@@ -61,7 +61,8 @@ main loop sends WATCHDOG=1 at half the interval. With socket activation
 systemd passes, which must be the configured socket: it then outlives
 the daemon, so hooks queue on it through a restart instead of failing.
 
-Configuration (every key optional; defaults shown):
+Configuration (every key optional; defaults shown; a key given twice or a
+second YAML document is an error):
   socket: /run/enforcerd/enforcerd.sock      # API unix socket
   state: /var/lib/enforcerd/state.json       # registered containers
   pin_dir: /sys/fs/bpf/enforcerd             # pinned programs and maps
@@ -93,6 +94,13 @@ Configuration (every key optional; defaults shown):
                                              # count; the audit log has every record
   metrics:
     listen: 127.0.0.1:9464                   # GET /metrics; "" = off
+  api:                                       # bounds on the API socket's callers
+    read_timeout: 10s                        # a request's header and body arrive within it
+    max_conns_per_cgroup: 16                 # callers confined by one enforced cgroup
+    max_confined_conns: 256                  # all confined callers together
+    max_conns: 512                           # unconfined callers (hooks, NRI, operators)
+                                             # are refused only at this many; a caller over
+                                             # a limit gets 503 and its connection closed
   proxy:                                     # the egress proxy (enforcerd proxy --help)
     enabled: false                           # run it inside the daemon
     allow_domains: []                        # required when enabled

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -34,12 +35,18 @@ createRuntime
     entrypoint's first instruction. The state's pid is named as the
     runtime's init: if the cgroup holds any other process, the ceiling is
     in force at once instead; if no exec happens within the daemon's
-    pending deadline, the daemon freezes the container. Sets the init's
+    pending deadline, the daemon freezes the container. Before it asks
+    the daemon or touches any process, the hook refuses a state whose pid
+    is 1 or less, or whose pid is in the root cgroup or in the hook's own
+    cgroup (or one above it). Once the daemon has accepted the
+    registration, and before the hook answers, it sets the init's
     RLIMIT_CORE to 1 (soft and hard; the kernel then never runs a
-    core_pattern pipe helper for the container's processes). Exits
-    non-zero, so the runtime refuses
-    to start the container, when the daemon is unreachable, the state or
-    the annotations are malformed, or the ceiling cannot be enforced.
+    core_pattern pipe helper for the container's processes); when that
+    fails, the hook unregisters the container and refuses it. A refused
+    container's init is never touched. Exits non-zero, so the runtime
+    refuses to start the container, when the daemon is unreachable, the
+    state or the annotations are malformed, or the ceiling cannot be
+    enforced.
 
     Under shell=none (the effective ceiling, after role, ceiling and
     parent) the program of that first exec is the only one the container
@@ -72,7 +79,8 @@ poststop
     Unregisters the container. A container the daemon does not know is not
     an error.
 
-Annotations (at least one of role and ceiling):
+Annotations (at least one of role and a ceiling, enforcerd.io/ceiling or
+a per-field key):
   enforcerd.io/role         role name (general, explore, planner, reviewer,
                             implement, test, advisor, custom, a legacy alias
                             or an org-chart title); any other value, empty
@@ -80,6 +88,17 @@ Annotations (at least one of role and ceiling):
   enforcerd.io/ceiling      ceiling text, e.g. network=false,write=false
                             (keys network, write, shell, tools, depth;
                             booleans true|false|allow|deny)
+  enforcerd.io/network, enforcerd.io/write, enforcerd.io/shell,
+  enforcerd.io/tools, enforcerd.io/depth
+                            one ceiling field each (e.g.
+                            enforcerd.io/network=false): the form without
+                            commas, for runtimes that split --annotation at
+                            commas (podman 4.3 turns
+                            enforcerd.io/ceiling=network=false,write=false
+                            into enforcerd.io/ceiling=network=false and a
+                            stray write=false, which the hook refuses).
+                            Merged with enforcerd.io/ceiling; a field both
+                            give must have the same value
   enforcerd.io/parent       id of the parent container: the ceiling is
                             clamped by the parent's effective ceiling
   enforcerd.io/audit-only   true: record would-be denials, do not deny
@@ -126,6 +145,9 @@ Annotations (at least one of role and ceiling):
   enforcerd.io/proxy-allow  comma-separated domains: narrows the daemon's
                             egress proxy allow list for this container
                             (see enforcerd proxy --help)
+  Ambiguity is an error, never resolved: a key given twice in the state
+  JSON, a per-field key that disagrees with enforcerd.io/ceiling, a bare
+  network, write, shell, tools or depth annotation beside a ceiling.
   Any other enforcerd.io/ key is an error, and so is a key with the prefix
   in another letter case (Enforcerd.io/ceiling, ENFORCERD.IO/ROLE):
   annotation keys are case-sensitive, and such a key is never ignored.
@@ -172,8 +194,8 @@ var hookStages = []string{"createRuntime", "prestart", "poststop"}
 // hookPidGroup finds a container's cgroup from its pid (tests substitute it).
 var hookPidGroup = cgroup.PidGroup
 
-// limitCore sets a process's RLIMIT_CORE for its sandbox and returns how to
-// put it back (tests substitute it).
+// limitCore sets a process's RLIMIT_CORE for its sandbox (tests substitute
+// it).
 var limitCore = sandbox.LimitCore
 
 func newHookCmd(s streams) *cobra.Command {
@@ -237,9 +259,13 @@ func runHook(stage, socket string, timeout time.Duration, s streams) int {
 	if err != nil {
 		return fail(exitUsage, "container %s: %v", st.ID, err)
 	}
-	group, err := hookPidGroup(st.Pid)
+	group, err := hookTarget(st)
 	if err != nil {
-		return fail(exitCannotEnforce, "container %s: %v", st.ID, err)
+		code := exitCannotEnforce
+		if errors.Is(err, oci.ErrBadState) {
+			code = exitUsage
+		}
+		return fail(code, "container %s: refusing the container: %v", st.ID, err)
 	}
 	// The daemon vets the entrypoint when the effective ceiling is
 	// shell=none, and refuses without one.
@@ -256,22 +282,54 @@ func runHook(stage, socket string, timeout time.Duration, s streams) int {
 		// And the device nodes named by path.
 		return fail(exitUsage, "container %s: %s: cannot find the container's root: %v", st.ID, oci.AnnotationAllowDevices, epErr)
 	}
-	// Before the registration (the init's processes inherit it); put
-	// back if the registration is refused: nothing half-applied.
-	restoreCore, err := limitCore(st.Pid)
-	if err != nil {
-		return fail(exitCannotEnforce, "container %s: refusing the container: %v", st.ID, err)
-	}
 	// On a host without BPF LSM the daemon credits what the spec
 	// enforces by itself (docs/no-bpf-lsm.md "Containers").
 	spec := hookSpecLayer(st, req.WriteRoots)
 	if err := client.register(ctx, s.err, st, req, group, ep, epErr, spec); err != nil {
-		if rerr := restoreCore(); rerr != nil {
-			fmt.Fprintf(s.err, "enforcerd hook %s: container %s: %v\n", stage, st.ID, rerr)
-		}
 		return fail(hookExit(err), "container %s: refusing the container: %v", st.ID, err)
 	}
+	// Accepted: the init (still in the runtime, before the entrypoint;
+	// its processes inherit it) gets RLIMIT_CORE 1 before the hook
+	// answers the runtime. A refused container's init is never touched.
+	if _, err := limitCore(st.Pid); err != nil {
+		code := fail(exitCannotEnforce, "container %s: refusing the container: %v", st.ID, err)
+		if _, uerr := client.unregister(ctx, st.ID); uerr != nil {
+			fmt.Fprintf(s.err, "enforcerd hook %s: container %s: unregistering after the refusal: %v\n", stage, st.ID, uerr)
+		}
+		return code
+	}
 	return exitOK
+}
+
+// hookSelfGroup is the hook's own cgroup (tests substitute it).
+var hookSelfGroup = func() (string, error) { return cgroup.PidGroup(os.Getpid()) }
+
+// hookTarget checks, before anything touches the target process or the
+// daemon, that the state names a container's init, and returns its
+// cgroup. Errors: the pid is 1 or less (pid 1 is the host's init: a state
+// naming it is malformed or hostile); its cgroup cannot be read; it is
+// the root cgroup, or the hook's own cgroup or one above it (registering
+// it would confine the runtime, the host or the hook itself).
+func hookTarget(st specs.State) (string, error) {
+	if st.Pid <= 1 {
+		return "", fmt.Errorf("%w: pid %d is not a container's init (the hook needs the pid of the runtime's init for the container)", oci.ErrBadState, st.Pid)
+	}
+	group, err := hookPidGroup(st.Pid)
+	if err != nil {
+		return "", fmt.Errorf("pid %d: %w", st.Pid, err)
+	}
+	group = path.Clean(group)
+	if group == "/" {
+		return "", fmt.Errorf("%w: pid %d is in the root cgroup, not a container's", oci.ErrBadState, st.Pid)
+	}
+	self, err := hookSelfGroup()
+	if err != nil {
+		return "", fmt.Errorf("the hook's own cgroup: %w", err)
+	}
+	if self = path.Clean(self); self == group || strings.HasPrefix(self, group+"/") {
+		return "", fmt.Errorf("%w: pid %d is in cgroup %s, which holds the hook itself (%s): not a container's", oci.ErrBadState, st.Pid, group, self)
+	}
+	return group, nil
 }
 
 // hookEntrypoint names the container's entrypoint from its bundle's

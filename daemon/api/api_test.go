@@ -47,6 +47,12 @@ func (ts *testServer) setCaller(g string) {
 
 func start(t *testing.T, enf registry.Enforcer, cgs registry.Cgroups, opts ...func(*registry.Options)) *testServer {
 	t.Helper()
+	return startLimited(t, api.Limits{}, enf, cgs, opts...)
+}
+
+// startLimited is start with the API's connection and read limits.
+func startLimited(t *testing.T, lim api.Limits, enf registry.Enforcer, cgs registry.Cgroups, opts ...func(*registry.Options)) *testServer {
+	t.Helper()
 	dir := t.TempDir()
 	ts := &testServer{socket: filepath.Join(dir, "api.sock"), enf: enf, cgs: cgs, hub: audit.NewHub(),
 		state: filepath.Join(dir, "state.json"), callerGroup: "/host"}
@@ -58,7 +64,7 @@ func start(t *testing.T, enf registry.Enforcer, cgs registry.Cgroups, opts ...fu
 	m := metrics.New(metrics.Sources{Registered: ts.reg.Len, LostRecords: func() (uint64, error) { return 0, nil },
 		Hooks: func() []enforcer.HookStatus { return nil }, Unenforced: ts.reg.Unenforced})
 	ts.metrics = m
-	srv := &api.Server{Reg: ts.reg, Hub: ts.hub, Metrics: m, MaxBody: 4096, PeerGroup: func(int) (string, error) {
+	srv := &api.Server{Reg: ts.reg, Hub: ts.hub, Metrics: m, MaxBody: 4096, Limits: lim, PeerGroup: func(int) (string, error) {
 		ts.mu.Lock()
 		defer ts.mu.Unlock()
 		return ts.callerGroup, nil

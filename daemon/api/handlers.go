@@ -2,11 +2,14 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/enforcerd/enforcerd/daemon/metrics"
 	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/oci"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -34,6 +37,10 @@ type registerBody struct {
 	Role *string `json:"role"`
 }
 
+// codeCeilingConflict: the ceiling text and a field given on its own
+// disagree (oci.ErrCeilingConflict).
+const codeCeilingConflict = "ceiling_conflict"
+
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	var body registerBody
 	if err := s.decode(w, r, &body); err != nil {
@@ -42,6 +49,20 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := body.RegisterRequest.request()
+	if fields := body.CeilingFields.Map(); fields != nil {
+		merged, err := oci.MergeCeiling(req.Ceiling, fields)
+		if errors.Is(err, oci.ErrCeilingConflict) {
+			s.count(metrics.ResultBadRequest)
+			writeError(w, http.StatusUnprocessableEntity, codeCeilingConflict, fmt.Sprintf("ceiling and ceiling_fields: %v", err))
+			return
+		}
+		if err != nil {
+			s.count(metrics.ResultBadRequest)
+			s.fail(w, fmt.Errorf("%w: ceiling_fields: %w", registry.ErrBadRequest, err))
+			return
+		}
+		req.Ceiling = merged
+	}
 	if err := s.ownTerminals(r, body.OwnTerminals, &req); err != nil {
 		s.count(metrics.ResultBadRequest)
 		s.fail(w, err)
@@ -131,6 +152,12 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		writeError(w, http.StatusInternalServerError, "error", "streaming unsupported")
+		return
+	}
+	// The request is read: the stream may outlive Limits.ReadTimeout
+	// (which would otherwise end it).
+	if err := http.NewResponseController(w).SetReadDeadline(time.Time{}); err != nil {
+		writeError(w, http.StatusInternalServerError, "error", fmt.Sprintf("denial stream: %v", err))
 		return
 	}
 	ch, cancel := s.Hub.Subscribe(1024)

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -57,25 +56,6 @@ func peerOf(c net.Conn) peer {
 		}
 	})
 	return p
-}
-
-// connContext records the peer of each connection; connState closes its
-// pidfd with the connection.
-func (s *Server) connContext(ctx context.Context, c net.Conn) context.Context {
-	p := peerOf(c)
-	if p.pidfd != nil {
-		s.pidfds.Store(c, p.pidfd)
-	}
-	return context.WithValue(ctx, ctxKey{}, p)
-}
-
-func (s *Server) connState(c net.Conn, st http.ConnState) {
-	if st != http.StateClosed && st != http.StateHijacked {
-		return
-	}
-	if f, ok := s.pidfds.LoadAndDelete(c); ok {
-		f.(*os.File).Close()
-	}
 }
 
 // peerGroup returns the cgroup of the peer, read while the peer's pid

@@ -5,13 +5,18 @@
 // Endpoints (all JSON; errors are {"error": "...", "code": "..."} with a
 // 4xx/5xx status; codes: bad_request, not_found, conflict, forbidden,
 // cannot_enforce, partial_coverage, unsafe_program, entrypoint_required,
-// unavailable, error):
+// ceiling_conflict, unavailable, error):
 //
 //	GET    /v1/status                    daemon and hook status (Status)
 //	POST   /v1/containers                register  (RegisterRequest) → 201 Container
 //	                                     ("role" absent: general; a given role
 //	                                     that is not a role name, empty
 //	                                     included, is 400 listing the valid ones)
+//	                                     ("ceiling_fields": {"network": "false",
+//	                                     ...} gives fields one by one, merged
+//	                                     with "ceiling"; a field both give
+//	                                     with other values is 422
+//	                                     "ceiling_conflict")
 //	GET    /v1/containers                list      → ListBody {"containers": [...]}
 //	GET    /v1/containers/{id}           one Container
 //	DELETE /v1/containers/{id}           unregister → UnregisterBody {"unregistered": id}
@@ -54,7 +59,15 @@
 // (SO_PEERCRED). A peer inside an enforced cgroup subtree (its cgroup or an
 // ancestor has a ceiling) may only read its own container's surface and
 // narrow its own container; everything else is 403. A peer whose identity
-// cannot be established is refused (fail closed).
+// cannot be established is refused (fail closed). Every 403 closes the
+// connection after the answer.
+//
+// Bounds (Limits, limit.go): a request's header and body must arrive
+// within Limits.ReadTimeout (10 s); callers inside an enforced cgroup
+// subtree hold at most Limits.PerCgroup connections per enforced cgroup
+// (16) and Limits.Confined together (256), and unconfined callers (hooks,
+// NRI, operators) are refused only at Limits.Total (512); a connection
+// over a limit is answered 503 "unavailable" and closed.
 //
 // Caller identity: the peer is the process that connected. Its cgroup is
 // read from /proc/PID/cgroup for each request, and the pid must still name
@@ -67,7 +80,7 @@
 // clock tick (10 ms) as the accept undetected.
 //
 // Files: server.go (Server, Listen, routing and the access guard), peer.go
-// (the caller's identity), handlers.go (one handler per endpoint), denials.go (the denial
+// (the caller's identity), limit.go (the connection limits), handlers.go (one handler per endpoint), denials.go (the denial
 // filter and the recent denials), body.go
 // (request reading, error bodies and codes), strict.go (the strict JSON
 // decoder of request bodies), wire.go (the JSON types and
@@ -116,9 +129,13 @@ type Server struct {
 	PeerTerminals func(pid int) ([]enforcer.Terminal, error)
 	// MaxBody bounds request bodies (default 64 KiB).
 	MaxBody int64
-	Log     *slog.Logger
+	// Limits bound the connections callers hold and the time a request
+	// may take to arrive (zero fields: DefaultLimits).
+	Limits Limits
+	Log    *slog.Logger
 
-	pidfds sync.Map // net.Conn → *os.File (the peer's pidfd)
+	conns connTable
+	slots sync.Map // net.Conn → *connSlot (its count and the peer's pidfd)
 }
 
 // Listen creates the unix socket at path, mode 0600, replacing a stale
@@ -153,13 +170,16 @@ func Listen(path string) (net.Listener, error) {
 }
 
 // NewHTTPServer returns an http.Server for the handler that records peer
-// credentials; Serve it on a Listen listener.
+// credentials
+// and counts connections against s.Limits; Serve it on a Listen listener.
 func (s *Server) NewHTTPServer() *http.Server {
+	h := s.handler()
 	return &http.Server{
-		Handler:           s.handler(),
+		Handler:           h,
 		ConnContext:       s.connContext,
 		ConnState:         s.connState,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: min(10*time.Second, s.Limits.ReadTimeout),
+		ReadTimeout:       s.Limits.ReadTimeout,
 		IdleTimeout:       time.Minute,
 	}
 }
@@ -179,6 +199,8 @@ func (s *Server) handler() http.Handler {
 	if s.Log == nil {
 		s.Log = slog.New(slog.DiscardHandler)
 	}
+	s.Limits = s.Limits.orDefault()
+	s.conns.lim = s.Limits
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/status", s.guard(false, s.status))
 	mux.HandleFunc("POST /v1/containers", s.guard(false, s.register))
@@ -207,15 +229,18 @@ func (s *Server) guard(selfOK bool, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p, _ := r.Context().Value(ctxKey{}).(peer)
 		if !p.ok {
+			w.Header().Set("Connection", "close")
 			writeError(w, http.StatusForbidden, "forbidden", "peer credentials unavailable (SO_PEERCRED)")
 			return
 		}
 		if p.uid != 0 {
+			w.Header().Set("Connection", "close")
 			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("uid %d: the API is root-only", p.uid))
 			return
 		}
 		group, err := s.peerGroup(p)
 		if err != nil {
+			w.Header().Set("Connection", "close")
 			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("cannot identify the caller's cgroup: %v", err))
 			return
 		}
@@ -223,6 +248,9 @@ func (s *Server) guard(selfOK bool, h http.HandlerFunc) http.HandlerFunc {
 		if c.Confined {
 			id := r.PathValue("id")
 			if !selfOK || c.Container == "" || id != c.Container {
+				// Not another request on this connection: a sandbox
+				// gets its answer and loses the connection.
+				w.Header().Set("Connection", "close")
 				writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf(
 					"caller pid %d runs in an enforced cgroup (%s): it may only read its own surface and narrow itself", p.pid, group))
 				return

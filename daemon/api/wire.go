@@ -101,6 +101,36 @@ type RegisterRequest struct {
 	// that leaves the machine (the console, a serial line). The
 	// daemon's deny_console_egress sets it for every registration.
 	DenyConsoleEgress bool `json:"deny_console_egress,omitempty"`
+	// CeilingFields gives ceiling fields one by one (the JSON form of
+	// the enforcerd.io/network, ... annotations), merged with Ceiling by
+	// oci.MergeCeiling: a field both give must agree, else 422
+	// "ceiling_conflict"; a malformed value is 400.
+	CeilingFields *CeilingFields `json:"ceiling_fields,omitempty"`
+}
+
+// CeilingFields are ceiling fields given one by one, each a value as the
+// ceiling text takes it (policy.ParseCeiling); absent: not given.
+type CeilingFields struct {
+	Network *string `json:"network,omitempty"`
+	Write   *string `json:"write,omitempty"`
+	Shell   *string `json:"shell,omitempty"`
+	Tools   *string `json:"tools,omitempty"`
+	Depth   *string `json:"depth,omitempty"`
+}
+
+// Map is f keyed by ceiling key (policy.CeilingKeys), the given fields
+// only (nil f: nil).
+func (f *CeilingFields) Map() map[string]string {
+	if f == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for k, v := range map[string]*string{"network": f.Network, "write": f.Write, "shell": f.Shell, "tools": f.Tools, "depth": f.Depth} {
+		if v != nil {
+			out[k] = *v
+		}
+	}
+	return out
 }
 
 // Values of RegisterRequest.OwnTerminals.

@@ -135,7 +135,7 @@ func ParsePod(ann map[string]string, container string) (Parsed, error) {
 	if len(pod) == 0 && !scoped {
 		return Parsed{}, nil
 	}
-	if scoped && strings.TrimSpace(pod[oci.AnnotationCeiling]) == "" {
+	if scoped && strings.TrimSpace(pod[oci.AnnotationCeiling]) == "" && !hasCeilingField(pod) {
 		return Parsed{}, badf("container-scoped annotations (<key>%s<name>) need a pod-wide %s: a mistyped container name must not leave a container unconfined", containerScope, oci.AnnotationCeiling)
 	}
 	pr, err := oci.ParseAnnotations(pod)
@@ -151,7 +151,7 @@ func ParsePod(ann map[string]string, container string) (Parsed, error) {
 // meetContainer narrows the pod's request pr with the container's keys.
 func meetContainer(pr oci.Request, ann, mine map[string]string, container string) (Parsed, error) {
 	probe := mine
-	if mine[oci.AnnotationRole] == "" && mine[oci.AnnotationCeiling] == "" {
+	if mine[oci.AnnotationRole] == "" && mine[oci.AnnotationCeiling] == "" && !hasCeilingField(mine) {
 		// oci.ParseAnnotations wants a role or a ceiling; the pod's
 		// ceiling met with itself changes nothing.
 		probe = map[string]string{oci.AnnotationCeiling: pr.Ceiling}
@@ -171,7 +171,7 @@ func meetContainer(pr oci.Request, ann, mine map[string]string, container string
 		}
 		out.Role = cr.Role
 	}
-	if _, ok := mine[oci.AnnotationCeiling]; ok {
+	if _, ok := mine[oci.AnnotationCeiling]; ok || hasCeilingField(mine) {
 		if out.Ceiling, err = MeetCeilings(pr.Ceiling, cr.Ceiling); err != nil {
 			return Parsed{}, badf("annotation %s: %v", key("ceiling"), err)
 		}
@@ -214,6 +214,18 @@ func meetContainer(pr oci.Request, ann, mine map[string]string, container string
 		out.AllowDevices = cr.AllowDevices
 	}
 	return Parsed{Annotated: true, Req: out}, nil
+}
+
+// hasCeilingField reports whether ann holds a per-field ceiling
+// annotation (oci.CeilingFieldAnnotations): like enforcerd.io/ceiling, it
+// gives a ceiling, and a container's narrows the pod's.
+func hasCeilingField(ann map[string]string) bool {
+	for _, k := range oci.CeilingFieldAnnotations {
+		if _, ok := ann[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // MeetCeilings is the meet (policy.Ceiling.Clamp) of ceiling texts, each

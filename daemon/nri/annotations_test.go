@@ -27,6 +27,12 @@ func TestParsePod(t *testing.T) {
 			oci.Request{Ceiling: "write=false", Role: "explore"}, true},
 		{"container enforces under audit-only pod", map[string]string{"enforcerd.io/ceiling": "write=false", "enforcerd.io/audit-only": "true", "audit-only.enforcerd.io/container.agent": "false"},
 			oci.Request{Ceiling: "write=false"}, true},
+		{"pod-wide per-field", map[string]string{"enforcerd.io/network": "false", "enforcerd.io/write": "false"},
+			oci.Request{Ceiling: "network=false,write=false"}, true},
+		{"scoped per-field meet", map[string]string{"enforcerd.io/network": "false", "write.enforcerd.io/container.agent": "false"},
+			oci.Request{Ceiling: "network=false,write=false,shell=full,tools=true,depth=1"}, true},
+		{"scoped per-field cannot widen", map[string]string{"enforcerd.io/ceiling": "network=false", "network.enforcerd.io/container.agent": "true"},
+			oci.Request{Ceiling: "network=false,write=true,shell=full,tools=true,depth=1"}, true},
 		{"narrower endpoints", map[string]string{"enforcerd.io/ceiling": "network=false", "enforcerd.io/allow-connect": "tcp:10.0.0.1:443,tcp:10.0.0.2:443",
 			"allow-connect.enforcerd.io/container.agent": "tcp:10.0.0.2:443"},
 			oci.Request{Ceiling: "network=false", AllowConnect: "tcp:10.0.0.2:443"}, true},
@@ -39,17 +45,19 @@ func TestParsePod(t *testing.T) {
 		}
 	}
 	bad := map[string]map[string]string{
-		"scoped endpoints without the pod's": {"enforcerd.io/ceiling": "network=false", "allow-connect.enforcerd.io/container.agent": "tcp:10.0.0.2:443"},
-		"scoped endpoints outside the pod's": {"enforcerd.io/ceiling": "network=false", "enforcerd.io/allow-connect": "tcp:10.0.0.1:443", "allow-connect.enforcerd.io/container.agent": "tcp:10.0.0.2:443"},
-		"scoped roots without the pod's":     {"enforcerd.io/ceiling": "write=false", "write-roots.enforcerd.io/container.agent": "/tmp"},
-		"scoped proxy wider":                 {"enforcerd.io/ceiling": "network=false", "enforcerd.io/proxy-allow": "a.example.com", "proxy-allow.enforcerd.io/container.agent": "b.example.com"},
-		"scoped tool groups wider":           {"enforcerd.io/ceiling": "network=false", "enforcerd.io/tool-groups": "read", "tool-groups.enforcerd.io/container.agent": "read,edit"},
-		"empty container name":               {"enforcerd.io/ceiling": "network=false", "ceiling.enforcerd.io/container.": "write=false"},
-		"scoped parent":                      {"enforcerd.io/ceiling": "network=false", "parent.enforcerd.io/container.agent": "x"},
-		"upper-case domain":                  {"enforcerd.io/ceiling": "network=false", "ceiling.ENFORCERD.IO/container.agent": "write=false"},
-		"bad scoped value":                   {"enforcerd.io/ceiling": "network=false", "ceiling.enforcerd.io/container.agent": "write=perhaps"},
-		"bad other container's value":        {"enforcerd.io/ceiling": "network=false", "ceilin.enforcerd.io/container.sidecar": "write=false"},
-		"audit-only alone":                   {"enforcerd.io/audit-only": "true"},
+		"scoped endpoints without the pod's":   {"enforcerd.io/ceiling": "network=false", "allow-connect.enforcerd.io/container.agent": "tcp:10.0.0.2:443"},
+		"scoped endpoints outside the pod's":   {"enforcerd.io/ceiling": "network=false", "enforcerd.io/allow-connect": "tcp:10.0.0.1:443", "allow-connect.enforcerd.io/container.agent": "tcp:10.0.0.2:443"},
+		"scoped roots without the pod's":       {"enforcerd.io/ceiling": "write=false", "write-roots.enforcerd.io/container.agent": "/tmp"},
+		"scoped proxy wider":                   {"enforcerd.io/ceiling": "network=false", "enforcerd.io/proxy-allow": "a.example.com", "proxy-allow.enforcerd.io/container.agent": "b.example.com"},
+		"scoped tool groups wider":             {"enforcerd.io/ceiling": "network=false", "enforcerd.io/tool-groups": "read", "tool-groups.enforcerd.io/container.agent": "read,edit"},
+		"empty container name":                 {"enforcerd.io/ceiling": "network=false", "ceiling.enforcerd.io/container.": "write=false"},
+		"scoped parent":                        {"enforcerd.io/ceiling": "network=false", "parent.enforcerd.io/container.agent": "x"},
+		"upper-case domain":                    {"enforcerd.io/ceiling": "network=false", "ceiling.ENFORCERD.IO/container.agent": "write=false"},
+		"bad scoped value":                     {"enforcerd.io/ceiling": "network=false", "ceiling.enforcerd.io/container.agent": "write=perhaps"},
+		"bad other container's value":          {"enforcerd.io/ceiling": "network=false", "ceilin.enforcerd.io/container.sidecar": "write=false"},
+		"audit-only alone":                     {"enforcerd.io/audit-only": "true"},
+		"per-field disagrees with the ceiling": {"enforcerd.io/ceiling": "network=false", "enforcerd.io/network": "true"},
+		"scoped per-field disagrees":           {"enforcerd.io/ceiling": "network=false", "ceiling.enforcerd.io/container.agent": "write=false", "write.enforcerd.io/container.agent": "true"},
 	}
 	for name, ann := range bad {
 		if p, err := ParsePod(ann, "agent"); err == nil || !errors.Is(err, oci.ErrBadAnnotation) {

@@ -295,7 +295,7 @@ func (r *Registry) adoptIntent(c state.Container, rep *Report) []Event {
 	}
 	c.State, c.PendingDeadline = state.StateActive, nil
 	if k.Pending {
-		d := r.o.Now().UTC().Add(r.o.PendingDeadline)
+		d := r.o.Now().Add(r.o.PendingDeadline)
 		c.State, c.PendingDeadline = state.StatePending, &d
 	}
 	r.byID[c.ID] = c

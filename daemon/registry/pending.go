@@ -53,6 +53,40 @@ func (r *Registry) live(c state.Container) state.Container {
 	return c
 }
 
+// rebaseDeadlinesLocked puts every pending deadline that has no monotonic
+// clock reading (read from the state file, or computed from a clock
+// without one) on now's clock: what was left of it by the wall clock, at
+// most Options.PendingDeadline, from now. A deadline the wall
+// clock would put further away than a whole pending deadline (the clock
+// was stepped back while the daemon was down) is cut to one; one in the
+// past stays passed. Only the in-memory value changes (the file's wall
+// time is rewritten with the next save). Callers hold r.mu.
+func (r *Registry) rebaseDeadlinesLocked(now time.Time) {
+	for id, c := range r.byID {
+		if c.State != state.StatePending || c.PendingDeadline == nil {
+			continue
+		}
+		if d := rebaseDeadline(*c.PendingDeadline, now, r.o.PendingDeadline); !d.Equal(*c.PendingDeadline) || hasMonotonic(d) != hasMonotonic(*c.PendingDeadline) {
+			c.PendingDeadline = &d
+			r.byID[id] = c
+		}
+	}
+}
+
+// rebaseDeadline is d on now's clock (see rebaseDeadlinesLocked); d
+// itself when it has a monotonic reading.
+func rebaseDeadline(d, now time.Time, max time.Duration) time.Time {
+	if hasMonotonic(d) {
+		return d
+	}
+	left := min(max, d.Sub(now)) // d has no monotonic reading: wall clocks
+	return now.Add(left)
+}
+
+// hasMonotonic reports whether t carries Go's monotonic clock reading
+// (Round(0) strips it and changes nothing else).
+func hasMonotonic(t time.Time) bool { return t != t.Round(0) }
+
 // CheckPending watches pending registrations; the daemon calls it every
 // pending check interval with the current time. For each pending
 // container: an exec has activated it (the map entry is no longer
@@ -71,6 +105,7 @@ func (r *Registry) CheckPending() ([]Event, error) {
 	defer r.mu.Unlock()
 	now := r.o.Now()
 	changed := false
+	r.rebaseDeadlinesLocked(now)
 	ids := make([]string, 0, len(r.byID))
 	for id, c := range r.byID {
 		if c.State == state.StatePending || c.State == state.StateFrozen {

@@ -394,3 +394,53 @@ func (f *pendingFixture) pendingWithInit(t *testing.T) state.Container {
 	}
 	return c
 }
+
+// TestPendingDeadlineMonotonic: a pending deadline is measured on Go's
+// monotonic clock (a step of the wall clock moves neither it nor the
+// registration's wait), and one read back from the state file (wall time
+// only) is put on it at the first check, never further away than a whole
+// pending deadline: a wall clock stepped back while the daemon was down
+// does not leave a container pending for hours.
+func TestPendingDeadlineMonotonic(t *testing.T) {
+	f := newPendingFixture(t)
+	f.cgs.Add("/ctr/m")
+	f.proc(10, 500, "/ctr/m")
+	real := registry.New(registry.Options{Enforcer: f.enf, Cgroups: f.cgs, StatePath: filepath.Join(t.TempDir(), "s.json"),
+		Now: time.Now, PendingDeadline: 30 * time.Second, StartTime: func(int) (uint64, error) { return 500, nil }})
+	c, err := real.Register(registry.Request{ID: "m", PID: 10, InitPID: 10, Ceiling: "network=false", Activate: registry.ActivateExec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PendingDeadline == nil || *c.PendingDeadline == c.PendingDeadline.Round(0) {
+		t.Fatalf("pending deadline %v has no monotonic clock reading", c.PendingDeadline)
+	}
+
+	// A deadline 10 hours away by the wall clock, as a state file written
+	// before the wall clock was stepped back would give it.
+	f.cgs.Add("/ctr/a")
+	f.proc(11, 600, "/ctr/a")
+	if _, err := f.reg.Register(registry.Request{ID: "a", PID: 11, InitPID: 11, Ceiling: "network=false", Activate: registry.ActivateExec}); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := state.Load(f.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	far := f.clk.now().Add(10 * time.Hour)
+	for i := range cs {
+		cs[i].PendingDeadline = &far
+	}
+	if err := state.Save(f.path, cs); err != nil {
+		t.Fatal(err)
+	}
+	f.reg = f.open()
+	if _, err := f.reg.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	f.check(t)
+	f.clk.add(31 * time.Second)
+	f.check(t)
+	if got, _ := f.reg.Get("a"); got.State != state.StateFrozen {
+		t.Fatalf("31 s after the restart: state %q (deadline %v), want frozen: a deadline from the file is at most one pending deadline away", got.State, got.PendingDeadline)
+	}
+}

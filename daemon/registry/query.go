@@ -111,6 +111,11 @@ type Caller struct {
 	// ("" when unconfined, or confined by a ceiling the daemon did not
 	// register, e.g. enforcerd run).
 	Container string
+	// CgroupID is the cgroup id of the nearest cgroup (the caller's own
+	// or an ancestor) with a ceiling: the scope the API counts a confined
+	// caller's connections in. 0 when unconfined, or confined because its
+	// cgroup cannot be resolved (all such callers share one scope).
+	CgroupID uint64
 }
 
 // Identify classifies a caller by its cgroup group path: confined when the
@@ -127,13 +132,39 @@ func (r *Registry) Identify(group string) Caller {
 			return Caller{Confined: true}
 		}
 		if c, ok := r.ByCgroup(cg.ID); ok {
-			return Caller{Confined: true, Container: c.ID}
+			return Caller{Confined: true, Container: c.ID, CgroupID: cg.ID}
 		}
 		if _, err := r.o.Enforcer.Lookup(cg.ID); err == nil {
-			return Caller{Confined: true}
+			return Caller{Confined: true, CgroupID: cg.ID}
 		}
 		if g == "/" {
 			return Caller{}
+		}
+	}
+}
+
+// Scope is Identify without the container: whether a caller in cgroup
+// group is confined (its cgroup or an ancestor has a ceiling in the map),
+// and the cgroup id of the nearest such cgroup. It reads the map only,
+// never waits for the registry's lock (a registration may hold it for
+// seconds while it vets programs), so the API can count a connection the
+// moment it is accepted. A cgroup that cannot be resolved is confined with
+// scope 0 (fail closed).
+func (r *Registry) Scope(group string) (confined bool, cgroupID uint64) {
+	group = path.Clean(group)
+	if !strings.HasPrefix(group, "/") {
+		return true, 0
+	}
+	for g := group; ; g = path.Dir(g) {
+		cg, err := r.o.Cgroups.Open(g)
+		if err != nil {
+			return true, 0
+		}
+		if _, err := r.o.Enforcer.Lookup(cg.ID); err == nil {
+			return true, cg.ID
+		}
+		if g == "/" {
+			return false, 0
 		}
 	}
 }

@@ -75,7 +75,7 @@ func (r *Registry) Reconcile() (Report, error) {
 			// A state file from before activation states were kept.
 			c.State = state.StateActive
 			if en, err := r.o.Enforcer.Lookup(c.CgroupID); err == nil && en.Pending {
-				d := r.o.Now().UTC().Add(r.o.PendingDeadline)
+				d := r.o.Now().Add(r.o.PendingDeadline)
 				c.State, c.PendingDeadline = state.StatePending, &d
 			}
 		}

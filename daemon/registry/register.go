@@ -69,12 +69,15 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 	if err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)
 	}
-	now := r.o.Now().UTC()
+	// now keeps Go's monotonic reading (no .UTC(), no .Round(0)): the
+	// pending deadline below is measured on it, so a step of the wall
+	// clock neither freezes a container mid-setup nor extends its wait.
+	now := r.o.Now()
 	c := state.Container{
 		ID: req.ID, Cgroup: cg.Group, CgroupID: cg.ID, Role: req.Role,
 		Session: session, Ceiling: surf.Ceiling, Kernel: surf.Kernel, Fingerprint: surf.Fingerprint,
 		Parent: req.Parent, AuditOnly: req.AuditOnly, ToolGroups: req.ToolGroups,
-		ProxyAllow: proxyAllow(req.ProxyAllow), Registered: now, Activation: state.ActivationImmediate, State: state.StateActive,
+		ProxyAllow: proxyAllow(req.ProxyAllow), Registered: now.UTC(), Activation: state.ActivationImmediate, State: state.StateActive,
 		Entrypoint: req.Entrypoint, Spec: req.Spec,
 	}
 	// Containers registered before it below its cgroup (or naming its id

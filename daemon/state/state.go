@@ -179,7 +179,9 @@ type file struct {
 // rather than forget containers (fail closed); the operator moves it away.
 var ErrCorrupt = errors.New("state file corrupt")
 
-// Load reads the state file. A missing file is an empty state.
+// Load reads the state file. A missing file is an empty state. Every field
+// is checked (validate.go): a value the daemon would not have written is
+// ErrCorrupt naming the container and the field.
 func Load(path string) ([]Container, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -195,12 +197,8 @@ func Load(path string) ([]Container, error) {
 	if f.Version != fileVersion {
 		return nil, fmt.Errorf("state %s: %w: version %d, want %d", path, ErrCorrupt, f.Version, fileVersion)
 	}
-	seen := map[string]bool{}
-	for _, c := range f.Containers {
-		if c.ID == "" || seen[c.ID] {
-			return nil, fmt.Errorf("state %s: %w: empty or duplicate container id %q", path, ErrCorrupt, c.ID)
-		}
-		seen[c.ID] = true
+	if err := validate(f.Containers); err != nil {
+		return nil, fmt.Errorf("state %s: %w: %v", path, ErrCorrupt, err)
 	}
 	return f.Containers, nil
 }

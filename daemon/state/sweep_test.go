@@ -7,12 +7,15 @@ import (
 	"testing"
 
 	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/policy"
 )
 
 func TestSweepTempRemovesOnlyInterruptedSaves(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "state.json")
-	if err := state.Save(path, []state.Container{{ID: "a", Cgroup: "/a", CgroupID: 7}}); err != nil {
+	if err := state.Save(path, []state.Container{{ID: "a", Cgroup: "/a", CgroupID: 7, Fingerprint: "f",
+		Session: policy.DefaultSession(), Ceiling: policy.DefaultSession(), Kernel: policy.DefaultSession().Kernel(),
+		Activation: state.ActivationImmediate, State: state.StateActive}}); err != nil {
 		t.Fatal(err)
 	}
 	keep := []string{"state.json", "other.json", ".other.json.tmp-1", "state.json.tmp-2"}

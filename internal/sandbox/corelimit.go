@@ -16,8 +16,9 @@ const CoreLimit = 1
 var prlimit = unix.Prlimit
 
 // LimitCore sets pid's RLIMIT_CORE to CoreLimit/CoreLimit (pid 0: this
-// process, whose children inherit it) and reads it back. It returns a
-// function that puts the previous limit back, for a caller whose next step
+// process, whose children inherit it) and reads it back; a limit already
+// at CoreLimit/CoreLimit is left alone. It returns a function that puts
+// the previous limit back (a no-op when nothing was changed), for a caller whose next step
 // may still refuse the workload (nothing half-applied); restoring is best
 // effort and reports its error. Errors: the limit cannot be read or set,
 // or reads back as anything else (it is then put back first). The caller
@@ -28,13 +29,17 @@ func LimitCore(pid int) (restore func() error, err error) {
 	if err := prlimit(pid, unix.RLIMIT_CORE, nil, &old); err != nil {
 		return nil, fmt.Errorf("read RLIMIT_CORE of pid %d: %w", pid, err)
 	}
+	want := unix.Rlimit{Cur: CoreLimit, Max: CoreLimit}
+	if old == want {
+		// Nothing to change, nothing to put back.
+		return func() error { return nil }, nil
+	}
 	restore = func() error {
 		if err := prlimit(pid, unix.RLIMIT_CORE, &old, nil); err != nil {
 			return fmt.Errorf("restore RLIMIT_CORE of pid %d to %d/%d: %w", pid, old.Cur, old.Max, err)
 		}
 		return nil
 	}
-	want := unix.Rlimit{Cur: CoreLimit, Max: CoreLimit}
 	if err := prlimit(pid, unix.RLIMIT_CORE, &want, nil); err != nil {
 		return nil, fmt.Errorf("set RLIMIT_CORE of pid %d to %d: %w", pid, CoreLimit, err)
 	}

@@ -124,7 +124,7 @@ func TestDist(t *testing.T) {
 	top := tops[0]
 	for _, f := range []string{"bin/enforcerd", "systemd/enforcerd.service", "systemd/enforcerd.socket",
 		"systemd/enforcerd-proxy.service", "systemd/enforcerd-proxy.socket", "deploy/kubernetes/daemonset.yaml",
-		"deploy/nspawn/enforcerd-register.conf", "deploy/runc/config.json",
+		"deploy/runc/config.json",
 		"hooks.d/50-enforcerd-createruntime.json", "hooks.d/50-enforcerd-poststop.json", "config.yaml",
 		"LICENSE", "LICENSES/GPL-2.0", "README.md", "install.sh", "uninstall.sh",
 		"man/enforcerd.1", "man/enforcerd-ctl.1", "completions/enforcerd.bash", "completions/enforcerd.zsh", "completions/enforcerd.fish"} {

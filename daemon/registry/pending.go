@@ -12,8 +12,9 @@ import (
 
 // intruders returns why the pending registration c must not stay pending:
 // its cgroup subtree holds a process other than its runtime init (same pid
-// and start time), or its processes cannot be listed (fail closed). ""
-// when only the init (or nothing) is there.
+// and start time) and its expected setup processes (isSetupProcess), or
+// its processes cannot be listed (fail closed). "" when only those (or
+// nothing) are there.
 func (r *Registry) intruders(c state.Container) string {
 	pids, err := r.o.Cgroups.Procs(c.Cgroup)
 	if err != nil {
@@ -25,6 +26,9 @@ func (r *Registry) intruders(c state.Container) string {
 			if st, err := r.o.StartTime(pid); err == nil && st == c.InitStart {
 				continue
 			}
+		}
+		if r.isSetupProcess(c, pid) {
+			continue
 		}
 		others = append(others, pid)
 	}

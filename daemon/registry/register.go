@@ -116,6 +116,9 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 		}
 		c.InitPID = req.InitPID
 	}
+	if c.SetupProgram, err = setupProgramOf(req, cg.Group); err != nil {
+		return state.Container{}, err
+	}
 	cov := r.o.Enforcer.CoverageOf(enforcer.Entry{Ceiling: c.Kernel, AllowConnect: c.AllowConnect, Spec: c.Spec})
 	if err := cov.Err(c.AuditOnly, r.o.AllowPartial); err != nil {
 		return state.Container{}, fmt.Errorf("container %s: %w", req.ID, err)

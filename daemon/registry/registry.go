@@ -98,6 +98,12 @@ type Options struct {
 	// StartTime returns a process's start time in clock ticks after boot
 	// (default procid.StartTime); tests substitute it.
 	StartTime func(pid int) (uint64, error)
+	// ProcExe returns the device and inode of the file a process runs
+	// (default: stat of /proc/PID/exe) and ParentPID its parent's pid
+	// (default procid.Parent): the pending check uses them to recognise
+	// a registration's setup process (setup.go). Tests substitute them.
+	ProcExe   func(pid int) (dev uint32, ino uint64, err error)
+	ParentPID func(pid int) (int, error)
 	// OnEvent, when set, is told of every activation and freeze decision
 	// (the daemon writes them to the audit log and metrics). It is called
 	// without the registry's lock held.
@@ -158,6 +164,12 @@ func New(o Options) *Registry {
 	}
 	if o.StartTime == nil {
 		o.StartTime = procid.StartTime
+	}
+	if o.ProcExe == nil {
+		o.ProcExe = procExe
+	}
+	if o.ParentPID == nil {
+		o.ParentPID = procid.Parent
 	}
 	if o.CheckEntrypoint == nil {
 		o.CheckEntrypoint = progcheck.Program.Vet

@@ -27,7 +27,7 @@ func (r *Registry) intruders(c state.Container) string {
 				continue
 			}
 		}
-		if r.isSetupProcess(c, pid) {
+		if r.setupOrExecing(c, pid) {
 			continue
 		}
 		others = append(others, pid)
@@ -144,6 +144,11 @@ func (r *Registry) CheckPending() ([]Event, error) {
 			c, ev := r.freezeLocked(c, en, fmt.Sprintf("no exec in cgroup %s by the pending deadline %s", c.Cgroup, c.PendingDeadline.Format(time.RFC3339)))
 			evs = append(evs, ev)
 			r.byID[id], changed = c, true
+		}
+	}
+	for id := range r.adopted {
+		if c, ok := r.byID[id]; !ok || c.State != state.StatePending {
+			delete(r.adopted, id)
 		}
 	}
 	if !changed {

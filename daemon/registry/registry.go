@@ -139,6 +139,11 @@ type Registry struct {
 	// container was removed is summarized after.
 	gone      map[uint64]state.Container
 	goneOrder []uint64
+	// adopted: per pending container id, the processes (pid → start
+	// time) the pending check found to be its setup processes
+	// (isSetupProcess). In memory only: after a restart the first
+	// sighting decides again.
+	adopted map[string]map[int]uint64
 }
 
 // DefaultGoneKept bounds the removed containers Attribution remembers:
@@ -180,7 +185,7 @@ func New(o Options) *Registry {
 	if o.CheckProcesses == nil {
 		o.CheckProcesses = progcheck.CheckProcesses
 	}
-	return &Registry{o: o, byID: map[string]state.Container{}, byCgroup: map[uint64]string{}, gone: map[uint64]state.Container{}}
+	return &Registry{o: o, byID: map[string]state.Container{}, byCgroup: map[uint64]string{}, gone: map[uint64]state.Container{}, adopted: map[string]map[int]uint64{}}
 }
 
 // snapshotWith is the current containers plus add (if its id is set) minus

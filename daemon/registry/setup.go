@@ -56,6 +56,35 @@ func procExe(pid int) (dev uint32, ino uint64, err error) {
 	return uint32(st.Dev), st.Ino, nil
 }
 
+// setupOrExecing says whether process pid in the subtree of the pending
+// registration c is no intruder for its setup program: a setup process
+// (isSetupProcess, remembered in r.adopted), or one adopted on an
+// earlier check that no longer runs the setup program. That one has
+// exec'd: the kernel changes a process's executable only past the point
+// of no return of an exec (and PR_SET_MM_EXE_FILE, which needs
+// CAP_SYS_RESOURCE in the code of nspawn itself), and the exec activates
+// the entry at sched_process_exec, a moment after the executable changed;
+// a check in between must not take it for an intruder. Called with r.mu
+// held.
+func (r *Registry) setupOrExecing(c state.Container, pid int) bool {
+	if c.SetupProgram == nil {
+		return false
+	}
+	st, err := r.o.StartTime(pid)
+	if err != nil {
+		return false
+	}
+	if r.isSetupProcess(c, pid) {
+		if r.adopted[c.ID] == nil {
+			r.adopted[c.ID] = map[int]uint64{}
+		}
+		r.adopted[c.ID][pid] = st
+		return true
+	}
+	was, ok := r.adopted[c.ID][pid]
+	return ok && was == st
+}
+
 // isSetupProcess says whether process pid, found in the cgroup subtree of
 // the pending registration c, is the setup process c expects rather than
 // an intruder: c names a SetupProgram, pid still runs that file (it has

@@ -85,6 +85,12 @@ func TestPendingSetupProcessAdoption(t *testing.T) {
 					}
 					return uint32(st.Dev), p.ino, nil
 				},
+				StartTime: func(pid int) (uint64, error) {
+					if _, ok := tc.procs[pid]; !ok {
+						return 0, errors.New("no such process")
+					}
+					return uint64(1000 + pid), nil
+				},
 				ParentPID: func(pid int) (int, error) {
 					p, ok := tc.procs[pid]
 					if !ok {
@@ -117,6 +123,76 @@ func TestPendingSetupProcessAdoption(t *testing.T) {
 			}
 			if !tc.pending && !strings.Contains(got.ActivationReason, "entered after registration without exec") {
 				t.Fatalf("activation reason %q", got.ActivationReason)
+			}
+		})
+	}
+}
+
+// TestPendingSetupProcessExecInFlight: a setup process adopted on one
+// check that runs another program on the next has exec'd (the kernel
+// activates the entry at sched_process_exec, a moment after the
+// executable changed): no intruder. A process never adopted that runs
+// another program is one, and so is a new process reusing the adopted
+// one's pid.
+func TestPendingSetupProcessExecInFlight(t *testing.T) {
+	prog := filepath.Join(t.TempDir(), "systemd-nspawn")
+	if err := os.WriteFile(prog, []byte("\x7fELF"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(prog, &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		start   uint64 // pid 20's start time at the second check
+		newPid  bool   // a second process that never ran nspawn enters
+		pending bool
+	}{
+		{"exec in flight", 5, false, true},
+		{"pid reused", 6, false, false},
+		{"a stranger beside it", 5, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newPendingFixture(t)
+			f.cgs.Add("/m")
+			f.cgs.Add("/m/payload")
+			exe := map[int]uint64{10: st.Ino, 20: st.Ino}
+			starts := map[int]uint64{10: 1, 20: 5}
+			reg := registry.New(registry.Options{
+				Enforcer: f.enf, Cgroups: f.cgs, StatePath: f.path, Now: f.clk.now, PendingDeadline: 30 * time.Second,
+				ProcExe: func(pid int) (uint32, uint64, error) { return uint32(st.Dev), exe[pid], nil },
+				ParentPID: func(pid int) (int, error) {
+					if pid == 10 {
+						return 1, nil
+					}
+					return 10, nil
+				},
+				StartTime: func(pid int) (uint64, error) { return starts[pid], nil },
+			})
+			c, err := reg.Register(registry.Request{ID: "m", Cgroup: "/m/payload", Ceiling: "network=false", Activate: registry.ActivateExec, SetupProgram: prog})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.cgs.SetPid(10, "/m")
+			f.cgs.SetPid(20, "/m/payload")
+			if _, err := reg.CheckPending(); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := reg.Get("m"); got.State != state.StatePending {
+				t.Fatalf("first check: %q %q, want the inner child adopted", got.State, got.ActivationReason)
+			}
+			exe[20], starts[20] = 424242, tc.start
+			if tc.newPid {
+				exe[21], starts[21] = 424242, 9
+				f.cgs.SetPid(21, "/m/payload")
+			}
+			if _, err := reg.CheckPending(); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := reg.Get("m")
+			if (got.State == state.StatePending) != tc.pending || f.entry(t, c.CgroupID).Pending != tc.pending {
+				t.Fatalf("second check: %q %q, want pending=%v", got.State, got.ActivationReason, tc.pending)
 			}
 		})
 	}

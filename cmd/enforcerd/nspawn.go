@@ -121,8 +121,12 @@ type nspawnMachine struct {
 // nspawnExec replaces the process with systemd-nspawn (tests substitute it).
 var nspawnExec = unix.Exec
 
-// nspawnSelfGroup is enforcerd's own cgroup (tests substitute it).
-var nspawnSelfGroup = func() (string, error) { return cgroup.PidGroup(os.Getpid()) }
+// nspawnSelfGroup is enforcerd's own cgroup and nspawnCgroupMount the
+// cgroup2 mount (tests substitute them).
+var (
+	nspawnSelfGroup   = func() (string, error) { return cgroup.PidGroup(os.Getpid()) }
+	nspawnCgroupMount = cgroup.Mountpoint
+)
 
 // nspawnSettingsDirs are where --prestart looks for MACHINE.nspawn, in
 // systemd-nspawn's order for trusted files (tests substitute them).
@@ -322,7 +326,7 @@ func nspawnPayload() (group, created string, err error) {
 	if machine == "/" || machine == "" || machine == "." {
 		return "", "", fmt.Errorf("enforcerd runs in the root cgroup: run it in a delegated cgroup of its own (systemd-run --scope -p Delegate=yes enforcerd nspawn ..., or ExecStartPre= of systemd-nspawn@.service)")
 	}
-	mnt, err := cgroup.Mountpoint()
+	mnt, err := nspawnCgroupMount()
 	if err != nil {
 		return "", "", err
 	}

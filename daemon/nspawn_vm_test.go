@@ -370,7 +370,9 @@ func TestVMNspawnConfinedFromFirstInstruction(t *testing.T) {
 		env := probe.Env("nspawn-agent", m.addr)
 		nsf := "[Exec]\nBoot=no\nParameters=/bin/agent\n"
 		for _, kv := range env {
-			nsf += "Environment=" + kv + "\n"
+			// Single quotes: nspawn unquotes the value, and the
+			// probe's arguments are JSON with double quotes.
+			nsf += "Environment='" + kv + "'\n"
 		}
 		if err := os.WriteFile("/etc/systemd/nspawn/machine.nspawn", []byte(nsf), 0o644); err != nil {
 			t.Fatal(err)

@@ -124,7 +124,7 @@ func TestDist(t *testing.T) {
 	top := tops[0]
 	for _, f := range []string{"bin/enforcerd", "systemd/enforcerd.service", "systemd/enforcerd.socket",
 		"systemd/enforcerd-proxy.service", "systemd/enforcerd-proxy.socket", "deploy/kubernetes/daemonset.yaml",
-		"deploy/nspawn/enforcerd-register.conf", "deploy/runc/config.json",
+		"deploy/nspawn/enforcerd.conf", "deploy/nspawn/example.nspawn", "deploy/runc/config.json",
 		"hooks.d/50-enforcerd-createruntime.json", "hooks.d/50-enforcerd-poststop.json", "config.yaml",
 		"LICENSE", "LICENSES/GPL-2.0", "README.md", "install.sh", "uninstall.sh",
 		"man/enforcerd.1", "man/enforcerd-ctl.1", "completions/enforcerd.bash", "completions/enforcerd.zsh", "completions/enforcerd.fish"} {
@@ -202,5 +202,60 @@ func TestDeployConfigIsTheDefaults(t *testing.T) {
 	c.Proxy.AllowDomains, c.Proxy.AllowPrivate, c.Proxy.Resolve = d.Proxy.AllowDomains, d.Proxy.AllowPrivate, d.Proxy.Resolve
 	if !reflect.DeepEqual(c, d) {
 		t.Fatalf("config.yaml = %+v\nwant %+v", c, d)
+	}
+}
+
+// TestNspawnDropIn: systemd-analyze verifies Debian's systemd-nspawn@.service
+// with deploy/nspawn/enforcerd.conf as its drop-in, without a word of
+// complaint; the drop-in registers from ExecStartPre= (before nspawn
+// starts: never ExecStartPost=, which runs after the payload started)
+// through enforcerd nspawn --prestart, and example.nspawn stops the boot.
+func TestNspawnDropIn(t *testing.T) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Fatalf("systemd-analyze is needed to verify the units (apt-get install systemd): %v", err)
+	}
+	stock, err := os.ReadFile("/lib/systemd/system/systemd-nspawn@.service")
+	if err != nil {
+		t.Fatalf("Debian's systemd-nspawn@.service is needed (scripts/setup-deps installs systemd-container): %v", err)
+	}
+	dropIn, err := os.ReadFile("nspawn/enforcerd.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name string, b []byte) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(strings.ReplaceAll(string(b), "/usr/local/bin/enforcerd", "/bin/true")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("systemd-nspawn@.service", stock)
+	write("systemd-nspawn@.service.d/enforcerd.conf", dropIn)
+	for _, u := range []string{"enforcerd.service", "enforcerd.socket"} {
+		b, err := os.ReadFile(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(u, b)
+	}
+	cmd := exec.Command(analyze, "verify", "--man=no", filepath.Join(dir, "systemd-nspawn@agent.service"))
+	cmd.Env = append(os.Environ(), "SYSTEMD_UNIT_PATH="+dir+":")
+	if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
+		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+	for _, want := range []string{"\nExecStartPre=/usr/local/bin/enforcerd nspawn --prestart %i ", "\nExecStopPost=-/usr/local/bin/enforcerd ctl unregister nspawn-%i\n"} {
+		if !strings.Contains(string(dropIn), want) {
+			t.Errorf("nspawn/enforcerd.conf lacks %q", want)
+		}
+	}
+	if strings.Contains(string(dropIn), "ExecStartPost") {
+		t.Error("nspawn/enforcerd.conf registers from ExecStartPost=, after the payload started")
+	}
+	ex, err := os.ReadFile("nspawn/example.nspawn")
+	if err != nil || !strings.Contains(string(ex), "\n[Exec]\nBoot=no\nParameters=") {
+		t.Errorf("nspawn/example.nspawn: want [Exec] Boot=no and Parameters= (%v)", err)
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // commandNames are the subcommands, in the order of the top-level listing.
-var commandNames = []string{"check", "completion", "ctl", "daemon", "hook", "proxy", "run", "surface", "uninstall", "version"}
+var commandNames = []string{"check", "completion", "ctl", "daemon", "hook", "nspawn", "proxy", "run", "surface", "uninstall", "version"}
 
 func TestEveryCommandPrintsItsOwnHelp(t *testing.T) {
 	cmds := commands(streams{})

@@ -88,7 +88,7 @@ func TestCompletionCandidates(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{""}, "check,completion,ctl,daemon,help,hook,proxy,run,surface,uninstall,version"},
+		{[]string{""}, "check,completion,ctl,daemon,help,hook,nspawn,proxy,run,surface,uninstall,version"},
 		{[]string{"ctl", ""}, "denials,get,list,narrow,register,status,surface,unregister"},
 		{[]string{"completion", ""}, "bash,zsh,fish"},
 		{[]string{"ctl", "register", "--activate", ""}, "now,exec"},

@@ -71,9 +71,10 @@ createRuntime
 
 prestart
     The same as createRuntime, for runtimes that only run the (deprecated)
-    prestart stage, such as systemd-nspawn --oci-bundle. It runs at the same
-    point: the container's cgroup and init exist, its program has not
-    started.
+    prestart stage. It runs at the same point: the container's cgroup and
+    init exist, its program has not started. systemd-nspawn --oci-bundle
+    parses a bundle's hooks and never runs them: its machines are not
+    confined by this hook (see enforcerd nspawn --help).
 
 poststop
     Unregisters the container. A container the daemon does not know is not
@@ -163,7 +164,7 @@ Flags:
   -h, --help           this help
 
 Install: see deploy/README.md (hooks.d JSON for podman and CRI-O, a runc
-config.json example, systemd-nspawn with --oci-bundle).
+config.json example).
 
 Fail closed: the daemon refuses a ceiling this host enforces only in part
 (without BPF LSM: network=false covers only the inet sockets the workload

@@ -53,7 +53,7 @@ const (
 // commands builds the subcommands, in no particular order (the listing is
 // sorted by name).
 func commands(s streams) []*cobra.Command {
-	return []*cobra.Command{newRunCmd(s, runSandboxed), newSurfaceCmd(s), newCheckCmd(s), newDaemonCmd(s), newHookCmd(s), newVersionCmd(s),
+	return []*cobra.Command{newRunCmd(s, runSandboxed), newSurfaceCmd(s), newCheckCmd(s), newDaemonCmd(s), newHookCmd(s), newNspawnCmd(s), newVersionCmd(s),
 		newUninstallCmd(s), newCtlCmd(s), newCompletionCmd(s), newProxyCmd(s)}
 }
 

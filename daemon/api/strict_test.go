@@ -14,7 +14,7 @@ import (
 
 // The request keys, written out here independently of jsonFields.
 var (
-	registerKeys   = []string{"activate", "allow_connect", "allow_devices", "audit_only", "ceiling", "ceiling_fields", "cgroup", "container_spec", "deny_console_egress", "entrypoint", "exec_allow", "id", "init_pid", "own_terminals", "parent", "pid", "proxy_allow", "role", "tool_groups", "write_roots"}
+	registerKeys   = []string{"activate", "allow_connect", "allow_devices", "audit_only", "ceiling", "ceiling_fields", "cgroup", "container_spec", "deny_console_egress", "entrypoint", "exec_allow", "id", "init_pid", "own_terminals", "parent", "pid", "proxy_allow", "role", "setup_program", "tool_groups", "write_roots"}
 	entrypointKeys = []string{"cwd", "env_path", "path", "root"}
 	narrowKeys     = []string{"ceiling"}
 )
@@ -128,7 +128,7 @@ func TestDecodeStrict(t *testing.T) {
 		`{"\u0069d":"a","id":"b"}`:                  `duplicate key "id"`,
 		`{"entrypoint":{"path":"a","path":"b"}}`:    `duplicate key "entrypoint.path" in entrypoint`,
 		`{"entrypoint":{"ROOT":"/"}}`:               `unknown key "entrypoint.ROOT" in entrypoint`,
-		`{"x":1}`:                                   `unknown key "x" (known: activate, allow_connect, allow_devices, audit_only, ceiling, ceiling_fields, cgroup, container_spec, deny_console_egress, entrypoint, exec_allow, id, init_pid, own_terminals, parent, pid, proxy_allow, role, tool_groups, write_roots)`,
+		`{"x":1}`:                                   `unknown key "x" (known: activate, allow_connect, allow_devices, audit_only, ceiling, ceiling_fields, cgroup, container_spec, deny_console_egress, entrypoint, exec_allow, id, init_pid, own_terminals, parent, pid, proxy_allow, role, setup_program, tool_groups, write_roots)`,
 		`{"id":"a"} {}`:                             `trailing data`,
 		`{"id":"a"}x`:                               `trailing data`,
 		`{"id":`:                                    `unexpected end of JSON`,

@@ -59,6 +59,14 @@ type RegisterRequest struct {
 	// the only process that may be in the cgroup while the registration is
 	// pending.
 	InitPID int `json:"init_pid,omitempty"`
+	// SetupProgram (only with Activate exec; cgroup below the machine's
+	// own, as <machine>/payload): absolute path of the program whose not
+	// yet exec'd processes set the container up in the cgroup before its
+	// first exec (systemd-nspawn). A process still running that file and
+	// descended from one running it beside the cgroup (nspawn's
+	// supervisor) is no intruder while the registration is pending
+	// (registry.Request.SetupProgram).
+	SetupProgram string `json:"setup_program,omitempty"`
 	// Entrypoint is the program the first exec will run; required when
 	// Activate is exec and the effective ceiling is shell=none.
 	Entrypoint *Entrypoint `json:"entrypoint,omitempty"`
@@ -183,6 +191,8 @@ type Container struct {
 	Registered time.Time `json:"registered"`
 	InitPID    int       `json:"init_pid,omitempty"`
 	InitStart  uint64    `json:"init_start,omitempty"`
+	// SetupProgram is the registration's setup program (path), if any.
+	SetupProgram string `json:"setup_program,omitempty"`
 	// Activation is "immediate" or "at-exec" (state.Activation*);
 	// ActivationReason says why an at-exec request is in force without an
 	// exec, or why it was frozen or killed.
@@ -316,7 +326,7 @@ func (r RegisterRequest) request() registry.Request {
 	return registry.Request{
 		ID: r.ID, Cgroup: r.Cgroup, PID: r.PID, Role: r.Role, Ceiling: r.Ceiling, Parent: r.Parent,
 		AuditOnly: r.AuditOnly, ToolGroups: r.ToolGroups, ProxyAllow: r.ProxyAllow, Activate: registry.Activation(r.Activate),
-		InitPID: r.InitPID, Entrypoint: r.Entrypoint.program(), AllowConnect: r.AllowConnect, WriteRoots: r.WriteRoots,
+		InitPID: r.InitPID, SetupProgram: r.SetupProgram, Entrypoint: r.Entrypoint.program(), AllowConnect: r.AllowConnect, WriteRoots: r.WriteRoots,
 		ExecAllow: r.ExecAllow, Spec: r.ContainerSpec,
 		AllowDevices: r.AllowDevices, TerminalsOfInit: r.OwnTerminals == OwnTerminalsInit,
 		DenyConsoleEgress: r.DenyConsoleEgress,
@@ -329,7 +339,7 @@ func containerFrom(c state.Container) Container {
 		ID: c.ID, Cgroup: c.Cgroup, CgroupID: c.CgroupID, Role: c.Role,
 		Session: c.Session, Ceiling: c.Ceiling, Kernel: c.Kernel, Fingerprint: c.Fingerprint,
 		Parent: c.Parent, AuditOnly: c.AuditOnly, ToolGroups: c.ToolGroups, ProxyAllow: c.ProxyAllow, Registered: c.Registered,
-		InitPID: c.InitPID, InitStart: c.InitStart,
+		InitPID: c.InitPID, InitStart: c.InitStart, SetupProgram: setupPath(c.SetupProgram),
 		Activation: c.Activation, ActivationReason: c.ActivationReason,
 		State: c.State, PendingDeadline: c.PendingDeadline,
 		Unenforced: gapsFrom(c.Unenforced), Entrypoint: EntrypointFrom(c.Entrypoint),
@@ -358,6 +368,14 @@ func terminalStrings(ts []state.Terminal) []string {
 		out[i] = enforcer.Terminal{Dev: t.Dev, PtsDev: t.PtsDev}
 	}
 	return ownterm.Strings(out)
+}
+
+// setupPath is the wire form of a setup program ("" for none).
+func setupPath(f *state.ExecFile) string {
+	if f == nil {
+		return ""
+	}
+	return f.Path
 }
 
 // containersFrom converts a list; never nil (the list is [], not null).

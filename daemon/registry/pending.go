@@ -12,8 +12,9 @@ import (
 
 // intruders returns why the pending registration c must not stay pending:
 // its cgroup subtree holds a process other than its runtime init (same pid
-// and start time), or its processes cannot be listed (fail closed). ""
-// when only the init (or nothing) is there.
+// and start time) and its expected setup processes (isSetupProcess), or
+// its processes cannot be listed (fail closed). "" when only those (or
+// nothing) are there.
 func (r *Registry) intruders(c state.Container) string {
 	pids, err := r.o.Cgroups.Procs(c.Cgroup)
 	if err != nil {
@@ -25,6 +26,9 @@ func (r *Registry) intruders(c state.Container) string {
 			if st, err := r.o.StartTime(pid); err == nil && st == c.InitStart {
 				continue
 			}
+		}
+		if r.setupOrExecing(c, pid) {
+			continue
 		}
 		others = append(others, pid)
 	}
@@ -176,6 +180,11 @@ func (r *Registry) CheckPending() ([]Event, error) {
 			c, ev := r.freezeLocked(c, en, fmt.Sprintf("no exec in cgroup %s by the pending deadline %s", c.Cgroup, c.PendingDeadline.Format(time.RFC3339)))
 			evs = append(evs, ev)
 			r.byID[id], changed = c, true
+		}
+	}
+	for id := range r.adopted {
+		if c, ok := r.byID[id]; !ok || c.State != state.StatePending {
+			delete(r.adopted, id)
 		}
 	}
 	if !changed {

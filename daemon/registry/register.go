@@ -126,6 +126,9 @@ func (r *Registry) Register(req Request) (state.Container, error) {
 		}
 		c.InitPID = req.InitPID
 	}
+	if c.SetupProgram, err = setupProgramOf(req, cg.Group); err != nil {
+		return state.Container{}, err
+	}
 	if c.Terminals, err = r.ownTerminals(req, c); err != nil {
 		return state.Container{}, err
 	}

@@ -99,6 +99,12 @@ type Options struct {
 	// StartTime returns a process's start time in clock ticks after boot
 	// (default procid.StartTime); tests substitute it.
 	StartTime func(pid int) (uint64, error)
+	// ProcExe returns the device and inode of the file a process runs
+	// (default: stat of /proc/PID/exe) and ParentPID its parent's pid
+	// (default procid.Parent): the pending check uses them to recognise
+	// a registration's setup process (setup.go). Tests substitute them.
+	ProcExe   func(pid int) (dev uint32, ino uint64, err error)
+	ParentPID func(pid int) (int, error)
 	// OnEvent, when set, is told of every activation and freeze decision
 	// (the daemon writes them to the audit log and metrics). It is called
 	// without the registry's lock held.
@@ -140,6 +146,11 @@ type Registry struct {
 	// container was removed is summarized after.
 	gone      map[uint64]state.Container
 	goneOrder []uint64
+	// adopted: per pending container id, the processes (pid → start
+	// time) the pending check found to be its setup processes
+	// (isSetupProcess). In memory only: after a restart the first
+	// sighting decides again.
+	adopted map[string]map[int]uint64
 }
 
 // DefaultGoneKept bounds the removed containers Attribution remembers:
@@ -166,6 +177,12 @@ func New(o Options) *Registry {
 	if o.StartTime == nil {
 		o.StartTime = procid.StartTime
 	}
+	if o.ProcExe == nil {
+		o.ProcExe = procExe
+	}
+	if o.ParentPID == nil {
+		o.ParentPID = procid.Parent
+	}
 	if o.CheckEntrypoint == nil {
 		o.CheckEntrypoint = progcheck.Program.Vet
 	}
@@ -178,7 +195,7 @@ func New(o Options) *Registry {
 	if o.OwnTerminals == nil {
 		o.OwnTerminals = ownterm.Of
 	}
-	return &Registry{o: o, byID: map[string]state.Container{}, byCgroup: map[uint64]string{}, gone: map[uint64]state.Container{}}
+	return &Registry{o: o, byID: map[string]state.Container{}, byCgroup: map[uint64]string{}, gone: map[uint64]state.Container{}, adopted: map[string]map[int]uint64{}}
 }
 
 // snapshotWith is the current containers plus add (if its id is set) minus

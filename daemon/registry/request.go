@@ -53,6 +53,18 @@ type Request struct {
 	// InitPID, any process at all) makes the ceiling active at once
 	// (Activation state.ActivationImmediate, with the reason).
 	InitPID int
+	// SetupProgram (only with Activate exec, and with Cgroup given as a
+	// path below another cgroup) is the absolute path, on the daemon's
+	// file system, of a program whose processes set the container up
+	// inside the cgroup before its first exec: systemd-nspawn, whose
+	// inner child enters <machine>/payload and mounts, configures the
+	// loopback device and drops capabilities there before it execs the
+	// machine's command. While the registration is pending, a process in
+	// the cgroup that still runs this file (device + inode: it has not
+	// exec'd) and descends from a process running it outside the cgroup
+	// but inside its parent cgroup (nspawn's supervisor) is no intruder
+	// (isSetupProcess); any other process is.
+	SetupProgram string
 	// Entrypoint is the program the first exec will run (for OCI hooks:
 	// process.args[0] of the bundle's config.json, seen through the
 	// init's /proc/PID/root). Required when Activate is exec and the

@@ -62,6 +62,11 @@ type Container struct {
 	// pid is never taken for it.
 	InitPID   int    `json:"init_pid,omitempty"`
 	InitStart uint64 `json:"init_start,omitempty"`
+	// SetupProgram is the file whose not yet exec'd processes, descended
+	// from a process running it beside the cgroup, may be in the cgroup
+	// while the registration is pending (registry.Request.SetupProgram;
+	// nil: none).
+	SetupProgram *ExecFile `json:"setup_program,omitempty"`
 	// Activation is "immediate" (in force when the registration returned)
 	// or "at-exec" (pending until the first exec in the cgroup subtree);
 	// ActivationReason says why a registration that asked for activation

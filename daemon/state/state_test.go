@@ -121,6 +121,7 @@ func TestLoadRefusesBadFields(t *testing.T) {
 		{"device twice", func(c *Container) {
 			c.AllowDevices = []devallow.Device{{Major: 10, Minor: 1}, {Major: 10, Minor: 1, Path: "/dev/x"}}
 		}, "allow_devices"},
+		{"setup program without inode", func(c *Container) { c.SetupProgram = &ExecFile{Path: "/usr/bin/systemd-nspawn"} }, "setup_program"},
 		{"too many terminals", func(c *Container) { c.Terminals = make([]Terminal, 9) }, "terminals"},
 	} {
 		c := good()

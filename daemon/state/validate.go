@@ -163,6 +163,11 @@ func validateLists(c Container) error {
 	if err := validateDevices(c); err != nil {
 		return err
 	}
+	if c.SetupProgram != nil {
+		if err := validateFile("setup_program", c.SetupProgram.Path, c.SetupProgram.Ino); err != nil {
+			return err
+		}
+	}
 	for name, l := range map[string]struct {
 		files []ExecFile
 		max   int

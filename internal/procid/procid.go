@@ -61,3 +61,33 @@ func Now() (uint64, error) {
 	}
 	return uint64(ts.Sec)*TicksPerSecond + uint64(ts.Nsec)/(1e9/TicksPerSecond), nil
 }
+
+// Parent returns the parent pid of process pid (/proc/PID/stat field 4).
+// Errors: the process does not exist (wraps os.ErrNotExist) or its stat
+// line is malformed (ErrMalformed).
+func Parent(pid int) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("parent of pid %d: %w", pid, err)
+	}
+	return ParseParent(b)
+}
+
+// ParseParent reads field 4 (ppid) of a /proc/PID/stat line, counting
+// fields after the command name's last ')' as ParseStartTime does.
+func ParseParent(stat []byte) (int, error) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("%w: no ')'", ErrMalformed)
+	}
+	f := bytes.Fields(stat[i+1:])
+	// f[0] is field 3 (state); ppid is field 4.
+	if len(f) < 2 {
+		return 0, fmt.Errorf("%w: %d fields after the command", ErrMalformed, len(f))
+	}
+	v, err := strconv.Atoi(string(f[1]))
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("%w: ppid %q", ErrMalformed, f[1])
+	}
+	return v, nil
+}

@@ -32,3 +32,25 @@ func TestStartTimeSelf(t *testing.T) {
 		t.Fatalf("own start time %d is after now %d", st, now)
 	}
 }
+
+func TestParseParent(t *testing.T) {
+	for _, tc := range []struct {
+		stat string
+		want int
+		ok   bool
+	}{
+		{"42 (sh) S 7 42 42 0 -1", 7, true},
+		{"42 (a) b) (c) S 1 42", 1, true},
+		{"42 (x) S", 0, false},
+		{"42 (x) S -3 1", 0, false},
+		{"42 x S 3", 0, false},
+	} {
+		got, err := ParseParent([]byte(tc.stat))
+		if tc.ok != (err == nil) || got != tc.want {
+			t.Errorf("ParseParent(%q) = %d, %v; want %d (ok %v)", tc.stat, got, err, tc.want, tc.ok)
+		}
+	}
+	if p, err := Parent(os.Getpid()); err != nil || p != os.Getppid() {
+		t.Fatalf("Parent(self) = %d, %v; want %d", p, err, os.Getppid())
+	}
+}

@@ -18,6 +18,7 @@
  */
 #include "exec.h"
 #include "ipc.h"
+#include "mqueue.h"
 #include "endpoints.h"
 #define ENFORCERD_ROOTS_TYPES_ONLY /* the map and its types */
 #include "roots.h"

@@ -259,6 +259,9 @@ const (
 	SharedHookIdHOOK_MSG_QUEUE_FREE_SECURITY  SharedHookId = 81
 	SharedHookIdHOOK_SEM_FREE_SECURITY        SharedHookId = 82
 	SharedHookIdHOOK_KEY_FREE                 SharedHookId = 83
+	SharedHookIdHOOK_INODE_ALLOC_SECURITY     SharedHookId = 84
+	SharedHookIdHOOK_FILE_LOCK                SharedHookId = 85
+	SharedHookIdHOOK_TASK_PRCTL               SharedHookId = 86
 )
 
 type SharedLimits uint32
@@ -352,6 +355,7 @@ const (
 	SharedRuleIdRULE_CODE_MAPPING      SharedRuleId = 25
 	SharedRuleIdRULE_SHELL_PTRACE      SharedRuleId = 26
 	SharedRuleIdRULE_EXEC_OPEN         SharedRuleId = 27
+	SharedRuleIdRULE_TASK_NAME         SharedRuleId = 28
 )
 
 type SharedRuleLayout uint32
@@ -416,6 +420,7 @@ const (
 	SharedMapExecAllow         = "exec_allow"
 	SharedMapIpcOwners         = "ipc_owners"
 	SharedMapKeyOwners         = "key_owners"
+	SharedMapMqOwners          = "mq_owners"
 	SharedMapResolveCache      = "resolve_cache"
 	SharedMapStats             = "stats"
 	SharedMapTallyOverflowSlot = "tally_overflow_slot"
@@ -484,6 +489,7 @@ type SharedMapSpecs struct {
 	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
 	IpcOwners         *ebpf.MapSpec `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
+	MqOwners          *ebpf.MapSpec `ebpf:"mq_owners"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
@@ -530,6 +536,7 @@ type SharedMaps struct {
 	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
 	IpcOwners         *ebpf.Map `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
+	MqOwners          *ebpf.Map `ebpf:"mq_owners"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
@@ -551,6 +558,7 @@ func (m *SharedMaps) Close() error {
 		m.ExecAllow,
 		m.IpcOwners,
 		m.KeyOwners,
+		m.MqOwners,
 		m.ResolveCache,
 		m.Stats,
 		m.TallyOverflowSlot,

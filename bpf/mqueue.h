@@ -46,9 +46,10 @@ struct {
 	__type(value, struct owner);
 } mq_owners SEC(".maps");
 
-/* mqueue_sb: inode is on an mqueue superblock. Direct (BTF) loads: the
- * caller's inode is a trusted hook argument; a process outside every
- * sandbox pays these two loads and a compare. */
+/* mqueue_sb: inode is on an mqueue superblock. Direct (BTF) loads: inode
+ * is a hook argument or a pointer read from one with a BTF load (never a
+ * BPF_CORE_READ result); a process outside every sandbox pays these two
+ * loads and a compare. */
 static __always_inline bool mqueue_sb(struct inode *inode)
 {
 	if (!inode)
@@ -87,7 +88,7 @@ static __always_inline int mqueue_outside(struct inode *inode, __u16 hook)
 {
 	if (!mqueue_sb(inode))
 		return 0;
-	if ((BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFREG)
+	if ((inode->i_mode & S_IFMT) != S_IFREG)
 		return 0;
 	struct effective e = {};
 	if (!resolve(&e))
@@ -102,7 +103,7 @@ static __always_inline int mqueue_outside(struct inode *inode, __u16 hook)
  * inode_setattr). */
 static __always_inline int mqueue_outside_dentry(struct dentry *d, __u16 hook)
 {
-	return mqueue_outside(BPF_CORE_READ(d, d_inode), hook);
+	return mqueue_outside(d->d_inode, hook); /* a BTF load: see mqueue_sb */
 }
 
 #endif /* ENFORCERD_MQUEUE_H */

@@ -110,11 +110,13 @@ func TestPOSIXMessageQueues(t *testing.T) {
 	}
 	kt.Run(t, cases)
 
-	// A queue the sandbox creates keeps working, under every ceiling.
+	// A queue the sandbox creates keeps working. (Under write=false a
+	// queue's name is a new name in a filesystem, as a POSIX shared memory
+	// object's in /dev/shm: the write ceiling refuses creating one.)
 	for _, c := range []struct {
 		name string
 		en   enforcer.Entry
-	}{{"tamper only", enforcer.Entry{Ceiling: tamperOnly}}, {"write=false", enforcer.Entry{Ceiling: fullNoWrite}}, {"network=false", enforcer.Entry{Ceiling: netOff}}} {
+	}{{"tamper only", enforcer.Entry{Ceiling: tamperOnly}}, {"network=false", enforcer.Entry{Ceiling: netOff}}} {
 		t.Run("own queue under "+c.name+" allowed", func(t *testing.T) {
 			sb := kt.Sandbox(t, "case")
 			sb.Register(t, c.en)

@@ -109,6 +109,7 @@ enum hook_id {
 				    * not be recorded */
 	HOOK_FILE_LOCK,
 	HOOK_TASK_PRCTL,
+	HOOK_D_INSTANTIATE, /* attached, never refuses (fifo.h) */
 };
 
 /*

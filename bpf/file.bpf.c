@@ -19,6 +19,7 @@
 #include "net.h"
 #include "roots.h"
 #include "mqueue.h"
+#include "fifo.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -439,6 +440,8 @@ int BPF_PROG(file_open, struct file *file, int ret)
 		return ret;
 	if ((ret = mqueue_outside(file->f_inode, HOOK_FILE_OPEN))) /* mqueue.h */
 		return ret;
+	if ((ret = fifo_outside(file))) /* fifo.h: N10 */
+		return ret;
 	struct inode *inode = file->f_inode;
 	__u32 fmode = file->f_mode;
 	__u32 fflags = file->f_flags;
@@ -855,7 +858,9 @@ int BPF_PROG(inode_mknod, struct inode *dir, struct dentry *dentry,
 {
 	if (ret)
 		return ret;
-	return deny_write_dentry(dentry, HOOK_INODE_MKNOD);
+	if ((ret = deny_write_dentry(dentry, HOOK_INODE_MKNOD)) == 0)
+		fifo_mknod(dentry, mode); /* fifo.h: N10 */
+	return ret;
 }
 
 /* rename and renameat2 (RENAME_EXCHANGE calls the hook for both sides). */

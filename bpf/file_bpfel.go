@@ -100,6 +100,12 @@ type FileExecKey struct {
 	Pad      uint32
 }
 
+type FileFifoNote struct {
+	_      structs.HostLayout
+	Dentry [2]uint64
+	Hash   [2]uint32
+}
+
 type FileOwner struct {
 	_   structs.HostLayout
 	Anc [32]uint64
@@ -148,6 +154,8 @@ const (
 	FileMapEventScratch       = "event_scratch"
 	FileMapEvents             = "events"
 	FileMapExecAllow          = "exec_allow"
+	FileMapFifoOwners         = "fifo_owners"
+	FileMapFifoPending        = "fifo_pending"
 	FileMapIpcOwners          = "ipc_owners"
 	FileMapKeyOwners          = "key_owners"
 	FileMapMqOwners           = "mq_owners"
@@ -260,6 +268,8 @@ type FileMapSpecs struct {
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
+	FifoOwners        *ebpf.MapSpec `ebpf:"fifo_owners"`
+	FifoPending       *ebpf.MapSpec `ebpf:"fifo_pending"`
 	IpcOwners         *ebpf.MapSpec `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
 	MqOwners          *ebpf.MapSpec `ebpf:"mq_owners"`
@@ -306,6 +316,8 @@ type FileMaps struct {
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
 	Events            *ebpf.Map `ebpf:"events"`
 	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
+	FifoOwners        *ebpf.Map `ebpf:"fifo_owners"`
+	FifoPending       *ebpf.Map `ebpf:"fifo_pending"`
 	IpcOwners         *ebpf.Map `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
 	MqOwners          *ebpf.Map `ebpf:"mq_owners"`
@@ -328,6 +340,8 @@ func (m *FileMaps) Close() error {
 		m.EventScratch,
 		m.Events,
 		m.ExecAllow,
+		m.FifoOwners,
+		m.FifoPending,
 		m.IpcOwners,
 		m.KeyOwners,
 		m.MqOwners,

@@ -17,6 +17,8 @@
  *  - POSIX message queues: the same rule as SysV objects (mqueue.h; the
  *    creator is recorded here, the opens and unlinks are decided in
  *    file.bpf.c).
+ *  - Named FIFOs, under network=false (fifo.h: the creator is recorded
+ *    here, opens are decided in file.bpf.c).
  *
  * Beside IPC objects, two small rules with their own headers live here
  * because their hooks had no program: exclusive locks on files the
@@ -46,6 +48,7 @@
  */
 #include "ipc.h"
 #include "mqueue.h"
+#include "fifo.h"
 #include "locks.h"
 #include "comm.h"
 
@@ -350,6 +353,16 @@ int BPF_PROG(inode_alloc_security, struct inode *inode, int ret)
 	if (ret)
 		return ret;
 	return mqueue_record_creator(inode, HOOK_INODE_ALLOC_SECURITY);
+}
+
+/* ---- FIFOs (fifo.h) ---- */
+
+/* Every dentry given an inode (creations and lookups alike); only a FIFO
+ * inode goes past a load and a compare. */
+SEC("lsm/d_instantiate")
+void BPF_PROG(d_instantiate, struct dentry *dentry, struct inode *inode)
+{
+	fifo_instantiate(dentry, inode);
 }
 
 /* ---- Locks (locks.h) ---- */

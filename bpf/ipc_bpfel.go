@@ -86,6 +86,12 @@ type IpcExecKey struct {
 	Pad      uint32
 }
 
+type IpcFifoNote struct {
+	_      structs.HostLayout
+	Dentry [2]uint64
+	Hash   [2]uint32
+}
+
 type IpcOwner struct {
 	_   structs.HostLayout
 	Anc [32]uint64
@@ -133,6 +139,8 @@ const (
 	IpcMapEventScratch           = "event_scratch"
 	IpcMapEvents                 = "events"
 	IpcMapExecAllow              = "exec_allow"
+	IpcMapFifoOwners             = "fifo_owners"
+	IpcMapFifoPending            = "fifo_pending"
 	IpcMapIpcOwners              = "ipc_owners"
 	IpcMapKeyOwners              = "key_owners"
 	IpcMapMqOwners               = "mq_owners"
@@ -144,6 +152,7 @@ const (
 	IpcMapTaskFlags              = "task_flags"
 	IpcMapWriteRoots             = "write_roots"
 	IpcMapWrittenInodes          = "written_inodes"
+	IpcProgD_instantiate         = "d_instantiate"
 	IpcProgFileLock              = "file_lock"
 	IpcProgInodeAllocSecurity    = "inode_alloc_security"
 	IpcProgIpcPermission         = "ipc_permission"
@@ -208,6 +217,7 @@ type IpcSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type IpcProgramSpecs struct {
+	D_instantiate         *ebpf.ProgramSpec `ebpf:"d_instantiate"`
 	FileLock              *ebpf.ProgramSpec `ebpf:"file_lock"`
 	InodeAllocSecurity    *ebpf.ProgramSpec `ebpf:"inode_alloc_security"`
 	IpcPermission         *ebpf.ProgramSpec `ebpf:"ipc_permission"`
@@ -241,6 +251,8 @@ type IpcMapSpecs struct {
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
+	FifoOwners        *ebpf.MapSpec `ebpf:"fifo_owners"`
+	FifoPending       *ebpf.MapSpec `ebpf:"fifo_pending"`
 	IpcOwners         *ebpf.MapSpec `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
 	MqOwners          *ebpf.MapSpec `ebpf:"mq_owners"`
@@ -287,6 +299,8 @@ type IpcMaps struct {
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
 	Events            *ebpf.Map `ebpf:"events"`
 	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
+	FifoOwners        *ebpf.Map `ebpf:"fifo_owners"`
+	FifoPending       *ebpf.Map `ebpf:"fifo_pending"`
 	IpcOwners         *ebpf.Map `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
 	MqOwners          *ebpf.Map `ebpf:"mq_owners"`
@@ -309,6 +323,8 @@ func (m *IpcMaps) Close() error {
 		m.EventScratch,
 		m.Events,
 		m.ExecAllow,
+		m.FifoOwners,
+		m.FifoPending,
 		m.IpcOwners,
 		m.KeyOwners,
 		m.MqOwners,
@@ -333,6 +349,7 @@ type IpcVariables struct {
 //
 // It can be passed to LoadIpcObjects or ebpf.CollectionSpec.LoadAndAssign.
 type IpcPrograms struct {
+	D_instantiate         *ebpf.Program `ebpf:"d_instantiate"`
 	FileLock              *ebpf.Program `ebpf:"file_lock"`
 	InodeAllocSecurity    *ebpf.Program `ebpf:"inode_alloc_security"`
 	IpcPermission         *ebpf.Program `ebpf:"ipc_permission"`
@@ -357,6 +374,7 @@ type IpcPrograms struct {
 
 func (p *IpcPrograms) Close() error {
 	return _IpcClose(
+		p.D_instantiate,
 		p.FileLock,
 		p.InodeAllocSecurity,
 		p.IpcPermission,

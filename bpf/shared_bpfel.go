@@ -135,6 +135,12 @@ type SharedExecKey struct {
 	Pad      uint32
 }
 
+type SharedFifoNote struct {
+	_      structs.HostLayout
+	Dentry [2]uint64
+	Hash   [2]uint32
+}
+
 type SharedFsMagic uint32
 
 const (
@@ -262,6 +268,7 @@ const (
 	SharedHookIdHOOK_INODE_ALLOC_SECURITY     SharedHookId = 84
 	SharedHookIdHOOK_FILE_LOCK                SharedHookId = 85
 	SharedHookIdHOOK_TASK_PRCTL               SharedHookId = 86
+	SharedHookIdHOOK_D_INSTANTIATE            SharedHookId = 87
 )
 
 type SharedLimits uint32
@@ -418,6 +425,8 @@ const (
 	SharedMapEventScratch      = "event_scratch"
 	SharedMapEvents            = "events"
 	SharedMapExecAllow         = "exec_allow"
+	SharedMapFifoOwners        = "fifo_owners"
+	SharedMapFifoPending       = "fifo_pending"
 	SharedMapIpcOwners         = "ipc_owners"
 	SharedMapKeyOwners         = "key_owners"
 	SharedMapMqOwners          = "mq_owners"
@@ -487,6 +496,8 @@ type SharedMapSpecs struct {
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
+	FifoOwners        *ebpf.MapSpec `ebpf:"fifo_owners"`
+	FifoPending       *ebpf.MapSpec `ebpf:"fifo_pending"`
 	IpcOwners         *ebpf.MapSpec `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
 	MqOwners          *ebpf.MapSpec `ebpf:"mq_owners"`
@@ -534,6 +545,8 @@ type SharedMaps struct {
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
 	Events            *ebpf.Map `ebpf:"events"`
 	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
+	FifoOwners        *ebpf.Map `ebpf:"fifo_owners"`
+	FifoPending       *ebpf.Map `ebpf:"fifo_pending"`
 	IpcOwners         *ebpf.Map `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
 	MqOwners          *ebpf.Map `ebpf:"mq_owners"`
@@ -556,6 +569,8 @@ func (m *SharedMaps) Close() error {
 		m.EventScratch,
 		m.Events,
 		m.ExecAllow,
+		m.FifoOwners,
+		m.FifoPending,
 		m.IpcOwners,
 		m.KeyOwners,
 		m.MqOwners,

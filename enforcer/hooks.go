@@ -104,6 +104,7 @@ const (
 	HookInodeAllocSecurity    = Hook(bpf.SharedHookIdHOOK_INODE_ALLOC_SECURITY)
 	HookFileLock              = Hook(bpf.SharedHookIdHOOK_FILE_LOCK)
 	HookTaskPrctl             = Hook(bpf.SharedHookIdHOOK_TASK_PRCTL)
+	HookDInstantiate          = Hook(bpf.SharedHookIdHOOK_D_INSTANTIATE)
 )
 
 type hookInfo struct {
@@ -202,6 +203,7 @@ var hookTable = map[Hook]hookInfo{
 	HookInodeAllocSecurity:    {name: "inode_alloc_security", operation: "create-ipc-object"},
 	HookFileLock:              {name: "file_lock", operation: "lock"},
 	HookTaskPrctl:             {name: "task_prctl", operation: "prctl"},
+	HookDInstantiate:          {name: "d_instantiate", operation: "create"},
 }
 
 // AllHooks lists every hook id, legacy ones included, for exhaustiveness

@@ -204,3 +204,81 @@ func TestTaskName(t *testing.T) {
 	}
 	kt.Run(t, cases)
 }
+
+// outsideFIFO makes a FIFO from outside in dir and opens its read end
+// (non-blocking) from outside; both go at cleanup.
+func outsideFIFO(t *testing.T, dir string) (path string, reader int) {
+	t.Helper()
+	path = filepath.Join(dir, fmt.Sprintf("fifo-%d", kt.Seq()))
+	if err := unix.Mkfifo(path, 0o666); err != nil {
+		t.Fatalf("mkfifo %s: %v", path, err)
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatalf("open the read end of %s: %v", path, err)
+	}
+	t.Cleanup(func() { unix.Close(fd); os.Remove(path) })
+	return path, fd
+}
+
+// fifoReceived: the outside reader got bytes.
+func fifoReceived(reader int) kerneltest.Effect {
+	return func() (bool, string) {
+		b := make([]byte, 64)
+		n, err := unix.Read(reader, b)
+		if n < 0 {
+			n = 0
+		}
+		return n > 0, fmt.Sprintf("the reader outside received %q (%v)", b[:n], err)
+	}
+}
+
+func TestFIFOsMadeOutsideUnderNetworkFalse(t *testing.T) {
+	kt.Enforcer(t)
+	want := kerneltest.Hooks(enforcer.HookFileOpen).Rule(enforcer.RuleNetwork)
+	cases := []kerneltest.Case{
+		{Name: "write to a host process's FIFO", Want: want, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			p, rd := outsideFIFO(t, kt.TmpDir())
+			return sb.Probe(t, "fifo-write", p, "token"), fifoReceived(rd)
+		}},
+		{Name: "write to a host process's FIFO on ext4", Want: want, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			p, rd := outsideFIFO(t, extDir(t))
+			return sb.Probe(t, "fifo-write", p, "token"), fifoReceived(rd)
+		}},
+		{Name: "open of a host process's FIFO for read", Want: want, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			p, _ := outsideFIFO(t, kt.TmpDir())
+			return sb.Probe(t, "fifo-read", p), nil
+		}},
+	}
+	for i := range cases {
+		cases[i].Ceiling = netOff
+	}
+	kt.Run(t, cases)
+
+	// The sandbox's own FIFOs (tmpfs or the root filesystem, and ext4) and
+	// its inherited pipes keep working.
+	for _, dir := range []func(*testing.T) string{func(*testing.T) string { return kt.TmpDir() }, extDir} {
+		t.Run("own FIFO allowed", func(t *testing.T) {
+			sb := kt.Sandbox(t, "case")
+			sb.Register(t, enforcer.Entry{Ceiling: netOff})
+			p := filepath.Join(dir(t), fmt.Sprintf("own-fifo-%d", kt.Seq()))
+			t.Cleanup(func() { os.Remove(p) })
+			if r := sb.Probe(t, "fifo-own", p); r.Setup != "" || r.Errno != 0 || !r.Effect {
+				t.Errorf("mkfifo, open, write, read of the sandbox's own FIFO %s: %v, want success; records %v", p, r, kt.Records(t, sb.Cg.ID))
+			}
+		})
+	}
+	t.Run("inherited pipe reopened through /proc/self/fd allowed", func(t *testing.T) {
+		sb := kt.Sandbox(t, "case")
+		sb.Register(t, enforcer.Entry{Ceiling: netOff})
+		rd, wr, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rd.Close()
+		defer wr.Close()
+		if r := sb.ProbeFiles(t, []*os.File{rd}, "reopen-fd"); r.Setup != "" || r.Errno != 0 || !r.Effect {
+			t.Errorf("reopen of an inherited pipe: %v, want success; records %v", r, kt.Records(t, sb.Cg.ID))
+		}
+	})
+}

@@ -252,4 +252,50 @@ func init() {
 		r.Out = readComm(path)
 		r.Effect = r.Out == name
 	})
+	// fifo-write PATH TEXT: open a FIFO write-only without waiting (a
+	// reader exists) and write TEXT.
+	probe.Register("fifo-write", func(r *probe.Result, a []string) {
+		fd, err := unix.Open(a[0], unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if !r.Check(err, "open") {
+			return
+		}
+		defer unix.Close(fd)
+		_, err = unix.Write(fd, []byte(a[1]))
+		r.Check(err, "write")
+	})
+	// fifo-read PATH: open a FIFO read-only without waiting.
+	probe.Register("fifo-read", func(r *probe.Result, a []string) {
+		fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if r.Check(err, "open") {
+			unix.Close(fd)
+		}
+	})
+	// fifo-own PATH: make a FIFO, open it read-write, write and read back;
+	// Effect: the bytes came back.
+	probe.Register("fifo-own", func(r *probe.Result, a []string) {
+		if !r.Check(unix.Mkfifo(a[0], 0o600), "mkfifo") {
+			return
+		}
+		defer unix.Unlink(a[0])
+		fd, err := unix.Open(a[0], unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if !r.Check(err, "open") {
+			return
+		}
+		defer unix.Close(fd)
+		if _, err := unix.Write(fd, []byte("inside")); !r.Check(err, "write") {
+			return
+		}
+		b := make([]byte, 16)
+		n, err := unix.Read(fd, b)
+		r.Effect = r.Check(err, "read") && string(b[:n]) == "inside"
+	})
+	// reopen-fd: open /proc/self/fd/<inherited> read-only (a pipe passed
+	// in: the sandbox's own stdio).
+	probe.Register("reopen-fd", func(r *probe.Result, a []string) {
+		fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", probe.InheritedFD), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if r.Check(err, "open") {
+			unix.Close(fd)
+			r.Effect = true
+		}
+	})
 }

@@ -257,8 +257,12 @@ func TestFIFOsMadeOutsideUnderNetworkFalse(t *testing.T) {
 
 	// The sandbox's own FIFOs (tmpfs or the root filesystem, and ext4) and
 	// its inherited pipes keep working.
-	for _, dir := range []func(*testing.T) string{func(*testing.T) string { return kt.TmpDir() }, extDir} {
-		t.Run("own FIFO allowed", func(t *testing.T) {
+	for _, c := range []struct {
+		fs  string
+		dir func(*testing.T) string
+	}{{"the test directory", func(*testing.T) string { return kt.TmpDir() }}, {"ext4", extDir}} {
+		dir := c.dir
+		t.Run("own FIFO on "+c.fs+" allowed", func(t *testing.T) {
 			sb := kt.Sandbox(t, "case")
 			sb.Register(t, enforcer.Entry{Ceiling: netOff})
 			p := filepath.Join(dir(t), fmt.Sprintf("own-fifo-%d", kt.Seq()))

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * N10: FIFOs made outside the sandbox, under network=false. A named FIFO a
+ * N11: FIFOs made outside the sandbox, under network=false. A named FIFO a
  * host process made (a daemon's control FIFO, a build's jobserver) is a
  * channel to that process, the non-socket twin of a unix socket bound
  * outside (N4): opening it is refused, whatever the mode. FIFOs the sandbox

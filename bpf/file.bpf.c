@@ -440,7 +440,7 @@ int BPF_PROG(file_open, struct file *file, int ret)
 		return ret;
 	if ((ret = mqueue_outside(file->f_inode, HOOK_FILE_OPEN))) /* mqueue.h */
 		return ret;
-	if ((ret = fifo_outside(file))) /* fifo.h: N10 */
+	if ((ret = fifo_outside(file))) /* fifo.h: N11 */
 		return ret;
 	struct inode *inode = file->f_inode;
 	__u32 fmode = file->f_mode;
@@ -859,7 +859,7 @@ int BPF_PROG(inode_mknod, struct inode *dir, struct dentry *dentry,
 	if (ret)
 		return ret;
 	if ((ret = deny_write_dentry(dentry, HOOK_INODE_MKNOD)) == 0)
-		fifo_mknod(dentry, mode); /* fifo.h: N10 */
+		fifo_mknod(dentry, mode); /* fifo.h: N11 */
 	return ret;
 }
 

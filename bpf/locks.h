@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Leases and exclusive locks on files the sandbox may not write (W11):
+ * Leases and exclusive locks on files the sandbox may not write (W10):
  * under write=false (and outside the writable roots when it has some),
  * a sandbox takes no lease and no exclusive lock on a file or directory.
  *

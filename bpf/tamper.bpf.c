@@ -227,7 +227,7 @@ int BPF_PROG(file_fcntl, struct file *file, unsigned int cmd,
 {
 	if (ret)
 		return ret;
-	if ((ret = lease_fcntl(file, cmd, arg))) /* locks.h: W11 leases */
+	if ((ret = lease_fcntl(file, cmd, arg))) /* locks.h: W10 leases */
 		return ret;
 	if (cmd == F_SETFL || cmd == F_SETSIG) {
 		/* O_ASYNC on a descriptor whose owner is already outside (set

@@ -36,13 +36,14 @@
 #define LOCK_F_WRLCK 1
 #define LOCK_F_UNLCK 2
 
-/* lock_target: a regular file or a directory. */
+/* lock_target: a regular file or a directory. Direct (BTF) loads: file is
+ * the hook's argument. */
 static __always_inline bool lock_target(struct file *file)
 {
-	struct inode *inode = BPF_CORE_READ(file, f_inode);
+	struct inode *inode = file->f_inode;
 	if (!inode)
 		return true; /* fail closed: decide */
-	__u32 fmt = BPF_CORE_READ(inode, i_mode) & S_IFMT;
+	__u32 fmt = inode->i_mode & S_IFMT;
 	return fmt == S_IFREG || fmt == S_IFDIR;
 }
 

@@ -21,9 +21,12 @@
  * 10 messages per 5 s).
  *
  * task_prctl's default return is -ENOSYS ("no module handled the
- * option", which prctl(2) takes as "go on"): a program that allows must
- * return what it was given, not 0 (0 would make prctl(2) return success
- * without doing anything).
+ * option", which prctl(2) takes as "go on"). A BPF LSM program is a
+ * modify-return program on bpf_lsm_task_prctl: returning 0 means "no
+ * decision", and the trampoline then runs that function, whose -ENOSYS
+ * lets prctl(2) go on; only a non-zero return replaces it. So 0 allows
+ * here as everywhere (TestTaskName's control run and every other prctl
+ * option of a sandboxed process depend on it).
  */
 #ifndef ENFORCERD_COMM_H
 #define ENFORCERD_COMM_H
@@ -31,7 +34,6 @@
 #include "enforcerd.h"
 
 #define PR_SET_NAME 15 /* include/uapi/linux/prctl.h */
-#define ENOSYS 38	/* task_prctl's default return */
 
 /* comm_prctl: the verdict on prctl(option, ...): 0 to allow. */
 static __always_inline int comm_prctl(int option)

@@ -384,10 +384,7 @@ SEC("lsm/task_prctl")
 int BPF_PROG(task_prctl, int option, unsigned long arg2, unsigned long arg3,
 	     unsigned long arg4, unsigned long arg5, int ret)
 {
-	/* ret is -ENOSYS when no program before this one decided (the
-	 * hook's default): pass it on, never 0 (comm.h). */
-	if (ret && ret != -ENOSYS)
+	if (ret)
 		return ret;
-	int r = comm_prctl(option);
-	return r ? r : ret;
+	return comm_prctl(option); /* 0: no decision, prctl(2) goes on (comm.h) */
 }

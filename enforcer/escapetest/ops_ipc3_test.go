@@ -298,4 +298,16 @@ func init() {
 			r.Effect = true
 		}
 	})
+	// prctl-other: an option other than PR_SET_NAME still acts
+	// (PR_SET_PDEATHSIG read back): task_prctl's "no decision" must let
+	// prctl(2) go on. Effect: the value read back.
+	probe.Register("prctl-other", func(r *probe.Result, a []string) {
+		if !r.Check(unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGUSR2), 0, 0, 0), "PR_SET_PDEATHSIG") {
+			return
+		}
+		var sig int32
+		if r.Check(unix.Prctl(unix.PR_GET_PDEATHSIG, uintptr(unsafe.Pointer(&sig)), 0, 0, 0), "PR_GET_PDEATHSIG") {
+			r.Effect = sig == int32(unix.SIGUSR2)
+		}
+	})
 }

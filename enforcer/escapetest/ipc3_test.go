@@ -203,6 +203,14 @@ func TestTaskName(t *testing.T) {
 		cases[i].Ceiling = tamperOnly
 	}
 	kt.Run(t, cases)
+
+	t.Run("other prctl options act", func(t *testing.T) {
+		sb := kt.Sandbox(t, "case")
+		sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+		if r := sb.Probe(t, "prctl-other"); r.Setup != "" || r.Errno != 0 || !r.Effect {
+			t.Errorf("PR_SET_PDEATHSIG read back in the sandbox: %v, want success; records %v", r, kt.Records(t, sb.Cg.ID))
+		}
+	})
 }
 
 // outsideFIFO makes a FIFO from outside in dir and opens its read end

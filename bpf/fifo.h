@@ -18,7 +18,8 @@
  *  - d_instantiate (ipc.bpf.c) of a FIFO inode on a noted dentry, in the
  *    same task, records the creator on that inode and clears the note. A
  *    lookup also instantiates dentries, but only a dentry this task is
- *    making (same address and name hash) matches.
+ *    making (same address and name hash, noted less than a second ago)
+ *    matches, and an inode that has a record keeps it.
  *
  * Fail direction: a FIFO without a record is outside: made before
  * enforcerd loaded, or by a path without inode_mknod, or a FIFO of a disk
@@ -40,11 +41,18 @@ struct {
 	__type(value, struct owner);
 } fifo_owners SEC(".maps");
 
-/* A FIFO this task is making: its dentry and name hash (0: free slot). */
+/* A FIFO this task is making: its dentry, name hash and when it was noted
+ * (dentry 0: a free slot). */
 struct fifo_note {
 	__u64 dentry[2];
+	__u64 when[2];
 	__u32 hash[2];
 };
+
+/* A note older than this matches nothing: a mknod completes (or fails)
+ * well within it; a stale note (a mknod the filesystem failed after the
+ * hook) must not match a later lookup of a reused dentry. */
+#define FIFO_NOTE_NS 1000000000ULL
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -66,8 +74,10 @@ static __always_inline void fifo_mknod(struct dentry *d, umode_t mode)
 		return;
 	n->dentry[1] = n->dentry[0];
 	n->hash[1] = n->hash[0];
+	n->when[1] = n->when[0];
 	n->dentry[0] = (__u64)d;
 	n->hash[0] = BPF_CORE_READ(d, d_name.hash);
+	n->when[0] = bpf_ktime_get_ns();
 }
 
 /* fifo_instantiate: d_instantiate's part: record the creator of a FIFO
@@ -80,10 +90,11 @@ static __always_inline void fifo_instantiate(struct dentry *d, struct inode *ino
 	if (!n)
 		return;
 	__u32 hash = BPF_CORE_READ(d, d_name.hash);
+	__u64 now = bpf_ktime_get_ns();
 	int slot = -1;
-	if (n->dentry[0] == (__u64)d && n->hash[0] == hash)
+	if (n->dentry[0] == (__u64)d && n->hash[0] == hash && now - n->when[0] < FIFO_NOTE_NS)
 		slot = 0;
-	else if (n->dentry[1] == (__u64)d && n->hash[1] == hash)
+	else if (n->dentry[1] == (__u64)d && n->hash[1] == hash && now - n->when[1] < FIFO_NOTE_NS)
 		slot = 1;
 	if (slot < 0)
 		return;
@@ -91,6 +102,10 @@ static __always_inline void fifo_instantiate(struct dentry *d, struct inode *ino
 		n->dentry[0] = 0;
 	else
 		n->dentry[1] = 0;
+	/* A record is never replaced: a new FIFO has none, and an existing
+	 * one (made outside) keeps its creator whatever dentry it gets. */
+	if (bpf_inode_storage_get(&fifo_owners, inode, 0, 0))
+		return;
 	struct owner *o = bpf_inode_storage_get(&fifo_owners, inode, 0,
 						BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!o)

@@ -103,6 +103,7 @@ type FileExecKey struct {
 type FileFifoNote struct {
 	_      structs.HostLayout
 	Dentry [2]uint64
+	When   [2]uint64
 	Hash   [2]uint32
 }
 

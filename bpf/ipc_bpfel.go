@@ -89,6 +89,7 @@ type IpcExecKey struct {
 type IpcFifoNote struct {
 	_      structs.HostLayout
 	Dentry [2]uint64
+	When   [2]uint64
 	Hash   [2]uint32
 }
 

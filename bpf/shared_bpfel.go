@@ -138,6 +138,7 @@ type SharedExecKey struct {
 type SharedFifoNote struct {
 	_      structs.HostLayout
 	Dentry [2]uint64
+	When   [2]uint64
 	Hash   [2]uint32
 }
 

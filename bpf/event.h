@@ -105,6 +105,11 @@ enum hook_id {
 	HOOK_MSG_QUEUE_FREE_SECURITY,
 	HOOK_SEM_FREE_SECURITY,
 	HOOK_KEY_FREE,
+	HOOK_INODE_ALLOC_SECURITY, /* mqueue.h: a queue whose creator could
+				    * not be recorded */
+	HOOK_FILE_LOCK,
+	HOOK_TASK_PRCTL,
+	HOOK_D_INSTANTIATE, /* attached, never refuses (fifo.h) */
 };
 
 /*
@@ -132,7 +137,8 @@ enum rule_id {
 	RULE_PROCESS_OUTSIDE,	 /* priority, scheduling or limits of a process outside */
 	RULE_CORE_DUMP_LIMIT,	 /* RLIMIT_CORE other than 1 */
 	RULE_URING_CMD,		 /* io_uring command passthrough */
-	RULE_IPC_OUTSIDE,	 /* a SysV IPC object created outside */
+	RULE_IPC_OUTSIDE,	 /* an IPC object (SysV, POSIX message queue)
+				  * created outside */
 	RULE_OWNER_UNRECORDED,	 /* an IPC object or key whose creator could not be recorded */
 	RULE_KEY_REQUEST_AUTH,	 /* a request_key authorisation key */
 	RULE_KEY_OUTSIDE,	 /* a key created outside */
@@ -144,6 +150,7 @@ enum rule_id {
 	RULE_SHELL_PTRACE,	 /* shell=read_only: ptrace of a writer */
 	RULE_EXEC_OPEN,		 /* shell: an open for exec of a file neither
 				  * listed nor a vetted program interpreter */
+	RULE_TASK_NAME,		 /* setting the task name (comm) */
 };
 
 enum rule_layout {

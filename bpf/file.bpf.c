@@ -18,6 +18,8 @@
 #include "exec.h"
 #include "net.h"
 #include "roots.h"
+#include "mqueue.h"
+#include "fifo.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -404,7 +406,8 @@ static __always_inline bool streq16(const char *buf, const char *lit, int n)
  * K1/E4: proc_pid_write_allowed, the allow list of /proc/<pid>/... files a
  * sandboxed process may write (on its own processes: deny_kernel_write
  * refuses those of processes outside): each acts on that process alone.
- * Everything else is refused, whatever a kernel adds next: autogroup (the
+ * Everything else is refused, whatever a kernel adds next: comm (the task
+ * name, text the kernel copies into the host's log: comm.h), autogroup (the
  * session's nice level, shared with processes outside), loginuid (the
  * host's audit trail), fault injection, latency and scheduler statistics.
  */
@@ -414,7 +417,7 @@ static __always_inline bool proc_pid_write_allowed(struct file *file)
 	bpf_probe_read_kernel_str(buf, sizeof(buf),
 				  BPF_CORE_READ(file, f_path.dentry, d_name.name));
 	return streq16(buf, "oom_score_adj", 14) || streq16(buf, "oom_adj", 8) ||
-	       streq16(buf, "comm", 5) || streq16(buf, "coredump_filter", 16) ||
+	       streq16(buf, "coredump_filter", 16) ||
 	       streq16(buf, "clear_refs", 11) || streq16(buf, "mem", 4) ||
 	       streq16(buf, "uid_map", 8) || streq16(buf, "gid_map", 8) ||
 	       streq16(buf, "projid_map", 11) || streq16(buf, "setgroups", 10) ||
@@ -434,6 +437,10 @@ SEC("lsm/file_open")
 int BPF_PROG(file_open, struct file *file, int ret)
 {
 	if (ret)
+		return ret;
+	if ((ret = mqueue_outside(file->f_inode, HOOK_FILE_OPEN))) /* mqueue.h */
+		return ret;
+	if ((ret = fifo_outside(file))) /* fifo.h: N11 */
 		return ret;
 	struct inode *inode = file->f_inode;
 	__u32 fmode = file->f_mode;
@@ -811,6 +818,8 @@ int BPF_PROG(inode_unlink, struct inode *dir, struct dentry *dentry, int ret)
 		return ret;
 	if (deny_bpffs(dentry, HOOK_INODE_UNLINK))
 		return -EPERM;
+	if ((ret = mqueue_outside_dentry(dentry, HOOK_INODE_UNLINK))) /* mqueue.h */
+		return ret;
 	return deny_write_dentry(dentry, HOOK_INODE_UNLINK);
 }
 
@@ -849,7 +858,9 @@ int BPF_PROG(inode_mknod, struct inode *dir, struct dentry *dentry,
 {
 	if (ret)
 		return ret;
-	return deny_write_dentry(dentry, HOOK_INODE_MKNOD);
+	if ((ret = deny_write_dentry(dentry, HOOK_INODE_MKNOD)) == 0)
+		fifo_mknod(dentry, mode); /* fifo.h: N11 */
+	return ret;
 }
 
 /* rename and renameat2 (RENAME_EXCHANGE calls the hook for both sides). */
@@ -877,6 +888,8 @@ int BPF_PROG(inode_setattr, struct mnt_idmap *idmap, struct dentry *dentry,
 	int r = deny_kernel_attr(dentry, HOOK_INODE_SETATTR);
 	if (r)
 		return r;
+	if ((r = mqueue_outside_dentry(dentry, HOOK_INODE_SETATTR))) /* mqueue.h */
+		return r;
 	return deny_modify_dentry(dentry, NULL, HOOK_INODE_SETATTR);
 }
 
@@ -888,6 +901,8 @@ int BPF_PROG(inode_setattr_pre63, struct dentry *dentry, struct iattr *attr,
 		return ret;
 	int r = deny_kernel_attr(dentry, HOOK_INODE_SETATTR);
 	if (r)
+		return r;
+	if ((r = mqueue_outside_dentry(dentry, HOOK_INODE_SETATTR))) /* mqueue.h */
 		return r;
 	return deny_modify_dentry(dentry, NULL, HOOK_INODE_SETATTR);
 }

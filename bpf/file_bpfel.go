@@ -100,6 +100,18 @@ type FileExecKey struct {
 	Pad      uint32
 }
 
+type FileFifoNote struct {
+	_      structs.HostLayout
+	Dentry [2]uint64
+	When   [2]uint64
+	Hash   [2]uint32
+}
+
+type FileOwner struct {
+	_   structs.HostLayout
+	Anc [32]uint64
+}
+
 type FileResolveCacheEntry struct {
 	_          structs.HostLayout
 	Generation uint64
@@ -143,6 +155,11 @@ const (
 	FileMapEventScratch       = "event_scratch"
 	FileMapEvents             = "events"
 	FileMapExecAllow          = "exec_allow"
+	FileMapFifoOwners         = "fifo_owners"
+	FileMapFifoPending        = "fifo_pending"
+	FileMapIpcOwners          = "ipc_owners"
+	FileMapKeyOwners          = "key_owners"
+	FileMapMqOwners           = "mq_owners"
 	FileMapResolveCache       = "resolve_cache"
 	FileMapStats              = "stats"
 	FileMapTallyOverflowSlot  = "tally_overflow_slot"
@@ -252,6 +269,11 @@ type FileMapSpecs struct {
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
+	FifoOwners        *ebpf.MapSpec `ebpf:"fifo_owners"`
+	FifoPending       *ebpf.MapSpec `ebpf:"fifo_pending"`
+	IpcOwners         *ebpf.MapSpec `ebpf:"ipc_owners"`
+	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
+	MqOwners          *ebpf.MapSpec `ebpf:"mq_owners"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
@@ -295,6 +317,11 @@ type FileMaps struct {
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
 	Events            *ebpf.Map `ebpf:"events"`
 	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
+	FifoOwners        *ebpf.Map `ebpf:"fifo_owners"`
+	FifoPending       *ebpf.Map `ebpf:"fifo_pending"`
+	IpcOwners         *ebpf.Map `ebpf:"ipc_owners"`
+	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
+	MqOwners          *ebpf.Map `ebpf:"mq_owners"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
@@ -314,6 +341,11 @@ func (m *FileMaps) Close() error {
 		m.EventScratch,
 		m.Events,
 		m.ExecAllow,
+		m.FifoOwners,
+		m.FifoPending,
+		m.IpcOwners,
+		m.KeyOwners,
+		m.MqOwners,
 		m.ResolveCache,
 		m.Stats,
 		m.TallyOverflowSlot,

@@ -14,6 +14,16 @@
  *    arguments), and no access of any kind to a key or keyring created
  *    outside the sandbox (root's user keyring is shared with the host).
  *    Keys and keyrings the sandbox creates keep working.
+ *  - POSIX message queues: the same rule as SysV objects (mqueue.h; the
+ *    creator is recorded here, the opens and unlinks are decided in
+ *    file.bpf.c).
+ *  - Named FIFOs, under network=false (fifo.h: the creator is recorded
+ *    here, opens are decided in file.bpf.c).
+ *
+ * Beside IPC objects, two small rules with their own headers live here
+ * because their hooks had no program: exclusive locks on files the
+ * sandbox may not write (locks.h; leases are decided at file_fcntl in
+ * tamper.bpf.c) and the task name (comm.h).
  *
  * Neither kind of object has LSM blob storage for BPF, so the creator is
  * recorded in a hash map keyed by the object's address, at the allocation
@@ -37,6 +47,10 @@
  * Every program first honours the verdict of the LSM programs before it.
  */
 #include "ipc.h"
+#include "mqueue.h"
+#include "fifo.h"
+#include "locks.h"
+#include "comm.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -83,12 +97,7 @@ static __always_inline bool created_inside(void *owners, __u64 obj,
 					   const struct effective *e)
 {
 	struct owner *o = bpf_map_lookup_elem(owners, &obj);
-	if (!o)
-		return false;
-	__u32 level = e->sandbox_level;
-	if (level >= MAX_CGROUP_LEVEL || !e->sandbox_cgid)
-		return false;
-	return o->anc[level] == e->sandbox_cgid;
+	return o && owner_inside(o, e);
 }
 
 /* ---- SysV IPC ---- */
@@ -331,4 +340,51 @@ int key_permission(__u64 *ctx)
 	bpf_probe_read_kernel(&serial, sizeof(serial),
 			      (void *)k + bpf_core_field_offset(struct key, serial));
 	return tamper(&e, HOOK_KEY_PERMISSION, RULE_KEY_OUTSIDE, OBJ_NONE, (__u32)serial);
+}
+
+/* ---- POSIX message queues (mqueue.h) ---- */
+
+/* Every inode allocation on the host; only those on an mqueue superblock
+ * (a queue being created, or a mount's root) go past two loads and a
+ * compare. */
+SEC("lsm/inode_alloc_security")
+int BPF_PROG(inode_alloc_security, struct inode *inode, int ret)
+{
+	if (ret)
+		return ret;
+	return mqueue_record_creator(inode, HOOK_INODE_ALLOC_SECURITY);
+}
+
+/* ---- FIFOs (fifo.h) ---- */
+
+/* Every dentry given an inode (creations and lookups alike); only a FIFO
+ * inode goes past a load and a compare. */
+SEC("lsm/d_instantiate")
+void BPF_PROG(d_instantiate, struct dentry *dentry, struct inode *inode)
+{
+	fifo_instantiate(dentry, inode);
+}
+
+/* ---- Locks (locks.h) ---- */
+
+/* flock(2), POSIX and OFD record locks (fcntl F_SETLK*, F_OFD_SETLK*), and
+ * leases (after file_fcntl): an exclusive lock on a file the sandbox may
+ * not write. */
+SEC("lsm/file_lock")
+int BPF_PROG(file_lock, struct file *file, unsigned int cmd, int ret)
+{
+	if (ret)
+		return ret;
+	return lock_exclusive(file, cmd);
+}
+
+/* ---- The task name (comm.h) ---- */
+
+SEC("lsm/task_prctl")
+int BPF_PROG(task_prctl, int option, unsigned long arg2, unsigned long arg3,
+	     unsigned long arg4, unsigned long arg5, int ret)
+{
+	if (ret)
+		return ret;
+	return comm_prctl(option); /* 0: no decision, prctl(2) goes on (comm.h) */
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Creators of SysV IPC objects and kernel keys (ipc.bpf.c), in maps user
+ * Creators of SysV IPC objects and kernel keys (ipc.bpf.c; POSIX message
+ * queues: mqueue.h), in maps user
  * space pins with the others so that the records outlive an upgrade.
  */
 #ifndef ENFORCERD_IPC_H
@@ -13,6 +14,17 @@
 struct owner {
 	__u64 anc[MAX_CGROUP_LEVEL];
 };
+
+/* owner_inside: the creator o was in the subtree of the current task's
+ * sandbox (e: its resolved ceiling), the deepest registered ancestor. */
+static __always_inline bool owner_inside(const struct owner *o,
+					 const struct effective *e)
+{
+	__u32 level = e->sandbox_level;
+	if (level >= MAX_CGROUP_LEVEL || !e->sandbox_cgid)
+		return false;
+	return o->anc[level] == e->sandbox_cgid;
+}
 
 /* Live objects: SysV IPC objects by struct kern_ipc_perm address, keys by
  * struct key address. Not preallocated: memory follows the live objects.

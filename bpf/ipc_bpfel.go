@@ -78,6 +78,21 @@ type IpcEventScratch struct {
 	}
 }
 
+type IpcExecKey struct {
+	_        structs.HostLayout
+	CgroupId uint64
+	Ino      uint64
+	Dev      uint32
+	Pad      uint32
+}
+
+type IpcFifoNote struct {
+	_      structs.HostLayout
+	Dentry [2]uint64
+	When   [2]uint64
+	Hash   [2]uint32
+}
+
 type IpcOwner struct {
 	_   structs.HostLayout
 	Anc [32]uint64
@@ -102,22 +117,45 @@ type IpcResolveCacheEntry struct {
 	}
 }
 
+type IpcRootSet struct {
+	_     structs.HostLayout
+	Count uint32
+	Pad   uint32
+	Root  [16]struct {
+		_   structs.HostLayout
+		Ino uint64
+		Dev uint32
+		Pad uint32
+	}
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	IpcMapActivations            = "activations"
+	IpcMapCeilingSince           = "ceiling_since"
 	IpcMapCeilings               = "ceilings"
 	IpcMapEnforcerdConfig        = "enforcerd_config"
 	IpcMapEventScratch           = "event_scratch"
 	IpcMapEvents                 = "events"
+	IpcMapExecAllow              = "exec_allow"
+	IpcMapFifoOwners             = "fifo_owners"
+	IpcMapFifoPending            = "fifo_pending"
 	IpcMapIpcOwners              = "ipc_owners"
 	IpcMapKeyOwners              = "key_owners"
+	IpcMapMqOwners               = "mq_owners"
 	IpcMapOwnerZero              = "owner_zero"
 	IpcMapResolveCache           = "resolve_cache"
 	IpcMapStats                  = "stats"
 	IpcMapTallyOverflowSlot      = "tally_overflow_slot"
 	IpcMapTallySlot              = "tally_slot"
+	IpcMapTaskFlags              = "task_flags"
+	IpcMapWriteRoots             = "write_roots"
+	IpcMapWrittenInodes          = "written_inodes"
+	IpcProgD_instantiate         = "d_instantiate"
+	IpcProgFileLock              = "file_lock"
+	IpcProgInodeAllocSecurity    = "inode_alloc_security"
 	IpcProgIpcPermission         = "ipc_permission"
 	IpcProgKeyAlloc              = "key_alloc"
 	IpcProgKeyFree               = "key_free"
@@ -135,6 +173,7 @@ const (
 	IpcProgShmFreeSecurity       = "shm_free_security"
 	IpcProgShmShmat              = "shm_shmat"
 	IpcProgShmShmctl             = "shm_shmctl"
+	IpcProgTaskPrctl             = "task_prctl"
 )
 
 // LoadIpc returns the embedded CollectionSpec for Ipc.
@@ -179,6 +218,9 @@ type IpcSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type IpcProgramSpecs struct {
+	D_instantiate         *ebpf.ProgramSpec `ebpf:"d_instantiate"`
+	FileLock              *ebpf.ProgramSpec `ebpf:"file_lock"`
+	InodeAllocSecurity    *ebpf.ProgramSpec `ebpf:"inode_alloc_security"`
 	IpcPermission         *ebpf.ProgramSpec `ebpf:"ipc_permission"`
 	KeyAlloc              *ebpf.ProgramSpec `ebpf:"key_alloc"`
 	KeyFree               *ebpf.ProgramSpec `ebpf:"key_free"`
@@ -196,6 +238,7 @@ type IpcProgramSpecs struct {
 	ShmFreeSecurity       *ebpf.ProgramSpec `ebpf:"shm_free_security"`
 	ShmShmat              *ebpf.ProgramSpec `ebpf:"shm_shmat"`
 	ShmShmctl             *ebpf.ProgramSpec `ebpf:"shm_shmctl"`
+	TaskPrctl             *ebpf.ProgramSpec `ebpf:"task_prctl"`
 }
 
 // IpcMapSpecs contains maps before they are loaded into the kernel.
@@ -203,17 +246,25 @@ type IpcProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type IpcMapSpecs struct {
 	Activations       *ebpf.MapSpec `ebpf:"activations"`
+	CeilingSince      *ebpf.MapSpec `ebpf:"ceiling_since"`
 	Ceilings          *ebpf.MapSpec `ebpf:"ceilings"`
 	EnforcerdConfig   *ebpf.MapSpec `ebpf:"enforcerd_config"`
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
 	Events            *ebpf.MapSpec `ebpf:"events"`
+	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
+	FifoOwners        *ebpf.MapSpec `ebpf:"fifo_owners"`
+	FifoPending       *ebpf.MapSpec `ebpf:"fifo_pending"`
 	IpcOwners         *ebpf.MapSpec `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
+	MqOwners          *ebpf.MapSpec `ebpf:"mq_owners"`
 	OwnerZero         *ebpf.MapSpec `ebpf:"owner_zero"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
+	TaskFlags         *ebpf.MapSpec `ebpf:"task_flags"`
+	WriteRoots        *ebpf.MapSpec `ebpf:"write_roots"`
+	WrittenInodes     *ebpf.MapSpec `ebpf:"written_inodes"`
 }
 
 // IpcVariableSpecs contains global variables before they are loaded into the kernel.
@@ -243,33 +294,49 @@ func (o *IpcObjects) Close() error {
 // It can be passed to LoadIpcObjects or ebpf.CollectionSpec.LoadAndAssign.
 type IpcMaps struct {
 	Activations       *ebpf.Map `ebpf:"activations"`
+	CeilingSince      *ebpf.Map `ebpf:"ceiling_since"`
 	Ceilings          *ebpf.Map `ebpf:"ceilings"`
 	EnforcerdConfig   *ebpf.Map `ebpf:"enforcerd_config"`
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
 	Events            *ebpf.Map `ebpf:"events"`
+	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
+	FifoOwners        *ebpf.Map `ebpf:"fifo_owners"`
+	FifoPending       *ebpf.Map `ebpf:"fifo_pending"`
 	IpcOwners         *ebpf.Map `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
+	MqOwners          *ebpf.Map `ebpf:"mq_owners"`
 	OwnerZero         *ebpf.Map `ebpf:"owner_zero"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
+	TaskFlags         *ebpf.Map `ebpf:"task_flags"`
+	WriteRoots        *ebpf.Map `ebpf:"write_roots"`
+	WrittenInodes     *ebpf.Map `ebpf:"written_inodes"`
 }
 
 func (m *IpcMaps) Close() error {
 	return _IpcClose(
 		m.Activations,
+		m.CeilingSince,
 		m.Ceilings,
 		m.EnforcerdConfig,
 		m.EventScratch,
 		m.Events,
+		m.ExecAllow,
+		m.FifoOwners,
+		m.FifoPending,
 		m.IpcOwners,
 		m.KeyOwners,
+		m.MqOwners,
 		m.OwnerZero,
 		m.ResolveCache,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,
+		m.TaskFlags,
+		m.WriteRoots,
+		m.WrittenInodes,
 	)
 }
 
@@ -283,6 +350,9 @@ type IpcVariables struct {
 //
 // It can be passed to LoadIpcObjects or ebpf.CollectionSpec.LoadAndAssign.
 type IpcPrograms struct {
+	D_instantiate         *ebpf.Program `ebpf:"d_instantiate"`
+	FileLock              *ebpf.Program `ebpf:"file_lock"`
+	InodeAllocSecurity    *ebpf.Program `ebpf:"inode_alloc_security"`
 	IpcPermission         *ebpf.Program `ebpf:"ipc_permission"`
 	KeyAlloc              *ebpf.Program `ebpf:"key_alloc"`
 	KeyFree               *ebpf.Program `ebpf:"key_free"`
@@ -300,10 +370,14 @@ type IpcPrograms struct {
 	ShmFreeSecurity       *ebpf.Program `ebpf:"shm_free_security"`
 	ShmShmat              *ebpf.Program `ebpf:"shm_shmat"`
 	ShmShmctl             *ebpf.Program `ebpf:"shm_shmctl"`
+	TaskPrctl             *ebpf.Program `ebpf:"task_prctl"`
 }
 
 func (p *IpcPrograms) Close() error {
 	return _IpcClose(
+		p.D_instantiate,
+		p.FileLock,
+		p.InodeAllocSecurity,
 		p.IpcPermission,
 		p.KeyAlloc,
 		p.KeyFree,
@@ -321,6 +395,7 @@ func (p *IpcPrograms) Close() error {
 		p.ShmFreeSecurity,
 		p.ShmShmat,
 		p.ShmShmctl,
+		p.TaskPrctl,
 	)
 }
 

@@ -18,6 +18,8 @@
  */
 #include "exec.h"
 #include "ipc.h"
+#include "mqueue.h"
+#include "fifo.h"
 #include "endpoints.h"
 #define ENFORCERD_ROOTS_TYPES_ONLY /* the map and its types */
 #include "roots.h"

@@ -135,6 +135,13 @@ type SharedExecKey struct {
 	Pad      uint32
 }
 
+type SharedFifoNote struct {
+	_      structs.HostLayout
+	Dentry [2]uint64
+	When   [2]uint64
+	Hash   [2]uint32
+}
+
 type SharedFsMagic uint32
 
 const (
@@ -259,6 +266,10 @@ const (
 	SharedHookIdHOOK_MSG_QUEUE_FREE_SECURITY  SharedHookId = 81
 	SharedHookIdHOOK_SEM_FREE_SECURITY        SharedHookId = 82
 	SharedHookIdHOOK_KEY_FREE                 SharedHookId = 83
+	SharedHookIdHOOK_INODE_ALLOC_SECURITY     SharedHookId = 84
+	SharedHookIdHOOK_FILE_LOCK                SharedHookId = 85
+	SharedHookIdHOOK_TASK_PRCTL               SharedHookId = 86
+	SharedHookIdHOOK_D_INSTANTIATE            SharedHookId = 87
 )
 
 type SharedLimits uint32
@@ -352,6 +363,7 @@ const (
 	SharedRuleIdRULE_CODE_MAPPING      SharedRuleId = 25
 	SharedRuleIdRULE_SHELL_PTRACE      SharedRuleId = 26
 	SharedRuleIdRULE_EXEC_OPEN         SharedRuleId = 27
+	SharedRuleIdRULE_TASK_NAME         SharedRuleId = 28
 )
 
 type SharedRuleLayout uint32
@@ -414,8 +426,11 @@ const (
 	SharedMapEventScratch      = "event_scratch"
 	SharedMapEvents            = "events"
 	SharedMapExecAllow         = "exec_allow"
+	SharedMapFifoOwners        = "fifo_owners"
+	SharedMapFifoPending       = "fifo_pending"
 	SharedMapIpcOwners         = "ipc_owners"
 	SharedMapKeyOwners         = "key_owners"
+	SharedMapMqOwners          = "mq_owners"
 	SharedMapResolveCache      = "resolve_cache"
 	SharedMapStats             = "stats"
 	SharedMapTallyOverflowSlot = "tally_overflow_slot"
@@ -482,8 +497,11 @@ type SharedMapSpecs struct {
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
+	FifoOwners        *ebpf.MapSpec `ebpf:"fifo_owners"`
+	FifoPending       *ebpf.MapSpec `ebpf:"fifo_pending"`
 	IpcOwners         *ebpf.MapSpec `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
+	MqOwners          *ebpf.MapSpec `ebpf:"mq_owners"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
@@ -528,8 +546,11 @@ type SharedMaps struct {
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
 	Events            *ebpf.Map `ebpf:"events"`
 	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
+	FifoOwners        *ebpf.Map `ebpf:"fifo_owners"`
+	FifoPending       *ebpf.Map `ebpf:"fifo_pending"`
 	IpcOwners         *ebpf.Map `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
+	MqOwners          *ebpf.Map `ebpf:"mq_owners"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
@@ -549,8 +570,11 @@ func (m *SharedMaps) Close() error {
 		m.EventScratch,
 		m.Events,
 		m.ExecAllow,
+		m.FifoOwners,
+		m.FifoPending,
 		m.IpcOwners,
 		m.KeyOwners,
+		m.MqOwners,
 		m.ResolveCache,
 		m.Stats,
 		m.TallyOverflowSlot,

@@ -32,6 +32,7 @@
  * Every program first honours the verdict of the LSM programs before it.
  */
 #include "exec.h"
+#include "locks.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -225,6 +226,8 @@ int BPF_PROG(file_fcntl, struct file *file, unsigned int cmd,
 	     unsigned long arg, int ret)
 {
 	if (ret)
+		return ret;
+	if ((ret = lease_fcntl(file, cmd, arg))) /* locks.h: W10 leases */
 		return ret;
 	if (cmd == F_SETFL || cmd == F_SETSIG) {
 		/* O_ASYNC on a descriptor whose owner is already outside (set

@@ -116,6 +116,18 @@ type TamperResolveCacheEntry struct {
 	}
 }
 
+type TamperRootSet struct {
+	_     structs.HostLayout
+	Count uint32
+	Pad   uint32
+	Root  [16]struct {
+		_   structs.HostLayout
+		Ino uint64
+		Dev uint32
+		Pad uint32
+	}
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -133,6 +145,7 @@ const (
 	TamperMapTallyOverflowSlot    = "tally_overflow_slot"
 	TamperMapTallySlot            = "tally_slot"
 	TamperMapTaskFlags            = "task_flags"
+	TamperMapWriteRoots           = "write_roots"
 	TamperMapWrittenInodes        = "written_inodes"
 	TamperProgBpf                 = "bpf"
 	TamperProgBpfV4               = "bpf_v4"
@@ -241,6 +254,7 @@ type TamperMapSpecs struct {
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
 	TaskFlags         *ebpf.MapSpec `ebpf:"task_flags"`
+	WriteRoots        *ebpf.MapSpec `ebpf:"write_roots"`
 	WrittenInodes     *ebpf.MapSpec `ebpf:"written_inodes"`
 }
 
@@ -283,6 +297,7 @@ type TamperMaps struct {
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
 	TaskFlags         *ebpf.Map `ebpf:"task_flags"`
+	WriteRoots        *ebpf.Map `ebpf:"write_roots"`
 	WrittenInodes     *ebpf.Map `ebpf:"written_inodes"`
 }
 
@@ -301,6 +316,7 @@ func (m *TamperMaps) Close() error {
 		m.TallyOverflowSlot,
 		m.TallySlot,
 		m.TaskFlags,
+		m.WriteRoots,
 		m.WrittenInodes,
 	)
 }

@@ -101,6 +101,10 @@ const (
 	HookMsgQueueFreeSecurity  = Hook(bpf.SharedHookIdHOOK_MSG_QUEUE_FREE_SECURITY)
 	HookSemFreeSecurity       = Hook(bpf.SharedHookIdHOOK_SEM_FREE_SECURITY)
 	HookKeyFree               = Hook(bpf.SharedHookIdHOOK_KEY_FREE)
+	HookInodeAllocSecurity    = Hook(bpf.SharedHookIdHOOK_INODE_ALLOC_SECURITY)
+	HookFileLock              = Hook(bpf.SharedHookIdHOOK_FILE_LOCK)
+	HookTaskPrctl             = Hook(bpf.SharedHookIdHOOK_TASK_PRCTL)
+	HookDInstantiate          = Hook(bpf.SharedHookIdHOOK_D_INSTANTIATE)
 )
 
 type hookInfo struct {
@@ -196,6 +200,10 @@ var hookTable = map[Hook]hookInfo{
 	HookMsgQueueFreeSecurity:  {name: "msg_queue_free_security", operation: "remove-ipc-object"},
 	HookSemFreeSecurity:       {name: "sem_free_security", operation: "remove-ipc-object"},
 	HookKeyFree:               {name: "key_free", operation: "remove-key"},
+	HookInodeAllocSecurity:    {name: "inode_alloc_security", operation: "create-ipc-object"},
+	HookFileLock:              {name: "file_lock", operation: "lock"},
+	HookTaskPrctl:             {name: "task_prctl", operation: "prctl"},
+	HookDInstantiate:          {name: "d_instantiate", operation: "create"},
 }
 
 // AllHooks lists every hook id, legacy ones included, for exhaustiveness
@@ -275,7 +283,7 @@ const (
 	RuleProcessOutside  Rule = "process-outside"   // priority, scheduling or limits of a process outside
 	RuleCoreDumpLimit   Rule = "core-dump-limit"   // RLIMIT_CORE other than 1 (core-dump pipe helpers)
 	RuleURingCmd        Rule = "uring-cmd"         // io_uring command passthrough
-	RuleIPCOutside      Rule = "ipc-outside"       // a SysV IPC object created outside
+	RuleIPCOutside      Rule = "ipc-outside"       // an IPC object (SysV, POSIX message queue) created outside
 	RuleOwnerUnrecorded Rule = "owner-unrecorded"  // an IPC object or key whose creator could not be recorded
 	RuleKeyRequestAuth  Rule = "key-request-auth"  // a request_key authorisation key
 	RuleKeyOutside      Rule = "key-outside"       // a key created outside
@@ -286,6 +294,7 @@ const (
 	RuleCodeMapping     Rule = "code-mapping"      // shell: an executable mapping of a memfd or written file
 	RuleShellPtrace     Rule = "shell-ptrace"      // shell=read_only: ptrace of a process that may write
 	RuleExecOpen        Rule = "exec-open"         // shell: an open for exec of an unlisted program interpreter (or a written file)
+	RuleTaskName        Rule = "task-name"         // setting the task name (prctl PR_SET_NAME)
 )
 
 // ruleTable maps enum rule_id (bpf/event.h) to its rule and the operation
@@ -321,6 +330,7 @@ var ruleTable = map[bpf.SharedRuleId]struct {
 	bpf.SharedRuleIdRULE_CODE_MAPPING:      {RuleCodeMapping, "map-executable"},
 	bpf.SharedRuleIdRULE_SHELL_PTRACE:      {RuleShellPtrace, ""},
 	bpf.SharedRuleIdRULE_EXEC_OPEN:         {RuleExecOpen, "exec-interpreter"},
+	bpf.SharedRuleIdRULE_TASK_NAME:         {RuleTaskName, "set-task-name"},
 }
 
 // AllRules is the closed set of rules, field rules first.

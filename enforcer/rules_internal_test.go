@@ -77,6 +77,7 @@ func TestDecodeRules(t *testing.T) {
 		bpf.SharedRuleIdRULE_RAW_STORAGE: RuleRawStorage, bpf.SharedRuleIdRULE_TTY_INJECT: RuleTTYInject,
 		bpf.SharedRuleIdRULE_CODE_MAPPING: RuleCodeMapping, bpf.SharedRuleIdRULE_SHELL_PTRACE: RuleShellPtrace,
 		bpf.SharedRuleIdRULE_EXEC_OPEN: RuleExecOpen,
+		bpf.SharedRuleIdRULE_TASK_NAME: RuleTaskName,
 	}
 	if len(ids) != len(ruleTable) {
 		t.Fatalf("test covers %d rule ids, the table has %d", len(ids), len(ruleTable))

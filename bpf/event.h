@@ -105,6 +105,9 @@ enum hook_id {
 	HOOK_MSG_QUEUE_FREE_SECURITY,
 	HOOK_SEM_FREE_SECURITY,
 	HOOK_KEY_FREE,
+	/* device.bpf.c: pty creation and its end (never refuse). */
+	HOOK_D_INSTANTIATE,
+	HOOK_INODE_FREE_SECURITY,
 };
 
 /*
@@ -144,6 +147,11 @@ enum rule_id {
 	RULE_SHELL_PTRACE,	 /* shell=read_only: ptrace of a writer */
 	RULE_EXEC_OPEN,		 /* shell: an open for exec of a file neither
 				  * listed nor a vetted program interpreter */
+	RULE_HOST_DEVICE,	 /* a device node off the allow list */
+	RULE_TERMINAL_OUTSIDE,	 /* a terminal neither declared own nor
+				  * created inside: beyond a read-only query */
+	RULE_CONSOLE_EGRESS,	 /* network=false: an own terminal that leaves
+				  * the machine (console, serial line) */
 };
 
 enum rule_layout {

@@ -45,6 +45,44 @@ const (
 	SharedDenyBitDENY_TAMPER      SharedDenyBit = 16
 )
 
+type SharedDeviceFlag uint32
+
+const (
+	SharedDeviceFlagDEVICES_DENY_CONSOLE_EGRESS SharedDeviceFlag = 1
+)
+
+type SharedDeviceKind uint32
+
+const (
+	SharedDeviceKindDEVICE_CHR SharedDeviceKind = 1
+	SharedDeviceKindDEVICE_BLK SharedDeviceKind = 2
+)
+
+type SharedDeviceLimits uint32
+
+const (
+	SharedDeviceLimitsMAX_ALLOW_DEVICES SharedDeviceLimits = 16
+	SharedDeviceLimitsMAX_TERMINALS     SharedDeviceLimits = 8
+)
+
+type SharedDeviceList struct {
+	_     structs.HostLayout
+	Ndev  uint32
+	Nterm uint32
+	Flags uint32
+	Pad   uint32
+	Dev   [16]struct {
+		_    structs.HostLayout
+		Dev  uint32
+		Kind uint32
+	}
+	Term [8]struct {
+		_      structs.HostLayout
+		Dev    uint32
+		PtsDev uint32
+	}
+}
+
 type SharedEndpointKind uint32
 
 const (
@@ -259,6 +297,8 @@ const (
 	SharedHookIdHOOK_MSG_QUEUE_FREE_SECURITY  SharedHookId = 81
 	SharedHookIdHOOK_SEM_FREE_SECURITY        SharedHookId = 82
 	SharedHookIdHOOK_KEY_FREE                 SharedHookId = 83
+	SharedHookIdHOOK_D_INSTANTIATE            SharedHookId = 84
+	SharedHookIdHOOK_INODE_FREE_SECURITY      SharedHookId = 85
 )
 
 type SharedLimits uint32
@@ -352,6 +392,9 @@ const (
 	SharedRuleIdRULE_CODE_MAPPING      SharedRuleId = 25
 	SharedRuleIdRULE_SHELL_PTRACE      SharedRuleId = 26
 	SharedRuleIdRULE_EXEC_OPEN         SharedRuleId = 27
+	SharedRuleIdRULE_HOST_DEVICE       SharedRuleId = 28
+	SharedRuleIdRULE_TERMINAL_OUTSIDE  SharedRuleId = 29
+	SharedRuleIdRULE_CONSOLE_EGRESS    SharedRuleId = 30
 )
 
 type SharedRuleLayout uint32
@@ -410,12 +453,14 @@ const (
 	SharedMapCeilingSince      = "ceiling_since"
 	SharedMapCeilings          = "ceilings"
 	SharedMapConnectAllow      = "connect_allow"
+	SharedMapDeviceAllow       = "device_allow"
 	SharedMapEnforcerdConfig   = "enforcerd_config"
 	SharedMapEventScratch      = "event_scratch"
 	SharedMapEvents            = "events"
 	SharedMapExecAllow         = "exec_allow"
 	SharedMapIpcOwners         = "ipc_owners"
 	SharedMapKeyOwners         = "key_owners"
+	SharedMapPtyOwners         = "pty_owners"
 	SharedMapResolveCache      = "resolve_cache"
 	SharedMapStats             = "stats"
 	SharedMapTallyOverflowSlot = "tally_overflow_slot"
@@ -478,12 +523,14 @@ type SharedMapSpecs struct {
 	CeilingSince      *ebpf.MapSpec `ebpf:"ceiling_since"`
 	Ceilings          *ebpf.MapSpec `ebpf:"ceilings"`
 	ConnectAllow      *ebpf.MapSpec `ebpf:"connect_allow"`
+	DeviceAllow       *ebpf.MapSpec `ebpf:"device_allow"`
 	EnforcerdConfig   *ebpf.MapSpec `ebpf:"enforcerd_config"`
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
 	IpcOwners         *ebpf.MapSpec `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
+	PtyOwners         *ebpf.MapSpec `ebpf:"pty_owners"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
@@ -524,12 +571,14 @@ type SharedMaps struct {
 	CeilingSince      *ebpf.Map `ebpf:"ceiling_since"`
 	Ceilings          *ebpf.Map `ebpf:"ceilings"`
 	ConnectAllow      *ebpf.Map `ebpf:"connect_allow"`
+	DeviceAllow       *ebpf.Map `ebpf:"device_allow"`
 	EnforcerdConfig   *ebpf.Map `ebpf:"enforcerd_config"`
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
 	Events            *ebpf.Map `ebpf:"events"`
 	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
 	IpcOwners         *ebpf.Map `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
+	PtyOwners         *ebpf.Map `ebpf:"pty_owners"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
@@ -545,12 +594,14 @@ func (m *SharedMaps) Close() error {
 		m.CeilingSince,
 		m.Ceilings,
 		m.ConnectAllow,
+		m.DeviceAllow,
 		m.EnforcerdConfig,
 		m.EventScratch,
 		m.Events,
 		m.ExecAllow,
 		m.IpcOwners,
 		m.KeyOwners,
+		m.PtyOwners,
 		m.ResolveCache,
 		m.Stats,
 		m.TallyOverflowSlot,

@@ -101,6 +101,8 @@ const (
 	HookMsgQueueFreeSecurity  = Hook(bpf.SharedHookIdHOOK_MSG_QUEUE_FREE_SECURITY)
 	HookSemFreeSecurity       = Hook(bpf.SharedHookIdHOOK_SEM_FREE_SECURITY)
 	HookKeyFree               = Hook(bpf.SharedHookIdHOOK_KEY_FREE)
+	HookDInstantiate          = Hook(bpf.SharedHookIdHOOK_D_INSTANTIATE)
+	HookInodeFreeSecurity     = Hook(bpf.SharedHookIdHOOK_INODE_FREE_SECURITY)
 )
 
 type hookInfo struct {
@@ -196,6 +198,8 @@ var hookTable = map[Hook]hookInfo{
 	HookMsgQueueFreeSecurity:  {name: "msg_queue_free_security", operation: "remove-ipc-object"},
 	HookSemFreeSecurity:       {name: "sem_free_security", operation: "remove-ipc-object"},
 	HookKeyFree:               {name: "key_free", operation: "remove-key"},
+	HookDInstantiate:          {name: "d_instantiate", operation: "create-pty"},
+	HookInodeFreeSecurity:     {name: "inode_free_security", operation: "remove-pty"},
 }
 
 // AllHooks lists every hook id, legacy ones included, for exhaustiveness
@@ -286,6 +290,9 @@ const (
 	RuleCodeMapping     Rule = "code-mapping"      // shell: an executable mapping of a memfd or written file
 	RuleShellPtrace     Rule = "shell-ptrace"      // shell=read_only: ptrace of a process that may write
 	RuleExecOpen        Rule = "exec-open"         // shell: an open for exec of an unlisted program interpreter (or a written file)
+	RuleHostDevice      Rule = "host-device"       // a device node off the allow list (null-like, own terminals, Entry.AllowDevices)
+	RuleTerminalOutside Rule = "terminal-outside"  // a terminal neither declared own nor created inside, beyond a read-only query
+	RuleConsoleEgress   Rule = "console-egress"    // network=false with DenyConsoleEgress: an own terminal that leaves the machine
 )
 
 // ruleTable maps enum rule_id (bpf/event.h) to its rule and the operation
@@ -321,6 +328,9 @@ var ruleTable = map[bpf.SharedRuleId]struct {
 	bpf.SharedRuleIdRULE_CODE_MAPPING:      {RuleCodeMapping, "map-executable"},
 	bpf.SharedRuleIdRULE_SHELL_PTRACE:      {RuleShellPtrace, ""},
 	bpf.SharedRuleIdRULE_EXEC_OPEN:         {RuleExecOpen, "exec-interpreter"},
+	bpf.SharedRuleIdRULE_HOST_DEVICE:       {RuleHostDevice, "use-device"},
+	bpf.SharedRuleIdRULE_TERMINAL_OUTSIDE:  {RuleTerminalOutside, "use-terminal"},
+	bpf.SharedRuleIdRULE_CONSOLE_EGRESS:    {RuleConsoleEgress, "write-console"},
 }
 
 // AllRules is the closed set of rules, field rules first.

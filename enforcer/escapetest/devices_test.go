@@ -92,6 +92,16 @@ func TestHostDevices(t *testing.T) {
 		}, Want: want},
 		{Name: "D1 read /dev/vcs1 (the host console's screen)", Prep: func(t *testing.T) { mustExist(t, "/dev/vcs1", "a virtual console") },
 			Attempt: kerneltest.Op("read-dev", "/dev/vcs1"), Want: want},
+		// A descriptor opened outside and passed in: decided at the write
+		// (the kmsg rule of file.bpf.c, or this one, whichever runs first).
+		{Name: "D1 write /dev/kmsg through a descriptor opened outside", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			f, err := os.OpenFile("/dev/kmsg", os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			return sb.ProbeFiles(t, []*os.File{f}, "tty-fd-write", "escapetest: forged kernel log line"), nil
+		}, Want: kerneltest.Hooks(enforcer.HookFilePermission).Rule(enforcer.RuleKmsg, enforcer.RuleHostDevice)},
 	}
 	for i := range cases {
 		cases[i].Ceiling = tamperOnly
@@ -116,13 +126,13 @@ func TestForeignTerminals(t *testing.T) {
 		}, Want: term},
 		{Name: "D2 write a host pty through a descriptor opened outside", Prep: prep, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			m := mark()
-			return sb.ProbeFiles(t, []*os.File{p.slave}, "fd-write", m), func() (bool, string) { return p.masterSees(m), "the master read " + m }
+			return sb.ProbeFiles(t, []*os.File{p.slave}, "tty-fd-write", m), func() (bool, string) { return p.masterSees(m), "the master read " + m }
 		}, Want: term},
 		{Name: "D2 read a host pty's input through a descriptor opened outside", Prep: prep, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			if _, err := p.master.Write([]byte("secret\n")); err != nil {
 				t.Fatal(err)
 			}
-			return sb.ProbeFiles(t, []*os.File{p.slave}, "fd-read"), nil
+			return sb.ProbeFiles(t, []*os.File{p.slave}, "tty-fd-read"), nil
 		}, Want: term},
 		{Name: "D2 TIOCSWINSZ on a host pty (SIGWINCH outside)", Prep: prep, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			return sb.Probe(t, "tty-ioctl", p.path, "winsz"), func() (bool, string) {
@@ -206,7 +216,7 @@ func TestOwnTerminals(t *testing.T) {
 		if _, err := p.master.Write([]byte("typed\n")); err != nil {
 			t.Fatal(err)
 		}
-		if r := sb.ProbeFiles(t, []*os.File{p.slave}, "fd-read"); r.Errno != 0 || !r.Effect {
+		if r := sb.ProbeFiles(t, []*os.File{p.slave}, "tty-fd-read"); r.Errno != 0 || !r.Effect {
 			t.Errorf("read a declared terminal: %v, want its input", r)
 		}
 		// The same pty number in another registration is not its own.

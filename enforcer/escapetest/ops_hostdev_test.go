@@ -71,15 +71,15 @@ func init() {
 			defer unix.Close(fd)
 			ttyIoctl(r, fd, a[1])
 		},
-		// fd-tty-ioctl REQ: the request on fd 3.
-		"fd-tty-ioctl": func(r *probe.Result, a []string) { ttyIoctl(r, 3, a[0]) },
-		// fd-write DATA: write DATA to fd 3.
-		"fd-write": func(r *probe.Result, a []string) {
+		// tty-fd-ioctl REQ: the request on fd 3.
+		"tty-fd-ioctl": func(r *probe.Result, a []string) { ttyIoctl(r, 3, a[0]) },
+		// tty-fd-write DATA: write DATA to fd 3.
+		"tty-fd-write": func(r *probe.Result, a []string) {
 			_, err := unix.Write(3, []byte(a[0]))
 			r.Check(err, "write fd 3")
 		},
-		// fd-read: read what fd 3 has within 2 s.
-		"fd-read": func(r *probe.Result, a []string) {
+		// tty-fd-read: read what fd 3 has within 2 s.
+		"tty-fd-read": func(r *probe.Result, a []string) {
 			if !probe.WaitReadable(3, 2*time.Second) {
 				r.Setup = "fd 3 has nothing to read"
 				return

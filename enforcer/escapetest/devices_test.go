@@ -74,6 +74,18 @@ func (p *hostPty) masterSees(mark string) bool {
 	return false
 }
 
+// allocVT2 allocates virtual console 2 (an open does), so /dev/vcs2
+// shows its screen.
+func allocVT2(t *testing.T) {
+	t.Helper()
+	fd, err := unix.Open("/dev/tty2", unix.O_RDONLY|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatalf("open /dev/tty2 (the VM's virtual consoles): %v", err)
+	}
+	unix.Close(fd)
+	mustExist(t, "/dev/vcs2", "virtual console 2, allocated")
+}
+
 // TestHostDevices (D1): devices off the allow list cannot be opened, in
 // any mode, under the all-allow ceiling.
 func TestHostDevices(t *testing.T) {
@@ -157,7 +169,7 @@ func TestForeignTerminals(t *testing.T) {
 				return err == unix.EAGAIN, "output stopped (a write outside: EAGAIN)"
 			}
 		}, Want: term},
-		{Name: "D2 write /dev/tty2, another virtual console", Prep: func(t *testing.T) { mustExist(t, "/dev/vcs2", "a virtual console") },
+		{Name: "D2 write /dev/tty2, another virtual console", Prep: allocVT2,
 			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 				m := mark()
 				return sb.Probe(t, "write-dev", "/dev/tty2", m), func() (bool, string) {
@@ -204,8 +216,9 @@ func TestOwnTerminals(t *testing.T) {
 	})
 	t.Run("declared terminal", func(t *testing.T) {
 		p := newHostPty(t)
+		own := p.terminal(t)
 		sb := kt.Sandbox(t, "case")
-		sb.Register(t, enforcer.Entry{Ceiling: tamperOnly, Terminals: []enforcer.Terminal{p.terminal(t)}})
+		sb.Register(t, enforcer.Entry{Ceiling: tamperOnly, Terminals: []enforcer.Terminal{own}})
 		m := fmt.Sprintf("OWN%d", kt.Seq())
 		if r := sb.Probe(t, "write-dev", p.path, m); r.Errno != 0 || !p.masterSees(m) {
 			t.Errorf("write a declared terminal: %v, want success and the master reading it", r)
@@ -219,9 +232,10 @@ func TestOwnTerminals(t *testing.T) {
 		if r := sb.ProbeFiles(t, []*os.File{p.slave}, "tty-fd-read"); r.Errno != 0 || !r.Effect {
 			t.Errorf("read a declared terminal: %v, want its input", r)
 		}
-		// The same pty number in another registration is not its own.
+		// The same pty number in another devpts instance is another
+		// terminal.
 		other := kt.Sandbox(t, "case")
-		other.Register(t, enforcer.Entry{Ceiling: tamperOnly, Terminals: []enforcer.Terminal{{Dev: p.terminal(t).Dev, PtsDev: p.terminal(t).PtsDev + 1}}})
+		other.Register(t, enforcer.Entry{Ceiling: tamperOnly, Terminals: []enforcer.Terminal{{Dev: own.Dev, PtsDev: own.PtsDev + 1}}})
 		if r := other.Probe(t, "write-dev", p.path, m); !r.Denied() {
 			t.Errorf("write a pty declared in another devpts instance: %v, want EPERM", r)
 		}

@@ -169,6 +169,10 @@ func TestForeignTerminals(t *testing.T) {
 				return err == unix.EAGAIN, "output stopped (a write outside: EAGAIN)"
 			}
 		}, Want: term},
+		{Name: "D2 write /dev/tty, redirected to a host pty made the controlling terminal", Prep: prep, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			m := mark()
+			return sb.Probe(t, "ctty-write", p.path, m), func() (bool, string) { return p.masterSees(m), "the master read " + m }
+		}, Want: kerneltest.Hooks(enforcer.HookFilePermission).Rule(enforcer.RuleTerminalOutside)},
 		{Name: "D2 write /dev/tty2, another virtual console", Prep: allocVT2,
 			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 				m := mark()
@@ -222,6 +226,10 @@ func TestOwnTerminals(t *testing.T) {
 		m := fmt.Sprintf("OWN%d", kt.Seq())
 		if r := sb.Probe(t, "write-dev", p.path, m); r.Errno != 0 || !p.masterSees(m) {
 			t.Errorf("write a declared terminal: %v, want success and the master reading it", r)
+		}
+		m = fmt.Sprintf("OWNTTY%d", kt.Seq())
+		if r := sb.Probe(t, "ctty-write", p.path, m); r.Errno != 0 || !p.masterSees(m) {
+			t.Errorf("write /dev/tty, a declared controlling terminal: %v, want success and the master reading it", r)
 		}
 		if r := sb.Probe(t, "tty-ioctl", p.path, "winsz"); r.Errno != 0 {
 			t.Errorf("resize a declared terminal: %v, want success", r)

@@ -91,6 +91,26 @@ func init() {
 				r.Effect = n > 0
 			}
 		},
+		// ctty-write PATH DATA: a new session whose controlling terminal is
+		// PATH (opened read-only without O_NOCTTY), then DATA written
+		// through /dev/tty.
+		"ctty-write": func(r *probe.Result, a []string) {
+			if _, err := unix.Setsid(); !r.Require(err, "setsid") {
+				return
+			}
+			fd, err := unix.Open(a[0], unix.O_RDONLY, 0)
+			if !r.Check(err, "open "+a[0]) {
+				return
+			}
+			defer unix.Close(fd)
+			tty, err := unix.Open("/dev/tty", unix.O_WRONLY, 0)
+			if !r.Check(err, "open /dev/tty") {
+				return
+			}
+			defer unix.Close(tty)
+			_, err = unix.Write(tty, []byte(a[1]))
+			r.Check(err, "write /dev/tty")
+		},
 		// pty-own: a pty of the probe's own (from /dev/ptmx): resize it,
 		// write through the slave, read on the master.
 		"pty-own": func(r *probe.Result, a []string) {

@@ -217,3 +217,37 @@ func (e *Enforcer) lookupDevices(cgroupID uint64, en *Entry) {
 	}
 	decodeDevices(l, en)
 }
+
+// TerminalOf is the Terminal f reaches, for Entry.Terminals: a pty slave
+// by its number and devpts instance, any other tty by its number. A
+// descriptor of /dev/tty, /dev/console or /dev/tty0 is resolved to the tty
+// it reached (TIOCGDEV). Errors: f is not a terminal, or it reached a pty
+// through /dev/tty or /dev/console (its devpts instance cannot be named
+// from there: declare the pty's own descriptor).
+func TerminalOf(f *os.File) (Terminal, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return Terminal{}, fmt.Errorf("terminal %s: %w", f.Name(), err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		return Terminal{}, fmt.Errorf("%w: %s is not a terminal", ErrBadDevices, f.Name())
+	}
+	if _, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err != nil {
+		return Terminal{}, fmt.Errorf("%w: %s is not a terminal: %v", ErrBadDevices, f.Name(), err)
+	}
+	dev := kernelDev(st.Rdev)
+	switch maj := dev >> 20; {
+	case maj >= 136 && maj <= 143:
+		return Terminal{Dev: dev, PtsDev: kernelDev(st.Dev)}, nil
+	case dev == 5<<20 || dev == 5<<20|1 || dev == 4<<20:
+		real, err := unix.IoctlGetUint32(int(f.Fd()), unix.TIOCGDEV)
+		if err != nil {
+			return Terminal{}, fmt.Errorf("terminal %s: TIOCGDEV: %w", f.Name(), err)
+		}
+		dev = kernelDev(uint64(real))
+		if maj := dev >> 20; maj >= 136 && maj <= 143 {
+			return Terminal{}, fmt.Errorf("%w: %s reaches a pty: declare the pty's own descriptor", ErrBadDevices, f.Name())
+		}
+	}
+	return Terminal{Dev: dev}, nil
+}

@@ -2,8 +2,12 @@ package enforcer
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"reflect"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestDevicesRoundTrip: what encodeDevices writes, decodeDevices reads
@@ -60,5 +64,45 @@ func TestDeviceOf(t *testing.T) {
 	}
 	if _, err := DeviceOf("/etc/hostname"); !errors.Is(err, ErrBadDevices) {
 		t.Errorf("DeviceOf(/etc/hostname): %v, want ErrBadDevices", err)
+	}
+}
+
+// TestTerminalOf: a pty slave is named with its devpts instance; a pipe
+// is no terminal.
+func TestTerminalOf(t *testing.T) {
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatalf("open /dev/ptmx: %v", err)
+	}
+	defer m.Close()
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(s.Fd()), &st); err != nil {
+		t.Fatal(err)
+	}
+	got, err := TerminalOf(s)
+	want := Terminal{Dev: kernelDev(st.Rdev), PtsDev: kernelDev(st.Dev)}
+	if err != nil || got != want || got.Dev>>20 < 136 {
+		t.Errorf("TerminalOf(pty slave) = %+v, %v; want %+v", got, err, want)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if _, err := TerminalOf(r); !errors.Is(err, ErrBadDevices) {
+		t.Errorf("TerminalOf(pipe): %v, want ErrBadDevices", err)
 	}
 }

@@ -152,6 +152,12 @@ func TestForeignTerminals(t *testing.T) {
 				return err == nil && ws.Row == 77, "the pty was resized"
 			}
 		}, Want: term},
+		{Name: "D2 TIOCSWINSZ on a host pty via 32-bit ioctl", Prep: prep, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			return sb.Probe(t, "tty-winsz-compat", p.path), func() (bool, string) {
+				ws, err := unix.IoctlGetWinsize(int(p.master.Fd()), unix.TIOCGWINSZ)
+				return err == nil && ws.Row == 77, "the pty was resized"
+			}
+		}, Want: kerneltest.Hooks(enforcer.HookFileIoctl, enforcer.HookFileIoctlCompat).Rule(enforcer.RuleTerminalOutside)},
 		{Name: "D2 TCSETS on a host pty", Prep: prep, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			return sb.Probe(t, "tty-ioctl", p.path, "tcsets"), func() (bool, string) {
 				tio, err := unix.IoctlGetTermios(int(p.slave.Fd()), unix.TCGETS)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -70,6 +71,22 @@ func init() {
 			}
 			defer unix.Close(fd)
 			ttyIoctl(r, fd, a[1])
+		},
+		// tty-winsz-compat PATH: open read-only, TIOCSWINSZ through the
+		// i386 entry (compat_sys_ioctl).
+		"tty-winsz-compat": func(r *probe.Result, a []string) {
+			fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_NOCTTY, 0)
+			if !r.Check(err, "open "+a[0]) {
+				return
+			}
+			defer unix.Close(fd)
+			mem, err := page32(8)
+			if !r.Require(err, "mmap MAP_32BIT") {
+				return
+			}
+			binary.NativeEndian.PutUint16(mem[0:], 77) // ws_row
+			binary.NativeEndian.PutUint16(mem[2:], 99) // ws_col
+			compatIoctl(r, fd, unix.TIOCSWINSZ, unsafe.Pointer(&mem[0]))
 		},
 		// tty-fd-ioctl REQ: the request on fd 3.
 		"tty-fd-ioctl": func(r *probe.Result, a []string) { ttyIoctl(r, 3, a[0]) },

@@ -261,8 +261,6 @@ static __always_inline int device_use(struct file *file, enum device_op op,
 		set_rule(ev, rule);
 		fill_inode(ev, file->f_inode);
 		fill_names(ev, BPF_CORE_READ(file, f_path.dentry));
-		if (op == DEV_IOCTL)
-			ev->mode = cmd; /* the request, beside the device */
 	});
 	return verdict_ret(v);
 }

@@ -56,11 +56,8 @@ type Case struct {
 	// Endpoints gives the entry's allowed endpoints under network=false
 	// (enforcer.Entry.AllowConnect; called after Prep).
 	Endpoints func(t *testing.T) []endpoint.Endpoint
-	// Entry, when set, completes the entry of the ceiling run (device
-	// allow lists, own terminals; called after Prep).
-	Entry   func(t *testing.T, en *enforcer.Entry)
-	Attempt Attempt
-	At      Where
+	Attempt   Attempt
+	At        Where
 	// Nested: the denied operation is one a program the probe ran makes
 	// (awk's system(), a shell's redirect): the probe's own result is not
 	// judged, only the side effect and the record.
@@ -142,9 +139,6 @@ func (h *Harness) TriState(t *testing.T, c Case) {
 	}
 	if c.Endpoints != nil {
 		en.AllowConnect = c.Endpoints(t)
-	}
-	if c.Entry != nil {
-		c.Entry(t, &en)
 	}
 	sb.Register(t, en)
 	r, eff = c.Attempt(t, c.place(t, sb))

@@ -311,6 +311,23 @@ func TestAllowDevices(t *testing.T) {
 			t.Errorf("BYPASS an unlisted device beside a listed one: %v, want EPERM", r)
 		}
 	})
+	t.Run("block device, by type and number", func(t *testing.T) {
+		disk := mustEnv(t, "ENFORCERD_VMTEST_EXT_DEV")
+		blk, err := enforcer.DeviceOf(disk)
+		if err != nil || !blk.Block {
+			t.Fatalf("DeviceOf(%s) = %v, %v; want a block device", disk, blk, err)
+		}
+		sb := kt.Sandbox(t, "case")
+		sb.Register(t, enforcer.Entry{Ceiling: tamperOnly, AllowDevices: []enforcer.Device{blk}})
+		if r := sb.Probe(t, "read-dev", disk); r.Errno != 0 || !r.Effect {
+			t.Errorf("read a listed block device: %v (effect %v), want success", r, r.Effect)
+		}
+		chr := kt.Sandbox(t, "case")
+		chr.Register(t, enforcer.Entry{Ceiling: tamperOnly, AllowDevices: []enforcer.Device{{Dev: blk.Dev}}})
+		if r := chr.Probe(t, "read-dev", disk); !r.Denied() || r.Effect {
+			t.Errorf("BYPASS a block device listed as a character device of the same number: %v, want EPERM", r)
+		}
+	})
 	t.Run("meet with a parent that does not list it", func(t *testing.T) {
 		parent := kt.Sandbox(t, "case")
 		parent.Register(t, enforcer.Entry{Ceiling: tamperOnly})

@@ -109,7 +109,9 @@ enum hook_id {
 				    * not be recorded */
 	HOOK_FILE_LOCK,
 	HOOK_TASK_PRCTL,
-	HOOK_D_INSTANTIATE, /* attached, never refuses (fifo.h) */
+	HOOK_D_INSTANTIATE, /* attached, never refuses (fifo.h; device.bpf.c:
+			     * pty creation) */
+	HOOK_INODE_FREE_SECURITY, /* device.bpf.c: a pty's end (never refuses) */
 };
 
 /*
@@ -151,6 +153,11 @@ enum rule_id {
 	RULE_EXEC_OPEN,		 /* shell: an open for exec of a file neither
 				  * listed nor a vetted program interpreter */
 	RULE_TASK_NAME,		 /* setting the task name (comm) */
+	RULE_HOST_DEVICE,	 /* a device node off the allow list */
+	RULE_TERMINAL_OUTSIDE,	 /* a terminal neither declared own nor
+				  * created inside: beyond a read-only query */
+	RULE_CONSOLE_EGRESS,	 /* network=false: an own terminal that leaves
+				  * the machine (console, serial line) */
 };
 
 enum rule_layout {

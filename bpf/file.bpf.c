@@ -9,7 +9,8 @@
  * POSIX ACLs, shared writable mmap, and writes through descriptors that were
  * open before the ceiling applied (file_permission runs on every write).
  *
- * Writes to pipes, sockets, character devices (ttys, /dev/null) and files on
+ * Writes to pipes, sockets, the null-like devices and terminals (which of
+ * them the sandbox may use at all: device.bpf.c) and files on
  * kernel-internal mounts (memfd, anonymous inodes) stay allowed: they modify
  * no filesystem.
  *
@@ -24,12 +25,16 @@
 char LICENSE[] SEC("license") = "GPL";
 
 /*
- * W9: chr_write_allowed: the character devices that stay writable (and accept
- * ioctls) under write=false, an allow list: they store nothing (null, zero,
- * full, random, urandom) or are terminals (/dev/tty, console, ptmx, pty
- * slaves, virtual consoles, serial lines). Every other character device is a channel to something outside:
- * raw disks (sg, bsg, NVMe generic), uinput (keystrokes into the host's
- * session), vcs (the host's consoles), console, fuse, tun, ...
+ * W9: chr_write_allowed: the character devices that pass the write ceiling
+ * (writes and ioctls under write=false), an allow list kept as a second
+ * layer behind device.bpf.c, which decides under every ceiling which
+ * devices are usable at all (D1-D4): those that store nothing (null,
+ * zero, full, random, urandom) and terminals (/dev/tty, console, ptmx, pty
+ * slaves, virtual consoles, serial lines), of which only the sandbox's own
+ * (declared, or created from /dev/ptmx) get past device.bpf.c. Every other
+ * character device is a channel to something outside: raw disks (sg, bsg,
+ * NVMe generic), uinput (keystrokes into the host's session), vcs (the
+ * host's consoles), fuse, tun, ...
  */
 static __always_inline bool chr_write_allowed(__u32 rdev)
 {

@@ -10,10 +10,11 @@
  *    same map to every object that declares it (the headers declare them).
  *  - The types below reach BTF through unused_shared_types, so bpf2go
  *    generates their Go declarations (-type in gen.go): SharedEvent,
- *    SharedCeiling, SharedExecKey, SharedExecAllowBit, SharedExecAllowMarker, SharedEndpointList, SharedRootSet and the enums SharedHookId,
+ *    SharedCeiling, SharedExecKey, SharedExecAllowBit, SharedExecAllowMarker, SharedEndpointList, SharedRootSet, SharedDeviceList and the enums SharedHookId,
  *    SharedRuleId, SharedRuleLayout, SharedObjectKind, SharedDecision, SharedDenyBit, SharedCeilingFlag,
  *    SharedStatIndex, SharedLimits, SharedFsMagic, SharedEndpointKind,
- *    SharedEndpointLimits; SharedTallyKey, SharedTallyOverflowKey and
+ *    SharedEndpointLimits, SharedDeviceKind, SharedDeviceLimits,
+ *    SharedDeviceFlag; SharedTallyKey, SharedTallyOverflowKey and
  *    SharedTallyLimits (tally.h).
  */
 #include "exec.h"
@@ -21,6 +22,7 @@
 #include "mqueue.h"
 #include "fifo.h"
 #include "endpoints.h"
+#include "devices.h"
 #define ENFORCERD_ROOTS_TYPES_ONLY /* the map and its types */
 #include "roots.h"
 
@@ -33,6 +35,10 @@ struct shared_types {
 	enum endpoint_kind endpoint_kind;
 	enum endpoint_limits endpoint_limits;
 	struct root_set root_set;
+	struct device_list device_list;
+	enum device_kind device_kind;
+	enum device_limits device_limits;
+	enum device_flag device_flag;
 	enum hook_id hook_id;
 	enum rule_id rule_id;
 	enum rule_layout rule_layout;

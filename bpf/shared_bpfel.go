@@ -45,6 +45,44 @@ const (
 	SharedDenyBitDENY_TAMPER      SharedDenyBit = 16
 )
 
+type SharedDeviceFlag uint32
+
+const (
+	SharedDeviceFlagDEVICES_DENY_CONSOLE_EGRESS SharedDeviceFlag = 1
+)
+
+type SharedDeviceKind uint32
+
+const (
+	SharedDeviceKindDEVICE_CHR SharedDeviceKind = 1
+	SharedDeviceKindDEVICE_BLK SharedDeviceKind = 2
+)
+
+type SharedDeviceLimits uint32
+
+const (
+	SharedDeviceLimitsMAX_ALLOW_DEVICES SharedDeviceLimits = 16
+	SharedDeviceLimitsMAX_TERMINALS     SharedDeviceLimits = 8
+)
+
+type SharedDeviceList struct {
+	_     structs.HostLayout
+	Ndev  uint32
+	Nterm uint32
+	Flags uint32
+	Pad   uint32
+	Dev   [16]struct {
+		_    structs.HostLayout
+		Dev  uint32
+		Kind uint32
+	}
+	Term [8]struct {
+		_      structs.HostLayout
+		Dev    uint32
+		PtsDev uint32
+	}
+}
+
 type SharedEndpointKind uint32
 
 const (
@@ -270,6 +308,7 @@ const (
 	SharedHookIdHOOK_FILE_LOCK                SharedHookId = 85
 	SharedHookIdHOOK_TASK_PRCTL               SharedHookId = 86
 	SharedHookIdHOOK_D_INSTANTIATE            SharedHookId = 87
+	SharedHookIdHOOK_INODE_FREE_SECURITY      SharedHookId = 88
 )
 
 type SharedLimits uint32
@@ -364,6 +403,9 @@ const (
 	SharedRuleIdRULE_SHELL_PTRACE      SharedRuleId = 26
 	SharedRuleIdRULE_EXEC_OPEN         SharedRuleId = 27
 	SharedRuleIdRULE_TASK_NAME         SharedRuleId = 28
+	SharedRuleIdRULE_HOST_DEVICE       SharedRuleId = 29
+	SharedRuleIdRULE_TERMINAL_OUTSIDE  SharedRuleId = 30
+	SharedRuleIdRULE_CONSOLE_EGRESS    SharedRuleId = 31
 )
 
 type SharedRuleLayout uint32
@@ -422,6 +464,7 @@ const (
 	SharedMapCeilingSince      = "ceiling_since"
 	SharedMapCeilings          = "ceilings"
 	SharedMapConnectAllow      = "connect_allow"
+	SharedMapDeviceAllow       = "device_allow"
 	SharedMapEnforcerdConfig   = "enforcerd_config"
 	SharedMapEventScratch      = "event_scratch"
 	SharedMapEvents            = "events"
@@ -431,6 +474,7 @@ const (
 	SharedMapIpcOwners         = "ipc_owners"
 	SharedMapKeyOwners         = "key_owners"
 	SharedMapMqOwners          = "mq_owners"
+	SharedMapPtyOwners         = "pty_owners"
 	SharedMapResolveCache      = "resolve_cache"
 	SharedMapStats             = "stats"
 	SharedMapTallyOverflowSlot = "tally_overflow_slot"
@@ -493,6 +537,7 @@ type SharedMapSpecs struct {
 	CeilingSince      *ebpf.MapSpec `ebpf:"ceiling_since"`
 	Ceilings          *ebpf.MapSpec `ebpf:"ceilings"`
 	ConnectAllow      *ebpf.MapSpec `ebpf:"connect_allow"`
+	DeviceAllow       *ebpf.MapSpec `ebpf:"device_allow"`
 	EnforcerdConfig   *ebpf.MapSpec `ebpf:"enforcerd_config"`
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
 	Events            *ebpf.MapSpec `ebpf:"events"`
@@ -502,6 +547,7 @@ type SharedMapSpecs struct {
 	IpcOwners         *ebpf.MapSpec `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
 	MqOwners          *ebpf.MapSpec `ebpf:"mq_owners"`
+	PtyOwners         *ebpf.MapSpec `ebpf:"pty_owners"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
@@ -542,6 +588,7 @@ type SharedMaps struct {
 	CeilingSince      *ebpf.Map `ebpf:"ceiling_since"`
 	Ceilings          *ebpf.Map `ebpf:"ceilings"`
 	ConnectAllow      *ebpf.Map `ebpf:"connect_allow"`
+	DeviceAllow       *ebpf.Map `ebpf:"device_allow"`
 	EnforcerdConfig   *ebpf.Map `ebpf:"enforcerd_config"`
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
 	Events            *ebpf.Map `ebpf:"events"`
@@ -551,6 +598,7 @@ type SharedMaps struct {
 	IpcOwners         *ebpf.Map `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
 	MqOwners          *ebpf.Map `ebpf:"mq_owners"`
+	PtyOwners         *ebpf.Map `ebpf:"pty_owners"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
@@ -566,6 +614,7 @@ func (m *SharedMaps) Close() error {
 		m.CeilingSince,
 		m.Ceilings,
 		m.ConnectAllow,
+		m.DeviceAllow,
 		m.EnforcerdConfig,
 		m.EventScratch,
 		m.Events,
@@ -575,6 +624,7 @@ func (m *SharedMaps) Close() error {
 		m.IpcOwners,
 		m.KeyOwners,
 		m.MqOwners,
+		m.PtyOwners,
 		m.ResolveCache,
 		m.Stats,
 		m.TallyOverflowSlot,

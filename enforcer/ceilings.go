@@ -141,7 +141,9 @@ type Registration struct {
 // the entry (Coverage.Err: a field without mechanism, or partial coverage
 // without AllowPartial; never for AuditOnly); a pending entry on a host that
 // cannot activate it at exec; ErrBadEndpoints for an AllowConnect list
-// checkEndpoints refuses (with network allowed, too long, unresolved).
+// checkEndpoints refuses (with network allowed, too long, unresolved);
+// ErrBadDevices for AllowDevices or Terminals checkDevices refuses (too
+// long, a device number 0).
 // The entry's Spec is kept in memory beside the maps (registerSpec).
 func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
 	if err := e.register(cg, en); err != nil {
@@ -162,6 +164,9 @@ func (e *Enforcer) register(cg cgroup.Cgroup, en Entry) error {
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
 	if err := checkEndpoints(en); err != nil {
+		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+	}
+	if err := checkDevices(en); err != nil {
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
 	if err := CheckWriteRoots(en); err != nil {
@@ -220,6 +225,12 @@ func (e *Enforcer) register(cg cgroup.Cgroup, en Entry) error {
 		e.dropExecAllow(cg.ID)
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
+	undoDevices, err := e.setDevices(cg.ID, en)
+	if err != nil {
+		undoEndpoints()
+		e.dropExecAllow(cg.ID)
+		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+	}
 	// The roots go in before the ceiling that points at them; on failure
 	// the previous registration's roots (if any) are put back.
 	old, oldErr := e.Lookup(cg.ID)
@@ -232,12 +243,14 @@ func (e *Enforcer) register(cg cgroup.Cgroup, en Entry) error {
 	}
 	if err := e.setWriteRoots(cg.ID, en.WriteRoots); err != nil {
 		undoEndpoints()
+		undoDevices()
 		e.dropExecAllow(cg.ID)
 		undoRoots()
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
 	if err := e.ceilings.Update(cg.ID, encode(en), ebpf.UpdateAny); err != nil {
 		undoEndpoints()
+		undoDevices()
 		e.dropExecAllow(cg.ID)
 		undoRoots()
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
@@ -257,6 +270,7 @@ func (e *Enforcer) register(cg cgroup.Cgroup, en Entry) error {
 		// undo, so nothing is half-applied.
 		_ = e.ceilings.Delete(cg.ID)
 		e.dropEndpoints(cg.ID)
+		e.dropDevices(cg.ID)
 		e.dropExecAllow(cg.ID)
 		e.dropWriteRoots(cg.ID)
 		_ = e.invalidate()
@@ -401,6 +415,7 @@ func (e *Enforcer) Unregister(cgroupID uint64) error {
 	defer e.keepSpec(cgroupID, nil)
 	defer e.dropExecAllow(cgroupID)
 	defer e.dropEndpoints(cgroupID)
+	defer e.dropDevices(cgroupID)
 	defer e.dropWriteRoots(cgroupID)
 	if e.since != nil {
 		defer func() { _ = e.since.Delete(cgroupID) }()
@@ -457,6 +472,7 @@ func (e *Enforcer) Lookup(cgroupID uint64) (Entry, error) {
 	en := decode(v)
 	en.Spec = e.specOf(cgroupID)
 	en.AllowConnect = e.lookupEndpoints(cgroupID)
+	e.lookupDevices(cgroupID, &en)
 	if err := e.readWriteRoots(cgroupID, v.Flags, &en); err != nil {
 		return Entry{}, err
 	}
@@ -474,6 +490,7 @@ func (e *Enforcer) List() ([]Registration, error) {
 	for it.Next(&id, &v) {
 		en := decode(v)
 		en.AllowConnect = e.lookupEndpoints(id)
+		e.lookupDevices(id, &en)
 		en.WriteRoots = rootsFlag(v.Flags)
 		out = append(out, Registration{CgroupID: id, Entry: en})
 	}

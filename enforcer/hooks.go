@@ -105,6 +105,7 @@ const (
 	HookFileLock              = Hook(bpf.SharedHookIdHOOK_FILE_LOCK)
 	HookTaskPrctl             = Hook(bpf.SharedHookIdHOOK_TASK_PRCTL)
 	HookDInstantiate          = Hook(bpf.SharedHookIdHOOK_D_INSTANTIATE)
+	HookInodeFreeSecurity     = Hook(bpf.SharedHookIdHOOK_INODE_FREE_SECURITY)
 )
 
 type hookInfo struct {
@@ -204,6 +205,7 @@ var hookTable = map[Hook]hookInfo{
 	HookFileLock:              {name: "file_lock", operation: "lock"},
 	HookTaskPrctl:             {name: "task_prctl", operation: "prctl"},
 	HookDInstantiate:          {name: "d_instantiate", operation: "create"},
+	HookInodeFreeSecurity:     {name: "inode_free_security", operation: "remove-pty"},
 }
 
 // AllHooks lists every hook id, legacy ones included, for exhaustiveness
@@ -295,6 +297,9 @@ const (
 	RuleShellPtrace     Rule = "shell-ptrace"      // shell=read_only: ptrace of a process that may write
 	RuleExecOpen        Rule = "exec-open"         // shell: an open for exec of an unlisted program interpreter (or a written file)
 	RuleTaskName        Rule = "task-name"         // setting the task name (prctl PR_SET_NAME)
+	RuleHostDevice      Rule = "host-device"       // a device node off the allow list (null-like, own terminals, Entry.AllowDevices)
+	RuleTerminalOutside Rule = "terminal-outside"  // a terminal neither declared own nor created inside, beyond a read-only query
+	RuleConsoleEgress   Rule = "console-egress"    // network=false with DenyConsoleEgress: an own terminal that leaves the machine
 )
 
 // ruleTable maps enum rule_id (bpf/event.h) to its rule and the operation
@@ -331,6 +336,9 @@ var ruleTable = map[bpf.SharedRuleId]struct {
 	bpf.SharedRuleIdRULE_SHELL_PTRACE:      {RuleShellPtrace, ""},
 	bpf.SharedRuleIdRULE_EXEC_OPEN:         {RuleExecOpen, "exec-interpreter"},
 	bpf.SharedRuleIdRULE_TASK_NAME:         {RuleTaskName, "set-task-name"},
+	bpf.SharedRuleIdRULE_HOST_DEVICE:       {RuleHostDevice, "use-device"},
+	bpf.SharedRuleIdRULE_TERMINAL_OUTSIDE:  {RuleTerminalOutside, "use-terminal"},
+	bpf.SharedRuleIdRULE_CONSOLE_EGRESS:    {RuleConsoleEgress, "write-console"},
 }
 
 // AllRules is the closed set of rules, field rules first.

@@ -65,6 +65,9 @@ var objects = []object{
 		// Linux 6.1 has it; 6.12 has no bpf_lsm_key_free: there a
 		// record is replaced at the next key_alloc of the same address.
 		optional: set(bpf.IpcProgKeyFree)},
+	{layer: LayerLSM, stem: "device", load: bpf.LoadDevice,
+		// Linux 6.7+: see file.
+		optional: set(bpf.DeviceProgDeviceFileIoctlCompat)},
 	{layer: LayerCgroup, stem: "sock", load: bpf.LoadSock},
 	{layer: LayerLifecycle, stem: "lifecycle", load: bpf.LoadLifecycle},
 }

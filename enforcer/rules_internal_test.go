@@ -76,8 +76,11 @@ func TestDecodeRules(t *testing.T) {
 		bpf.SharedRuleIdRULE_PIN_REMOVAL: RulePinRemoval, bpf.SharedRuleIdRULE_KERNEL_ATTR: RuleKernelAttr,
 		bpf.SharedRuleIdRULE_RAW_STORAGE: RuleRawStorage, bpf.SharedRuleIdRULE_TTY_INJECT: RuleTTYInject,
 		bpf.SharedRuleIdRULE_CODE_MAPPING: RuleCodeMapping, bpf.SharedRuleIdRULE_SHELL_PTRACE: RuleShellPtrace,
-		bpf.SharedRuleIdRULE_EXEC_OPEN: RuleExecOpen,
-		bpf.SharedRuleIdRULE_TASK_NAME: RuleTaskName,
+		bpf.SharedRuleIdRULE_EXEC_OPEN:        RuleExecOpen,
+		bpf.SharedRuleIdRULE_TASK_NAME:        RuleTaskName,
+		bpf.SharedRuleIdRULE_HOST_DEVICE:      RuleHostDevice,
+		bpf.SharedRuleIdRULE_TERMINAL_OUTSIDE: RuleTerminalOutside,
+		bpf.SharedRuleIdRULE_CONSOLE_EGRESS:   RuleConsoleEgress,
 	}
 	if len(ids) != len(ruleTable) {
 		t.Fatalf("test covers %d rule ids, the table has %d", len(ids), len(ruleTable))

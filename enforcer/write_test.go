@@ -160,6 +160,26 @@ func pathCase(name, op string, hook enforcer.Hook, args ...string) kerneltest.Ca
 	}}
 }
 
+// withWantAt sets c.WantAt.
+func withWantAt(c kerneltest.Case, w func() kerneltest.Want) kerneltest.Case {
+	c.WantAt = w
+	return c
+}
+
+// ftruncateWant: ftruncate reaches file_truncate on Linux 6.2 and later,
+// path_truncate before (both before inode_setattr).
+func ftruncateWant() kerneltest.Want {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err == nil {
+		var major, minor int
+		if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor); err == nil &&
+			(major < 6 || major == 6 && minor < 2) {
+			return kerneltest.Hooks(enforcer.HookPathTruncate)
+		}
+	}
+	return kerneltest.Hooks(enforcer.HookFileTruncate)
+}
+
 // withAltHook accepts a second hook's record for c.
 func withAltHook(c kerneltest.Case, alt enforcer.Hook) kerneltest.Case {
 	c.Want.Hooks = append(append([]enforcer.Hook(nil), c.Want.Hooks...), alt)
@@ -213,8 +233,12 @@ var writeCases = []kerneltest.Case{
 	pathCase("W1/renameat2-exchange", "exchange", enforcer.HookInodeRename, "f", "g"),
 	// W2: truncation.
 	pathCase("W2/truncate", "truncate", enforcer.HookPathTruncate, "f"),
-	pathCase("W2/open-rdonly-trunc", "open-rdonly-trunc", 0, "f"),
-	fdCase("W2/ftruncate-inherited", "ftruncate-fd", 0, "f", unix.O_WRONLY),
+	// Each truncation branch is the one that decides (its record names
+	// it): file_open refuses O_RDONLY|O_TRUNC before handle_truncate
+	// reaches file_truncate/path_truncate, and those come before
+	// inode_setattr, so removing any one branch alone changes the record.
+	pathCase("W2/open-rdonly-trunc", "open-rdonly-trunc", enforcer.HookFileOpen, "f"),
+	withWantAt(fdCase("W2/ftruncate-inherited", "ftruncate-fd", 0, "f", unix.O_WRONLY), ftruncateWant),
 	// W3: metadata.
 	pathCase("W3/chmod", "chmod", enforcer.HookInodeSetattr, "f"),
 	pathCase("W3/chown", "chown", enforcer.HookInodeSetattr, "f"),

@@ -3,10 +3,11 @@ package devallow
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/internal/inroot"
 )
 
 // ErrNotDevice is wrapped when a path entry names no device node.
@@ -26,7 +27,7 @@ func Resolve(ds []Device, root string) ([]Device, error) {
 	out := make([]Device, 0, len(ds))
 	for _, d := range ds {
 		if !d.Resolved() {
-			st, err := statIn(root, d.Path)
+			st, err := inroot.Stat(root, d.Path)
 			if err != nil {
 				return nil, fmt.Errorf("%w: entry %q: %v", ErrBad, d.Path, err)
 			}
@@ -73,34 +74,4 @@ func fileType(mode uint32) string {
 		return "a symbolic link"
 	}
 	return fmt.Sprintf("mode %#o", mode&unix.S_IFMT)
-}
-
-// statIn stats name inside root (symlinks followed, staying inside).
-func statIn(root, name string) (unix.Stat_t, error) {
-	var st unix.Stat_t
-	if root == "" {
-		root = "/"
-	}
-	dir, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return st, &os.PathError{Op: "open root", Path: root, Err: err}
-	}
-	defer unix.Close(dir)
-	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS}
-	var fd int
-	for i := 0; ; i++ {
-		fd, err = unix.Openat2(dir, name, &how)
-		if (err == unix.EAGAIN && i < 16) || err == unix.EINTR {
-			continue
-		}
-		break
-	}
-	if err != nil {
-		return st, &os.PathError{Op: "openat2 in " + root, Path: name, Err: err}
-	}
-	defer unix.Close(fd)
-	if err := unix.Fstat(fd, &st); err != nil {
-		return st, &os.PathError{Op: "fstat", Path: name, Err: err}
-	}
-	return st, nil
 }

@@ -3,9 +3,10 @@ package endpoint
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/internal/inroot"
 )
 
 // ErrNotSocket is wrapped when a unix endpoint's path names no socket.
@@ -25,7 +26,7 @@ func Resolve(es []Endpoint, root string) ([]Endpoint, error) {
 		if e.Kind != Unix {
 			continue
 		}
-		st, err := statIn(root, e.Path)
+		st, err := inroot.Stat(root, e.Path)
 		if err != nil {
 			return nil, fmt.Errorf("endpoint %s: %w", e, err)
 		}
@@ -37,36 +38,4 @@ func Resolve(es []Endpoint, root string) ([]Endpoint, error) {
 		out[i].Ctime = st.Ctim.Nano()
 	}
 	return out, nil
-}
-
-func statIn(root, name string) (unix.Stat_t, error) {
-	var st unix.Stat_t
-	if root == "" || root == "/" {
-		if err := unix.Stat(name, &st); err != nil {
-			return st, &os.PathError{Op: "stat", Path: name, Err: err}
-		}
-		return st, nil
-	}
-	dir, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return st, &os.PathError{Op: "open root", Path: root, Err: err}
-	}
-	defer unix.Close(dir)
-	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS}
-	var fd int
-	for i := 0; ; i++ {
-		fd, err = unix.Openat2(dir, name, &how)
-		if (err == unix.EAGAIN && i < 16) || err == unix.EINTR {
-			continue
-		}
-		break
-	}
-	if err != nil {
-		return st, &os.PathError{Op: "openat2 in " + root, Path: name, Err: err}
-	}
-	defer unix.Close(fd)
-	if err := unix.Fstat(fd, &st); err != nil {
-		return st, &os.PathError{Op: "fstat", Path: name, Err: err}
-	}
-	return st, nil
 }

@@ -167,35 +167,12 @@ func (e *Enforcer) devicesMap() *ebpf.Map { return e.shared[bpf.SharedMapDeviceA
 // and returns how to put back what was there. Register calls it before
 // the ceiling is written.
 func (e *Enforcer) setDevices(cgroupID uint64, en Entry) (undo func(), err error) {
-	m := e.devicesMap()
-	if m == nil {
-		if !hasDeviceList(en) {
-			return func() {}, nil
-		}
-		return nil, fmt.Errorf("%w: device allow list: no device_allow map", ErrCannotEnforce)
+	var v *bpf.SharedDeviceList
+	if hasDeviceList(en) {
+		l := encodeDevices(en)
+		v = &l
 	}
-	var old bpf.SharedDeviceList
-	had := m.Lookup(cgroupID, &old) == nil
-	undo = func() {
-		if had {
-			_ = m.Update(cgroupID, old, ebpf.UpdateAny)
-		} else {
-			_ = m.Delete(cgroupID)
-		}
-	}
-	if !hasDeviceList(en) {
-		if had {
-			if err := m.Delete(cgroupID); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-				return nil, fmt.Errorf("device allow list: %w", err)
-			}
-		}
-		return undo, nil
-	}
-	if err := m.Update(cgroupID, encodeDevices(en), ebpf.UpdateAny); err != nil {
-		undo()
-		return nil, fmt.Errorf("device allow list: %w", err)
-	}
-	return undo, nil
+	return replaceCgroupValue(e.devicesMap(), cgroupID, v, "device allow list", "device_allow")
 }
 
 // dropDevices removes the device list of a cgroup.

@@ -117,35 +117,12 @@ func (e *Enforcer) endpointsMap() *ebpf.Map { return e.shared[bpf.SharedMapConne
 // ceiling is written, so a ceiling is never in force with a list it was
 // not registered with for longer than the registration takes.
 func (e *Enforcer) setEndpoints(cgroupID uint64, es []endpoint.Endpoint) (undo func(), err error) {
-	m := e.endpointsMap()
-	if m == nil {
-		if len(es) == 0 {
-			return func() {}, nil
-		}
-		return nil, fmt.Errorf("%w: allowed endpoints: no connect_allow map", ErrCannotEnforce)
+	var v *bpf.SharedEndpointList
+	if len(es) > 0 {
+		l := encodeEndpoints(es)
+		v = &l
 	}
-	var old bpf.SharedEndpointList
-	had := m.Lookup(cgroupID, &old) == nil
-	undo = func() {
-		if had {
-			_ = m.Update(cgroupID, old, ebpf.UpdateAny)
-		} else {
-			_ = m.Delete(cgroupID)
-		}
-	}
-	if len(es) == 0 {
-		if had {
-			if err := m.Delete(cgroupID); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-				return nil, fmt.Errorf("allowed endpoints: %w", err)
-			}
-		}
-		return undo, nil
-	}
-	if err := m.Update(cgroupID, encodeEndpoints(es), ebpf.UpdateAny); err != nil {
-		undo()
-		return nil, fmt.Errorf("allowed endpoints: %w", err)
-	}
-	return undo, nil
+	return replaceCgroupValue(e.endpointsMap(), cgroupID, v, "allowed endpoints", "connect_allow")
 }
 
 // dropEndpoints removes the list of a cgroup.

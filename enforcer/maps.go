@@ -123,3 +123,39 @@ func isExecState(name string) bool {
 	}
 	return false
 }
+
+// replaceCgroupValue writes v as cgroupID's value in m (nil v: removes
+// it) and returns how to put back what was there (undo ignores errors: it
+// runs on a path that already failed). what names the list in errors,
+// name the map. Errors: ErrCannotEnforce when m is missing and v is not
+// nil; the map update or delete failed (nothing changed).
+func replaceCgroupValue[V any](m *ebpf.Map, cgroupID uint64, v *V, what, name string) (undo func(), err error) {
+	if m == nil {
+		if v == nil {
+			return func() {}, nil
+		}
+		return nil, fmt.Errorf("%w: %s: no %s map", ErrCannotEnforce, what, name)
+	}
+	var old V
+	had := m.Lookup(cgroupID, &old) == nil
+	undo = func() {
+		if had {
+			_ = m.Update(cgroupID, &old, ebpf.UpdateAny)
+		} else {
+			_ = m.Delete(cgroupID)
+		}
+	}
+	if v == nil {
+		if had {
+			if err := m.Delete(cgroupID); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+				return nil, fmt.Errorf("%s: %w", what, err)
+			}
+		}
+		return undo, nil
+	}
+	if err := m.Update(cgroupID, v, ebpf.UpdateAny); err != nil {
+		undo()
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return undo, nil
+}

@@ -20,7 +20,7 @@ func TestMeetEntryNarrowsEveryField(t *testing.T) {
 	unixKernel := unix
 	unixKernel.Path = "" // the map keeps no path
 	root := func(ino uint64) enforcer.FileID { return enforcer.FileID{Dev: 9, Ino: ino} }
-	dev := func(n uint32) enforcer.Device { return enforcer.Device{Dev: n} }
+	dev := func(n uint32) enforcer.Device { return enforcer.Device{Dev: 10<<20 | n} }
 	open := policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}
 	noNet := policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull}
 	noWrite := policy.KernelCeiling{Network: true, Write: false, Shell: policy.ShellFull}
@@ -53,7 +53,7 @@ func TestMeetEntryNarrowsEveryField(t *testing.T) {
 		{"devices, audit-only, pending, console egress",
 			enforcer.Entry{Ceiling: open, AllowDevices: []enforcer.Device{dev(1), dev(2)}, AuditOnly: true, Pending: true},
 			enforcer.Entry{Ceiling: open, AllowDevices: []enforcer.Device{dev(2)}, AuditOnly: false, Pending: true, DenyConsoleEgress: true},
-			"network=true,write=true,shell=full conn=[] roots=[] devs=[{false 2}] audit=false pending=true egress=true"},
+			"network=true,write=true,shell=full conn=[] roots=[] devs=[c 10:2] audit=false pending=true egress=true"},
 	}
 	show := func(m enforcer.Entry) string {
 		var conn []string

@@ -76,6 +76,11 @@ type nspawnVM struct {
 // /etc/os-release (nspawn checks the tree).
 func newNspawnVM(t *testing.T, e *vmEnv) *nspawnVM {
 	t.Helper()
+	// nspawn 252 finds no systemd in the machine's root and would mount a
+	// legacy name=systemd hierarchy, visible in every process's
+	// /proc/self/cgroup for the rest of the guest's life; the guest is
+	// cgroup2-only, as the hosts the recipe is for.
+	t.Setenv("SYSTEMD_NSPAWN_UNIFIED_HIERARCHY", "1")
 	nspawn, err := exec.LookPath("systemd-nspawn")
 	if err != nil {
 		vmtest.Skip(t, "systemd-nspawn not installed (scripts/setup-deps installs systemd-container; scripts/vmtest packs it)")

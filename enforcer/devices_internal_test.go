@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -62,8 +63,12 @@ func TestDeviceOf(t *testing.T) {
 	if err != nil || d != (Device{Dev: 1<<20 | 3}) {
 		t.Errorf("DeviceOf(/dev/null) = %v, %v; want c 1:3", d, err)
 	}
-	if _, err := DeviceOf("/etc/hostname"); !errors.Is(err, ErrBadDevices) {
-		t.Errorf("DeviceOf(/etc/hostname): %v, want ErrBadDevices", err)
+	regular := filepath.Join(t.TempDir(), "regular")
+	if err := os.WriteFile(regular, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DeviceOf(regular); !errors.Is(err, ErrBadDevices) {
+		t.Errorf("DeviceOf(a regular file): %v, want ErrBadDevices", err)
 	}
 }
 

@@ -105,8 +105,7 @@ func init() {
 		// move PROCS: write this process's pid to a cgroup.procs file.
 		"move": func(r *probe.Result, a []string) {
 			r.Check(writeFile(a[0], strconv.Itoa(os.Getpid())), "write "+a[0])
-			g, _ := os.ReadFile("/proc/self/cgroup")
-			r.Out = strings.TrimSpace(string(g))
+			r.Out = unifiedCgroupLine()
 		},
 		// unshare-move PROCS: a new cgroup namespace, then the same move.
 		"unshare-move": func(r *probe.Result, a []string) {
@@ -115,8 +114,7 @@ func init() {
 				return
 			}
 			r.Check(writeFile(a[0], strconv.Itoa(os.Getpid())), "write "+a[0])
-			g, _ := os.ReadFile("/proc/self/cgroup")
-			r.Out = strings.TrimSpace(string(g))
+			r.Out = unifiedCgroupLine()
 		},
 		// setns-move PROCS: join pid 1's cgroup namespace, then move.
 		"setns-move": func(r *probe.Result, a []string) {
@@ -129,8 +127,7 @@ func init() {
 				return
 			}
 			r.Check(writeFile(a[0], strconv.Itoa(os.Getpid())), "write "+a[0])
-			g, _ := os.ReadFile("/proc/self/cgroup")
-			r.Out = strings.TrimSpace(string(g))
+			r.Out = unifiedCgroupLine()
 		},
 		// clone-into DIR: start a child directly in cgroup DIR (clone3
 		// CLONE_INTO_CGROUP); the child reports its cgroup.
@@ -148,8 +145,7 @@ func init() {
 			}
 		},
 		"cgroup": func(r *probe.Result, a []string) {
-			g, _ := os.ReadFile("/proc/self/cgroup")
-			r.Out = strings.TrimSpace(string(g))
+			r.Out = unifiedCgroupLine()
 		},
 		"bpf-map-next-id":  func(r *probe.Result, a []string) { r.Errno = bpfNextID(unix.BPF_MAP_GET_NEXT_ID) },
 		"bpf-prog-next-id": func(r *probe.Result, a []string) { r.Errno = bpfNextID(unix.BPF_PROG_GET_NEXT_ID) },
@@ -335,7 +331,7 @@ func init() {
 			if !r.Require(err, "own cgroup") {
 				return
 			}
-			dir := filepath.Join("/sys/fs/cgroup", strings.TrimPrefix(strings.TrimSpace(string(g)), "0::"), "sub")
+			dir := filepath.Join("/sys/fs/cgroup", strings.TrimPrefix(unifiedLine(g), "0::"), "sub")
 			if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
 				r.Setup = "mkdir sub-cgroup: " + err.Error()
 				return
@@ -352,4 +348,22 @@ func init() {
 			r.Op = "sub-then " + a[0]
 		},
 	})
+}
+
+// unifiedCgroupLine is the process's cgroup v2 line of /proc/self/cgroup
+// ("0::/path"), "" when it cannot be read. Other lines (a named v1
+// hierarchy some tool mounted, e.g. name=systemd) are left out.
+func unifiedCgroupLine() string {
+	g, _ := os.ReadFile("/proc/self/cgroup")
+	return unifiedLine(g)
+}
+
+// unifiedLine is the "0::" line of a /proc/PID/cgroup text.
+func unifiedLine(g []byte) string {
+	for _, l := range strings.Split(string(g), "\n") {
+		if strings.HasPrefix(l, "0::") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
 }

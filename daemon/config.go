@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"time"
@@ -155,8 +156,9 @@ var unknownKey = regexp.MustCompile(`field (\S+) not found in type \S+`)
 // parseConfig decodes YAML onto c (keys absent keep c's values) and
 // validates the result. Ambiguous input is an error, never resolved: a
 // key given twice in one mapping (yaml.v3: "mapping key ... already
-// defined"), and a second YAML document ("---"), which a reader could
-// take for the one in force.
+// defined"), a second YAML document ("---"), which a reader could take
+// for the one in force, and the forms checkConfigForms refuses (merge
+// keys, anchors and aliases, booleans other than true and false).
 func parseConfig(b []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
@@ -171,6 +173,9 @@ func parseConfig(b []byte, c *Config) error {
 			return fmt.Errorf("after the first YAML document: %w", err)
 		}
 		return fmt.Errorf("several YAML documents (a second one at line %d): the configuration is one document", more.Line)
+	}
+	if err := checkConfigForms(b, reflect.TypeFor[Config]()); err != nil {
+		return err
 	}
 	return c.Validate()
 }

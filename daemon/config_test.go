@@ -69,6 +69,21 @@ func TestConfigRefusesAmbiguity(t *testing.T) {
 		"allow_partial: false\n---\nallow_partial: true\n": "several YAML documents (a second one at line 2)",
 		"socket: /a.sock\n---\n":                           "several YAML documents",
 		"---\nsocket: /a.sock\n":                           "",
+		// Merge keys settle conflicts by rules a reader need not know
+		// (first merged map wins; a key beside the merge overrides it).
+		"<<: [{allow_partial: true}, {allow_partial: false}]\n": "line 1: the top level: merge key <<",
+		"allow_partial: false\n<<: {allow_partial: true}\n":     "merge key <<",
+		"api:\n  <<: {max_conns: 600}\n":                        "line 2: api: merge key <<",
+		"socket: &s /run/a.sock\nstate: *s\n":                   "line 1: socket: anchor &s",
+		"audit: {path: &p /var/log/a}\n":                        "anchor &p",
+		// yaml.v3 decodes YAML 1.1 booleans into a bool field.
+		"allow_partial: yes\n":                              `allow_partial: "yes" is not a boolean: write true or false`,
+		"allow_partial: on\n":                               `"on" is not a boolean`,
+		"allow_partial: y\n":                                `"y" is not a boolean`,
+		"allow_partial: Off\n":                              `"Off" is not a boolean`,
+		"allow_partial: TRUE\n":                             `"TRUE" is not a boolean`,
+		"allow_partial: true\ndeny_console_egress: false\n": "",
+		"audit: {path: /var/log/yes}\n":                     "",
 	} {
 		c := DefaultConfig()
 		err := parseConfig([]byte(in), &c)
@@ -82,4 +97,22 @@ func TestConfigRefusesAmbiguity(t *testing.T) {
 			t.Errorf("%q: %v, want an error with %q", in, err, want)
 		}
 	}
+}
+
+// FuzzParseConfig: never panics; a configuration parseConfig accepts
+// validates.
+func FuzzParseConfig(f *testing.F) {
+	f.Add("allow_partial: true\n")
+	f.Add("<<: {allow_partial: true}\n")
+	f.Add("socket: &s /a\nstate: *s\n")
+	f.Add("api: {max_conns: 600}\nallow_partial: yes\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		c := DefaultConfig()
+		if parseConfig([]byte(in), &c) != nil {
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("%q accepted, then: %v", in, err)
+		}
+	})
 }

@@ -2,9 +2,13 @@
 // maps), the registry of containers with its state file, the API socket,
 // the denial pump (audit log, journal, metrics, followers) and sd_notify.
 //
-// Start order closes every window: the pinned programs keep enforcing while
-// no daemon runs; Open re-adopts them, Reconcile re-reads the state without
-// touching live entries, and only then is the socket served and READY=1 sent.
+// Start order closes every window: every check that can refuse the start
+// (the state lock, the metrics address, the API socket in use by another
+// daemon, the audit log, the pin-dir lock) comes before anything changes
+// kernel state, so a refused start leaves no pins or programs behind. The
+// pinned programs keep enforcing while no daemon runs; Open re-adopts
+// them, Reconcile re-reads the state without touching live entries, and
+// only then is the socket served and READY=1 sent.
 // Stop (SIGTERM) and crash (SIGKILL) both leave the pins, so enforcement of
 // every registered container continues.
 package daemon
@@ -87,6 +91,25 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		}
 		defer ml.Close()
 	}
+	// So are the API socket (one served by another daemon refuses the
+	// start here, before this one touches pins or programs; connections
+	// queue on it until Reconcile is done and it is served) and the audit
+	// log.
+	ln := o.Listener
+	if ln == nil {
+		if ln, err = api.Listen(cfg.Socket); err != nil {
+			return err
+		}
+		defer ln.Close()
+		defer os.Remove(cfg.Socket)
+	}
+	var alog *audit.Log
+	if cfg.Audit.Path != "" {
+		if alog, err = audit.Open(cfg.Audit.Path, int64(cfg.Audit.MaxSizeMB)<<20, cfg.Audit.MaxBackups); err != nil {
+			return err
+		}
+		defer alog.Close()
+	}
 
 	mount := cfg.CgroupMount
 	if mount == "" {
@@ -148,13 +171,6 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 		"failed", rep.Failed, "orphan_map_entries_removed", rep.Orphans, "narrowed", rep.Narrowed,
 		"met", rep.Met, "adopted", rep.Adopted, "abandoned", rep.Abandoned, "temp_files_removed", rep.TempFiles)
 
-	var alog *audit.Log
-	if cfg.Audit.Path != "" {
-		if alog, err = audit.Open(cfg.Audit.Path, int64(cfg.Audit.MaxSizeMB)<<20, cfg.Audit.MaxBackups); err != nil {
-			return err
-		}
-		defer alog.Close()
-	}
 	hub := audit.NewHub()
 	m := metrics.New(metrics.Sources{
 		Registered: reg.Len, LostRecords: enf.LostRecords, Unattributed: enf.UnattributedDenials, Hooks: enf.Hooks, Dropped: hub.Dropped,
@@ -216,13 +232,6 @@ func Run(ctx context.Context, cfg Config, o Options) error {
 			LostRecords: lost, Hooks: api.HooksFrom(enf.Hooks()),
 		}
 	}}
-	ln := o.Listener
-	if ln == nil {
-		if ln, err = api.Listen(cfg.Socket); err != nil {
-			return err
-		}
-		defer os.Remove(cfg.Socket)
-	}
 	hs := srv.NewHTTPServer()
 	errc := make(chan error, 3)
 	go func() { errc <- fmt.Errorf("api %s: %w", cfg.Socket, hs.Serve(ln)) }()

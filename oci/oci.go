@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -132,9 +133,11 @@ func ValidID(id string) bool { return idPattern.MatchString(id) }
 // of major version 1 (runc reports e.g. "1.0.2-dev"), requires a valid id and,
 // unless needPID is false (poststop: the process is gone), a positive pid.
 // Unknown fields are ignored (later runtime-spec minor versions add some);
-// trailing data after the object is an error, and so is a key given twice
-// in any object (the annotations included; at the top level in any letter
-// case), which encoding/json would resolve to the last.
+// trailing data after the object is an error, and so is a key CheckKeys
+// finds ambiguous: one given twice in any object (the annotations
+// included), or, where a field is decoded, two keys encoding/json would
+// fold to the same field or a key spelled otherwise than the field
+// ("ID", "annotation\u017f").
 func DecodeState(r io.Reader, needPID bool) (specs.State, error) {
 	var st specs.State
 	b, err := io.ReadAll(io.LimitReader(r, MaxStateBytes+1))
@@ -151,8 +154,8 @@ func DecodeState(r io.Reader, needPID bool) (specs.State, error) {
 	if dec.More() {
 		return specs.State{}, fmt.Errorf("%w: trailing data after the state object", ErrBadState)
 	}
-	if dup := duplicateKey(b); dup != "" {
-		return specs.State{}, fmt.Errorf("%w: key %s given twice (which one the runtime meant is unknown)", ErrBadState, dup)
+	if err := CheckKeys(b, reflect.TypeFor[specs.State]()); err != nil {
+		return specs.State{}, fmt.Errorf("%w: %v", ErrBadState, err)
 	}
 	if err := checkVersion(st.Version); err != nil {
 		return specs.State{}, err
@@ -392,6 +395,33 @@ func asciiEqualFold(a, b string) bool {
 	return true
 }
 
+// DecodeSpec reads a bundle's config.json from r. Errors wrap ErrBadConfig:
+// r is larger than MaxConfigBytes, not one JSON object, or has a key
+// CheckKeys finds ambiguous (given twice, or folding to a runtime-spec
+// field it does not spell exactly: runc's encoding/json and crun or youki
+// would read such a spec differently, e.g. root.readonly).
+func DecodeSpec(r io.Reader) (*specs.Spec, error) {
+	var spec specs.Spec
+	b, err := io.ReadAll(io.LimitReader(r, MaxConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: read: %v", ErrBadConfig, err)
+	}
+	if len(b) > MaxConfigBytes {
+		return nil, fmt.Errorf("%w: larger than %d bytes", ErrBadConfig, MaxConfigBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&spec); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: trailing data after the config object", ErrBadConfig)
+	}
+	if err := CheckKeys(b, reflect.TypeFor[specs.Spec]()); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
+	}
+	return &spec, nil
+}
+
 // Entrypoint reads a bundle's config.json from r and names the container's
 // entrypoint as its runtime will execute it, seen from outside the
 // container at createRuntime (the init, pid, has not pivoted yet, and its
@@ -399,23 +429,11 @@ func asciiEqualFold(a, b string) bool {
 // looked up with the PATH of process.env (the last PATH= entry, as runc
 // sets them in order) and relative to process.cwd, inside root.path
 // (relative to bundle when not absolute) under /proc/PID/root. Errors wrap
-// ErrBadConfig: r is larger than MaxConfigBytes or not one JSON object, or
-// process.args or root.path is missing, or bundle is not absolute.
+// ErrBadConfig: r is not a config DecodeSpec accepts, or process.args or root.path is missing, or bundle is not absolute.
 func Entrypoint(r io.Reader, bundle string, pid int) (progcheck.Program, error) {
-	var spec specs.Spec
-	b, err := io.ReadAll(io.LimitReader(r, MaxConfigBytes+1))
+	spec, err := DecodeSpec(r)
 	if err != nil {
-		return progcheck.Program{}, fmt.Errorf("%w: read: %v", ErrBadConfig, err)
-	}
-	if len(b) > MaxConfigBytes {
-		return progcheck.Program{}, fmt.Errorf("%w: larger than %d bytes", ErrBadConfig, MaxConfigBytes)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&spec); err != nil {
-		return progcheck.Program{}, fmt.Errorf("%w: %v", ErrBadConfig, err)
-	}
-	if dec.More() {
-		return progcheck.Program{}, fmt.Errorf("%w: trailing data after the config object", ErrBadConfig)
+		return progcheck.Program{}, err
 	}
 	if spec.Process == nil || len(spec.Process.Args) == 0 || spec.Process.Args[0] == "" {
 		return progcheck.Program{}, fmt.Errorf("%w: no process.args", ErrBadConfig)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/oci"
 	"github.com/enforcerd/enforcerd/oci/speccheck"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -34,20 +34,24 @@ func hookSpecLayer(st specs.State, writeRoots []string) *enforcer.SpecLayer {
 	return &enforcer.SpecLayer{Write: w, Network: n, WriteMissing: r.MissingFor("write"), NetworkMissing: r.MissingFor("network"), WritableMounts: r.WritableMounts}
 }
 
-// readBundleSpec decodes bundle/config.json.
+// readBundleSpec decodes bundle/config.json with oci.DecodeSpec: a spec
+// with an ambiguous key (given twice, or miscased: "Readonly" beside
+// "readonly") is refused, so nothing is credited from it.
 func readBundleSpec(bundle string) (*specs.Spec, error) {
 	if bundle == "" {
 		return nil, fmt.Errorf("the state has no bundle")
 	}
-	b, err := os.ReadFile(filepath.Join(bundle, "config.json"))
+	name := filepath.Join(bundle, "config.json")
+	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	var s specs.Spec
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(bundle, "config.json"), err)
+	defer f.Close()
+	s, err := oci.DecodeSpec(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &s, nil
+	return s, nil
 }
 
 // isSocket reports whether a bind mount's source (relative ones are

@@ -108,3 +108,35 @@ func TestHookContainerSpec(t *testing.T) {
 		t.Fatalf("read-only spec: registered %d, output %s; want one registration with the descriptors gap", enf.Len(), msg)
 	}
 }
+
+// TestHookSpecLayerRefusesAmbiguousSpec: a config.json whose root says
+// "readonly":false and "Readonly":true is read-only for runc (encoding/json
+// folds keys, last wins) but writable for crun and youki (exact match);
+// the hook credits nothing from it and names the key, while the same spec
+// spelled once is credited.
+func TestHookSpecLayerRefusesAmbiguousSpec(t *testing.T) {
+	bundle := t.TempDir()
+	b, err := json.Marshal(readOnlySpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(bundle, "config.json")
+	if err := os.WriteFile(cfg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := specs.State{ID: "c1", Pid: 1, Bundle: bundle}
+	if l := hookSpecLayer(st, nil); !l.Write {
+		t.Fatalf("read-only spec not credited: %+v", l)
+	}
+	amb := strings.Replace(string(b), `"readonly":true`, `"readonly":false,"Readonly":true`, 1)
+	if amb == string(b) {
+		t.Fatal("fixture has no root.readonly")
+	}
+	if err := os.WriteFile(cfg, []byte(amb), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := hookSpecLayer(st, nil)
+	if l.Write || l.Network || !strings.Contains(l.WriteMissing, "root.Readonly") {
+		t.Errorf("ambiguous spec: %+v, want nothing credited and root.Readonly named", l)
+	}
+}

@@ -74,7 +74,7 @@ func (c *Client) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 // NewClient returns a client; timeout bounds each request except Follow.
 func NewClient(socket string, timeout time.Duration) *Client {
 	c := &Client{Socket: socket}
-	tr := &http.Transport{DialContext: c.dial, DisableCompression: true}
+	tr := &http.Transport{DialContext: c.dial, DisableCompression: true, IdleConnTimeout: clientIdleConnTimeout}
 	c.http = &http.Client{Transport: tr, Timeout: timeout}
 	return c
 }

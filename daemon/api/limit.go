@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -108,8 +109,16 @@ type connSlot struct {
 	scope    uint64
 }
 
-// admit counts a new connection, or says why it is refused.
-func (t *connTable) admit(confined bool, scope uint64) (refused string) {
+// The limits a refused connection reached (label "limit" of
+// enforcerd_api_connections_refused_total).
+const (
+	ConnLimitTotal     = "total"
+	ConnLimitPerCgroup = "per_cgroup"
+	ConnLimitConfined  = "confined"
+)
+
+// admit counts a new connection, or says which limit refuses it and why.
+func (t *connTable) admit(confined bool, scope uint64) (limit, refused string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.perScope == nil {
@@ -117,18 +126,18 @@ func (t *connTable) admit(confined bool, scope uint64) (refused string) {
 	}
 	switch {
 	case t.total >= t.lim.Total:
-		return fmt.Sprintf("the API holds %d connections, its limit", t.total)
+		return ConnLimitTotal, fmt.Sprintf("the API holds %d connections, its limit", t.total)
 	case confined && t.perScope[scope] >= t.lim.PerCgroup:
-		return fmt.Sprintf("callers confined by cgroup id %d hold %d connections, their limit", scope, t.perScope[scope])
+		return ConnLimitPerCgroup, fmt.Sprintf("callers confined by cgroup id %d hold %d connections, their limit", scope, t.perScope[scope])
 	case confined && t.confined >= t.lim.Confined:
-		return fmt.Sprintf("confined callers hold %d connections, their limit", t.confined)
+		return ConnLimitConfined, fmt.Sprintf("confined callers hold %d connections, their limit", t.confined)
 	}
 	t.total++
 	if confined {
 		t.confined++
 		t.perScope[scope]++
 	}
-	return ""
+	return "", ""
 }
 
 // release uncounts a connection admit counted.
@@ -164,11 +173,14 @@ func (s *Server) callerScope(p peer) (confined bool, scope uint64) {
 func (s *Server) connContext(ctx context.Context, c net.Conn) context.Context {
 	p := peerOf(c)
 	confined, scope := s.callerScope(p)
-	if why := s.conns.admit(confined, scope); why != "" {
+	if limit, why := s.conns.admit(confined, scope); why != "" {
 		if p.pidfd != nil {
 			p.pidfd.Close()
 		}
-		s.Log.Warn("api connection refused", "pid", p.pid, "uid", p.uid, "confined", confined, "cgroup_id", scope, "reason", why)
+		if s.Metrics != nil {
+			s.Metrics.ConnsRefused.WithLabelValues(limit).Inc()
+		}
+		s.refusals.refused(s.Log, refusalScope{confined: confined, scope: scope}, p, why)
 		refuseConn(c, why)
 		return context.WithValue(ctx, ctxKey{}, peer{})
 	}
@@ -199,4 +211,96 @@ func refuseConn(c net.Conn, why string) {
 	_ = c.SetWriteDeadline(time.Now().Add(refusedConnWriteTimeout))
 	_, _ = c.Write([]byte(resp))
 	_ = c.Close()
+}
+
+// refusalLogEvery is how often refusalLog logs a scope's refusals after
+// its first: at most one summary line per scope per period.
+const refusalLogEvery = 10 * time.Second
+
+// refusalLogMaxScopes bounds the scopes refusalLog remembers; quiet ones
+// are forgotten first (a forgotten scope's next refusal is logged again).
+const refusalLogMaxScopes = 4096
+
+// refusalScope is whom a refused connection is counted for: its confined
+// scope's cgroup id, or the unconfined callers together.
+type refusalScope struct {
+	confined bool
+	scope    uint64
+}
+
+// refusalLog rate-limits the log of refused API connections, so that a
+// sandbox that opens connections in a loop cannot flood the daemon's log:
+// per scope the first refusal is logged at once (WARN "api connection
+// refused"), the following ones are counted and logged as one WARN "api
+// connections refused" line with their count (refused) once the period
+// (every, default refusalLogEvery) since the last line has passed. Every
+// refusal is still counted in enforcerd_api_connections_refused_total.
+type refusalLog struct {
+	every time.Duration
+
+	mu     sync.Mutex
+	scopes map[refusalScope]*refusalWindow
+}
+
+// refusalWindow is one scope's period: when it ends, how many refusals
+// it has not logged yet (and the last one's reason), and the timer that
+// logs them.
+type refusalWindow struct {
+	until      time.Time
+	suppressed int
+	last       string
+	timer      *time.Timer
+}
+
+// refused logs or counts one refused connection of scope sc from peer p.
+func (r *refusalLog) refused(log *slog.Logger, sc refusalScope, p peer, why string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	every := r.every
+	if every <= 0 {
+		every = refusalLogEvery
+	}
+	now := time.Now()
+	w := r.scopes[sc]
+	if w == nil || (w.timer == nil && !now.Before(w.until)) {
+		r.forgetQuiet(now)
+		if r.scopes == nil {
+			r.scopes = map[refusalScope]*refusalWindow{}
+		}
+		r.scopes[sc] = &refusalWindow{until: now.Add(every)}
+		log.Warn("api connection refused", "pid", p.pid, "uid", p.uid, "confined", sc.confined, "cgroup_id", sc.scope, "reason", why,
+			"note", fmt.Sprintf("further refusals for this caller are summarised every %s", every))
+		return
+	}
+	w.suppressed++
+	w.last = why
+	if w.timer == nil {
+		w.timer = time.AfterFunc(w.until.Sub(now), func() { r.flush(log, sc, every) })
+	}
+}
+
+// flush logs the refusals of scope sc counted since its last line.
+func (r *refusalLog) flush(log *slog.Logger, sc refusalScope, every time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := r.scopes[sc]
+	if w == nil {
+		return
+	}
+	log.Warn("api connections refused", "confined", sc.confined, "cgroup_id", sc.scope, "refused", w.suppressed,
+		"period", every.String(), "reason", w.last)
+	w.suppressed, w.timer, w.until = 0, nil, time.Now().Add(every)
+}
+
+// forgetQuiet drops quiet scopes (period over, nothing pending) once
+// refusalLogMaxScopes are remembered.
+func (r *refusalLog) forgetQuiet(now time.Time) {
+	if len(r.scopes) < refusalLogMaxScopes {
+		return
+	}
+	for sc, w := range r.scopes {
+		if w.timer == nil && !now.Before(w.until) {
+			delete(r.scopes, sc)
+		}
+	}
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 )
@@ -103,6 +105,12 @@ func TestConfinedConnectionLimits(t *testing.T) {
 	hold("/host", "/v1/status")
 	// 3 confined, the client's kept-alive one, two held.
 	refused("/host", "/v1/status", "the API holds 6 connections")
+	// Every refusal is counted by the limit it reached.
+	for limit, want := range map[string]float64{api.ConnLimitPerCgroup: 2, api.ConnLimitConfined: 1, api.ConnLimitTotal: 1} {
+		if got := testutil.ToFloat64(ts.metrics.ConnsRefused.WithLabelValues(limit)); got != want {
+			t.Errorf("enforcerd_api_connections_refused_total{limit=%q} = %v, want %v", limit, got, want)
+		}
+	}
 	// A slot comes back when its connection closes.
 	a1.Close()
 	deadline := time.Now().Add(5 * time.Second)

@@ -134,8 +134,9 @@ type Server struct {
 	Limits Limits
 	Log    *slog.Logger
 
-	conns connTable
-	slots sync.Map // net.Conn → *connSlot (its count and the peer's pidfd)
+	conns    connTable
+	refusals refusalLog
+	slots    sync.Map // net.Conn → *connSlot (its count and the peer's pidfd)
 }
 
 // Listen creates the unix socket at path, mode 0600, replacing a stale
@@ -169,9 +170,18 @@ func Listen(path string) (net.Listener, error) {
 	return l, nil
 }
 
+// IdleTimeout is how long the API keeps a keep-alive connection open with
+// no request after a complete one (its slot counts against the Limits
+// meanwhile). Client.IdleConnTimeout is shorter, so a client never sends
+// on a connection the server is closing.
+const IdleTimeout = 30 * time.Second
+
+// clientIdleConnTimeout: see IdleTimeout.
+const clientIdleConnTimeout = 20 * time.Second
+
 // NewHTTPServer returns an http.Server for the handler that records peer
-// credentials
-// and counts connections against s.Limits; Serve it on a Listen listener.
+// credentials and counts connections against s.Limits, idle keep-alive
+// connections closed after IdleTimeout; Serve it on a Listen listener.
 func (s *Server) NewHTTPServer() *http.Server {
 	h := s.handler()
 	return &http.Server{
@@ -180,7 +190,7 @@ func (s *Server) NewHTTPServer() *http.Server {
 		ConnState:         s.connState,
 		ReadHeaderTimeout: min(10*time.Second, s.Limits.ReadTimeout),
 		ReadTimeout:       s.Limits.ReadTimeout,
-		IdleTimeout:       time.Minute,
+		IdleTimeout:       IdleTimeout,
 	}
 }
 

@@ -60,6 +60,10 @@ type Metrics struct {
 	// made with activation at exec, by outcome (registry.Event kinds).
 	Pending     *prometheus.CounterVec
 	AuditErrors prometheus.Counter
+	// ConnsRefused counts API connections refused over the connection
+	// limits, by the limit reached (api.ConnLimit*: "per_cgroup",
+	// "confined", "total").
+	ConnsRefused *prometheus.CounterVec
 }
 
 // New registers every metric on a fresh registry.
@@ -84,7 +88,11 @@ func New(src Sources) *Metrics {
 			Help: "Audit records that could not be written to the audit log.",
 		}),
 	}
-	reg.MustRegister(m.Denials, m.Registrations, m.Pending, m.AuditErrors)
+	m.ConnsRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "enforcerd_api_connections_refused_total",
+		Help: "API connections refused (503) because their caller was over a connection limit, by limit: per_cgroup (api.max_conns_per_cgroup), confined (api.max_confined_conns), total (api.max_conns).",
+	}, []string{"limit"})
+	reg.MustRegister(m.Denials, m.Registrations, m.Pending, m.AuditErrors, m.ConnsRefused)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "enforcerd_registered_containers",
 		Help: "Containers currently registered with the daemon.",

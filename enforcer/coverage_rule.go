@@ -203,9 +203,9 @@ func coverageOf(en Entry, lsmErr, cgErr error) Coverage {
 	default:
 		missing(GapShell, "shell", fmt.Sprintf("shell=%s needs BPF LSM programs: %v%s", c.Shell, lsmErr, noProcess))
 	}
-	tamper := fmt.Sprintf("a privileged workload can leave its cgroup or detach the programs: the tamper protection needs BPF LSM (%v)", lsmErr)
+	tamper := fmt.Sprintf("a privileged workload can leave its cgroup or detach the programs, and the rules that hold under every ceiling (device nodes and terminals, IPC objects made outside, kernel tunables, the task name) are not enforced: they need BPF LSM (%v)", lsmErr)
 	if en.Process != nil && (ll || sc) {
-		tamper = fmt.Sprintf("a privileged workload can leave its cgroup or detach the cgroup-BPF programs (the Landlock domain and seccomp filter stay with every process); the tamper protection needs BPF LSM (%v)", lsmErr)
+		tamper = fmt.Sprintf("a privileged workload can leave its cgroup or detach the cgroup-BPF programs (the Landlock domain and seccomp filter stay with every process), and the rules that hold under every ceiling (device nodes and terminals, IPC objects made outside, kernel tunables, the task name) are not enforced: they need BPF LSM (%v)", lsmErr)
 		cov.Mechanisms["tamper"] = []string{"no_new_privs"}
 	}
 	partial(GapTamper, "all", tamper)

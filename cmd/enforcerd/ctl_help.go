@@ -262,10 +262,13 @@ Flags:
   --file FILE|-
       The whole request as one JSON object, from FILE or from standard
       input (-), at most 1 MiB; no other request flag may be given with
-      it. Keys: id, cgroup, pid, role, ceiling, parent, audit_only,
-      tool_groups, activate, init_pid, entrypoint {path, root, env_path,
-      cwd} (enforcerd daemon --help). Text that is not JSON is a usage
-      error.
+      it. Keys: those of POST /v1/containers (enforcerd daemon --help,
+      docs/api.md): id, cgroup, pid, role, ceiling, ceiling_fields,
+      parent, audit_only, tool_groups, proxy_allow, allow_connect,
+      write_roots, exec_allow, allow_devices, own_terminals,
+      deny_console_egress, activate, init_pid, setup_program,
+      container_spec, entrypoint {path, root, env_path, cwd}. Text that
+      is not JSON is a usage error.
 
 ` + ctlCommonFlags + `
 ` + ctlExitStatus

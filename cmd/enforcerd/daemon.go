@@ -124,12 +124,16 @@ API (its client: enforcerd ctl; or curl --unix-socket
                                       allow_partial, counts
   POST   /v1/containers               register {"id", "cgroup" or "pid", "role",
                                       "ceiling", "parent", "audit_only",
-                                      "tool_groups", "proxy_allow",
+                                      "ceiling_fields", "tool_groups",
+                                      "proxy_allow", "allow_connect",
+                                      "write_roots", "exec_allow",
                                       "activate": "now"|"exec",
                                       "init_pid", "entrypoint",
+                                      "setup_program", "container_spec",
                                       "allow_devices", "own_terminals":
                                       "client"|"init"|"none",
                                       "deny_console_egress"}
+                                      (docs/api.md gives each key)
   GET    /v1/containers               list
   GET    /v1/containers/{id}          one container
   DELETE /v1/containers/{id}          unregister

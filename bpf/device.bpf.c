@@ -224,11 +224,10 @@ static __always_inline int device_use(struct file *file, enum device_op op,
 	if (chr && null_like(rdev))
 		return 0;
 	bool tty = chr && tty_file(rdev);
-	bool noctty = (file->f_flags & O_NOCTTY) != 0;
-	/* /dev/tty0 reaches the foreground virtual console and, opened
-	 * without O_NOCTTY, can make it the opener's controlling terminal:
-	 * then it is decided as 4:0 itself, which nothing declares. */
-	if (tty && op == DEV_OPEN && redirect(rdev) && (noctty || rdev != MKDEV(TTY_MAJOR, 0)))
+	/* The redirects never make the tty they reach a controlling
+	 * terminal (tty_lookup_driver sets noctty for /dev/tty0 and
+	 * /dev/console, /dev/tty is the current one, a ptmx master never). */
+	if (tty && op == DEV_OPEN && redirect(rdev))
 		return 0; /* decided at every use, on the tty it reached */
 	struct effective e = {};
 	if (!resolve(&e))
@@ -254,7 +253,7 @@ static __always_inline int device_use(struct file *file, enum device_op op,
 		 * O_NOCTTY (without it, a session leader with no controlling
 		 * terminal takes this one, and its exit hangs the terminal up
 		 * for every holder: tty_open_proc_set_tty), queries. */
-		if (op == DEV_OPEN && !(file->f_mode & FMODE_WRITE) && noctty)
+		if (op == DEV_OPEN && !(file->f_mode & FMODE_WRITE) && (file->f_flags & O_NOCTTY))
 			v = 0;
 		else if (op == DEV_IOCTL && tty_query(cmd))
 			v = 0;

@@ -16,13 +16,19 @@
  *    (enforcer.Entry.AllowDevices), met with every registered ancestor's.
  *
  * A terminal that is neither own nor created nor listed may be opened
- * read-only and asked the read-only queries (tty_query) that isatty(),
+ * read-only with O_NOCTTY (never taken as a controlling terminal, whose
+ * session leader's exit would hang it up for every holder) and asked the read-only queries (tty_query) that isatty(),
  * stty -g and job control need; no read (it steals the host session's
  * input), no write, no other ioctl. /dev/tty, /dev/console, /dev/ptmx and
  * /dev/tty0 redirect inside tty_open, after security_file_open: their open
  * is allowed and every later use is decided on the tty the file reached.
  * Descriptors opened before the registration (inherited, passed in) are
  * decided at read, write, ioctl and mmap all the same.
+ *
+ * Device memory and registers without a device node are refused the same
+ * way (rule host-device): an open (any mode) of the sysfs PCI BAR, legacy
+ * and ROM files and of /proc/bus/pci/BB/DD.F, and the mmap of any sysfs or
+ * procfs file.
  *
  * Under network=false with enforcer.Entry.DenyConsoleEgress, writes to an
  * own terminal that leaves the machine (reached through /dev/console, a

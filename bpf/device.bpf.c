@@ -26,9 +26,9 @@
  * decided at read, write, ioctl and mmap all the same.
  *
  * Device memory and registers without a device node are refused the same
- * way (rule host-device): an open (any mode) of the sysfs PCI BAR, legacy
- * and ROM files and of /proc/bus/pci/BB/DD.F, and the mmap of any sysfs or
- * procfs file.
+ * way (rule host-device): an open (any mode), read or write of the sysfs
+ * PCI BAR, legacy and ROM files and of /proc/bus/pci/BB/DD.F, and the mmap
+ * of any sysfs or procfs file.
  *
  * Under network=false with enforcer.Entry.DenyConsoleEgress, writes to an
  * own terminal that leaves the machine (reached through /dev/console, a
@@ -354,8 +354,8 @@ static __always_inline bool kernel_iface_mmap(struct file *file)
 	return magic == SYSFS_MAGIC || magic == PROC_SUPER_MAGIC;
 }
 
-/* device_register_use: the decision on an open (any mode) of a
- * device_register_file, or an mmap of a kernel_iface_mmap file, under
+/* device_register_use: the decision on an open (any mode), read or write
+ * of a device_register_file, or an mmap of a kernel_iface_mmap file, under
  * every ceiling (rule host-device, D1). */
 static __always_inline int device_register_use(struct file *file, __u16 hook)
 {
@@ -397,6 +397,9 @@ int BPF_PROG(device_file_permission, struct file *file, int mask, int ret)
 		op = DEV_READ;
 	else
 		return 0;
+	/* A register file's descriptor opened outside and passed in. */
+	if (device_register_file(file))
+		return device_register_use(file, HOOK_FILE_PERMISSION);
 	return device_use(file, op, 0, HOOK_FILE_PERMISSION);
 }
 

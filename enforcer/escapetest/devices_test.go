@@ -413,6 +413,42 @@ func mappableResource(t *testing.T) *os.File {
 	return nil
 }
 
+// ioResource opens, outside, the first BAR file of an I/O port BAR
+// (IORESOURCE_IO in the device's resource listing) that reads.
+func ioResource(t *testing.T) *os.File {
+	t.Helper()
+	for _, p := range pciResources(t) {
+		i, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(p), "resource"))
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(readAll(filepath.Join(filepath.Dir(p), "resource")), "\n")
+		if i >= len(lines) {
+			continue
+		}
+		f := strings.Fields(lines[i])
+		if len(f) != 3 {
+			continue
+		}
+		flags, err := strconv.ParseUint(f[2], 0, 64)
+		if err != nil || flags&0x100 == 0 {
+			continue
+		}
+		fd, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		if _, err := fd.ReadAt(make([]byte, 4), 0); err != nil {
+			fd.Close()
+			continue
+		}
+		t.Cleanup(func() { fd.Close() })
+		return fd
+	}
+	t.Fatal("no PCI I/O BAR of the VM reads outside: the case needs one")
+	return nil
+}
+
 // TestDeviceRegisterFiles (D1): device memory and registers through
 // kernel interface files, without a device node: the sysfs PCI BAR files
 // and /proc/bus/pci are refused in any mode, and no sysfs or procfs file
@@ -437,6 +473,10 @@ func TestDeviceRegisterFiles(t *testing.T) {
 			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 				return sb.ProbeFiles(t, []*os.File{mappableResource(t)}, "mmap-fd"), nil
 			}, Want: kerneltest.Hooks(enforcer.HookMmapFile).Rule(enforcer.RuleHostDevice)},
+		{Name: "D1 pread of a PCI I/O BAR through a descriptor opened outside", Ceiling: tamperOnly,
+			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+				return sb.ProbeFiles(t, []*os.File{ioResource(t)}, "pread-fd"), nil
+			}, Want: kerneltest.Hooks(enforcer.HookFilePermission).Rule(enforcer.RuleHostDevice)},
 	})
 
 	// No false denial: lspci's reads stay (configuration space, the BAR

@@ -41,6 +41,14 @@ func init() {
 				unix.Close(fd)
 			}
 		},
+		// pread-fd: read 4 bytes of fd 3 at offset 0.
+		"pread-fd": func(r *probe.Result, a []string) {
+			b := make([]byte, 4)
+			n, err := unix.Pread(3, b, 0)
+			if r.Check(err, "pread fd 3") {
+				r.Effect = n == 4
+			}
+		},
 		// mmap-fd: map one page of fd 3 read-only and shared, read it.
 		"mmap-fd": func(r *probe.Result, a []string) {
 			b, err := unix.Mmap(3, 0, 4096, unix.PROT_READ, unix.MAP_SHARED)

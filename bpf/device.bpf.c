@@ -16,13 +16,19 @@
  *    (enforcer.Entry.AllowDevices), met with every registered ancestor's.
  *
  * A terminal that is neither own nor created nor listed may be opened
- * read-only and asked the read-only queries (tty_query) that isatty(),
+ * read-only with O_NOCTTY (never taken as a controlling terminal, whose
+ * session leader's exit would hang it up for every holder) and asked the read-only queries (tty_query) that isatty(),
  * stty -g and job control need; no read (it steals the host session's
  * input), no write, no other ioctl. /dev/tty, /dev/console, /dev/ptmx and
  * /dev/tty0 redirect inside tty_open, after security_file_open: their open
  * is allowed and every later use is decided on the tty the file reached.
  * Descriptors opened before the registration (inherited, passed in) are
  * decided at read, write, ioctl and mmap all the same.
+ *
+ * Device memory and registers without a device node are refused the same
+ * way (rule host-device): an open (any mode), read or write of the sysfs
+ * PCI BAR, legacy and ROM files and of /proc/bus/pci/BB/DD.F, and the mmap
+ * of any sysfs or procfs file.
  *
  * Under network=false with enforcer.Entry.DenyConsoleEgress, writes to an
  * own terminal that leaves the machine (reached through /dev/console, a
@@ -50,6 +56,8 @@ char LICENSE[] SEC("license") = "GPL";
 #define USB_ACM_MAJOR 166
 #define USB_SERIAL_MAJOR 188
 #define TTYS_MINOR_START 64 /* ttyS0 is 4:64 */
+#define O_NOCTTY 00000400 /* f_flags; do_dentry_open clears it after the
+			   * driver's open, so file_open still sees it */
 
 /* Read-only terminal queries (include/uapi/asm-generic/ioctls.h); the same
  * numbers through the compat entry. */
@@ -222,6 +230,9 @@ static __always_inline int device_use(struct file *file, enum device_op op,
 	if (chr && null_like(rdev))
 		return 0;
 	bool tty = chr && tty_file(rdev);
+	/* The redirects never make the tty they reach a controlling
+	 * terminal (tty_lookup_driver sets noctty for /dev/tty0 and
+	 * /dev/console, /dev/tty is the current one, a ptmx master never). */
 	if (tty && op == DEV_OPEN && redirect(rdev))
 		return 0; /* decided at every use, on the tty it reached */
 	struct effective e = {};
@@ -244,8 +255,11 @@ static __always_inline int device_use(struct file *file, enum device_op op,
 	__u32 rule = tty ? RULE_TERMINAL_OUTSIDE : RULE_HOST_DEVICE;
 	__u32 bit = DENY_TAMPER;
 	if (v && tty) {
-		/* A terminal not the sandbox's: a read-only open, queries. */
-		if (op == DEV_OPEN && !(file->f_mode & FMODE_WRITE))
+		/* A terminal not the sandbox's: a read-only open with
+		 * O_NOCTTY (without it, a session leader with no controlling
+		 * terminal takes this one, and its exit hangs the terminal up
+		 * for every holder: tty_open_proc_set_tty), queries. */
+		if (op == DEV_OPEN && !(file->f_mode & FMODE_WRITE) && (file->f_flags & O_NOCTTY))
 			v = 0;
 		else if (op == DEV_IOCTL && tty_query(cmd))
 			v = 0;
@@ -265,11 +279,107 @@ static __always_inline int device_use(struct file *file, enum device_op op,
 	return verdict_ret(v);
 }
 
+/* The bytes of a kernfs or dentry name that pci_register_name needs. */
+#define IFACE_NAME_LEN 16
+
+static __always_inline bool lit_is(const char *b, const char *lit, int n)
+{
+	for (int i = 0; i < n && i < IFACE_NAME_LEN; i++) {
+		if (b[i] != lit[i])
+			return false;
+	}
+	return true;
+}
+
+/* pci_register_name: a sysfs attribute of a PCI device or bus whose read
+ * or mmap reaches device memory or registers (drivers/pci/pci-sysfs.c):
+ * resourceN and resourceN_wc (the BARs), legacy_io and legacy_mem (the
+ * bus's legacy I/O ports and ISA memory), rom. Not "resource" (a text
+ * listing of the BAR addresses) nor "config" (configuration space: what
+ * lspci reads; a read has no side effect). */
+static __always_inline bool pci_register_name(const char *kname)
+{
+	char b[IFACE_NAME_LEN] = {};
+	if (bpf_probe_read_kernel_str(b, sizeof(b), kname) <= 0)
+		return false;
+	if (lit_is(b, "resource", 8))
+		return b[8] >= '0' && b[8] <= '9';
+	return lit_is(b, "legacy_io", 10) || lit_is(b, "legacy_mem", 11) || lit_is(b, "rom", 4);
+}
+
+static __always_inline bool dentry_name_is(struct dentry *d, const char *lit, int n)
+{
+	char b[IFACE_NAME_LEN] = {};
+	if (!d || bpf_probe_read_kernel_str(b, sizeof(b), BPF_CORE_READ(d, d_name.name)) <= 0)
+		return false;
+	return lit_is(b, lit, n);
+}
+
+/* device_register_file: a kernel interface file that reaches device memory
+ * or registers without a device node: the sysfs PCI attributes of
+ * pci_register_name, and /proc/bus/pci/BB/DD.F (configuration space, the
+ * PCIIOC_MMAP_IS_IO/MEM ioctls and mmap of the BARs, drivers/pci/proc.c).
+ * Matched by name within sysfs and procfs: a bind mount or a new procfs
+ * mount reaches the same nodes. */
+static __always_inline bool device_register_file(struct file *file)
+{
+	struct inode *inode = file->f_inode;
+	if (!inode || (inode->i_mode & S_IFMT) != S_IFREG)
+		return false;
+	struct super_block *sb = inode->i_sb;
+	if (!sb)
+		return false;
+	unsigned long magic = sb->s_magic;
+	if (magic == SYSFS_MAGIC) {
+		struct kernfs_node *kn = BPF_CORE_READ(inode, i_private);
+		return kn && pci_register_name(BPF_CORE_READ(kn, name));
+	}
+	if (magic != PROC_SUPER_MAGIC)
+		return false;
+	struct dentry *bus = BPF_CORE_READ(file, f_path.dentry, d_parent, d_parent);
+	return dentry_name_is(bus, "pci", 4) && dentry_name_is(BPF_CORE_READ(bus, d_parent), "bus", 4);
+}
+
+/* kernel_iface_mmap: sysfs and procfs files. Mapping a kernel interface
+ * file is never a sandbox's business: the ones that implement mmap are
+ * device memory (PCI BARs, legacy I/O and memory, /proc/bus/pci) or
+ * kernel memory images. */
+static __always_inline bool kernel_iface_mmap(struct file *file)
+{
+	struct inode *inode = file->f_inode;
+	struct super_block *sb = inode ? inode->i_sb : NULL;
+	if (!sb)
+		return false;
+	unsigned long magic = sb->s_magic;
+	return magic == SYSFS_MAGIC || magic == PROC_SUPER_MAGIC;
+}
+
+/* device_register_use: the decision on an open (any mode), read or write
+ * of a device_register_file, or an mmap of a kernel_iface_mmap file, under
+ * every ceiling (rule host-device, D1). */
+static __always_inline int device_register_use(struct file *file, __u16 hook)
+{
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
+	int v = verdict(&e, DENY_TAMPER);
+	if (!v)
+		return 0;
+	record_event(&e, hook, v, DENY_TAMPER, {
+		set_rule(ev, RULE_HOST_DEVICE);
+		fill_inode(ev, file->f_inode);
+		fill_names(ev, BPF_CORE_READ(file, f_path.dentry));
+	});
+	return verdict_ret(v);
+}
+
 SEC("lsm/file_open")
 int BPF_PROG(device_file_open, struct file *file, int ret)
 {
 	if (ret)
 		return ret;
+	if (device_register_file(file))
+		return device_register_use(file, HOOK_FILE_OPEN);
 	return device_use(file, DEV_OPEN, 0, HOOK_FILE_OPEN);
 }
 
@@ -287,6 +397,9 @@ int BPF_PROG(device_file_permission, struct file *file, int mask, int ret)
 		op = DEV_READ;
 	else
 		return 0;
+	/* A register file's descriptor opened outside and passed in. */
+	if (device_register_file(file))
+		return device_register_use(file, HOOK_FILE_PERMISSION);
 	return device_use(file, op, 0, HOOK_FILE_PERMISSION);
 }
 
@@ -318,6 +431,8 @@ int BPF_PROG(device_mmap_file, struct file *file, unsigned long reqprot,
 		return ret;
 	if (!file)
 		return 0;
+	if (kernel_iface_mmap(file))
+		return device_register_use(file, HOOK_MMAP_FILE);
 	return device_use(file, DEV_MMAP, 0, HOOK_MMAP_FILE);
 }
 

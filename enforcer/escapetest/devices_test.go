@@ -6,6 +6,7 @@ package escapetest
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -178,7 +179,7 @@ func TestForeignTerminals(t *testing.T) {
 		{Name: "D2 write /dev/tty, redirected to a host pty made the controlling terminal", Prep: prep, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			m := mark()
 			return sb.Probe(t, "ctty-write", p.path, m), func() (bool, string) { return p.masterSees(m), "the master read " + m }
-		}, Want: kerneltest.Hooks(enforcer.HookFilePermission).Rule(enforcer.RuleTerminalOutside)},
+		}, Want: kerneltest.Hooks(enforcer.HookFileOpen, enforcer.HookFilePermission).Rule(enforcer.RuleTerminalOutside)},
 		{Name: "D2 write /dev/tty2, another virtual console", Prep: allocVT2,
 			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 				m := mark()
@@ -337,5 +338,157 @@ func TestAllowDevices(t *testing.T) {
 			t.Errorf("BYPASS a device only the inner entry lists: %v (effect %v), want EPERM", r, r.Effect)
 		}
 		kt.Expect(t, child.Cg.ID, kerneltest.Hooks(enforcer.HookFileOpen).Rule(enforcer.RuleHostDevice))
+	})
+}
+
+// TestForeignTerminalHangup (D2): a session leader of the sandbox cannot
+// take a foreign terminal as its controlling terminal (a read-only open
+// without O_NOCTTY), so its exit does not hang the terminal up for the
+// host process holding it; with O_NOCTTY the open stays allowed.
+func TestForeignTerminalHangup(t *testing.T) {
+	kt.Enforcer(t)
+	var host int
+	prep := func(t *testing.T) {
+		allocVT2(t)
+		fd, err := unix.Open("/dev/tty2", unix.O_WRONLY|unix.O_NOCTTY, 0)
+		if err != nil {
+			t.Fatalf("open /dev/tty2 outside: %v", err)
+		}
+		host = fd
+		t.Cleanup(func() { unix.Close(fd) })
+	}
+	kt.Run(t, []kerneltest.Case{{
+		Name: "D2 setsid, open /dev/tty2 without O_NOCTTY, exit: the host's descriptor is hung up",
+		Prep: prep, Ceiling: tamperOnly,
+		Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			return sb.Probe(t, "ctty-take", "/dev/tty2"), func() (bool, string) {
+				_, err := unix.Write(host, []byte(" "))
+				return err == unix.EIO, "a write on the host's /dev/tty2 descriptor: EIO (hung up)"
+			}
+		},
+		Want: kerneltest.Hooks(enforcer.HookFileOpen).Rule(enforcer.RuleTerminalOutside),
+	}})
+
+	t.Run("D2 with O_NOCTTY the open is allowed and takes nothing", func(t *testing.T) {
+		prep(t)
+		sb := kt.Sandbox(t, "case")
+		sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+		if r := sb.Probe(t, "ctty-take", "/dev/tty2", "noctty"); r.Errno != 0 || r.Effect {
+			t.Errorf("setsid, open /dev/tty2 O_RDONLY|O_NOCTTY: %v (controlling terminal: %v), want success and not taken", r, r.Effect)
+		}
+		if _, err := unix.Write(host, []byte(" ")); err != nil {
+			t.Errorf("a write on the host's /dev/tty2 after the sandbox's exit: %v, want success", err)
+		}
+	})
+}
+
+// pciResources lists the sysfs BAR files of the VM's PCI devices.
+func pciResources(t *testing.T) []string {
+	t.Helper()
+	m, err := filepath.Glob("/sys/bus/pci/devices/*/resource[0-9]")
+	if err != nil || len(m) == 0 {
+		t.Fatalf("no /sys/bus/pci/devices/*/resourceN (%v): the case needs the VM's PCI devices", err)
+	}
+	return m
+}
+
+// mappableResource opens, outside, the first BAR file that maps (a
+// memory BAR no driver holds exclusively).
+func mappableResource(t *testing.T) *os.File {
+	t.Helper()
+	for _, p := range pciResources(t) {
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		b, err := unix.Mmap(int(f.Fd()), 0, 4096, unix.PROT_READ, unix.MAP_SHARED)
+		if err == nil {
+			_ = unix.Munmap(b)
+			t.Cleanup(func() { f.Close() })
+			return f
+		}
+		f.Close()
+	}
+	t.Fatal("no PCI BAR of the VM maps read-only outside: the case needs one")
+	return nil
+}
+
+// ioResource opens, outside, the first BAR file of an I/O port BAR
+// (IORESOURCE_IO in the device's resource listing) that reads.
+func ioResource(t *testing.T) *os.File {
+	t.Helper()
+	for _, p := range pciResources(t) {
+		i, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(p), "resource"))
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(readAll(filepath.Join(filepath.Dir(p), "resource")), "\n")
+		if i >= len(lines) {
+			continue
+		}
+		f := strings.Fields(lines[i])
+		if len(f) != 3 {
+			continue
+		}
+		flags, err := strconv.ParseUint(f[2], 0, 64)
+		if err != nil || flags&0x100 == 0 {
+			continue
+		}
+		fd, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		if _, err := fd.ReadAt(make([]byte, 4), 0); err != nil {
+			fd.Close()
+			continue
+		}
+		t.Cleanup(func() { fd.Close() })
+		return fd
+	}
+	t.Fatal("no PCI I/O BAR of the VM reads outside: the case needs one")
+	return nil
+}
+
+// TestDeviceRegisterFiles (D1): device memory and registers through
+// kernel interface files, without a device node: the sysfs PCI BAR files
+// and /proc/bus/pci are refused in any mode, and no sysfs or procfs file
+// maps, also through a descriptor opened outside.
+func TestDeviceRegisterFiles(t *testing.T) {
+	kt.Enforcer(t)
+	want := kerneltest.Hooks(enforcer.HookFileOpen).Rule(enforcer.RuleHostDevice)
+	kt.Run(t, []kerneltest.Case{
+		{Name: "D1 read-only open of a PCI BAR in sysfs (resourceN)", Ceiling: tamperOnly,
+			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+				return sb.Probe(t, "open-ro", pciResources(t)[0]), nil
+			}, Want: want},
+		{Name: "D1 read-only open of a device's /proc/bus/pci file (config space, PCIIOC_MMAP)", Ceiling: tamperOnly,
+			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+				m, _ := filepath.Glob("/proc/bus/pci/*/*.*")
+				if len(m) == 0 {
+					t.Fatal("no /proc/bus/pci/BB/DD.F: the case needs the VM's PCI devices")
+				}
+				return sb.Probe(t, "open-ro", m[0]), nil
+			}, Want: want},
+		{Name: "D1 mmap of a PCI BAR through a descriptor opened outside", Ceiling: tamperOnly,
+			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+				return sb.ProbeFiles(t, []*os.File{mappableResource(t)}, "mmap-fd"), nil
+			}, Want: kerneltest.Hooks(enforcer.HookMmapFile).Rule(enforcer.RuleHostDevice)},
+		{Name: "D1 pread of a PCI I/O BAR through a descriptor opened outside", Ceiling: tamperOnly,
+			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+				return sb.ProbeFiles(t, []*os.File{ioResource(t)}, "pread-fd"), nil
+			}, Want: kerneltest.Hooks(enforcer.HookFilePermission).Rule(enforcer.RuleHostDevice)},
+	})
+
+	// No false denial: lspci's reads stay (configuration space, the BAR
+	// listing).
+	t.Run("D1 PCI config and resource listing stay readable", func(t *testing.T) {
+		dev := filepath.Dir(pciResources(t)[0])
+		sb := kt.Sandbox(t, "case")
+		sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+		for _, f := range []string{"config", "resource", "vendor"} {
+			if r := sb.Probe(t, "read-dev", filepath.Join(dev, f)); r.Errno != 0 || !r.Effect {
+				t.Errorf("read %s/%s: %v, want its content", dev, f, r)
+			}
+		}
 	})
 }

@@ -241,6 +241,19 @@ func fifoReceived(reader int) kerneltest.Effect {
 	}
 }
 
+// fifoLinked: the sandbox links a FIFO made outside on ext4 into a fresh
+// directory there and writes to it (probe fifo-link-write, how: failed or
+// plain); the directory and its names go at cleanup, so later tests have
+// the disk's space.
+func fifoLinked(how string) kerneltest.Attempt {
+	return func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		p, rd := outsideFIFO(t, extDir(t))
+		dir := filepath.Join(extDir(t), fmt.Sprintf("fifo-link-%d", kt.Seq()))
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		return sb.Probe(t, "fifo-link-write", dir, p, "token", how), fifoReceived(rd)
+	}
+}
+
 func TestFIFOsMadeOutsideUnderNetworkFalse(t *testing.T) {
 	kt.Enforcer(t)
 	want := kerneltest.Hooks(enforcer.HookFileOpen).Rule(enforcer.RuleNetwork)
@@ -253,6 +266,12 @@ func TestFIFOsMadeOutsideUnderNetworkFalse(t *testing.T) {
 			p, rd := outsideFIFO(t, extDir(t))
 			return sb.Probe(t, "fifo-write", p, "token"), fifoReceived(rd)
 		}},
+		// A host FIFO linked under a name of the sandbox's is the same
+		// inode: still outside. "failed": the name is one whose mkfifo
+		// the filesystem failed (ENOSPC) after inode_mknod noted it, so
+		// link instantiates the very dentry the note names.
+		{Name: "write to a host process's FIFO linked onto a failed mkfifo's name on ext4", Want: want, Attempt: fifoLinked("failed")},
+		{Name: "write to a host process's FIFO linked under a new name on ext4", Want: want, Attempt: fifoLinked("plain")},
 		{Name: "open of a host process's FIFO for read", Want: want, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			p, _ := outsideFIFO(t, kt.TmpDir())
 			return sb.Probe(t, "fifo-read", p), nil

@@ -229,6 +229,30 @@ func outsideFIFO(t *testing.T, dir string) (path string, reader int) {
 	return path, fd
 }
 
+// outsideFIFOWithoutRecord is outsideFIFO on ext4 for a FIFO without a
+// creator's record, as one a host daemon made before enforcerd loaded:
+// made, written back (sync) and evicted from the inode cache
+// (vm.drop_caches=2: the record lived with the in-memory inode) before
+// its reader opens it.
+func outsideFIFOWithoutRecord(t *testing.T) (path string, reader int) {
+	t.Helper()
+	path = filepath.Join(extDir(t), fmt.Sprintf("fifo-%d", kt.Seq()))
+	if err := unix.Mkfifo(path, 0o666); err != nil {
+		t.Fatalf("mkfifo %s: %v", path, err)
+	}
+	t.Cleanup(func() { os.Remove(path) })
+	unix.Sync()
+	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("2"), 0); err != nil {
+		t.Fatalf("evict the FIFO's inode: %v", err)
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatalf("open the read end of %s: %v", path, err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	return path, fd
+}
+
 // fifoReceived: the outside reader got bytes.
 func fifoReceived(reader int) kerneltest.Effect {
 	return func() (bool, string) {
@@ -241,13 +265,14 @@ func fifoReceived(reader int) kerneltest.Effect {
 	}
 }
 
-// fifoLinked: the sandbox links a FIFO made outside on ext4 into a fresh
-// directory there and writes to it (probe fifo-link-write, how: failed or
-// plain); the directory and its names go at cleanup, so later tests have
-// the disk's space.
+// fifoLinked: the sandbox links a FIFO made outside on ext4 (without a
+// record: a record is never replaced, so only such a FIFO could be taken
+// for the sandbox's) into a fresh directory there and writes to it (probe
+// fifo-link-write, how: failed or plain); the directory and its names go
+// at cleanup, so later tests have the disk's space.
 func fifoLinked(how string) kerneltest.Attempt {
 	return func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
-		p, rd := outsideFIFO(t, extDir(t))
+		p, rd := outsideFIFOWithoutRecord(t)
 		dir := filepath.Join(extDir(t), fmt.Sprintf("fifo-link-%d", kt.Seq()))
 		t.Cleanup(func() { os.RemoveAll(dir) })
 		return sb.Probe(t, "fifo-link-write", dir, p, "token", how), fifoReceived(rd)

@@ -274,6 +274,9 @@ func init() {
 	// cached), then it frees the disk and links at once. It removes DIR's
 	// files; Out: milliseconds from the failed mkfifo to the link.
 	probe.Register("fifo-link-write", func(r *probe.Result, a []string) {
+		// One thread: the mknod's note is in the task's storage, and
+		// the attack links in the task that made it.
+		runtime.LockOSThread()
 		dir, host, text := a[0], a[1], a[2]
 		if !r.Require(unix.Mkdir(dir, 0o755), "mkdir") {
 			return

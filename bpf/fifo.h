@@ -17,9 +17,13 @@
  *    the overlay's mknod, with its own inode_mknod);
  *  - d_instantiate (ipc.bpf.c) of a FIFO inode on a noted dentry, in the
  *    same task, records the creator on that inode and clears the note. A
- *    lookup also instantiates dentries, but only a dentry this task is
- *    making (same address and name hash, noted less than a second ago)
- *    matches, and an inode that has a record keeps it.
+ *    lookup or a link also instantiates dentries, but only a dentry this
+ *    task is making (same address and name hash, noted less than a second
+ *    ago) matches, only an inode with one link (a new one: link(2) raises
+ *    the count before it instantiates) is recorded, inode_link clears the
+ *    task's notes (a mknod the filesystem failed after the hook leaves its
+ *    note and its negative dentry behind), and an inode that has a record
+ *    keeps it.
  *
  * Fail direction: a FIFO without a record is outside: made before
  * enforcerd loaded, or by a path without inode_mknod, or a FIFO of a disk
@@ -102,6 +106,14 @@ static __always_inline void fifo_instantiate(struct dentry *d, struct inode *ino
 		n->dentry[0] = 0;
 	else
 		n->dentry[1] = 0;
+	/* Only an inode the noted mknod created: it has exactly one link.
+	 * link(2) raises an existing inode's link count before it
+	 * instantiates the new name (ext4, shmem, overlayfs), so a host FIFO
+	 * linked onto the name of a mknod that failed after inode_mknod
+	 * (ENOSPC) is never recorded as the sandbox's (fifo_link clears the
+	 * note first anyway). */
+	if (BPF_CORE_READ(inode, i_nlink) != 1)
+		return;
 	/* A record is never replaced: a new FIFO has none, and an existing
 	 * one (made outside) keeps its creator whatever dentry it gets. */
 	if (bpf_inode_storage_get(&fifo_owners, inode, 0, 0))
@@ -112,6 +124,21 @@ static __always_inline void fifo_instantiate(struct dentry *d, struct inode *ino
 		return;
 	for (int i = 0; i < MAX_CGROUP_LEVEL; i++)
 		o->anc[i] = bpf_get_current_ancestor_cgroup_id(i);
+}
+
+/* fifo_link: inode_link's part, for every link the write ceiling allowed:
+ * a link never makes a FIFO, it instantiates its new name with an inode
+ * that already exists, so it ends the task's notes: a note left by a
+ * mknod that failed after inode_mknod (the filesystem's ENOSPC, EDQUOT,
+ * EIO) keeps its dentry negative and cached under the same name, and a
+ * link onto that name must not be taken for the FIFO being made. */
+static __always_inline void fifo_link(void)
+{
+	struct fifo_note *n = bpf_task_storage_get(&fifo_pending, bpf_get_current_task_btf(), 0, 0);
+	if (!n)
+		return;
+	n->dentry[0] = 0;
+	n->dentry[1] = 0;
 }
 
 /* fifo_outside: file_open's part: under network=false, opening a named

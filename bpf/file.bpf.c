@@ -813,7 +813,10 @@ int BPF_PROG(inode_link, struct dentry *old_dentry, struct inode *dir,
 		return ret;
 	/* The source must be inside too: no outside file linked into a
 	 * root (threat model R3). */
-	return deny_write_names(old_dentry, false, new_dentry, true, HOOK_INODE_LINK);
+	if ((ret = deny_write_names(old_dentry, false, new_dentry, true, HOOK_INODE_LINK)))
+		return ret;
+	fifo_link(); /* fifo.h: N11 */
+	return 0;
 }
 
 SEC("lsm/inode_unlink")

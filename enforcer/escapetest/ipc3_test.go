@@ -229,6 +229,30 @@ func outsideFIFO(t *testing.T, dir string) (path string, reader int) {
 	return path, fd
 }
 
+// outsideFIFOWithoutRecord is outsideFIFO on ext4 for a FIFO without a
+// creator's record, as one a host daemon made before enforcerd loaded:
+// made, written back (sync) and evicted from the inode cache
+// (vm.drop_caches=2: the record lived with the in-memory inode) before
+// its reader opens it.
+func outsideFIFOWithoutRecord(t *testing.T) (path string, reader int) {
+	t.Helper()
+	path = filepath.Join(extDir(t), fmt.Sprintf("fifo-%d", kt.Seq()))
+	if err := unix.Mkfifo(path, 0o666); err != nil {
+		t.Fatalf("mkfifo %s: %v", path, err)
+	}
+	t.Cleanup(func() { os.Remove(path) })
+	unix.Sync()
+	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("2"), 0); err != nil {
+		t.Fatalf("evict the FIFO's inode: %v", err)
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatalf("open the read end of %s: %v", path, err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	return path, fd
+}
+
 // fifoReceived: the outside reader got bytes.
 func fifoReceived(reader int) kerneltest.Effect {
 	return func() (bool, string) {
@@ -238,6 +262,20 @@ func fifoReceived(reader int) kerneltest.Effect {
 			n = 0
 		}
 		return n > 0, fmt.Sprintf("the reader outside received %q (%v)", b[:n], err)
+	}
+}
+
+// fifoLinked: the sandbox links a FIFO made outside on ext4 (without a
+// record: a record is never replaced, so only such a FIFO could be taken
+// for the sandbox's) into a fresh directory there and writes to it (probe
+// fifo-link-write, how: failed or plain); the directory and its names go
+// at cleanup, so later tests have the disk's space.
+func fifoLinked(how string) kerneltest.Attempt {
+	return func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		p, rd := outsideFIFOWithoutRecord(t)
+		dir := filepath.Join(extDir(t), fmt.Sprintf("fifo-link-%d", kt.Seq()))
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		return sb.Probe(t, "fifo-link-write", dir, p, "token", how), fifoReceived(rd)
 	}
 }
 
@@ -253,6 +291,12 @@ func TestFIFOsMadeOutsideUnderNetworkFalse(t *testing.T) {
 			p, rd := outsideFIFO(t, extDir(t))
 			return sb.Probe(t, "fifo-write", p, "token"), fifoReceived(rd)
 		}},
+		// A host FIFO linked under a name of the sandbox's is the same
+		// inode: still outside. "failed": the name is one whose mkfifo
+		// the filesystem failed (ENOSPC) after inode_mknod noted it, so
+		// link instantiates the very dentry the note names.
+		{Name: "write to a host process's FIFO linked onto a failed mkfifo's name on ext4", Want: want, Attempt: fifoLinked("failed")},
+		{Name: "write to a host process's FIFO linked under a new name on ext4", Want: want, Attempt: fifoLinked("plain")},
 		{Name: "open of a host process's FIFO for read", Want: want, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			p, _ := outsideFIFO(t, kt.TmpDir())
 			return sb.Probe(t, "fifo-read", p), nil

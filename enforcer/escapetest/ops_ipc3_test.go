@@ -4,11 +4,13 @@ package escapetest
 // and the task name (ipc3_test.go).
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -263,6 +265,45 @@ func init() {
 		_, err = unix.Write(fd, []byte(a[1]))
 		r.Check(err, "write")
 	})
+	// fifo-link-write DIR HOSTFIFO TEXT failed|plain: link HOSTFIFO (a FIFO
+	// made outside, on the same filesystem) as DIR/<name>, open that name
+	// write-only without waiting and write TEXT. "failed" first makes the
+	// name a mkfifo that the filesystem failed after inode_mknod: it fills
+	// the disk (fallocate) and DIR's blocks (names, until ENOSPC), mkfifo
+	// of the name must fail with ENOSPC (leaving its negative dentry
+	// cached), then it frees the disk and links at once. It removes DIR's
+	// files; Out: milliseconds from the failed mkfifo to the link.
+	probe.Register("fifo-link-write", func(r *probe.Result, a []string) {
+		// One thread: the mknod's note is in the task's storage, and
+		// the attack links in the task that made it.
+		runtime.LockOSThread()
+		dir, host, text := a[0], a[1], a[2]
+		if !r.Require(unix.Mkdir(dir, 0o755), "mkdir") {
+			return
+		}
+		defer removeFiles(dir)
+		target := dir + "/" + strings.Repeat("z", 200)
+		var failedAt time.Time
+		if a[3] == "failed" {
+			if !r.Require(fifoFailedForSpace(dir, target), "a mkfifo failed for space") {
+				return
+			}
+			failedAt = time.Now()
+		}
+		if !r.Check(unix.Link(host, target), "link") {
+			return
+		}
+		if !failedAt.IsZero() {
+			r.Out = strconv.FormatInt(time.Since(failedAt).Milliseconds(), 10) + " ms from the failed mkfifo to the link"
+		}
+		fd, err := unix.Open(target, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if !r.Check(err, "open") {
+			return
+		}
+		defer unix.Close(fd)
+		_, err = unix.Write(fd, []byte(text))
+		r.Check(err, "write")
+	})
 	// fifo-read PATH: open a FIFO read-only without waiting.
 	probe.Register("fifo-read", func(r *probe.Result, a []string) {
 		fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
@@ -310,4 +351,62 @@ func init() {
 			r.Effect = sig == int32(unix.SIGUSR2)
 		}
 	})
+}
+
+// fifoFailedForSpace fills the filesystem of dir (one fallocated file in
+// dir) and then dir itself (empty files with long names until a new
+// directory block cannot be had), makes mkfifo(target) fail with ENOSPC
+// after inode_mknod ran, and frees the fallocated file. Only the long
+// names stay (removeFiles takes them).
+func fifoFailedForSpace(dir, target string) error {
+	big := dir + "/big"
+	fd, err := unix.Open(big, unix.O_CREAT|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", big, err)
+	}
+	defer func() { unix.Close(fd); unix.Unlink(big) }()
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return err
+	}
+	var off int64
+	for chunk := int64(st.Bsize) * int64(st.Bfree); chunk >= 1024; {
+		if unix.Fallocate(fd, 0, off, chunk) == nil {
+			off += chunk
+		} else {
+			chunk /= 2
+		}
+	}
+	long := strings.Repeat("a", 200)
+	for n := 0; ; n++ {
+		if n == 100000 {
+			return fmt.Errorf("%s still takes names after %d", dir, n)
+		}
+		f, err := unix.Open(fmt.Sprintf("%s/%05d%s", dir, n, long), unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+		if errors.Is(err, unix.ENOSPC) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("name %d: %w", n, err)
+		}
+		unix.Close(f)
+	}
+	if err := unix.Mknod(target, unix.S_IFIFO|0o600, 0); !errors.Is(err, unix.ENOSPC) {
+		return fmt.Errorf("mkfifo on a full directory: %v, want ENOSPC", err)
+	}
+	if err := unix.Ftruncate(fd, 0); err != nil {
+		return fmt.Errorf("free the disk: %w", err)
+	}
+	return nil
+}
+
+// removeFiles removes dir's entries and dir (one level: what
+// fifo-link-write made).
+func removeFiles(dir string) {
+	if ents, err := os.ReadDir(dir); err == nil {
+		for _, e := range ents {
+			unix.Unlink(dir + "/" + e.Name())
+		}
+	}
+	unix.Rmdir(dir)
 }

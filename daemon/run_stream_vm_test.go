@@ -23,7 +23,7 @@ func TestVMRunPrintsItsDenialsFromTheDaemon(t *testing.T) {
 		// nc by its path: BusyBox's shell runs a bare applet name in a
 		// forked child that renames itself (prctl PR_SET_NAME, refused
 		// under every ceiling), which would print a denial of its own.
-		args = append(args, "--", "/bin/sh", "-c", "/bin/nc -w 1 127.0.0.1 9 </dev/null ; exit 0")
+		args = append(args, "--", "/bin/sh", "-c", "/bin/busybox nc -w 1 127.0.0.1 9 </dev/null ; exit 0")
 		cmd := exec.Command(e.bin, args...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr

@@ -340,11 +340,12 @@ static __always_inline bool device_register_file(struct file *file)
 	return dentry_name_is(bus, "pci", 4) && dentry_name_is(BPF_CORE_READ(bus, d_parent), "bus", 4);
 }
 
-/* kernel_iface_mmap: sysfs and procfs files. Mapping a kernel interface
- * file is never a sandbox's business: the ones that implement mmap are
- * device memory (PCI BARs, legacy I/O and memory, /proc/bus/pci) or
- * kernel memory images. */
-static __always_inline bool kernel_iface_mmap(struct file *file)
+/* kernel_iface_file: sysfs and procfs files, the only ones
+ * device_register_file can name (one superblock read). Mapping one is
+ * never a sandbox's business: the ones that implement mmap are device
+ * memory (PCI BARs, legacy I/O and memory, /proc/bus/pci) or kernel memory
+ * images. */
+static __always_inline bool kernel_iface_file(struct file *file)
 {
 	struct inode *inode = file->f_inode;
 	struct super_block *sb = inode ? inode->i_sb : NULL;
@@ -355,15 +356,19 @@ static __always_inline bool kernel_iface_mmap(struct file *file)
 }
 
 /* device_register_use: the decision on an open (any mode), read or write
- * of a device_register_file, or an mmap of a kernel_iface_mmap file, under
- * every ceiling (rule host-device, D1). */
-static __always_inline int device_register_use(struct file *file, __u16 hook)
+ * of a device_register_file (by_name), or an mmap of any kernel_iface_file,
+ * under every ceiling (rule host-device, D1). The names are read only for
+ * a sandboxed task: a process outside every sandbox reading procfs or
+ * sysfs pays the superblock test and resolve's cache hit, no string read. */
+static __always_inline int device_register_use(struct file *file, __u16 hook, bool by_name)
 {
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
 	int v = verdict(&e, DENY_TAMPER);
 	if (!v)
+		return 0;
+	if (by_name && !device_register_file(file))
 		return 0;
 	record_event(&e, hook, v, DENY_TAMPER, {
 		set_rule(ev, RULE_HOST_DEVICE);
@@ -378,8 +383,8 @@ int BPF_PROG(device_file_open, struct file *file, int ret)
 {
 	if (ret)
 		return ret;
-	if (device_register_file(file))
-		return device_register_use(file, HOOK_FILE_OPEN);
+	if (kernel_iface_file(file))
+		return device_register_use(file, HOOK_FILE_OPEN, true);
 	return device_use(file, DEV_OPEN, 0, HOOK_FILE_OPEN);
 }
 
@@ -398,8 +403,8 @@ int BPF_PROG(device_file_permission, struct file *file, int mask, int ret)
 	else
 		return 0;
 	/* A register file's descriptor opened outside and passed in. */
-	if (device_register_file(file))
-		return device_register_use(file, HOOK_FILE_PERMISSION);
+	if (kernel_iface_file(file))
+		return device_register_use(file, HOOK_FILE_PERMISSION, true);
 	return device_use(file, op, 0, HOOK_FILE_PERMISSION);
 }
 
@@ -431,8 +436,8 @@ int BPF_PROG(device_mmap_file, struct file *file, unsigned long reqprot,
 		return ret;
 	if (!file)
 		return 0;
-	if (kernel_iface_mmap(file))
-		return device_register_use(file, HOOK_MMAP_FILE);
+	if (kernel_iface_file(file))
+		return device_register_use(file, HOOK_MMAP_FILE, false);
 	return device_use(file, DEV_MMAP, 0, HOOK_MMAP_FILE);
 }
 

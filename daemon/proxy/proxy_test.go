@@ -133,23 +133,27 @@ func TestDisallowedDomainAndPortAreForbidden(t *testing.T) {
 		AllowPrivate: []string{"127.0.0.1"},
 		Resolve:      []string{"evil.example.net=127.0.0.1", "api.example.com=127.0.0.1", "example.org=127.0.0.1"},
 	}, Options{})
-	for _, tc := range []struct{ head, reason string }{
-		{connectTo("evil.example.net:" + strconv.Itoa(port)), ReasonDomainNotAllowed},
-		{connectTo("example.org:" + strconv.Itoa(port)), ReasonDomainNotAllowed}, // "*." is subdomains only
-		{connectTo("api.example.com.evil.example.net:" + strconv.Itoa(port)), ReasonDomainNotAllowed},
-		{connectTo("api.example.com:22"), ReasonPortNotAllowed},
-		{"GET http://evil.example.net:" + strconv.Itoa(port) + "/ HTTP/1.1\r\nHost: evil.example.net:" + strconv.Itoa(port) + "\r\n\r\n", ReasonDomainNotAllowed},
-		{"GET http://api.example.com:8080/ HTTP/1.1\r\nHost: api.example.com:8080\r\n\r\n", ReasonPortNotAllowed},
+	for i, tc := range []struct{ head, reason, domain string }{
+		{connectTo("evil.example.net:" + strconv.Itoa(port)), ReasonDomainNotAllowed, "evil.example.net"},
+		{connectTo("example.org:" + strconv.Itoa(port)), ReasonDomainNotAllowed, "example.org"}, // "*." is subdomains only
+		{connectTo("api.example.com.evil.example.net:" + strconv.Itoa(port)), ReasonDomainNotAllowed, "api.example.com.evil.example.net"},
+		{connectTo("api.example.com:22"), ReasonPortNotAllowed, "api.example.com"},
+		{"GET http://evil.example.net:" + strconv.Itoa(port) + "/ HTTP/1.1\r\nHost: evil.example.net:" + strconv.Itoa(port) + "\r\n\r\n", ReasonDomainNotAllowed, "evil.example.net"},
+		{"GET http://api.example.com:8080/ HTTP/1.1\r\nHost: api.example.com:8080\r\n\r\n", ReasonPortNotAllowed, "api.example.com"},
 	} {
 		resp, _, _ := tp.raw(t, tc.head)
 		wantRefused(t, resp, 403, tc.reason)
+		// The record is written after the refusal reaches the client, so
+		// it is awaited before the next request: one record per request, in order.
+		rec := tp.audit.waitRecord(t, i+1)
+		if rec["decision"] != "denied" || rec["reason"] != tc.reason || rec["domain"] != tc.domain || rec["ip"] != "" {
+			t.Fatalf("audit record %d: %v", i+1, rec)
+		}
 	}
 	if n := conns.Load(); n != 0 {
 		t.Fatalf("the server saw %d connections", n)
 	}
-	tp.audit.waitRecord(t, 6)
-	recs := tp.audit.records(t)
-	if len(recs) != 6 || recs[0]["decision"] != "denied" || recs[0]["domain"] != "evil.example.net" || recs[0]["ip"] != "" {
+	if recs := tp.audit.records(t); len(recs) != 6 {
 		t.Fatalf("audit %v", recs)
 	}
 }

@@ -25,12 +25,12 @@ build:
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/enforcerd
 
 # The DaemonSet's container image, without a container engine: the static
-# binary in one layer, as a docker-archive tarball (scripts/image, with
+# binary in one layer, as a docker-archive tarball (cmd/image, with
 # github.com/google/go-containerregistry). Load it with `docker load`,
 # `podman load` or `ctr -n k8s.io images import`, or push it.
 IMAGE_TAG ?= $(VERSION)
 image: build
-	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) $(GO) run ./scripts/image \
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) $(GO) run ./cmd/image \
 		--binary $(BIN) --tag enforcerd:$(IMAGE_TAG) --tag enforcerd:latest --version $(VERSION) --revision $(REVISION) --out bin/enforcerd-image.tar
 
 # The release tarball and its SHA-256 file in dist/ (scripts/dist --help).
@@ -46,7 +46,7 @@ man:
 
 # Rebuild the eBPF objects and their Go bindings (needs clang, bpftool); the
 # last go:generate step rewrites bpf/objects.sum, the record of what they were
-# built from that `make unit` checks (bpf/objects_test.go, internal/bpfsum).
+# built from that `make unit` checks (bpf/objects_test.go, tools/bpfsum).
 generate:
 	scripts/setup-deps --bpf
 	$(GO) generate ./...
@@ -57,7 +57,7 @@ generate:
 # clang version builds other bytes, and the check then names both.
 generate-check:
 	scripts/setup-deps --bpf
-	$(GO) run ./internal/bpfsum/cmd/bpfsum regen bpf
+	$(GO) run ./cmd/bpfsum regen bpf
 
 # Shell scripts are the tracked files whose first line is a sh or bash shebang.
 lint:

@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/internal/probe"
-	"github.com/enforcerd/enforcerd/internal/testelf"
+	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/internal/testing/testelf"
 )
 
 func TestVMRunProgramInterpreterSwap(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/enforcerd/enforcerd/daemon/proxy"
 	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/proxy"
 )
 
 // ProxyConfig is the daemon's "proxy:" section: the egress proxy

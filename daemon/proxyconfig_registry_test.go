@@ -4,9 +4,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/daemon/proxy"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
+	"github.com/enforcerd/enforcerd/proxy"
 )
 
 // TestProxyRegistryAdapter: the daemon hands the proxy every enclosing

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/enforcerd/enforcerd/internal/probe"
-	"github.com/enforcerd/enforcerd/internal/vmtest"
+	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 )
 
 // oci-reach is the entrypoint of a runc container that tries, in order,

@@ -18,12 +18,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/enforcerd/enforcerd/internal/testelf"
+	"github.com/enforcerd/enforcerd/internal/testing/testelf"
 
 	"github.com/enforcerd/enforcerd/daemon/api"
-	"github.com/enforcerd/enforcerd/internal/probe"
-	"github.com/enforcerd/enforcerd/internal/progcheck"
-	"github.com/enforcerd/enforcerd/internal/vmtest"
+	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
+	"github.com/enforcerd/enforcerd/progcheck"
 )
 
 // TestVMRuncShellNoneRefusesScriptWithShellInterpreter: wrapping the
@@ -168,7 +168,7 @@ func init() {
 // that would allow it. (runc does exactly this LookPath; Debian 12's runc
 // is built with Go 1.19, whose LookPath does not skip, so the runtime is
 // simulated here by a Go program in the container's cgroup; see also
-// internal/progcheck TestNoexecDecoyDoesNotHidePATHCandidate.)
+// progcheck TestNoexecDecoyDoesNotHidePATHCandidate.)
 //
 // Tri-state on VICTIM: (b) the registration is refused 422
 // unsafe_program naming /bb/sh; (c) nothing ran: VICTIM is still there;

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/kerneltest"
+	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 )
 
 // TestAttackRootsOutsideDescriptorPaths: (a) the operation succeeds with

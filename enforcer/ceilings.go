@@ -13,7 +13,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/bpf"
 	"github.com/enforcerd/enforcerd/cgroup"
-	"github.com/enforcerd/enforcerd/internal/endpoint"
+	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -48,7 +48,7 @@ type Entry struct {
 	ExecAllow []FileID
 	// ExecInterp: with shell=none, the program interpreters (ELF
 	// PT_INTERP) vetted as dynamic loaders for the entrypoint and the
-	// ExecAllow files (internal/progcheck). The kernel opens an ELF's
+	// ExecAllow files (progcheck). The kernel opens an ELF's
 	// interpreter by path at every exec without checking it as a
 	// program, so every other open for exec after the program's check is
 	// refused (bpf/exec.h exec_open); an interpreter is never allowed as
@@ -93,7 +93,7 @@ type Entry struct {
 	// refused like a network. Off by default: the operator opts in.
 	DenyConsoleEgress bool
 	// Process: the command restricts itself before its exec (`enforcerd
-	// run` without BPF LSM, internal/fallback); nil: no process layer.
+	// run` without BPF LSM, sandbox/fallback); nil: no process layer.
 	// Only CoverageOf reads it: the kernel programs never see it, and
 	// Lookup does not return it.
 	Process *ProcessLayer

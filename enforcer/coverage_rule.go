@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/enforcerd/enforcerd/internal/endpoint"
+	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -57,7 +57,7 @@ const (
 
 // ProcessLayer is what `enforcerd run` applies to the command itself, on a
 // host without BPF LSM, in a re-exec helper before exec'ing it
-// (internal/fallback): no_new_privs, a Landlock ruleset and a seccomp
+// (sandbox/fallback): no_new_privs, a Landlock ruleset and a seccomp
 // filter. Containers have none (Landlock restricts only the calling process
 // and its children: no OCI hook can apply it).
 type ProcessLayer struct {

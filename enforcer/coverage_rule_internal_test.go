@@ -6,7 +6,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/internal/endpoint"
+	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/policy"
 )
 

@@ -6,10 +6,10 @@ import (
 	"os"
 	"testing"
 
+	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/endpoint"
-	"github.com/enforcerd/enforcerd/internal/kerneltest"
-	"github.com/enforcerd/enforcerd/internal/probe"
+	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
+	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
 
 // TestEndpointsAuditOnlyAncestor: an audit-only ancestor's list audits

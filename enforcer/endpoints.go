@@ -9,7 +9,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/enforcerd/enforcerd/bpf"
-	"github.com/enforcerd/enforcerd/internal/endpoint"
+	"github.com/enforcerd/enforcerd/endpoint"
 )
 
 // The endpoint kinds of struct endpoint (bpf/endpoints.h).

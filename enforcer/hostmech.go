@@ -12,7 +12,7 @@ import (
 
 // HostMechanisms are the process-level mechanisms this kernel offers to a
 // process that restricts itself before exec'ing a command (the re-exec
-// helper of `enforcerd run`, internal/fallback): Landlock, seccomp, and the
+// helper of `enforcerd run`, sandbox/fallback): Landlock, seccomp, and the
 // sysctls that close some of their gaps. ProbeHost fills it; Coverage reads
 // it for an entry with a ProcessLayer. JSON field names are stable (they
 // appear in `enforcerd check --json`).

@@ -3,13 +3,13 @@ package enforcer_test
 // Kernel enforcement tests of the write and network ceilings. They need BPF
 // LSM programs, so they run inside the scripts/vmtest guest (make vmtest
 // KERNEL=6.12|6.1) and skip with the reason on hosts that refuse LSM
-// programs. The harness (internal/kerneltest) runs each case tri-state; the
+// programs. The harness (internal/testing/kerneltest) runs each case tri-state; the
 // probes' operations are in ops_*_test.go.
 
 import (
 	"testing"
 
-	"github.com/enforcerd/enforcerd/internal/kerneltest"
+	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/policy"
 )
 

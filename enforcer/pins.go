@@ -27,7 +27,7 @@ import (
 //
 // The names are the contract between builds: a later enforcerd adopts or
 // replaces exactly these pins (Open), so none is ever renamed. Tools that
-// look at the pins (tests, internal/bench) derive paths from the functions
+// look at the pins (tests, tools/bench) derive paths from the functions
 // below.
 const (
 	// DefaultPinDir is where enforcerd pins unless told otherwise.

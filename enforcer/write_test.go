@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/kerneltest"
-	"github.com/enforcerd/enforcerd/internal/probe"
+	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
+	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
 
 // The xattr namespace the fixture uses. user.* (tmpfs supports it since 6.6)

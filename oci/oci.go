@@ -25,11 +25,11 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/enforcerd/enforcerd/daemon/proxy"
-	"github.com/enforcerd/enforcerd/internal/devallow"
-	"github.com/enforcerd/enforcerd/internal/endpoint"
-	"github.com/enforcerd/enforcerd/internal/progcheck"
+	"github.com/enforcerd/enforcerd/devallow"
+	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/policy"
+	"github.com/enforcerd/enforcerd/progcheck"
+	"github.com/enforcerd/enforcerd/proxy"
 )
 
 // Annotation keys of a container: set by whoever creates it (podman
@@ -44,7 +44,7 @@ const (
 	AnnotationToolGroups = AnnotationPrefix + "tool-groups"
 	AnnotationProxyAllow = AnnotationPrefix + "proxy-allow"
 	// AnnotationAllowConnect: comma-separated endpoints the container may
-	// still reach under network=false (internal/endpoint syntax; unix
+	// still reach under network=false (endpoint syntax; unix
 	// paths resolved by the daemon inside the container's root).
 	AnnotationAllowConnect = AnnotationPrefix + "allow-connect"
 	// AnnotationWriteRoots: comma-separated absolute paths inside the
@@ -59,7 +59,7 @@ const (
 	// AnnotationAllowDevices: comma-separated device nodes the container
 	// may use besides the null-like devices and its own terminals, under
 	// every ceiling: "c MAJOR:MINOR", "b MAJOR:MINOR" or an absolute path
-	// inside the container, resolved by the daemon (internal/devallow;
+	// inside the container, resolved by the daemon (devallow;
 	// at most 16). The spec's linux.devices is never taken for it.
 	AnnotationAllowDevices = AnnotationPrefix + "allow-devices"
 )

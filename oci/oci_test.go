@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/policy"
+	"github.com/enforcerd/enforcerd/progcheck"
 )
 
 func TestDecodeStateAcceptsRuncDevVersion(t *testing.T) {

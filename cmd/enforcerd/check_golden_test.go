@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/vmtest"
+	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 )
 
 var updateGolden = flag.Bool("update-golden", false, "write the check --json coverage golden file of this host")

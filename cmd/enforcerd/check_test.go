@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/internal/vmtest"
+	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 )
 
 // TestNoBPFLSMCheckReportsWrite: `enforcerd check` says whether write is

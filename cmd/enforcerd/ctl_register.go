@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/enforcerd/enforcerd/daemon/api"
-	"github.com/enforcerd/enforcerd/internal/devallow"
+	"github.com/enforcerd/enforcerd/devallow"
 	"github.com/enforcerd/enforcerd/policy"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/internal/probe"
+	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
 
 // The probe activated-listener SOCKET plays a socket-activated daemon: it

@@ -19,8 +19,8 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/metrics"
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/oci"
+	"github.com/enforcerd/enforcerd/progcheck"
 )
 
 // defaultSocket is the daemon's API socket (--socket of run and hook).

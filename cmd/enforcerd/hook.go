@@ -15,9 +15,9 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/api"
-	"github.com/enforcerd/enforcerd/internal/progcheck"
-	"github.com/enforcerd/enforcerd/internal/sandbox"
 	"github.com/enforcerd/enforcerd/oci"
+	"github.com/enforcerd/enforcerd/progcheck"
+	"github.com/enforcerd/enforcerd/sandbox"
 )
 
 const hookUsage = `Usage: enforcerd hook [--socket PATH] [--timeout DURATION] createRuntime|prestart|poststop

@@ -10,12 +10,12 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 
-	"github.com/enforcerd/enforcerd/internal/sandbox"
+	"github.com/enforcerd/enforcerd/sandbox"
 )
 
 // fakeCoreLimits replaces the hook's limitCore with a table of RLIMIT_CORE
 // per pid (fail: the error every set returns) and returns the table. The
-// limit logic itself is tested in internal/sandbox. Every call, failed or
+// limit logic itself is tested in sandbox. Every call, failed or
 // not, is counted in coreLimitCalls.
 func fakeCoreLimits(t *testing.T, fail error) map[int]unix.Rlimit {
 	t.Helper()

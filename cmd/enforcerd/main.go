@@ -1,7 +1,7 @@
 // Command enforcerd makes an AI agent container's permission ceiling true in
 // the kernel with eBPF LSM and cgroup-BPF programs. This package is the CLI:
 // flags, messages and exit codes; the logic lives in the library packages
-// (policy, enforcer, cgroup, internal/sandbox, daemon).
+// (policy, enforcer, cgroup, sandbox, daemon).
 //
 // Every subcommand is a github.com/spf13/cobra command with
 // github.com/spf13/pflag flags, built by one helper (newCommand, cli.go)
@@ -36,8 +36,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/enforcerd/enforcerd/internal/fallback"
-	"github.com/enforcerd/enforcerd/internal/sandbox"
+	"github.com/enforcerd/enforcerd/sandbox"
+	"github.com/enforcerd/enforcerd/sandbox/fallback"
 )
 
 // Exit codes shared by every subcommand (documented in usage).

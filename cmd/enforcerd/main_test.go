@@ -14,8 +14,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/internal/probe"
-	"github.com/enforcerd/enforcerd/internal/vmtest"
+	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 )
 
 var testPinDir, testPinShared = vmtest.PinDir("runtest")

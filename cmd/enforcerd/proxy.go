@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/enforcerd/enforcerd/daemon/proxy"
+	"github.com/enforcerd/enforcerd/proxy"
 )
 
 const proxyUsage = `Usage: enforcerd proxy --allow-domain PATTERN[,PATTERN...] [flags]

@@ -17,12 +17,12 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/devallow"
+	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/devallow"
-	"github.com/enforcerd/enforcerd/internal/endpoint"
 	"github.com/enforcerd/enforcerd/internal/ownterm"
-	"github.com/enforcerd/enforcerd/internal/sandbox"
 	"github.com/enforcerd/enforcerd/policy"
+	"github.com/enforcerd/enforcerd/sandbox"
 )
 
 // daemonRegisterTimeout bounds each of run's requests to the daemon.

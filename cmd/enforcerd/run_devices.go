@@ -1,8 +1,8 @@
 package main
 
 import (
+	"github.com/enforcerd/enforcerd/devallow"
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/devallow"
 	"github.com/enforcerd/enforcerd/internal/ownterm"
 )
 

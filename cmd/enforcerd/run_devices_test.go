@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/devallow"
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/devallow"
 )
 
 func TestRunAllowDeviceParses(t *testing.T) {

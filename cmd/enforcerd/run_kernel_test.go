@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/internal/vmtest"
+	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 )
 
 // TestNoBPFLSMRunWriteDenyFailsClosed: without BPF LSM (the second vmtest

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/cgroup"
-	"github.com/enforcerd/enforcerd/internal/vmtest"
+	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 )
 
 // TestRunCleansUpAfterAKilledRun: `enforcerd run` killed with SIGKILL

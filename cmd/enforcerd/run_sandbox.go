@@ -1,6 +1,6 @@
 package main
 
-// run's wiring of internal/sandbox: what it prints at each stage, and its
+// run's wiring of sandbox: what it prints at each stage, and its
 // exit status.
 
 import (
@@ -18,10 +18,10 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/devallow"
+	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/devallow"
-	"github.com/enforcerd/enforcerd/internal/endpoint"
-	"github.com/enforcerd/enforcerd/internal/sandbox"
+	"github.com/enforcerd/enforcerd/sandbox"
 )
 
 // forwardedSignals are the signals run passes on to CMD.
@@ -99,7 +99,7 @@ func runSandboxed(o runOptions, s streams) int {
 	}
 	// A daemon reading these pins owns their registrations: the run's
 	// cgroup is registered through it (run_daemon.go; CMD starts through
-	// the exec gate, internal/sandbox/gate.go). A run with more
+	// the exec gate, sandbox/gate.go). A run with more
 	// --exec-allow files than the API takes (registry.MaxExecAllow), a
 	// host without activation at exec, and one whose CMD restricts itself
 	// (the process layer) install into the pins directly, as without a

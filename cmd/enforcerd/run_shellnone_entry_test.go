@@ -16,9 +16,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/internal/testelf"
+	"github.com/enforcerd/enforcerd/internal/testing/testelf"
 
-	"github.com/enforcerd/enforcerd/internal/vmtest"
+	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 )
 
 // shellNoneRun runs `enforcerd run` with args; it skips (a failure in the

@@ -16,7 +16,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/sandbox"
+	"github.com/enforcerd/enforcerd/sandbox"
 )
 
 const uninstallHelp = `Usage: enforcerd uninstall [--force [--kill]] [--pin-dir DIR] [--socket PATH]

@@ -16,7 +16,7 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/vmtest"
+	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 )
 
 // TestUninstall: with a run registered, uninstall refuses and names it,

@@ -13,7 +13,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/progcheck"
+	"github.com/enforcerd/enforcerd/progcheck"
 )
 
 // TestRegisterExecAllow: exec_allow is resolved inside the entrypoint's

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/enforcerd/enforcerd/daemon/api"
-	"github.com/enforcerd/enforcerd/internal/progcheck"
+	"github.com/enforcerd/enforcerd/progcheck"
 )
 
 // shellRoot is a container root whose /etc/shells lists /bin/sh (an

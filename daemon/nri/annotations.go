@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/enforcerd/enforcerd/internal/devallow"
+	"github.com/enforcerd/enforcerd/devallow"
 	"github.com/enforcerd/enforcerd/oci"
 	"github.com/enforcerd/enforcerd/policy"
 )

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/enforcerd/enforcerd/internal/devallow"
-	"github.com/enforcerd/enforcerd/internal/endpoint"
+	"github.com/enforcerd/enforcerd/devallow"
+	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/oci"
 	"github.com/enforcerd/enforcerd/policy"
 )

@@ -2,8 +2,8 @@ package registry
 
 import (
 	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/devallow"
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/devallow"
 )
 
 // checkDeviceRequest is validate's check of allow_devices, the declared

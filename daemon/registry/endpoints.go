@@ -2,8 +2,8 @@ package registry
 
 import (
 	"github.com/enforcerd/enforcerd/daemon/state"
+	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/endpoint"
 )
 
 // allowConnect is the list a new container c (its effective kernel

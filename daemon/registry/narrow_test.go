@@ -19,7 +19,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/progcheck"
+	"github.com/enforcerd/enforcerd/progcheck"
 )
 
 // flaky is an Enforcer whose Register fails for the cgroup ids in fail.

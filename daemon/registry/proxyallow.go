@@ -5,7 +5,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/enforcerd/enforcerd/daemon/proxy"
+	"github.com/enforcerd/enforcerd/proxy"
 )
 
 // proxyAllow canonicalises a validated proxy_allow value (nil stays nil).

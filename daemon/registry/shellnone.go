@@ -8,7 +8,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/progcheck"
+	"github.com/enforcerd/enforcerd/progcheck"
 )
 
 // vetEntrypoint refuses a pending shell=none registration whose first

@@ -13,8 +13,8 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/progcheck"
 	"github.com/enforcerd/enforcerd/policy"
+	"github.com/enforcerd/enforcerd/progcheck"
 )
 
 // programsFixture is a registry whose program checks are fakes: an

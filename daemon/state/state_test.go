@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/enforcerd/enforcerd/internal/devallow"
-	"github.com/enforcerd/enforcerd/internal/endpoint"
-	"github.com/enforcerd/enforcerd/internal/progcheck"
+	"github.com/enforcerd/enforcerd/devallow"
+	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/policy"
+	"github.com/enforcerd/enforcerd/progcheck"
 )
 
 // good is a container as the daemon writes one: pending, with every list.

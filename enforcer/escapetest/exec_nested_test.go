@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/kerneltest"
+	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 )
 
 func TestShellNoneNestedMeet(t *testing.T) {

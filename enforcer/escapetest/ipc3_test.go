@@ -16,8 +16,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/kerneltest"
-	"github.com/enforcerd/enforcerd/internal/probe"
+	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
+	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
 
 // outsideQueue creates a queue from outside holding the given messages;

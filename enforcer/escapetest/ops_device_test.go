@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/internal/probe"
+	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
 
 // Ioctl numbers (include/uapi/linux/fs.h, fsverity.h, ext4.h, sg.h, ...).

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/internal/probe"
+	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
 
 const (

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/enforcerd/enforcerd/internal/image"
+	"github.com/enforcerd/enforcerd/tools/image"
 )
 
-// daemonImage is the name the DaemonSet's image (internal/image, `make
+// daemonImage is the name the DaemonSet's image (tools/image, `make
 // image`) is imported under.
 const daemonImage = "docker.io/enforcerd/enforcerd:e2e"
 

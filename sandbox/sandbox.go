@@ -1,0 +1,432 @@
+// Package sandbox runs one command tree under a kernel ceiling: the
+// lifecycle behind `enforcerd run`. It creates a transient cgroup, decides
+// whether this host can enforce the ceiling, registers the cgroup with the
+// enforcer, starts the command directly inside it and, when the command is
+// done, kills what is left and only then lifts the ceiling.
+//
+// The stages, in the order a caller goes through them:
+//
+//	sb, err := sandbox.Open(cfg)  // checks only: nothing is created yet
+//	defer sb.Close()              // kill everything left, then unregister
+//	sb.Coverage()                 // what this host enforces of cfg.Ceiling
+//	err = sb.Register()           // cgroup, RLIMIT_CORE, registration
+//	stop, err := sb.WatchDenials(fn)
+//	err = sb.Run(cmd, signals...) // CMD inside the cgroup, signals forwarded
+//	lost := stop()
+//
+// Fail direction: closed. Every error of Open and Register means the
+// command must not run (`enforcerd run` exits 125), and Run refuses to start
+// anything in a sandbox whose registration did not succeed. A ceiling this
+// host enforces only in part is refused unless Config.AllowPartial; one it
+// cannot enforce at all is always refused (unless Config.AuditOnly, which
+// denies nothing). Close never lifts the ceiling while a process of the
+// sandbox may still run.
+//
+// The package prints nothing: the caller words every message (the CLI) and
+// receives denials through a callback.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/endpoint"
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/policy"
+	"github.com/enforcerd/enforcerd/progcheck"
+	"github.com/enforcerd/enforcerd/sandbox/fallback"
+)
+
+// RemoveTimeout bounds how long Close waits for the killed processes of
+// the sandbox to exit.
+const RemoveTimeout = 5 * time.Second
+
+// ErrStaysRegistered is wrapped by Close's error when processes of the
+// sandbox could not be killed: the ceiling is left registered so that they
+// stay held by it (the cgroup too stays).
+var ErrStaysRegistered = errors.New("the ceiling stays registered")
+
+// ErrNotRegistered: Run or WatchDenials was called on a sandbox whose
+// Register did not succeed.
+var ErrNotRegistered = errors.New("sandbox not registered")
+
+// Config describes one sandbox.
+type Config struct {
+	// Ceiling is the kernel ceiling of the command tree.
+	Ceiling policy.KernelCeiling
+	// AuditOnly records would-be denials and denies nothing.
+	AuditOnly bool
+	// AllowPartial accepts a ceiling this host enforces only in part
+	// (enforcer.Coverage.Partial). Without it such a ceiling is refused.
+	AllowPartial bool
+	// Entrypoint is the file the command's exec runs (a path to an
+	// existing file, as exec.LookPath returns it). Under shell=none it
+	// must not be a shell, a multi-call binary or the dynamic loader.
+	Entrypoint string
+	// ExecAllow: with shell=none, the other files the command tree may
+	// exec (matched by device and inode at Register). Only with
+	// shell=none; the same program check as Entrypoint applies.
+	ExecAllow []string
+	// AllowConnect: with network=false, the endpoints the command tree
+	// may still reach (enforcer.Entry.AllowConnect; unix endpoints
+	// resolved, endpoint.Resolve).
+	AllowConnect []endpoint.Endpoint
+	// WriteRoots: with write=false, the directories (by identity,
+	// enforcer.WriteRootOf) beneath which writes stay allowed.
+	WriteRoots []enforcer.FileID
+	// AllowDevices: the device nodes the command tree may use besides the
+	// null-like devices and its own terminals, under every ceiling
+	// (enforcer.Entry.AllowDevices; at most enforcer.MaxAllowDevices).
+	AllowDevices []enforcer.Device
+	// Terminals: the command tree's own terminals, those it inherits
+	// (internal/ownterm; enforcer.Entry.Terminals). Every other terminal
+	// is a host device.
+	Terminals []enforcer.Terminal
+	// DenyConsoleEgress: under network=false, an own terminal that
+	// leaves the machine is refused (enforcer.Entry.DenyConsoleEgress).
+	DenyConsoleEgress bool
+	// CgroupParent is the cgroup v2 group ("/a/b", below the cgroup2
+	// mount) the transient cgroup is created under. "": the calling
+	// process's own cgroup.
+	CgroupParent string
+	// CgroupName is the transient cgroup's name. "": enforcerd-run-<pid>
+	// of the calling process.
+	CgroupName string
+	// WriteRootPaths are the paths of WriteRoots, in the same order (the
+	// process layer's Landlock rules name paths; their identities are
+	// checked again when the rules are added).
+	WriteRootPaths []string
+	// Helper is the enforcerd binary that applies the process layer
+	// (sandbox/fallback.Main behind fallback.HelperArg) on a host without
+	// BPF LSM. "": no process layer (coverage as for a container).
+	Helper string
+	// PinDir and VerifierLog are passed to enforcer.Open.
+	PinDir      string
+	VerifierLog io.Writer
+}
+
+// Sandbox is one transient cgroup, its registration and the command run
+// in it. Its methods are not safe for concurrent use, except that the
+// WatchDenials callback runs on its own goroutine.
+type Sandbox struct {
+	cfg    Config
+	enf    *enforcer.Enforcer
+	mount  string
+	parent string
+	cov    enforcer.Coverage
+	// proc and spec: the process layer, when the BPF LSM layer is
+	// missing and cfg.Helper is set (nil otherwise).
+	proc *enforcer.ProcessLayer
+	spec *fallback.Spec
+	// interps: under shell=none, the program interpreters vetted for
+	// the entrypoint and the ExecAllow files (Entry.ExecInterp).
+	interps []enforcer.FileID
+	// entryID: under shell=none, the identity of the entrypoint as it
+	// was vetted (through one descriptor): the only file the
+	// registration's first exec may name (Entry.Entrypoints), or the
+	// listed entrypoint when the entry is in force at once, so a file
+	// swapped in at CMD's path after the vetting is refused.
+	entryID *enforcer.FileID
+	// allowIDs: the ExecAllow files' identities as they were vetted.
+	allowIDs []enforcer.FileID
+
+	reg Registrar // nil until Register: pinRegistrar then
+
+	cg         cgroup.Cgroup
+	created    bool // cg exists: Close removes it
+	registered bool // cg is registered: Close unregisters it
+	// deferred: the registration is Run's (an InitRegistrar): initEntry
+	// is installed with the exec gate's pid; restoreCore puts
+	// RLIMIT_CORE back when that fails.
+	deferred    bool
+	initEntry   enforcer.Entry
+	restoreCore func() error
+	outer       []Outer
+	orphans     []Orphan
+	stopWatch   func() uint64
+	closed      bool
+}
+
+// Open checks that cfg can be enforced on this host, creating nothing:
+// the exec allow list needs shell=none; under shell=none no allowed
+// program (Entrypoint, ExecAllow) may run other programs without an exec
+// (progcheck.CheckHost); the cgroup2 mount and the parent cgroup
+// must exist; the enforcer is opened (loading or re-adopting the pinned
+// programs) and the ceiling's coverage decided (enforcer.Coverage.Err with
+// AuditOnly and AllowPartial; AllowPartial is capped by the host policy a
+// daemon recorded in the pins, enforcer.HostPolicy). Errors: any of these;
+// a partial-coverage
+// refusal wraps enforcer.ErrPartialCoverage and enforcer.ErrCannotEnforce,
+// a missing mechanism enforcer.ErrCannotEnforce, an unsafe program
+// *progcheck.UnsafeError. On error nothing is left open.
+func Open(cfg Config) (*Sandbox, error) {
+	if len(cfg.ExecAllow) > 0 && cfg.Ceiling.Shell != policy.ShellNone {
+		return nil, fmt.Errorf("an exec allow list needs shell=none (the ceiling's shell is %s)", cfg.Ceiling.Shell)
+	}
+	if len(cfg.AllowConnect) > 0 && cfg.Ceiling.Network {
+		return nil, errors.New("allowed endpoints need network=false (network is allowed)")
+	}
+	if len(cfg.AllowDevices) > enforcer.MaxAllowDevices || len(cfg.Terminals) > enforcer.MaxTerminals {
+		return nil, fmt.Errorf("%d allowed devices and %d own terminals: at most %d and %d", len(cfg.AllowDevices), len(cfg.Terminals), enforcer.MaxAllowDevices, enforcer.MaxTerminals)
+	}
+	if cfg.Entrypoint == "" {
+		return nil, errors.New("no entrypoint")
+	}
+	var (
+		interps, allowIDs []enforcer.FileID
+		entryID           *enforcer.FileID
+	)
+	if cfg.Ceiling.Shell == policy.ShellNone {
+		// Before anything is set up: an allowed program that runs every
+		// other one without exec would empty the ceiling. Each file is
+		// vetted through one descriptor, whose identity the
+		// registration keeps.
+		vetted, err := progcheck.VetHost(append([]string{cfg.Entrypoint}, cfg.ExecAllow...)...)
+		if err != nil {
+			return nil, fmt.Errorf("shell=none: %w", err)
+		}
+		id := fileIDOf(vetted.Files[0])
+		entryID = &id
+		for _, a := range vetted.Files[1:] {
+			allowIDs = append(allowIDs, fileIDOf(a))
+		}
+		for _, in := range vetted.Interps {
+			interps = append(interps, fileIDOf(in))
+		}
+	}
+	mount, err := cgroup.Mountpoint()
+	if err != nil {
+		return nil, err
+	}
+	parent := cfg.CgroupParent
+	if parent == "" {
+		if parent, err = cgroup.PidGroup(os.Getpid()); err != nil {
+			return nil, err
+		}
+	} else if _, err := cgroup.Open(mount, parent); err != nil {
+		return nil, fmt.Errorf("cgroup parent: %w", err)
+	}
+	enf, err := enforcer.Open(enforcer.Options{PinDir: cfg.PinDir, CgroupMount: mount, VerifierLog: cfg.VerifierLog})
+	if err != nil {
+		return nil, err
+	}
+	proc := processLayer(cfg, enf)
+	cov := enf.CoverageOf(enforcer.Entry{Ceiling: cfg.Ceiling, AllowConnect: cfg.AllowConnect, Process: proc})
+	if err := cov.Err(cfg.AuditOnly, cfg.AllowPartial); err != nil {
+		enf.Close()
+		return nil, err
+	}
+	var spec *fallback.Spec
+	if proc != nil && (proc.Host.Landlock() || proc.Host.Seccomp()) {
+		var exe []string
+		if cfg.Ceiling.Shell == policy.ShellNone {
+			exe = append([]string{cfg.Entrypoint}, cfg.ExecAllow...)
+		}
+		sp, err := fallback.Plan(fallback.Config{Ceiling: cfg.Ceiling, Host: proc.Host, WriteRoots: cfg.WriteRootPaths,
+			Exec: exe, AllowConnect: cfg.AllowConnect})
+		if err != nil {
+			enf.Close()
+			return nil, fmt.Errorf("%w: process layer: %v", enforcer.ErrCannotEnforce, err)
+		}
+		spec = &sp
+	}
+	if len(cov.Partial) > 0 && !cfg.AuditOnly {
+		// The operator's choice, recorded by the daemon in these pins,
+		// caps AllowPartial (unreadable: the narrowest choice).
+		if hp, recorded, err := enf.HostPolicy(); recorded && (err != nil || !hp.AllowPartial) {
+			enf.Close()
+			why := "allow_partial is false in the enforcerd daemon's configuration"
+			if err != nil {
+				why = err.Error()
+			}
+			return nil, fmt.Errorf("%w: partial coverage is not allowed on this host: %s (recorded in %s)", enforcer.PartialRefused, why, enforcer.HostPolicyPin)
+		}
+	}
+	return &Sandbox{cfg: cfg, enf: enf, mount: mount, parent: parent, cov: cov, proc: proc, spec: spec,
+		interps: interps, entryID: entryID, allowIDs: allowIDs}, nil
+}
+
+// processLayer is the process layer Open uses: only without the BPF LSM
+// layer, for a restricting ceiling that denies (not audit-only), when a
+// helper can apply it.
+func processLayer(cfg Config, enf *enforcer.Enforcer) *enforcer.ProcessLayer {
+	c := cfg.Ceiling
+	if cfg.Helper == "" || cfg.AuditOnly || enf.LayerError(enforcer.LayerLSM) == nil || (c.Network && c.Write && c.Shell == policy.ShellFull) {
+		return nil
+	}
+	if len(cfg.WriteRootPaths) != len(cfg.WriteRoots) {
+		return nil // no paths for the Landlock rules: write stays missing
+	}
+	return &enforcer.ProcessLayer{Host: enforcer.ProbeHost()}
+}
+
+// ProcessLayer is the process layer applied to the command (nil: none):
+// what the host offers, for messages.
+func (s *Sandbox) ProcessLayer() *enforcer.ProcessLayer {
+	if s.spec == nil {
+		return nil
+	}
+	return s.proc
+}
+
+// DaemonReadsRecords reports whether a live enforcerd daemon reads the
+// denial records of these pins (enforcer.HostPolicy.DaemonPID names a
+// running process called enforcerd): the records then belong to its audit
+// log, and a second reader would take some of them away from it.
+func (s *Sandbox) DaemonReadsRecords() bool {
+	hp, recorded, err := s.enf.HostPolicy()
+	if !recorded || err != nil || hp.DaemonPID <= 0 {
+		return false
+	}
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", hp.DaemonPID))
+	return err == nil && strings.TrimSpace(string(comm)) == "enforcerd"
+}
+
+// Coverage is what this host enforces of the ceiling (decided by Open).
+func (s *Sandbox) Coverage() enforcer.Coverage { return s.cov }
+
+// PartialAccepted lists the gaps Open accepted because of AllowPartial:
+// what is not enforced although the ceiling denies it. Empty when the
+// ceiling is enforced in full, and for an audit-only sandbox (which denies
+// nothing; see Coverage).
+func (s *Sandbox) PartialAccepted() []enforcer.Gap {
+	if s.cfg.AuditOnly {
+		return nil
+	}
+	return s.cov.Partial
+}
+
+// Cgroup is the transient cgroup (after Register).
+func (s *Sandbox) Cgroup() cgroup.Cgroup { return s.cg }
+
+// Orphans lists what Register removed of killed runs (CleanOrphans).
+func (s *Sandbox) Orphans() []Orphan { return s.orphans }
+
+// Outer lists the registered cgroups at and above the parent, nearest
+// first (after Register): their ceilings apply to the sandbox too.
+func (s *Sandbox) Outer() []Outer { return s.outer }
+
+// Register creates the transient cgroup under the parent, reads the outer
+// ceilings, sets this process's RLIMIT_CORE to 1/1 (LimitCore: the command
+// inherits it at fork, since Go cannot set a limit between fork and exec)
+// and registers the ceiling. The entry is pending (in force from the
+// command's exec, before its first instruction, which also puts the
+// entrypoint on a shell=none allow list) when the lifecycle program is
+// attached; otherwise it is in force at once and the entrypoint is added
+// to the allow list by identity. The registration goes through the
+// Registrar (SetRegistrar; default: the pinned maps); with an
+// InitRegistrar it is left to Run, which names the exec gate's pid.
+// Errors: any step; the RLIMIT_CORE change is put back when the
+// registration fails, and Close removes the cgroup.
+func (s *Sandbox) Register() error {
+	if s.closed || s.created {
+		return errors.New("sandbox: Register called twice or after Close")
+	}
+	if s.reg == nil {
+		s.reg = pinRegistrar{s.enf}
+	}
+	name := s.cfg.CgroupName
+	if name == "" {
+		name = fmt.Sprintf("%s%d", runCgroupPrefix, os.Getpid())
+		// Best effort: what killed runs left here goes first.
+		s.orphans, _ = s.CleanOrphans()
+	}
+	cg, err := cgroup.Create(s.mount, path.Join(s.parent, name))
+	if err != nil {
+		return err
+	}
+	s.cg, s.created = cg, true
+	if s.outer, err = outerCeilings(s.enf, s.mount, s.parent); err != nil {
+		return err
+	}
+	for i := range s.outer {
+		if !s.outer[i].Entry.AuditOnly {
+			s.outer[i].Unenforced = s.enf.Coverage(s.outer[i].Entry.Ceiling).Gaps()
+		}
+	}
+	entry := s.entry(s.enf.CanActivateAtExec())
+	restore, err := LimitCore(0)
+	if err != nil {
+		return err
+	}
+	if _, ok := s.reg.(InitRegistrar); ok {
+		s.deferred, s.initEntry, s.restoreCore = true, entry, restore
+		return nil
+	}
+	if err := s.reg.Register(cg, entry); err != nil {
+		if rerr := restore(); rerr != nil {
+			return fmt.Errorf("%w; %v", err, rerr)
+		}
+		return err
+	}
+	s.registered = true
+	return nil
+}
+
+// entry is the registration of the sandbox's ceiling: pending or not,
+// with the exec allow list, the entrypoint and their interpreters by the
+// identities Open vetted.
+func (s *Sandbox) entry(pending bool) enforcer.Entry {
+	e := enforcer.Entry{Ceiling: s.cfg.Ceiling, AuditOnly: s.cfg.AuditOnly, Pending: pending,
+		AllowPartial: len(s.cov.Partial) > 0, AllowConnect: s.cfg.AllowConnect, WriteRoots: s.cfg.WriteRoots, Process: s.proc,
+		AllowDevices: s.cfg.AllowDevices, Terminals: s.cfg.Terminals, DenyConsoleEgress: s.cfg.DenyConsoleEgress}
+	if s.cfg.Ceiling.Shell == policy.ShellNone {
+		e.ExecInterp = s.interps
+		// The files as they were vetted, not their paths again.
+		e.ExecAllow = append(e.ExecAllow, s.allowIDs...)
+	}
+	if s.entryID != nil {
+		// The vetted file: the only one the first exec may name, or,
+		// without activation at exec, listed.
+		if pending {
+			e.Entrypoints = []enforcer.FileID{*s.entryID}
+		} else {
+			e.ExecAllow = append(e.ExecAllow, *s.entryID)
+		}
+	}
+	return e
+}
+
+// Close stops a denial watch still running, kills every process left in
+// the cgroup subtree (daemonized children included), removes the cgroup
+// and only then unregisters the ceiling: the other order would leave
+// stragglers unenforced in between. If they cannot be killed the ceiling
+// stays registered and the error wraps ErrStaysRegistered. It closes the
+// enforcer (the programs stay pinned) and may be called more than once.
+func (s *Sandbox) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
+	var err error
+	if s.created {
+		if rerr := s.cg.Remove(RemoveTimeout); rerr != nil {
+			if s.registered {
+				err = fmt.Errorf("%w (%w)", rerr, ErrStaysRegistered)
+			} else {
+				err = rerr
+			}
+		} else if s.registered {
+			err = s.reg.Unregister(s.cg)
+		}
+	}
+	s.enf.Close()
+	return err
+}
+
+// fileIDOf is the identity of a vetted file (stat's st_dev in the
+// kernel's dev_t encoding, enforcer.FileIDOfStat).
+func fileIDOf(r progcheck.FileRef) enforcer.FileID {
+	return enforcer.FileIDOfStat(&unix.Stat_t{Dev: r.Dev, Ino: r.Ino})
+}

@@ -17,10 +17,11 @@
 //
 // Files: registry.go (Registry, Options, the errors), request.go (Request:
 // its validation, the ceiling derivation, the cgroup it names),
-// register.go (Register, Unregister), narrow.go, nesting.go (the bound of
-// ancestors by parent id and by cgroup, and its propagation to
-// descendants), shellnone.go (vetting the
-// programs a shell=none ceiling lets run), pending.go (activation at exec,
+// register.go (Register, Unregister), registration.go (the steps of
+// Register: plan, kernelEntry and install, commit), narrow.go, nesting.go
+// (the bound of ancestors by parent id and by cgroup, and its propagation
+// to descendants), shellnone.go (vetting the programs a shell=none ceiling
+// lets run), pending.go (activation at exec,
 // the pending deadline), reconcile.go (Reconcile, Sweep), query.go (Get,
 // List, Identify, ...), events.go (Event), cgroups.go (Cgroups,
 // SystemCgroups).

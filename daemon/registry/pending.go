@@ -101,7 +101,8 @@ func hasMonotonic(t time.Time) bool { return t != t.Round(0) }
 // fails (it is never activated mid-setup, and never left open). A frozen
 // container whose cgroup was thawed while still pending is frozen again.
 // Changes are persisted; errors saving them are returned with the events
-// (the decisions themselves are already applied to the kernel).
+// (the decisions themselves are already applied to the kernel). The
+// decision for one container is checkPendingLocked (pending_check.go).
 func (r *Registry) CheckPending() ([]Event, error) {
 	var evs []Event
 	defer func() { r.emit(evs) }()
@@ -110,83 +111,13 @@ func (r *Registry) CheckPending() ([]Event, error) {
 	now := r.o.Now()
 	changed := false
 	r.rebaseDeadlinesLocked(now)
-	ids := make([]string, 0, len(r.byID))
-	for id, c := range r.byID {
-		if c.State == state.StatePending || c.State == state.StateFrozen {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		c := r.byID[id]
-		en, err := r.o.Enforcer.Lookup(c.CgroupID)
-		if err != nil {
-			continue // not in the map: Sweep re-installs it, in force
-		}
-		if !en.Pending {
-			if c.State == state.StatePending {
-				c.State, c.PendingDeadline = state.StateActive, nil
-				evs = append(evs, r.event(c, EventActivatedAtExec, ""))
-				r.byID[id], changed = c, true
-			}
-			continue
-		}
-		if c.State == state.StateFrozen {
-			if frozen, err := r.o.Cgroups.Frozen(c.Cgroup); err != nil || frozen {
-				continue // gone (Sweep drops it) or still frozen
-			}
-			c, ev := r.freezeLocked(c, en, "the cgroup was thawed while its registration is still pending")
-			if ev.Kind == EventFrozen {
-				ev.Kind = EventRefrozen
-			}
-			evs = append(evs, ev)
-			r.byID[id], changed = c, true
-			continue
-		}
-		if why := r.intruders(c); why != "" {
-			if _, err := r.o.Cgroups.Open(c.Cgroup); err != nil {
-				continue // the cgroup is gone: Sweep drops it
-			}
-			// The init may have exec'd (the kernel activated the entry)
-			// and forked between the lookup above and the listing:
-			// its children are then no intruders. Activation is
-			// monotonic, so an entry still pending now was pending when
-			// the processes were listed.
-			if now, err := r.o.Enforcer.Lookup(c.CgroupID); err == nil && !now.Pending {
-				if c.State == state.StatePending {
-					c.State, c.PendingDeadline = state.StateActive, nil
-					evs = append(evs, r.event(c, EventActivatedAtExec, ""))
-					r.byID[id], changed = c, true
-				}
-				continue
-			}
-			active := en
-			active.Pending = false
-			setDeviceFields(&active, c)
-			cg := cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}
-			if err := r.o.Enforcer.Register(cg, active); err != nil {
-				c, ev := r.freezeLocked(c, en, fmt.Sprintf("%s, and activating failed: %v", why, err))
-				evs = append(evs, ev)
-				r.byID[id], changed = c, true
-				continue
-			}
-			c.State, c.PendingDeadline = state.StateActive, nil
-			c.ActivationReason = why + " (entered after registration without exec)"
-			evs = append(evs, r.event(c, EventActivatedImmediately, c.ActivationReason))
-			r.byID[id], changed = c, true
-			continue
-		}
-		if c.PendingDeadline != nil && !now.Before(*c.PendingDeadline) {
-			c, ev := r.freezeLocked(c, en, fmt.Sprintf("no exec in cgroup %s by the pending deadline %s", c.Cgroup, c.PendingDeadline.Format(time.RFC3339)))
+	for _, id := range r.watchedLocked() {
+		if c, ev, ok := r.checkPendingLocked(r.byID[id], now); ok {
 			evs = append(evs, ev)
 			r.byID[id], changed = c, true
 		}
 	}
-	for id := range r.adopted {
-		if c, ok := r.byID[id]; !ok || c.State != state.StatePending {
-			delete(r.adopted, id)
-		}
-	}
+	r.forgetAdoptedLocked()
 	if !changed {
 		return evs, nil
 	}

@@ -1,8 +1,6 @@
 package registry
 
 import (
-	"errors"
-	"os"
 	"sort"
 
 	"github.com/enforcerd/enforcerd/cgroup"
@@ -165,88 +163,24 @@ func (r *Registry) Sweep() (Report, error) {
 	return rep, r.o.Save(r.o.StatePath, r.snapshotWith(state.Container{}, ""))
 }
 
+// sweepLocked drops the containers whose cgroup is gone and re-installs,
+// in force, the live ones missing from the map (sweep.go). With orphans
+// (Reconcile) it also lists the program interpreters of containers from
+// older builds (recoverInterps) and removes the map entries of gone
+// cgroups no container owns. Callers hold r.mu and save the state.
 func (r *Registry) sweepLocked(orphans bool) Report {
 	var rep Report
-	inMap := map[uint64]enforcer.Entry{}
-	regs, err := r.o.Enforcer.List()
-	if err != nil {
-		r.o.Log.Error("reconcile: list map", "err", err)
-	}
-	for _, g := range regs {
-		inMap[g.CgroupID] = g.Entry
-	}
+	inMap := r.mapEntries()
 	ids := make([]string, 0, len(r.byID))
 	for id := range r.byID {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		c := r.byID[id]
-		cg, err := r.o.Cgroups.Open(c.Cgroup)
-		live := err == nil && cg.ID == c.CgroupID
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			// Cannot tell: keep it (never drop a possibly live ceiling).
-			r.o.Log.Warn("reconcile: cannot check cgroup; keeping", "container", id, "cgroup", c.Cgroup, "err", err)
-			rep.Kept = append(rep.Kept, id)
-			continue
-		}
-		switch {
-		case !live:
-			if err := r.o.Enforcer.Unregister(c.CgroupID); err != nil && !errors.Is(err, enforcer.ErrNotRegistered) {
-				r.o.Log.Warn("reconcile: unregister gone cgroup", "container", id, "cgroup_id", c.CgroupID, "err", err)
-			}
-			r.forget(id, c)
-			rep.Dropped = append(rep.Dropped, id)
-		default:
-			if en, ok := inMap[c.CgroupID]; ok {
-				if orphans {
-					r.recoverInterps(c, cg, en)
-				}
-				rep.Kept = append(rep.Kept, id)
-				continue
-			}
-			// Live but missing from the map (pins were removed): install
-			// it again, in force now (fail closed).
-			// AllowPartial: this ceiling was accepted before; refusing
-			// to put it back would leave the cgroup with none at all.
-			en := enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, AllowPartial: true, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots), ExecAllow: execAllowIDs(c.ExecAllow), ExecInterp: execAllowIDs(c.ExecInterp), Spec: c.Spec}
-			setDeviceFields(&en, c)
-			if err := r.o.Enforcer.Register(cg, en); err != nil {
-				r.o.Log.Error("reconcile: cannot re-install ceiling", "container", id, "cgroup", c.Cgroup, "err", err)
-				rep.Failed = append(rep.Failed, id)
-				continue
-			}
-			if c.State == state.StatePending {
-				c.State, c.PendingDeadline = state.StateActive, nil
-				r.byID[id] = c
-			}
-			rep.Reinstalled = append(rep.Reinstalled, id)
-		}
+		r.sweepOneLocked(id, inMap, orphans, &rep)
 	}
-	if !orphans {
-		return rep
-	}
-	var stray []uint64
-	for cgid := range inMap {
-		if _, ok := r.byCgroup[cgid]; !ok {
-			stray = append(stray, cgid)
-		}
-	}
-	if len(stray) == 0 {
-		return rep
-	}
-	live, err := r.o.Cgroups.LiveIDs()
-	if err != nil {
-		r.o.Log.Warn("reconcile: cannot list live cgroups; leaving unknown map entries", "err", err)
-		return rep
-	}
-	for _, cgid := range stray {
-		if live[cgid] {
-			continue // a live cgroup enforced by someone else (enforcerd run)
-		}
-		if err := r.o.Enforcer.Unregister(cgid); err == nil {
-			rep.Orphans++
-		}
+	if orphans {
+		rep.Orphans = r.dropOrphansLocked(inMap)
 	}
 	return rep
 }

@@ -16,13 +16,15 @@
 // (nesting.go).
 //
 // Files: registry.go (Registry, Options, the errors), request.go (Request:
-// its validation, the ceiling derivation, the cgroup it names),
+// its validation, with request_validate.go, the ceiling derivation, the
+// cgroup it names),
 // register.go (Register, Unregister), registration.go (the steps of
 // Register: plan, kernelEntry and install, commit), narrow.go, nesting.go
 // (the bound of ancestors by parent id and by cgroup, and its propagation
 // to descendants), shellnone.go (vetting the programs a shell=none ceiling
-// lets run), pending.go (activation at exec,
-// the pending deadline), reconcile.go (Reconcile, Sweep), query.go (Get,
+// lets run), pending.go (activation at exec, the pending deadline) with
+// pending_check.go (the decision for one container), reconcile.go
+// (Reconcile, Sweep) with sweep.go (the steps of a sweep), query.go (Get,
 // List, Identify, ...), events.go (Event), cgroups.go (Cgroups,
 // SystemCgroups).
 package registry

@@ -8,7 +8,6 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/oci"
 	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/progcheck"
 	"github.com/enforcerd/enforcerd/proxy"
@@ -136,31 +135,11 @@ func badf(format string, a ...any) error {
 // ids, the lengths, a cgroup or pid, activate, init_pid and the
 // entrypoint's shape (ErrBadRequest).
 func (req Request) validate() error {
-	if !oci.ValidID(req.ID) {
-		return badf("container id %q is empty or not [A-Za-z0-9][A-Za-z0-9_.+:-]{0,255}", req.ID)
+	if err := req.validateIDs(); err != nil {
+		return err
 	}
-	if req.Parent != "" && !oci.ValidID(req.Parent) {
-		return badf("parent id %q is not a container id", req.Parent)
-	}
-	if req.Parent == req.ID {
-		return badf("container %s cannot be its own parent", req.ID)
-	}
-	if len(req.Role) > 256 || len(req.ToolGroups) > 1024 || len(req.Ceiling) > 1024 {
-		return badf("role, ceiling or tool_groups too long")
-	}
-	if req.Cgroup == "" && req.PID <= 0 {
-		return badf("container %s: give cgroup or pid", req.ID)
-	}
-	if req.PID < 0 {
-		return badf("container %s: negative pid", req.ID)
-	}
-	switch req.Activate {
-	case "", ActivateNow, ActivateExec:
-	default:
-		return badf("activate %q: want now|exec", req.Activate)
-	}
-	if req.InitPID < 0 || req.InitPID > 0 && req.Activate != ActivateExec {
-		return badf("container %s: init_pid %d: want a pid, and only with activate=exec", req.ID, req.InitPID)
+	if err := req.validateTarget(); err != nil {
+		return err
 	}
 	if req.ProxyAllow != nil {
 		if _, err := proxy.ParseAllowList(*req.ProxyAllow); err != nil {

@@ -32,20 +32,14 @@ func checkConfigForms(b []byte, t reflect.Type) error {
 }
 
 // checkNode checks n, to be decoded into t (nil: a value no field
-// declares), at key path where.
+// declares), at key path where: no anchor or alias, then by kind
+// (checkMapping, checkSequence, checkScalar).
 func checkNode(n *yaml.Node, t reflect.Type, where string) error {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	at := where
-	if at == "" {
-		at = "the top level"
-	}
-	if n.Kind == yaml.AliasNode {
-		return fmt.Errorf("line %d: %s: alias *%s: anchors and aliases are not accepted in the configuration (write the value out)", n.Line, at, n.Value)
-	}
-	if n.Anchor != "" {
-		return fmt.Errorf("line %d: %s: anchor &%s: anchors and aliases are not accepted in the configuration (write the value out)", n.Line, at, n.Anchor)
+	if err := checkNoAnchor(n, where); err != nil {
+		return err
 	}
 	switch n.Kind {
 	case yaml.DocumentNode:
@@ -55,33 +49,73 @@ func checkNode(n *yaml.Node, t reflect.Type, where string) error {
 			}
 		}
 	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if k.Tag == "!!merge" || (k.Kind == yaml.ScalarNode && k.Value == "<<" && k.Style == 0) {
-				return fmt.Errorf("line %d: %s: merge key <<: merge keys are not accepted in the configuration (write each key out once)", k.Line, at)
-			}
-			if err := checkNode(k, nil, where); err != nil {
-				return err
-			}
-			path := strings.TrimPrefix(where+"."+k.Value, ".")
-			if err := checkNode(v, fieldType(t, k.Value), path); err != nil {
-				return err
-			}
-		}
+		return checkMapping(n, t, where)
 	case yaml.SequenceNode:
-		var elem reflect.Type
-		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
-			elem = t.Elem()
-		}
-		for i, c := range n.Content {
-			if err := checkNode(c, elem, fmt.Sprintf("%s[%d]", where, i)); err != nil {
-				return err
-			}
-		}
+		return checkSequence(n, t, where)
 	case yaml.ScalarNode:
-		if t != nil && t.Kind() == reflect.Bool && n.Value != "true" && n.Value != "false" {
-			return fmt.Errorf("line %d: %s: %q is not a boolean: write true or false", n.Line, at, n.Value)
+		return checkScalar(n, t, where)
+	}
+	return nil
+}
+
+// shownPath is key path where as errors name it.
+func shownPath(where string) string {
+	if where == "" {
+		return "the top level"
+	}
+	return where
+}
+
+// checkNoAnchor refuses an alias node or a node with an anchor.
+func checkNoAnchor(n *yaml.Node, where string) error {
+	if n.Kind == yaml.AliasNode {
+		return fmt.Errorf("line %d: %s: alias *%s: anchors and aliases are not accepted in the configuration (write the value out)", n.Line, shownPath(where), n.Value)
+	}
+	if n.Anchor != "" {
+		return fmt.Errorf("line %d: %s: anchor &%s: anchors and aliases are not accepted in the configuration (write the value out)", n.Line, shownPath(where), n.Anchor)
+	}
+	return nil
+}
+
+// checkMapping refuses a merge key in mapping n and checks its keys and
+// values, each value as the field (or map element) of t it decodes into.
+func checkMapping(n *yaml.Node, t reflect.Type, where string) error {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Tag == "!!merge" || (k.Kind == yaml.ScalarNode && k.Value == "<<" && k.Style == 0) {
+			return fmt.Errorf("line %d: %s: merge key <<: merge keys are not accepted in the configuration (write each key out once)", k.Line, shownPath(where))
 		}
+		if err := checkNode(k, nil, where); err != nil {
+			return err
+		}
+		path := strings.TrimPrefix(where+"."+k.Value, ".")
+		if err := checkNode(v, fieldType(t, k.Value), path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkSequence checks the elements of sequence n, each as the element of
+// slice or array t.
+func checkSequence(n *yaml.Node, t reflect.Type, where string) error {
+	var elem reflect.Type
+	if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+		elem = t.Elem()
+	}
+	for i, c := range n.Content {
+		if err := checkNode(c, elem, fmt.Sprintf("%s[%d]", where, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkScalar refuses a boolean (t a bool) written other than true or
+// false.
+func checkScalar(n *yaml.Node, t reflect.Type, where string) error {
+	if t != nil && t.Kind() == reflect.Bool && n.Value != "true" && n.Value != "false" {
+		return fmt.Errorf("line %d: %s: %q is not a boolean: write true or false", n.Line, shownPath(where), n.Value)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 	"github.com/enforcerd/enforcerd/daemon/state"
@@ -14,8 +15,9 @@ import (
 	"github.com/enforcerd/enforcerd/policy"
 )
 
-// stepsFixture is a registry on in-memory fakes for the steps of Register
-// (registration.go), called one at a time under the registry's lock.
+// stepsFixture is a registry on in-memory fakes for the steps of
+// Register (registration.go), CheckPending (pending_check.go) and a sweep
+// (sweep.go), called one at a time under the registry's lock.
 type stepsFixture struct {
 	r    *Registry
 	enf  *registrytest.Enforcer
@@ -178,5 +180,136 @@ func TestInstallThenCommitFailureLeavesNothing(t *testing.T) {
 	}
 	if ids := slices.Collect(maps.Keys(f.r.byID)); len(ids) != 1 || ids[0] != "inner" {
 		t.Errorf("memory after a failed commit: %v", ids)
+	}
+}
+
+// TestCheckPendingLockedDecides: the decision of CheckPending for one
+// container (checkPendingLocked), alone: the registry's memory and state
+// file are the caller's to update.
+func TestCheckPendingLockedDecides(t *testing.T) {
+	type setup func(t *testing.T, f *stepsFixture, c state.Container) state.Container
+	cases := []struct {
+		name      string
+		setup     setup
+		later     time.Duration // now, after the registration
+		wantOK    bool
+		wantKind  string
+		wantState string
+	}{
+		{"still pending", nil, 0, false, "", state.StatePending},
+		{"activated by an exec", func(t *testing.T, f *stepsFixture, c state.Container) state.Container {
+			en, _ := f.enf.Lookup(c.CgroupID)
+			en.Pending = false
+			cg, _ := f.cgs.Open(c.Cgroup)
+			if err := f.enf.Register(cg, en); err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}, 0, true, EventActivatedAtExec, state.StateActive},
+		{"deadline passed", nil, time.Hour, true, EventFrozen, state.StateFrozen},
+		{"process entered without exec", func(t *testing.T, f *stepsFixture, c state.Container) state.Container {
+			f.cgs.SetPid(7, c.Cgroup)
+			return c
+		}, 0, true, EventActivatedImmediately, state.StateActive},
+		{"frozen, then thawed", func(t *testing.T, f *stepsFixture, c state.Container) state.Container {
+			c, _, _ = f.r.checkPendingLocked(c, time.Now().Add(time.Hour))
+			if err := f.cgs.Thaw(c.Cgroup); err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}, time.Hour, true, EventRefrozen, state.StateFrozen},
+		{"map entry missing", func(t *testing.T, f *stepsFixture, c state.Container) state.Container {
+			if err := f.enf.Unregister(c.CgroupID); err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}, time.Hour, false, "", state.StatePending},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newStepsFixture(t)
+			f.cgs.Add("/c")
+			c, err := f.r.Register(Request{ID: "c", Cgroup: "/c", Ceiling: "network=false", Activate: ActivateExec})
+			if err != nil || c.State != state.StatePending {
+				t.Fatalf("register: %v, %v; want pending", c.State, err)
+			}
+			f.r.mu.Lock()
+			defer f.r.mu.Unlock()
+			if tc.setup != nil {
+				c = tc.setup(t, f, c)
+			}
+			got, ev, ok := f.r.checkPendingLocked(c, time.Now().Add(tc.later))
+			if ok != tc.wantOK || ev.Kind != tc.wantKind || got.State != tc.wantState {
+				t.Fatalf("checkPendingLocked = %s, %q, %v; want %s, %q, %v", got.State, ev.Kind, ok, tc.wantState, tc.wantKind, tc.wantOK)
+			}
+			if en, err := f.enf.Lookup(c.CgroupID); err == nil && en.Pending != (got.State == state.StatePending || got.State == state.StateFrozen) {
+				t.Errorf("map entry pending=%v for a container %s", en.Pending, got.State)
+			}
+		})
+	}
+}
+
+// TestSweepSteps: sweepOneLocked and dropOrphansLocked alone, one
+// container per outcome, and map entries of gone and live cgroups no
+// container owns.
+func TestSweepSteps(t *testing.T) {
+	f := newStepsFixture(t)
+	for _, g := range []string{"/kept", "/gone", "/replaced", "/unpinned", "/stray-live", "/stray-gone"} {
+		f.cgs.Add(g)
+	}
+	for _, id := range []string{"kept", "gone", "replaced", "unpinned"} {
+		if _, err := f.r.Register(Request{ID: id, Cgroup: "/" + id, Activate: ActivateExec}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open := enforcer.Entry{Ceiling: policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}}
+	for _, g := range []string{"/stray-live", "/stray-gone"} {
+		cg, _ := f.cgs.Open(g)
+		if err := f.enf.Register(cg, open); err != nil {
+			t.Fatal(err)
+		}
+	}
+	strayGone, _ := f.cgs.Open("/stray-gone")
+	f.cgs.Remove("/gone")
+	f.cgs.Remove("/stray-gone")
+	f.cgs.Remove("/replaced")
+	f.cgs.Add("/replaced") // a new cgroup at the path: another id
+	if err := f.enf.Unregister(f.r.byID["unpinned"].CgroupID); err != nil {
+		t.Fatal(err)
+	}
+	gone, replaced := f.r.byID["gone"].CgroupID, f.r.byID["replaced"].CgroupID
+	f.r.mu.Lock()
+	defer f.r.mu.Unlock()
+	inMap := f.r.mapEntries()
+	var rep Report
+	for _, id := range []string{"gone", "kept", "replaced", "unpinned"} {
+		f.r.sweepOneLocked(id, inMap, false, &rep)
+	}
+	if !slices.Equal(rep.Kept, []string{"kept"}) || !slices.Equal(rep.Dropped, []string{"gone", "replaced"}) ||
+		!slices.Equal(rep.Reinstalled, []string{"unpinned"}) || len(rep.Failed) != 0 {
+		t.Errorf("report = %+v; want kept [kept], dropped [gone replaced], reinstalled [unpinned]", rep)
+	}
+	for _, id := range []uint64{gone, replaced} {
+		if _, err := f.enf.Lookup(id); err == nil {
+			t.Errorf("map entry of dropped cgroup id %d stayed", id)
+		}
+	}
+	if u := f.r.byID["unpinned"]; u.State != state.StateActive {
+		t.Errorf("re-installed container is %s; want active (fail closed)", u.State)
+	} else if en, err := f.enf.Lookup(u.CgroupID); err != nil || en.Pending {
+		t.Errorf("re-installed map entry %+v, %v; want in force", en, err)
+	}
+	if _, ok := f.r.byID["gone"]; ok {
+		t.Error("dropped container still registered")
+	}
+	if n := f.r.dropOrphansLocked(inMap); n != 1 {
+		t.Errorf("orphans removed = %d; want 1 (/stray-gone)", n)
+	}
+	if _, err := f.enf.Lookup(strayGone.ID); err == nil {
+		t.Error("the orphan entry of a gone cgroup stayed")
+	}
+	strayLive, _ := f.cgs.Open("/stray-live")
+	if _, err := f.enf.Lookup(strayLive.ID); err != nil {
+		t.Errorf("the entry of a live cgroup no container owns was removed: %v", err)
 	}
 }

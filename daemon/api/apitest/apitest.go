@@ -2,6 +2,9 @@
 // test's temporary directory, over the registry's fakes (registrytest):
 // no BPF, no cgroups, no root beyond what the API's peer check wants (the
 // peer must have uid 0, so the tests that use it run as root).
+//
+// Layering (docs/design.md): a test harness; it may import the product and
+// the other harnesses, and no product package imports it.
 package apitest
 
 import (

@@ -7,5 +7,6 @@
 // cmd/ and tools/ import tools/, no product package imports a harness, no
 // cycle between folders). The package has no code besides its tests.
 //
-// Layering: a test harness; it imports nothing of the module.
+// Layering (docs/design.md): a test harness; it may import the product and
+// the other harnesses, and no product package imports it.
 package layering

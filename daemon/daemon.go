@@ -13,9 +13,9 @@
 // every registered container continues.
 //
 // Layering (docs/design.md): layer 4; it may import internal/buildinfo/,
-// cgroup/, entry/, coverage/, denial/, enforcer/, proxy/, daemon/state/,
-// daemon/audit/, daemon/metrics/, daemon/registry/, daemon/api/ and
-// daemon/nri/, and of other modules no cilium/ebpf.
+// egress/, cgroup/, entry/, coverage/, denial/, enforcer/, proxy/,
+// daemon/state/, daemon/audit/, daemon/metrics/, daemon/registry/,
+// daemon/api/ and daemon/nri/, and of other modules no cilium/ebpf.
 package daemon
 
 import (

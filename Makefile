@@ -5,9 +5,13 @@ KERNEL ?= 6.12
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN := bin/enforcerd
 
-.PHONY: all build image dist man generate generate-check lint unit test vmtest vmtest-all vmtest-selftest demo bench deps clean
+.PHONY: all help build image dist man generate generate-check lint unit check test vmtest vmtest-all vmtest-selftest demo bench deps clean
 
-all: build man
+# A target's line ends in "## what it does", the line `make help` prints.
+all: build man ## build bin/enforcerd and the man pages (the default)
+
+help: ## list the targets and what they do
+	@awk -F ':.*## ' '/^[a-zA-Z_-]+:.*## / { printf "  %-16s %s\n", $$1, $$2 }' $(firstword $(MAKEFILE_LIST))
 
 # The version `enforcerd version` prints and enforcerd_build_info carries
 # (internal/buildinfo): git describe, the commit, its branch, the build time.
@@ -21,7 +25,7 @@ VERSION_PKG := github.com/prometheus/common/version
 LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Revision=$(REVISION) \
 	-X $(VERSION_PKG).Branch=$(BRANCH) -X $(VERSION_PKG).BuildDate=$(BUILD_DATE)
 
-build:
+build: ## bin/enforcerd, static
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/enforcerd
 
 # The DaemonSet's container image, without a container engine: the static
@@ -29,25 +33,25 @@ build:
 # github.com/google/go-containerregistry). Load it with `docker load`,
 # `podman load` or `ctr -n k8s.io images import`, or push it.
 IMAGE_TAG ?= $(VERSION)
-image: build
+image: build ## the DaemonSet's image as a docker-archive tarball in bin/
 	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) $(GO) run ./cmd/image \
 		--binary $(BIN) --tag enforcerd:$(IMAGE_TAG) --tag enforcerd:latest --version $(VERSION) --revision $(REVISION) --out bin/enforcerd-image.tar
 
 # The release tarball and its SHA-256 file in dist/ (scripts/dist --help).
-dist:
+dist: ## the release tarball and its .sha256 in dist/
 	scripts/dist
 # The man pages man/enforcerd*.1, one per command and ctl subcommand, from
 # the command tree (github.com/spf13/cobra/doc over each command's help
 # text; cmd/enforcerd/man_test.go). Dated by the last commit.
 MANDIR ?= $(CURDIR)/man
-man:
+man: ## man/enforcerd*.1 from the commands' help texts
 	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) ENFORCERD_MAN_DIR=$(MANDIR) \
 		$(GO) test -count=1 -ldflags '$(LDFLAGS)' -run '^TestManPages$$' ./cmd/enforcerd
 
 # Rebuild the eBPF objects and their Go bindings (needs clang, bpftool); the
 # last go:generate step rewrites bpf/objects.sum, the record of what they were
 # built from that `make unit` checks (bpf/objects_test.go, tools/bpfsum).
-generate:
+generate: ## rebuild the eBPF objects (clang), their bindings and bpf/objects.sum
 	scripts/setup-deps --bpf
 	$(GO) generate ./...
 
@@ -55,53 +59,73 @@ generate:
 # byte for byte with the committed ones. Meaningful with the toolchain
 # bpf/objects.sum records (Debian 12's clang 14 and libbpf-dev); another
 # clang version builds other bytes, and the check then names both.
-generate-check:
+generate-check: ## regenerate the eBPF objects in a scratch copy, compare byte for byte
 	scripts/setup-deps --bpf
 	$(GO) run ./cmd/bpfsum regen bpf
 
+# Product Go: the tracked non-test, non-generated Go outside the test
+# harnesses (internal/testing/ and the folders named *test), the tools
+# (tools/, the mains under cmd/ other than cmd/enforcerd) and scripts/, as
+# docs/design.md's layering table sorts them. No function of it is longer
+# than 80 lines (cmd/funclen) or of cyclomatic complexity over 20 (gocyclo).
+PRODUCT_GO = $(shell { git ls-files -- '*.go' ':(exclude)internal/testing/' ':(exclude,glob)**/*test/**' \
+	':(exclude)tools/' ':(exclude)scripts/' ':(exclude)cmd/'; \
+	git ls-files -- 'cmd/enforcerd/*.go'; } | grep -v '_test\.go$$' | xargs grep -L '^// Code generated .* DO NOT EDIT\.$$')
+
 # Shell scripts are the tracked files whose first line is a sh or bash shebang.
-lint:
+# deadcode and gocyclo are the versions go.mod's tool lines pin (go tool);
+# deadcode leaves generated files (the bpf2go bindings) out and must find
+# nothing: no function of the module unreachable from its mains and tests.
+lint: ## gofmt, go vet, staticcheck, deadcode, shellcheck, gocyclo, function length
 	scripts/setup-deps --lint
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags failpoint ./daemon/registry/ ./daemon/state/ ./internal/failpoint/
 	$(GO) run $(STATICCHECK) ./...
+	@echo "$(GO) tool deadcode -test ./..."; out=$$($(GO) tool deadcode -test ./...) || exit 1; \
+		if [ -n "$$out" ]; then echo "$$out"; echo "deadcode: unreachable functions (remove them)"; exit 1; fi
 	@files=$$(git ls-files -z | xargs -0 awk 'FNR == 1 && /^#!(.*\/|.*env +)(ba|da)?sh( |$$)/ { print FILENAME } { nextfile }'); \
 		echo shellcheck $$files; shellcheck $$files
+	@rc=0; echo "$(GO) tool gocyclo -over 20 PRODUCT_GO"; $(GO) tool gocyclo -over 20 $(PRODUCT_GO) || rc=1; \
+		echo "$(GO) run ./cmd/funclen -over 80 PRODUCT_GO"; $(GO) run ./cmd/funclen -over 80 $(PRODUCT_GO) || rc=1; \
+		[ $$rc = 0 ] || echo "lint: product functions over the size limits: cut them into named steps (docs/design.md, Layering)"; exit $$rc
 
 # Unit tests and native kernel tests (cgroup-BPF works natively as root);
 # then the crash-point sweep, whose failpoints exist only with the
 # failpoint build tag (internal/failpoint).
-unit:
+unit: ## unit tests and native kernel tests (root for cgroup-BPF), then the crash-point sweep
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags failpoint -run 'CrashSweep|Arm' ./daemon/registry/ ./internal/failpoint/
 
-deps:
+# lint and unit, no VM: what to run before sending a change.
+check: lint unit ## the fast checks: lint, then unit (no VM)
+
+deps: ## what the tests need: apt packages, kernels, containerd
 	scripts/setup-deps
 
 # Kernel tests inside a QEMU VM (KERNEL=6.12 or 6.1; see scripts/vmtest --help):
 # the full suite with BPF LSM active, then a boot without "bpf" in lsm= that
 # runs only the TestNoBPFLSM... tests.
 NO_BPF_LSM := lockdown,capability,landlock,yama
-vmtest: deps
+vmtest: deps ## kernel tests in QEMU (KERNEL=6.12|6.1), with and without bpf in lsm=
 	scripts/vmtest --kernel $(KERNEL)
 	scripts/vmtest --kernel $(KERNEL) --lsm $(NO_BPF_LSM)
 
-vmtest-all: deps
+vmtest-all: deps ## make vmtest on both kernels
 	$(MAKE) vmtest KERNEL=6.12
 	$(MAKE) vmtest KERNEL=6.1
 
 # Proves the harness fails on a failing or skipping guest test (~10 s).
-vmtest-selftest: deps
+vmtest-selftest: deps ## prove the VM harness fails a failing or skipping guest test
 	scripts/vmtest --kernel $(KERNEL) --selftest
 
-test: deps lint unit vmtest-selftest vmtest
+test: deps lint unit vmtest-selftest vmtest ## everything: lint, unit, the harness selftest and the VM suite
 
-demo: deps  # scripts/demo runs the build itself
+demo: deps ## the demo: an agent under each role's ceiling (scripts/demo builds itself)
 	scripts/demo
 
-bench: deps build
+bench: deps build ## cost of enforcement (root; scripts/bench --help)
 	scripts/bench
 
-clean:
+clean: ## remove build outputs
 	rm -rf bin .vmtest

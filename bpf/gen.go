@@ -29,6 +29,9 @@
 // objects load on 6.1 and later).
 //
 // Loading, attaching and pinning live in package enforcer, not here.
+//
+// Layering (docs/design.md): layer 2; it may import nothing else of the
+// module, and of other modules any (cilium/ebpf included).
 package bpf
 
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Network network.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.

@@ -5,6 +5,9 @@
 // The cgroup2 mount is read from /proc/self/mountinfo, never assumed: hosts
 // in hybrid mode (v1 controllers, as on this project's development VMs)
 // mount it at /sys/fs/cgroup/unified, unified hosts at /sys/fs/cgroup.
+//
+// Layering (docs/design.md): layer 1; it may import nothing else of the
+// module, and of other modules no cilium/ebpf.
 package cgroup
 
 import (

@@ -11,6 +11,11 @@
 // only then is the socket served and READY=1 sent.
 // Stop (SIGTERM) and crash (SIGKILL) both leave the pins, so enforcement of
 // every registered container continues.
+//
+// Layering (docs/design.md): layer 4; it may import internal/buildinfo/,
+// egress/, cgroup/, entry/, coverage/, denial/, enforcer/, proxy/,
+// daemon/state/, daemon/audit/, daemon/metrics/, daemon/registry/,
+// daemon/api/ and daemon/nri/, and of other modules no cilium/ebpf.
 package daemon
 
 import (

@@ -1,5 +1,8 @@
 // Package deploy holds no code: its tests check the files operators install
 // (systemd units, hooks.d) against what the binary expects of them.
+//
+// Layering (docs/design.md): a test harness (tests only); nothing imports
+// it.
 package deploy
 
 import (

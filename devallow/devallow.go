@@ -18,6 +18,9 @@
 // number when it is resolved (Resolve), never later: a node re-created
 // with another number does not follow. An OCI spec's linux.devices is not
 // consent and never fills this list.
+//
+// Layering (docs/design.md): layer 1; it may import internal/inroot/, and
+// of other modules no cilium/ebpf, not even through its imports.
 package devallow
 
 import (

@@ -14,6 +14,9 @@
 // absolute; it is resolved to the socket file's identity (device and
 // inode) at registration (Resolve): a socket re-created at the same path
 // later is a different socket.
+//
+// Layering (docs/design.md): layer 1; it may import internal/inroot/, and
+// of other modules no cilium/ebpf, not even through its imports.
 package endpoint
 
 import (

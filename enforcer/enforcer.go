@@ -16,6 +16,10 @@
 //
 // The package reads no environment variables and no configuration of its
 // own: everything comes through Options.
+//
+// Layering (docs/design.md): layer 2; it may import bpf/, cgroup/, policy/,
+// endpoint/, entry/, coverage/ and denial/, and of other modules any
+// (cilium/ebpf included).
 package enforcer
 
 import (

@@ -7,6 +7,9 @@
 // Fail direction: anything the hook does not understand is an error, and the
 // hook exits non-zero, which makes the runtime refuse the container. A
 // malformed annotation never falls back to a wider (or any default) ceiling.
+//
+// Layering (docs/design.md): layer 3; it may import policy/, egress/,
+// endpoint/, devallow/ and progcheck/, and of other modules no cilium/ebpf.
 package oci
 
 import (

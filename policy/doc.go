@@ -34,4 +34,6 @@
 // is an error (LookupRole), never a guess; other unknown input resolves to
 // the narrowest posture (explore, shell none, the full capability
 // requirement, deny), never the widest.
+//
+// Layering (docs/design.md): layer 0; it imports the standard library only.
 package policy

@@ -22,7 +22,7 @@ func (r *Root) OpenPath(name string) (*os.File, error) {
 // inside it); it must be a regular file (a FIFO or a device node there is
 // never opened for real). The file's identity is that of the file an
 // exec of name inside the root would run, for a caller that classifies
-// it (CheckFiles) and records that identity from the same descriptor.
+// it (VetFiles) and records that identity from the same descriptor.
 // Errors: name cannot be resolved inside the root, or is not a regular
 // file.
 func (r *Root) OpenRegular(name string) (*os.File, error) {

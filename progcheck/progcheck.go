@@ -68,6 +68,10 @@
 // Fail direction: a file that cannot be resolved, opened or read, or that
 // is larger than MaxScanBytes, is an error, never "safe"; callers refuse
 // the ceiling (exit 125, HTTP 422).
+//
+// Layering (docs/design.md): layer 1; it may import nothing else of the
+// module, and of other modules no cilium/ebpf, not even through its
+// imports.
 package progcheck
 
 import (

@@ -53,9 +53,6 @@ func OpenRoot(path string) (*Root, error) {
 // Close releases the root's directory.
 func (r *Root) Close() error { return r.dir.Close() }
 
-// Path is the host path the root was opened at.
-func (r *Root) Path() string { return r.path }
-
 // openat2 opens name inside the root. EAGAIN (a concurrent rename during
 // a RESOLVE_IN_ROOT walk) is retried.
 func (r *Root) openat2(name string, flags uint64) (int, error) {
@@ -379,17 +376,10 @@ func (r *Root) Vet(paths ...string) (Vetted, error) {
 	return r.VetFiles(files)
 }
 
-// CheckFiles is Check for files already open (e.g. /proc/PID/exe). The
-// files' program interpreters and script interpreters are resolved
-// inside the root.
-func (r *Root) CheckFiles(files []File) error {
-	_, err := r.VetFiles(files)
-	return err
-}
-
-// VetFiles is CheckFiles that also returns what it vetted (none on
-// error): the files, and the program interpreters of the files and of the
-// script interpreters they name.
+// VetFiles is Vet for files already open (e.g. /proc/PID/exe): it
+// classifies them together and returns what it vetted (none on error):
+// the files, and the program interpreters of the files and of the script
+// interpreters they name, resolved inside the root.
 func (r *Root) VetFiles(files []File) (Vetted, error) {
 	ref, err := r.reference()
 	if err != nil {

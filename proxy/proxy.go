@@ -23,6 +23,9 @@
 // The parsing is net/http's (http.ReadRequest, http.Transport,
 // Response.Write); what is ours is the policy and the plumbing around it,
 // small enough to audit.
+//
+// Layering (docs/design.md): layer 3; it may import egress/, cgroup/ and
+// internal/procid/, and of other modules no cilium/ebpf.
 package proxy
 
 import (

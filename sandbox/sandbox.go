@@ -24,6 +24,10 @@
 //
 // The package prints nothing: the caller words every message (the CLI) and
 // receives denials through a callback.
+//
+// Layering (docs/design.md): layer 3; it may import policy/, endpoint/,
+// progcheck/, cgroup/, entry/, coverage/, denial/, enforcer/ and
+// sandbox/fallback/, and of other modules no cilium/ebpf.
 package sandbox
 
 import (

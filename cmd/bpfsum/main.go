@@ -9,6 +9,9 @@
 // DIR is the bpf directory, "." by default. write is the bpf package's last
 // go generate step (make generate); check is what bpf/objects_test.go does
 // in make unit; regen is make generate-check and needs the recorded clang.
+//
+// Layering (docs/design.md): a tool's main; it may import anything, and
+// nothing imports it.
 package main
 
 import (

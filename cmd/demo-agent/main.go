@@ -5,6 +5,9 @@
 // With DEMO_PROXY=/path/to/socket the HTTP fetch goes through the HTTP
 // proxy listening on that unix socket (enforcerd proxy), as a no-network
 // agent reaches its model API.
+//
+// Layering (docs/design.md): a tool's main; it may import anything, and
+// nothing imports it.
 package main
 
 import (

@@ -4,6 +4,9 @@
 //	enforcerd-bench vm -tar FILE              the guest part (inside scripts/vmtest)
 //	enforcerd-bench report -md FILE LOG...    docs/benchmarks.md + summary lines
 //	enforcerd-bench worker|load ...           children of native and vm
+//
+// Layering (docs/design.md): a tool's main; it may import anything, and
+// nothing imports it.
 package main
 
 import (

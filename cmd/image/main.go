@@ -8,6 +8,9 @@
 // The image is reproducible: every time stamp is --epoch (default
 // SOURCE_DATE_EPOCH, else 0), so the same binary gives the same digest.
 // It prints the image's digest; the Makefile's `image` target runs it.
+//
+// Layering (docs/design.md): a tool's main; it may import anything, and
+// nothing imports it.
 package main
 
 import (

@@ -10,6 +10,9 @@
 // shell it exits with the guest's status (1 without one). selftest checks
 // the output and exit status of a `scripts/vmtest --selftest-guest` run and
 // exits 1 unless the harness failed the way it must.
+//
+// Layering (docs/design.md): a tool's main; it may import anything, and
+// nothing imports it.
 package main
 
 import (

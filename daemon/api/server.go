@@ -85,6 +85,12 @@
 // (request reading, error bodies and codes), strict.go (the strict JSON
 // decoder of request bodies), wire.go (the JSON types and
 // their conversions), client.go (Client).
+//
+// Layering (docs/design.md): layer 4; it may import policy/,
+// internal/procid/, internal/ownterm/, endpoint/, devallow/, progcheck/,
+// cgroup/, entry/, coverage/, denial/, enforcer/, oci/, daemon/state/,
+// daemon/audit/, daemon/metrics/ and daemon/registry/, and of other modules
+// no cilium/ebpf.
 package api
 
 import (

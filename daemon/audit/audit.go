@@ -1,6 +1,9 @@
 // Package audit turns kernel denial records into audit records: one JSON
 // object per line in a size-rotated log file, and a fan-out to API followers.
 // Audit records are data, not log lines (style.md).
+//
+// Layering (docs/design.md): layer 4; it may import denial/, and of other
+// modules no cilium/ebpf, not even through its imports.
 package audit
 
 import (

@@ -1,5 +1,9 @@
 // Package metrics defines enforcerd's Prometheus metrics (client_golang,
 // Prometheus naming: enforcerd_ prefix, _total for counters, base units).
+//
+// Layering (docs/design.md): layer 4; it may import denial/, coverage/ and
+// internal/buildinfo/, and of other modules no cilium/ebpf, not even
+// through its imports.
 package metrics
 
 import (

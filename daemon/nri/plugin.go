@@ -29,6 +29,11 @@
 // Files: plugin.go (Plugin, the request of a container), handlers.go (the
 // NRI event handlers), run.go (connection and reconnect), annotations.go
 // (ParsePod), config.go (Config, the operator's policy), metrics.go.
+//
+// Layering (docs/design.md): layer 4; it may import policy/, egress/,
+// endpoint/, devallow/, progcheck/, entry/, coverage/, enforcer/, oci/,
+// oci/speccheck/, daemon/state/ and daemon/registry/, and of other modules
+// no cilium/ebpf.
 package nri
 
 import (

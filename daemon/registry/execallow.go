@@ -57,7 +57,7 @@ func checkExecAllowPaths(req Request) error {
 // (Request.writeRootsDir; RESOLVE_IN_ROOT: no symlink or ".." leaves it):
 // each must be a regular file with an execute bit. The files are
 // classified together, from the descriptors their identities are read
-// from (progcheck.Root.CheckFiles): a shell, a multi-call binary, the
+// from (progcheck.Root.VetFiles): a shell, a multi-call binary, the
 // dynamic loader, a script whose interpreter is not on the list, or an
 // ELF whose program interpreter is not a loader is ErrUnsafeProgram, and
 // so is a file that cannot be classified (fail closed). Other errors are

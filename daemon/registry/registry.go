@@ -27,6 +27,11 @@
 // (Reconcile, Sweep) with sweep.go (the steps of a sweep), query.go (Get,
 // List, Identify, ...), events.go (Event), cgroups.go (Cgroups,
 // SystemCgroups).
+//
+// Layering (docs/design.md): layer 4; it may import policy/,
+// internal/failpoint/, internal/procid/, internal/ownterm/, egress/,
+// endpoint/, devallow/, progcheck/, cgroup/, entry/, coverage/, enforcer/,
+// oci/ and daemon/state/, and of other modules no cilium/ebpf.
 package registry
 
 import (

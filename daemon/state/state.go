@@ -7,6 +7,11 @@
 // The state file is the daemon's memory of *which container* owns each
 // cgroup and how its ceiling was derived; enforcement itself lives in the
 // pinned BPF map and never depends on this file.
+//
+// Layering (docs/design.md): layer 4; it may import policy/,
+// internal/failpoint/, endpoint/, devallow/, progcheck/, entry/, coverage/
+// and oci/, and of other modules no cilium/ebpf, not even through its
+// imports.
 package state
 
 import (

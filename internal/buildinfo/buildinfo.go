@@ -15,6 +15,10 @@
 // toolchain recorded (runtime/debug.ReadBuildInfo): the module version
 // ("(devel)" for a work tree), the VCS revision and commit time, and
 // whether the tree was modified.
+//
+// Layering (docs/design.md): layer 0; it may import nothing else of the
+// module, and of other modules no cilium/ebpf, not even through its
+// imports.
 package buildinfo
 
 import (

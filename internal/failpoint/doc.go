@@ -16,4 +16,6 @@
 // not yet renamed), state.rename (renamed over the state file, its
 // directory not yet synced), intent.write (a registration's intent
 // written to its temporary file), intent.rename (renamed into place).
+//
+// Layering (docs/design.md): layer 0; it imports the standard library only.
 package failpoint

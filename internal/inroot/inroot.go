@@ -4,6 +4,10 @@
 // /proc magic links are refused (RESOLVE_NO_MAGICLINKS). The daemon uses
 // it for paths a registration names inside a container's root (allowed
 // endpoints, device nodes); it imports only golang.org/x/sys.
+//
+// Layering (docs/design.md): layer 0; it may import nothing else of the
+// module, and of other modules no cilium/ebpf, not even through its
+// imports.
 package inroot
 
 import (

@@ -30,6 +30,9 @@
 // descriptor holds cannot be tied to its instance and is not declared
 // (fail closed: a terminal left out is refused, never another one let
 // through).
+//
+// Layering (docs/design.md): layer 1; it may import entry/, and of other
+// modules no cilium/ebpf.
 package ownterm
 
 import (

@@ -1,6 +1,10 @@
 // Package procid tells processes apart across pid reuse: a process is its
 // pid plus its start time (clock ticks after boot, /proc/PID/stat field
 // 22), a pair the kernel never hands out twice.
+//
+// Layering (docs/design.md): layer 0; it may import nothing else of the
+// module, and of other modules no cilium/ebpf, not even through its
+// imports.
 package procid
 
 import (

@@ -13,6 +13,10 @@
 // (mounts placed beneath root.path before the runtime starts, descriptors
 // the runtime hands the container); the coverage keeps those as partial
 // gaps.
+//
+// Layering (docs/design.md): layer 3; it may import policy/, entry/ and
+// coverage/, and of other modules no cilium/ebpf, not even through its
+// imports.
 package speccheck
 
 import (

@@ -10,6 +10,10 @@
 // the helper; Main is the helper (the enforcerd binary's first argument
 // HelperArg). docs/design.md "Hosts without BPF LSM" lists what each
 // mechanism covers and misses.
+//
+// Layering (docs/design.md): layer 3; it may import policy/, endpoint/,
+// progcheck/, entry/, coverage/ and enforcer/, and of other modules no
+// cilium/ebpf.
 package fallback
 
 import (

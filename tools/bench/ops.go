@@ -9,6 +9,9 @@
 // "worker") started directly inside the phase's cgroup with
 // CLONE_INTO_CGROUP, so the parent (the driver, in an unregistered cgroup)
 // never runs under a ceiling.
+//
+// Layering (docs/design.md): a tool; it may import anything, and only cmd/
+// and tools/ import it.
 package bench
 
 import (

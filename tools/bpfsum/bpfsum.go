@@ -21,6 +21,9 @@
 // libbpf) version produces other bytes. `bpfsum regen` (make generate-check)
 // is the full check where the recorded toolchain is installed: it
 // regenerates in a scratch copy of the tree and compares the records.
+//
+// Layering (docs/design.md): a tool; it may import anything, and only cmd/
+// and tools/ import it.
 package bpfsum
 
 import (

@@ -3,6 +3,9 @@
 // layer: the binary at BinaryPath (mode 0755, owner 0:0) and the empty
 // directory /etc/enforcerd (the ConfigMap's mount point). Every time
 // stamp is Options.Created, so one binary always gives one digest.
+//
+// Layering (docs/design.md): a tool; it may import anything, and only cmd/
+// and tools/ import it.
 package image
 
 import (

@@ -2,12 +2,14 @@
 // test's temporary directory, over the registry's fakes (registrytest):
 // no BPF, no cgroups, no root beyond what the API's peer check wants (the
 // peer must have uid 0, so the tests that use it run as root).
+//
+// Layering (docs/design.md): a test harness; it may import the product and
+// the other harnesses, and no product package imports it.
 package apitest
 
 import (
 	"net/http"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/enforcerd/enforcerd/daemon/api"
@@ -27,33 +29,24 @@ type Server struct {
 	// recent records.
 	Hub *audit.Hub
 
-	mu     sync.Mutex
-	caller string
-	hs     *http.Server
+	hs *http.Server
 }
 
 // Close stops the server and closes its connections (a daemon that went
 // away); the test's end does it too.
 func (s *Server) Close() { s.hs.Close() }
 
-// SetCaller sets the cgroup the server attributes every peer to
-// (default "/host", an unregistered group).
-func (s *Server) SetCaller(group string) {
-	s.mu.Lock()
-	s.caller = group
-	s.mu.Unlock()
-}
-
 // Start serves the API over a fresh registry of fakes until the test ends.
 // The fake enforcer enforces every field (registrytest.NewEnforcer(true));
-// the cgroup "/host" exists. opts adjust the registry's options (its
+// the cgroup "/host" exists, and every peer is attributed to it (an
+// unregistered group). opts adjust the registry's options (its
 // Enforcer, Cgroups and StatePath are set before). status, when not nil,
 // is the body of GET /v1/status.
 func Start(t testing.TB, status func() api.Status, opts ...func(*registry.Options)) *Server {
 	t.Helper()
 	dir := t.TempDir()
 	s := &Server{Socket: filepath.Join(dir, "api.sock"), Enf: registrytest.NewEnforcer(true),
-		Cgs: registrytest.NewCgroups(), Hub: audit.NewHub(), caller: "/host"}
+		Cgs: registrytest.NewCgroups(), Hub: audit.NewHub()}
 	s.Cgs.Add("/host")
 	o := registry.Options{Enforcer: s.Enf, Cgroups: s.Cgs, StatePath: filepath.Join(dir, "state.json")}
 	for _, f := range opts {
@@ -61,9 +54,7 @@ func Start(t testing.TB, status func() api.Status, opts ...func(*registry.Option
 	}
 	s.Reg = registry.New(o)
 	srv := &api.Server{Reg: s.Reg, Hub: s.Hub, Status: status, PeerGroup: func(int) (string, error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.caller, nil
+		return "/host", nil
 	}}
 	ln, err := api.Listen(s.Socket)
 	if err != nil {

@@ -4,4 +4,7 @@
 // through crictl. It runs only inside the scripts/vmtest guest, which gets
 // the runtime on its /cri disk (testdata/needs-cri; scripts/setup-cri
 // builds it). The package has no code besides its tests.
+//
+// Layering (docs/design.md): a test harness; it may import the product and
+// the other harnesses, and no product package imports it.
 package e2etest

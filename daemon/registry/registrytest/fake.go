@@ -1,5 +1,8 @@
 // Package registrytest provides in-memory fakes of the enforcer map and the
 // cgroup tree so the registry and the API are testable without BPF.
+//
+// Layering (docs/design.md): a test harness; it may import the product and
+// the other harnesses, and no product package imports it.
 package registrytest
 
 import (

@@ -14,6 +14,9 @@
 //
 // The tests need BPF LSM programs: they skip with the reason on hosts that
 // refuse them and fail inside the scripts/vmtest guest (internal/testing/vmtest).
+//
+// Layering (docs/design.md): a test harness; it may import the product and
+// the other harnesses, and no product package imports it.
 package kerneltest
 
 import (

@@ -11,6 +11,9 @@
 // A Result separates "the operation failed with errno E" (Errno) from "the
 // probe could not even attempt the operation" (Setup): the second is a test
 // bug, never a pass (docs/threat-model.md, the tri-state rule).
+//
+// Layering (docs/design.md): a test harness; it may import the product and
+// the other harnesses, and no product package imports it.
 package probe
 
 import (

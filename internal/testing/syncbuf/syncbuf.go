@@ -1,6 +1,9 @@
 // Package syncbuf is a bytes.Buffer that one goroutine may write while
 // another reads: the sink tests hand to a child process's output copier or
 // to an audit writer while they poll what arrived.
+//
+// Layering (docs/design.md): a test harness; it may import the product and
+// the other harnesses, and no product package imports it.
 package syncbuf
 
 import (

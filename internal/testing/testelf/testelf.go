@@ -2,6 +2,9 @@
 // executable with no code of its own that the kernel runs through another
 // program, the way an attacker would smuggle a shell past a check that
 // looks only at the file exec'd.
+//
+// Layering (docs/design.md): a test harness; it may import the product and
+// the other harnesses, and no product package imports it.
 package testelf
 
 import (

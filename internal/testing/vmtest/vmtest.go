@@ -5,6 +5,9 @@
 // programs with EPERM) the test is skipped with the reason. Inside the
 // scripts/vmtest guest, where ENFORCERD_VMTEST=1 is set by /init, a missing
 // capability is a test failure instead: VM runs must never skip silently.
+//
+// Layering (docs/design.md): a test harness; it may import the product and
+// the other harnesses, and no product package imports it.
 package vmtest
 
 import (

@@ -20,6 +20,9 @@
 // Everything fails closed: a section without its end marker, a test that
 // started and never finished, a panic, a skip, a missing package, no
 // verdict byte or a timed out VM make the run fail.
+//
+// Layering (docs/design.md): a test harness; it may import the product and
+// the other harnesses, and no product package imports it.
 package verdict
 
 import (

@@ -98,12 +98,6 @@ func (p Package) StatusText() string {
 	}
 }
 
-// OK reports whether the package passed: it ended with status 0, no test
-// failed, skipped or was left unfinished, and nothing panicked.
-func (p Package) OK() bool {
-	return p.Ended && p.Status == 0 && p.Failed == 0 && p.Skipped == 0 && !p.Panicked
-}
-
 // Summarize counts a section's test2json events.
 func Summarize(s Section, events []Event) Package {
 	p := Package{Name: s.Package, Ended: s.Ended, Status: s.Status}

@@ -1,8 +1,8 @@
 package main
 
-// Every use of the daemon's API client and wire types (daemon/api,
-// daemon/metrics) by the CLI is in this file: run asks a
-// running daemon's status, the hook registers and unregisters containers.
+// The hook's use of the daemon's API client and wire types (daemon/api,
+// daemon/metrics): it registers and unregisters containers. run's is
+// its daemonSession (run_daemon.go).
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -35,40 +34,6 @@ func daemonRunning(socket string) bool {
 	}
 	c.Close()
 	return true
-}
-
-// daemonAllowsPartial returns nil when no daemon answers at socket or the
-// one that answers allows partial coverage (allow_partial: true), else why
-// not. A daemon that answers but whose status cannot be read refuses (fail
-// closed).
-func daemonAllowsPartial(socket string) error {
-	if !daemonRunning(socket) {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	st, err := api.NewClient(socket, 5*time.Second).Status(ctx)
-	if err != nil {
-		return fmt.Errorf("the enforcerd daemon at %s answers but its status cannot be read (%v): refusing partial coverage", socket, err)
-	}
-	if !st.AllowPartial {
-		return fmt.Errorf("the enforcerd daemon at %s does not allow partial coverage (allow_partial is not true in its configuration), which caps this flag", socket)
-	}
-	return nil
-}
-
-// daemonReadsRecords reports whether a daemon answers at socket and reads
-// the denial records of the programs pinned in pinDir (its status names
-// the same pin directory). Another pin directory has its own ring buffer,
-// which no daemon reads.
-func daemonReadsRecords(socket, pinDir string) bool {
-	if !daemonRunning(socket) {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	st, err := api.NewClient(socket, 5*time.Second).Status(ctx)
-	return err == nil && filepath.Clean(st.PinDir) == filepath.Clean(pinDir)
 }
 
 // hookClient is the hook's connection to the daemon.

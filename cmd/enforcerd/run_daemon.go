@@ -9,14 +9,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/devallow"
 	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/enforcer"
@@ -27,6 +30,117 @@ import (
 
 // daemonRegisterTimeout bounds each of run's requests to the daemon.
 const daemonRegisterTimeout = 10 * time.Second
+
+// daemonSession is run's conversation with the enforcerd daemon on
+// --socket: one client, and the daemon's status read at most once (the
+// first question that needs it), for every question run asks: does it
+// allow partial coverage, does it read this run's pins, register the
+// run's cgroup, stream its denials.
+type daemonSession struct {
+	socket string
+	client *api.Client
+
+	asked   bool // status, running and statusErr are set
+	running bool // something accepts connections on socket
+	status  api.Status
+	// statusErr is why a running daemon's status could not be read.
+	statusErr error
+}
+
+func newDaemonSession(socket string) *daemonSession {
+	return &daemonSession{socket: socket, client: api.NewClient(socket, daemonRegisterTimeout)}
+}
+
+// ask reads the daemon's status, once: whether something accepts
+// connections on the socket and, if so, its status.
+func (d *daemonSession) ask() {
+	if d.asked {
+		return
+	}
+	d.asked = true
+	if d.running = daemonRunning(d.socket); !d.running {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	d.status, d.statusErr = d.client.Status(ctx)
+}
+
+// allowsPartial returns nil when no daemon answers or the one that
+// answers allows partial coverage (allow_partial: true), else why not. A
+// daemon that answers but whose status cannot be read refuses (fail
+// closed).
+func (d *daemonSession) allowsPartial() error {
+	d.ask()
+	switch {
+	case !d.running:
+		return nil
+	case d.statusErr != nil:
+		return fmt.Errorf("the enforcerd daemon at %s answers but its status cannot be read (%v): refusing partial coverage", d.socket, d.statusErr)
+	case !d.status.AllowPartial:
+		return fmt.Errorf("the enforcerd daemon at %s does not allow partial coverage (allow_partial is not true in its configuration), which caps this flag", d.socket)
+	}
+	return nil
+}
+
+// readsRecords reports whether a daemon answers and reads the denial
+// records of the programs pinned in pinDir (its status names the same pin
+// directory). Another pin directory has its own ring buffer, which no
+// daemon reads.
+func (d *daemonSession) readsRecords(pinDir string) bool {
+	d.ask()
+	return d.running && d.statusErr == nil && filepath.Clean(d.status.PinDir) == filepath.Clean(pinDir)
+}
+
+// registrar is the sandbox.InitRegistrar that registers the run o of CMD
+// (bin) with the daemon.
+func (d *daemonSession) registrar(o runOptions, bin string) *daemonRegistrar {
+	return &daemonRegistrar{client: d.client, o: o, bin: bin}
+}
+
+// daemonStreamGrace is how long run keeps reading the daemon's stream after
+// CMD ended: the daemon publishes a record once it read it from the kernel.
+const daemonStreamGrace = 300 * time.Millisecond
+
+// followDenials prints the denial records of cgroup id cgid that the
+// daemon publishes, from the moment it returns (the daemon has
+// subscribed) until the returned stop is called (then daemonStreamGrace
+// more). stop returns 0: losses are the daemon's to count
+// (enforcerd_ringbuf_lost_records_total). Errors: the stream could not be
+// opened.
+func (d *daemonSession) followDenials(cgid uint64, w io.Writer) (stop func() uint64, err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	subscribed := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- d.client.FollowDenialsSubscribed(ctx, api.DenialFilter{CgroupID: cgid}, func() { close(subscribed) },
+			func(r audit.Record) error {
+				// The stream also carries the daemon's own records of
+				// the cgroup (registration, activation: run registers
+				// through the daemon): only the kernel's denials are
+				// printed, as without a daemon.
+				if r.Type == audit.TypeDenial {
+					printRecord(w, r)
+				}
+				return nil
+			})
+	}()
+	select {
+	case <-subscribed:
+	case err := <-done:
+		cancel()
+		return nil, err
+	case <-time.After(10 * time.Second):
+		cancel()
+		return nil, errors.New("no answer within 10s")
+	}
+	return func() uint64 {
+		time.Sleep(daemonStreamGrace)
+		cancel()
+		<-done
+		return 0
+	}, nil
+}
 
 // daemonRegistrar is a sandbox.InitRegistrar that registers run's cgroup
 // with the daemon on its socket: POST /v1/containers with activate=exec
@@ -42,10 +156,6 @@ type daemonRegistrar struct {
 }
 
 var _ sandbox.InitRegistrar = (*daemonRegistrar)(nil)
-
-func newDaemonRegistrar(o runOptions, bin string) *daemonRegistrar {
-	return &daemonRegistrar{client: api.NewClient(o.socket, daemonRegisterTimeout), o: o, bin: bin}
-}
 
 // runContainerID is the daemon's container id of run's cgroup cg: its
 // name and its cgroup id (a pid is reused, a cgroup id is not).

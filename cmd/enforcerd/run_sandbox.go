@@ -4,7 +4,6 @@ package main
 // exit status.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,9 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
-	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/devallow"
@@ -30,145 +27,227 @@ var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGH
 // runSandboxed finds CMD, runs it in a sandbox and returns run's exit
 // status: CMD's own; 126/127 when CMD is not executable / not found;
 // exitCannotEnforce for every failure before CMD starts (it never ran).
+// The steps: find CMD, open the sandbox, report its coverage, register
+// (through the daemon when one reads the pins), report the enclosing
+// ceilings, follow the denials, run CMD. Every question to the daemon on
+// --socket goes through one session (daemonSession).
 func runSandboxed(o runOptions, s streams) int {
-	stderr := s.err
+	bin, code := findCommand(o, s.err)
+	if code != exitOK {
+		return code
+	}
+	r := &sandboxRun{o: o, s: s, bin: bin, daemon: newDaemonSession(o.socket)}
+	sb, err := r.open()
+	if err != nil {
+		return r.fail(err)
+	}
+	defer func() {
+		if err := sb.Close(); err != nil {
+			fmt.Fprintf(s.err, "enforcerd run: cleanup: %v\n", err)
+		}
+	}()
+	if err := r.reportCoverage(sb); err != nil {
+		return r.fail(err)
+	}
+	daemonReads, err := r.register(sb)
+	if err != nil {
+		return r.fail(err)
+	}
+	r.reportNesting(sb)
+	stop, err := r.followDenials(sb, daemonReads)
+	if err != nil {
+		return r.fail(err)
+	}
+	return r.runCommand(sb, stop)
+}
+
+// findCommand checks CMD and the --exec-allow files and returns CMD's
+// program as exec.LookPath finds it, or run's exit status when there is
+// none: 126 for a directory or a file without execute permission, 127
+// for a program not found, exitUsage for a missing or non-regular
+// --exec-allow file (as for a missing --write-root; what the file is,
+// the program check says).
+func findCommand(o runOptions, stderr io.Writer) (bin string, code int) {
 	if st, err := os.Stat(o.argv[0]); err == nil && st.IsDir() && strings.Contains(o.argv[0], "/") {
 		fmt.Fprintf(stderr, "enforcerd run: %s: is a directory\n", o.argv[0])
-		return exitNotExecutable
+		return "", exitNotExecutable
 	}
 	for _, p := range o.execAllow {
-		// A missing or non-regular file is a usage error, as a missing
-		// --write-root is; what the file is, the program check says.
 		if st, err := os.Stat(p); err != nil {
 			fmt.Fprintf(stderr, "enforcerd run: --exec-allow: %v\n", err)
-			return exitUsage
+			return "", exitUsage
 		} else if !st.Mode().IsRegular() {
 			fmt.Fprintf(stderr, "enforcerd run: --exec-allow %s: not a regular file\n", p)
-			return exitUsage
+			return "", exitUsage
 		}
 	}
 	bin, err := exec.LookPath(o.argv[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "enforcerd run: %v\n", err)
 		if errors.Is(err, os.ErrPermission) {
-			return exitNotExecutable
+			return "", exitNotExecutable
 		}
-		return exitNotFound
+		return "", exitNotFound
 	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "enforcerd run: cannot enforce: "+format+"\n", a...)
-		return exitCannotEnforce
-	}
-	// CMD inherits run's stdio and controlling terminal: its own
-	// terminals (ownterm).
+	return bin, exitOK
+}
+
+// sandboxRun is one run of CMD (bin, as exec.LookPath found it) in a
+// sandbox, between its steps.
+type sandboxRun struct {
+	o      runOptions
+	s      streams
+	bin    string
+	daemon *daemonSession
+}
+
+// fail prints why run cannot enforce the ceiling and returns
+// exitCannotEnforce (CMD never ran).
+func (r *sandboxRun) fail(err error) int {
+	fmt.Fprintf(r.s.err, "enforcerd run: cannot enforce: %v\n", err)
+	return exitCannotEnforce
+}
+
+// open opens the sandbox for CMD. CMD inherits run's stdio and
+// controlling terminal: its own terminals (ownterm). Errors: partial
+// coverage (with a pointer to `enforcerd check`) and every other reason
+// sandbox.Open gives.
+func (r *sandboxRun) open() (*sandbox.Sandbox, error) {
+	o := r.o
 	terms, err := ownTerminals()
 	if err != nil {
-		return fail("declaring CMD's own terminals: %v", err)
+		return nil, fmt.Errorf("declaring CMD's own terminals: %v", err)
 	}
 	sb, err := sandbox.Open(sandbox.Config{
 		Ceiling: o.ceiling, AuditOnly: o.auditOnly, AllowPartial: o.allowPartial,
-		Entrypoint: bin, ExecAllow: o.execAllow, AllowConnect: o.allowConnect, CgroupParent: o.cgroupParent,
+		Entrypoint: r.bin, ExecAllow: o.execAllow, AllowConnect: o.allowConnect, CgroupParent: o.cgroupParent,
 		WriteRoots: o.writeRootIDs, WriteRootPaths: o.writeRoots, Helper: "/proc/self/exe",
 		AllowDevices: entryDevices(o.allowDevices), Terminals: terms, DenyConsoleEgress: o.denyConsole,
-		PinDir: o.pinDir, VerifierLog: verifierLog(stderr),
+		PinDir: o.pinDir, VerifierLog: verifierLog(r.s.err),
 	})
 	if errors.Is(err, enforcer.ErrPartialCoverage) {
-		return fail("%v\nenforcerd run: `enforcerd check` shows what this host enforces of each field and what a full coverage needs (for most gaps: BPF LSM, i.e. bpf in the kernel's lsm= list and a kernel that loads BPF LSM programs; its \"layer bpf-lsm\" line says which is missing here; docs/no-bpf-lsm.md)", err)
+		return nil, fmt.Errorf("%v\nenforcerd run: `enforcerd check` shows what this host enforces of each field and what a full coverage needs (for most gaps: BPF LSM, i.e. bpf in the kernel's lsm= list and a kernel that loads BPF LSM programs; its \"layer bpf-lsm\" line says which is missing here; docs/no-bpf-lsm.md)", err)
 	}
-	if err != nil {
-		return fail("%v", err)
-	}
-	defer func() {
-		if err := sb.Close(); err != nil {
-			fmt.Fprintf(stderr, "enforcerd run: cleanup: %v\n", err)
-		}
-	}()
-	if cov := sb.Coverage(); o.auditOnly && !cov.Full() {
+	return sb, err
+}
+
+// reportCoverage warns of what the sandbox does not enforce or observe:
+// gaps under --audit-only, gaps --allow-partial accepted, the process
+// layer. Errors: partial coverage the daemon, if one runs, does not
+// allow (its operator's choice caps --allow-partial).
+func (r *sandboxRun) reportCoverage(sb *sandbox.Sandbox) error {
+	stderr := r.s.err
+	if cov := sb.Coverage(); r.o.auditOnly && !cov.Full() {
 		fmt.Fprintf(stderr, "enforcerd run: warning: audit-only, and some would-be denials cannot even be observed here: %s\n", strings.Join(gapLines(cov.Gaps()), "; "))
 	} else if gaps := sb.PartialAccepted(); len(gaps) > 0 {
-		// Only reached with --allow-partial: the daemon, if one runs,
-		// must allow partial coverage too (its operator's choice caps
-		// this flag).
-		if err := daemonAllowsPartial(o.socket); err != nil {
-			return fail("--allow-partial: %v", err)
+		// Only reached with --allow-partial.
+		if err := r.daemon.allowsPartial(); err != nil {
+			return fmt.Errorf("--allow-partial: %v", err)
 		}
 		fmt.Fprintf(stderr, "enforcerd run: partial coverage (--allow-partial): NOT enforced: %s\n", strings.Join(gapLines(gaps), "; "))
 	}
-	if p := sb.ProcessLayer(); p != nil && !o.quiet {
+	if p := sb.ProcessLayer(); p != nil && !r.o.quiet {
 		fmt.Fprintf(stderr, "enforcerd run: no BPF LSM: CMD restricts itself before its exec (%s); what those refuse is not printed here (the kernel reports their denials to nobody)\n", processMechanisms(sb.Coverage()))
 	}
-	// A daemon reading these pins owns their registrations: the run's
-	// cgroup is registered through it (run_daemon.go; CMD starts through
-	// the exec gate, sandbox/gate.go). A run with more
-	// --exec-allow files than the API takes (registry.MaxExecAllow), a
-	// host without activation at exec, and one whose CMD restricts itself
-	// (the process layer) install into the pins directly, as without a
-	// daemon.
-	daemonReads := sb.DaemonReadsRecords() || daemonReadsRecords(o.socket, o.pinDir)
-	if daemonReads && len(o.execAllow) <= registry.MaxExecAllow {
-		_ = sb.SetRegistrar(newDaemonRegistrar(o, bin)) // refused: stays direct
+	return nil
+}
+
+// register registers the sandbox's cgroup and reports whether a daemon
+// reads its denial records. A daemon reading these pins owns their
+// registrations: the run's cgroup is registered through it
+// (run_daemon.go; CMD starts through the exec gate, sandbox/gate.go). A
+// run with more --exec-allow files than the API takes
+// (registry.MaxExecAllow), a host without activation at exec, and one
+// whose CMD restricts itself (the process layer) install into the pins
+// directly, as without a daemon.
+func (r *sandboxRun) register(sb *sandbox.Sandbox) (daemonReads bool, err error) {
+	daemonReads = sb.DaemonReadsRecords() || r.daemon.readsRecords(r.o.pinDir)
+	if daemonReads && len(r.o.execAllow) <= registry.MaxExecAllow {
+		_ = sb.SetRegistrar(r.daemon.registrar(r.o, r.bin)) // refused: stays direct
 	}
-	if err := sb.Register(); err != nil {
-		return fail("%v", err)
-	}
+	return daemonReads, sb.Register()
+}
+
+// reportNesting prints the cgroups of killed runs the sandbox removed
+// and how each registered enclosing cgroup narrows this run.
+func (r *sandboxRun) reportNesting(sb *sandbox.Sandbox) {
 	for _, or := range sb.Orphans() {
-		if !o.quiet {
-			fmt.Fprintf(stderr, "enforcerd run: removed cgroup %s left by a killed enforcerd run (registered: %v)\n", or.Group, or.Registered)
+		if !r.o.quiet {
+			fmt.Fprintf(r.s.err, "enforcerd run: removed cgroup %s left by a killed enforcerd run (registered: %v)\n", or.Group, or.Registered)
 		}
 	}
 	for _, oc := range sb.Outer() {
-		if meet := o.ceiling.Clamp(oc.Entry.Ceiling); meet != o.ceiling {
-			fmt.Fprintf(stderr, "enforcerd run: nested in registered cgroup %s, whose ceiling %s narrows this run's %s to %s\n", oc.Cgroup, oc.Entry.Ceiling, o.ceiling, meet)
-		}
-		if !oc.Entry.Ceiling.Network && len(o.allowConnect) > 0 {
-			// The kernel reaches only endpoints every network=false
-			// ancestor lists too (bpf/endpoints.h).
-			if meet := endpoint.Intersect(o.allowConnect, oc.Entry.AllowConnect); len(meet) != len(o.allowConnect) {
-				fmt.Fprintf(stderr, "enforcerd run: nested in registered cgroup %s, which lists %d allowed endpoint(s): --allow-connect reaches only %q\n", oc.Cgroup, len(oc.Entry.AllowConnect), endpoint.Strings(meet))
-			}
-		}
-		if len(o.allowDevices) > 0 {
-			// The kernel lets CMD use only devices every registered
-			// ancestor lists too.
-			outer := make([]devallow.Device, len(oc.Entry.AllowDevices))
-			for i, d := range oc.Entry.AllowDevices {
-				outer[i] = devallow.Device{Block: d.Block, Major: d.Dev >> 20, Minor: d.Dev & devallow.MaxMinor}
-			}
-			if meet := devallow.Intersect(o.allowDevices, outer); len(meet) != len(o.allowDevices) {
-				fmt.Fprintf(stderr, "enforcerd run: nested in registered cgroup %s, which lists %d allowed device(s): --allow-device reaches only %q\n", oc.Cgroup, len(outer), devallow.Strings(meet))
-			}
-		}
-		if len(oc.Unenforced) > 0 {
-			fmt.Fprintf(stderr, "enforcerd run: the ceiling %s of registered cgroup %s is enforced only in part here: NOT enforced: %s\n", oc.Entry.Ceiling, oc.Cgroup, strings.Join(gapLines(oc.Unenforced), "; "))
-		}
+		reportOuter(r.s.err, r.o, oc)
 	}
-	stop := func() uint64 { return 0 }
-	switch {
-	case o.quiet:
-	case daemonReads:
-		// The denial ring buffer has one reader: the daemon's. Its API
-		// streams this run's records back (filtered by cgroup id).
-		if stop, err = followFromDaemon(o.socket, sb.Cgroup().ID, stderr); err != nil {
-			fmt.Fprintf(stderr, "enforcerd run: the enforcerd daemon using %s records the denials of cgroup id %d in its audit log; streaming them here failed: %v\n", o.pinDir, sb.Cgroup().ID, err)
-			stop = func() uint64 { return 0 }
-		}
-	default:
-		if stop, err = sb.WatchDenials(func(d sandbox.Denial) { printDenial(stderr, d) }); err != nil {
-			return fail("%v", err)
-		}
-	}
+}
 
-	cmd := exec.Command(bin, o.argv[1:]...)
-	cmd.Args[0] = o.argv[0]
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.in, s.out, s.err
-	err = sb.Run(cmd, forwardedSignals...)
+// reportOuter prints how the registered enclosing cgroup oc narrows the
+// run o: its ceiling, its endpoints, its devices, its gaps.
+func reportOuter(stderr io.Writer, o runOptions, oc sandbox.Outer) {
+	if meet := o.ceiling.Clamp(oc.Entry.Ceiling); meet != o.ceiling {
+		fmt.Fprintf(stderr, "enforcerd run: nested in registered cgroup %s, whose ceiling %s narrows this run's %s to %s\n", oc.Cgroup, oc.Entry.Ceiling, o.ceiling, meet)
+	}
+	if !oc.Entry.Ceiling.Network && len(o.allowConnect) > 0 {
+		// The kernel reaches only endpoints every network=false
+		// ancestor lists too (bpf/endpoints.h).
+		if meet := endpoint.Intersect(o.allowConnect, oc.Entry.AllowConnect); len(meet) != len(o.allowConnect) {
+			fmt.Fprintf(stderr, "enforcerd run: nested in registered cgroup %s, which lists %d allowed endpoint(s): --allow-connect reaches only %q\n", oc.Cgroup, len(oc.Entry.AllowConnect), endpoint.Strings(meet))
+		}
+	}
+	if len(o.allowDevices) > 0 {
+		// The kernel lets CMD use only devices every registered
+		// ancestor lists too.
+		outer := make([]devallow.Device, len(oc.Entry.AllowDevices))
+		for i, d := range oc.Entry.AllowDevices {
+			outer[i] = devallow.Device{Block: d.Block, Major: d.Dev >> 20, Minor: d.Dev & devallow.MaxMinor}
+		}
+		if meet := devallow.Intersect(o.allowDevices, outer); len(meet) != len(o.allowDevices) {
+			fmt.Fprintf(stderr, "enforcerd run: nested in registered cgroup %s, which lists %d allowed device(s): --allow-device reaches only %q\n", oc.Cgroup, len(outer), devallow.Strings(meet))
+		}
+	}
+	if len(oc.Unenforced) > 0 {
+		fmt.Fprintf(stderr, "enforcerd run: the ceiling %s of registered cgroup %s is enforced only in part here: NOT enforced: %s\n", oc.Entry.Ceiling, oc.Cgroup, strings.Join(gapLines(oc.Unenforced), "; "))
+	}
+}
+
+// followDenials starts printing the sandbox's denial records (none with
+// --quiet) and returns the function that stops it and counts the records
+// lost. The denial ring buffer has one reader: when it is the daemon's
+// (daemonReads), its API streams this run's records back (filtered by
+// cgroup id), and a stream that cannot be opened is only reported.
+// Errors: watching the ring buffer failed.
+func (r *sandboxRun) followDenials(sb *sandbox.Sandbox, daemonReads bool) (stop func() uint64, err error) {
+	stderr := r.s.err
+	none := func() uint64 { return 0 }
+	switch {
+	case r.o.quiet:
+		return none, nil
+	case daemonReads:
+		if stop, err = r.daemon.followDenials(sb.Cgroup().ID, stderr); err != nil {
+			fmt.Fprintf(stderr, "enforcerd run: the enforcerd daemon using %s records the denials of cgroup id %d in its audit log; streaming them here failed: %v\n", r.o.pinDir, sb.Cgroup().ID, err)
+			return none, nil
+		}
+		return stop, nil
+	default:
+		return sb.WatchDenials(func(d sandbox.Denial) { printDenial(stderr, d) })
+	}
+}
+
+// runCommand runs CMD in the sandbox with run's stdio, stops following
+// the denials when it ended, and returns run's exit status.
+func (r *sandboxRun) runCommand(sb *sandbox.Sandbox, stop func() uint64) int {
+	stderr := r.s.err
+	cmd := exec.Command(r.bin, r.o.argv[1:]...)
+	cmd.Args[0] = r.o.argv[0]
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = r.s.in, r.s.out, r.s.err
+	err := sb.Run(cmd, forwardedSignals...)
 	if lost := stop(); lost > 0 {
 		fmt.Fprintf(stderr, "enforcerd run: %d denial records were lost (ring buffer full); every one of those operations was still denied\n", lost)
 	}
 	if errors.Is(err, enforcer.ErrCannotEnforce) {
 		// Before ProcessState: a refused registration through the daemon
 		// ends the exec gate (it has a ProcessState), CMD never ran.
-		return fail("%v", err)
+		return r.fail(err)
 	}
 	if cmd.ProcessState == nil {
 		fmt.Fprintf(stderr, "enforcerd run: %v\n", err)
@@ -238,51 +317,6 @@ func gapLines(gs []enforcer.Gap) []string {
 		out[i] = g.String()
 	}
 	return out
-}
-
-// daemonStreamGrace is how long run keeps reading the daemon's stream after
-// CMD ended: the daemon publishes a record once it read it from the kernel.
-const daemonStreamGrace = 300 * time.Millisecond
-
-// followFromDaemon prints the denial records of cgroup id cgid that the
-// daemon on socket publishes, from the moment it returns (the daemon has
-// subscribed) until the returned stop is called (then daemonStreamGrace
-// more). stop returns 0: losses are the daemon's to count
-// (enforcerd_ringbuf_lost_records_total). Errors: the stream could not be
-// opened.
-func followFromDaemon(socket string, cgid uint64, w io.Writer) (stop func() uint64, err error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	subscribed := make(chan struct{})
-	done := make(chan error, 1)
-	client := api.NewClient(socket, 10*time.Second)
-	go func() {
-		done <- client.FollowDenialsSubscribed(ctx, api.DenialFilter{CgroupID: cgid}, func() { close(subscribed) },
-			func(r audit.Record) error {
-				// The stream also carries the daemon's own records of
-				// the cgroup (registration, activation: run registers
-				// through the daemon): only the kernel's denials are
-				// printed, as without a daemon.
-				if r.Type == audit.TypeDenial {
-					printRecord(w, r)
-				}
-				return nil
-			})
-	}()
-	select {
-	case <-subscribed:
-	case err := <-done:
-		cancel()
-		return nil, err
-	case <-time.After(10 * time.Second):
-		cancel()
-		return nil, errors.New("no answer within 10s")
-	}
-	return func() uint64 {
-		time.Sleep(daemonStreamGrace)
-		cancel()
-		<-done
-		return 0
-	}, nil
 }
 
 // printRecord prints an audit record from the daemon as printDenial prints

@@ -92,20 +92,18 @@ type uninstallOptions struct {
 // after their pins are gone (killed runs close their descriptors).
 const linkReleaseWait = 10 * time.Second
 
+// uninstall removes what enforcerd left on the host, in steps: refuse
+// while a daemon uses the pins; refuse, freeze or kill the registered
+// cgroups still running (nothing is unpinned while one could run with no
+// ceiling); remove the pins, the cgroups killed runs left and the state
+// file. It prints each removal on s.out.
 func uninstall(s streams, o uninstallOptions) error {
-	out := func(format string, a ...any) { fmt.Fprintf(s.out, format+"\n", a...) }
 	in, err := enforcer.ReadInstallation(o.pinDir)
 	if err != nil {
 		return err
 	}
-	if pid := in.HostPolicy.DaemonPID; pid > 0 && sandbox.ProcessExists(pid) {
-		return fmt.Errorf("refusing: the enforcerd daemon (pid %d) uses %s and holds its programs attached; stop it first (systemctl disable --now enforcerd.socket enforcerd.service)", pid, o.pinDir)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	_, serr := api.NewClient(o.socket, 2*time.Second).Status(ctx)
-	cancel()
-	if serr == nil {
-		return fmt.Errorf("refusing: an enforcerd daemon answers on %s; stop it first (systemctl disable --now enforcerd.socket enforcerd.service)", o.socket)
+	if err := refuseWhileDaemonRuns(in, o); err != nil {
+		return err
 	}
 	mount, err := cgroup.Mountpoint()
 	if err != nil {
@@ -115,12 +113,52 @@ func uninstall(s streams, o uninstallOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := stopRegistered(s, o, mount, groups, liveRegistrations(in, groups)); err != nil {
+		return err
+	}
+	if err := removePins(s, o, in); err != nil {
+		return err
+	}
+	removeLeftovers(s, mount, groups)
+	removeState(s, o)
+	outf(s, "left in place: the audit log (/var/log/enforcerd), the configuration (/etc/enforcerd), the systemd units, hooks.d files and this binary")
+	return nil
+}
+
+// outf prints one line of uninstall's report on s.out.
+func outf(s streams, format string, a ...any) { fmt.Fprintf(s.out, format+"\n", a...) }
+
+// refuseWhileDaemonRuns refuses when the daemon named in the pins still
+// runs, or a daemon answers on o.socket: it holds the programs attached.
+func refuseWhileDaemonRuns(in enforcer.Installation, o uninstallOptions) error {
+	if pid := in.HostPolicy.DaemonPID; pid > 0 && sandbox.ProcessExists(pid) {
+		return fmt.Errorf("refusing: the enforcerd daemon (pid %d) uses %s and holds its programs attached; stop it first (systemctl disable --now enforcerd.socket enforcerd.service)", pid, o.pinDir)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	_, serr := api.NewClient(o.socket, 2*time.Second).Status(ctx)
+	cancel()
+	if serr == nil {
+		return fmt.Errorf("refusing: an enforcerd daemon answers on %s; stop it first (systemctl disable --now enforcerd.socket enforcerd.service)", o.socket)
+	}
+	return nil
+}
+
+// liveRegistrations are the registrations of in whose cgroup still
+// exists (in groups, by cgroup id).
+func liveRegistrations(in enforcer.Installation, groups map[uint64]string) []enforcer.Registration {
 	var live []enforcer.Registration
 	for _, r := range in.Registrations {
 		if _, ok := groups[r.CgroupID]; ok {
 			live = append(live, r)
 		}
 	}
+	return live
+}
+
+// stopRegistered freezes (or, with --kill, kills) the live registered
+// cgroups. Without --force it lists them and refuses (exit 1). Errors:
+// one could not be frozen or killed (then nothing may be unpinned).
+func stopRegistered(s streams, o uninstallOptions, mount string, groups map[uint64]string, live []enforcer.Registration) error {
 	if len(live) > 0 && !o.force {
 		fmt.Fprintf(s.err, "enforcerd uninstall: %d cgroup(s) registered in %s still exist:\n", len(live), o.pinDir)
 		for _, r := range live {
@@ -131,38 +169,55 @@ func uninstall(s streams, o uninstallOptions) error {
 	}
 	var failed []string
 	for _, r := range live {
-		cg, err := cgroup.Open(mount, groups[r.CgroupID])
-		if err != nil {
+		if err := stopCgroup(s, o, mount, groups[r.CgroupID]); err != nil {
 			failed = append(failed, err.Error())
-			continue
 		}
-		if o.kill {
-			if err := cg.Kill(); err != nil {
-				failed = append(failed, err.Error())
-				continue
-			}
-			out("killed: the processes of %s (cgroup id %d)", cg.Group, cg.ID)
-			continue
-		}
-		if err := cg.Freeze(5 * time.Second); err != nil {
-			failed = append(failed, err.Error())
-			continue
-		}
-		out("frozen: %s (cgroup id %d); it stays frozen: thawing it would run it with no ceiling, so kill it (echo 1 > %s/cgroup.kill) or remove it", cg.Group, cg.ID, cg.Path())
 	}
 	if len(failed) > 0 {
 		// Nothing is unpinned while a registered cgroup could not be
 		// frozen or killed: it would run with no ceiling.
 		return fmt.Errorf("refusing to remove the pins: %s", strings.Join(failed, "; "))
 	}
-	if in.Present {
-		if err := in.RemovePins(linkReleaseWait); err != nil {
+	return nil
+}
+
+// stopCgroup kills (--kill) or freezes the processes of the cgroup group,
+// for good: thawing it would run it with no ceiling.
+func stopCgroup(s streams, o uninstallOptions, mount, group string) error {
+	cg, err := cgroup.Open(mount, group)
+	if err != nil {
+		return err
+	}
+	if o.kill {
+		if err := cg.Kill(); err != nil {
 			return err
 		}
-		out("removed: %d pins under %s (%d programs detached, %d registrations dropped)", in.Pins, o.pinDir, len(in.LinkIDs), len(in.Registrations))
-	} else {
-		out("nothing pinned under %s", o.pinDir)
+		outf(s, "killed: the processes of %s (cgroup id %d)", cg.Group, cg.ID)
+		return nil
 	}
+	if err := cg.Freeze(5 * time.Second); err != nil {
+		return err
+	}
+	outf(s, "frozen: %s (cgroup id %d); it stays frozen: thawing it would run it with no ceiling, so kill it (echo 1 > %s/cgroup.kill) or remove it", cg.Group, cg.ID, cg.Path())
+	return nil
+}
+
+// removePins removes the pins of in (detaching its programs).
+func removePins(s streams, o uninstallOptions, in enforcer.Installation) error {
+	if !in.Present {
+		outf(s, "nothing pinned under %s", o.pinDir)
+		return nil
+	}
+	if err := in.RemovePins(linkReleaseWait); err != nil {
+		return err
+	}
+	outf(s, "removed: %d pins under %s (%d programs detached, %d registrations dropped)", in.Pins, o.pinDir, len(in.LinkIDs), len(in.Registrations))
+	return nil
+}
+
+// removeLeftovers removes the cgroups killed runs left; one it cannot
+// remove is reported on s.err.
+func removeLeftovers(s streams, mount string, groups map[uint64]string) {
 	for _, g := range runLeftovers(mount, groups) {
 		cg, err := cgroup.Open(mount, g)
 		if err == nil {
@@ -172,17 +227,20 @@ func uninstall(s streams, o uninstallOptions) error {
 			fmt.Fprintf(s.err, "enforcerd uninstall: cgroup %s left by a killed run: %v\n", g, err)
 			continue
 		}
-		out("removed: cgroup %s (left by a killed enforcerd run)", g)
+		outf(s, "removed: cgroup %s (left by a killed enforcerd run)", g)
 	}
+}
+
+// removeState removes the daemon's state file and its lock; a failure
+// other than absence is reported on s.err.
+func removeState(s streams, o uninstallOptions) {
 	for _, f := range []string{o.state, o.state + ".lock"} {
 		if err := os.Remove(f); err == nil {
-			out("removed: %s", f)
+			outf(s, "removed: %s", f)
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(s.err, "enforcerd uninstall: %v\n", err)
 		}
 	}
-	out("left in place: the audit log (/var/log/enforcerd), the configuration (/etc/enforcerd), the systemd units, hooks.d files and this binary")
-	return nil
 }
 
 // runLeftovers lists the cgroups killed runs left over the whole

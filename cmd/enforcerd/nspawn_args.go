@@ -60,26 +60,6 @@ var nspawnRefused = map[string]string{
 // value, no -D/--directory, no command.
 func parseNspawnArgs(args []string) (nspawnArgs, error) {
 	a := nspawnArgs{envPath: nspawnDefaultPath}
-	set := func(name, val string) error {
-		if why, ok := nspawnRefused[name]; ok {
-			return fmt.Errorf("systemd-nspawn option %s is refused: %s", optName(name), why)
-		}
-		switch name {
-		case "D", "directory":
-			a.directory = val
-		case "M", "machine":
-			a.machine = val
-		case "chdir":
-			a.chdir = val
-		case "E", "setenv":
-			if v, ok := strings.CutPrefix(val, "PATH="); ok {
-				a.envPath = v
-			}
-		case "keep-unit":
-			a.keepUnit = true
-		}
-		return nil
-	}
 	i := 0
 	for ; i < len(args); i++ {
 		arg := args[i]
@@ -87,43 +67,16 @@ func parseNspawnArgs(args []string) (nspawnArgs, error) {
 			i++
 			break
 		}
+		var err error
 		if long, ok := strings.CutPrefix(arg, "--"); ok {
-			name, val, hasVal := strings.Cut(long, "=")
-			if !hasVal && !nspawnLongNoValue[name] && !nspawnLongOptional[name] {
-				if i+1 >= len(args) {
-					return a, fmt.Errorf("systemd-nspawn option --%s lacks its value", name)
-				}
-				i++
-				val = args[i]
-			}
-			if err := set(name, val); err != nil {
-				return a, err
-			}
-			continue
-		}
-		if len(arg) < 2 || arg[0] != '-' {
+			i, err = a.longOption(args, i, long)
+		} else if len(arg) < 2 || arg[0] != '-' {
 			break // the command
+		} else {
+			i, err = a.shortOptions(args, i)
 		}
-		for j := 1; j < len(arg); j++ {
-			o := string(arg[j])
-			if !strings.Contains(nspawnShortValue, o) {
-				if err := set(o, ""); err != nil {
-					return a, err
-				}
-				continue
-			}
-			val := arg[j+1:]
-			if val == "" {
-				if i+1 >= len(args) {
-					return a, fmt.Errorf("systemd-nspawn option -%s lacks its value", o)
-				}
-				i++
-				val = args[i]
-			}
-			if err := set(o, val); err != nil {
-				return a, err
-			}
-			break
+		if err != nil {
+			return a, err
 		}
 	}
 	a.command = args[i:]
@@ -134,6 +87,71 @@ func parseNspawnArgs(args []string) (nspawnArgs, error) {
 		return a, fmt.Errorf("no command for the machine after its options: give the agent's command (nspawn's default, a shell, is what a ceiling's shell=none refuses)")
 	}
 	return a, nil
+}
+
+// longOption reads the long option args[i] ("--" cut off: long), with
+// its value from the next argument unless it has none or gives it with
+// "=", and returns the index of the last argument it read.
+func (a *nspawnArgs) longOption(args []string, i int, long string) (int, error) {
+	name, val, hasVal := strings.Cut(long, "=")
+	if !hasVal && !nspawnLongNoValue[name] && !nspawnLongOptional[name] {
+		if i+1 >= len(args) {
+			return i, fmt.Errorf("systemd-nspawn option --%s lacks its value", name)
+		}
+		i++
+		val = args[i]
+	}
+	return i, a.set(name, val)
+}
+
+// shortOptions reads the cluster of short options args[i] ("-qD DIR",
+// "-DDIR"): letters without a value, up to one that takes the rest of
+// the cluster or else the next argument as its value. It returns the
+// index of the last argument it read.
+func (a *nspawnArgs) shortOptions(args []string, i int) (int, error) {
+	arg := args[i]
+	for j := 1; j < len(arg); j++ {
+		o := string(arg[j])
+		if !strings.Contains(nspawnShortValue, o) {
+			if err := a.set(o, ""); err != nil {
+				return i, err
+			}
+			continue
+		}
+		val := arg[j+1:]
+		if val == "" {
+			if i+1 >= len(args) {
+				return i, fmt.Errorf("systemd-nspawn option -%s lacks its value", o)
+			}
+			i++
+			val = args[i]
+		}
+		return i, a.set(o, val)
+	}
+	return i, nil
+}
+
+// set records the option name (a letter or a long name) with its value
+// val. Errors: an option enforcerd nspawn refuses (nspawnRefused).
+func (a *nspawnArgs) set(name, val string) error {
+	if why, ok := nspawnRefused[name]; ok {
+		return fmt.Errorf("systemd-nspawn option %s is refused: %s", optName(name), why)
+	}
+	switch name {
+	case "D", "directory":
+		a.directory = val
+	case "M", "machine":
+		a.machine = val
+	case "chdir":
+		a.chdir = val
+	case "E", "setenv":
+		if v, ok := strings.CutPrefix(val, "PATH="); ok {
+			a.envPath = v
+		}
+	case "keep-unit":
+		a.keepUnit = true
+	}
+	return nil
 }
 
 func optName(name string) string {

@@ -6,6 +6,7 @@ package main
 // newCommand; executeCommands runs a command line.
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,10 +17,21 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/buildinfo"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
 const defaultPinDir = enforcer.DefaultPinDir
+
+// Exit codes shared by every subcommand (documented in usage).
+const (
+	exitOK            = 0
+	exitFailure       = 1
+	exitUsage         = 2
+	exitCannotEnforce = 125
+	exitNotExecutable = 126
+	exitNotFound      = 127
+)
 
 // streams are a command's standard input, output and error.
 type streams struct {
@@ -382,4 +394,113 @@ func needsRoot() error {
 		return fmt.Errorf("needs root (running as uid %d): loading, pinning and attaching eBPF programs takes CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN and CAP_NET_ADMIN; run it with sudo", euid)
 	}
 	return nil
+}
+
+// usage is the top-level help: the command list is every visible
+// subcommand of root with its Short text.
+func usage(w io.Writer, root *cobra.Command) {
+	fmt.Fprintf(w, `enforcerd - kernel enforcement of AI-agent permission ceilings
+
+Usage:
+  enforcerd <command> [flags] [args]
+  enforcerd --version
+
+Commands:
+`)
+	for _, c := range root.Commands() {
+		if c.IsAvailableCommand() {
+			fmt.Fprintf(w, "  %-10s %s\n", c.Name(), c.Short)
+		}
+	}
+	fmt.Fprintf(w, `
+Run "enforcerd <command> --help" for a command's flags.
+
+Exit status:
+  0    success (for run: the command's own status is returned)
+  1    failure
+  2    usage error (bad flag, bad ceiling text)
+  125  enforcerd could not enforce the ceiling; the workload never ran
+  126  command found but not executable (run)
+  127  command not found (run)
+
+Environment:
+  ENFORCERD_VERIFIER_LOG   when set (to anything), a program the kernel
+                           rejects has its verifier log printed to stderr
+                           (run, check, daemon)
+`)
+}
+
+// verifierLog is where enforcer writes the kernel verifier's log of a
+// rejected program: w when ENFORCERD_VERIFIER_LOG is set, else nowhere.
+func verifierLog(w io.Writer) io.Writer {
+	if os.Getenv("ENFORCERD_VERIFIER_LOG") == "" {
+		return nil
+	}
+	return w
+}
+
+// printVersion prints the build of the running binary.
+func printVersion(s streams, asJSON bool) error {
+	info := buildinfo.Get()
+	if asJSON {
+		b, err := json.Marshal(info)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(s.out, "%s\n", b)
+		return err
+	}
+	_, err := fmt.Fprintf(s.out, "enforcerd %s\n", info)
+	return err
+}
+
+// flagValueCompletions are the fixed values completion offers for a flag
+// name wherever a command defines it (run, surface, ctl register, daemon):
+// the ceiling fields' values as run and ctl accept them, the canonical
+// role names (policy.AllRoles; the aliases are accepted but not offered),
+// the tool groups (policy.AllToolGroups) and the daemon's log settings.
+func flagValueCompletions() map[string][]string {
+	roles := make([]string, len(policy.AllRoles))
+	for i, r := range policy.AllRoles {
+		roles[i] = string(r)
+	}
+	groups := make([]string, len(policy.AllToolGroups))
+	for i, g := range policy.AllToolGroups {
+		groups[i] = string(g)
+	}
+	return map[string][]string{
+		"role":        roles,
+		"network":     {"allow", "deny"},
+		"write":       {"allow", "deny"},
+		"shell":       {"none", "read_only", "full"},
+		"activate":    {"now", "exec"},
+		"tool-groups": groups,
+		"log-format":  {"text", "json"},
+		"log-level":   {"debug", "info", "warn", "error"},
+	}
+}
+
+// registerValueCompletions gives every command under c (c included) the
+// fixed completions of flagValueCompletions for the flags it defines and
+// has no completion for yet. Errors cannot happen for a defined flag
+// without a completion, and a completion is only ever a convenience:
+// they are ignored.
+func registerValueCompletions(c *cobra.Command) {
+	vals := flagValueCompletions()
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		for name, v := range vals {
+			if c.Flags().Lookup(name) == nil {
+				continue
+			}
+			if _, ok := c.GetFlagCompletionFunc(name); ok {
+				continue
+			}
+			_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(v, cobra.ShellCompDirectiveNoFileComp))
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(c)
 }

@@ -7,7 +7,6 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/enforcerd/enforcerd/policy"
 )
 
 const completionHelp = `Usage:
@@ -76,55 +75,4 @@ func newCompletionCmd(s streams) *cobra.Command {
 			}
 		},
 	})
-}
-
-// flagValueCompletions are the fixed values completion offers for a flag
-// name wherever a command defines it (run, surface, ctl register, daemon):
-// the ceiling fields' values as run and ctl accept them, the canonical
-// role names (policy.AllRoles; the aliases are accepted but not offered),
-// the tool groups (policy.AllToolGroups) and the daemon's log settings.
-func flagValueCompletions() map[string][]string {
-	roles := make([]string, len(policy.AllRoles))
-	for i, r := range policy.AllRoles {
-		roles[i] = string(r)
-	}
-	groups := make([]string, len(policy.AllToolGroups))
-	for i, g := range policy.AllToolGroups {
-		groups[i] = string(g)
-	}
-	return map[string][]string{
-		"role":        roles,
-		"network":     {"allow", "deny"},
-		"write":       {"allow", "deny"},
-		"shell":       {"none", "read_only", "full"},
-		"activate":    {"now", "exec"},
-		"tool-groups": groups,
-		"log-format":  {"text", "json"},
-		"log-level":   {"debug", "info", "warn", "error"},
-	}
-}
-
-// registerValueCompletions gives every command under c (c included) the
-// fixed completions of flagValueCompletions for the flags it defines and
-// has no completion for yet. Errors cannot happen for a defined flag
-// without a completion, and a completion is only ever a convenience:
-// they are ignored.
-func registerValueCompletions(c *cobra.Command) {
-	vals := flagValueCompletions()
-	var walk func(*cobra.Command)
-	walk = func(c *cobra.Command) {
-		for name, v := range vals {
-			if c.Flags().Lookup(name) == nil {
-				continue
-			}
-			if _, ok := c.GetFlagCompletionFunc(name); ok {
-				continue
-			}
-			_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(v, cobra.ShellCompDirectiveNoFileComp))
-		}
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-	}
-	walk(c)
 }

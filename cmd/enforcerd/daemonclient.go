@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"time"
 
@@ -24,17 +23,6 @@ import (
 
 // defaultSocket is the daemon's API socket (--socket of run and hook).
 const defaultSocket = api.DefaultSocket
-
-// daemonRunning reports whether something accepts connections on the
-// daemon's socket.
-func daemonRunning(socket string) bool {
-	c, err := net.DialTimeout("unix", socket, 200*time.Millisecond)
-	if err != nil {
-		return false
-	}
-	c.Close()
-	return true
-}
 
 // hookClient is the hook's connection to the daemon.
 type hookClient struct{ c *api.Client }

@@ -30,8 +30,6 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -40,64 +38,11 @@ import (
 	"github.com/enforcerd/enforcerd/sandbox/fallback"
 )
 
-// Exit codes shared by every subcommand (documented in usage).
-const (
-	exitOK            = 0
-	exitFailure       = 1
-	exitUsage         = 2
-	exitCannotEnforce = 125
-	exitNotExecutable = 126
-	exitNotFound      = 127
-)
-
 // commands builds the subcommands, in no particular order (the listing is
 // sorted by name).
 func commands(s streams) []*cobra.Command {
 	return []*cobra.Command{newRunCmd(s, runSandboxed), newSurfaceCmd(s), newCheckCmd(s), newDaemonCmd(s), newHookCmd(s), newNspawnCmd(s), newVersionCmd(s),
 		newUninstallCmd(s), newCtlCmd(s), newCompletionCmd(s), newProxyCmd(s)}
-}
-
-// usage is the top-level help: the command list is every visible
-// subcommand of root with its Short text.
-func usage(w io.Writer, root *cobra.Command) {
-	fmt.Fprintf(w, `enforcerd - kernel enforcement of AI-agent permission ceilings
-
-Usage:
-  enforcerd <command> [flags] [args]
-  enforcerd --version
-
-Commands:
-`)
-	for _, c := range root.Commands() {
-		if c.IsAvailableCommand() {
-			fmt.Fprintf(w, "  %-10s %s\n", c.Name(), c.Short)
-		}
-	}
-	fmt.Fprintf(w, `
-Run "enforcerd <command> --help" for a command's flags.
-
-Exit status:
-  0    success (for run: the command's own status is returned)
-  1    failure
-  2    usage error (bad flag, bad ceiling text)
-  125  enforcerd could not enforce the ceiling; the workload never ran
-  126  command found but not executable (run)
-  127  command not found (run)
-
-Environment:
-  ENFORCERD_VERIFIER_LOG   when set (to anything), a program the kernel
-                           rejects has its verifier log printed to stderr
-                           (run, check, daemon)
-`)
-}
-
-// verifierLog is where enforcer writes the kernel verifier's log of a
-// rejected program: w when ENFORCERD_VERIFIER_LOG is set, else nowhere.
-func verifierLog(w io.Writer) io.Writer {
-	if os.Getenv("ENFORCERD_VERIFIER_LOG") == "" {
-		return nil
-	}
-	return w
 }
 
 func main() {

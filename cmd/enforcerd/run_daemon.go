@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path"
 	"path/filepath"
@@ -30,6 +31,17 @@ import (
 
 // daemonRegisterTimeout bounds each of run's requests to the daemon.
 const daemonRegisterTimeout = 10 * time.Second
+
+// daemonRunning reports whether something accepts connections on the
+// daemon's socket.
+func daemonRunning(socket string) bool {
+	c, err := net.DialTimeout("unix", socket, 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
 
 // daemonSession is run's conversation with the enforcerd daemon on
 // --socket: one client, and the daemon's status read at most once (the

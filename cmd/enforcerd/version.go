@@ -1,12 +1,9 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/enforcerd/enforcerd/internal/buildinfo"
 )
 
 const versionHelp = `Usage: enforcerd version [--json]
@@ -44,19 +41,4 @@ func newVersionCmd(s streams) *cobra.Command {
 	})
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
-}
-
-// printVersion prints the build of the running binary.
-func printVersion(s streams, asJSON bool) error {
-	info := buildinfo.Get()
-	if asJSON {
-		b, err := json.Marshal(info)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(s.out, "%s\n", b)
-		return err
-	}
-	_, err := fmt.Fprintf(s.out, "enforcerd %s\n", info)
-	return err
 }

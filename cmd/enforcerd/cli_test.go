@@ -25,21 +25,21 @@ func TestEveryCommandPrintsItsOwnHelp(t *testing.T) {
 			t.Errorf("%s: help is not the hand-written usage text: %q", c.Name(), c.Long)
 		}
 		for _, args := range [][]string{{c.Name(), "-h"}, {c.Name(), "--help"}, {c.Name(), "-help"}, {"help", c.Name()}} {
-			code, out, errs := cli(args...)
+			code, out, errs := cmdline(args...)
 			if code != exitOK || out != c.Long || errs != "" {
 				t.Errorf("%q: exit %d, stderr %q, stdout is the help: %v", args, code, errs, out == c.Long)
 			}
 		}
 	}
 	// Flags before the help flag are parsed, not run.
-	if code, out, _ := cli("run", "--write=deny", "--help"); code != exitOK || !strings.HasPrefix(out, "Usage: enforcerd run") {
+	if code, out, _ := cmdline("run", "--write=deny", "--help"); code != exitOK || !strings.HasPrefix(out, "Usage: enforcerd run") {
 		t.Errorf("run --write=deny --help: exit %d, %q", code, out)
 	}
 }
 
 func TestTopLevelUsage(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"-help"}, {"help"}} {
-		code, out, errs := cli(args...)
+		code, out, errs := cmdline(args...)
 		if code != exitOK || errs != "" || !strings.HasPrefix(out, "enforcerd - kernel enforcement") {
 			t.Fatalf("%q: exit %d, stdout %q, stderr %q", args, code, out, errs)
 		}
@@ -57,19 +57,19 @@ func TestTopLevelUsage(t *testing.T) {
 			t.Errorf("%q: listing or exit status missing:\n%s", args, out)
 		}
 	}
-	code, out, errs := cli()
+	code, out, errs := cmdline()
 	if code != exitUsage || out != "" || !strings.HasPrefix(errs, "enforcerd - kernel enforcement") {
 		t.Errorf("no arguments: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	// cobra's default completion command is disabled (main.go); ours
 	// (completion.go) is a command like the others.
 	for _, cmd := range []string{"bogus", "--bogus", "-q"} {
-		code, out, errs := cli(cmd)
+		code, out, errs := cmdline(cmd)
 		if code != exitUsage || out != "" || !strings.HasPrefix(errs, `enforcerd: unknown command "`+cmd+`"`+"\n\nenforcerd - kernel") {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", cmd, code, out, errs)
 		}
 	}
-	if code, _, errs := cli("help", "bogus"); code != exitUsage || !strings.HasPrefix(errs, `enforcerd help: unknown command "bogus"`) {
+	if code, _, errs := cmdline("help", "bogus"); code != exitUsage || !strings.HasPrefix(errs, `enforcerd help: unknown command "bogus"`) {
 		t.Errorf("help bogus: exit %d, stderr %q", code, errs)
 	}
 }
@@ -113,7 +113,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"hook", "poststop", "x"}, "want one stage (createRuntime, prestart or poststop), got 2 arguments"},
 		{[]string{"hook", "createContainer"}, `unknown stage "createContainer" (want createRuntime, prestart or poststop)`},
 	} {
-		code, out, errs := cli(c.args...)
+		code, out, errs := cmdline(c.args...)
 		want := "enforcerd " + c.args[0] + ": " + c.msg
 		hint := "\nRun 'enforcerd " + c.args[0] + " --help' for usage.\n"
 		if code != exitUsage || out != "" || !strings.HasPrefix(errs, want) || !strings.HasSuffix(errs, hint) || strings.Count(errs, "\n") != 2 {

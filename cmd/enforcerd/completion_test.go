@@ -18,7 +18,7 @@ func TestCompletionScripts(t *testing.T) {
 		"zsh":  {"#compdef enforcerd", "compdef _enforcerd enforcerd", "__complete"},
 		"fish": {"# fish completion for enforcerd", "complete -c enforcerd", "__complete"},
 	} {
-		code, out, errs := cli("completion", sh)
+		code, out, errs := cmdline("completion", sh)
 		if code != exitOK || errs != "" {
 			t.Fatalf("completion %s: exit %d, stderr %q", sh, code, errs)
 		}
@@ -54,7 +54,7 @@ func TestCompletionScripts(t *testing.T) {
 		{[]string{"completion", "bash", "zsh"}, `unexpected argument "zsh" (one shell)`},
 		{[]string{"completion", "--bogus", "bash"}, "flag provided but not defined: --bogus"},
 	} {
-		code, out, errs := cli(c.args...)
+		code, out, errs := cmdline(c.args...)
 		if code != exitUsage || out != "" || !strings.HasPrefix(errs, "enforcerd completion: "+c.msg+"\nRun 'enforcerd completion --help' for usage.\n") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", c.args, code, out, errs)
 		}
@@ -65,7 +65,7 @@ func TestCompletionScripts(t *testing.T) {
 // prints (without descriptions and the directive line).
 func candidates(t *testing.T, args ...string) []string {
 	t.Helper()
-	code, out, _ := cli(append([]string{"__complete"}, args...)...)
+	code, out, _ := cmdline(append([]string{"__complete"}, args...)...)
 	if code != exitOK {
 		t.Fatalf("__complete %q: exit %d", args, code)
 	}

@@ -52,7 +52,7 @@ func ctlServer(t *testing.T) *apitest.Server {
 
 // ctl runs "enforcerd ctl --socket SOCK ARGS...".
 func ctl(ts *apitest.Server, args ...string) (int, string, string) {
-	return cli(append([]string{"ctl", "--socket", ts.Socket}, args...)...)
+	return cmdline(append([]string{"ctl", "--socket", ts.Socket}, args...)...)
 }
 
 func mustCtl(t *testing.T, ts *apitest.Server, args ...string) string {
@@ -219,7 +219,7 @@ func TestCtlNoDaemon(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "none.sock")
 	for _, args := range [][]string{{"status"}, {"list"}, {"get", "x"}, {"register", "--id", "x", "--cgroup", "/c"},
 		{"unregister", "x"}, {"narrow", "x", "--ceiling", "write=false"}, {"surface", "x"}, {"denials"}, {"denials", "--follow"}} {
-		code, out, errs := cli(append([]string{"ctl", "--socket", sock}, args...)...)
+		code, out, errs := cmdline(append([]string{"ctl", "--socket", sock}, args...)...)
 		want := "enforcerd ctl " + args[0] + ": cannot reach the enforcerd daemon at " + sock +
 			" (connect: no such file or directory): is the daemon running? (systemctl status enforcerd)\n"
 		if code != exitFailure || out != "" || errs != want {
@@ -275,7 +275,7 @@ func TestCtlUsageErrors(t *testing.T) {
 		{[]string{"denials", "--container", ""}, "ctl denials", "--container: empty container ID"},
 		{[]string{"denials", "stray"}, "ctl denials", `unexpected argument "stray"`},
 	} {
-		code, out, errs := cli(append([]string{"ctl", "--socket", sock}, c.args...)...)
+		code, out, errs := cmdline(append([]string{"ctl", "--socket", sock}, c.args...)...)
 		want := "enforcerd " + c.cmd + ": " + c.msg
 		hint := "\nRun 'enforcerd " + c.cmd + " --help' for usage.\n"
 		if code != exitUsage || out != "" || !strings.HasPrefix(errs, want) || !strings.HasSuffix(errs, hint) || strings.Count(errs, "\n") != 2 {
@@ -283,7 +283,7 @@ func TestCtlUsageErrors(t *testing.T) {
 		}
 	}
 	// A file that cannot be read is a failure (exit 1), not a usage error.
-	code, _, errs := cli("ctl", "--socket", sock, "register", "--file", filepath.Join(t.TempDir(), "missing.json"))
+	code, _, errs := cmdline("ctl", "--socket", sock, "register", "--file", filepath.Join(t.TempDir(), "missing.json"))
 	if code != exitFailure || !strings.Contains(errs, "no such file or directory") {
 		t.Errorf("missing --file: exit %d, %q", code, errs)
 	}
@@ -301,7 +301,7 @@ func TestCtlHelp(t *testing.T) {
 		}
 		for _, args := range [][]string{{"ctl", c.Name(), "-h"}, {"ctl", c.Name(), "--help"}, {"ctl", c.Name(), "-help"},
 			{"help", "ctl", c.Name()}, {"ctl", "--socket", "/x", c.Name(), "--help"}} {
-			code, out, errs := cli(args...)
+			code, out, errs := cmdline(args...)
 			if code != exitOK || out != c.Long || errs != "" {
 				t.Errorf("%q: exit %d, stderr %q, stdout is the help: %v", args, code, errs, out == c.Long)
 			}
@@ -311,11 +311,11 @@ func TestCtlHelp(t *testing.T) {
 		t.Errorf("ctl subcommands %v", subs)
 	}
 	for _, args := range [][]string{{"ctl", "--help"}, {"help", "ctl"}, {"ctl", "-h"}} {
-		if code, out, errs := cli(args...); code != exitOK || out != ctlHelp || errs != "" {
+		if code, out, errs := cmdline(args...); code != exitOK || out != ctlHelp || errs != "" {
 			t.Errorf("%q: exit %d, stderr %q", args, code, errs)
 		}
 	}
-	if code, _, errs := cli("help", "ctl", "bogus"); code != exitUsage || !strings.HasPrefix(errs, `enforcerd help: unknown command "ctl bogus"`) {
+	if code, _, errs := cmdline("help", "ctl", "bogus"); code != exitUsage || !strings.HasPrefix(errs, `enforcerd help: unknown command "ctl bogus"`) {
 		t.Errorf("help ctl bogus: exit %d, stderr %q", code, errs)
 	}
 }
@@ -345,7 +345,7 @@ func TestCtlUnreachableCauses(t *testing.T) {
 			defer c.Close() // accepted, never answered
 		}
 	}()
-	code, out, errs := cli("ctl", "--socket", sock, "--timeout", "200ms", "list")
+	code, out, errs := cmdline("ctl", "--socket", sock, "--timeout", "200ms", "list")
 	want := "enforcerd ctl list: cannot reach the enforcerd daemon at " + sock +
 		" (no answer within --timeout 200ms): is the daemon running? (systemctl status enforcerd)\n"
 	if code != exitFailure || out != "" || errs != want {

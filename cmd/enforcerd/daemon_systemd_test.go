@@ -76,7 +76,7 @@ func TestDaemonSocketActivation(t *testing.T) {
 // errors naming the flag; json gives JSON lines.
 func TestDaemonLogFlags(t *testing.T) {
 	for _, args := range [][]string{{"daemon", "--log-format", "xml"}, {"daemon", "--log-level", "loud"}} {
-		code, out, errs := cli(args...)
+		code, out, errs := cmdline(args...)
 		if code != exitUsage || out != "" || !strings.Contains(errs, args[1]+" ") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want a usage error naming %s", args, code, out, errs, args[1])
 		}

@@ -85,7 +85,7 @@ func enforcerd(t *testing.T, env []string, args ...string) runResult {
 
 // cli runs a command line in this process, stdin empty, and returns its
 // exit status and output.
-func cli(args ...string) (code int, stdout, stderr string) {
+func cmdline(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
 	code = execute(args, streams{in: strings.NewReader(""), out: &out, err: &errb})
 	return code, out.String(), errb.String()

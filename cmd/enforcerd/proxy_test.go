@@ -26,7 +26,7 @@ func TestProxyBadFlagsExit2NamingTheProblem(t *testing.T) {
 		{[]string{"proxy", "--allow-domain", "a.com", "extra"}, `unexpected argument "extra"`},
 		{[]string{"proxy", "--allow-domains", "a.com"}, "flag provided but not defined: --allow-domains"},
 	} {
-		code, out, errs := cli(tc.args...)
+		code, out, errs := cmdline(tc.args...)
 		if code != exitUsage || out != "" || !strings.Contains(errs, tc.want) || !strings.Contains(errs, "enforcerd proxy --help") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 naming %q", tc.args, code, out, errs, tc.want)
 		}

@@ -74,7 +74,7 @@ func TestRunUnknownRoleIsAUsageError(t *testing.T) {
 		{"--role", "reviwer"}, {"--role", "hacker"}, {"--role", ""}, {"--role=  "}, {"--role", "auditor"},
 		{"--role", "wor\u212Aer"}, {"--network=deny", "--role", "explorer-x"},
 	} {
-		code, _, errs := cli(append(append([]string{"run"}, flags...), "--", missing)...)
+		code, _, errs := cmdline(append(append([]string{"run"}, flags...), "--", missing)...)
 		if code != exitUsage {
 			t.Errorf("%q: exit %d, want %d (stderr: %s)", flags, code, exitUsage, errs)
 		}

@@ -10,7 +10,7 @@ import (
 )
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
-	return cli(append([]string{"surface"}, args...)...)
+	return cmdline(append([]string{"surface"}, args...)...)
 }
 
 func TestSurfaceJSON(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 func TestVersion(t *testing.T) {
 	want := "enforcerd " + buildinfo.Get().String() + "\n"
 	for _, args := range [][]string{{"version"}, {"--version"}} {
-		code, out, errs := cli(args...)
+		code, out, errs := cmdline(args...)
 		if code != exitOK || errs != "" || out != want {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want %q", args, code, out, errs, want)
 		}
@@ -22,13 +22,13 @@ func TestVersion(t *testing.T) {
 	if !strings.Contains(want, runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH+")") {
 		t.Errorf("version line %q lacks the toolchain and platform", want)
 	}
-	code, out, _ := cli("version", "--json")
+	code, out, _ := cmdline("version", "--json")
 	var got buildinfo.Info
 	if err := json.Unmarshal([]byte(out), &got); code != exitOK || err != nil || got != buildinfo.Get() {
 		t.Errorf("version --json: exit %d, %q (%v); want %+v", code, out, err, buildinfo.Get())
 	}
 	for _, args := range [][]string{{"version", "x"}, {"--version", "x"}, {"version", "--bogus"}} {
-		if code, out, errs := cli(args...); code != exitUsage || out != "" || !strings.Contains(errs, "--help' for usage") {
+		if code, out, errs := cmdline(args...); code != exitUsage || out != "" || !strings.Contains(errs, "--help' for usage") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want a usage error", args, code, out, errs)
 		}
 	}

@@ -7,13 +7,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
 )
 
 // commandNames are the subcommands, in the order of the top-level listing.
 var commandNames = []string{"check", "completion", "ctl", "daemon", "hook", "nspawn", "proxy", "run", "surface", "uninstall", "version"}
 
 func TestEveryCommandPrintsItsOwnHelp(t *testing.T) {
-	cmds := commands(streams{})
+	cmds := commands(cli.Streams{})
 	if len(cmds) != len(commandNames) {
 		t.Fatalf("%d commands, want %v", len(cmds), commandNames)
 	}
@@ -26,13 +28,13 @@ func TestEveryCommandPrintsItsOwnHelp(t *testing.T) {
 		}
 		for _, args := range [][]string{{c.Name(), "-h"}, {c.Name(), "--help"}, {c.Name(), "-help"}, {"help", c.Name()}} {
 			code, out, errs := cmdline(args...)
-			if code != exitOK || out != c.Long || errs != "" {
+			if code != cli.ExitOK || out != c.Long || errs != "" {
 				t.Errorf("%q: exit %d, stderr %q, stdout is the help: %v", args, code, errs, out == c.Long)
 			}
 		}
 	}
 	// Flags before the help flag are parsed, not run.
-	if code, out, _ := cmdline("run", "--write=deny", "--help"); code != exitOK || !strings.HasPrefix(out, "Usage: enforcerd run") {
+	if code, out, _ := cmdline("run", "--write=deny", "--help"); code != cli.ExitOK || !strings.HasPrefix(out, "Usage: enforcerd run") {
 		t.Errorf("run --write=deny --help: exit %d, %q", code, out)
 	}
 }
@@ -40,7 +42,7 @@ func TestEveryCommandPrintsItsOwnHelp(t *testing.T) {
 func TestTopLevelUsage(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"-help"}, {"help"}} {
 		code, out, errs := cmdline(args...)
-		if code != exitOK || errs != "" || !strings.HasPrefix(out, "enforcerd - kernel enforcement") {
+		if code != cli.ExitOK || errs != "" || !strings.HasPrefix(out, "enforcerd - kernel enforcement") {
 			t.Fatalf("%q: exit %d, stdout %q, stderr %q", args, code, out, errs)
 		}
 		var listed []string
@@ -58,18 +60,18 @@ func TestTopLevelUsage(t *testing.T) {
 		}
 	}
 	code, out, errs := cmdline()
-	if code != exitUsage || out != "" || !strings.HasPrefix(errs, "enforcerd - kernel enforcement") {
+	if code != cli.ExitUsage || out != "" || !strings.HasPrefix(errs, "enforcerd - kernel enforcement") {
 		t.Errorf("no arguments: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	// cobra's default completion command is disabled (main.go); ours
 	// (completion.go) is a command like the others.
 	for _, cmd := range []string{"bogus", "--bogus", "-q"} {
 		code, out, errs := cmdline(cmd)
-		if code != exitUsage || out != "" || !strings.HasPrefix(errs, `enforcerd: unknown command "`+cmd+`"`+"\n\nenforcerd - kernel") {
+		if code != cli.ExitUsage || out != "" || !strings.HasPrefix(errs, `enforcerd: unknown command "`+cmd+`"`+"\n\nenforcerd - kernel") {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", cmd, code, out, errs)
 		}
 	}
-	if code, _, errs := cmdline("help", "bogus"); code != exitUsage || !strings.HasPrefix(errs, `enforcerd help: unknown command "bogus"`) {
+	if code, _, errs := cmdline("help", "bogus"); code != cli.ExitUsage || !strings.HasPrefix(errs, `enforcerd help: unknown command "bogus"`) {
 		t.Errorf("help bogus: exit %d, stderr %q", code, errs)
 	}
 }
@@ -116,7 +118,7 @@ func TestUsageErrors(t *testing.T) {
 		code, out, errs := cmdline(c.args...)
 		want := "enforcerd " + c.args[0] + ": " + c.msg
 		hint := "\nRun 'enforcerd " + c.args[0] + " --help' for usage.\n"
-		if code != exitUsage || out != "" || !strings.HasPrefix(errs, want) || !strings.HasSuffix(errs, hint) || strings.Count(errs, "\n") != 2 {
+		if code != cli.ExitUsage || out != "" || !strings.HasPrefix(errs, want) || !strings.HasSuffix(errs, hint) || strings.Count(errs, "\n") != 2 {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and %q...%q", c.args, code, out, errs, want, hint)
 		}
 	}

@@ -36,13 +36,26 @@ import (
 
 	"github.com/enforcerd/enforcerd/sandbox"
 	"github.com/enforcerd/enforcerd/sandbox/fallback"
+
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/check"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/completion"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/ctl"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/daemon"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/hook"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/nspawn"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/proxy"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/run"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/surface"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/uninstall"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/version"
 )
 
 // commands builds the subcommands, in no particular order (the listing is
 // sorted by name).
-func commands(s streams) []*cobra.Command {
-	return []*cobra.Command{newRunCmd(s, runSandboxed), newSurfaceCmd(s), newCheckCmd(s), newDaemonCmd(s), newHookCmd(s), newNspawnCmd(s), newVersionCmd(s),
-		newUninstallCmd(s), newCtlCmd(s), newCompletionCmd(s), newProxyCmd(s)}
+func commands(s cli.Streams) []*cobra.Command {
+	return []*cobra.Command{run.NewCommand(s, run.RunSandboxed), surface.NewCommand(s), check.NewCommand(s), daemon.NewCommand(s), hook.NewCommand(s), nspawn.NewCommand(s), version.NewCommand(s),
+		uninstall.NewCommand(s), ctl.NewCommand(s), completion.NewCommand(s), proxy.NewCommand(s)}
 }
 
 func main() {
@@ -56,11 +69,11 @@ func main() {
 		// exec CMD. Not a command: no flags, no help.
 		os.Exit(fallback.Main(os.Args[2:], os.Stderr))
 	}
-	os.Exit(execute(os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
+	os.Exit(execute(os.Args[1:], cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
 }
 
 // execute runs the command line args (without the program name) and
 // returns the exit status.
-func execute(args []string, s streams) int {
-	return executeCommands(args, s, commands(s)...)
+func execute(args []string, s cli.Streams) int {
+	return cli.ExecuteCommands(args, s, commands(s)...)
 }

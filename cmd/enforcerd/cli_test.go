@@ -1,6 +1,6 @@
 package main
 
-// The CLI's conventions (cli.go), for every command: help, usage errors,
+// The CLI's conventions (cli/cli.go), for every command: help, usage errors,
 // flag spelling in messages, the top-level listing.
 
 import (
@@ -64,7 +64,7 @@ func TestTopLevelUsage(t *testing.T) {
 		t.Errorf("no arguments: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	// cobra's default completion command is disabled (main.go); ours
-	// (completion.go) is a command like the others.
+	// (package completion) is a command like the others.
 	for _, cmd := range []string{"bogus", "--bogus", "-q"} {
 		code, out, errs := cmdline(cmd)
 		if code != cli.ExitUsage || out != "" || !strings.HasPrefix(errs, `enforcerd: unknown command "`+cmd+`"`+"\n\nenforcerd - kernel") {

@@ -1,10 +1,15 @@
 // Command enforcerd makes an AI agent container's permission ceiling true in
-// the kernel with eBPF LSM and cgroup-BPF programs. This package is the CLI:
-// flags, messages and exit codes; the logic lives in the library packages
-// (policy, enforcer, cgroup, sandbox, daemon).
+// the kernel with eBPF LSM and cgroup-BPF programs. This package is the
+// wiring: the command table, run's exec gate and process-layer helper
+// dispatched before any command. Each command group is a package of its
+// own under cmd/enforcerd/ (run, check, ctl, daemon, hook, nspawn, proxy,
+// surface, uninstall, version, completion) holding its flags, messages
+// and exit codes; what two or more share is cmd/enforcerd/cli; the logic
+// lives in the library packages (policy, enforcer, cgroup, sandbox,
+// daemon).
 //
 // Every subcommand is a github.com/spf13/cobra command with
-// github.com/spf13/pflag flags, built by one helper (newCommand, cli.go)
+// github.com/spf13/pflag flags, built by one helper (cli.NewCommand, cli/cli.go)
 // that holds the conventions: the hand-written, man-page style usage text
 // is the command's Long text and its help output (-h, --help and -help print
 // it to stdout, exit 0; cobra's help template is never used), a usage error
@@ -19,7 +24,7 @@
 // except -help, kept as a spelling of --help.
 //
 // Shell completions and man pages come from the command tree: "enforcerd
-// completion bash|zsh|fish" (completion.go) prints cobra's completion
+// completion bash|zsh|fish" (package completion) prints cobra's completion
 // script, with hand-written help like every command; cobra's own default
 // "completion" command, whose help is cobra's generic text, stays disabled
 // (CompletionOptions.DisableDefaultCmd). Cobra's hidden "__complete"

@@ -1,3 +1,7 @@
+// Package check is "enforcerd check": what this host's kernel can enforce of
+// each ceiling field, with which mechanism, and what a full coverage needs
+// (enforcer.ProbeHost, the coverage rule). It imports the library packages
+// and cmd/enforcerd/cli, no other command's package.
 package check
 
 import (

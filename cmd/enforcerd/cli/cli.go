@@ -1,9 +1,15 @@
+// Package cli is what two or more of enforcerd's command packages share: the
+// CLI's conventions (a command built by NewCommand, the root and its top-
+// level usage, flag errors, exit codes), the flags several commands define,
+// --version, the value completions, and the hook's daemon client
+// (daemonclient.go). It imports the library packages, never a command's
+// package.
 package cli
 
 // The one place of the CLI's conventions: how a command is built, how its
 // flags are parsed and named in errors, how help and usage errors are
 // printed, and how exit codes come out. Every subcommand goes through
-// newCommand; executeCommands runs a command line.
+// NewCommand; ExecuteCommands runs a command line.
 
 import (
 	"encoding/json"

@@ -2,7 +2,7 @@ package cli
 
 // The hook's use of the daemon's API client and wire types (daemon/api,
 // daemon/metrics): it registers and unregisters containers. run's is
-// its daemonSession (run_daemon.go).
+// its daemonSession (cmd/enforcerd/run/daemon.go).
 
 import (
 	"context"

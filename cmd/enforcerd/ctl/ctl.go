@@ -1,11 +1,14 @@
+// Package ctl is "enforcerd ctl": the operator's client of a running
+// daemon's API. It imports the library packages and cmd/enforcerd/cli, no
+// other command's package but surface (whose printer ctl surface shares).
 package ctl
 
 // enforcerd ctl: the operator's client of a running daemon's API (package
 // daemon/api, its Client and wire types). This file holds the command
 // tree, the flags every ctl command shares, and how the daemon's answers
-// and failures become output and exit codes; ctl_help.go the help texts,
-// ctl_print.go the readable tables, ctl_register.go the registration and
-// ctl_denials.go the denial records.
+// and failures become output and exit codes; help.go the help texts,
+// print.go the readable tables, register.go the registration and
+// denials.go the denial records.
 
 import (
 	"context"

@@ -1,3 +1,7 @@
+// Package daemon is "enforcerd daemon": the host service's flags, logging
+// and socket activation around package daemon (the library, imported under
+// the same name). It imports the library packages and cmd/enforcerd/cli, no
+// other command's package.
 package daemon
 
 import (

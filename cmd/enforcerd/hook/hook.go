@@ -1,3 +1,7 @@
+// Package hook is "enforcerd hook": the OCI runtime hook that registers a
+// container with the daemon at createRuntime and unregisters it at poststop.
+// It imports the library packages and cmd/enforcerd/cli, no other command's
+// package.
 package hook
 
 import (

@@ -1,3 +1,7 @@
+// Package nspawn is "enforcerd nspawn": a systemd-nspawn machine registered
+// pending with the daemon before nspawn starts, one-off or as ExecStartPre.
+// It imports the library packages and cmd/enforcerd/cli, no other command's
+// package.
 package nspawn
 
 import (

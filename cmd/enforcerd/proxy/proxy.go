@@ -1,3 +1,7 @@
+// Package proxy is "enforcerd proxy": the egress proxy's flags and lifetime
+// around package proxy (the library, imported under the same name). It
+// imports the library packages and cmd/enforcerd/cli, no other command's
+// package.
 package proxy
 
 import (

@@ -1,6 +1,6 @@
 package run
 
-// Probe operations of the process-layer tests (run_fallback_test.go).
+// Probe operations of the process-layer tests (fallback_test.go).
 
 import (
 	"os"

@@ -1,3 +1,7 @@
+// Package run is "enforcerd run": one command tree under a ceiling, through
+// package sandbox, registered through the daemon when one reads the same
+// pins (daemon.go). It imports the library packages and cmd/enforcerd/cli,
+// no other command's package.
 package run
 
 import (

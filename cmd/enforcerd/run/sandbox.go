@@ -157,7 +157,7 @@ func (r *sandboxRun) reportCoverage(sb *sandbox.Sandbox) error {
 // register registers the sandbox's cgroup and reports whether a daemon
 // reads its denial records. A daemon reading these pins owns their
 // registrations: the run's cgroup is registered through it
-// (run_daemon.go; CMD starts through the exec gate, sandbox/gate.go). A
+// (daemon.go; CMD starts through the exec gate, sandbox/gate.go). A
 // run with more --exec-allow files than the API takes
 // (registry.MaxExecAllow), a host without activation at exec, and one
 // whose CMD restricts itself (the process layer) install into the pins

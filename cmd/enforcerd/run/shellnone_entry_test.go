@@ -5,7 +5,7 @@ package run
 // program interpreter. The run tests need BPF LSM for their controls' and
 // refusals' meaning in full (the vmtest guest):
 //
-//	scripts/vmtest --kernel 6.12 --with-tests --run '/t/cmd/enforcerd.test -test.run ShellNone -test.v'
+//	scripts/vmtest --kernel 6.12 --with-tests --run '/t/cmd/enforcerd/run/run.test -test.run ShellNone -test.v'
 //
 // (the path of the packed test binary is printed by scripts/vmtest).
 

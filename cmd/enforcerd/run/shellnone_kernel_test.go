@@ -4,7 +4,7 @@ package run
 // pending shell=none registration made directly, the exec that activates
 // it names the entrypoint, and every binfmt stage after it must be on the
 // allow list. Needs BPF LSM (the vmtest guest; see
-// run_shellnone_entry_test.go).
+// shellnone_entry_test.go).
 
 import (
 	"bytes"

@@ -1,3 +1,6 @@
+// Package surface is "enforcerd surface": the tool surface and kernel
+// ceiling the policy core computes for a role. It imports the library
+// packages and cmd/enforcerd/cli, no other command's package.
 package surface
 
 import (

@@ -1,3 +1,7 @@
+// Package uninstall is "enforcerd uninstall": every program and map
+// unpinned, enforcerd's cgroups and state removed, never while a registered
+// cgroup could run with no ceiling. It imports the library packages and
+// cmd/enforcerd/cli, no other command's package.
 package uninstall
 
 import (

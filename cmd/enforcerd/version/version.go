@@ -1,3 +1,4 @@
+// Package version is "enforcerd version". It imports cmd/enforcerd/cli only.
 package version
 
 import (

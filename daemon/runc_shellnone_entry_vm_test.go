@@ -33,7 +33,7 @@ import (
 // classifies a "#!" entrypoint by its interpreter and answers 422
 // unsafe_program naming it (the hook fails, runc does not start the
 // container); the kernel would deny the interpreter's stage all the same
-// (cmd/enforcerd TestShellNoneKernelDeniesUnallowedScriptInterpreter).
+// (cmd/enforcerd/run TestShellNoneKernelDeniesUnallowedScriptInterpreter).
 //
 // Tri-state on /victim and /mark in the rootfs: (a) control (shell=full):
 // the script runs, rm removes /victim and the builtin redirect writes

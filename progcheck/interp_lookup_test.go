@@ -39,7 +39,7 @@ func interpStubELF(t testing.TB, interp string) []byte {
 // Control: the stub really is BusyBox's sh on this host (it prints what
 // sh -c echo prints), and BusyBox itself is refused. Then CheckHost and
 // the daemon's entrypoint vetting (Program.Check) refuse the stub
-// (ErrUnsafe). VM: cmd/enforcerd TestRunShellNoneRefusesBusyBoxInterpStub,
+// (ErrUnsafe). VM: cmd/enforcerd/run TestRunShellNoneRefusesBusyBoxInterpStub,
 // daemon TestVMRuncShellNoneRefusesBusyBoxInterpStub.
 func TestELFWhoseInterpreterIsBusyBoxIsRefused(t *testing.T) {
 	bb, err := exec.LookPath("busybox")

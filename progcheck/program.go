@@ -172,71 +172,100 @@ func CheckProcesses(pids []int) error {
 // interpreters it vetted, each resolved inside its process's root (none
 // on error).
 func VetProcesses(pids []int) ([]FileRef, error) {
-	type group struct {
-		root  *Root
-		files []File
-	}
-	groups := map[fileID]*group{}
-	var order []fileID
-	seen := map[fileID]bool{}
-	defer func() {
-		for _, g := range groups {
-			g.root.Close()
-			for _, f := range g.files {
-				f.F.Close()
-			}
-		}
-	}()
+	ps := procRoots{groups: map[fileID]*procGroup{}, seen: map[fileID]bool{}}
+	defer ps.close()
 	for _, pid := range pids {
-		proc := "/proc/" + strconv.Itoa(pid)
-		exe, err := os.Open(proc + "/exe")
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
-			continue
+		if err := ps.add(pid); err != nil {
+			return nil, err
 		}
-		if err != nil {
-			return nil, fmt.Errorf("program of pid %d: %w", pid, err)
-		}
-		var xst unix.Stat_t
-		if err := unix.Fstat(int(exe.Fd()), &xst); err != nil {
-			exe.Close()
-			return nil, fmt.Errorf("program of pid %d: %w", pid, err)
-		}
-		if seen[idOf(&xst)] {
-			exe.Close()
-			continue
-		}
-		seen[idOf(&xst)] = true
-		name, _ := os.Readlink(proc + "/exe")
-		r, err := OpenRoot(proc + "/root")
-		if err != nil {
-			exe.Close()
-			if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
-				continue
-			}
-			return nil, fmt.Errorf("program of pid %d: %w", pid, err)
-		}
-		var st unix.Stat_t
-		if err := unix.Fstat(int(r.dir.Fd()), &st); err != nil {
-			exe.Close()
-			r.Close()
-			return nil, fmt.Errorf("root of pid %d: %w", pid, err)
-		}
-		g, ok := groups[idOf(&st)]
-		if !ok {
-			g = &group{root: r}
-			groups[idOf(&st)] = g
-			order = append(order, idOf(&st))
-		} else {
-			r.Close()
-		}
-		g.files = append(g.files, File{Name: fmt.Sprintf("pid %d (%s)", pid, name), F: exe})
 	}
+	return ps.vet()
+}
+
+// procGroup is the programs of processes that share one root.
+type procGroup struct {
+	root  *Root
+	files []File
+}
+
+// procRoots gathers the programs of processes by their root, each
+// program once (by identity), for VetProcesses.
+type procRoots struct {
+	groups map[fileID]*procGroup // by the root's identity
+	order  []fileID              // the roots in the order first met
+	seen   map[fileID]bool       // the programs met
+}
+
+// add opens the program of process pid (/proc/PID/exe) and its root
+// (/proc/PID/root) and files the program under the root, unless it was
+// met already or the process has exited. Errors: either cannot be
+// opened or stat'ed.
+func (ps *procRoots) add(pid int) error {
+	proc := "/proc/" + strconv.Itoa(pid)
+	exe, err := os.Open(proc + "/exe")
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("program of pid %d: %w", pid, err)
+	}
+	var xst unix.Stat_t
+	if err := unix.Fstat(int(exe.Fd()), &xst); err != nil {
+		exe.Close()
+		return fmt.Errorf("program of pid %d: %w", pid, err)
+	}
+	if ps.seen[idOf(&xst)] {
+		exe.Close()
+		return nil
+	}
+	ps.seen[idOf(&xst)] = true
+	name, _ := os.Readlink(proc + "/exe")
+	g, err := ps.group(pid, proc)
+	if g == nil || err != nil {
+		exe.Close()
+		return err
+	}
+	g.files = append(g.files, File{Name: fmt.Sprintf("pid %d (%s)", pid, name), F: exe})
+	return nil
+}
+
+// group returns the group of the root of process pid (its /proc
+// directory proc), opening the root, or nil when the process has
+// exited. Errors: the root cannot be opened or stat'ed.
+func (ps *procRoots) group(pid int, proc string) (*procGroup, error) {
+	r, err := OpenRoot(proc + "/root")
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("program of pid %d: %w", pid, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(r.dir.Fd()), &st); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("root of pid %d: %w", pid, err)
+	}
+	g, ok := ps.groups[idOf(&st)]
+	if ok {
+		r.Close()
+		return g, nil
+	}
+	g = &procGroup{root: r}
+	ps.groups[idOf(&st)] = g
+	ps.order = append(ps.order, idOf(&st))
+	return g, nil
+}
+
+// vet vets the programs of each root (Root.VetFiles) and returns the
+// program interpreters vetted. Errors: an *UnsafeError with the findings
+// of every root, or the first other error.
+func (ps *procRoots) vet() ([]FileRef, error) {
 	var (
 		all     UnsafeError
 		interps []FileRef
 	)
-	for _, id := range order {
-		g := groups[id]
+	for _, id := range ps.order {
+		g := ps.groups[id]
 		v, err := g.root.VetFiles(g.files)
 		var ue *UnsafeError
 		switch {
@@ -251,4 +280,14 @@ func VetProcesses(pids []int) ([]FileRef, error) {
 		return nil, &all
 	}
 	return interps, nil
+}
+
+// close closes every root and program gathered.
+func (ps *procRoots) close() {
+	for _, g := range ps.groups {
+		g.root.Close()
+		for _, f := range g.files {
+			f.F.Close()
+		}
+	}
 }

@@ -172,51 +172,16 @@ type Sandbox struct {
 // a missing mechanism enforcer.ErrCannotEnforce, an unsafe program
 // *progcheck.UnsafeError. On error nothing is left open.
 func Open(cfg Config) (*Sandbox, error) {
-	if len(cfg.ExecAllow) > 0 && cfg.Ceiling.Shell != policy.ShellNone {
-		return nil, fmt.Errorf("an exec allow list needs shell=none (the ceiling's shell is %s)", cfg.Ceiling.Shell)
+	if err := checkConfig(cfg); err != nil {
+		return nil, err
 	}
-	if len(cfg.AllowConnect) > 0 && cfg.Ceiling.Network {
-		return nil, errors.New("allowed endpoints need network=false (network is allowed)")
-	}
-	if len(cfg.AllowDevices) > enforcer.MaxAllowDevices || len(cfg.Terminals) > enforcer.MaxTerminals {
-		return nil, fmt.Errorf("%d allowed devices and %d own terminals: at most %d and %d", len(cfg.AllowDevices), len(cfg.Terminals), enforcer.MaxAllowDevices, enforcer.MaxTerminals)
-	}
-	if cfg.Entrypoint == "" {
-		return nil, errors.New("no entrypoint")
-	}
-	var (
-		interps, allowIDs []enforcer.FileID
-		entryID           *enforcer.FileID
-	)
-	if cfg.Ceiling.Shell == policy.ShellNone {
-		// Before anything is set up: an allowed program that runs every
-		// other one without exec would empty the ceiling. Each file is
-		// vetted through one descriptor, whose identity the
-		// registration keeps.
-		vetted, err := progcheck.VetHost(append([]string{cfg.Entrypoint}, cfg.ExecAllow...)...)
-		if err != nil {
-			return nil, fmt.Errorf("shell=none: %w", err)
-		}
-		id := fileIDOf(vetted.Files[0])
-		entryID = &id
-		for _, a := range vetted.Files[1:] {
-			allowIDs = append(allowIDs, fileIDOf(a))
-		}
-		for _, in := range vetted.Interps {
-			interps = append(interps, fileIDOf(in))
-		}
-	}
-	mount, err := cgroup.Mountpoint()
+	ids, err := vetPrograms(cfg)
 	if err != nil {
 		return nil, err
 	}
-	parent := cfg.CgroupParent
-	if parent == "" {
-		if parent, err = cgroup.PidGroup(os.Getpid()); err != nil {
-			return nil, err
-		}
-	} else if _, err := cgroup.Open(mount, parent); err != nil {
-		return nil, fmt.Errorf("cgroup parent: %w", err)
+	mount, parent, err := parentCgroup(cfg)
+	if err != nil {
+		return nil, err
 	}
 	enf, err := enforcer.Open(enforcer.Options{PinDir: cfg.PinDir, CgroupMount: mount, VerifierLog: cfg.VerifierLog})
 	if err != nil {
@@ -224,38 +189,125 @@ func Open(cfg Config) (*Sandbox, error) {
 	}
 	proc := processLayer(cfg, enf)
 	cov := enf.CoverageOf(enforcer.Entry{Ceiling: cfg.Ceiling, AllowConnect: cfg.AllowConnect, Process: proc})
-	if err := cov.Err(cfg.AuditOnly, cfg.AllowPartial); err != nil {
+	spec, err := planProcessLayer(cfg, cov, proc)
+	if err == nil {
+		err = checkHostPolicy(cfg, cov, enf)
+	}
+	if err != nil {
 		enf.Close()
 		return nil, err
 	}
-	var spec *fallback.Spec
-	if proc != nil && (proc.Host.Landlock() || proc.Host.Seccomp()) {
-		var exe []string
-		if cfg.Ceiling.Shell == policy.ShellNone {
-			exe = append([]string{cfg.Entrypoint}, cfg.ExecAllow...)
-		}
-		sp, err := fallback.Plan(fallback.Config{Ceiling: cfg.Ceiling, Host: proc.Host, WriteRoots: cfg.WriteRootPaths,
-			Exec: exe, AllowConnect: cfg.AllowConnect})
-		if err != nil {
-			enf.Close()
-			return nil, fmt.Errorf("%w: process layer: %v", enforcer.ErrCannotEnforce, err)
-		}
-		spec = &sp
-	}
-	if len(cov.Partial) > 0 && !cfg.AuditOnly {
-		// The operator's choice, recorded by the daemon in these pins,
-		// caps AllowPartial (unreadable: the narrowest choice).
-		if hp, recorded, err := enf.HostPolicy(); recorded && (err != nil || !hp.AllowPartial) {
-			enf.Close()
-			why := "allow_partial is false in the enforcerd daemon's configuration"
-			if err != nil {
-				why = err.Error()
-			}
-			return nil, fmt.Errorf("%w: partial coverage is not allowed on this host: %s (recorded in %s)", enforcer.PartialRefused, why, enforcer.HostPolicyPin)
-		}
-	}
 	return &Sandbox{cfg: cfg, enf: enf, mount: mount, parent: parent, cov: cov, proc: proc, spec: spec,
-		interps: interps, entryID: entryID, allowIDs: allowIDs}, nil
+		interps: ids.interps, entryID: ids.entry, allowIDs: ids.allow}, nil
+}
+
+// checkConfig checks cfg by itself: the exec allow list needs
+// shell=none, allowed endpoints network=false, devices and terminals
+// within the kernel's limits, and an entrypoint.
+func checkConfig(cfg Config) error {
+	if len(cfg.ExecAllow) > 0 && cfg.Ceiling.Shell != policy.ShellNone {
+		return fmt.Errorf("an exec allow list needs shell=none (the ceiling's shell is %s)", cfg.Ceiling.Shell)
+	}
+	if len(cfg.AllowConnect) > 0 && cfg.Ceiling.Network {
+		return errors.New("allowed endpoints need network=false (network is allowed)")
+	}
+	if len(cfg.AllowDevices) > enforcer.MaxAllowDevices || len(cfg.Terminals) > enforcer.MaxTerminals {
+		return fmt.Errorf("%d allowed devices and %d own terminals: at most %d and %d", len(cfg.AllowDevices), len(cfg.Terminals), enforcer.MaxAllowDevices, enforcer.MaxTerminals)
+	}
+	if cfg.Entrypoint == "" {
+		return errors.New("no entrypoint")
+	}
+	return nil
+}
+
+// vettedIDs are the identities of the files a shell=none vetting read:
+// the entrypoint, the exec allow list, their interpreters.
+type vettedIDs struct {
+	entry          *enforcer.FileID
+	allow, interps []enforcer.FileID
+}
+
+// vetPrograms vets the entrypoint and the exec allow list under
+// shell=none (progcheck.VetHost), before anything is set up: an allowed
+// program that runs every other one without exec would empty the
+// ceiling. Each file is vetted through one descriptor, whose identity
+// the registration keeps. Other shells: nothing to vet, no identities.
+func vetPrograms(cfg Config) (vettedIDs, error) {
+	var ids vettedIDs
+	if cfg.Ceiling.Shell != policy.ShellNone {
+		return ids, nil
+	}
+	vetted, err := progcheck.VetHost(append([]string{cfg.Entrypoint}, cfg.ExecAllow...)...)
+	if err != nil {
+		return ids, fmt.Errorf("shell=none: %w", err)
+	}
+	id := fileIDOf(vetted.Files[0])
+	ids.entry = &id
+	for _, a := range vetted.Files[1:] {
+		ids.allow = append(ids.allow, fileIDOf(a))
+	}
+	for _, in := range vetted.Interps {
+		ids.interps = append(ids.interps, fileIDOf(in))
+	}
+	return ids, nil
+}
+
+// parentCgroup returns the cgroup2 mount and the parent cgroup of the
+// sandbox's: cfg.CgroupParent, which must exist, or this process's own.
+func parentCgroup(cfg Config) (mount, parent string, err error) {
+	if mount, err = cgroup.Mountpoint(); err != nil {
+		return "", "", err
+	}
+	parent = cfg.CgroupParent
+	if parent == "" {
+		if parent, err = cgroup.PidGroup(os.Getpid()); err != nil {
+			return "", "", err
+		}
+	} else if _, err := cgroup.Open(mount, parent); err != nil {
+		return "", "", fmt.Errorf("cgroup parent: %w", err)
+	}
+	return mount, parent, nil
+}
+
+// planProcessLayer decides whether cov can be enforced (Coverage.Err with
+// AuditOnly and AllowPartial) and plans the process layer proc, if any,
+// with Landlock or seccomp (fallback.Plan; nil when there is none).
+func planProcessLayer(cfg Config, cov enforcer.Coverage, proc *enforcer.ProcessLayer) (*fallback.Spec, error) {
+	if err := cov.Err(cfg.AuditOnly, cfg.AllowPartial); err != nil {
+		return nil, err
+	}
+	if proc == nil || !(proc.Host.Landlock() || proc.Host.Seccomp()) {
+		return nil, nil
+	}
+	var exe []string
+	if cfg.Ceiling.Shell == policy.ShellNone {
+		exe = append([]string{cfg.Entrypoint}, cfg.ExecAllow...)
+	}
+	sp, err := fallback.Plan(fallback.Config{Ceiling: cfg.Ceiling, Host: proc.Host, WriteRoots: cfg.WriteRootPaths,
+		Exec: exe, AllowConnect: cfg.AllowConnect})
+	if err != nil {
+		return nil, fmt.Errorf("%w: process layer: %v", enforcer.ErrCannotEnforce, err)
+	}
+	return &sp, nil
+}
+
+// checkHostPolicy refuses partial coverage the operator's choice,
+// recorded by the daemon in the pins, does not allow: it caps
+// AllowPartial (unreadable: the narrowest choice). Errors wrap
+// enforcer.PartialRefused.
+func checkHostPolicy(cfg Config, cov enforcer.Coverage, enf *enforcer.Enforcer) error {
+	if len(cov.Partial) == 0 || cfg.AuditOnly {
+		return nil
+	}
+	hp, recorded, err := enf.HostPolicy()
+	if !recorded || (err == nil && hp.AllowPartial) {
+		return nil
+	}
+	why := "allow_partial is false in the enforcerd daemon's configuration"
+	if err != nil {
+		why = err.Error()
+	}
+	return fmt.Errorf("%w: partial coverage is not allowed on this host: %s (recorded in %s)", enforcer.PartialRefused, why, enforcer.HostPolicyPin)
 }
 
 // processLayer is the process layer Open uses: only without the BPF LSM

@@ -1,6 +1,6 @@
 package main
 
-// The CLI's conventions (cli.go), for every command: help, usage errors,
+// The CLI's conventions (cli/cli.go), for every command: help, usage errors,
 // flag spelling in messages, the top-level listing.
 
 import (
@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/policy"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
 )
 
 // commandNames are the subcommands, in the order of the top-level listing.
 var commandNames = []string{"check", "completion", "ctl", "daemon", "hook", "nspawn", "proxy", "run", "surface", "uninstall", "version"}
 
 func TestEveryCommandPrintsItsOwnHelp(t *testing.T) {
-	cmds := commands(streams{})
+	cmds := commands(cli.Streams{})
 	if len(cmds) != len(commandNames) {
 		t.Fatalf("%d commands, want %v", len(cmds), commandNames)
 	}
@@ -27,22 +27,22 @@ func TestEveryCommandPrintsItsOwnHelp(t *testing.T) {
 			t.Errorf("%s: help is not the hand-written usage text: %q", c.Name(), c.Long)
 		}
 		for _, args := range [][]string{{c.Name(), "-h"}, {c.Name(), "--help"}, {c.Name(), "-help"}, {"help", c.Name()}} {
-			code, out, errs := cli(args...)
-			if code != exitOK || out != c.Long || errs != "" {
+			code, out, errs := cmdline(args...)
+			if code != cli.ExitOK || out != c.Long || errs != "" {
 				t.Errorf("%q: exit %d, stderr %q, stdout is the help: %v", args, code, errs, out == c.Long)
 			}
 		}
 	}
 	// Flags before the help flag are parsed, not run.
-	if code, out, _ := cli("run", "--write=deny", "--help"); code != exitOK || !strings.HasPrefix(out, "Usage: enforcerd run") {
+	if code, out, _ := cmdline("run", "--write=deny", "--help"); code != cli.ExitOK || !strings.HasPrefix(out, "Usage: enforcerd run") {
 		t.Errorf("run --write=deny --help: exit %d, %q", code, out)
 	}
 }
 
 func TestTopLevelUsage(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"-help"}, {"help"}} {
-		code, out, errs := cli(args...)
-		if code != exitOK || errs != "" || !strings.HasPrefix(out, "enforcerd - kernel enforcement") {
+		code, out, errs := cmdline(args...)
+		if code != cli.ExitOK || errs != "" || !strings.HasPrefix(out, "enforcerd - kernel enforcement") {
 			t.Fatalf("%q: exit %d, stdout %q, stderr %q", args, code, out, errs)
 		}
 		var listed []string
@@ -59,19 +59,19 @@ func TestTopLevelUsage(t *testing.T) {
 			t.Errorf("%q: listing or exit status missing:\n%s", args, out)
 		}
 	}
-	code, out, errs := cli()
-	if code != exitUsage || out != "" || !strings.HasPrefix(errs, "enforcerd - kernel enforcement") {
+	code, out, errs := cmdline()
+	if code != cli.ExitUsage || out != "" || !strings.HasPrefix(errs, "enforcerd - kernel enforcement") {
 		t.Errorf("no arguments: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	// cobra's default completion command is disabled (main.go); ours
-	// (completion.go) is a command like the others.
+	// (package completion) is a command like the others.
 	for _, cmd := range []string{"bogus", "--bogus", "-q"} {
-		code, out, errs := cli(cmd)
-		if code != exitUsage || out != "" || !strings.HasPrefix(errs, `enforcerd: unknown command "`+cmd+`"`+"\n\nenforcerd - kernel") {
+		code, out, errs := cmdline(cmd)
+		if code != cli.ExitUsage || out != "" || !strings.HasPrefix(errs, `enforcerd: unknown command "`+cmd+`"`+"\n\nenforcerd - kernel") {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", cmd, code, out, errs)
 		}
 	}
-	if code, _, errs := cli("help", "bogus"); code != exitUsage || !strings.HasPrefix(errs, `enforcerd help: unknown command "bogus"`) {
+	if code, _, errs := cmdline("help", "bogus"); code != cli.ExitUsage || !strings.HasPrefix(errs, `enforcerd help: unknown command "bogus"`) {
 		t.Errorf("help bogus: exit %d, stderr %q", code, errs)
 	}
 }
@@ -115,46 +115,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"hook", "poststop", "x"}, "want one stage (createRuntime, prestart or poststop), got 2 arguments"},
 		{[]string{"hook", "createContainer"}, `unknown stage "createContainer" (want createRuntime, prestart or poststop)`},
 	} {
-		code, out, errs := cli(c.args...)
+		code, out, errs := cmdline(c.args...)
 		want := "enforcerd " + c.args[0] + ": " + c.msg
 		hint := "\nRun 'enforcerd " + c.args[0] + " --help' for usage.\n"
-		if code != exitUsage || out != "" || !strings.HasPrefix(errs, want) || !strings.HasSuffix(errs, hint) || strings.Count(errs, "\n") != 2 {
+		if code != cli.ExitUsage || out != "" || !strings.HasPrefix(errs, want) || !strings.HasSuffix(errs, hint) || strings.Count(errs, "\n") != 2 {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and %q...%q", c.args, code, out, errs, want, hint)
-		}
-	}
-}
-
-// TestRunFlags: every documented flag of run, as spelled in its help, and
-// the "--" that ends them.
-func TestRunFlags(t *testing.T) {
-	o, _, err := parseRunArgs([]string{"--", "ls"})
-	if err != nil || o.pinDir != "/sys/fs/bpf/enforcerd" || o.socket != "/run/enforcerd/enforcerd.sock" || o.quiet || o.auditOnly || o.allowPartial || o.cgroupParent != "" {
-		t.Fatalf("defaults: %+v, %v", o, err)
-	}
-	o, _, err = parseRunArgs([]string{"--network", "DENY", "--write=False", "--shell", "none",
-		"--exec-allow", "/usr/bin/a,b", "--exec-allow=/usr/bin/c", "--audit-only", "--allow-partial", "-q",
-		"--cgroup-parent", "/p", "--pin-dir=/sys/fs/bpf/x", "--socket", "/s", "--", "ls", "--network=allow", "-q", "--"})
-	want := runOptions{ceiling: policy.KernelCeiling{Shell: policy.ShellNone}, auditOnly: true, allowPartial: true, quiet: true,
-		execAllow: []string{"/usr/bin/a,b", "/usr/bin/c"}, cgroupParent: "/p", pinDir: "/sys/fs/bpf/x", socket: "/s",
-		argv: []string{"ls", "--network=allow", "-q", "--"}}
-	if err != nil || o.ceiling != want.ceiling || !slices.Equal(o.execAllow, want.execAllow) || !slices.Equal(o.argv, want.argv) ||
-		o.auditOnly != want.auditOnly || o.allowPartial != want.allowPartial || o.quiet != want.quiet ||
-		o.cgroupParent != want.cgroupParent || o.pinDir != want.pinDir || o.socket != want.socket {
-		t.Errorf("got %+v, %v\nwant %+v", o, err, want)
-	}
-	for _, c := range []struct {
-		flags []string
-		want  policy.KernelCeiling
-	}{
-		{[]string{"--network=allow", "--write=true"}, policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}},
-		{[]string{"--network=false", "--quiet"}, policy.KernelCeiling{Write: true, Shell: policy.ShellFull}},
-		// A flag only narrows; the last of a repeated flag counts.
-		{[]string{"--role", "reviewer", "--network=allow", "--write", "allow"}, policy.KernelCeiling{Shell: policy.ShellReadOnly}},
-		{[]string{"--shell=none", "--shell=READ_ONLY"}, policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}}, // repeated: the narrowest
-	} {
-		o, _, err := parseRunArgs(append(c.flags, "--", "true"))
-		if err != nil || o.ceiling != c.want {
-			t.Errorf("%q: %v, %v; want %v", c.flags, o.ceiling, err, c.want)
 		}
 	}
 }

@@ -1,8 +1,8 @@
 package main
 
 // enforcerd completion: a script for each shell, and the candidates the
-// scripts ask "enforcerd __complete" for (commands, flag values, the ids
-// of a running daemon's containers).
+// scripts ask "enforcerd __complete" for (commands, flag values; the ids
+// of a running daemon's containers: ctl/completion_test.go).
 
 import (
 	"os"
@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/clitest"
 )
 
 func TestCompletionScripts(t *testing.T) {
@@ -18,8 +21,8 @@ func TestCompletionScripts(t *testing.T) {
 		"zsh":  {"#compdef enforcerd", "compdef _enforcerd enforcerd", "__complete"},
 		"fish": {"# fish completion for enforcerd", "complete -c enforcerd", "__complete"},
 	} {
-		code, out, errs := cli("completion", sh)
-		if code != exitOK || errs != "" {
+		code, out, errs := cmdline("completion", sh)
+		if code != cli.ExitOK || errs != "" {
 			t.Fatalf("completion %s: exit %d, stderr %q", sh, code, errs)
 		}
 		for _, m := range marks {
@@ -54,36 +57,21 @@ func TestCompletionScripts(t *testing.T) {
 		{[]string{"completion", "bash", "zsh"}, `unexpected argument "zsh" (one shell)`},
 		{[]string{"completion", "--bogus", "bash"}, "flag provided but not defined: --bogus"},
 	} {
-		code, out, errs := cli(c.args...)
-		if code != exitUsage || out != "" || !strings.HasPrefix(errs, "enforcerd completion: "+c.msg+"\nRun 'enforcerd completion --help' for usage.\n") {
+		code, out, errs := cmdline(c.args...)
+		if code != cli.ExitUsage || out != "" || !strings.HasPrefix(errs, "enforcerd completion: "+c.msg+"\nRun 'enforcerd completion --help' for usage.\n") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", c.args, code, out, errs)
 		}
 	}
 }
 
 // candidates are the completion candidates "enforcerd __complete ARGS"
-// prints (without descriptions and the directive line).
+// prints (clitest.Candidates).
 func candidates(t *testing.T, args ...string) []string {
 	t.Helper()
-	code, out, _ := cli(append([]string{"__complete"}, args...)...)
-	if code != exitOK {
-		t.Fatalf("__complete %q: exit %d", args, code)
-	}
-	var got []string
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		if l == "" || strings.HasPrefix(l, ":") {
-			continue
-		}
-		name, _, _ := strings.Cut(l, "\t")
-		got = append(got, name)
-	}
-	return got
+	return clitest.Candidates(t, execute, args...)
 }
 
 func TestCompletionCandidates(t *testing.T) {
-	ts := ctlServer(t)
-	mustCtl(t, ts, "register", "--id", "alpha", "--cgroup", "/c/one")
-	mustCtl(t, ts, "register", "--id", "beta", "--cgroup", "/c/two")
 	for _, c := range []struct {
 		args []string
 		want string
@@ -100,12 +88,6 @@ func TestCompletionCandidates(t *testing.T) {
 		{[]string{"surface", "--role", ""}, "general,explore,planner,reviewer,implement,test,advisor,custom"},
 		{[]string{"surface", "--tool-groups", ""}, "messaging,meta,inbox,lifecycle,approvals,scheduling,forge,execution,web_tools"},
 		{[]string{"daemon", "--log-format", ""}, "text,json"},
-		{[]string{"ctl", "--socket", ts.Socket, "get", ""}, "alpha,beta"},
-		{[]string{"ctl", "get", "--socket", ts.Socket, "b"}, "beta"},
-		{[]string{"ctl", "--socket", ts.Socket, "narrow", "alpha", ""}, ""},
-		{[]string{"ctl", "--socket", ts.Socket, "denials", "--container", ""}, "alpha,beta"},
-		// No daemon: nothing, and no error.
-		{[]string{"ctl", "--socket", filepath.Join(t.TempDir(), "none"), "get", ""}, ""},
 	} {
 		if got := strings.Join(candidates(t, c.args...), ","); got != c.want {
 			t.Errorf("__complete %q: %q, want %q", c.args, got, c.want)

@@ -1,10 +1,15 @@
 // Command enforcerd makes an AI agent container's permission ceiling true in
-// the kernel with eBPF LSM and cgroup-BPF programs. This package is the CLI:
-// flags, messages and exit codes; the logic lives in the library packages
-// (policy, enforcer, cgroup, sandbox, daemon).
+// the kernel with eBPF LSM and cgroup-BPF programs. This package is the
+// wiring: the command table, run's exec gate and process-layer helper
+// dispatched before any command. Each command group is a package of its
+// own under cmd/enforcerd/ (run, check, ctl, daemon, hook, nspawn, proxy,
+// surface, uninstall, version, completion) holding its flags, messages
+// and exit codes; what two or more share is cmd/enforcerd/cli; the logic
+// lives in the library packages (policy, enforcer, cgroup, sandbox,
+// daemon).
 //
 // Every subcommand is a github.com/spf13/cobra command with
-// github.com/spf13/pflag flags, built by one helper (newCommand, cli.go)
+// github.com/spf13/pflag flags, built by one helper (cli.NewCommand, cli/cli.go)
 // that holds the conventions: the hand-written, man-page style usage text
 // is the command's Long text and its help output (-h, --help and -help print
 // it to stdout, exit 0; cobra's help template is never used), a usage error
@@ -19,7 +24,7 @@
 // except -help, kept as a spelling of --help.
 //
 // Shell completions and man pages come from the command tree: "enforcerd
-// completion bash|zsh|fish" (completion.go) prints cobra's completion
+// completion bash|zsh|fish" (package completion) prints cobra's completion
 // script, with hand-written help like every command; cobra's own default
 // "completion" command, whose help is cobra's generic text, stays disabled
 // (CompletionOptions.DisableDefaultCmd). Cobra's hidden "__complete"
@@ -33,74 +38,32 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/enforcerd/enforcerd/sandbox"
 	"github.com/enforcerd/enforcerd/sandbox/fallback"
-)
 
-// Exit codes shared by every subcommand (documented in usage).
-const (
-	exitOK            = 0
-	exitFailure       = 1
-	exitUsage         = 2
-	exitCannotEnforce = 125
-	exitNotExecutable = 126
-	exitNotFound      = 127
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/check"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/completion"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/ctl"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/daemon"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/hook"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/nspawn"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/proxy"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/run"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/surface"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/uninstall"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/version"
 )
 
 // commands builds the subcommands, in no particular order (the listing is
 // sorted by name).
-func commands(s streams) []*cobra.Command {
-	return []*cobra.Command{newRunCmd(s, runSandboxed), newSurfaceCmd(s), newCheckCmd(s), newDaemonCmd(s), newHookCmd(s), newNspawnCmd(s), newVersionCmd(s),
-		newUninstallCmd(s), newCtlCmd(s), newCompletionCmd(s), newProxyCmd(s)}
-}
-
-// usage is the top-level help: the command list is every visible
-// subcommand of root with its Short text.
-func usage(w io.Writer, root *cobra.Command) {
-	fmt.Fprintf(w, `enforcerd - kernel enforcement of AI-agent permission ceilings
-
-Usage:
-  enforcerd <command> [flags] [args]
-  enforcerd --version
-
-Commands:
-`)
-	for _, c := range root.Commands() {
-		if c.IsAvailableCommand() {
-			fmt.Fprintf(w, "  %-10s %s\n", c.Name(), c.Short)
-		}
-	}
-	fmt.Fprintf(w, `
-Run "enforcerd <command> --help" for a command's flags.
-
-Exit status:
-  0    success (for run: the command's own status is returned)
-  1    failure
-  2    usage error (bad flag, bad ceiling text)
-  125  enforcerd could not enforce the ceiling; the workload never ran
-  126  command found but not executable (run)
-  127  command not found (run)
-
-Environment:
-  ENFORCERD_VERIFIER_LOG   when set (to anything), a program the kernel
-                           rejects has its verifier log printed to stderr
-                           (run, check, daemon)
-`)
-}
-
-// verifierLog is where enforcer writes the kernel verifier's log of a
-// rejected program: w when ENFORCERD_VERIFIER_LOG is set, else nowhere.
-func verifierLog(w io.Writer) io.Writer {
-	if os.Getenv("ENFORCERD_VERIFIER_LOG") == "" {
-		return nil
-	}
-	return w
+func commands(s cli.Streams) []*cobra.Command {
+	return []*cobra.Command{run.NewCommand(s, run.RunSandboxed), surface.NewCommand(s), check.NewCommand(s), daemon.NewCommand(s), hook.NewCommand(s), nspawn.NewCommand(s), version.NewCommand(s),
+		uninstall.NewCommand(s), ctl.NewCommand(s), completion.NewCommand(s), proxy.NewCommand(s)}
 }
 
 func main() {
@@ -114,11 +77,11 @@ func main() {
 		// exec CMD. Not a command: no flags, no help.
 		os.Exit(fallback.Main(os.Args[2:], os.Stderr))
 	}
-	os.Exit(execute(os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
+	os.Exit(execute(os.Args[1:], cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
 }
 
 // execute runs the command line args (without the program name) and
 // returns the exit status.
-func execute(args []string, s streams) int {
-	return executeCommands(args, s, commands(s)...)
+func execute(args []string, s cli.Streams) int {
+	return cli.ExecuteCommands(args, s, commands(s)...)
 }

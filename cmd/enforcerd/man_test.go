@@ -20,6 +20,8 @@ import (
 	"github.com/spf13/cobra/doc"
 
 	"github.com/enforcerd/enforcerd/internal/buildinfo"
+
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
 )
 
 // manTree is the command tree as the man pages show it: the root's Long
@@ -27,10 +29,10 @@ import (
 // block (cobra/doc reads Long as Markdown, which would reflow the
 // hand-written layout).
 func manTree() *cobra.Command {
-	s := streams{in: strings.NewReader(""), out: io.Discard, err: io.Discard}
-	root := newRoot(s, nil, commands(s)...)
+	s := cli.Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}
+	root := cli.NewRoot(s, nil, commands(s)...)
 	var b strings.Builder
-	usage(&b, root)
+	cli.Usage(&b, root)
 	root.Long = b.String()
 	root.DisableAutoGenTag = true
 	var pre func(c *cobra.Command)
@@ -72,8 +74,8 @@ func manPages(t *testing.T) map[string]string {
 			walk(sub)
 		}
 	}
-	s := streams{in: strings.NewReader(""), out: io.Discard, err: io.Discard}
-	walk(newRoot(s, nil, commands(s)...))
+	s := cli.Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}
+	walk(cli.NewRoot(s, nil, commands(s)...))
 	return want
 }
 

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/clitest"
 )
 
 // TestNonRootSaysNeedsRoot: run, check and daemon started by a user other
@@ -27,7 +30,7 @@ func TestNonRootSaysNeedsRoot(t *testing.T) {
 	defer os.RemoveAll(dir)
 	os.Chmod(dir, 0o755)
 	bin := filepath.Join(dir, "enforcerd")
-	src, err := os.Open(enforcerdBin(t))
+	src, err := os.Open(clitest.Bin(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,9 +47,9 @@ func TestNonRootSaysNeedsRoot(t *testing.T) {
 		args []string
 		code int
 	}{
-		{[]string{"run", "--network=deny", "--", "/bin/sh", "-c", "touch " + mark}, exitCannotEnforce},
-		{[]string{"check"}, exitFailure},
-		{[]string{"daemon"}, exitFailure},
+		{[]string{"run", "--network=deny", "--", "/bin/sh", "-c", "touch " + mark}, cli.ExitCannotEnforce},
+		{[]string{"check"}, cli.ExitFailure},
+		{[]string{"daemon"}, cli.ExitFailure},
 	} {
 		cmd := exec.Command(bin, tc.args...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}

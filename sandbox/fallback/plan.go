@@ -132,61 +132,92 @@ func Plan(cfg Config) (Spec, error) {
 	}
 	s.LandlockABI = h.LandlockABI
 	if !c.Write {
-		w := writeRights(h.LandlockABI)
-		s.HandledFS |= w
-		for _, r := range cfg.WriteRoots {
-			if err := s.add(r, w, true); err != nil {
-				return s, fmt.Errorf("writable root: %w", err)
-			}
+		if err := s.planWrite(cfg.WriteRoots); err != nil {
+			return s, err
 		}
-		for _, d := range writableDevices {
-			if err := s.add(d, (llsys.AccessFSWriteFile|llsys.AccessFSTruncate)&w, false); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return s, err
-			}
-		}
-		s.Seccomp.FileMeta, s.Seccomp.IOURing = true, true
 	}
 	if c.Shell == policy.ShellNone {
-		s.HandledFS |= llsys.AccessFSExecute
-		files := append([]string(nil), cfg.Exec...)
-		for _, f := range cfg.Exec {
-			interp, err := progcheck.ELFInterp(f)
-			if err != nil {
-				return s, err
-			}
-			if interp != "" {
-				files = append(files, interp)
-			}
+		if err := s.planExec(cfg.Exec); err != nil {
+			return s, err
 		}
-		for _, f := range files {
-			if err := s.add(f, llsys.AccessFSExecute, true); err != nil {
-				return s, fmt.Errorf("exec allow list: %w", err)
-			}
-		}
-		s.Seccomp.Memfd = true
 	}
 	if !c.Network && h.Seccomp() {
 		// Without seccomp network=false is the cgroup-BPF layer's alone
 		// (enforcer.CoverageOf).
-		s.Seccomp.Sockets, s.Seccomp.IOURing = true, true
-		for _, ep := range cfg.AllowConnect {
-			if ep.Kind == endpoint.TCP || ep.Kind == endpoint.UDP {
-				s.Seccomp.AllowInet = true
-			}
-		}
-		if h.LandlockABI >= 4 {
-			s.HandledNet = llsys.AccessNetConnectTCP | llsys.AccessNetBindTCP
-			for _, ep := range cfg.AllowConnect {
-				if ep.Kind == endpoint.TCP {
-					s.ConnectTCP = append(s.ConnectTCP, ep.Port)
-				}
-			}
-		}
-		if h.LandlockABI >= 6 {
-			s.Scoped = llsys.ScopeAbstractUnixSocket
-		}
+		s.planNetwork(cfg.AllowConnect)
 	}
 	return s, nil
+}
+
+// planWrite plans write=false: Landlock handles the write rights of the
+// ABI, allowed beneath each writable root (roots) and, for writing
+// files, on the writable devices that exist; seccomp refuses the file
+// metadata calls and io_uring. Errors: a root cannot be stat'ed.
+func (s *Spec) planWrite(roots []string) error {
+	w := writeRights(s.LandlockABI)
+	s.HandledFS |= w
+	for _, r := range roots {
+		if err := s.add(r, w, true); err != nil {
+			return fmt.Errorf("writable root: %w", err)
+		}
+	}
+	for _, d := range writableDevices {
+		if err := s.add(d, (llsys.AccessFSWriteFile|llsys.AccessFSTruncate)&w, false); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	s.Seccomp.FileMeta, s.Seccomp.IOURing = true, true
+	return nil
+}
+
+// planExec plans shell=none: Landlock allows execution of the files exe
+// and of the program interpreter of each dynamic ELF among them only;
+// seccomp refuses memfd_create. Errors: a file cannot be read or
+// stat'ed.
+func (s *Spec) planExec(exe []string) error {
+	s.HandledFS |= llsys.AccessFSExecute
+	files := append([]string(nil), exe...)
+	for _, f := range exe {
+		interp, err := progcheck.ELFInterp(f)
+		if err != nil {
+			return err
+		}
+		if interp != "" {
+			files = append(files, interp)
+		}
+	}
+	for _, f := range files {
+		if err := s.add(f, llsys.AccessFSExecute, true); err != nil {
+			return fmt.Errorf("exec allow list: %w", err)
+		}
+	}
+	s.Seccomp.Memfd = true
+	return nil
+}
+
+// planNetwork plans network=false on a host with seccomp: seccomp
+// refuses sockets (inet ones allowed when an endpoint of allow is TCP
+// or UDP) and io_uring; Landlock ABI 4 handles TCP connect and bind,
+// allowing connect to the TCP endpoints' ports; ABI 6 scopes abstract
+// unix sockets.
+func (s *Spec) planNetwork(allow []endpoint.Endpoint) {
+	s.Seccomp.Sockets, s.Seccomp.IOURing = true, true
+	for _, ep := range allow {
+		if ep.Kind == endpoint.TCP || ep.Kind == endpoint.UDP {
+			s.Seccomp.AllowInet = true
+		}
+	}
+	if s.LandlockABI >= 4 {
+		s.HandledNet = llsys.AccessNetConnectTCP | llsys.AccessNetBindTCP
+		for _, ep := range allow {
+			if ep.Kind == endpoint.TCP {
+				s.ConnectTCP = append(s.ConnectTCP, ep.Port)
+			}
+		}
+	}
+	if s.LandlockABI >= 6 {
+		s.Scoped = llsys.ScopeAbstractUnixSocket
+	}
 }
 
 // add appends a rule for path with the rights of access that a rule on

@@ -3,7 +3,7 @@
 // (Harness), a fresh cgroup per run with probes started directly inside it
 // (Sandbox, with internal/testing/probe for the child side), the tri-state case
 // (Case) and the denial record a case expects (Want). Tests whose programs
-// a daemon or `enforcerd run` loads (daemon, cmd/enforcerd) use
+// a daemon or `enforcerd run` loads (daemon, cmd/enforcerd/run) use
 // internal/testing/probe alone.
 //
 // Every case is tri-state (docs/threat-model.md): (a) a control run in an

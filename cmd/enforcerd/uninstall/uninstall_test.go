@@ -1,0 +1,163 @@
+package uninstall
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf/link"
+
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
+
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/check"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/clitest"
+)
+
+// TestUninstall: with a run registered, uninstall refuses and names it,
+// leaving every pin; --force --kill kills the run's command, removes every
+// pin (the programs detach: their link ids are gone) and the state file;
+// a second uninstall finds nothing and succeeds. It also refuses while a
+// daemon answers on the socket, and --kill alone is a usage error.
+func TestUninstall(t *testing.T) {
+	vmtest.RequireRoot(t)
+	pin := fmt.Sprintf("/sys/fs/bpf/enforcerd-uninstall-test-%d", os.Getpid())
+	defer os.RemoveAll(pin)
+	dir := t.TempDir()
+	sock, stateFile := filepath.Join(dir, "none.sock"), filepath.Join(dir, "state.json")
+	if err := os.WriteFile(stateFile, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := func(extra ...string) []string {
+		return append([]string{"uninstall", "--pin-dir", pin, "--socket", sock, "--state", stateFile}, extra...)
+	}
+
+	run := exec.Command(clitest.Bin(t), "run", "--pin-dir", pin, "-q", "--", "/bin/sleep", "600")
+	var runErr bytes.Buffer
+	run.Stderr = &runErr
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- run.Wait() }()
+	defer func() {
+		run.Process.Kill()
+		<-exited
+	}()
+	// Loading the programs for a fresh pin directory takes minutes in an
+	// emulated guest on a loaded host: wait for the registration or the
+	// run's end, whichever comes first.
+	var in enforcer.Installation
+	for deadline := time.Now().Add(420 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var err error
+		if in, err = enforcer.ReadInstallation(pin); err == nil && len(in.Registrations) > 0 {
+			break
+		}
+		select {
+		case werr := <-exited:
+			exited <- werr
+			t.Fatalf("the run ended (%v) before it registered: stderr %q", werr, runErr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run never registered: %+v, %v; its stderr so far %q", in, err, runErr.String())
+		}
+	}
+	if len(in.LinkIDs) == 0 {
+		t.Fatalf("no link pinned under %s: %+v", pin, in)
+	}
+	group := fmt.Sprintf("enforcerd-run-%d", run.Process.Pid)
+
+	if r := clitest.Run(t, nil, args("--kill")...); r.Code != cli.ExitUsage || !strings.Contains(r.Stderr, "--kill needs --force") {
+		t.Errorf("--kill alone: exit %d, %q", r.Code, r.Stderr)
+	}
+	r := clitest.Run(t, nil, args()...)
+	if r.Code != cli.ExitFailure || !strings.Contains(r.Stderr, group) || !strings.Contains(r.Stderr, "refusing") {
+		t.Errorf("uninstall with a run registered: exit %d, stderr %q; want a refusal naming %s", r.Code, r.Stderr, group)
+	}
+	if after, err := enforcer.ReadInstallation(pin); err != nil || after.Pins != in.Pins || len(after.Registrations) != len(in.Registrations) {
+		t.Errorf("refused uninstall changed the pins: %+v (%v), before %+v", after, err, in)
+	}
+
+	// A daemon answering on the socket: refused.
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"version":"x","pid":1}`))
+	}))
+	if r := clitest.Run(t, nil, args("--force", "--kill")...); r.Code != cli.ExitFailure || !strings.Contains(r.Stderr, "daemon answers") {
+		t.Errorf("uninstall with a daemon answering: exit %d, %q", r.Code, r.Stderr)
+	}
+	ln.Close()
+	os.Remove(sock)
+
+	r = clitest.Run(t, nil, args("--force", "--kill")...)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "killed: the processes of ") || !strings.Contains(r.Stdout, "removed: "+stateFile) {
+		t.Fatalf("uninstall --force --kill: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	select {
+	case werr := <-exited:
+		exited <- werr
+	case <-time.After(30 * time.Second):
+		t.Error("the run's command was not killed")
+	}
+	if _, err := os.Stat(pin); !os.IsNotExist(err) {
+		t.Errorf("pin dir %s still there: %v", pin, err)
+	}
+	for _, id := range in.LinkIDs {
+		if l, err := link.NewFromID(id); err == nil {
+			l.Close()
+			t.Errorf("link id %d still attached after uninstall", id)
+		}
+	}
+	if _, err := os.Stat(stateFile); !os.IsNotExist(err) {
+		t.Errorf("state file %s still there: %v", stateFile, err)
+	}
+	if r := clitest.Run(t, nil, args()...); r.Code != 0 || !strings.Contains(r.Stdout, "nothing pinned under "+pin) {
+		t.Errorf("second uninstall: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+// TestCheckLeavesNothingItDidNotFind: check on a pin directory that does
+// not exist removes the pins it created ("left_behind": nothing); on pins
+// that exist it leaves them as found.
+func TestCheckLeavesNothingItDidNotFind(t *testing.T) {
+	vmtest.RequireRoot(t)
+	pin := fmt.Sprintf("/sys/fs/bpf/enforcerd-check-test-%d", os.Getpid())
+	defer os.RemoveAll(pin)
+	leftBehind := func() string {
+		r := clitest.Run(t, nil, "check", "--json", "--pin-dir", pin)
+		var rep check.CheckReport
+		if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+			t.Fatalf("check --json: exit %d, %q: %v (stderr %q)", r.Code, r.Stdout, err, r.Stderr)
+		}
+		return rep.LeftBehind
+	}
+	if lb := leftBehind(); !strings.HasPrefix(lb, "nothing") {
+		t.Errorf("check on no pins: left_behind %q", lb)
+	}
+	if _, err := os.Stat(pin); !os.IsNotExist(err) {
+		t.Errorf("check left %s behind: %v", pin, err)
+	}
+	if r := clitest.Run(t, nil, "run", "--pin-dir", pin, "--", "/bin/true"); r.Code != 0 {
+		t.Fatalf("run: exit %d, %s", r.Code, r.Stderr)
+	}
+	if lb := leftBehind(); !strings.Contains(lb, "as found") {
+		t.Errorf("check on existing pins: left_behind %q", lb)
+	}
+	if _, err := os.Stat(pin); err != nil {
+		t.Errorf("check removed pins it found: %v", err)
+	}
+}

@@ -99,7 +99,7 @@ func (c Config) Compile() (*Policy, error) {
 	for _, item := range c.AllowPrivate {
 		for _, s := range strings.Split(item, ",") {
 			s = strings.TrimSpace(s)
-			if ip, ok := parseIPLiteral(s); ok {
+			if ip, ok := ParseIPLiteral(s); ok {
 				p.privateIPs[ip] = true
 				continue
 			}
@@ -123,7 +123,7 @@ func (c Config) Compile() (*Policy, error) {
 			return nil, cfgErr("resolve: %q: %v", r, err)
 		}
 		for _, s := range strings.Split(ips, ",") {
-			ip, ok := parseIPLiteral(strings.TrimSpace(s))
+			ip, ok := ParseIPLiteral(strings.TrimSpace(s))
 			if !ok {
 				return nil, cfgErr("resolve: %q: %q is not an IP address", r, s)
 			}

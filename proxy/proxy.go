@@ -270,11 +270,11 @@ func (p *Proxy) decide(cl Client, t Target, r *record) (reason, detail string) {
 	if !p.pol.Ports[t.Port] {
 		return ReasonPortNotAllowed, fmt.Sprintf("port %d is not in the allowed ports", t.Port)
 	}
-	if !p.pol.Domains.Match(t) {
+	if !t.AllowedBy(p.pol.Domains) {
 		return ReasonDomainNotAllowed, fmt.Sprintf("%s is not in the allowed domains", t.Host)
 	}
 	for _, l := range limits {
-		if !l.Match(t) {
+		if !t.AllowedBy(l) {
 			return ReasonContainerDomainNotAllowed, fmt.Sprintf("%s is not in the proxy_allow list of container %s or of a container enclosing it", t.Host, r.container)
 		}
 	}

@@ -30,6 +30,15 @@ func (t Target) Authority() string {
 	return net.JoinHostPort(t.Host, strconv.Itoa(int(t.Port)))
 }
 
+// AllowedBy reports whether the allow list p admits t: by name, or for an
+// IP literal target by its address.
+func (t Target) AllowedBy(p Patterns) bool {
+	if t.IP.IsValid() {
+		return p.MatchIP(t.IP)
+	}
+	return p.MatchName(t.Host)
+}
+
 func badTarget(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadTarget, fmt.Sprintf(format, a...))
 }
@@ -84,7 +93,7 @@ func ParseAuthority(s string, defaultPort uint16) (Target, error) {
 	}
 	t := Target{Port: defaultPort}
 	if port != "" {
-		if len(port) > 5 || !allDigits(port) {
+		if len(port) > 5 || strings.Trim(port, "0123456789") != "" {
 			return Target{}, badTarget("authority %q: port %q is not a number", s, port)
 		}
 		n, _ := strconv.Atoi(port)

@@ -26,10 +26,10 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/enforcerd/enforcerd/devallow"
+	"github.com/enforcerd/enforcerd/egress"
 	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/progcheck"
-	"github.com/enforcerd/enforcerd/proxy"
 )
 
 // Annotation keys of a container: set by whoever creates it (podman
@@ -191,7 +191,7 @@ type Request struct {
 	Parent     string // enforcerd.io/parent, a container id
 	AuditOnly  bool   // enforcerd.io/audit-only
 	ToolGroups string // enforcerd.io/tool-groups
-	// ProxyAllow is enforcerd.io/proxy-allow (proxy.ParseAllowList), nil
+	// ProxyAllow is enforcerd.io/proxy-allow (egress.ParseAllowList), nil
 	// when not given.
 	ProxyAllow *string
 	// AllowConnect: enforcerd.io/allow-connect as written, checked
@@ -294,7 +294,7 @@ func ParseAnnotations(ann map[string]string) (Request, error) {
 			}
 			r.ToolGroups = v
 		case AnnotationProxyAllow:
-			if _, err := proxy.ParseAllowList(v); err != nil {
+			if _, err := egress.ParseAllowList(v); err != nil {
 				return Request{}, bad("%v", err)
 			}
 			r.ProxyAllow = &v

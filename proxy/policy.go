@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/enforcerd/enforcerd/egress"
 )
 
 // Defaults of Config.
@@ -25,7 +27,7 @@ var ErrConfig = errors.New("invalid proxy configuration")
 // Config is the proxy's configuration: the flags of `enforcerd proxy` and
 // the `proxy:` section of the daemon's YAML use the same names.
 type Config struct {
-	// AllowDomains are the domain patterns (ParsePatterns) clients may
+	// AllowDomains are the domain patterns (egress.ParsePatterns) clients may
 	// reach. Empty: nothing is reachable.
 	AllowDomains []string `yaml:"allow_domains"`
 	// AllowPorts are the destination TCP ports (empty: [443]).
@@ -63,11 +65,11 @@ func DefaultConfig() Config {
 
 // Policy is a compiled Config: what the proxy allows.
 type Policy struct {
-	Domains         Patterns
+	Domains         egress.Patterns
 	Ports           map[uint16]bool
 	privateIPs      map[netip.Addr]bool
 	privatePrefixes []netip.Prefix
-	privateNames    Patterns
+	privateNames    egress.Patterns
 	static          map[string][]netip.Addr
 	socketMode      uint32
 	socketGID       int // -1: unchanged
@@ -82,7 +84,7 @@ func cfgErr(format string, a ...any) error {
 func (c Config) Compile() (*Policy, error) {
 	p := &Policy{Ports: map[uint16]bool{}, privateIPs: map[netip.Addr]bool{}, static: map[string][]netip.Addr{}, socketGID: -1}
 	var err error
-	if p.Domains, err = ParsePatterns(c.AllowDomains); err != nil {
+	if p.Domains, err = egress.ParsePatterns(c.AllowDomains); err != nil {
 		return nil, cfgErr("allow-domain: %v", err)
 	}
 	ports := c.AllowPorts
@@ -99,7 +101,7 @@ func (c Config) Compile() (*Policy, error) {
 	for _, item := range c.AllowPrivate {
 		for _, s := range strings.Split(item, ",") {
 			s = strings.TrimSpace(s)
-			if ip, ok := ParseIPLiteral(s); ok {
+			if ip, ok := egress.ParseIPLiteral(s); ok {
 				p.privateIPs[ip] = true
 				continue
 			}
@@ -110,7 +112,7 @@ func (c Config) Compile() (*Policy, error) {
 			names = append(names, s)
 		}
 	}
-	if p.privateNames, err = ParsePatterns(names); err != nil {
+	if p.privateNames, err = egress.ParsePatterns(names); err != nil {
 		return nil, cfgErr("allow-private: %v (want an IP address, a CIDR prefix or a domain pattern)", err)
 	}
 	for _, r := range c.Resolve {
@@ -118,12 +120,12 @@ func (c Config) Compile() (*Policy, error) {
 		if !ok {
 			return nil, cfgErr("resolve: %q: want NAME=IP[,IP...]", r)
 		}
-		n, err := NormalizeHost(strings.TrimSpace(name))
+		n, err := egress.NormalizeHost(strings.TrimSpace(name))
 		if err != nil {
 			return nil, cfgErr("resolve: %q: %v", r, err)
 		}
 		for _, s := range strings.Split(ips, ",") {
-			ip, ok := ParseIPLiteral(strings.TrimSpace(s))
+			ip, ok := egress.ParseIPLiteral(strings.TrimSpace(s))
 			if !ok {
 				return nil, cfgErr("resolve: %q: %q is not an IP address", r, s)
 			}

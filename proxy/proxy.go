@@ -42,6 +42,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/egress"
 )
 
 // Registry places a client in the daemon's registry.
@@ -51,7 +52,7 @@ type Registry interface {
 	// every registered container enclosing it (each one narrows; none:
 	// only the global list applies). An error means the client cannot be
 	// placed, and the proxy refuses its requests (fail closed).
-	ProxyLimits(group string) (container string, limits []Patterns, err error)
+	ProxyLimits(group string) (container string, limits []egress.Patterns, err error)
 }
 
 // Options are the proxy's collaborators; every field is optional.
@@ -256,7 +257,7 @@ func (p *Proxy) handle(ctx context.Context, c net.Conn, br *bufio.Reader, req *h
 
 // decide applies the allow lists; "" allows. It records the container.
 func (p *Proxy) decide(cl Client, t Target, r *record) (reason, detail string) {
-	var limits []Patterns
+	var limits []egress.Patterns
 	if p.o.Registry != nil {
 		if cl.Err != nil {
 			return ReasonClientUnidentified, cl.Err.Error()

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/enforcerd/enforcerd/egress"
 )
 
 // ErrBadTarget: a request's target (CONNECT authority, absolute-form URL or
@@ -16,7 +18,7 @@ var ErrBadTarget = errors.New("bad request target")
 
 // Target is where a client asks the proxy to connect.
 type Target struct {
-	// Host is the NormalizeHost name, or the IP literal's canonical text.
+	// Host is the egress.NormalizeHost name, or the IP literal's canonical text.
 	Host string
 	// IP is set when the request named an IP literal (then there is
 	// nothing to resolve).
@@ -32,7 +34,7 @@ func (t Target) Authority() string {
 
 // AllowedBy reports whether the allow list p admits t: by name, or for an
 // IP literal target by its address.
-func (t Target) AllowedBy(p Patterns) bool {
+func (t Target) AllowedBy(p egress.Patterns) bool {
 	if t.IP.IsValid() {
 		return p.MatchIP(t.IP)
 	}
@@ -45,7 +47,7 @@ func badTarget(format string, a ...any) error {
 
 // ParseAuthority parses "host:port", "[v6]:port", or without ":port" when
 // defaultPort is non-zero (0: the port is required, as in CONNECT, RFC
-// 9110 section 9.3.6). The host is a NormalizeHost name, an IPv4 literal
+// 9110 section 9.3.6). The host is a egress.NormalizeHost name, an IPv4 literal
 // or a bracketed IPv6 literal without zone. Userinfo, percent-escapes,
 // paths and blanks are refused. Errors wrap ErrBadTarget.
 func ParseAuthority(s string, defaultPort uint16) (Target, error) {
@@ -113,7 +115,7 @@ func ParseAuthority(s string, defaultPort uint16) (Target, error) {
 		t.Host = t.IP.String()
 		return t, nil
 	}
-	n, err := NormalizeHost(host)
+	n, err := egress.NormalizeHost(host)
 	if err != nil {
 		return Target{}, fmt.Errorf("%w: authority %q: %w", ErrBadTarget, s, err)
 	}

@@ -5,10 +5,12 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/enforcerd/enforcerd/egress"
 )
 
 func TestPatternsMatch(t *testing.T) {
-	p, err := ParsePatterns([]string{"API.Example.com.", "*.example.org, 203.0.113.9", "[2001:db8::1]", "*.bücher.example"})
+	p, err := egress.ParsePatterns([]string{"API.Example.com.", "*.example.org, 203.0.113.9", "[2001:db8::1]", "*.bücher.example"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,9 +32,9 @@ func TestPatternsMatch(t *testing.T) {
 			t.Errorf("Match(%s) = %v, want %v", host, got, ok)
 		}
 	}
-	var zero Patterns
+	var zero egress.Patterns
 	if (Target{Host: "api.example.com", Port: 443}).AllowedBy(zero) {
-		t.Fatal("the zero Patterns matched")
+		t.Fatal("the zero egress.Patterns matched")
 	}
 }
 

@@ -332,7 +332,7 @@ func ParseAnnotations(ann map[string]string) (Request, error) {
 			// Merged with enforcerd.io/ceiling below (MergeCeiling).
 		default:
 			for _, a := range AllAnnotations {
-				if asciiEqualFold(k, a) {
+				if policy.EqualFoldASCII(k, a) {
 					return Request{}, fmt.Errorf("%w: annotation %s: keys are case-sensitive, did you mean %s?", ErrBadAnnotation, k, a)
 				}
 			}
@@ -365,7 +365,7 @@ func MiscasedAnnotation(key string) bool {
 	if strings.HasPrefix(key, AnnotationPrefix) {
 		return false
 	}
-	if len(key) >= len(AnnotationPrefix) && asciiEqualFold(key[:len(AnnotationPrefix)], AnnotationPrefix) {
+	if len(key) >= len(AnnotationPrefix) && policy.EqualFoldASCII(key[:len(AnnotationPrefix)], AnnotationPrefix) {
 		return true
 	}
 	head := []rune(key)
@@ -373,26 +373,6 @@ func MiscasedAnnotation(key string) bool {
 		head = head[:n]
 	}
 	return strings.EqualFold(string(head), AnnotationPrefix) || strings.HasPrefix(strings.ToLower(key), AnnotationPrefix)
-}
-
-// asciiEqualFold is strings.EqualFold for ASCII letters only.
-func asciiEqualFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // DecodeSpec reads a bundle's config.json from r. Errors wrap ErrBadConfig:

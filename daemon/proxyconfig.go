@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/egress"
 	"github.com/enforcerd/enforcerd/proxy"
 )
 
@@ -49,16 +50,16 @@ func (p ProxyConfig) validate() error {
 // proxyRegistry places proxy clients in the registry.
 type proxyRegistry struct{ reg *registry.Registry }
 
-func (p proxyRegistry) ProxyLimits(group string) (string, []proxy.Patterns, error) {
+func (p proxyRegistry) ProxyLimits(group string) (string, []egress.Patterns, error) {
 	id, lists, err := p.reg.ProxyAllowChain(group)
 	if err != nil {
 		return "", nil, err
 	}
-	out := make([]proxy.Patterns, 0, len(lists))
+	out := make([]egress.Patterns, 0, len(lists))
 	for _, l := range lists {
-		pp, err := proxy.ParsePatterns(l)
+		pp, err := egress.ParsePatterns(l)
 		if len(l) == 0 {
-			pp, err = proxy.Patterns{}, nil // "none": matches nothing
+			pp, err = egress.Patterns{}, nil // "none": matches nothing
 		}
 		if err != nil {
 			return "", nil, fmt.Errorf("container %s: stored proxy_allow: %w", id, err)

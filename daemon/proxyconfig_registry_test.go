@@ -26,7 +26,7 @@ func TestProxyRegistryAdapter(t *testing.T) {
 		t.Fatalf("%q %v %v", id, limits, err)
 	}
 	tgt := proxy.Target{Host: "api.example.com", Port: 443}
-	if limits[0].Match(tgt) || !limits[1].Match(tgt) {
+	if tgt.AllowedBy(limits[0]) || !tgt.AllowedBy(limits[1]) {
 		t.Fatalf("none matched or the outer list did not: %v", limits)
 	}
 }

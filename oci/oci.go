@@ -29,10 +29,10 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/enforcerd/enforcerd/devallow"
+	"github.com/enforcerd/enforcerd/egress"
 	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/progcheck"
-	"github.com/enforcerd/enforcerd/proxy"
 )
 
 // Annotation keys of a container: set by whoever creates it (podman
@@ -194,7 +194,7 @@ type Request struct {
 	Parent     string // enforcerd.io/parent, a container id
 	AuditOnly  bool   // enforcerd.io/audit-only
 	ToolGroups string // enforcerd.io/tool-groups
-	// ProxyAllow is enforcerd.io/proxy-allow (proxy.ParseAllowList), nil
+	// ProxyAllow is enforcerd.io/proxy-allow (egress.ParseAllowList), nil
 	// when not given.
 	ProxyAllow *string
 	// AllowConnect: enforcerd.io/allow-connect as written, checked
@@ -238,7 +238,30 @@ func (r Request) AllowConnectList() []string {
 // a fallback to another role. Only a container without the role annotation
 // gets the default role.
 func ParseAnnotations(ann map[string]string) (Request, error) {
+	keys, err := enforcerdKeys(ann)
+	if err != nil {
+		return Request{}, err
+	}
 	var r Request
+	for _, k := range keys {
+		if err := parseAnnotation(&r, k, ann[k]); err != nil {
+			return Request{}, err
+		}
+	}
+	if err := mergeCeilingFields(&r, ann); err != nil {
+		return Request{}, err
+	}
+	if r.Role == "" && r.Ceiling == "" {
+		return Request{}, fmt.Errorf("%w: neither %s nor %s (or %s<field>) is set", ErrBadAnnotation, AnnotationRole, AnnotationCeiling, AnnotationPrefix)
+	}
+	return r, nil
+}
+
+// enforcerdKeys returns the enforcerd.io/ keys of ann, sorted. A key with
+// the prefix in another letter case is an error (the first in sort order
+// is named), checked before anything else; no enforcerd.io/ key at all is
+// ErrNoAnnotation.
+func enforcerdKeys(ann map[string]string) ([]string, error) {
 	var keys, miscased []string
 	for k := range ann {
 		switch {
@@ -251,111 +274,190 @@ func ParseAnnotations(ann map[string]string) (Request, error) {
 	if len(miscased) > 0 {
 		sort.Strings(miscased)
 		k := miscased[0]
-		return Request{}, fmt.Errorf("%w: annotation %s: keys are case-sensitive, the prefix is %s (known: %s)",
+		return nil, fmt.Errorf("%w: annotation %s: keys are case-sensitive, the prefix is %s (known: %s)",
 			ErrBadAnnotation, k, AnnotationPrefix, strings.Join(AllAnnotations, ", "))
 	}
 	if len(keys) == 0 {
-		return r, fmt.Errorf("%w: set %s and/or %s on the container", ErrNoAnnotation, AnnotationRole, AnnotationCeiling)
+		return nil, fmt.Errorf("%w: set %s and/or %s on the container", ErrNoAnnotation, AnnotationRole, AnnotationCeiling)
 	}
 	sort.Strings(keys)
-	for _, k := range keys {
-		v := ann[k]
-		bad := func(format string, a ...any) error {
-			return fmt.Errorf("%w: %s=%q: %s", ErrBadAnnotation, k, v, fmt.Sprintf(format, a...))
-		}
-		switch k {
-		case AnnotationRole:
-			if len(v) > 256 || strings.ContainsAny(v, "\x00\n\r") {
-				return Request{}, bad("role must be one line of at most 256 bytes")
-			}
-			if _, err := policy.LookupRole(v); err != nil {
-				return Request{}, fmt.Errorf("%w: %s: %w", ErrBadAnnotation, k, err)
-			}
-			r.Role = v
-		case AnnotationCeiling:
-			if strings.TrimSpace(v) == "" {
-				return Request{}, bad("empty ceiling")
-			}
-			if _, err := policy.ParseCeiling(v, policy.DefaultSession()); err != nil {
-				return Request{}, bad("%v", err)
-			}
-			r.Ceiling = v
-		case AnnotationParent:
-			if !ValidID(v) {
-				return Request{}, bad("not a container id")
-			}
-			r.Parent = v
-		case AnnotationAuditOnly:
-			b, err := policy.ParseBool(v)
-			if err != nil {
-				return Request{}, bad("want true|false")
-			}
-			r.AuditOnly = b
-		case AnnotationToolGroups:
-			if len(v) > 1024 || strings.ContainsAny(v, "\x00\n\r") {
-				return Request{}, bad("tool groups must be one line of at most 1024 bytes")
-			}
-			r.ToolGroups = v
-		case AnnotationProxyAllow:
-			if _, err := proxy.ParseAllowList(v); err != nil {
-				return Request{}, bad("%v", err)
-			}
-			r.ProxyAllow = &v
-		case AnnotationAllowConnect:
-			parts, err := endpoint.SplitAnnotation(v)
-			if err == nil {
-				_, err = endpoint.ParseList(parts)
-			}
-			if err != nil {
-				return Request{}, bad("%v", err)
-			}
-			r.AllowConnect = v
-		case AnnotationWriteRoots:
-			roots, err := policy.ParseWriteRoots(v)
-			if err != nil {
-				return Request{}, bad("%v", err)
-			}
-			r.WriteRoots = roots
-		case AnnotationAllowDevices:
-			parts, err := devallow.SplitAnnotation(v)
-			if err == nil {
-				_, err = devallow.ParseList(parts)
-			}
-			if err != nil {
-				return Request{}, bad("%v", err)
-			}
-			r.AllowDevices = parts
-		case AnnotationExecAllow:
-			files, err := ParseExecAllow(v)
-			if err != nil {
-				return Request{}, bad("%v", err)
-			}
-			r.ExecAllow = files
-		case AnnotationNetwork, AnnotationWrite, AnnotationShell, AnnotationTools, AnnotationDepth:
-			// Merged with enforcerd.io/ceiling below (MergeCeiling).
-		default:
-			for _, a := range AllAnnotations {
-				if asciiEqualFold(k, a) {
-					return Request{}, fmt.Errorf("%w: annotation %s: keys are case-sensitive, did you mean %s?", ErrBadAnnotation, k, a)
-				}
-			}
-			return Request{}, fmt.Errorf("%w: unknown annotation %s (known: %s)", ErrBadAnnotation, k, strings.Join(AllAnnotations, ", "))
+	return keys, nil
+}
+
+// annotationStep checks one annotation's value v and records it in r. Its
+// error is reported as ErrBadAnnotation: key="value": error; a keyError is
+// reported as ErrBadAnnotation: key: error and stays wrapped.
+type annotationStep func(r *Request, v string) error
+
+// keyError is a step's error that wraps a sentinel callers test (the role's
+// policy.ErrUnknownRole) and already describes the value.
+type keyError struct{ err error }
+
+func (e keyError) Error() string { return e.err.Error() }
+
+// annotationSteps holds the parse step of every key in AllAnnotations. The
+// per-field ceiling annotations have none: they are merged with
+// enforcerd.io/ceiling after every key was read (mergeCeilingFields).
+var annotationSteps = map[string]annotationStep{
+	AnnotationRole:         parseRoleAnnotation,
+	AnnotationCeiling:      parseCeilingAnnotation,
+	AnnotationParent:       parseParentAnnotation,
+	AnnotationAuditOnly:    parseAuditOnlyAnnotation,
+	AnnotationToolGroups:   parseToolGroupsAnnotation,
+	AnnotationProxyAllow:   parseProxyAllowAnnotation,
+	AnnotationAllowConnect: parseAllowConnectAnnotation,
+	AnnotationWriteRoots:   parseWriteRootsAnnotation,
+	AnnotationAllowDevices: parseAllowDevicesAnnotation,
+	AnnotationExecAllow:    parseExecAllowAnnotation,
+	AnnotationNetwork:      nil,
+	AnnotationWrite:        nil,
+	AnnotationShell:        nil,
+	AnnotationTools:        nil,
+	AnnotationDepth:        nil,
+}
+
+// parseAnnotation runs key k's step on v; an unknown key is an error that
+// names the known keys, or the one k spells in another letter case.
+func parseAnnotation(r *Request, k, v string) error {
+	step, known := annotationSteps[k]
+	if !known {
+		return unknownAnnotation(k)
+	}
+	if step == nil {
+		return nil
+	}
+	err := step(r, v)
+	if err == nil {
+		return nil
+	}
+	if ke, ok := err.(keyError); ok {
+		return fmt.Errorf("%w: %s: %w", ErrBadAnnotation, k, ke.err)
+	}
+	return fmt.Errorf("%w: %s=%q: %s", ErrBadAnnotation, k, v, err.Error())
+}
+
+func unknownAnnotation(k string) error {
+	for _, a := range AllAnnotations {
+		if policy.EqualFoldASCII(k, a) {
+			return fmt.Errorf("%w: annotation %s: keys are case-sensitive, did you mean %s?", ErrBadAnnotation, k, a)
 		}
 	}
+	return fmt.Errorf("%w: unknown annotation %s (known: %s)", ErrBadAnnotation, k, strings.Join(AllAnnotations, ", "))
+}
+
+func parseRoleAnnotation(r *Request, v string) error {
+	if len(v) > 256 || strings.ContainsAny(v, "\x00\n\r") {
+		return errors.New("role must be one line of at most 256 bytes")
+	}
+	if _, err := policy.LookupRole(v); err != nil {
+		return keyError{err}
+	}
+	r.Role = v
+	return nil
+}
+
+func parseCeilingAnnotation(r *Request, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return errors.New("empty ceiling")
+	}
+	if _, err := policy.ParseCeiling(v, policy.DefaultSession()); err != nil {
+		return err
+	}
+	r.Ceiling = v
+	return nil
+}
+
+func parseParentAnnotation(r *Request, v string) error {
+	if !ValidID(v) {
+		return errors.New("not a container id")
+	}
+	r.Parent = v
+	return nil
+}
+
+func parseAuditOnlyAnnotation(r *Request, v string) error {
+	b, err := policy.ParseBool(v)
+	if err != nil {
+		return errors.New("want true|false")
+	}
+	r.AuditOnly = b
+	return nil
+}
+
+func parseToolGroupsAnnotation(r *Request, v string) error {
+	if len(v) > 1024 || strings.ContainsAny(v, "\x00\n\r") {
+		return errors.New("tool groups must be one line of at most 1024 bytes")
+	}
+	r.ToolGroups = v
+	return nil
+}
+
+func parseProxyAllowAnnotation(r *Request, v string) error {
+	if _, err := egress.ParseAllowList(v); err != nil {
+		return err
+	}
+	r.ProxyAllow = &v
+	return nil
+}
+
+func parseAllowConnectAnnotation(r *Request, v string) error {
+	parts, err := endpoint.SplitAnnotation(v)
+	if err == nil {
+		_, err = endpoint.ParseList(parts)
+	}
+	if err != nil {
+		return err
+	}
+	r.AllowConnect = v
+	return nil
+}
+
+func parseWriteRootsAnnotation(r *Request, v string) error {
+	roots, err := policy.ParseWriteRoots(v)
+	if err != nil {
+		return err
+	}
+	r.WriteRoots = roots
+	return nil
+}
+
+func parseAllowDevicesAnnotation(r *Request, v string) error {
+	parts, err := devallow.SplitAnnotation(v)
+	if err == nil {
+		_, err = devallow.ParseList(parts)
+	}
+	if err != nil {
+		return err
+	}
+	r.AllowDevices = parts
+	return nil
+}
+
+func parseExecAllowAnnotation(r *Request, v string) error {
+	files, err := ParseExecAllow(v)
+	if err != nil {
+		return err
+	}
+	r.ExecAllow = files
+	return nil
+}
+
+// mergeCeilingFields refuses stray bare ceiling keys and merges the
+// per-field ceiling annotations into r.Ceiling (MergeCeiling).
+func mergeCeilingFields(r *Request, ann map[string]string) error {
 	if err := strayCeilingKeys(ann); err != nil {
-		return Request{}, fmt.Errorf("%w: %w", ErrBadAnnotation, err)
+		return fmt.Errorf("%w: %w", ErrBadAnnotation, err)
 	}
-	if fields := ceilingFields(ann); fields != nil {
-		merged, err := MergeCeiling(r.Ceiling, fields)
-		if err != nil {
-			return Request{}, fmt.Errorf("%w: %s and %s<field>: %w", ErrBadAnnotation, AnnotationCeiling, AnnotationPrefix, err)
-		}
-		r.Ceiling = merged
+	fields := ceilingFields(ann)
+	if fields == nil {
+		return nil
 	}
-	if r.Role == "" && r.Ceiling == "" {
-		return Request{}, fmt.Errorf("%w: neither %s nor %s (or %s<field>) is set", ErrBadAnnotation, AnnotationRole, AnnotationCeiling, AnnotationPrefix)
+	merged, err := MergeCeiling(r.Ceiling, fields)
+	if err != nil {
+		return fmt.Errorf("%w: %s and %s<field>: %w", ErrBadAnnotation, AnnotationCeiling, AnnotationPrefix, err)
 	}
-	return r, nil
+	r.Ceiling = merged
+	return nil
 }
 
 // MiscasedAnnotation reports whether key looks like an enforcerd
@@ -368,7 +470,7 @@ func MiscasedAnnotation(key string) bool {
 	if strings.HasPrefix(key, AnnotationPrefix) {
 		return false
 	}
-	if len(key) >= len(AnnotationPrefix) && asciiEqualFold(key[:len(AnnotationPrefix)], AnnotationPrefix) {
+	if len(key) >= len(AnnotationPrefix) && policy.EqualFoldASCII(key[:len(AnnotationPrefix)], AnnotationPrefix) {
 		return true
 	}
 	head := []rune(key)
@@ -376,26 +478,6 @@ func MiscasedAnnotation(key string) bool {
 		head = head[:n]
 	}
 	return strings.EqualFold(string(head), AnnotationPrefix) || strings.HasPrefix(strings.ToLower(key), AnnotationPrefix)
-}
-
-// asciiEqualFold is strings.EqualFold for ASCII letters only.
-func asciiEqualFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // DecodeSpec reads a bundle's config.json from r. Errors wrap ErrBadConfig:

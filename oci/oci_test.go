@@ -258,3 +258,16 @@ func FuzzEntrypoint(f *testing.F) {
 		}
 	})
 }
+
+// TestEveryAnnotationHasAStep: the parse table and AllAnnotations name the
+// same keys, so a key added to one is not silently unknown or unchecked.
+func TestEveryAnnotationHasAStep(t *testing.T) {
+	if len(annotationSteps) != len(AllAnnotations) {
+		t.Errorf("%d parse steps for %d annotations", len(annotationSteps), len(AllAnnotations))
+	}
+	for _, a := range AllAnnotations {
+		if _, ok := annotationSteps[a]; !ok {
+			t.Errorf("%s has no parse step", a)
+		}
+	}
+}

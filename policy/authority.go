@@ -97,15 +97,16 @@ const (
 func MatchDeny(rule, name string) bool {
 	rule, name = strings.TrimSpace(rule), strings.TrimSpace(name)
 	if prefix, ok := strings.CutSuffix(rule, "*"); ok {
-		return len(name) >= len(prefix) && asciiFoldEqual(name[:len(prefix)], prefix)
+		return len(name) >= len(prefix) && EqualFoldASCII(name[:len(prefix)], prefix)
 	}
-	return asciiFoldEqual(name, rule)
+	return EqualFoldASCII(name, rule)
 }
 
-// asciiFoldEqual compares two strings, folding only ASCII letters (Rust's
-// eq_ignore_ascii_case). Unicode folding would let "\u212A" (KELVIN SIGN)
-// stand for "k".
-func asciiFoldEqual(a, b string) bool {
+// EqualFoldASCII reports whether a and b are equal when only ASCII letters
+// are folded (Rust's eq_ignore_ascii_case): byte by byte, no Unicode case
+// folding, so "\u212A" (KELVIN SIGN) never stands for "k" and a name or key
+// matches only the spellings a reader sees as the same ASCII word.
+func EqualFoldASCII(a, b string) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -237,7 +238,7 @@ func AuthorityFor(r Role, session Ceiling) Authority {
 	a.PostureRole = r
 	if RequiresReadOnlyShell(r) && a.Ceiling.Shell != ShellNone {
 		a.DisallowedTools = slices.DeleteFunc(a.DisallowedTools, func(n string) bool {
-			return asciiFoldEqual(n, "Bash")
+			return EqualFoldASCII(n, "Bash")
 		})
 	}
 	return a

@@ -14,7 +14,7 @@ import (
 func isPostureDenial(rule string) bool {
 	for _, d := range AllDenyLists {
 		for _, e := range d.Entries() {
-			if asciiFoldEqual(e, strings.TrimSpace(rule)) {
+			if EqualFoldASCII(e, strings.TrimSpace(rule)) {
 				return true
 			}
 		}
@@ -427,5 +427,22 @@ func TestAllowListIsExact(t *testing.T) {
 	a := Authority{AllowedTools: []string{"read_file"}}
 	if !a.IsToolAllowed("read_file") || a.IsToolAllowed("Read_File") || a.IsToolAllowed("write_file") {
 		t.Fatal("allow list matching is not exact")
+	}
+}
+
+// TestEqualFoldASCIIFoldsOnlyASCII: ASCII letters fold; no other byte or
+// rune does (KELVIN SIGN is not "k", dotted capital I is not "i").
+func TestEqualFoldASCIIFoldsOnlyASCII(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"Bash", "bash", true}, {"ENFORCERD.IO/", "enforcerd.io/", true}, {"", "", true},
+		{"bash", "bash ", false}, {"\u212Aey", "key", false}, {"\u0130d", "id", false},
+		{"straße", "STRASSE", false}, {"é", "É", false}, {"@", "`", false}, {"[", "{", false},
+	} {
+		if got := EqualFoldASCII(tc.a, tc.b); got != tc.want {
+			t.Errorf("EqualFoldASCII(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
 	}
 }

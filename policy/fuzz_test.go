@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"unicode/utf8"
 )
 
 func FuzzParseCeiling(f *testing.F) {
@@ -143,55 +142,6 @@ func FuzzParseToolGroups(f *testing.F) {
 		s := ResolveSurface(mustRole("general"), DefaultSession(), raw)
 		if len(s.Warnings) != len(warnings) {
 			t.Fatalf("warnings %v vs %v", s.Warnings, warnings)
-		}
-	})
-}
-
-func FuzzParseExtensionPermissions(f *testing.F) {
-	f.Add("tools.intercept\nsession.lifecycle")
-	f.Add("tools.override")
-	f.Add("bogus\nmemory.read")
-	f.Add("")
-	f.Fuzz(func(t *testing.T, manifest string) {
-		names := strings.Split(manifest, "\n")
-		s, err := ParseExtensionPermissions(names)
-		lenient := ParseExtensionPermissionsLenient(names)
-		if err != nil {
-			if s != 0 || !(errors.Is(err, ErrUnknownExtensionPermission) || errors.Is(err, ErrReservedExtensionPermission)) {
-				t.Fatalf("%v %v", s, err)
-			}
-			return
-		}
-		if s.Has(ExtToolsOverride) {
-			t.Fatal("strict parser granted a reserved permission")
-		}
-		if s != lenient {
-			t.Fatalf("strict %v != lenient %v on valid input", s.Names(), lenient.Names())
-		}
-		for _, n := range names {
-			p, ok := ParseExtensionPermission(n)
-			if !ok || !s.Has(p) || p.String() != n {
-				t.Fatalf("%q not in the parsed set", n)
-			}
-		}
-	})
-}
-
-func FuzzCanonicalJSON(f *testing.F) {
-	for _, s := range []string{`{}`, `{"b":1,"a":[1,{"d":2,"c":3}]}`, `{"a":1,"a":2}`, `"\ud800"`, `1.0`, `[`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, in string) {
-		out, err := CanonicalJSON([]byte(in))
-		if err != nil {
-			return
-		}
-		if !utf8.ValidString(out) {
-			t.Fatal("invalid UTF-8 output")
-		}
-		again, err := CanonicalJSON([]byte(out))
-		if err != nil || again != out {
-			t.Fatalf("not idempotent: %q -> %q (%v)", out, again, err)
 		}
 	})
 }

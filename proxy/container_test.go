@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/egress"
 )
 
 // fakeRegistry places every client in one container with fixed lists.
@@ -18,14 +19,14 @@ type fakeRegistry struct {
 	groups    []string // groups asked about
 }
 
-func (f *fakeRegistry) ProxyLimits(group string) (string, []Patterns, error) {
+func (f *fakeRegistry) ProxyLimits(group string) (string, []egress.Patterns, error) {
 	f.groups = append(f.groups, group)
 	if f.err != nil {
 		return "", nil, f.err
 	}
-	var out []Patterns
+	var out []egress.Patterns
 	for _, l := range f.lists {
-		p, _ := ParsePatterns(l)
+		p, _ := egress.ParsePatterns(l)
 		out = append(out, p)
 	}
 	return f.container, out, nil

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/enforcerd/enforcerd/egress"
 )
 
 // Defaults of Config.
@@ -25,7 +27,7 @@ var ErrConfig = errors.New("invalid proxy configuration")
 // Config is the proxy's configuration: the flags of `enforcerd proxy` and
 // the `proxy:` section of the daemon's YAML use the same names.
 type Config struct {
-	// AllowDomains are the domain patterns (ParsePatterns) clients may
+	// AllowDomains are the domain patterns (egress.ParsePatterns) clients may
 	// reach. Empty: nothing is reachable.
 	AllowDomains []string `yaml:"allow_domains"`
 	// AllowPorts are the destination TCP ports (empty: [443]).
@@ -63,11 +65,11 @@ func DefaultConfig() Config {
 
 // Policy is a compiled Config: what the proxy allows.
 type Policy struct {
-	Domains         Patterns
+	Domains         egress.Patterns
 	Ports           map[uint16]bool
 	privateIPs      map[netip.Addr]bool
 	privatePrefixes []netip.Prefix
-	privateNames    Patterns
+	privateNames    egress.Patterns
 	static          map[string][]netip.Addr
 	socketMode      uint32
 	socketGID       int // -1: unchanged
@@ -78,28 +80,52 @@ func cfgErr(format string, a ...any) error {
 }
 
 // Compile validates c and builds its Policy. Errors wrap ErrConfig and
-// name the setting.
+// name the setting; the settings are checked in the order of the steps
+// below, and the first error is returned.
 func (c Config) Compile() (*Policy, error) {
 	p := &Policy{Ports: map[uint16]bool{}, privateIPs: map[netip.Addr]bool{}, static: map[string][]netip.Addr{}, socketGID: -1}
-	var err error
-	if p.Domains, err = ParsePatterns(c.AllowDomains); err != nil {
-		return nil, cfgErr("allow-domain: %v", err)
+	for _, step := range []func(*Policy) error{
+		c.compileDomains, c.compilePorts, c.compilePrivate, c.compileResolve, c.compileListeners, c.checkAuditAndTimeout,
+	} {
+		if err := step(p); err != nil {
+			return nil, err
+		}
 	}
+	return p, nil
+}
+
+// compileDomains: allow-domain, domain patterns (egress.ParsePatterns).
+func (c Config) compileDomains(p *Policy) error {
+	var err error
+	if p.Domains, err = egress.ParsePatterns(c.AllowDomains); err != nil {
+		return cfgErr("allow-domain: %v", err)
+	}
+	return nil
+}
+
+// compilePorts: allow-port, 1-65535 each; none given is [443].
+func (c Config) compilePorts(p *Policy) error {
 	ports := c.AllowPorts
 	if len(ports) == 0 {
 		ports = []int{443}
 	}
 	for _, n := range ports {
 		if n < 1 || n > 65535 {
-			return nil, cfgErr("allow-port: %d is out of range 1-65535", n)
+			return cfgErr("allow-port: %d is out of range 1-65535", n)
 		}
 		p.Ports[uint16(n)] = true
 	}
+	return nil
+}
+
+// compilePrivate: allow-private, comma-separated IP addresses, CIDR
+// prefixes and domain patterns.
+func (c Config) compilePrivate(p *Policy) error {
 	var names []string
 	for _, item := range c.AllowPrivate {
 		for _, s := range strings.Split(item, ",") {
 			s = strings.TrimSpace(s)
-			if ip, ok := parseIPLiteral(s); ok {
+			if ip, ok := egress.ParseIPLiteral(s); ok {
 				p.privateIPs[ip] = true
 				continue
 			}
@@ -110,64 +136,96 @@ func (c Config) Compile() (*Policy, error) {
 			names = append(names, s)
 		}
 	}
-	if p.privateNames, err = ParsePatterns(names); err != nil {
-		return nil, cfgErr("allow-private: %v (want an IP address, a CIDR prefix or a domain pattern)", err)
+	var err error
+	if p.privateNames, err = egress.ParsePatterns(names); err != nil {
+		return cfgErr("allow-private: %v (want an IP address, a CIDR prefix or a domain pattern)", err)
 	}
+	return nil
+}
+
+// compileResolve: resolve, NAME=IP[,IP...] static answers.
+func (c Config) compileResolve(p *Policy) error {
 	for _, r := range c.Resolve {
 		name, ips, ok := strings.Cut(r, "=")
 		if !ok {
-			return nil, cfgErr("resolve: %q: want NAME=IP[,IP...]", r)
+			return cfgErr("resolve: %q: want NAME=IP[,IP...]", r)
 		}
-		n, err := NormalizeHost(strings.TrimSpace(name))
+		n, err := egress.NormalizeHost(strings.TrimSpace(name))
 		if err != nil {
-			return nil, cfgErr("resolve: %q: %v", r, err)
+			return cfgErr("resolve: %q: %v", r, err)
 		}
 		for _, s := range strings.Split(ips, ",") {
-			ip, ok := parseIPLiteral(strings.TrimSpace(s))
+			ip, ok := egress.ParseIPLiteral(strings.TrimSpace(s))
 			if !ok {
-				return nil, cfgErr("resolve: %q: %q is not an IP address", r, s)
+				return cfgErr("resolve: %q: %q is not an IP address", r, s)
 			}
 			p.static[n] = append(p.static[n], ip)
 		}
 	}
+	return nil
+}
+
+// compileListeners: at least one of socket and listen-tcp, each valid.
+func (c Config) compileListeners(p *Policy) error {
 	if c.Socket == "" && c.ListenTCP == "" {
-		return nil, cfgErr("no listener: give socket or listen-tcp")
+		return cfgErr("no listener: give socket or listen-tcp")
 	}
 	if c.Socket != "" {
-		if !filepath.IsAbs(c.Socket) || len(c.Socket) > 107 {
-			return nil, cfgErr("socket: %q is not an absolute path of at most 107 bytes", c.Socket)
-		}
-		mode := c.SocketMode
-		if mode == "" {
-			mode = DefaultSocketMode
-		}
-		m, err := strconv.ParseUint(mode, 8, 32)
-		if err != nil || m > 0o777 {
-			return nil, cfgErr("socket-mode: %q is not an octal mode 0-0777", c.SocketMode)
-		}
-		p.socketMode = uint32(m)
-		if c.SocketGroup != "" {
-			if p.socketGID, err = lookupGroup(c.SocketGroup); err != nil {
-				return nil, cfgErr("socket-group: %v", err)
-			}
+		if err := c.compileSocket(p); err != nil {
+			return err
 		}
 	}
 	if c.ListenTCP != "" {
-		ap, err := netip.ParseAddrPort(c.ListenTCP)
-		if err != nil {
-			return nil, cfgErr("listen-tcp: %q: want IP:PORT", c.ListenTCP)
-		}
-		if !ap.Addr().IsLoopback() {
-			return nil, cfgErr("listen-tcp: %s is not a loopback address (the proxy must not be an open relay)", ap.Addr())
+		return c.checkListenTCP()
+	}
+	return nil
+}
+
+// compileSocket: socket (an absolute path that fits sun_path),
+// socket-mode (octal, default DefaultSocketMode), socket-group.
+func (c Config) compileSocket(p *Policy) error {
+	if !filepath.IsAbs(c.Socket) || len(c.Socket) > 107 {
+		return cfgErr("socket: %q is not an absolute path of at most 107 bytes", c.Socket)
+	}
+	mode := c.SocketMode
+	if mode == "" {
+		mode = DefaultSocketMode
+	}
+	m, err := strconv.ParseUint(mode, 8, 32)
+	if err != nil || m > 0o777 {
+		return cfgErr("socket-mode: %q is not an octal mode 0-0777", c.SocketMode)
+	}
+	p.socketMode = uint32(m)
+	if c.SocketGroup != "" {
+		if p.socketGID, err = lookupGroup(c.SocketGroup); err != nil {
+			return cfgErr("socket-group: %v", err)
 		}
 	}
+	return nil
+}
+
+// checkListenTCP: listen-tcp, a loopback IP:PORT.
+func (c Config) checkListenTCP() error {
+	ap, err := netip.ParseAddrPort(c.ListenTCP)
+	if err != nil {
+		return cfgErr("listen-tcp: %q: want IP:PORT", c.ListenTCP)
+	}
+	if !ap.Addr().IsLoopback() {
+		return cfgErr("listen-tcp: %s is not a loopback address (the proxy must not be an open relay)", ap.Addr())
+	}
+	return nil
+}
+
+// checkAuditAndTimeout: audit ("", "-" or an absolute path) and a
+// positive dial-timeout.
+func (c Config) checkAuditAndTimeout(*Policy) error {
 	if c.Audit != "" && c.Audit != "-" && !filepath.IsAbs(c.Audit) {
-		return nil, cfgErr("audit: %q is not an absolute path or \"-\"", c.Audit)
+		return cfgErr("audit: %q is not an absolute path or \"-\"", c.Audit)
 	}
 	if c.DialTimeout <= 0 {
-		return nil, cfgErr("dial-timeout: %s must be positive", c.DialTimeout)
+		return cfgErr("dial-timeout: %s must be positive", c.DialTimeout)
 	}
-	return p, nil
+	return nil
 }
 
 func lookupGroup(s string) (int, error) {

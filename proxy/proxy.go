@@ -45,6 +45,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/egress"
 )
 
 // Registry places a client in the daemon's registry.
@@ -54,7 +55,7 @@ type Registry interface {
 	// every registered container enclosing it (each one narrows; none:
 	// only the global list applies). An error means the client cannot be
 	// placed, and the proxy refuses its requests (fail closed).
-	ProxyLimits(group string) (container string, limits []Patterns, err error)
+	ProxyLimits(group string) (container string, limits []egress.Patterns, err error)
 }
 
 // Options are the proxy's collaborators; every field is optional.
@@ -259,7 +260,7 @@ func (p *Proxy) handle(ctx context.Context, c net.Conn, br *bufio.Reader, req *h
 
 // decide applies the allow lists; "" allows. It records the container.
 func (p *Proxy) decide(cl Client, t Target, r *record) (reason, detail string) {
-	var limits []Patterns
+	var limits []egress.Patterns
 	if p.o.Registry != nil {
 		if cl.Err != nil {
 			return ReasonClientUnidentified, cl.Err.Error()
@@ -273,11 +274,11 @@ func (p *Proxy) decide(cl Client, t Target, r *record) (reason, detail string) {
 	if !p.pol.Ports[t.Port] {
 		return ReasonPortNotAllowed, fmt.Sprintf("port %d is not in the allowed ports", t.Port)
 	}
-	if !p.pol.Domains.Match(t) {
+	if !t.AllowedBy(p.pol.Domains) {
 		return ReasonDomainNotAllowed, fmt.Sprintf("%s is not in the allowed domains", t.Host)
 	}
 	for _, l := range limits {
-		if !l.Match(t) {
+		if !t.AllowedBy(l) {
 			return ReasonContainerDomainNotAllowed, fmt.Sprintf("%s is not in the proxy_allow list of container %s or of a container enclosing it", t.Host, r.container)
 		}
 	}

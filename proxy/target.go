@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/enforcerd/enforcerd/egress"
 )
 
 // ErrBadTarget: a request's target (CONNECT authority, absolute-form URL or
@@ -16,7 +18,7 @@ var ErrBadTarget = errors.New("bad request target")
 
 // Target is where a client asks the proxy to connect.
 type Target struct {
-	// Host is the NormalizeHost name, or the IP literal's canonical text.
+	// Host is the egress.NormalizeHost name, or the IP literal's canonical text.
 	Host string
 	// IP is set when the request named an IP literal (then there is
 	// nothing to resolve).
@@ -30,86 +32,133 @@ func (t Target) Authority() string {
 	return net.JoinHostPort(t.Host, strconv.Itoa(int(t.Port)))
 }
 
+// AllowedBy reports whether the allow list p admits t: by name, or for an
+// IP literal target by its address.
+func (t Target) AllowedBy(p egress.Patterns) bool {
+	if t.IP.IsValid() {
+		return p.MatchIP(t.IP)
+	}
+	return p.MatchName(t.Host)
+}
+
 func badTarget(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadTarget, fmt.Sprintf(format, a...))
 }
 
 // ParseAuthority parses "host:port", "[v6]:port", or without ":port" when
 // defaultPort is non-zero (0: the port is required, as in CONNECT, RFC
-// 9110 section 9.3.6). The host is a NormalizeHost name, an IPv4 literal
-// or a bracketed IPv6 literal without zone. Userinfo, percent-escapes,
-// paths and blanks are refused. Errors wrap ErrBadTarget.
+// 9110 section 9.3.6). The host is an egress.NormalizeHost name, an IPv4
+// literal or a bracketed IPv6 literal without zone. Userinfo,
+// percent-escapes, paths and blanks are refused. Errors wrap ErrBadTarget.
 func ParseAuthority(s string, defaultPort uint16) (Target, error) {
-	if s == "" {
-		return Target{}, badTarget("empty authority")
+	if err := checkAuthorityBytes(s); err != nil {
+		return Target{}, err
 	}
-	if len(s) > 300 {
-		return Target{}, badTarget("authority longer than 300 bytes")
-	}
-	if i := strings.IndexAny(s, "@/?#%\\ \t\r\n"); i >= 0 {
-		return Target{}, badTarget("authority %q: byte %q is not allowed (no userinfo, path, escape or zone)", s, s[i])
-	}
-	var host, port string
-	if strings.HasPrefix(s, "[") {
-		end := strings.IndexByte(s, ']')
-		if end < 0 {
-			return Target{}, badTarget("authority %q: unclosed '['", s)
-		}
-		host, port = s[1:end], s[end+1:]
-		if port != "" {
-			if port[0] != ':' {
-				return Target{}, badTarget("authority %q: junk after ']'", s)
-			}
-			port = port[1:]
-			if port == "" {
-				return Target{}, badTarget("authority %q: empty port", s)
-			}
-		}
-		ip, err := netip.ParseAddr(host)
-		if err != nil || !ip.Is6() || ip.Zone() != "" {
-			return Target{}, badTarget("authority %q: %q is not an IPv6 address", s, host)
-		}
-	} else {
-		switch strings.Count(s, ":") {
-		case 0:
-			host = s
-		case 1:
-			host, port, _ = strings.Cut(s, ":")
-			if port == "" {
-				return Target{}, badTarget("authority %q: empty port", s)
-			}
-		default:
-			return Target{}, badTarget("authority %q: an IPv6 address must be in brackets", s)
-		}
+	host, port, err := splitAuthority(s)
+	if err != nil {
+		return Target{}, err
 	}
 	t := Target{Port: defaultPort}
 	if port != "" {
-		if len(port) > 5 || !allDigits(port) {
-			return Target{}, badTarget("authority %q: port %q is not a number", s, port)
+		if t.Port, err = parsePort(s, port); err != nil {
+			return Target{}, err
 		}
-		n, _ := strconv.Atoi(port)
-		if n < 1 || n > 65535 {
-			return Target{}, badTarget("authority %q: port %d is out of range 1-65535", s, n)
-		}
-		t.Port = uint16(n)
 	}
 	if t.Port == 0 {
 		return Target{}, badTarget("authority %q: a port is required", s)
 	}
+	if t.Host, t.IP, err = parseAuthorityHost(s, host); err != nil {
+		return Target{}, err
+	}
+	return t, nil
+}
+
+// checkAuthorityBytes refuses an empty or over-long authority and the
+// bytes of userinfo, paths, escapes, zones and blanks.
+func checkAuthorityBytes(s string) error {
+	if s == "" {
+		return badTarget("empty authority")
+	}
+	if len(s) > 300 {
+		return badTarget("authority longer than 300 bytes")
+	}
+	if i := strings.IndexAny(s, "@/?#%\\ \t\r\n"); i >= 0 {
+		return badTarget("authority %q: byte %q is not allowed (no userinfo, path, escape or zone)", s, s[i])
+	}
+	return nil
+}
+
+// splitAuthority splits s into host and port text ("" when s has no
+// port); an IPv6 host must be bracketed.
+func splitAuthority(s string) (host, port string, err error) {
+	if strings.HasPrefix(s, "[") {
+		return splitBracketed(s)
+	}
+	switch strings.Count(s, ":") {
+	case 0:
+		return s, "", nil
+	case 1:
+		host, port, _ = strings.Cut(s, ":")
+		if port == "" {
+			return "", "", badTarget("authority %q: empty port", s)
+		}
+		return host, port, nil
+	default:
+		return "", "", badTarget("authority %q: an IPv6 address must be in brackets", s)
+	}
+}
+
+// splitBracketed splits "[v6]" or "[v6]:port"; the host must be an IPv6
+// address without zone.
+func splitBracketed(s string) (host, port string, err error) {
+	end := strings.IndexByte(s, ']')
+	if end < 0 {
+		return "", "", badTarget("authority %q: unclosed '['", s)
+	}
+	host, port = s[1:end], s[end+1:]
+	if port != "" {
+		if port[0] != ':' {
+			return "", "", badTarget("authority %q: junk after ']'", s)
+		}
+		port = port[1:]
+		if port == "" {
+			return "", "", badTarget("authority %q: empty port", s)
+		}
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil || !ip.Is6() || ip.Zone() != "" {
+		return "", "", badTarget("authority %q: %q is not an IPv6 address", s, host)
+	}
+	return host, port, nil
+}
+
+// parsePort reads authority s's port text: 1-5 decimal digits, 1-65535.
+func parsePort(s, port string) (uint16, error) {
+	if len(port) > 5 || strings.Trim(port, "0123456789") != "" {
+		return 0, badTarget("authority %q: port %q is not a number", s, port)
+	}
+	n, _ := strconv.Atoi(port)
+	if n < 1 || n > 65535 {
+		return 0, badTarget("authority %q: port %d is out of range 1-65535", s, n)
+	}
+	return uint16(n), nil
+}
+
+// parseAuthorityHost returns the canonical host text of authority s's
+// host, and its address when it is an IP literal (unmapped).
+func parseAuthorityHost(s, host string) (string, netip.Addr, error) {
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if ip.Zone() != "" {
-			return Target{}, badTarget("authority %q: zoned address", s)
+			return "", netip.Addr{}, badTarget("authority %q: zoned address", s)
 		}
-		t.IP = ip.Unmap()
-		t.Host = t.IP.String()
-		return t, nil
+		ip = ip.Unmap()
+		return ip.String(), ip, nil
 	}
-	n, err := NormalizeHost(host)
+	n, err := egress.NormalizeHost(host)
 	if err != nil {
-		return Target{}, fmt.Errorf("%w: authority %q: %w", ErrBadTarget, s, err)
+		return "", netip.Addr{}, fmt.Errorf("%w: authority %q: %w", ErrBadTarget, s, err)
 	}
-	t.Host = n
-	return t, nil
+	return n, netip.Addr{}, nil
 }
 
 // ParseRequestTarget is the target of a proxy request (RFC 9112 section

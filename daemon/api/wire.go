@@ -52,7 +52,7 @@ type RegisterRequest struct {
 	ToolGroups string `json:"tool_groups,omitempty"`
 	// ProxyAllow narrows the egress proxy's domain allow list for this
 	// container: comma-separated domain patterns, or "none"
-	// (proxy.ParseAllowList). Absent: the proxy's global list.
+	// (egress.ParseAllowList). Absent: the proxy's global list.
 	ProxyAllow *string    `json:"proxy_allow,omitempty"`
 	Activate   Activation `json:"activate,omitempty"` // default now
 	// InitPID (only with Activate exec) is the container runtime's init,

@@ -122,15 +122,16 @@ func objectFields(h enforcer.Hook, r enforcer.Rule, o enforcer.Object) *ObjectFi
 	case enforcer.ObjectFS:
 		f.FSMagic, f.Filesystem = fmt.Sprintf("0x%x", id), enforcer.FilesystemName(id)
 	case enforcer.ObjectNone:
-		switch r {
-		case enforcer.RuleTTYInject:
+		// No object: the rule says what the id is, an ioctl command or
+		// the number the field of that rule holds.
+		if r == enforcer.RuleTTYInject {
 			f.IoctlCmd = fmt.Sprintf("0x%x", id)
-		case enforcer.RuleIPCOutside:
-			f.IPCID = &id
-		case enforcer.RuleKeyOutside:
-			f.KeySerial = &id
-		case enforcer.RuleCoreDumpLimit:
-			f.RlimitResource = &id
+		} else if field := map[enforcer.Rule]**uint64{
+			enforcer.RuleIPCOutside:    &f.IPCID,
+			enforcer.RuleKeyOutside:    &f.KeySerial,
+			enforcer.RuleCoreDumpLimit: &f.RlimitResource,
+		}[r]; field != nil {
+			*field = &id
 		}
 	}
 	return f

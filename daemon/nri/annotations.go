@@ -84,53 +84,12 @@ func badf(format string, a ...any) error {
 //     gives the key (and allow-connect, write-roots, allow-devices need
 //     the pod's key: they open holes in a ceiling).
 func ParsePod(ann map[string]string, container string) (Parsed, error) {
-	pod := map[string]string{}
-	mine := map[string]string{}
-	scoped := false
-	keys := make([]string, 0, len(ann))
-	for k := range ann {
-		keys = append(keys, k)
+	pod, mine, scoped, err := splitPodKeys(ann, container)
+	if err != nil {
+		return Parsed{}, err
 	}
-	sort.Strings(keys)
-	known := shortKeys()
-	for _, k := range keys {
-		v := ann[k]
-		if strings.HasPrefix(k, scopeDomain) {
-			pod[k] = v
-			continue
-		}
-		if short, name, ok := strings.Cut(k, containerScope); ok {
-			if !contains(known, short) {
-				return Parsed{}, badf("annotation %s: unknown key %q (known: %s)", k, short, strings.Join(known, ", "))
-			}
-			if name == "" || strings.Contains(name, "/") {
-				return Parsed{}, badf("annotation %s: no container name after %q", k, containerScope)
-			}
-			if !containerNameRE.MatchString(name) {
-				return Parsed{}, badf("annotation %s: %q is not a Kubernetes container name (an RFC 1123 label: [a-z0-9-], at most 63, alphanumeric at both ends), so it narrows no container", k, name)
-			}
-			scoped = true
-			if name == container {
-				mine[oci.AnnotationPrefix+short] = v
-			}
-			continue
-		}
-		if oci.MiscasedAnnotation(k) || strings.Contains(strings.ToLower(k), "enforcerd.io") {
-			return Parsed{}, badf("annotation %s: not an enforcerd key (pod-wide: %s<key>, one container: <key>%s<name>; keys are case-sensitive)", k, scopeDomain, containerScope)
-		}
-	}
-	if _, ok := pod[oci.AnnotationParent]; ok {
-		return Parsed{}, badf("annotation %s: not supported on Kubernetes", oci.AnnotationParent)
-	}
-	if _, ok := mine[oci.AnnotationParent]; ok {
-		return Parsed{}, badf("annotation parent%s%s: not supported on Kubernetes", containerScope, container)
-	}
-	// The NRI path does not carry an exec allow list yet: refused rather
-	// than dropped, so a pod never runs with another list than it wrote.
-	for k := range ann {
-		if k == oci.AnnotationExecAllow || strings.HasPrefix(k, "exec-allow"+containerScope) {
-			return Parsed{}, badf("annotation %s: not supported on Kubernetes in this version (use the OCI hook or the API)", k)
-		}
+	if err := refuseUnsupported(ann, pod, mine, container); err != nil {
+		return Parsed{}, err
 	}
 	if len(pod) == 0 && !scoped {
 		return Parsed{}, nil
@@ -148,12 +107,101 @@ func ParsePod(ann map[string]string, container string) (Parsed, error) {
 	return meetContainer(pr, ann, mine, container)
 }
 
-// meetContainer narrows the pod's request pr with the container's keys.
+// splitPodKeys checks every key of ann in sort order (the first bad one is
+// the error) and sorts the enforcerd ones: pod holds the pod-wide keys,
+// mine the keys scoped to container (as enforcerd.io/<key>); scoped
+// reports a container-scoped key for any container.
+func splitPodKeys(ann map[string]string, container string) (pod, mine map[string]string, scoped bool, err error) {
+	pod, mine = map[string]string{}, map[string]string{}
+	keys := make([]string, 0, len(ann))
+	for k := range ann {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	known := shortKeys()
+	for _, k := range keys {
+		v := ann[k]
+		if strings.HasPrefix(k, scopeDomain) {
+			pod[k] = v
+			continue
+		}
+		if short, name, ok := strings.Cut(k, containerScope); ok {
+			if err := checkScopedKey(k, short, name, known); err != nil {
+				return nil, nil, false, err
+			}
+			scoped = true
+			if name == container {
+				mine[oci.AnnotationPrefix+short] = v
+			}
+			continue
+		}
+		if oci.MiscasedAnnotation(k) || strings.Contains(strings.ToLower(k), "enforcerd.io") {
+			return nil, nil, false, badf("annotation %s: not an enforcerd key (pod-wide: %s<key>, one container: <key>%s<name>; keys are case-sensitive)", k, scopeDomain, containerScope)
+		}
+	}
+	return pod, mine, scoped, nil
+}
+
+// checkScopedKey checks container-scoped key k (<short>.enforcerd.io/container.<name>):
+// a known short key and a Kubernetes container name.
+func checkScopedKey(k, short, name string, known []string) error {
+	if !contains(known, short) {
+		return badf("annotation %s: unknown key %q (known: %s)", k, short, strings.Join(known, ", "))
+	}
+	if name == "" || strings.Contains(name, "/") {
+		return badf("annotation %s: no container name after %q", k, containerScope)
+	}
+	if !containerNameRE.MatchString(name) {
+		return badf("annotation %s: %q is not a Kubernetes container name (an RFC 1123 label: [a-z0-9-], at most 63, alphanumeric at both ends), so it narrows no container", k, name)
+	}
+	return nil
+}
+
+// refuseUnsupported refuses the keys the NRI path does not carry:
+// enforcerd.io/parent (pod-wide or for container) and enforcerd.io/exec-allow
+// (pod-wide or for any container).
+func refuseUnsupported(ann, pod, mine map[string]string, container string) error {
+	if _, ok := pod[oci.AnnotationParent]; ok {
+		return badf("annotation %s: not supported on Kubernetes", oci.AnnotationParent)
+	}
+	if _, ok := mine[oci.AnnotationParent]; ok {
+		return badf("annotation parent%s%s: not supported on Kubernetes", containerScope, container)
+	}
+	// The NRI path does not carry an exec allow list yet: refused rather
+	// than dropped, so a pod never runs with another list than it wrote.
+	for k := range ann {
+		if k == oci.AnnotationExecAllow || strings.HasPrefix(k, "exec-allow"+containerScope) {
+			return badf("annotation %s: not supported on Kubernetes in this version (use the OCI hook or the API)", k)
+		}
+	}
+	return nil
+}
+
+// meetContainer narrows the pod's request pr with the container's keys,
+// key by key (containerMeet's steps, in this order); the first key that
+// would widen the pod's is the error.
 func meetContainer(pr oci.Request, ann, mine map[string]string, container string) (Parsed, error) {
+	cr, err := parseContainerKeys(pr, mine, container)
+	if err != nil {
+		return Parsed{}, err
+	}
+	m := &containerMeet{pr: pr, cr: cr, ann: ann, mine: mine, container: container, out: pr}
+	for _, step := range []func() error{
+		m.role, m.ceiling, m.auditOnly, m.toolGroups, m.proxyAllow, m.allowConnect, m.writeRoots, m.allowDevices,
+	} {
+		if err := step(); err != nil {
+			return Parsed{}, err
+		}
+	}
+	return Parsed{Annotated: true, Req: m.out}, nil
+}
+
+// parseContainerKeys reads the container's keys as oci.ParseAnnotations
+// does; without a role or ceiling of its own, the pod's ceiling stands in
+// for it (met with itself, it changes nothing).
+func parseContainerKeys(pr oci.Request, mine map[string]string, container string) (oci.Request, error) {
 	probe := mine
 	if mine[oci.AnnotationRole] == "" && mine[oci.AnnotationCeiling] == "" && !hasCeilingField(mine) {
-		// oci.ParseAnnotations wants a role or a ceiling; the pod's
-		// ceiling met with itself changes nothing.
 		probe = map[string]string{oci.AnnotationCeiling: pr.Ceiling}
 		for k, v := range mine {
 			probe[k] = v
@@ -161,59 +209,124 @@ func meetContainer(pr oci.Request, ann, mine map[string]string, container string
 	}
 	cr, err := oci.ParseAnnotations(probe)
 	if err != nil {
-		return Parsed{}, fmt.Errorf("container %s: %w", container, err)
+		return oci.Request{}, fmt.Errorf("container %s: %w", container, err)
 	}
-	key := func(short string) string { return short + containerScope + container }
-	out := pr
-	if _, ok := mine[oci.AnnotationRole]; ok {
-		if pr.Role != "" && cr.Role != pr.Role {
-			return Parsed{}, badf("annotation %s=%q: the pod's role is %q (roles do not combine: give one)", key("role"), cr.Role, pr.Role)
-		}
-		out.Role = cr.Role
+	return cr, nil
+}
+
+// containerMeet is one container's request cr narrowing its pod's pr into
+// out; mine are the container's keys, ann all of the pod's.
+type containerMeet struct {
+	pr, cr    oci.Request
+	ann, mine map[string]string
+	container string
+	out       oci.Request
+}
+
+// key is the container-scoped spelling of short key short.
+func (m *containerMeet) key(short string) string { return short + containerScope + m.container }
+
+// given reports whether the container gives annotation a.
+func (m *containerMeet) given(a string) bool {
+	_, ok := m.mine[a]
+	return ok
+}
+
+// role: roles are not a lattice; a container may repeat the pod's.
+func (m *containerMeet) role() error {
+	if !m.given(oci.AnnotationRole) {
+		return nil
 	}
-	if _, ok := mine[oci.AnnotationCeiling]; ok || hasCeilingField(mine) {
-		if out.Ceiling, err = MeetCeilings(pr.Ceiling, cr.Ceiling); err != nil {
-			return Parsed{}, badf("annotation %s: %v", key("ceiling"), err)
-		}
+	if m.pr.Role != "" && m.cr.Role != m.pr.Role {
+		return badf("annotation %s=%q: the pod's role is %q (roles do not combine: give one)", m.key("role"), m.cr.Role, m.pr.Role)
 	}
-	if _, ok := mine[oci.AnnotationAuditOnly]; ok {
-		if cr.AuditOnly && !pr.AuditOnly {
-			return Parsed{}, badf("annotation %s=true: the pod is enforcing (a container may not opt out)", key("audit-only"))
-		}
-		out.AuditOnly = cr.AuditOnly
+	m.out.Role = m.cr.Role
+	return nil
+}
+
+// ceiling: the meet of the pod's and the container's ceilings.
+func (m *containerMeet) ceiling() error {
+	if !m.given(oci.AnnotationCeiling) && !hasCeilingField(m.mine) {
+		return nil
 	}
-	_, podTools := ann[oci.AnnotationToolGroups]
-	if _, ok := mine[oci.AnnotationToolGroups]; ok {
-		if podTools && !subset(splitList(cr.ToolGroups), splitList(pr.ToolGroups)) {
-			return Parsed{}, badf("annotation %s=%q: not among the pod's tool groups %q", key("tool-groups"), cr.ToolGroups, pr.ToolGroups)
-		}
-		out.ToolGroups = cr.ToolGroups
+	var err error
+	if m.out.Ceiling, err = MeetCeilings(m.pr.Ceiling, m.cr.Ceiling); err != nil {
+		return badf("annotation %s: %v", m.key("ceiling"), err)
 	}
-	if cr.ProxyAllow != nil {
-		if pr.ProxyAllow != nil && !proxySubset(*cr.ProxyAllow, *pr.ProxyAllow) {
-			return Parsed{}, badf("annotation %s=%q: not among the pod's %q", key("proxy-allow"), *cr.ProxyAllow, *pr.ProxyAllow)
-		}
-		out.ProxyAllow = cr.ProxyAllow
+	return nil
+}
+
+// auditOnly: a container may not opt out of an enforcing pod.
+func (m *containerMeet) auditOnly() error {
+	if !m.given(oci.AnnotationAuditOnly) {
+		return nil
 	}
-	if _, ok := mine[oci.AnnotationAllowConnect]; ok {
-		if pr.AllowConnect == "" || !subset(cr.AllowConnectList(), pr.AllowConnectList()) {
-			return Parsed{}, badf("annotation %s=%q: every endpoint must be in the pod-wide %s (%q)", key("allow-connect"), cr.AllowConnect, oci.AnnotationAllowConnect, pr.AllowConnect)
-		}
-		out.AllowConnect = cr.AllowConnect
+	if m.cr.AuditOnly && !m.pr.AuditOnly {
+		return badf("annotation %s=true: the pod is enforcing (a container may not opt out)", m.key("audit-only"))
 	}
-	if _, ok := mine[oci.AnnotationWriteRoots]; ok {
-		if len(pr.WriteRoots) == 0 || !subset(cr.WriteRoots, pr.WriteRoots) {
-			return Parsed{}, badf("annotation %s: every root must be in the pod-wide %s (%q)", key("write-roots"), oci.AnnotationWriteRoots, strings.Join(pr.WriteRoots, ","))
-		}
-		out.WriteRoots = cr.WriteRoots
+	m.out.AuditOnly = m.cr.AuditOnly
+	return nil
+}
+
+// toolGroups: among the pod's tool groups when the pod gives them.
+func (m *containerMeet) toolGroups() error {
+	if !m.given(oci.AnnotationToolGroups) {
+		return nil
 	}
-	if _, ok := mine[oci.AnnotationAllowDevices]; ok {
-		if len(pr.AllowDevices) == 0 || !sameDevices(cr.AllowDevices, pr.AllowDevices) {
-			return Parsed{}, badf("annotation %s: every device must be in the pod-wide %s (%q)", key("allow-devices"), oci.AnnotationAllowDevices, strings.Join(pr.AllowDevices, ","))
-		}
-		out.AllowDevices = cr.AllowDevices
+	_, podTools := m.ann[oci.AnnotationToolGroups]
+	if podTools && !subset(splitList(m.cr.ToolGroups), splitList(m.pr.ToolGroups)) {
+		return badf("annotation %s=%q: not among the pod's tool groups %q", m.key("tool-groups"), m.cr.ToolGroups, m.pr.ToolGroups)
 	}
-	return Parsed{Annotated: true, Req: out}, nil
+	m.out.ToolGroups = m.cr.ToolGroups
+	return nil
+}
+
+// proxyAllow: among the pod's patterns when the pod gives a list.
+func (m *containerMeet) proxyAllow() error {
+	if m.cr.ProxyAllow == nil {
+		return nil
+	}
+	if m.pr.ProxyAllow != nil && !proxySubset(*m.cr.ProxyAllow, *m.pr.ProxyAllow) {
+		return badf("annotation %s=%q: not among the pod's %q", m.key("proxy-allow"), *m.cr.ProxyAllow, *m.pr.ProxyAllow)
+	}
+	m.out.ProxyAllow = m.cr.ProxyAllow
+	return nil
+}
+
+// allowConnect: every endpoint in the pod's list, which must be given.
+func (m *containerMeet) allowConnect() error {
+	if !m.given(oci.AnnotationAllowConnect) {
+		return nil
+	}
+	if m.pr.AllowConnect == "" || !subset(m.cr.AllowConnectList(), m.pr.AllowConnectList()) {
+		return badf("annotation %s=%q: every endpoint must be in the pod-wide %s (%q)", m.key("allow-connect"), m.cr.AllowConnect, oci.AnnotationAllowConnect, m.pr.AllowConnect)
+	}
+	m.out.AllowConnect = m.cr.AllowConnect
+	return nil
+}
+
+// writeRoots: every root in the pod's list, which must be given.
+func (m *containerMeet) writeRoots() error {
+	if !m.given(oci.AnnotationWriteRoots) {
+		return nil
+	}
+	if len(m.pr.WriteRoots) == 0 || !subset(m.cr.WriteRoots, m.pr.WriteRoots) {
+		return badf("annotation %s: every root must be in the pod-wide %s (%q)", m.key("write-roots"), oci.AnnotationWriteRoots, strings.Join(m.pr.WriteRoots, ","))
+	}
+	m.out.WriteRoots = m.cr.WriteRoots
+	return nil
+}
+
+// allowDevices: every device in the pod's list, which must be given.
+func (m *containerMeet) allowDevices() error {
+	if !m.given(oci.AnnotationAllowDevices) {
+		return nil
+	}
+	if len(m.pr.AllowDevices) == 0 || !sameDevices(m.cr.AllowDevices, m.pr.AllowDevices) {
+		return badf("annotation %s: every device must be in the pod-wide %s (%q)", m.key("allow-devices"), oci.AnnotationAllowDevices, strings.Join(m.pr.AllowDevices, ","))
+	}
+	m.out.AllowDevices = m.cr.AllowDevices
+	return nil
 }
 
 // hasCeilingField reports whether ann holds a per-field ceiling

@@ -20,6 +20,22 @@ import (
 // and the reason.
 func InstallHookBinary(src, dst string) error {
 	dir := filepath.Dir(dst)
+	if err := checkHookDir(dir); err != nil {
+		return err
+	}
+	want, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("reading the daemon's executable %s: %w", src, err)
+	}
+	if done, err := hookUpToDate(dst, want); done || err != nil {
+		return err
+	}
+	return writeHook(dir, dst, want)
+}
+
+// checkHookDir: dir exists, is a directory, is owned by root and is
+// writable by nobody else.
+func checkHookDir(dir string) error {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("nri.hook_path: directory %s: %w", dir, err)
@@ -33,20 +49,34 @@ func InstallHookBinary(src, dst string) error {
 	case fi.Mode().Perm()&0o022 != 0:
 		return fmt.Errorf("nri.hook_path: directory %s is writable by group or others (mode %s): anyone able to replace the hook runs code as root", dir, fi.Mode().Perm())
 	}
-	want, err := os.ReadFile(src)
+	return nil
+}
+
+// hookUpToDate reports whether dst already is want as a root-owned
+// regular file of mode 0755. A dst that cannot be read for another reason
+// than its absence is an error.
+func hookUpToDate(dst string, want []byte) (bool, error) {
+	have, err := os.ReadFile(dst)
 	if err != nil {
-		return fmt.Errorf("reading the daemon's executable %s: %w", src, err)
-	}
-	if have, err := os.ReadFile(dst); err == nil && bytes.Equal(have, want) {
-		// Identical, a root-owned regular file, 0755: nothing to do.
-		if dfi, err := os.Lstat(dst); err == nil && dfi.Mode().IsRegular() && dfi.Mode().Perm() == 0o755 {
-			if owner, ok := dfi.Sys().(*syscall.Stat_t); ok && owner.Uid == 0 {
-				return nil
-			}
+		if errors.Is(err, os.ErrNotExist) {
+			return false, nil
 		}
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("nri.hook_path: %w", err)
+		return false, fmt.Errorf("nri.hook_path: %w", err)
 	}
+	if !bytes.Equal(have, want) {
+		return false, nil
+	}
+	dfi, err := os.Lstat(dst)
+	if err != nil || !dfi.Mode().IsRegular() || dfi.Mode().Perm() != 0o755 {
+		return false, nil
+	}
+	owner, ok := dfi.Sys().(*syscall.Stat_t)
+	return ok && owner.Uid == 0, nil
+}
+
+// writeHook writes want to a temporary file in dir (mode 0755), syncs it
+// and renames it over dst; the temporary file is removed on every error.
+func writeHook(dir, dst string, want []byte) error {
 	tmp, err := os.CreateTemp(dir, ".enforcerd-hook-*")
 	if err != nil {
 		return fmt.Errorf("nri.hook_path: %w", err)

@@ -5,7 +5,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/enforcerd/enforcerd/proxy"
+	"github.com/enforcerd/enforcerd/egress"
 )
 
 // proxyAllow canonicalises a validated proxy_allow value (nil stays nil).
@@ -13,7 +13,7 @@ func proxyAllow(s *string) *[]string {
 	if s == nil {
 		return nil
 	}
-	l, err := proxy.ParseAllowList(*s)
+	l, err := egress.ParseAllowList(*s)
 	if err != nil { // validate refused it already
 		l = []string{}
 	}

@@ -6,11 +6,11 @@ import (
 	"strings"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/egress"
 	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/progcheck"
-	"github.com/enforcerd/enforcerd/proxy"
 )
 
 // Activation says when a new ceiling takes effect.
@@ -42,7 +42,7 @@ type Request struct {
 	AuditOnly  bool
 	ToolGroups string
 	// ProxyAllow (nil: not given) is the container's proxy_allow list,
-	// comma-separated domain patterns or "none" (proxy.ParseAllowList).
+	// comma-separated domain patterns or "none" (egress.ParseAllowList).
 	ProxyAllow *string
 	Activate   Activation // "": now
 	// InitPID (only with Activate exec) is the container runtime's init
@@ -142,7 +142,7 @@ func (req Request) validate() error {
 		return err
 	}
 	if req.ProxyAllow != nil {
-		if _, err := proxy.ParseAllowList(*req.ProxyAllow); err != nil {
+		if _, err := egress.ParseAllowList(*req.ProxyAllow); err != nil {
 			return badf("container %s: proxy_allow: %v", req.ID, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package policy
+package harness
 
 import (
 	"errors"
@@ -108,4 +108,34 @@ func TestStrictParserRejectsUnknownAndReserved(t *testing.T) {
 	if s, err := ParseExtensionPermissions(nil); err != nil || !s.IsEmpty() {
 		t.Fatal("empty manifest")
 	}
+}
+
+func FuzzParseExtensionPermissions(f *testing.F) {
+	f.Add("tools.intercept\nsession.lifecycle")
+	f.Add("tools.override")
+	f.Add("bogus\nmemory.read")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, manifest string) {
+		names := strings.Split(manifest, "\n")
+		s, err := ParseExtensionPermissions(names)
+		lenient := ParseExtensionPermissionsLenient(names)
+		if err != nil {
+			if s != 0 || !(errors.Is(err, ErrUnknownExtensionPermission) || errors.Is(err, ErrReservedExtensionPermission)) {
+				t.Fatalf("%v %v", s, err)
+			}
+			return
+		}
+		if s.Has(ExtToolsOverride) {
+			t.Fatal("strict parser granted a reserved permission")
+		}
+		if s != lenient {
+			t.Fatalf("strict %v != lenient %v on valid input", s.Names(), lenient.Names())
+		}
+		for _, n := range names {
+			p, ok := ParseExtensionPermission(n)
+			if !ok || !s.Has(p) || p.String() != n {
+				t.Fatalf("%q not in the parsed set", n)
+			}
+		}
+	})
 }

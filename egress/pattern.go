@@ -1,4 +1,4 @@
-package proxy
+package egress
 
 import (
 	"errors"
@@ -150,7 +150,7 @@ func (p *Patterns) add(s string) (string, error) {
 	if s == "" {
 		return "", fmt.Errorf("%w: empty pattern", ErrBadName)
 	}
-	if ip, ok := parseIPLiteral(s); ok {
+	if ip, ok := ParseIPLiteral(s); ok {
 		p.ips[ip] = true
 		return ip.String(), nil
 	}
@@ -176,10 +176,11 @@ func (p *Patterns) add(s string) (string, error) {
 	return n, nil
 }
 
-// parseIPLiteral accepts an IPv4 or IPv6 address, the latter optionally
-// in brackets, without a zone. It returns the address unmapped (an
-// IPv4-mapped IPv6 address is its IPv4 address).
-func parseIPLiteral(s string) (netip.Addr, bool) {
+// ParseIPLiteral accepts an IPv4 or IPv6 address, the latter optionally
+// in brackets, without a zone, as a pattern spells one. It returns the
+// address unmapped (an IPv4-mapped IPv6 address is its IPv4 address); ok
+// is false for anything else.
+func ParseIPLiteral(s string) (netip.Addr, bool) {
 	if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
 		s = s[1 : len(s)-1]
 	}
@@ -211,15 +212,6 @@ func (p Patterns) MatchName(name string) bool {
 
 // MatchIP reports whether an IP literal target is listed.
 func (p Patterns) MatchIP(ip netip.Addr) bool { return p.ips[ip.Unmap()] }
-
-// Match reports whether a request target is allowed: by name, or for an
-// IP literal target by its address.
-func (p Patterns) Match(t Target) bool {
-	if t.IP.IsValid() {
-		return p.MatchIP(t.IP)
-	}
-	return p.MatchName(t.Host)
-}
 
 // ParseAllowList parses a container's proxy_allow value (API field,
 // annotation enforcerd.io/proxy-allow): comma-separated domain patterns, or

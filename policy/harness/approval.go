@@ -1,4 +1,4 @@
-package policy
+package harness
 
 import (
 	"bytes"
@@ -183,6 +183,8 @@ func CanonicalJSON(data []byte) (string, error) {
 	return b.String(), nil
 }
 
+// canonicalValue reads the next JSON value from dec and writes its
+// canonical form to b.
 func canonicalValue(dec *json.Decoder, b *bytes.Buffer) error {
 	tok, err := dec.Token()
 	if err != nil {
@@ -192,56 +194,9 @@ func canonicalValue(dec *json.Decoder, b *bytes.Buffer) error {
 	case json.Delim:
 		switch t {
 		case '{':
-			type member struct{ key, val string }
-			var members []member
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return err
-				}
-				key, ok := kt.(string)
-				if !ok {
-					return errors.New("object key is not a string")
-				}
-				var vb bytes.Buffer
-				if err := canonicalValue(dec, &vb); err != nil {
-					return err
-				}
-				members = append(members, member{key, vb.String()})
-			}
-			if _, err := dec.Token(); err != nil { // '}'
-				return err
-			}
-			slices.SortFunc(members, func(x, y member) int { return strings.Compare(x.key, y.key) })
-			b.WriteByte('{')
-			for i, m := range members {
-				if i > 0 {
-					if members[i-1].key == m.key {
-						return errDuplicateKey
-					}
-					b.WriteByte(',')
-				}
-				if err := writeJSONString(b, m.key); err != nil {
-					return err
-				}
-				b.WriteByte(':')
-				b.WriteString(m.val)
-			}
-			b.WriteByte('}')
+			return canonicalObject(dec, b)
 		case '[':
-			b.WriteByte('[')
-			for i := 0; dec.More(); i++ {
-				if i > 0 {
-					b.WriteByte(',')
-				}
-				if err := canonicalValue(dec, b); err != nil {
-					return err
-				}
-			}
-			if _, err := dec.Token(); err != nil { // ']'
-				return err
-			}
-			b.WriteByte(']')
+			return canonicalArray(dec, b)
 		default:
 			return errors.New("unexpected delimiter")
 		}
@@ -256,6 +211,67 @@ func canonicalValue(dec *json.Decoder, b *bytes.Buffer) error {
 	default:
 		return errors.New("unexpected JSON token")
 	}
+	return nil
+}
+
+// canonicalObject reads an object's members after its '{' and writes them
+// sorted by key; a repeated key is errDuplicateKey.
+func canonicalObject(dec *json.Decoder, b *bytes.Buffer) error {
+	type member struct{ key, val string }
+	var members []member
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, ok := kt.(string)
+		if !ok {
+			return errors.New("object key is not a string")
+		}
+		var vb bytes.Buffer
+		if err := canonicalValue(dec, &vb); err != nil {
+			return err
+		}
+		members = append(members, member{key, vb.String()})
+	}
+	if _, err := dec.Token(); err != nil { // '}'
+		return err
+	}
+	slices.SortFunc(members, func(x, y member) int { return strings.Compare(x.key, y.key) })
+	b.WriteByte('{')
+	for i, m := range members {
+		if i > 0 {
+			if members[i-1].key == m.key {
+				return errDuplicateKey
+			}
+			b.WriteByte(',')
+		}
+		if err := writeJSONString(b, m.key); err != nil {
+			return err
+		}
+		b.WriteByte(':')
+		b.WriteString(m.val)
+	}
+	b.WriteByte('}')
+	return nil
+}
+
+// canonicalArray reads an array's elements after its '[' and writes them
+// in order.
+func canonicalArray(dec *json.Decoder, b *bytes.Buffer) error {
+	b.WriteByte('[')
+	for i := 0; dec.More(); i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := canonicalValue(dec, b); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil { // ']'
+		return err
+	}
+	b.WriteByte(']')
 	return nil
 }
 

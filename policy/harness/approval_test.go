@@ -1,4 +1,4 @@
-package policy
+package harness
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"pgregory.net/rapid"
 )
@@ -241,4 +242,23 @@ func TestApprovalCacheIsSafeForConcurrentUse(t *testing.T) {
 			t.Fatalf("grant %d lost", i)
 		}
 	}
+}
+
+func FuzzCanonicalJSON(f *testing.F) {
+	for _, s := range []string{`{}`, `{"b":1,"a":[1,{"d":2,"c":3}]}`, `{"a":1,"a":2}`, `"\ud800"`, `1.0`, `[`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out, err := CanonicalJSON([]byte(in))
+		if err != nil {
+			return
+		}
+		if !utf8.ValidString(out) {
+			t.Fatal("invalid UTF-8 output")
+		}
+		again, err := CanonicalJSON([]byte(out))
+		if err != nil || again != out {
+			t.Fatalf("not idempotent: %q -> %q (%v)", out, again, err)
+		}
+	})
 }

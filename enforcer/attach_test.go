@@ -18,20 +18,17 @@ import (
 	"github.com/enforcerd/enforcerd/policy"
 )
 
-// TestOpenAttachesCgroupProgramsAtCgroupAttach: with Options.CgroupAttach
+// TestNativeOpenAttachesCgroupProgramsAtCgroupAttach: with Options.CgroupAttach
 // the cgroup-BPF programs attach at that cgroup, not at the root: every
 // pinned cgroup link names it, and (where they are the only network layer,
 // without BPF LSM) they hold a registered cgroup below it and none beside
 // it. Tri-state below it: an unregistered cgroup creates an inet socket, a
 // network=false one is refused.
-func TestOpenAttachesCgroupProgramsAtCgroupAttach(t *testing.T) {
+func TestNativeOpenAttachesCgroupProgramsAtCgroupAttach(t *testing.T) {
+	// Native only: a private load of every program costs tens of seconds
+	// under TCG, and the attach point does not depend on the kernel.
+	vmtest.NativeOnly(t)
 	vmtest.RequireRoot(t)
-	if vmtest.InVM() {
-		// A private load of every program costs tens of seconds under
-		// TCG; the attach point does not depend on the kernel.
-		t.Log("covered by the native run (make unit)")
-		return
-	}
 	mount, err := cgroup.Mountpoint()
 	if err != nil {
 		t.Skipf("no cgroup2: %v", err)

@@ -12,17 +12,15 @@ import (
 	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 )
 
-// TestEndpointsCgroupLayer: N8 at the cgroup-BPF hooks alone (a host
+// TestNativeEndpointsCgroupLayer: N8 at the cgroup-BPF hooks alone (a host
 // without BPF LSM; natively, where the LSM layer cannot load): a listed
 // TCP or UDP endpoint is reached with its effect, an unlisted port and the
 // other protocol to a listed port are refused with the effect absent, and
 // Coverage names the network-endpoints gap.
-func TestEndpointsCgroupLayer(t *testing.T) {
+func TestNativeEndpointsCgroupLayer(t *testing.T) {
+	// Native only: in the VM the TestEndpoints* tests cover both layers.
+	vmtest.NativeOnly(t)
 	vmtest.RequireRoot(t)
-	if vmtest.InVM() {
-		t.Log("covered by the native run (make unit); in the VM TestEndpoints* cover both layers")
-		return
-	}
 	mount, err := cgroup.Mountpoint()
 	if err != nil {
 		t.Skipf("no cgroup2: %v", err)

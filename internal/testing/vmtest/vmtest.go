@@ -23,6 +23,14 @@ const EnvVar = "ENFORCERD_VMTEST"
 // missing BPF LSM and refuses instead of pretending to enforce.
 const NoBPFLSMEnvVar = "ENFORCERD_VMTEST_NO_BPF_LSM"
 
+// NativePrefix starts the name of every test that runs only natively (make
+// unit, as root on a development host): one whose subject does not depend on
+// the kernel, and that the VM would only run again at a high cost under TCG.
+// The guest's /init leaves such tests out of the VM run (-test.skip
+// '^TestNative'), so they are neither run nor counted there. They call
+// NativeOnly first.
+const NativePrefix = "TestNative"
+
 // NoBPFLSM reports whether the test binary runs inside a vmtest guest booted
 // without the BPF LSM.
 func NoBPFLSM() bool { return InVM() && os.Getenv(NoBPFLSMEnvVar) == "1" }
@@ -53,6 +61,21 @@ func Skip(t testing.TB, reason string) {
 		t.Fatalf("vmtest: test cannot run inside the VM: %s", reason)
 	}
 	t.Skipf("needs the vmtest VM (make vmtest): %s", reason)
+}
+
+// NativeOnly marks t as a native-only test: its name must start with
+// NativePrefix (a test that says it is native-only under another name fails,
+// since the VM would run it), and inside the VM, where the guest leaves such
+// tests out and only an explicit -test.run can start one, it is skipped with
+// the reason (the verdict counts a skip in the VM's test run as a failure).
+func NativeOnly(t testing.TB) {
+	t.Helper()
+	if !strings.HasPrefix(t.Name(), NativePrefix) {
+		t.Fatalf("vmtest: native-only test %s must be named %s...: the VM leaves out only tests so named", t.Name(), NativePrefix)
+	}
+	if InVM() {
+		t.Skipf("native-only test (%s...): it runs in make unit, not in the VM", NativePrefix)
+	}
 }
 
 // RequireRoot skips (host) or fails (VM) unless running as uid 0.

@@ -12,6 +12,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/enforcerd/enforcerd/internal/testing/testroot"
 )
 
 // EnvVar is set to "1" by the vmtest guest's /init.
@@ -78,12 +80,26 @@ func NativeOnly(t testing.TB) {
 	}
 }
 
-// RequireRoot skips (host) or fails (VM) unless running as uid 0.
+// RequireRoot skips (host) or fails (VM) unless running as uid 0: the test
+// loads BPF programs, makes cgroups or otherwise acts as root. On a host the
+// skip is one line naming the uid (make unit as root runs the test).
 func RequireRoot(t testing.TB) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		Skip(t, "needs root")
+	RequireRootFor(t, "")
+}
+
+// RequireRootFor is RequireRoot with why, the reason the test needs root,
+// in the skip line: "needs root (running as uid 1000): why".
+func RequireRootFor(t testing.TB, why string) {
+	t.Helper()
+	reason := testroot.Reason(why)
+	if reason == "" {
+		return
 	}
+	if InVM() {
+		t.Fatalf("vmtest: test cannot run inside the VM: %s", reason)
+	}
+	t.Skip(reason)
 }
 
 // RequireLSM skips (host) or fails (VM) unless this process can load BPF LSM

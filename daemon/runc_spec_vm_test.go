@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,7 +15,6 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
-	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 )
 
 // spec-write is the entrypoint of a runc container that tries, in order,
@@ -236,9 +234,7 @@ func TestNoBPFLSMRuncContainerSpec(t *testing.T) {
 func runcSpecDaemon(t *testing.T, addr, field string) (*vmEnv, bool) {
 	t.Helper()
 	e := newVMEnvAnyLSM(t, addr, "allow_partial: true\n")
-	if _, err := exec.LookPath("runc"); err != nil {
-		vmtest.Skip(t, "runc not installed (scripts/setup-deps installs it; scripts/vmtest packs it)")
-	}
+	requireRunc(t)
 	e.startDaemon()
 	st, err := api.NewClient(e.sock, 5*time.Second).Status(context.Background())
 	if err != nil {

@@ -81,6 +81,28 @@ func runcBundleProcess(t *testing.T, e *vmEnv, id string, args, env []string, an
 	return b
 }
 
+// requireRunc fails the test in the VM, and skips it on a host, when runc
+// is not installed.
+func requireRunc(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("runc"); err != nil {
+		vmtest.Skip(t, "runc not installed (scripts/setup-deps installs it; scripts/vmtest packs it)")
+	}
+}
+
+// startRuncDaemon is the one prologue of the runc tests: the environment
+// of newVMEnv (metrics on metricsAddr), runc installed (requireRunc), and
+// the daemon started; it is stopped when the test ends, its log shown when
+// the test failed.
+func startRuncDaemon(t *testing.T, metricsAddr string) *vmEnv {
+	t.Helper()
+	e := newVMEnv(t, metricsAddr)
+	requireRunc(t)
+	e.startDaemon()
+	t.Cleanup(func() { e.stopDaemon(t.Failed()) })
+	return e
+}
+
 // runRunc runs a container to completion and returns runc's exit code and
 // combined output.
 func runRunc(t *testing.T, e *vmEnv, id, bundle string) (int, string) {
@@ -107,12 +129,7 @@ func runRunc(t *testing.T, e *vmEnv, id, bundle string) (int, string) {
 // log and /metrics; a malformed annotation and a stopped daemon make runc
 // refuse the container before its process runs.
 func TestVMRuncCreateRuntimeHook(t *testing.T) {
-	e := newVMEnv(t, "127.0.0.1:19465")
-	if _, err := exec.LookPath("runc"); err != nil {
-		vmtest.Skip(t, "runc not installed (scripts/setup-deps installs it; scripts/vmtest packs it)")
-	}
-	e.startDaemon()
-	defer e.stopDaemon(false)
+	e := startRuncDaemon(t, "127.0.0.1:19465")
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -197,16 +214,11 @@ func TestVMRuncCreateRuntimeHook(t *testing.T) {
 // shell=none: it creates /probe, and its exec of /bin/sh, which works
 // without the ceiling, is denied in the kernel (no /probe-sh).
 func TestVMRuncShellNoneEntrypoint(t *testing.T) {
-	e := newVMEnv(t, "127.0.0.1:19466")
-	if _, err := exec.LookPath("runc"); err != nil {
-		vmtest.Skip(t, "runc not installed (scripts/setup-deps installs it; scripts/vmtest packs it)")
-	}
+	e := startRuncDaemon(t, "127.0.0.1:19466")
 	self, err := os.ReadFile("/proc/self/exe")
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.startDaemon()
-	defer e.stopDaemon(t.Failed())
 	exists := func(b, name string) bool {
 		_, err := os.Lstat(filepath.Join(b, "rootfs", name))
 		return err == nil

@@ -25,19 +25,7 @@ import (
 func TestAttackModuleAutoloadKthread(t *testing.T) {
 	kt.Enforcer(t)
 	attempt := func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
-		marker := kt.TmpPath("modprobe-ran")
-		helper := kt.TmpPath("modprobe.sh")
-		if err := os.WriteFile(helper, []byte("#!/bin/sh\necho \"$@\" >> "+marker+"\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		old, err := os.ReadFile("/proc/sys/kernel/modprobe")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile("/proc/sys/kernel/modprobe", []byte(helper), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.WriteFile("/proc/sys/kernel/modprobe", old, 0o644) })
+		marker := fakeModprobe(t, "echo \"$@\" >> %s")
 		tmpl := fmt.Sprintf("esc%d", kt.Seq())
 		r := sb.Probe(t, "keyctl-dh-kdf", tmpl+"(sha256)")
 		return r, func() (bool, string) {
@@ -69,19 +57,7 @@ func TestAttack2ModuleAutoloadLongCryptoName(t *testing.T) {
 	kt.Enforcer(t)
 	attemptN := func(nest int) func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		return func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
-			marker := kt.TmpPath("modprobe-ran")
-			helper := kt.TmpPath("modprobe.sh")
-			if err := os.WriteFile(helper, []byte("#!/bin/sh\necho \"$@\" >> "+marker+"\n"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			old, err := os.ReadFile("/proc/sys/kernel/modprobe")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile("/proc/sys/kernel/modprobe", []byte(helper), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { os.WriteFile("/proc/sys/kernel/modprobe", old, 0o644) })
+			marker := fakeModprobe(t, "echo \"$@\" >> %s")
 			tmpl := fmt.Sprintf("esc%d", kt.Seq())
 			name := strings.Repeat("hmac(", nest) + tmpl + "(sha256)" + strings.Repeat(")", nest)
 			r := sb.Probe(t, "keyctl-dh-kdf", name)

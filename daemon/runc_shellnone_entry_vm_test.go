@@ -163,9 +163,7 @@ func init() {
 // (a) control, after the refusal: released with no ceiling, the simulated
 // runtime runs BusyBox's sh, which removes VICTIM.
 func TestVMPendingEntrypointNoexecDecoyRefused(t *testing.T) {
-	e := newVMEnv(t, "127.0.0.1:19484")
-	e.startDaemon()
-	defer e.stopDaemon(t.Failed())
+	e := startVMDaemon(t, "127.0.0.1:19484")
 	client := api.NewClient(e.sock, 5*time.Second)
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -90,17 +90,12 @@ func requireRunc(t *testing.T) {
 	}
 }
 
-// startRuncDaemon is the one prologue of the runc tests: the environment
-// of newVMEnv (metrics on metricsAddr), runc installed (requireRunc), and
-// the daemon started; it is stopped when the test ends, its log shown when
-// the test failed.
+// startRuncDaemon is startVMDaemon for the runc tests: runc must be
+// installed (requireRunc).
 func startRuncDaemon(t *testing.T, metricsAddr string) *vmEnv {
 	t.Helper()
-	e := newVMEnv(t, metricsAddr)
 	requireRunc(t)
-	e.startDaemon()
-	t.Cleanup(func() { e.stopDaemon(t.Failed()) })
-	return e
+	return startVMDaemon(t, metricsAddr)
 }
 
 // runRunc runs a container to completion and returns runc's exit code and

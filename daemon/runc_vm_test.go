@@ -50,11 +50,7 @@ func runcBundleProcess(t *testing.T, e *vmEnv, id string, args, env []string, an
 			t.Fatal(err)
 		}
 	}
-	hook := func(stage string) map[string]any {
-		return map[string]any{"path": e.bin, "args": []string{"enforcerd", "hook", "--socket", e.sock, stage}, "timeout": 60}
-	}
-	cfg := map[string]any{
-		"ociVersion": "1.0.2-dev",
+	writeBundleConfig(t, e, b, id, map[string]any{
 		"process": map[string]any{
 			"terminal": false,
 			"user":     map[string]int{"uid": 0, "gid": 0},
@@ -63,22 +59,34 @@ func runcBundleProcess(t *testing.T, e *vmEnv, id string, args, env []string, an
 			"cwd":      "/",
 		},
 		"root":        map[string]any{"path": "rootfs"},
-		"hostname":    id,
 		"mounts":      []map[string]any{{"destination": "/proc", "type": "proc", "source": "proc"}},
 		"annotations": annotations,
-		"hooks":       map[string]any{"createRuntime": []any{hook("createRuntime")}, "poststop": []any{hook("poststop")}},
 		"linux": map[string]any{
 			// No network namespace: the container shares the guest's
 			// loopback, so only the ceiling stands between it and addr.
 			"namespaces":  []map[string]string{{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}},
 			"cgroupsPath": "/vmtest-runc/" + id,
 		},
+	})
+	return b
+}
+
+// writeBundleConfig is the one config.json writer of the runc tests: cfg
+// (process, root, mounts, annotations, linux) with the OCI version,
+// hostname id and enforcerd's createRuntime and poststop hooks on e's
+// socket, written to bundle b.
+func writeBundleConfig(t *testing.T, e *vmEnv, b, id string, cfg map[string]any) {
+	t.Helper()
+	hook := func(stage string) map[string]any {
+		return map[string]any{"path": e.bin, "args": []string{"enforcerd", "hook", "--socket", e.sock, stage}, "timeout": 60}
 	}
+	cfg["ociVersion"] = "1.0.2-dev"
+	cfg["hostname"] = id
+	cfg["hooks"] = map[string]any{"createRuntime": []any{hook("createRuntime")}, "poststop": []any{hook("poststop")}}
 	buf, _ := json.MarshalIndent(cfg, "", " ")
 	if err := os.WriteFile(filepath.Join(b, "config.json"), buf, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return b
 }
 
 // requireRunc fails the test in the VM, and skips it on a host, when runc

@@ -141,7 +141,7 @@ func startOutsidePgrp(t *testing.T) *outside {
 // message (AUDIT_USER_AVC passes even with audit disabled) goes to the
 // host's audit trail, or with no auditd into the kernel log (kauditd
 // prints held records).
-func TestAttack2AuditUserMessage(t *testing.T) {
+func TestAttackAuditUserMessage(t *testing.T) {
 	kt.Enforcer(t)
 	attempt := func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		marker := fmt.Sprintf("escapetest-audit-%d", kt.Seq())

@@ -53,7 +53,7 @@ func TestAttackModuleAutoloadKthread(t *testing.T) {
 // level in cryptomgr_probe kthreads, whose shorter requests
 // ("crypto-hmac(...)", "crypto-T(sha256)", "crypto-T") are untainted:
 // modprobe runs as root outside, under every ceiling.
-func TestAttack2ModuleAutoloadLongCryptoName(t *testing.T) {
+func TestAttackModuleAutoloadLongCryptoName(t *testing.T) {
 	kt.Enforcer(t)
 	attemptN := func(nest int) func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		return func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {

@@ -249,7 +249,7 @@ func fileContent(path, want string) kerneltest.Effect {
 // session shares, inside the sandbox or not. A session leader outside
 // (setsid: its own autogroup) starts a process that stays outside, then
 // moves itself into the sandbox and execs the probe (the entrypoint).
-func TestAttack2AutogroupNice(t *testing.T) {
+func TestAttackAutogroupNice(t *testing.T) {
 	kt.Enforcer(t)
 	if _, err := os.Stat("/proc/self/autogroup"); err != nil {
 		t.Fatalf("no /proc/self/autogroup (CONFIG_SCHED_AUTOGROUP): %v", err)

@@ -109,9 +109,7 @@ func copyFile(t *testing.T, src, dst string) {
 // after one that must re-install the entry from the state file, and met
 // with the list of a registration nested below it by cgroup.
 func TestVMDaemonExecAllow(t *testing.T) {
-	e := newVMEnv(t, "127.0.0.1:19471")
-	e.startDaemon()
-	defer func() { e.stopDaemon(t.Failed()) }()
+	e := startVMDaemon(t, "127.0.0.1:19471")
 	client := api.NewClient(e.sock, 30*time.Second)
 	ctx := context.Background()
 

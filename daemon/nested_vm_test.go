@@ -21,9 +21,7 @@ import (
 // every write of its processes was denied by the outer ceiling); its
 // answer is now the meet the kernel enforces.
 func TestNestedRegistrationSurfaceOmitsToolsTheKernelDenies(t *testing.T) {
-	e := newVMEnv(t, "127.0.0.1:19483")
-	e.startDaemon()
-	defer e.stopDaemon(t.Failed())
+	e := startVMDaemon(t, "127.0.0.1:19483")
 	client := api.NewClient(e.sock, 5*time.Second)
 	ctx := context.Background()
 	outer, inner := "/vmtest-att11/outer", "/vmtest-att11/outer/inner"

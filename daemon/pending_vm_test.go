@@ -71,9 +71,7 @@ func allDenied(t *testing.T, what string, lines []string) {
 // path without init_pid: any process). Control: a cgroup holding only the
 // init stays pending and its entrypoint's exec activates it.
 func TestVMDaemonImmediateActivationNonInitProcess(t *testing.T) {
-	e := newVMEnv(t, "127.0.0.1:19465")
-	e.startDaemon()
-	defer e.stopDaemon(t.Failed())
+	e := startVMDaemon(t, "127.0.0.1:19465")
 	client := api.NewClient(e.sock, 5*time.Second)
 	ctx := context.Background()
 
@@ -150,9 +148,7 @@ func TestVMDaemonImmediateActivationNonInitProcess(t *testing.T) {
 // cgroup by a write to cgroup.procs (no exec) is enforced within the
 // pending check interval. Control: before the move it runs unenforced.
 func TestVMDaemonPendingIntruderActivates(t *testing.T) {
-	e := newVMEnv(t, "127.0.0.1:19466")
-	e.startDaemon()
-	defer e.stopDaemon(t.Failed())
+	e := startVMDaemon(t, "127.0.0.1:19466")
 	client := api.NewClient(e.sock, 5*time.Second)
 	ctx := context.Background()
 
@@ -202,9 +198,7 @@ func TestVMDaemonPendingIntruderActivates(t *testing.T) {
 // audit log and /metrics, and its init never gets to exec the workload.
 // Control: a container started within the deadline activates normally.
 func TestVMDaemonPendingDeadlineFreezes(t *testing.T) {
-	e := newVMEnv(t, "127.0.0.1:19467", "pending:\n  deadline: 3s\n  check_interval: 100ms\n")
-	e.startDaemon()
-	defer e.stopDaemon(t.Failed())
+	e := startVMDaemon(t, "127.0.0.1:19467", "pending:\n  deadline: 3s\n  check_interval: 100ms\n")
 	client := api.NewClient(e.sock, 5*time.Second)
 	ctx := context.Background()
 

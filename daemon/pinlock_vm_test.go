@@ -37,9 +37,7 @@ func hostPolicyPID(t *testing.T, pin string) uint32 {
 // first's pid, and leaves the first's host_policy as it was; the first
 // clears its pid when it stops.
 func TestVMDaemonOnePerPinDir(t *testing.T) {
-	e := newVMEnvAnyLSM(t, "127.0.0.1:19499")
-	e.startDaemon()
-	defer e.stopDaemon(t.Failed())
+	e := startVMDaemonAnyLSM(t, "127.0.0.1:19499")
 	first := e.daemon.Process.Pid
 	if got := hostPolicyPID(t, e.pin); got != uint32(first) {
 		t.Fatalf("host_policy pid = %d, want the daemon's %d", got, first)

@@ -50,9 +50,7 @@ func (e *vmEnv) enforcerdRun(env []string, flags []string, argv ...string) runRe
 // file. A registration activated before CMD's exec would deny CMD itself
 // (it is not on the allow list then): the probe would not report.
 func TestVMRunExecGateNamesTheInit(t *testing.T) {
-	e := newVMEnv(t, "127.0.0.1:19493", "pending:\n  check_interval: 1ms\n")
-	e.startDaemon()
-	defer e.stopDaemon(t.Failed())
+	e := startVMDaemon(t, "127.0.0.1:19493", "pending:\n  check_interval: 1ms\n")
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -94,9 +92,7 @@ func TestVMRunExecGateNamesTheInit(t *testing.T) {
 // run's cgroup, its ceiling, activated at the exec of CMD with the exec
 // gate as init, not at once), and it is gone once run returned.
 func TestVMRunThroughTheDaemon(t *testing.T) {
-	e := newVMEnv(t, "127.0.0.1:19494")
-	e.startDaemon()
-	defer e.stopDaemon(t.Failed())
+	e := startVMDaemon(t, "127.0.0.1:19494")
 	dir := t.TempDir()
 	started, done := filepath.Join(dir, "started"), filepath.Join(dir, "done")
 	cmd := exec.Command(e.bin, "run", "--pin-dir", e.pin, "--socket", e.sock, "--network=deny", "--",
@@ -163,9 +159,7 @@ func TestVMRunThroughTheDaemon(t *testing.T) {
 // ("enforcerd version" prints its version) and its exec of the copy is
 // denied (EPERM), which then prints nothing.
 func TestVMRunExecAllowThroughTheDaemon(t *testing.T) {
-	e := newVMEnv(t, "127.0.0.1:19495")
-	e.startDaemon()
-	defer e.stopDaemon(t.Failed())
+	e := startVMDaemon(t, "127.0.0.1:19495")
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

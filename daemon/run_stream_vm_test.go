@@ -15,9 +15,7 @@ import (
 // with the ceiling (nc exits non-zero), the record is printed by run and
 // present in the audit log; without the ceiling no denial is printed.
 func TestVMRunPrintsItsDenialsFromTheDaemon(t *testing.T) {
-	e := newVMEnv(t, "127.0.0.1:19492")
-	e.startDaemon()
-	defer e.stopDaemon(t.Failed())
+	e := startVMDaemon(t, "127.0.0.1:19492")
 	run := func(ceiling ...string) (int, string) {
 		args := append([]string{"run", "--pin-dir", e.pin, "--socket", e.sock}, ceiling...)
 		// nc by its path: BusyBox's shell runs a bare applet name in a

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
-	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 )
 
 // oci-reach is the entrypoint of a runc container that tries, in order,
@@ -80,16 +78,11 @@ func countingListener(l net.Listener) *atomic.Int64 {
 // only those succeed and every other attempt fails with EPERM; (c) the
 // denied file is absent and the unlisted listeners counted nothing.
 func TestVMRuncWriteRootsAndEndpoints(t *testing.T) {
-	e := newVMEnv(t, "127.0.0.1:19467")
-	if _, err := exec.LookPath("runc"); err != nil {
-		vmtest.Skip(t, "runc not installed (scripts/setup-deps installs it; scripts/vmtest packs it)")
-	}
+	e := startRuncDaemon(t, "127.0.0.1:19467")
 	self, err := os.ReadFile("/proc/self/exe")
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.startDaemon()
-	defer e.stopDaemon(t.Failed())
 
 	listenTCP := func() (string, *atomic.Int64) {
 		l, err := net.Listen("tcp4", "127.0.0.1:0")

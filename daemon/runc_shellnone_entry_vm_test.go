@@ -18,11 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/enforcerd/enforcerd/internal/testing/testelf"
-
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
-	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
+	"github.com/enforcerd/enforcerd/internal/testing/testelf"
 	"github.com/enforcerd/enforcerd/progcheck"
 )
 
@@ -40,12 +38,7 @@ import (
 // /mark; (b) shell=none: refused, the script never runs; (c) /victim
 // still there, /mark absent.
 func TestVMRuncShellNoneRefusesScriptWithShellInterpreter(t *testing.T) {
-	e := newVMEnv(t, "127.0.0.1:19481")
-	if _, err := exec.LookPath("runc"); err != nil {
-		vmtest.Skip(t, "runc not installed")
-	}
-	e.startDaemon()
-	defer e.stopDaemon(t.Failed())
+	e := startRuncDaemon(t, "127.0.0.1:19481")
 	script := "#!/bin/sh\nrm -f /victim\necho shell-ran > /mark\necho ENTRY-SCRIPT-RAN rm-and-redirect-done\n"
 	bundle := func(id, ceiling string) string {
 		b := runcBundleProcess(t, e, id, []string{"/entry.sh"}, []string{"PATH=/bin"}, map[string]string{"enforcerd.io/ceiling": ceiling})
@@ -98,12 +91,7 @@ func interpStubELF(t testing.TB, interp string) []byte {
 // Tri-state on /victim and /made: (a) control (shell=full): the applets
 // run; (b) shell=none: refused; (c) /victim still there, /made absent.
 func TestVMRuncShellNoneRefusesBusyBoxInterpStub(t *testing.T) {
-	e := newVMEnv(t, "127.0.0.1:19482")
-	if _, err := exec.LookPath("runc"); err != nil {
-		vmtest.Skip(t, "runc not installed")
-	}
-	e.startDaemon()
-	defer e.stopDaemon(t.Failed())
+	e := startRuncDaemon(t, "127.0.0.1:19482")
 	stub := interpStubELF(t, "/bin/busybox") // the rootfs's busybox is a copy of the guest's
 	args := []string{"/app/sh", "-c", "rm -f /victim; /app/l/busybox touch /made; echo STUB-SH-RAN"}
 	bundle := func(id, ceiling string) string {
@@ -175,9 +163,7 @@ func init() {
 // (a) control, after the refusal: released with no ceiling, the simulated
 // runtime runs BusyBox's sh, which removes VICTIM.
 func TestVMPendingEntrypointNoexecDecoyRefused(t *testing.T) {
-	e := newVMEnv(t, "127.0.0.1:19484")
-	e.startDaemon()
-	defer e.stopDaemon(t.Failed())
+	e := startVMDaemon(t, "127.0.0.1:19484")
 	client := api.NewClient(e.sock, 5*time.Second)
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -2,10 +2,8 @@ package daemon_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,7 +14,6 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
-	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 )
 
 // spec-write is the entrypoint of a runc container that tries, in order,
@@ -102,26 +99,17 @@ func writeProbeBundle(t *testing.T, e *vmEnv, id string, dirs, env, caps []strin
 	if err := os.WriteFile(filepath.Join(b, "rootfs", "bin", "entry"), self, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	hook := func(stage string) map[string]any {
-		return map[string]any{"path": e.bin, "args": []string{"enforcerd", "hook", "--socket", e.sock, stage}, "timeout": 60}
-	}
 	for _, d := range dirs {
 		if err := os.MkdirAll(filepath.Join(b, "rootfs", d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cfg["ociVersion"] = "1.0.2-dev"
 	cfg["process"] = map[string]any{
 		"terminal": false, "user": map[string]int{"uid": 0, "gid": 0},
 		"args": []string{"/bin/entry"}, "env": append([]string{"PATH=/bin"}, env...), "cwd": "/",
 		"capabilities": map[string][]string{"bounding": caps, "effective": caps, "permitted": caps},
 	}
-	cfg["hostname"] = id
-	cfg["hooks"] = map[string]any{"createRuntime": []any{hook("createRuntime")}, "poststop": []any{hook("poststop")}}
-	buf, _ := json.MarshalIndent(cfg, "", " ")
-	if err := os.WriteFile(filepath.Join(b, "config.json"), buf, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeBundleConfig(t, e, b, id, cfg)
 	return b
 }
 
@@ -236,9 +224,7 @@ func TestNoBPFLSMRuncContainerSpec(t *testing.T) {
 func runcSpecDaemon(t *testing.T, addr, field string) (*vmEnv, bool) {
 	t.Helper()
 	e := newVMEnvAnyLSM(t, addr, "allow_partial: true\n")
-	if _, err := exec.LookPath("runc"); err != nil {
-		vmtest.Skip(t, "runc not installed (scripts/setup-deps installs it; scripts/vmtest packs it)")
-	}
+	requireRunc(t)
 	e.startDaemon()
 	st, err := api.NewClient(e.sock, 5*time.Second).Status(context.Background())
 	if err != nil {

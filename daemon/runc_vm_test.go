@@ -50,11 +50,7 @@ func runcBundleProcess(t *testing.T, e *vmEnv, id string, args, env []string, an
 			t.Fatal(err)
 		}
 	}
-	hook := func(stage string) map[string]any {
-		return map[string]any{"path": e.bin, "args": []string{"enforcerd", "hook", "--socket", e.sock, stage}, "timeout": 60}
-	}
-	cfg := map[string]any{
-		"ociVersion": "1.0.2-dev",
+	writeBundleConfig(t, e, b, id, map[string]any{
 		"process": map[string]any{
 			"terminal": false,
 			"user":     map[string]int{"uid": 0, "gid": 0},
@@ -63,22 +59,51 @@ func runcBundleProcess(t *testing.T, e *vmEnv, id string, args, env []string, an
 			"cwd":      "/",
 		},
 		"root":        map[string]any{"path": "rootfs"},
-		"hostname":    id,
 		"mounts":      []map[string]any{{"destination": "/proc", "type": "proc", "source": "proc"}},
 		"annotations": annotations,
-		"hooks":       map[string]any{"createRuntime": []any{hook("createRuntime")}, "poststop": []any{hook("poststop")}},
 		"linux": map[string]any{
 			// No network namespace: the container shares the guest's
 			// loopback, so only the ceiling stands between it and addr.
 			"namespaces":  []map[string]string{{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}},
 			"cgroupsPath": "/vmtest-runc/" + id,
 		},
+	})
+	return b
+}
+
+// writeBundleConfig is the one config.json writer of the runc tests: cfg
+// (process, root, mounts, annotations, linux) with the OCI version,
+// hostname id and enforcerd's createRuntime and poststop hooks on e's
+// socket, written to bundle b.
+func writeBundleConfig(t *testing.T, e *vmEnv, b, id string, cfg map[string]any) {
+	t.Helper()
+	hook := func(stage string) map[string]any {
+		return map[string]any{"path": e.bin, "args": []string{"enforcerd", "hook", "--socket", e.sock, stage}, "timeout": 60}
 	}
+	cfg["ociVersion"] = "1.0.2-dev"
+	cfg["hostname"] = id
+	cfg["hooks"] = map[string]any{"createRuntime": []any{hook("createRuntime")}, "poststop": []any{hook("poststop")}}
 	buf, _ := json.MarshalIndent(cfg, "", " ")
 	if err := os.WriteFile(filepath.Join(b, "config.json"), buf, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return b
+}
+
+// requireRunc fails the test in the VM, and skips it on a host, when runc
+// is not installed.
+func requireRunc(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("runc"); err != nil {
+		vmtest.Skip(t, "runc not installed (scripts/setup-deps installs it; scripts/vmtest packs it)")
+	}
+}
+
+// startRuncDaemon is startVMDaemon for the runc tests: runc must be
+// installed (requireRunc).
+func startRuncDaemon(t *testing.T, metricsAddr string) *vmEnv {
+	t.Helper()
+	requireRunc(t)
+	return startVMDaemon(t, metricsAddr)
 }
 
 // runRunc runs a container to completion and returns runc's exit code and
@@ -107,12 +132,7 @@ func runRunc(t *testing.T, e *vmEnv, id, bundle string) (int, string) {
 // log and /metrics; a malformed annotation and a stopped daemon make runc
 // refuse the container before its process runs.
 func TestVMRuncCreateRuntimeHook(t *testing.T) {
-	e := newVMEnv(t, "127.0.0.1:19465")
-	if _, err := exec.LookPath("runc"); err != nil {
-		vmtest.Skip(t, "runc not installed (scripts/setup-deps installs it; scripts/vmtest packs it)")
-	}
-	e.startDaemon()
-	defer e.stopDaemon(false)
+	e := startRuncDaemon(t, "127.0.0.1:19465")
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -197,16 +217,11 @@ func TestVMRuncCreateRuntimeHook(t *testing.T) {
 // shell=none: it creates /probe, and its exec of /bin/sh, which works
 // without the ceiling, is denied in the kernel (no /probe-sh).
 func TestVMRuncShellNoneEntrypoint(t *testing.T) {
-	e := newVMEnv(t, "127.0.0.1:19466")
-	if _, err := exec.LookPath("runc"); err != nil {
-		vmtest.Skip(t, "runc not installed (scripts/setup-deps installs it; scripts/vmtest packs it)")
-	}
+	e := startRuncDaemon(t, "127.0.0.1:19466")
 	self, err := os.ReadFile("/proc/self/exe")
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.startDaemon()
-	defer e.stopDaemon(t.Failed())
 	exists := func(b, name string) bool {
 		_, err := os.Lstat(filepath.Join(b, "rootfs", name))
 		return err == nil

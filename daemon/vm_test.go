@@ -74,6 +74,31 @@ func newVMEnvAnyLSM(t *testing.T, metricsAddr string, extraCfg ...string) *vmEnv
 	return e
 }
 
+// startVMDaemon is the one prologue of the daemon's VM tests: the
+// environment of newVMEnv (metrics on metricsAddr, extraCfg appended to the
+// configuration) with its daemon started; the daemon is stopped when the
+// test ends, its log shown when the test failed.
+func startVMDaemon(t *testing.T, metricsAddr string, extraCfg ...string) *vmEnv {
+	t.Helper()
+	return startedDaemon(t, newVMEnv(t, metricsAddr, extraCfg...))
+}
+
+// startVMDaemonAnyLSM is startVMDaemon for tests that also run in the boot
+// without BPF LSM (newVMEnvAnyLSM).
+func startVMDaemonAnyLSM(t *testing.T, metricsAddr string, extraCfg ...string) *vmEnv {
+	t.Helper()
+	return startedDaemon(t, newVMEnvAnyLSM(t, metricsAddr, extraCfg...))
+}
+
+// startedDaemon starts e's daemon and stops it when the test ends, with its
+// log when the test failed.
+func startedDaemon(t *testing.T, e *vmEnv) *vmEnv {
+	t.Helper()
+	e.startDaemon()
+	t.Cleanup(func() { e.stopDaemon(t.Failed()) })
+	return e
+}
+
 // stopDaemon stops a daemon that is still running, and logs its output.
 func (e *vmEnv) stopDaemon(logOutput bool) {
 	if e.daemon != nil && e.daemon.ProcessState == nil {

@@ -1,7 +1,6 @@
 package enforcer_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,25 +17,20 @@ import (
 	"github.com/enforcerd/enforcerd/policy"
 )
 
-// TestOpenAttachesCgroupProgramsAtCgroupAttach: with Options.CgroupAttach
+// TestNativeOpenAttachesCgroupProgramsAtCgroupAttach: with Options.CgroupAttach
 // the cgroup-BPF programs attach at that cgroup, not at the root: every
 // pinned cgroup link names it, and (where they are the only network layer,
 // without BPF LSM) they hold a registered cgroup below it and none beside
 // it. Tri-state below it: an unregistered cgroup creates an inet socket, a
 // network=false one is refused.
-func TestOpenAttachesCgroupProgramsAtCgroupAttach(t *testing.T) {
+func TestNativeOpenAttachesCgroupProgramsAtCgroupAttach(t *testing.T) {
+	// Native only: a private load of every program costs tens of seconds
+	// under TCG, and the attach point does not depend on the kernel.
+	vmtest.NativeOnly(t)
 	vmtest.RequireRoot(t)
-	if vmtest.InVM() {
-		// A private load of every program costs tens of seconds under
-		// TCG; the attach point does not depend on the kernel.
-		t.Log("covered by the native run (make unit)")
-		return
-	}
-	mount, err := cgroup.Mountpoint()
-	if err != nil {
-		t.Skipf("no cgroup2: %v", err)
-	}
-	base := fmt.Sprintf("/enforcerd-attach-test-%d", os.Getpid())
+	enf, mount, own, pin := privateEnforcer(t, "attach")
+	requireCgroupLayer(t, enf)
+	base := own.Group
 	var cgs []cgroup.Cgroup
 	mk := func(group string) cgroup.Cgroup {
 		cg, err := cgroup.Create(mount, group)
@@ -46,7 +40,6 @@ func TestOpenAttachesCgroupProgramsAtCgroupAttach(t *testing.T) {
 		cgs = append(cgs, cg)
 		return cg
 	}
-	own := mk(base)
 	ctl, in := mk(base+"/control"), mk(base+"/in")
 	beside := mk(base + "-beside")
 	defer func() {
@@ -54,15 +47,6 @@ func TestOpenAttachesCgroupProgramsAtCgroupAttach(t *testing.T) {
 			cgs[i].Remove(5 * time.Second)
 		}
 	}()
-	pin := fmt.Sprintf("/sys/fs/bpf/enforcerd-attach-test-%d", os.Getpid())
-	enf, err := enforcer.Open(enforcer.Options{PinDir: pin, CgroupMount: mount, CgroupAttach: own.Path()})
-	if err != nil {
-		vmtest.Skip(t, fmt.Sprintf("cannot load programs here: %v", err))
-	}
-	defer enf.Uninstall()
-	if err := enf.LayerError(enforcer.LayerCgroup); err != nil {
-		vmtest.Skip(t, fmt.Sprintf("cgroup-BPF programs cannot attach here: %v", err))
-	}
 
 	n := 0
 	dir := enforcer.LinkPinDir(pin)

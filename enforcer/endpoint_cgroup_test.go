@@ -2,7 +2,6 @@ package enforcer_test
 
 import (
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -12,36 +11,18 @@ import (
 	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 )
 
-// TestEndpointsCgroupLayer: N8 at the cgroup-BPF hooks alone (a host
+// TestNativeEndpointsCgroupLayer: N8 at the cgroup-BPF hooks alone (a host
 // without BPF LSM; natively, where the LSM layer cannot load): a listed
 // TCP or UDP endpoint is reached with its effect, an unlisted port and the
 // other protocol to a listed port are refused with the effect absent, and
 // Coverage names the network-endpoints gap.
-func TestEndpointsCgroupLayer(t *testing.T) {
+func TestNativeEndpointsCgroupLayer(t *testing.T) {
+	// Native only: in the VM the TestEndpoints* tests cover both layers.
+	vmtest.NativeOnly(t)
 	vmtest.RequireRoot(t)
-	if vmtest.InVM() {
-		t.Log("covered by the native run (make unit); in the VM TestEndpoints* cover both layers")
-		return
-	}
-	mount, err := cgroup.Mountpoint()
-	if err != nil {
-		t.Skipf("no cgroup2: %v", err)
-	}
-	base := fmt.Sprintf("/enforcerd-endpoint-test-%d", os.Getpid())
-	own, err := cgroup.Create(mount, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer own.Remove(5 * time.Second)
-	pin := fmt.Sprintf("/sys/fs/bpf/enforcerd-endpoint-test-%d", os.Getpid())
-	enf, err := enforcer.Open(enforcer.Options{PinDir: pin, CgroupMount: mount, CgroupAttach: own.Path()})
-	if err != nil {
-		vmtest.Skip(t, fmt.Sprintf("cannot load programs here: %v", err))
-	}
-	defer enf.Uninstall()
-	if err := enf.LayerError(enforcer.LayerCgroup); err != nil {
-		vmtest.Skip(t, fmt.Sprintf("cgroup-BPF programs cannot attach here: %v", err))
-	}
+	enf, mount, own, _ := privateEnforcer(t, "endpoint")
+	requireCgroupLayer(t, enf)
+	base := own.Group
 	run := func(t *testing.T, listed []string, op, target string) probe.Result {
 		t.Helper()
 		cg, err := cgroup.Create(mount, fmt.Sprintf("%s/c-%d", base, time.Now().UnixNano()))

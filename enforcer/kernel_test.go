@@ -7,7 +7,14 @@ package enforcer_test
 // probes' operations are in ops_*_test.go.
 
 import (
+	"fmt"
+	"os"
 	"testing"
+	"time"
+
+	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/policy"
@@ -50,4 +57,40 @@ func pick(cases []kerneltest.Case, names ...string) []kerneltest.Case {
 		}
 	}
 	return out
+}
+
+// privateEnforcer is the one prologue of the tests that load the programs
+// into pins of their own (not the boot's shared ones): a cgroup of the
+// test's own, /enforcerd-NAME-test-PID (the cgroup-BPF programs attach
+// there, never at the host's root), and the programs pinned at
+// /sys/fs/bpf/enforcerd-NAME-test-PID. Both go when the test ends (the
+// programs uninstalled first). No cgroup2 skips the test; programs that
+// cannot load skip it on a host and fail it in the VM.
+func privateEnforcer(t *testing.T, name string) (enf *enforcer.Enforcer, mount string, own cgroup.Cgroup, pin string) {
+	t.Helper()
+	mount, err := cgroup.Mountpoint()
+	if err != nil {
+		t.Skipf("no cgroup2: %v", err)
+	}
+	own, err = cgroup.Create(mount, fmt.Sprintf("/enforcerd-%s-test-%d", name, os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { own.Remove(5 * time.Second) })
+	pin = fmt.Sprintf("/sys/fs/bpf/enforcerd-%s-test-%d", name, os.Getpid())
+	enf, err = enforcer.Open(enforcer.Options{PinDir: pin, CgroupMount: mount, CgroupAttach: own.Path()})
+	if err != nil {
+		vmtest.Skip(t, fmt.Sprintf("cannot load programs here: %v", err))
+	}
+	t.Cleanup(func() { enf.Uninstall() })
+	return enf, mount, own, pin
+}
+
+// requireCgroupLayer skips (host) or fails (VM) a test of enf's cgroup-BPF
+// programs when they could not attach.
+func requireCgroupLayer(t *testing.T, enf *enforcer.Enforcer) {
+	t.Helper()
+	if err := enf.LayerError(enforcer.LayerCgroup); err != nil {
+		vmtest.Skip(t, fmt.Sprintf("cgroup-BPF programs cannot attach here: %v", err))
+	}
 }

@@ -11,14 +11,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 )
 
 // bpffsDir mounts a private bpf filesystem for the test (root only).
 func bpffsDir(t *testing.T) string {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a bpf filesystem")
-	}
+	vmtest.RequireRootFor(t, "mounts a bpf filesystem")
 	dir := t.TempDir()
 	if err := unix.Mount("bpf", dir, "bpf", 0, "mode=0700"); err != nil {
 		t.Fatalf("mount bpffs: %v", err)

@@ -38,21 +38,18 @@ func linkProgramIDs(t *testing.T, pinDir string) map[string]ebpf.ProgramID {
 	return ids
 }
 
-// TestOpenReadoptsOrReplacesPins: Open re-adopts the pins of its own build
+// TestNativeOpenReadoptsOrReplacesPins: Open re-adopts the pins of its own build
 // and replaces those of another build: a restarted enforcerd keeps the very
 // programs that are pinned (no window, nothing wiped), and an upgraded one
 // swaps each link for its own. Here "another build" is this one with its
 // pinned build id changed; TestNoBPFLSMUpgradeInPlace upgrades from a real
 // previous build in the VM.
-func TestOpenReadoptsOrReplacesPins(t *testing.T) {
+func TestNativeOpenReadoptsOrReplacesPins(t *testing.T) {
+	// Native only: the replacement logic does not depend on the layer;
+	// natively it runs on the cgroup-BPF and tp_btf links, and in the VM
+	// TestNoBPFLSMUpgradeInPlace replaces every layer's links.
+	vmtest.NativeOnly(t)
 	vmtest.RequireRoot(t)
-	if vmtest.InVM() {
-		// The replacement logic does not depend on the layer; natively
-		// (make unit) it runs on the cgroup-BPF and tp_btf links, and in
-		// the VM TestNoBPFLSMUpgradeInPlace replaces every layer's links.
-		t.Log("covered by the native run (make unit) and TestNoBPFLSMUpgradeInPlace")
-		return
-	}
 	mount, err := cgroup.Mountpoint()
 	if err != nil {
 		t.Skipf("no cgroup2: %v", err)

@@ -2,8 +2,6 @@ package enforcer_test
 
 import (
 	"errors"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -22,21 +20,8 @@ import (
 // register, the spec not relied on.
 func TestSpecLayerKept(t *testing.T) {
 	vmtest.RequireRoot(t)
-	mount, err := cgroup.Mountpoint()
-	if err != nil {
-		t.Skipf("no cgroup2: %v", err)
-	}
-	base := fmt.Sprintf("/enforcerd-speclayer-test-%d", os.Getpid())
-	own, err := cgroup.Create(mount, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer own.Remove(5 * time.Second)
-	enf, err := enforcer.Open(enforcer.Options{PinDir: fmt.Sprintf("/sys/fs/bpf/enforcerd-speclayer-test-%d", os.Getpid()), CgroupMount: mount, CgroupAttach: own.Path()})
-	if err != nil {
-		vmtest.Skip(t, fmt.Sprintf("cannot load programs here: %v", err))
-	}
-	defer enf.Uninstall()
+	enf, mount, own, _ := privateEnforcer(t, "speclayer")
+	base := own.Group
 	lsm := enf.LayerError(enforcer.LayerLSM) == nil
 	t.Logf("BPF LSM layer: %v", enf.LayerError(enforcer.LayerLSM))
 	cg, err := cgroup.Create(mount, base+"/c")

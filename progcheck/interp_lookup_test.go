@@ -15,6 +15,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/internal/testing/testelf"
 
+	"github.com/enforcerd/enforcerd/internal/testing/testroot"
 	"golang.org/x/sys/unix"
 )
 
@@ -102,9 +103,7 @@ func isStatic(t *testing.T, p string) bool {
 // Needs root (a noexec tmpfs). Control: Go's LookPath picks the BusyBox
 // copy past the decoy.
 func TestNoexecDecoyDoesNotHidePATHCandidate(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (mounts a noexec tmpfs)")
-	}
+	testroot.Require(t, "mounts a noexec tmpfs")
 	bb, err := exec.LookPath("busybox")
 	if err != nil {
 		t.Skip("no busybox")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/clitest"
+	"github.com/enforcerd/enforcerd/internal/testing/testroot"
 )
 
 // TestNonRootSaysNeedsRoot: run, check and daemon started by a user other
@@ -20,9 +21,7 @@ import (
 // check, daemon: exit 1), not the permission error of a bpffs write; and
 // CMD does not run.
 func TestNonRootSaysNeedsRoot(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("this test drops from root to uid 65534: run it as root")
-	}
+	testroot.Require(t, "the test drops from root to uid 65534")
 	dir, err := os.MkdirTemp("", "enforcerd-nonroot-")
 	if err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/testing/testroot"
 )
 
 type testServer struct {
@@ -53,6 +54,7 @@ func start(t *testing.T, enf registry.Enforcer, cgs registry.Cgroups, opts ...fu
 // startLimited is start with the API's connection and read limits.
 func startLimited(t *testing.T, lim api.Limits, enf registry.Enforcer, cgs registry.Cgroups, opts ...func(*registry.Options)) *testServer {
 	t.Helper()
+	testroot.Require(t, "the API serves only uid 0 peers (SO_PEERCRED)")
 	dir := t.TempDir()
 	ts := &testServer{socket: filepath.Join(dir, "api.sock"), enf: enf, cgs: cgs, hub: audit.NewHub(),
 		state: filepath.Join(dir, "state.json"), callerGroup: "/host"}

@@ -9,6 +9,7 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/internal/testing/testroot"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -20,9 +21,7 @@ func TestThousandContainersRealMap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (BPF maps, cgroups)")
-	}
+	testroot.Require(t, "BPF maps, cgroups")
 	mount, err := cgroup.Mountpoint()
 	if err != nil {
 		t.Skip(err)

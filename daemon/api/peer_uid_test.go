@@ -17,6 +17,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
+	"github.com/enforcerd/enforcerd/internal/testing/testroot"
 )
 
 // peerClientEnv names the socket a re-executed test binary connects to as
@@ -59,9 +60,7 @@ func peerClientMain(sock string) int {
 // 0600 stops it first) is refused by the peer-uid check (SO_PEERCRED),
 // while a root peer of the same server is served.
 func TestPeerWithOtherUIDRefused(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (a child process with another uid)")
-	}
+	testroot.Require(t, "a child process with another uid")
 	const uid = 65534
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "client")

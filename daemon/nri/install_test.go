@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/enforcerd/enforcerd/internal/testing/testroot"
 )
 
 func inode(t *testing.T, p string) uint64 {
@@ -23,9 +25,7 @@ func inode(t *testing.T, p string) uint64 {
 // daemon's executable changed; a directory others can write, or none, is
 // refused and nothing is written.
 func TestInstallHookBinary(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("needs root (the directory must be root-owned): run the unit tests as root")
-	}
+	testroot.Require(t, "the hook's directory must be root-owned")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "self")
 	os.WriteFile(src, []byte("v1"), 0o700)
@@ -76,6 +76,7 @@ func TestInstallHookBinary(t *testing.T) {
 // the daemon's executable at hook_path when it connects, before the first
 // container.
 func TestCRIOInstallsHook(t *testing.T) {
+	testroot.Require(t, "the hook is installed only into a root-owned directory")
 	dir := t.TempDir()
 	self := filepath.Join(dir, "self")
 	os.WriteFile(self, []byte("daemon build"), 0o700)

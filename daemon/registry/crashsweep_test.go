@@ -42,6 +42,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/failpoint"
+	"github.com/enforcerd/enforcerd/internal/testing/testroot"
 )
 
 // The child's environment.
@@ -131,9 +132,7 @@ type sweepEnv struct {
 }
 
 func TestCrashSweep(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: bpffs, cgroup-BPF and map creation")
-	}
+	testroot.Require(t, "bpffs, cgroup-BPF and map creation")
 	e := newSweepEnv(t)
 	pinsBefore := e.pins()
 	steps := func(prefix string, fps ...string) []string {

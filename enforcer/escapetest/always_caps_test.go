@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -132,4 +134,35 @@ func startOutsidePgrp(t *testing.T) *outside {
 	go func() { _ = cmd.Wait(); close(o.done) }()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-o.done })
 	return o
+}
+
+// K10 through NETLINK_AUDIT: CAP_AUDIT_WRITE is on the capability allow
+// list, and with network=true AF_NETLINK sockets are allowed: a user
+// message (AUDIT_USER_AVC passes even with audit disabled) goes to the
+// host's audit trail, or with no auditd into the kernel log (kauditd
+// prints held records).
+func TestAttackAuditUserMessage(t *testing.T) {
+	kt.Enforcer(t)
+	attempt := func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		marker := fmt.Sprintf("escapetest-audit-%d", kt.Seq())
+		r := sb.Probe(t, "audit-user-msg", marker)
+		return r, func() (bool, string) {
+			for i := 0; i < 50; i++ {
+				buf := make([]byte, 1<<20)
+				n, err := unix.Klogctl(3, buf) // SYSLOG_ACTION_READ_ALL
+				if err == nil {
+					for _, l := range strings.Split(string(buf[:n]), "\n") {
+						if strings.Contains(l, marker) {
+							return true, "kernel log: " + strings.TrimSpace(l)
+						}
+					}
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			return false, "marker " + marker + " in the kernel log"
+		}
+	}
+	kt.Run(t, []kerneltest.Case{
+		{Name: "K10 AUDIT_USER_AVC over NETLINK_AUDIT reaches the kernel log", Ceiling: tamperOnly, Attempt: attempt},
+	})
 }

@@ -208,19 +208,7 @@ func TestHostStateOutside(t *testing.T) {
 		// EAFNOSUPPORT): judged by the helper not running and the record.
 		{Name: "E2 module autoload runs modprobe outside", Ceiling: tamperOnly, Want: kerneltest.Hooks(enforcer.HookKernelModuleRequest), Nested: true,
 			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
-				marker := kt.TmpPath("modprobe-ran")
-				helper := kt.TmpPath("modprobe.sh")
-				if err := os.WriteFile(helper, []byte("#!/bin/sh\n/bin/busybox touch "+marker+"\n"), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				old, err := os.ReadFile("/proc/sys/kernel/modprobe")
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile("/proc/sys/kernel/modprobe", []byte(helper), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { os.WriteFile("/proc/sys/kernel/modprobe", old, 0o644) })
+				marker := fakeModprobe(t, "/bin/busybox touch %s")
 				// AF_ALG is a module in the guest kernels: socket()
 				// asks for "net-pf-38".
 				r := sb.Probe(t, "afsock", "38")

@@ -1,7 +1,7 @@
 package escapetest
 
 // Probe operations of the shell cases on files written or changed after
-// the registration (shell2_test.go), and what the test does between their
+// the registration (shell_written_test.go), and what the test does between their
 // steps.
 
 import (

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -366,4 +367,14 @@ func unifiedLine(g []byte) string {
 		}
 	}
 	return ""
+}
+
+func init() {
+	// autogroup-nice N: write N to /proc/self/autogroup (the nice level of
+	// the caller's session autogroup, shared with every process of the
+	// session, inside the sandbox or not).
+	probe.Register("autogroup-nice", func(r *probe.Result, a []string) {
+		time.Sleep(200 * time.Millisecond) // the kernel's 100 ms rate limit
+		r.Check(writeFile("/proc/self/autogroup", a[0]), "write /proc/self/autogroup")
+	})
 }

@@ -7,8 +7,11 @@ package escapetest
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -238,4 +241,45 @@ func fileContent(path, want string) kerneltest.Effect {
 		got := strings.TrimSpace(string(b))
 		return err == nil && got != want, fmt.Sprintf("%s is %q", path, got)
 	}
+}
+
+// E4 through the session autogroup: /proc/self/autogroup is the sandbox's
+// own /proc/<pid> entry, but the nice level written there is that of the
+// session's autogroup (a scheduling group), which every process of the
+// session shares, inside the sandbox or not. A session leader outside
+// (setsid: its own autogroup) starts a process that stays outside, then
+// moves itself into the sandbox and execs the probe (the entrypoint).
+func TestAttackAutogroupNice(t *testing.T) {
+	kt.Enforcer(t)
+	if _, err := os.Stat("/proc/self/autogroup"); err != nil {
+		t.Fatalf("no /proc/self/autogroup (CONFIG_SCHED_AUTOGROUP): %v", err)
+	}
+	attempt := func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		pidFile := kt.TmpPath("outside-pid")
+		script := "/bin/busybox sleep 30 </dev/null >/dev/null 2>&1 & echo $! > " + pidFile + "; echo $$ > /proc/self/fd/3/cgroup.procs && exec " + kt.Self()
+		cmd := exec.Command("/bin/busybox", "sh", "-c", script)
+		cmd.Env = append(probe.Env("autogroup-nice", "19"), "PATH=/bin:/sbin:/usr/bin")
+		cmd.ExtraFiles = []*os.File{sb.Dir}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		out, err := cmd.Output()
+		r, perr := probe.ParseResult(out)
+		if perr != nil {
+			t.Fatalf("autogroup probe: no result (%v): %q", err, out)
+		}
+		pb, _ := os.ReadFile(pidFile)
+		pid := strings.TrimSpace(string(pb))
+		if pid == "" {
+			t.Fatal("no outside pid")
+		}
+		t.Cleanup(func() {
+			if n, err := strconv.Atoi(pid); err == nil {
+				_ = unix.Kill(n, unix.SIGKILL)
+			}
+		})
+		return r, func() (bool, string) {
+			s := strings.TrimSpace(readAll("/proc/" + pid + "/autogroup"))
+			return strings.Contains(s, "nice 19"), "outside process " + pid + " autogroup: " + s
+		}
+	}
+	kt.Run(t, []kerneltest.Case{{Name: "E4: nice 19 on the session autogroup shared with a process outside", Ceiling: tamperOnly, Attempt: attempt}})
 }

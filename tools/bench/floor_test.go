@@ -72,16 +72,14 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestAttachFloorRunsBelowItsCgroup: the cgroup-BPF floor programs attach
+// TestNativeAttachFloorRunsBelowItsCgroup: the cgroup-BPF floor programs attach
 // at the cgroup given, run for a socket created below it (their run count
 // grows) and allow it (the child's socket succeeds), and do not run for a
 // socket created beside it.
-func TestAttachFloorRunsBelowItsCgroup(t *testing.T) {
+func TestNativeAttachFloorRunsBelowItsCgroup(t *testing.T) {
+	// Native only: the floor is a phase of the benchmark's native part.
+	vmtest.NativeOnly(t)
 	vmtest.RequireRoot(t)
-	if vmtest.InVM() {
-		t.Log("native test: the floor is a native-part phase")
-		return
-	}
 	mount, err := cgroup.Mountpoint()
 	if err != nil {
 		t.Skipf("no cgroup2: %v", err)

@@ -17,7 +17,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/enforcerd/enforcerd/daemon/api"
+	"github.com/enforcerd/enforcerd/daemon/audit"
+	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/internal/testing/testroot"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
 )
@@ -114,4 +118,26 @@ func Candidates(t *testing.T, execute func([]string, cli.Streams) int, args ...s
 		got = append(got, name)
 	}
 	return got
+}
+
+// ServeAPI serves the daemon's API over reg on a fresh socket until the
+// test ends and returns the socket. peerGroup is the cgroup every peer is
+// attributed to ("": each peer's own, as the daemon does). The API serves
+// only uid 0 peers (SO_PEERCRED), so without root the test is skipped.
+func ServeAPI(t *testing.T, reg *registry.Registry, peerGroup string) string {
+	t.Helper()
+	testroot.Require(t, "the daemon's API serves only uid 0 peers (SO_PEERCRED)")
+	srv := &api.Server{Reg: reg, Hub: audit.NewHub()}
+	if peerGroup != "" {
+		srv.PeerGroup = func(int) (string, error) { return peerGroup, nil }
+	}
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := api.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := srv.NewHTTPServer()
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	return sock
 }

@@ -7,10 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/enforcerd/enforcerd/cgroup"
-	"github.com/enforcerd/enforcerd/daemon/api"
-	"github.com/enforcerd/enforcerd/daemon/audit"
-	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 	"github.com/enforcerd/enforcerd/enforcer"
 
@@ -42,25 +38,9 @@ func TestHookExecAllow(t *testing.T) {
 	// The daemon refuses an exec_allow file whose inode changed since just
 	// before it vetted it (recheckExecAllow): the files must be older.
 	time.Sleep(50 * time.Millisecond)
-	const self = "/runtime/ctr"
-	hookPidGroup = func(int) (string, error) { return self, nil }
-	t.Cleanup(func() { hookPidGroup = cgroup.PidGroup })
-	fakeCoreLimits(t, nil)
-	enf, cgs := registrytest.NewEnforcer(true), registrytest.NewCgroups()
+	enf := registrytest.NewEnforcer(true)
 	enf.CanShell = true
-	cgs.Add(self)
-	cgs.Add("/host")
-	cgs.SetPid(os.Getpid(), self)
-	reg := registry.New(registry.Options{Enforcer: enf, Cgroups: cgs, StatePath: filepath.Join(t.TempDir(), "state.json")})
-	srv := &api.Server{Reg: reg, Hub: audit.NewHub(), PeerGroup: func(int) (string, error) { return "/host", nil }}
-	sock := filepath.Join(t.TempDir(), "s.sock")
-	ln, err := api.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := srv.NewHTTPServer()
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close() })
+	sock, reg := hookDaemonOf(t, enf, false)
 
 	state := func(id, ceiling, ann string) string {
 		return `{"ociVersion":"1.0.2-dev","id":"` + id + `","status":"created","pid":` + itoa(os.Getpid()) + `,"bundle":"` + bundle + `","annotations":{"enforcerd.io/ceiling":"` + ceiling + `"` + ann + `}}`

@@ -15,11 +15,12 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/api"
-	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/clitest"
+	"github.com/enforcerd/enforcerd/internal/testing/testroot"
 )
 
 // floodEnv names the API socket a re-executed test binary floods
@@ -104,9 +105,7 @@ func floodMain(sock string) int {
 // peer's cgroup from /proc); the map is the registry's fake, since the
 // API's confinement check reads only whether a cgroup has an entry.
 func TestFloodFromSandboxLeavesHooksServed(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (cgroups)")
-	}
+	testroot.Require(t, "cgroups")
 	mount, err := cgroup.Mountpoint()
 	if err != nil {
 		t.Skip(err)
@@ -130,15 +129,7 @@ func TestFloodFromSandboxLeavesHooksServed(t *testing.T) {
 	enf := registrytest.NewEnforcer(true)
 	reg := registry.New(registry.Options{Enforcer: enf, Cgroups: registry.SystemCgroups{Mount: mount},
 		StatePath: filepath.Join(t.TempDir(), "state.json")})
-	srv := &api.Server{Reg: reg, Hub: audit.NewHub()} // default limits, real peer cgroups
-	sock := filepath.Join(t.TempDir(), "s.sock")
-	ln, err := api.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := srv.NewHTTPServer()
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close() })
+	sock := clitest.ServeAPI(t, reg, "") // default limits, real peer cgroups
 	client := api.NewClient(sock, api.DefaultHookTimeout)
 	if _, err := client.Register(context.Background(), api.RegisterRequest{ID: "sbx", Cgroup: sbx.Group, Role: "test", Ceiling: "network=true"}); err != nil {
 		t.Fatal(err)

@@ -9,12 +9,11 @@ import (
 	"testing"
 
 	"github.com/enforcerd/enforcerd/cgroup"
-	"github.com/enforcerd/enforcerd/daemon/api"
-	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/clitest"
 )
 
 // hookDaemon serves the API on a socket with a fake enforcer; the test
@@ -27,6 +26,20 @@ func hookDaemon(t *testing.T) (string, *registrytest.Enforcer) {
 // fake enforcer is a host without BPF LSM: network=false is partial).
 func hookDaemonWith(t *testing.T, allowPartial bool) (string, *registrytest.Enforcer) {
 	t.Helper()
+	enf := registrytest.NewEnforcer(false)
+	sock, _ := hookDaemonOf(t, enf, allowPartial)
+	return sock, enf
+}
+
+// hookDaemonOf is the one prologue of the hook tests: it serves the API
+// over a registry of enf (registrytest.NewEnforcer(true): every field
+// enforced; false: a host without BPF LSM) and fake cgroups, with the
+// daemon's allow_partial setting, the test process in the "container"
+// cgroup /runtime/ctr (the hook's pid lookup is faked for it) and every
+// API peer in /host; core limits are faked. It returns the socket and the
+// registry.
+func hookDaemonOf(t *testing.T, enf *registrytest.Enforcer, allowPartial bool) (string, *registry.Registry) {
+	t.Helper()
 	const self = "/runtime/ctr"
 	hookPidGroup = func(pid int) (string, error) {
 		if pid != os.Getpid() {
@@ -36,21 +49,12 @@ func hookDaemonWith(t *testing.T, allowPartial bool) (string, *registrytest.Enfo
 	}
 	t.Cleanup(func() { hookPidGroup = cgroup.PidGroup })
 	fakeCoreLimits(t, nil)
-	enf, cgs := registrytest.NewEnforcer(false), registrytest.NewCgroups()
+	cgs := registrytest.NewCgroups()
 	cgs.Add(self)
 	cgs.Add("/host")
 	cgs.SetPid(os.Getpid(), self)
 	reg := registry.New(registry.Options{Enforcer: enf, Cgroups: cgs, StatePath: filepath.Join(t.TempDir(), "state.json"), AllowPartial: allowPartial})
-	srv := &api.Server{Reg: reg, Hub: audit.NewHub(), PeerGroup: func(int) (string, error) { return "/host", nil }}
-	sock := filepath.Join(t.TempDir(), "s.sock")
-	ln, err := api.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := srv.NewHTTPServer()
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close() })
-	return sock, enf
+	return clitest.ServeAPI(t, reg, "/host"), reg
 }
 
 func runHookWith(sock, stage, stdin string) (int, string) {

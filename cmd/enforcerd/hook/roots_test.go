@@ -6,10 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/cgroup"
-	"github.com/enforcerd/enforcerd/daemon/api"
-	"github.com/enforcerd/enforcerd/daemon/audit"
-	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 	"github.com/enforcerd/enforcerd/enforcer"
 
@@ -37,24 +33,8 @@ func TestHookWriteRoots(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The daemon of hookDaemon, with a host that enforces write=false.
-	const self = "/runtime/ctr"
-	hookPidGroup = func(int) (string, error) { return self, nil }
-	t.Cleanup(func() { hookPidGroup = cgroup.PidGroup })
-	fakeCoreLimits(t, nil)
-	enf, cgs := registrytest.NewEnforcer(true), registrytest.NewCgroups()
-	cgs.Add(self)
-	cgs.Add("/host")
-	cgs.SetPid(os.Getpid(), self)
-	reg := registry.New(registry.Options{Enforcer: enf, Cgroups: cgs, StatePath: filepath.Join(t.TempDir(), "state.json")})
-	srv := &api.Server{Reg: reg, Hub: audit.NewHub(), PeerGroup: func(int) (string, error) { return "/host", nil }}
-	sock := filepath.Join(t.TempDir(), "s.sock")
-	ln, err := api.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := srv.NewHTTPServer()
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close() })
+	enf := registrytest.NewEnforcer(true)
+	sock, _ := hookDaemonOf(t, enf, false)
 
 	state := func(id, ann string) string {
 		return `{"ociVersion":"1.0.2-dev","id":"` + id + `","status":"created","pid":` + itoa(os.Getpid()) + `,"bundle":"` + bundle + `","annotations":{"enforcerd.io/ceiling":"write=false"` + ann + `}}`

@@ -9,10 +9,6 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/enforcerd/enforcerd/cgroup"
-	"github.com/enforcerd/enforcerd/daemon/api"
-	"github.com/enforcerd/enforcerd/daemon/audit"
-	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
@@ -60,24 +56,8 @@ func TestHookContainerSpec(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const self = "/runtime/ctr"
-	hookPidGroup = func(int) (string, error) { return self, nil }
-	t.Cleanup(func() { hookPidGroup = cgroup.PidGroup })
-	fakeCoreLimits(t, nil)
-	enf, cgs := registrytest.NewEnforcer(false), registrytest.NewCgroups()
-	cgs.Add(self)
-	cgs.Add("/host")
-	cgs.SetPid(os.Getpid(), self)
-	reg := registry.New(registry.Options{Enforcer: enf, Cgroups: cgs, AllowPartial: true, StatePath: filepath.Join(t.TempDir(), "state.json")})
-	srv := &api.Server{Reg: reg, Hub: audit.NewHub(), PeerGroup: func(int) (string, error) { return "/host", nil }}
-	sock := filepath.Join(t.TempDir(), "s.sock")
-	ln, err := api.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := srv.NewHTTPServer()
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close() })
+	enf := registrytest.NewEnforcer(false)
+	sock, _ := hookDaemonOf(t, enf, true)
 	state := func(id string) string {
 		return `{"ociVersion":"1.0.2-dev","id":"` + id + `","status":"created","pid":` + itoa(os.Getpid()) + `,"bundle":"` + bundle + `","annotations":{"enforcerd.io/ceiling":"write=false"}}`
 	}

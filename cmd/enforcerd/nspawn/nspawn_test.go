@@ -10,11 +10,11 @@ import (
 	"testing"
 
 	"github.com/enforcerd/enforcerd/daemon/api"
-	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
+	"github.com/enforcerd/enforcerd/cmd/enforcerd/clitest"
 )
 
 // nspawnFixture: a daemon with a fake enforcer on a socket, enforcerd in
@@ -52,15 +52,7 @@ func newNspawnFixture(t *testing.T) *nspawnFixture {
 	cgs.Add("/m.scope/payload")
 	cgs.Add("/host")
 	f.reg = registry.New(registry.Options{Enforcer: f.enf, Cgroups: cgs, StatePath: filepath.Join(t.TempDir(), "state.json")})
-	srv := &api.Server{Reg: f.reg, Hub: audit.NewHub(), PeerGroup: func(int) (string, error) { return "/host", nil }}
-	f.sock = filepath.Join(t.TempDir(), "s.sock")
-	ln, err := api.Listen(f.sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := srv.NewHTTPServer()
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close() })
+	f.sock = clitest.ServeAPI(t, f.reg, "/host")
 	return f
 }
 

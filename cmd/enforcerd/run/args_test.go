@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/enforcerd/enforcerd/internal/testing/testroot"
 	"github.com/enforcerd/enforcerd/policy"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
@@ -17,12 +18,16 @@ import (
 )
 
 // parseRunArgs parses run's arguments as "enforcerd run" does, without
-// running anything.
-func parseRunArgs(args []string) (o runOptions, stderr string, err error) {
+// running anything. run refuses a non-root user before it hands on what it
+// parsed, so the test is skipped then.
+func parseRunArgs(t *testing.T, args []string) (o runOptions, stderr string, err error) {
+	t.Helper()
+	testroot.Require(t, "enforcerd run refuses a non-root user before it hands on its parsed flags")
 	var errb bytes.Buffer
 	called := false
-	code := cli.ExecuteCommands(append([]string{"run"}, args...), cli.Streams{In: strings.NewReader(""), Out: &errb, Err: &errb},
-		NewCommand(cli.Streams{}, func(parsed runOptions, _ cli.Streams) int { o, called = parsed, true; return cli.ExitOK }))
+	s := cli.Streams{In: strings.NewReader(""), Out: &errb, Err: &errb}
+	code := cli.ExecuteCommands(append([]string{"run"}, args...), s,
+		NewCommand(s, func(parsed runOptions, _ cli.Streams) int { o, called = parsed, true; return cli.ExitOK }))
 	if code != cli.ExitOK || !called {
 		return o, errb.String(), fmt.Errorf("exit %d: %s", code, errb.String())
 	}
@@ -30,6 +35,7 @@ func parseRunArgs(args []string) (o runOptions, stderr string, err error) {
 }
 
 func TestRunBadInputExitCodes(t *testing.T) {
+	testroot.Require(t, "enforcerd run refuses a non-root user before it looks at the command")
 	dir := t.TempDir()
 	notExec := filepath.Join(dir, "script")
 	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
@@ -86,7 +92,7 @@ func TestRunUnknownRoleIsAUsageError(t *testing.T) {
 			strings.Contains(errs, missing) {
 			t.Errorf("%q: stderr %q", flags, errs)
 		}
-		if _, _, err := parseRunArgs(append(flags, "--", "true")); err == nil {
+		if _, _, err := parseRunArgs(t, append(flags, "--", "true")); err == nil {
 			t.Errorf("%q: parseRunArgs accepted", flags)
 		}
 	}
@@ -106,7 +112,7 @@ func TestRunRoleCeilings(t *testing.T) {
 		{[]string{"--role", "manager", "--write=Deny"}, policy.KernelCeiling{Network: true, Shell: policy.ShellFull}},
 		{[]string{"--role", "custom", "--network=FALSE", "--shell=Read_Only"}, policy.KernelCeiling{Write: true, Shell: policy.ShellReadOnly}},
 	} {
-		o, stderr, err := parseRunArgs(append(c.flags, "--", "true"))
+		o, stderr, err := parseRunArgs(t, append(c.flags, "--", "true"))
 		if err != nil || o.ceiling != c.want || stderr != "" {
 			t.Errorf("%q: ceiling %v, %v (stderr %q); want %v", c.flags, o.ceiling, err, stderr, c.want)
 		}

@@ -30,7 +30,7 @@ func TestRunAllowConnectParses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	o, _, err := parseRunArgs([]string{"--network=deny", "--allow-connect", "tcp:127.0.0.1:80",
+	o, _, err := parseRunArgs(t, []string{"--network=deny", "--allow-connect", "tcp:127.0.0.1:80",
 		"--allow-connect=udp:[::1]:53", "--allow-connect", "unix:" + sock, "--", "true"})
 	if err != nil {
 		t.Fatal(err)

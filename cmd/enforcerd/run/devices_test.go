@@ -20,7 +20,7 @@ import (
 )
 
 func TestRunAllowDeviceParses(t *testing.T) {
-	o, _, err := parseRunArgs([]string{"--allow-device", "c 226:128", "--allow-device=/dev/null", "--allow-device", "b 7:0", "--", "true"})
+	o, _, err := parseRunArgs(t, []string{"--allow-device", "c 226:128", "--allow-device=/dev/null", "--allow-device", "b 7:0", "--", "true"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestRunAllowDeviceParses(t *testing.T) {
 	if o.denyConsole {
 		t.Error("--deny-console-egress is on by default")
 	}
-	o, _, err = parseRunArgs([]string{"--network=deny", "--deny-console-egress", "--", "true"})
+	o, _, err = parseRunArgs(t, []string{"--network=deny", "--deny-console-egress", "--", "true"})
 	if err != nil || !o.denyConsole {
 		t.Errorf("--deny-console-egress: %v, %v", o.denyConsole, err)
 	}

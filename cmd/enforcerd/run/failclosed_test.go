@@ -32,12 +32,12 @@ func TestRunRepeatedFlagsNeverWiden(t *testing.T) {
 		{[]string{"--shell=none", "--shell=full"}, policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}},
 		{[]string{"--shell=read_only", "--shell=full", "--shell=read_only"}, policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellReadOnly}},
 	} {
-		o, _, err := parseRunArgs(append(c.args, "--", "true"))
+		o, _, err := parseRunArgs(t, append(c.args, "--", "true"))
 		if err != nil || o.ceiling != c.want {
 			t.Errorf("enforcerd run %s: ceiling %s, %v; want %s", strings.Join(c.args, " "), o.ceiling, err, c.want)
 		}
 	}
-	if _, _, err := parseRunArgs([]string{"--role", "reviewer", "--role", "general", "--", "true"}); err == nil || !strings.Contains(err.Error(), "more than once") {
+	if _, _, err := parseRunArgs(t, []string{"--role", "reviewer", "--role", "general", "--", "true"}); err == nil || !strings.Contains(err.Error(), "more than once") {
 		t.Errorf("a repeated --role: %v, want a usage error", err)
 	}
 }

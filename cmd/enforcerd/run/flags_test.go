@@ -10,11 +10,11 @@ import (
 // TestRunFlags: every documented flag of run, as spelled in its help, and
 // the "--" that ends them.
 func TestRunFlags(t *testing.T) {
-	o, _, err := parseRunArgs([]string{"--", "ls"})
+	o, _, err := parseRunArgs(t, []string{"--", "ls"})
 	if err != nil || o.pinDir != "/sys/fs/bpf/enforcerd" || o.socket != "/run/enforcerd/enforcerd.sock" || o.quiet || o.auditOnly || o.allowPartial || o.cgroupParent != "" {
 		t.Fatalf("defaults: %+v, %v", o, err)
 	}
-	o, _, err = parseRunArgs([]string{"--network", "DENY", "--write=False", "--shell", "none",
+	o, _, err = parseRunArgs(t, []string{"--network", "DENY", "--write=False", "--shell", "none",
 		"--exec-allow", "/usr/bin/a,b", "--exec-allow=/usr/bin/c", "--audit-only", "--allow-partial", "-q",
 		"--cgroup-parent", "/p", "--pin-dir=/sys/fs/bpf/x", "--socket", "/s", "--", "ls", "--network=allow", "-q", "--"})
 	want := runOptions{ceiling: policy.KernelCeiling{Shell: policy.ShellNone}, auditOnly: true, allowPartial: true, quiet: true,
@@ -35,7 +35,7 @@ func TestRunFlags(t *testing.T) {
 		{[]string{"--role", "reviewer", "--network=allow", "--write", "allow"}, policy.KernelCeiling{Shell: policy.ShellReadOnly}},
 		{[]string{"--shell=none", "--shell=READ_ONLY"}, policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}}, // repeated: the narrowest
 	} {
-		o, _, err := parseRunArgs(append(c.flags, "--", "true"))
+		o, _, err := parseRunArgs(t, append(c.flags, "--", "true"))
 		if err != nil || o.ceiling != c.want {
 			t.Errorf("%q: %v, %v; want %v", c.flags, o.ceiling, err, c.want)
 		}

@@ -30,7 +30,7 @@ func TestRunWriteRootFlags(t *testing.T) {
 	if _, err := enforcer.WriteRootOf(dir); err != nil {
 		t.Skipf("the test directory's filesystem cannot hold writable roots: %v", err)
 	}
-	o, _, err := parseRunArgs([]string{"--write=deny", "--write-root", a, "--write-root", b + "/", "--", "true"})
+	o, _, err := parseRunArgs(t, []string{"--write=deny", "--write-root", a, "--write-root", b + "/", "--", "true"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 // Package apitest runs the daemon's API (api.Server) on a unix socket in a
 // test's temporary directory, over the registry's fakes (registrytest):
 // no BPF, no cgroups, no root beyond what the API's peer check wants (the
-// peer must have uid 0, so the tests that use it run as root).
+// peer must have uid 0, so Start skips the test without root).
 //
 // Layering (docs/design.md): a test harness; it may import the product and
 // the other harnesses, and no product package imports it.
@@ -16,6 +16,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
+	"github.com/enforcerd/enforcerd/internal/testing/testroot"
 )
 
 // Server is a running API server.
@@ -44,6 +45,7 @@ func (s *Server) Close() { s.hs.Close() }
 // is the body of GET /v1/status.
 func Start(t testing.TB, status func() api.Status, opts ...func(*registry.Options)) *Server {
 	t.Helper()
+	testroot.Require(t, "the daemon's API serves only uid 0 peers (SO_PEERCRED)")
 	dir := t.TempDir()
 	s := &Server{Socket: filepath.Join(dir, "api.sock"), Enf: registrytest.NewEnforcer(true),
 		Cgs: registrytest.NewCgroups(), Hub: audit.NewHub()}

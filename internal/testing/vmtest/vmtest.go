@@ -15,6 +15,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/enforcerd/enforcerd/internal/testing/testroot"
 )
 
 // EnvVar is set to "1" by the vmtest guest's /init.
@@ -25,6 +27,14 @@ const EnvVar = "ENFORCERD_VMTEST"
 // TestNoBPFLSM... run in that boot; they check that enforcerd notices the
 // missing BPF LSM and refuses instead of pretending to enforce.
 const NoBPFLSMEnvVar = "ENFORCERD_VMTEST_NO_BPF_LSM"
+
+// NativePrefix starts the name of every test that runs only natively (make
+// unit, as root on a development host): one whose subject does not depend on
+// the kernel, and that the VM would only run again at a high cost under TCG.
+// The guest's /init leaves such tests out of the VM run (-test.skip
+// '^TestNative'), so they are neither run nor counted there. They call
+// NativeOnly first.
+const NativePrefix = "TestNative"
 
 // NoBPFLSM reports whether the test binary runs inside a vmtest guest booted
 // without the BPF LSM.
@@ -58,12 +68,41 @@ func Skip(t testing.TB, reason string) {
 	t.Skipf("needs the vmtest VM (make vmtest): %s", reason)
 }
 
-// RequireRoot skips (host) or fails (VM) unless running as uid 0.
+// NativeOnly marks t as a native-only test: its name must start with
+// NativePrefix (a test that says it is native-only under another name fails,
+// since the VM would run it), and inside the VM, where the guest leaves such
+// tests out and only an explicit -test.run can start one, it is skipped with
+// the reason (the verdict counts a skip in the VM's test run as a failure).
+func NativeOnly(t testing.TB) {
+	t.Helper()
+	if !strings.HasPrefix(t.Name(), NativePrefix) {
+		t.Fatalf("vmtest: native-only test %s must be named %s...: the VM leaves out only tests so named", t.Name(), NativePrefix)
+	}
+	if InVM() {
+		t.Skipf("native-only test (%s...): it runs in make unit, not in the VM", NativePrefix)
+	}
+}
+
+// RequireRoot skips (host) or fails (VM) unless running as uid 0: the test
+// loads BPF programs, makes cgroups or otherwise acts as root. On a host the
+// skip is one line naming the uid (make unit as root runs the test).
 func RequireRoot(t testing.TB) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		Skip(t, "needs root")
+	RequireRootFor(t, "")
+}
+
+// RequireRootFor is RequireRoot with why, the reason the test needs root,
+// in the skip line: "needs root (running as uid 1000): why".
+func RequireRootFor(t testing.TB, why string) {
+	t.Helper()
+	reason := testroot.Reason(why)
+	if reason == "" {
+		return
 	}
+	if InVM() {
+		t.Fatalf("vmtest: test cannot run inside the VM: %s", reason)
+	}
+	t.Skip(reason)
 }
 
 // RequireLSM skips (host) or fails (VM) unless this process can load BPF LSM

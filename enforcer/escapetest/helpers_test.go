@@ -2,6 +2,7 @@ package escapetest
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -65,3 +66,25 @@ func dupFile(t *testing.T, fd int) *os.File {
 }
 
 func trimmed(path string) string { return strings.TrimSpace(readAll(path)) }
+
+// fakeModprobe makes the kernel's usermode helper for module autoload
+// (/proc/sys/kernel/modprobe) a script running the shell command cmd, in
+// which %s is the path of a marker file the test then looks at, until the
+// test ends (the old helper is put back). It returns the marker's path.
+func fakeModprobe(t *testing.T, cmd string) string {
+	t.Helper()
+	marker := kt.TmpPath("modprobe-ran")
+	helper := kt.TmpPath("modprobe.sh")
+	if err := os.WriteFile(helper, []byte("#!/bin/sh\n"+fmt.Sprintf(cmd, marker)+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old, err := os.ReadFile("/proc/sys/kernel/modprobe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("/proc/sys/kernel/modprobe", []byte(helper), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.WriteFile("/proc/sys/kernel/modprobe", old, 0o644) })
+	return marker
+}

@@ -297,3 +297,32 @@ func TestNetworkDevices(t *testing.T) {
 		{Name: "N3 open /dev/ppp", Ceiling: netOff, Attempt: open("/dev/ppp", "the ppp_generic module"), Want: kerneltest.Want{Hooks: hooks(enforcer.HookFileOpen)}},
 	})
 }
+
+// N4 for AF_UNIX stream sockets connected outside and passed in: the
+// connected peer decides at socket_sendmsg. Every way of writing into the
+// socket must reach that decision (on 6.1, sendfile and splice use
+// unix_stream_sendpage, which has no sendmsg hook).
+func TestAttackInheritedOutsideUnixStream(t *testing.T) {
+	kt.Enforcer(t)
+	unixPair := func(t *testing.T) sockPair {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
+		return sockPair{peer: fds[0], probe: fds[1]}
+	}
+	sendHooks := hooks(enforcer.HookSocketSendmsg, enforcer.HookFilePermission)
+	var cases []kerneltest.Case
+	for _, o := range []struct{ name, op string }{
+		{"write", "fd-write"},
+		{"sendfile file to socket", "fd-sendfile"},
+		{"splice pipe to socket", "fd-splice-out"},
+		{"io_uring IORING_OP_WRITE", "fd-uring-write"},
+		{"io_uring IORING_OP_SEND", "fd-uring-send"},
+	} {
+		cases = append(cases, kerneltest.Case{Name: "N4 inherited outside unix stream " + o.name, Ceiling: netOff,
+			Attempt: sockOp(unixPair, o.op, effPeerGot), Want: kerneltest.Want{Hooks: sendHooks}})
+	}
+	kt.Run(t, cases)
+}

@@ -1,7 +1,7 @@
 package escapetest
 
 // Probe ops and raw syscalls for POSIX message queues, leases and locks,
-// and the task name (ipc3_test.go).
+// and the task name (ipc_posix_test.go).
 
 import (
 	"errors"

@@ -106,7 +106,7 @@ func syncedFile(t *testing.T, p, content string) {
 // data is replaced by data the sandbox wrote beneath its root. The same
 // kind: XFS_IOC_SWAPEXT (both descriptors in the argument) and
 // F2FS_IOC_MOVE_RANGE (dst_fd), on the other allowed root filesystems.
-// Under write=false without roots the ioctl is refused (W4, write2_test.go):
+// Under write=false without roots the ioctl is refused (W4, write_ioctl_test.go):
 // the roots lift it because they judge only the file the ioctl names.
 func TestAttackRootsMoveExtOutsideDonor(t *testing.T) {
 	kt.Enforcer(t)

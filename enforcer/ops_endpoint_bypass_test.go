@@ -1,7 +1,7 @@
 package enforcer_test
 
 // Probe operations of the allowed-endpoint attack round
-// (attack13_endpoint_test.go): addresses of another family than the
+// (endpoint_bypass_test.go): addresses of another family than the
 // socket's, and options on sockets inherited from outside.
 
 import (

@@ -1,6 +1,6 @@
 package escapetest
 
-// Probe ops of the writable-roots attack round (attack13_test.go).
+// Probe ops of the writable-roots attack round (roots_bypass_test.go).
 
 import (
 	"encoding/binary"

@@ -13,7 +13,8 @@ import (
 
 	"github.com/enforcerd/enforcerd/bpf"
 	"github.com/enforcerd/enforcerd/cgroup"
-	"github.com/enforcerd/enforcerd/endpoint"
+	"github.com/enforcerd/enforcerd/coverage"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -34,105 +35,10 @@ const (
 	flagPartialOK  = uint32(bpf.SharedCeilingFlagCEILING_PARTIAL_OK)
 )
 
-// Entry is what is registered for one cgroup.
-type Entry struct {
-	Ceiling policy.KernelCeiling
-	// AuditOnly records would-be denials and allows the operation.
-	AuditOnly bool
-	// Pending: registered but not yet in force; the first exec in the
-	// cgroup's subtree activates it (the container's entrypoint), and under
-	// shell=none that file is added to the allow list.
-	Pending bool
-	// ExecAllow: with shell=none, the files processes in the cgroup may
-	// execute besides the entrypoint, by identity (device + inode).
-	ExecAllow []FileID
-	// ExecInterp: with shell=none, the program interpreters (ELF
-	// PT_INTERP) vetted as dynamic loaders for the entrypoint and the
-	// ExecAllow files (progcheck). The kernel opens an ELF's
-	// interpreter by path at every exec without checking it as a
-	// program, so every other open for exec after the program's check is
-	// refused (bpf/exec.h exec_open); an interpreter is never allowed as
-	// a program by this list. Like ExecAllow, Lookup does not return it.
-	ExecInterp []FileID
-	// Entrypoints: with a pending shell=none entry, the files the first
-	// exec (the one that takes the entrypoint) may name: the vetted
-	// entrypoint, every file a lookup of it could pick. The first exec
-	// of any other file is refused, so a file swapped in at the
-	// entrypoint's path after the vetting never runs (bpf/exec.h
-	// pending_verdict). Empty: the first exec's file is taken, whatever
-	// it is. Kept in the map until Unregister; Lookup does not return it.
-	Entrypoints []FileID
-	// AllowPartial: the caller accepts that this host enforces the ceiling
-	// only in part (Coverage.Partial). It is kept with the entry (a flag
-	// bit the programs ignore), so Lookup returns it and re-registering a
-	// looked-up entry is accepted as it was.
-	AllowPartial bool
-	// AllowConnect: under network=false, the endpoints processes in the
-	// cgroup may still connect and send to (and receive from over that
-	// connection), at most MaxEndpoints; unix endpoints resolved
-	// (endpoint.Resolve). Only the meet of every registered ancestor's
-	// list is reachable (docs/design.md "Allowed endpoints"). Lookup
-	// returns unix endpoints without their path.
-	AllowConnect []endpoint.Endpoint
-	// WriteRoots: with write=false, the directories (by identity,
-	// WriteRootOf) beneath which writes stay allowed; at most
-	// MaxWriteRoots (bpf/roots.h, docs/design.md "Writable roots").
-	WriteRoots []FileID
-	// AllowDevices: device nodes processes in the cgroup may use besides
-	// the null-like devices and their own terminals, at most
-	// MaxAllowDevices; only a device every registered ancestor lists is
-	// usable (the meet).
-	AllowDevices []Device
-	// Terminals: the sandbox's own terminals, declared at registration
-	// (the entrypoint's stdio and controlling terminal), at most
-	// MaxTerminals. Every other terminal is a host device.
-	Terminals []Terminal
-	// DenyConsoleEgress: under network=false, an own terminal that
-	// leaves the machine (the system console, a serial line, a
-	// hypervisor console: on a cloud VM the provider's serial log) is
-	// refused like a network. Off by default: the operator opts in.
-	DenyConsoleEgress bool
-	// Process: the command restricts itself before its exec (`enforcerd
-	// run` without BPF LSM, sandbox/fallback); nil: no process layer.
-	// Only CoverageOf reads it: the kernel programs never see it, and
-	// Lookup does not return it.
-	Process *ProcessLayer
-	// Spec: what the container's runtime spec enforces by itself (the
-	// OCI hook, oci/speccheck); nil: not known. CoverageOf reads it, like
-	// Process; Lookup returns it while this Enforcer lives (it is kept in
-	// memory, not in the maps: after a restart the daemon registers
-	// again with the Spec its state kept).
-	Spec *SpecLayer
-}
-
-// FileID identifies a file the way the kernel does: the device of its
-// filesystem (kernel dev_t encoding, major<<20|minor) and its inode number.
-type FileID struct {
-	Dev uint32
-	Ino uint64
-}
-
-// FileIDOf returns the identity of the file at path (symlinks followed:
-// the file that would be executed). Errors: the path cannot be stat'ed.
-func FileIDOf(path string) (FileID, error) {
-	var st unix.Stat_t
-	if err := unix.Stat(path, &st); err != nil {
-		return FileID{}, fmt.Errorf("file identity of %s: %w", path, err)
-	}
-	return FileIDOfStat(&st), nil
-}
-
-// FileIDOfStat is the identity of the file st describes: its device in
-// the kernel's encoding (major<<20 | minor, as BPF programs read
-// inode->i_sb->s_dev) and its inode number.
-func FileIDOfStat(st *unix.Stat_t) FileID {
-	return FileID{Dev: unix.Major(st.Dev)<<20 | unix.Minor(st.Dev), Ino: st.Ino}
-}
-
 // Registration is one row of List.
 type Registration struct {
 	CgroupID uint64
-	Entry    Entry
+	Entry    entry.Entry
 }
 
 // Register installs the ceiling for a cgroup and its whole subtree. An
@@ -145,7 +51,7 @@ type Registration struct {
 // ErrBadDevices for AllowDevices or Terminals checkDevices refuses (too
 // long, a device number 0).
 // The entry's Spec is kept in memory beside the maps (registerSpec).
-func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
+func (e *Enforcer) Register(cg cgroup.Cgroup, en entry.Entry) error {
 	if err := e.register(cg, en); err != nil {
 		return err
 	}
@@ -153,7 +59,7 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en Entry) error {
 	return nil
 }
 
-func (e *Enforcer) register(cg cgroup.Cgroup, en Entry) error {
+func (e *Enforcer) register(cg cgroup.Cgroup, en entry.Entry) error {
 	if cg.ID == 0 {
 		return fmt.Errorf("register cgroup %s: no cgroup id", cg.Group)
 	}
@@ -163,13 +69,13 @@ func (e *Enforcer) register(cg cgroup.Cgroup, en Entry) error {
 	if err := e.CoverageOf(en).Err(en.AuditOnly, en.AllowPartial); err != nil {
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
-	if err := checkEndpoints(en); err != nil {
+	if err := entry.CheckEndpoints(en); err != nil {
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
-	if err := checkDevices(en); err != nil {
+	if err := entry.CheckDevices(en); err != nil {
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
-	if err := CheckWriteRoots(en); err != nil {
+	if err := entry.CheckWriteRoots(en); err != nil {
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
 	// Never turn an active registration back into a pending one: that
@@ -196,18 +102,18 @@ func (e *Enforcer) register(cg cgroup.Cgroup, en Entry) error {
 		}
 	}
 	if en.Pending && !e.CanActivateAtExec() {
-		return fmt.Errorf("register cgroup %s: %w: activation at exec needs tp_btf/sched_process_exec: %v", cg.Group, ErrCannotEnforce, e.LayerError(LayerLifecycle))
+		return fmt.Errorf("register cgroup %s: %w: activation at exec needs tp_btf/sched_process_exec: %v", cg.Group, coverage.ErrCannotEnforce, e.LayerError(coverage.LayerLifecycle))
 	}
 	// With a process layer and no BPF LSM layer, the exec rules are the
 	// process layer's (Landlock): the exec maps, which need BPF LSM
 	// (inode storage), are neither needed nor always creatable.
-	bpfExec := en.Process == nil || e.LayerError(LayerLSM) == nil
+	bpfExec := en.Process == nil || e.LayerError(coverage.LayerLSM) == nil
 	if len(en.ExecAllow) > 0 || len(en.ExecInterp) > 0 || len(en.Entrypoints) > 0 {
 		if en.Ceiling.Shell != policy.ShellNone {
 			return fmt.Errorf("register cgroup %s: an exec allow list needs shell=none (have %s)", cg.Group, en.Ceiling.Shell)
 		}
 		if e.execAllow == nil && bpfExec {
-			return fmt.Errorf("register cgroup %s: %w: exec allow list: %v", cg.Group, ErrCannotEnforce, e.execMapsErr)
+			return fmt.Errorf("register cgroup %s: %w: exec allow list: %v", cg.Group, coverage.ErrCannotEnforce, e.execMapsErr)
 		}
 		if e.execAllow != nil {
 			if err := e.addExecAllow(cg.ID, en.ExecAllow, en.ExecInterp, en.Entrypoints); err != nil {
@@ -305,13 +211,13 @@ const (
 
 // entrypointsListed is the FileID of the marker entry that says a
 // cgroup lists its entrypoints (bpf/exec.h enum exec_allow_marker).
-var entrypointsListed = FileID{Dev: uint32(bpf.SharedExecAllowMarkerEXEC_MARKER_ENTRYPOINTS_LISTED)}
+var entrypointsListed = entry.FileID{Dev: uint32(bpf.SharedExecAllowMarkerEXEC_MARKER_ENTRYPOINTS_LISTED)}
 
 // addExecAllow lists programs, interpreters and entrypoints for a cgroup,
 // keeping the bits its entries already have (the entrypoint the kernel
 // took, an earlier registration's files): a file may be several.
-func (e *Enforcer) addExecAllow(cgroupID uint64, programs, interps, entrypoints []FileID) error {
-	bits := map[FileID]uint8{}
+func (e *Enforcer) addExecAllow(cgroupID uint64, programs, interps, entrypoints []entry.FileID) error {
+	bits := map[entry.FileID]uint8{}
 	for _, f := range programs {
 		bits[f] |= execAsProgram
 	}
@@ -370,7 +276,7 @@ func (e *Enforcer) dropExecAllow(cgroupID uint64) {
 func (e *Enforcer) setSince(cgroupID uint64, needed bool) error {
 	if e.since == nil {
 		if needed {
-			return fmt.Errorf("%w: registration time: %v", ErrCannotEnforce, e.execMapsErr)
+			return fmt.Errorf("%w: registration time: %v", coverage.ErrCannotEnforce, e.execMapsErr)
 		}
 		return nil
 	}
@@ -461,20 +367,20 @@ func (e *Enforcer) activations(cgroupID uint64) (uint64, error) {
 }
 
 // Lookup returns the entry of a cgroup. Errors: ErrNotRegistered.
-func (e *Enforcer) Lookup(cgroupID uint64) (Entry, error) {
+func (e *Enforcer) Lookup(cgroupID uint64) (entry.Entry, error) {
 	var v bpf.SharedCeiling
 	if err := e.ceilings.Lookup(cgroupID, &v); err != nil {
 		if errors.Is(err, ebpf.ErrKeyNotExist) {
-			return Entry{}, fmt.Errorf("cgroup id %d: %w", cgroupID, ErrNotRegistered)
+			return entry.Entry{}, fmt.Errorf("cgroup id %d: %w", cgroupID, ErrNotRegistered)
 		}
-		return Entry{}, err
+		return entry.Entry{}, err
 	}
 	en := decode(v)
 	en.Spec = e.specOf(cgroupID)
 	en.AllowConnect = e.lookupEndpoints(cgroupID)
 	e.lookupDevices(cgroupID, &en)
 	if err := e.readWriteRoots(cgroupID, v.Flags, &en); err != nil {
-		return Entry{}, err
+		return entry.Entry{}, err
 	}
 	return en, nil
 }
@@ -509,7 +415,7 @@ func (e *Enforcer) List() ([]Registration, error) {
 	return out, nil
 }
 
-func encode(en Entry) bpf.SharedCeiling {
+func encode(en entry.Entry) bpf.SharedCeiling {
 	var v bpf.SharedCeiling
 	if !en.Ceiling.Network {
 		v.Deny |= denyNetwork
@@ -541,8 +447,8 @@ func encode(en Entry) bpf.SharedCeiling {
 	return v
 }
 
-func decode(v bpf.SharedCeiling) Entry {
-	return Entry{
+func decode(v bpf.SharedCeiling) entry.Entry {
+	return entry.Entry{
 		Ceiling: policy.KernelCeiling{
 			Network: v.Deny&denyNetwork == 0,
 			Write:   v.Deny&denyWrite == 0,

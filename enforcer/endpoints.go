@@ -2,14 +2,13 @@ package enforcer
 
 import (
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"net/netip"
 
 	"github.com/cilium/ebpf"
 
 	"github.com/enforcerd/enforcerd/bpf"
 	"github.com/enforcerd/enforcerd/endpoint"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // The endpoint kinds of struct endpoint (bpf/endpoints.h).
@@ -19,49 +18,11 @@ const (
 	endpointUnix = uint32(bpf.SharedEndpointKindENDPOINT_UNIX)
 )
 
-// MaxEndpoints is the most endpoints one entry may list (MAX_ENDPOINTS in
-// bpf/endpoints.h; endpoint.Max).
-const MaxEndpoints = int(bpf.SharedEndpointLimitsMAX_ENDPOINTS)
-
-// ErrBadEndpoints is wrapped when an entry's AllowConnect cannot be
-// registered as given (see checkEndpoints).
-var ErrBadEndpoints = errors.New("bad allowed endpoints")
-
-// checkEndpoints: AllowConnect needs network=false (with network allowed
-// the list would mislead), at most MaxEndpoints, every unix endpoint
-// resolved (endpoint.Resolve) and no tcp/udp port 0.
-func checkEndpoints(en Entry) error {
-	if len(en.AllowConnect) == 0 {
-		return nil
-	}
-	if en.Ceiling.Network {
-		return fmt.Errorf("%w: allowed endpoints need network=false (network is allowed)", ErrBadEndpoints)
-	}
-	if len(en.AllowConnect) > MaxEndpoints {
-		return fmt.Errorf("%w: %d endpoints, at most %d", ErrBadEndpoints, len(en.AllowConnect), MaxEndpoints)
-	}
-	for _, ep := range en.AllowConnect {
-		switch ep.Kind {
-		case endpoint.TCP, endpoint.UDP:
-			if ep.Port == 0 || !ep.Addr.IsValid() {
-				return fmt.Errorf("%w: %s: no address or port", ErrBadEndpoints, ep)
-			}
-		case endpoint.Unix:
-			if ep.Ino == 0 {
-				return fmt.Errorf("%w: %s: not resolved to a socket file", ErrBadEndpoints, ep)
-			}
-		default:
-			return fmt.Errorf("%w: unknown kind %q", ErrBadEndpoints, ep.Kind)
-		}
-	}
-	return nil
-}
-
 // encodeEndpoints gives the kernel form of a list (struct endpoint_list).
 func encodeEndpoints(es []endpoint.Endpoint) bpf.SharedEndpointList {
 	var l bpf.SharedEndpointList
 	for i, ep := range es {
-		if i >= MaxEndpoints {
+		if i >= entry.MaxEndpoints {
 			break
 		}
 		k := &l.Ep[i]
@@ -90,7 +51,7 @@ func encodeEndpoints(es []endpoint.Endpoint) bpf.SharedEndpointList {
 // decodeEndpoints reads a list back; unix endpoints have no path.
 func decodeEndpoints(l bpf.SharedEndpointList) []endpoint.Endpoint {
 	var out []endpoint.Endpoint
-	for i := 0; i < int(l.Count) && i < MaxEndpoints; i++ {
+	for i := 0; i < int(l.Count) && i < entry.MaxEndpoints; i++ {
 		k := l.Ep[i]
 		switch k.Kind {
 		case endpointTCP, endpointUDP:

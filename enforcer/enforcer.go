@@ -37,14 +37,11 @@ import (
 
 	"github.com/enforcerd/enforcerd/bpf"
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/coverage"
 )
 
 // Errors callers test with errors.Is.
 var (
-	// ErrCannotEnforce: the ceiling needs a hook this host cannot run. The
-	// workload must be refused (fail closed) unless the operator opted into
-	// audit-only.
-	ErrCannotEnforce = errors.New("ceiling cannot be enforced on this host")
 	// ErrNotRegistered: no ceiling is registered for the cgroup.
 	ErrNotRegistered = errors.New("cgroup not registered")
 
@@ -53,18 +50,8 @@ var (
 	errLayerUnsupported = errors.New("not supported on this host")
 )
 
-// Layer names a family of programs.
-type Layer string
-
-// The layers.
-const (
-	LayerLSM       Layer = "bpf-lsm"    // LSM hooks: network and write
-	LayerCgroup    Layer = "cgroup-bpf" // cgroup socket hooks: network (inet only)
-	LayerLifecycle Layer = "lifecycle"  // tp_btf/sched_process_exec: activation at exec
-)
-
 // layers lists every layer, in the order Open reports them.
-var layers = []Layer{LayerLSM, LayerCgroup, LayerLifecycle}
+var layers = []coverage.Layer{coverage.LayerLSM, coverage.LayerCgroup, coverage.LayerLifecycle}
 
 // Options configures Open.
 type Options struct {
@@ -85,23 +72,6 @@ type Options struct {
 	// program the kernel rejects, after a line naming the layer. nil: the
 	// log is dropped (the error still says which object failed).
 	VerifierLog io.Writer
-}
-
-// HookStatus reports one program.
-type HookStatus struct {
-	// Program is the program's name in its object (bpf2go's *Prog*
-	// constants), e.g. "inode_setattr_pre63".
-	Program string
-	// Name is what the program attaches to, from its ELF section: the LSM
-	// hook or tracepoint ("file_open", "sched_process_exec"), or for
-	// cgroup-BPF and fentry programs the section itself
-	// ("cgroup/connect4", "fentry/crypto_alg_mod_lookup").
-	Name     string
-	Layer    Layer
-	Attached bool
-	Adopted  bool   // re-adopted from a pin of this build
-	Optional bool   // the hook does not exist on every kernel
-	Err      string // why it is not attached
 }
 
 // Enforcer holds the loaded or adopted programs and the shared maps.
@@ -130,8 +100,8 @@ type Enforcer struct {
 	links    map[string]link.Link
 	replaced []link.Link     // links of another build whose pins were taken over
 	pinNames map[string]bool // link pin names of every program of this build
-	hooks    []HookStatus
-	layerErr map[Layer]error
+	hooks    []coverage.HookStatus
+	layerErr map[coverage.Layer]error
 	// specs: Entry.Spec of each registered cgroup id (keepSpec).
 	specs sync.Map
 }
@@ -162,7 +132,7 @@ func Open(opts Options) (*Enforcer, error) {
 	if err := os.MkdirAll(LinkPinDir(opts.PinDir), 0o700); err != nil {
 		return nil, fmt.Errorf("pin dir %s: %w", opts.PinDir, err)
 	}
-	e := &Enforcer{opts: opts, links: map[string]link.Link{}, layerErr: map[Layer]error{}, pinNames: map[string]bool{}}
+	e := &Enforcer{opts: opts, links: map[string]link.Link{}, layerErr: map[coverage.Layer]error{}, pinNames: map[string]bool{}}
 	if err := e.openMaps(); err != nil {
 		e.Close()
 		return nil, err
@@ -182,9 +152,9 @@ func Open(opts Options) (*Enforcer, error) {
 			e.pinNames[filepath.Base(LinkPinPath(opts.PinDir, obj.layer, name))] = true
 		}
 		switch {
-		case obj.layer == LayerLSM && lsmErr != nil:
+		case obj.layer == coverage.LayerLSM && lsmErr != nil:
 			err = lsmErr
-		case kerr != nil && obj.layer != LayerCgroup:
+		case kerr != nil && obj.layer != coverage.LayerCgroup:
 			err = fmt.Errorf("kernel BTF: %w", kerr)
 		default:
 			err = e.openObject(obj, progs, kernel)
@@ -197,7 +167,7 @@ func Open(opts Options) (*Enforcer, error) {
 		}
 		for _, p := range progs {
 			if !e.hasProgram(p.name) {
-				e.hooks = append(e.hooks, HookStatus{Program: p.name, Name: p.hook, Layer: obj.layer, Optional: p.optional, Err: err.Error()})
+				e.hooks = append(e.hooks, coverage.HookStatus{Program: p.name, Name: p.hook, Layer: obj.layer, Optional: p.optional, Err: err.Error()})
 			}
 		}
 	}
@@ -216,11 +186,13 @@ func (e *Enforcer) hasProgram(name string) bool {
 }
 
 // Hooks reports every program: attached, adopted, or why not.
-func (e *Enforcer) Hooks() []HookStatus { return append([]HookStatus(nil), e.hooks...) }
+func (e *Enforcer) Hooks() []coverage.HookStatus {
+	return append([]coverage.HookStatus(nil), e.hooks...)
+}
 
 // LayerError is nil when every required hook of the layer is attached, else
 // the reason.
-func (e *Enforcer) LayerError(l Layer) error {
+func (e *Enforcer) LayerError(l coverage.Layer) error {
 	if err := e.layerErr[l]; err != nil {
 		return err
 	}
@@ -234,7 +206,7 @@ func (e *Enforcer) LayerError(l Layer) error {
 
 // CanActivateAtExec reports whether pending registrations are activated at
 // the first exec (the lifecycle program is attached).
-func (e *Enforcer) CanActivateAtExec() bool { return e.LayerError(LayerLifecycle) == nil }
+func (e *Enforcer) CanActivateAtExec() bool { return e.LayerError(coverage.LayerLifecycle) == nil }
 
 // LostRecords is the number of denial records dropped because the ring
 // buffer was full (the denials themselves were enforced).

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/enforcerd/enforcerd/bpf"
+	"github.com/enforcerd/enforcerd/denial"
 )
 
 func TestJoinNames(t *testing.T) {
@@ -35,8 +36,8 @@ func TestJoinNames(t *testing.T) {
 // panic: short and garbled records are errors or odd values.
 func FuzzDecodeEvent(f *testing.F) {
 	var ev bpf.SharedEvent
-	ev.Hook = uint16(HookSocketConnect)
-	ev.ObjectKind = uint32(ObjectSocket)
+	ev.Hook = uint16(denial.HookSocketConnect)
+	ev.ObjectKind = uint32(denial.ObjectSocket)
 	ev.Family = 2
 	var buf bytes.Buffer
 	_ = binary.Write(&buf, binary.NativeEndian, ev)

@@ -10,6 +10,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/enforcerd/enforcerd/bpf"
+	"github.com/enforcerd/enforcerd/coverage"
 )
 
 // execStateMaps are the shared maps that need task or inode storage, which
@@ -138,7 +139,7 @@ func replaceCgroupValue[V any](m *ebpf.Map, cgroupID uint64, v *V, what, name st
 		if v == nil {
 			return func() {}, nil
 		}
-		return nil, fmt.Errorf("%w: %s: no %s map", ErrCannotEnforce, what, name)
+		return nil, fmt.Errorf("%w: %s: no %s map", coverage.ErrCannotEnforce, what, name)
 	}
 	var old V
 	had := m.Lookup(cgroupID, &old) == nil

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/bpf"
+	"github.com/enforcerd/enforcerd/coverage"
 )
 
 // The pin layout. Everything enforcerd keeps in the kernel is pinned under
@@ -39,7 +40,7 @@ const (
 )
 
 // layerPinPrefix prefixes a program's name in its link pin name.
-var layerPinPrefix = map[Layer]string{LayerLSM: "lsm_", LayerCgroup: "cgroup_", LayerLifecycle: "tp_btf_"}
+var layerPinPrefix = map[coverage.Layer]string{coverage.LayerLSM: "lsm_", coverage.LayerCgroup: "cgroup_", coverage.LayerLifecycle: "tp_btf_"}
 
 // MapPinPath is where the shared map named name is pinned under pinDir.
 func MapPinPath(pinDir, name string) string { return filepath.Join(pinDir, name) }
@@ -49,7 +50,7 @@ func LinkPinDir(pinDir string) string { return filepath.Join(pinDir, LinksDir) }
 
 // LinkPinPath is where the link of the program named program (its name in
 // the object, e.g. "file_open") of layer l is pinned under pinDir.
-func LinkPinPath(pinDir string, l Layer, program string) string {
+func LinkPinPath(pinDir string, l coverage.Layer, program string) string {
 	return filepath.Join(LinkPinDir(pinDir), layerPinPrefix[l]+program)
 }
 
@@ -90,7 +91,7 @@ func (e *Enforcer) openObject(obj object, progs []program, kernel *btf.Spec) err
 		l, err := link.LoadPinnedLink(LinkPinPath(e.opts.PinDir, obj.layer, p.name), nil)
 		if err == nil && !e.stale {
 			e.links[p.name] = l
-			e.hooks = append(e.hooks, HookStatus{Program: p.name, Name: p.hook, Layer: obj.layer, Attached: true, Adopted: true, Optional: p.optional})
+			e.hooks = append(e.hooks, coverage.HookStatus{Program: p.name, Name: p.hook, Layer: obj.layer, Attached: true, Adopted: true, Optional: p.optional})
 			continue
 		}
 		if err == nil {
@@ -107,9 +108,9 @@ func (e *Enforcer) openObject(obj object, progs []program, kernel *btf.Spec) err
 	}
 	want := map[string]bool{}
 	for _, p := range missing {
-		if obj.layer == LayerLSM && kernel != nil && !kernelHas(kernel, p) {
+		if obj.layer == coverage.LayerLSM && kernel != nil && !kernelHas(kernel, p) {
 			if p.optional {
-				e.hooks = append(e.hooks, HookStatus{Program: p.name, Name: p.hook, Layer: obj.layer, Optional: true, Err: "hook not in this kernel"})
+				e.hooks = append(e.hooks, coverage.HookStatus{Program: p.name, Name: p.hook, Layer: obj.layer, Optional: true, Err: "hook not in this kernel"})
 				continue
 			}
 			return fmt.Errorf("LSM hook %s not in this kernel", p.hook)
@@ -134,7 +135,7 @@ func (e *Enforcer) openObject(obj object, progs []program, kernel *btf.Spec) err
 		if e.opts.VerifierLog != nil && errors.As(err, &ve) {
 			fmt.Fprintf(e.opts.VerifierLog, "enforcerd: verifier log for %s:\n%+v\n", obj.layer, ve)
 		}
-		if errors.Is(err, unix.EPERM) && obj.layer == LayerLSM {
+		if errors.Is(err, unix.EPERM) && obj.layer == coverage.LayerLSM {
 			return fmt.Errorf("%w: the kernel refuses to load BPF LSM programs (EPERM; e.g. a sandboxed host kernel without trampolines): %w", errLayerUnsupported, unix.EPERM)
 		}
 		return fmt.Errorf("load %s programs: %w", obj.layer, err)
@@ -154,7 +155,7 @@ func (e *Enforcer) openObject(obj object, progs []program, kernel *btf.Spec) err
 			return fmt.Errorf("pin link %s: %w", p.hook, err)
 		}
 		e.links[p.name] = l
-		e.hooks = append(e.hooks, HookStatus{Program: p.name, Name: p.hook, Layer: obj.layer, Attached: true, Optional: p.optional})
+		e.hooks = append(e.hooks, coverage.HookStatus{Program: p.name, Name: p.hook, Layer: obj.layer, Attached: true, Optional: p.optional})
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/enforcerd/enforcerd/bpf"
+	"github.com/enforcerd/enforcerd/coverage"
 )
 
 // object is one eBPF object of package bpf. Its programs, and what each
@@ -17,7 +18,7 @@ import (
 // ELF cannot say: which hooks a kernel may lack, and which programs are
 // variants of one hook for different kernel signatures.
 type object struct {
-	layer Layer
+	layer coverage.Layer
 	stem  string // bpf2go's name of the object, lower case (bpf.ProgramSections)
 	load  func() (*ebpf.CollectionSpec, error)
 	// optional names programs whose hook does not exist on every kernel:
@@ -38,8 +39,8 @@ func set(names ...string) map[string]bool {
 }
 
 var objects = []object{
-	{layer: LayerLSM, stem: "network", load: bpf.LoadNetwork},
-	{layer: LayerLSM, stem: "file", load: bpf.LoadFile,
+	{layer: coverage.LayerLSM, stem: "network", load: bpf.LoadNetwork},
+	{layer: coverage.LayerLSM, stem: "file", load: bpf.LoadFile,
 		optional: set(
 			// Added in Linux 6.2; 6.1 reaches the same operations
 			// through path_truncate and inode_setxattr.
@@ -50,8 +51,8 @@ var objects = []object{
 			bpf.FileProgFileIoctlCompat),
 		// inode_setattr gained a struct mnt_idmap * first argument in 6.3.
 		params: map[string]int{bpf.FileProgInodeSetattr: 3, bpf.FileProgInodeSetattrPre63: 2}},
-	{layer: LayerLSM, stem: "exec", load: bpf.LoadExec},
-	{layer: LayerLSM, stem: "tamper", load: bpf.LoadTamper,
+	{layer: coverage.LayerLSM, stem: "exec", load: bpf.LoadExec},
+	{layer: coverage.LayerLSM, stem: "tamper", load: bpf.LoadTamper,
 		optional: set(
 			// Absent from kernels built without io_uring.
 			bpf.TamperProgUringCmd,
@@ -61,15 +62,15 @@ var objects = []object{
 			bpf.TamperProgCryptoAlgModLookup),
 		// security_bpf gained a bool kernel argument in 6.9.
 		params: map[string]int{bpf.TamperProgBpf: 3, bpf.TamperProgBpfV4: 4}},
-	{layer: LayerLSM, stem: "ipc", load: bpf.LoadIpc,
+	{layer: coverage.LayerLSM, stem: "ipc", load: bpf.LoadIpc,
 		// Linux 6.1 has it; 6.12 has no bpf_lsm_key_free: there a
 		// record is replaced at the next key_alloc of the same address.
 		optional: set(bpf.IpcProgKeyFree)},
-	{layer: LayerLSM, stem: "device", load: bpf.LoadDevice,
+	{layer: coverage.LayerLSM, stem: "device", load: bpf.LoadDevice,
 		// Linux 6.7+: see file.
 		optional: set(bpf.DeviceProgDeviceFileIoctlCompat)},
-	{layer: LayerCgroup, stem: "sock", load: bpf.LoadSock},
-	{layer: LayerLifecycle, stem: "lifecycle", load: bpf.LoadLifecycle},
+	{layer: coverage.LayerCgroup, stem: "sock", load: bpf.LoadSock},
+	{layer: coverage.LayerLifecycle, stem: "lifecycle", load: bpf.LoadLifecycle},
 }
 
 // program is one program of an object, as this kernel would attach it.

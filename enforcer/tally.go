@@ -11,59 +11,20 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/enforcerd/enforcerd/bpf"
+	"github.com/enforcerd/enforcerd/denial"
 )
 
-// DenialKey identifies a distinct denial: the registered cgroup whose
-// ceiling decided, the hook, decision and deny bit, and the object (for
-// files also a hash of the recorded path components). The acting process is
-// not part of it. It is struct tally_key of bpf/tally.h: the kernel counts
-// denials per key (Tally) and sends only the first record of each key per
-// summary interval through the ring buffer.
-type DenialKey bpf.SharedTallyKey
+// keyOfTally is the denial.Key of a tally map key (the same fields).
+func keyOfTally(k bpf.SharedTallyKey) denial.Key {
+	return denial.Key{
+		CeilingCgroupId: k.CeilingCgroupId, ObjectId: k.ObjectId, NamesHash: k.NamesHash, Dev: k.Dev,
+		Hook: k.Hook, Decision: k.Decision, DenyBit: k.DenyBit, ObjectKind: k.ObjectKind,
+		SockType: k.SockType, Protocol: k.Protocol, Family: k.Family, Port: k.Port, Pad: k.Pad, Addr: k.Addr,
+	}
+}
 
 // overflowKey is struct tally_overflow_key of bpf/tally.h.
 type overflowKey bpf.SharedTallyOverflowKey
-
-// Summary is the exact number of denials of one distinct denial (or, when
-// Overflow, of one registered cgroup and hook whose distinct denials the
-// tally map had no room for) in [Since, Until).
-type Summary struct {
-	Key             DenialKey // zero when Overflow
-	CeilingCgroupID uint64    // the registered cgroup whose ceiling decided
-	Hook            Hook
-	Audited         bool          // audit-only: the operations were allowed
-	Errno           syscall.Errno // returned to the processes (0 when audited)
-	Field           string        // as Denial.Field
-	Rule            Rule          // as Denial.Rule
-	operation       string        // as Denial.operation
-	// Object is what the denials targeted, from the key: no Path (the key
-	// holds a hash of it; the first record of the key has it). Kind
-	// ObjectNone when Overflow.
-	Object Object
-	// Overflow: the tally map was full; Count covers every denial of
-	// CeilingCgroupID at Hook (with this decision and field) not counted
-	// per distinct denial. Their records went through the ring buffer.
-	Overflow bool
-	Count    uint64
-	Since    time.Time // the tally map was installed (or this Tally began)
-	Until    time.Time // it was swapped out
-}
-
-// Operation is what was attempted, as Denial.Operation.
-func (s Summary) Operation() string {
-	if s.operation != "" {
-		return s.operation
-	}
-	return s.Hook.Operation()
-}
-
-// Decision is "denied" or "audited".
-func (s Summary) Decision() string {
-	if s.Audited {
-		return "audited"
-	}
-	return "denied"
-}
 
 // Tally reads the kernel's denial counts (bpf/tally.h). Rotate swaps fresh
 // count maps in and reads the old ones, whose counts are final (the kernel
@@ -75,11 +36,11 @@ type Tally struct {
 	slot, ovfSlot *ebpf.Map
 	spec, ovfSpec *ebpf.MapSpec
 	since         time.Time
-	pending       map[summaryID]*Summary
+	pending       map[summaryID]*denial.Summary
 }
 
 type summaryID struct {
-	key DenialKey
+	key denial.Key
 	ovf overflowKey
 }
 
@@ -90,7 +51,7 @@ func (e *Enforcer) Tally() (*Tally, error) {
 		return nil, errors.New("tally maps missing")
 	}
 	return &Tally{slot: e.tallySlot, ovfSlot: e.tallyOvfSlot, spec: e.tallySpec, ovfSpec: e.tallyOvfSpec,
-		since: time.Now(), pending: map[summaryID]*Summary{}}, nil
+		since: time.Now(), pending: map[summaryID]*denial.Summary{}}, nil
 }
 
 // openTally keeps the shared tally slots and installs count maps in the
@@ -172,13 +133,13 @@ func (t *Tally) Rotate() error {
 	defer old.Close()
 	defer oldOvf.Close()
 	now := time.Now()
-	var read []Summary
+	var read []denial.Summary
 	if old != nil {
 		var k bpf.SharedTallyKey
 		var n uint64
 		it := old.Iterate()
 		for it.Next(&k, &n) {
-			read = append(read, summaryOf(DenialKey(k), n))
+			read = append(read, summaryOf(keyOfTally(k), n))
 		}
 		if err := it.Err(); err != nil {
 			return fmt.Errorf("read tally map: %w", err)
@@ -206,25 +167,25 @@ func (t *Tally) Rotate() error {
 // Collect returns the summaries Rotate read since the last Collect, merged
 // per key (counts added, the earliest Since, the latest Until), ordered by
 // cgroup, hook and key; nil when there are none.
-func (t *Tally) Collect() []Summary {
+func (t *Tally) Collect() []denial.Summary {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.pending) == 0 {
 		return nil
 	}
-	out := make([]Summary, 0, len(t.pending))
+	out := make([]denial.Summary, 0, len(t.pending))
 	for _, s := range t.pending {
 		out = append(out, *s)
 	}
-	t.pending = map[summaryID]*Summary{}
+	t.pending = map[summaryID]*denial.Summary{}
 	sortSummaries(out)
 	return out
 }
 
 // merge adds summaries to pending: the counts of equal keys add up.
-func merge(pending map[summaryID]*Summary, read []Summary) {
+func merge(pending map[summaryID]*denial.Summary, read []denial.Summary) {
 	for _, s := range read {
-		id := s.id()
+		id := idOf(s)
 		p, ok := pending[id]
 		if !ok {
 			c := s
@@ -241,7 +202,9 @@ func merge(pending map[summaryID]*Summary, read []Summary) {
 	}
 }
 
-func (s Summary) id() summaryID {
+// idOf is the pending key of s: its Key, or for an overflow summary its
+// overflow key.
+func idOf(s denial.Summary) summaryID {
 	if s.Overflow {
 		return summaryID{ovf: overflowKey{CeilingCgroupId: s.CeilingCgroupID, Hook: uint16(s.Hook), Decision: decisionOf(s.Audited), DenyBit: s.Key.DenyBit}}
 	}
@@ -255,7 +218,7 @@ func decisionOf(audited bool) uint16 {
 	return uint16(bpf.SharedDecisionDECISION_DENIED)
 }
 
-func sortSummaries(s []Summary) {
+func sortSummaries(s []denial.Summary) {
 	sort.Slice(s, func(i, j int) bool {
 		a, b := s[i], s[j]
 		if a.CeilingCgroupID != b.CeilingCgroupID {
@@ -272,14 +235,14 @@ func sortSummaries(s []Summary) {
 }
 
 // summaryOf decodes a tally map entry.
-func summaryOf(k DenialKey, n uint64) Summary {
-	s := Summary{
-		Key: k, CeilingCgroupID: k.CeilingCgroupId, Hook: Hook(k.Hook),
+func summaryOf(k denial.Key, n uint64) denial.Summary {
+	s := denial.Summary{
+		Key: k, CeilingCgroupID: k.CeilingCgroupId, Hook: denial.Hook(k.Hook),
 		Audited: k.Decision == uint16(bpf.SharedDecisionDECISION_AUDITED),
 		Field:   fieldOf(k.DenyBit), Count: n,
-		Object: objectOf(ObjectKind(k.ObjectKind), k.Dev, k.ObjectId, 0, k.Family, k.SockType, k.Protocol, k.Port, k.Addr),
+		Object: objectOf(denial.ObjectKind(k.ObjectKind), k.Dev, k.ObjectId, 0, k.Family, k.SockType, k.Protocol, k.Port, k.Addr),
 	}
-	s.Rule, s.operation = ruleOf(s.Hook, k.DenyBit)
+	s.Rule = ruleOf(s.Hook, k.DenyBit)
 	if !s.Audited {
 		s.Errno = syscall.EPERM
 	}
@@ -288,13 +251,13 @@ func summaryOf(k DenialKey, n uint64) Summary {
 
 // overflowSummary decodes a tally overflow map entry. The deny bit is kept
 // in Key.DenyBit (the rest of Key is zero).
-func overflowSummary(k overflowKey, n uint64) Summary {
-	s := Summary{
-		Key: DenialKey{DenyBit: k.DenyBit}, CeilingCgroupID: k.CeilingCgroupId, Hook: Hook(k.Hook),
+func overflowSummary(k overflowKey, n uint64) denial.Summary {
+	s := denial.Summary{
+		Key: denial.Key{DenyBit: k.DenyBit}, CeilingCgroupID: k.CeilingCgroupId, Hook: denial.Hook(k.Hook),
 		Audited: k.Decision == uint16(bpf.SharedDecisionDECISION_AUDITED),
 		Field:   fieldOf(k.DenyBit), Overflow: true, Count: n,
 	}
-	s.Rule, s.operation = ruleOf(s.Hook, k.DenyBit)
+	s.Rule = ruleOf(s.Hook, k.DenyBit)
 	if !s.Audited {
 		s.Errno = syscall.EPERM
 	}

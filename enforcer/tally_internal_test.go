@@ -10,11 +10,12 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/bpf"
+	"github.com/enforcerd/enforcerd/denial"
 )
 
 func TestSummaryOfSocket(t *testing.T) {
-	k := DenialKey{CeilingCgroupId: 7, Hook: uint16(HookSocketConnect), Decision: uint16(bpf.SharedDecisionDECISION_DENIED),
-		DenyBit: denyNetwork, ObjectKind: uint32(ObjectSocket), Family: unix.AF_INET, SockType: unix.SOCK_STREAM, Port: 443,
+	k := denial.Key{CeilingCgroupId: 7, Hook: uint16(denial.HookSocketConnect), Decision: uint16(bpf.SharedDecisionDECISION_DENIED),
+		DenyBit: denyNetwork, ObjectKind: uint32(denial.ObjectSocket), Family: unix.AF_INET, SockType: unix.SOCK_STREAM, Port: 443,
 		Addr: [16]uint8{10, 0, 0, 1}}
 	s := summaryOf(k, 42)
 	if s.Count != 42 || s.CeilingCgroupID != 7 || s.Field != "network" || s.Errno != syscall.EPERM || s.Audited || s.Overflow {
@@ -29,8 +30,8 @@ func TestSummaryOfSocket(t *testing.T) {
 }
 
 func TestSummaryOfFileAndOverflow(t *testing.T) {
-	k := DenialKey{CeilingCgroupId: 9, Hook: uint16(HookFileOpen), Decision: uint16(bpf.SharedDecisionDECISION_AUDITED),
-		DenyBit: denyWrite, ObjectKind: uint32(ObjectFile), Dev: 8<<20 | 1, ObjectId: 1234}
+	k := denial.Key{CeilingCgroupId: 9, Hook: uint16(denial.HookFileOpen), Decision: uint16(bpf.SharedDecisionDECISION_AUDITED),
+		DenyBit: denyWrite, ObjectKind: uint32(denial.ObjectFile), Dev: 8<<20 | 1, ObjectId: 1234}
 	s := summaryOf(k, 1)
 	if !s.Audited || s.Errno != 0 || s.Object.Ino != 1234 || s.Field != "write" {
 		t.Errorf("summary %+v", s)
@@ -38,25 +39,25 @@ func TestSummaryOfFileAndOverflow(t *testing.T) {
 	if got, want := s.Object.String(), "inode (dev 8:1 ino 1234)"; got != want {
 		t.Errorf("object %q, want %q", got, want)
 	}
-	o := overflowSummary(overflowKey{CeilingCgroupId: 9, Hook: uint16(HookFileOpen), Decision: uint16(bpf.SharedDecisionDECISION_DENIED), DenyBit: denyWrite}, 5)
-	if !o.Overflow || o.Count != 5 || o.Field != "write" || o.Object.Kind != ObjectNone || o.Errno != syscall.EPERM {
+	o := overflowSummary(overflowKey{CeilingCgroupId: 9, Hook: uint16(denial.HookFileOpen), Decision: uint16(bpf.SharedDecisionDECISION_DENIED), DenyBit: denyWrite}, 5)
+	if !o.Overflow || o.Count != 5 || o.Field != "write" || o.Object.Kind != denial.ObjectNone || o.Errno != syscall.EPERM {
 		t.Errorf("overflow summary %+v", o)
 	}
 }
 
 func TestMergeSummaries(t *testing.T) {
 	t0 := time.Unix(100, 0)
-	a := summaryOf(DenialKey{CeilingCgroupId: 1, Hook: 1, ObjectKind: uint32(ObjectSocket), Protocol: 6}, 3)
+	a := summaryOf(denial.Key{CeilingCgroupId: 1, Hook: 1, ObjectKind: uint32(denial.ObjectSocket), Protocol: 6}, 3)
 	a.Since, a.Until = t0, t0.Add(time.Second)
 	b := a
 	b.Count, b.Since, b.Until = 4, t0.Add(time.Second), t0.Add(2*time.Second)
-	c := summaryOf(DenialKey{CeilingCgroupId: 1, Hook: 1, ObjectKind: uint32(ObjectSocket), Protocol: 17}, 1)
+	c := summaryOf(denial.Key{CeilingCgroupId: 1, Hook: 1, ObjectKind: uint32(denial.ObjectSocket), Protocol: 17}, 1)
 	o1 := overflowSummary(overflowKey{CeilingCgroupId: 1, Hook: 1, DenyBit: denyNetwork}, 10)
 	o2 := overflowSummary(overflowKey{CeilingCgroupId: 1, Hook: 1, DenyBit: denyNetwork}, 5)
 	o3 := overflowSummary(overflowKey{CeilingCgroupId: 2, Hook: 1, DenyBit: denyNetwork}, 1)
-	tl := &Tally{pending: map[summaryID]*Summary{}}
-	merge(tl.pending, []Summary{a, c, o1})
-	merge(tl.pending, []Summary{b, o2, o3})
+	tl := &Tally{pending: map[summaryID]*denial.Summary{}}
+	merge(tl.pending, []denial.Summary{a, c, o1})
+	merge(tl.pending, []denial.Summary{b, o2, o3})
 	got := tl.Collect()
 	if len(got) != 4 {
 		t.Fatalf("merged %d summaries, want 4: %+v", len(got), got)
@@ -85,8 +86,8 @@ func TestMergeSummaries(t *testing.T) {
 // A record's Key equals the kernel's tally key (tally_key_fill): the same
 // fields, and the path components hashed with their zero padding.
 func TestDecodeEventKey(t *testing.T) {
-	ev := bpf.SharedEvent{CeilingCgroupId: 5, Hook: uint16(HookInodeCreate), Decision: uint16(bpf.SharedDecisionDECISION_DENIED),
-		DenyBit: denyWrite, ObjectKind: uint32(ObjectFile), Err: 1}
+	ev := bpf.SharedEvent{CeilingCgroupId: 5, Hook: uint16(denial.HookInodeCreate), Decision: uint16(bpf.SharedDecisionDECISION_DENIED),
+		DenyBit: denyWrite, ObjectKind: uint32(denial.ObjectFile), Err: 1}
 	copy(ev.Names[0][:], []int8{'a', 'b'})
 	raw := new(bytes.Buffer)
 	if err := binary.Write(raw, binary.NativeEndian, &ev); err != nil {
@@ -102,8 +103,8 @@ func TestDecodeEventKey(t *testing.T) {
 	for _, w := range words {
 		h = (h ^ w) * 0x100000001b3
 	}
-	want := DenialKey{CeilingCgroupId: 5, Hook: uint16(HookInodeCreate), Decision: uint16(bpf.SharedDecisionDECISION_DENIED),
-		DenyBit: denyWrite, ObjectKind: uint32(ObjectFile), NamesHash: h}
+	want := denial.Key{CeilingCgroupId: 5, Hook: uint16(denial.HookInodeCreate), Decision: uint16(bpf.SharedDecisionDECISION_DENIED),
+		DenyBit: denyWrite, ObjectKind: uint32(denial.ObjectFile), NamesHash: h}
 	if d.Key != want {
 		t.Errorf("key %+v, want %+v", d.Key, want)
 	}

@@ -1,4 +1,4 @@
-package enforcer
+package coverage
 
 import (
 	"errors"
@@ -20,40 +20,40 @@ func TestCoverageOfSpecLayer(t *testing.T) {
 	none := &SpecLayer{WriteMissing: "root-readonly: root.readonly is not true", NetworkMissing: "seccomp: linux.seccomp is absent"}
 	cases := []struct {
 		name           string
-		en             Entry
+		en             Subject
 		lsm, cg        error
 		missing, parts []string
 		mech           map[string][]string
 		detail         string // in some gap's detail
 	}{
-		{"bpf lsm: spec ignored", Entry{Ceiling: k(false, false, policy.ShellFull), Spec: none}, nil, nil, nil, nil,
+		{"bpf lsm: spec ignored", Subject{Ceiling: k(false, false, policy.ShellFull), Spec: none}, nil, nil, nil, nil,
 			map[string][]string{"network": {MechBPFLSM, MechCgroupBPF}, "write": {MechBPFLSM}, "tamper": {MechBPFLSM}}, ""},
-		{"write by spec", Entry{Ceiling: k(true, false, policy.ShellFull), Spec: both}, noLSM, nil, nil,
+		{"write by spec", Subject{Ceiling: k(true, false, policy.ShellFull), Spec: both}, noLSM, nil, nil,
 			[]string{GapWriteInheritedFDs, GapTamper}, map[string][]string{"write": {MechContainerSpec}}, "read-only"},
-		{"write not by spec", Entry{Ceiling: k(true, false, policy.ShellFull), Spec: none}, noLSM, nil,
+		{"write not by spec", Subject{Ceiling: k(true, false, policy.ShellFull), Spec: none}, noLSM, nil,
 			[]string{GapWrite}, []string{GapTamper}, map[string][]string{}, "root-readonly: root.readonly is not true"},
-		{"write without a spec layer", Entry{Ceiling: k(true, false, policy.ShellFull)}, noLSM, nil,
+		{"write without a spec layer", Subject{Ceiling: k(true, false, policy.ShellFull)}, noLSM, nil,
 			[]string{GapWrite}, []string{GapTamper}, map[string][]string{}, ""},
-		{"network by spec and cgroup-bpf", Entry{Ceiling: k(false, true, policy.ShellFull), Spec: both}, noLSM, nil, nil,
+		{"network by spec and cgroup-bpf", Subject{Ceiling: k(false, true, policy.ShellFull), Spec: both}, noLSM, nil, nil,
 			[]string{GapNetworkUnix, GapTamper}, map[string][]string{"network": {MechContainerSpec, MechCgroupBPF}}, "AF_UNIX"},
-		{"network by spec alone", Entry{Ceiling: k(false, true, policy.ShellFull), Spec: both}, noLSM, noCg, nil,
+		{"network by spec alone", Subject{Ceiling: k(false, true, policy.ShellFull), Spec: both}, noLSM, noCg, nil,
 			[]string{GapNetworkUnix, GapTamper}, map[string][]string{"network": {MechContainerSpec}}, ""},
-		{"network not by spec: cgroup-bpf as before", Entry{Ceiling: k(false, true, policy.ShellFull), Spec: none}, noLSM, nil, nil,
+		{"network not by spec: cgroup-bpf as before", Subject{Ceiling: k(false, true, policy.ShellFull), Spec: none}, noLSM, nil, nil,
 			[]string{GapNetworkNonInet, GapTamper}, map[string][]string{"network": {MechCgroupBPF}}, "seccomp: linux.seccomp is absent"},
-		{"network not by spec, no cgroup-bpf", Entry{Ceiling: k(false, true, policy.ShellFull), Spec: none}, noLSM, noCg,
+		{"network not by spec, no cgroup-bpf", Subject{Ceiling: k(false, true, policy.ShellFull), Spec: none}, noLSM, noCg,
 			[]string{GapNetwork}, []string{GapTamper}, map[string][]string{}, "seccomp: linux.seccomp is absent"},
-		{"read_only under a read-only container", Entry{Ceiling: k(true, false, policy.ShellReadOnly), Spec: both}, noLSM, nil, nil,
+		{"read_only under a read-only container", Subject{Ceiling: k(true, false, policy.ShellReadOnly), Spec: both}, noLSM, nil, nil,
 			[]string{GapWriteInheritedFDs, GapTamper}, map[string][]string{"write": {MechContainerSpec}, "shell": {MechContainerSpec}}, ""},
-		{"read_only with a writable mount", Entry{Ceiling: k(true, false, policy.ShellReadOnly), Spec: &SpecLayer{Write: true, WritableMounts: []string{"/work"}}}, noLSM, nil,
+		{"read_only with a writable mount", Subject{Ceiling: k(true, false, policy.ShellReadOnly), Spec: &SpecLayer{Write: true, WritableMounts: []string{"/work"}}}, noLSM, nil,
 			[]string{GapShell}, []string{GapWriteInheritedFDs, GapTamper}, map[string][]string{"write": {MechContainerSpec}}, "/work"},
-		{"read_only with write allowed", Entry{Ceiling: k(true, true, policy.ShellReadOnly), Spec: both}, noLSM, nil,
+		{"read_only with write allowed", Subject{Ceiling: k(true, true, policy.ShellReadOnly), Spec: both}, noLSM, nil,
 			[]string{GapShell}, []string{GapTamper}, map[string][]string{}, ""},
-		{"shell=none: nothing from a spec", Entry{Ceiling: k(true, false, policy.ShellNone), Spec: both}, noLSM, nil,
+		{"shell=none: nothing from a spec", Subject{Ceiling: k(true, false, policy.ShellNone), Spec: both}, noLSM, nil,
 			[]string{GapShell}, []string{GapWriteInheritedFDs, GapTamper}, map[string][]string{"write": {MechContainerSpec}}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cov := coverageOf(tc.en, tc.lsm, tc.cg)
+			cov := Of(tc.en, Layers{LSM: tc.lsm, Cgroup: tc.cg})
 			codes := func(gs []Gap) []string {
 				var out []string
 				for _, g := range gs {

@@ -1,4 +1,4 @@
-package enforcer
+package coverage
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 // HostMechanisms are the process-level mechanisms this kernel offers to a
 // process that restricts itself before exec'ing a command (the re-exec
 // helper of `enforcerd run`, sandbox/fallback): Landlock, seccomp, and the
-// sysctls that close some of their gaps. ProbeHost fills it; Coverage reads
+// sysctls that close some of their gaps. ProbeHost fills it; Of reads
 // it for an entry with a ProcessLayer. JSON field names are stable (they
 // appear in `enforcerd check --json`).
 type HostMechanisms struct {

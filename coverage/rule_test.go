@@ -1,4 +1,4 @@
-package enforcer
+package coverage
 
 import (
 	"errors"
@@ -34,44 +34,44 @@ func TestCoverageOfRule(t *testing.T) {
 	}
 	cases := []struct {
 		name           string
-		en             Entry
+		en             Subject
 		lsm, cg        error
 		missing, parts []string
 		mech           map[string][]string
 	}{
-		{name: "unrestricted", en: Entry{Ceiling: k(true, true, policy.ShellFull)}, lsm: noLSM, cg: noCg},
-		{name: "bpf lsm: full", en: Entry{Ceiling: k(false, false, policy.ShellNone), Process: host(6, true)},
+		{name: "unrestricted", en: Subject{Ceiling: k(true, true, policy.ShellFull)}, lsm: noLSM, cg: noCg},
+		{name: "bpf lsm: full", en: Subject{Ceiling: k(false, false, policy.ShellNone), Process: host(6, true)},
 			mech: map[string][]string{"network": {MechBPFLSM, MechCgroupBPF}, "write": {MechBPFLSM}, "shell": {MechBPFLSM}, "tamper": {MechBPFLSM}}},
-		{name: "container without bpf lsm", en: Entry{Ceiling: k(false, false, policy.ShellNone)}, lsm: noLSM,
+		{name: "container without bpf lsm", en: Subject{Ceiling: k(false, false, policy.ShellNone)}, lsm: noLSM,
 			missing: []string{GapWrite, GapShell}, parts: []string{GapNetworkNonInet, GapTamper},
 			mech: map[string][]string{"network": {MechCgroupBPF}}},
-		{name: "run, abi 6", en: Entry{Ceiling: k(false, false, policy.ShellNone), Process: host(6, true)}, lsm: noLSM,
+		{name: "run, abi 6", en: Subject{Ceiling: k(false, false, policy.ShellNone), Process: host(6, true)}, lsm: noLSM,
 			parts: []string{GapNetworkUnix, GapWriteInheritedFDs, GapShellCodeMapping, GapTamper},
 			mech: map[string][]string{"network": {MechSeccomp, MechCgroupBPF}, "write": {"landlock-abi6", MechSeccomp},
 				"shell": {"landlock-abi6", MechSeccomp}, "tamper": {"no_new_privs"}}},
-		{name: "run, abi 2: truncation", en: Entry{Ceiling: k(true, false, policy.ShellFull), Process: host(2, true)}, lsm: noLSM,
+		{name: "run, abi 2: truncation", en: Subject{Ceiling: k(true, false, policy.ShellFull), Process: host(2, true)}, lsm: noLSM,
 			parts: []string{GapWriteInheritedFDs, GapWriteTruncate, GapTamper},
 			mech:  map[string][]string{"write": {"landlock-abi2", MechSeccomp}, "tamper": {"no_new_privs"}}},
-		{name: "run, read_only with write=false", en: Entry{Ceiling: k(true, false, policy.ShellReadOnly), Process: host(6, true)}, lsm: noLSM,
+		{name: "run, read_only with write=false", en: Subject{Ceiling: k(true, false, policy.ShellReadOnly), Process: host(6, true)}, lsm: noLSM,
 			parts: []string{GapWriteInheritedFDs, GapTamper},
 			mech: map[string][]string{"write": {"landlock-abi6", MechSeccomp}, "shell": {"landlock-abi6", MechSeccomp},
 				"tamper": {"no_new_privs"}}},
-		{name: "run, read_only with write allowed", en: Entry{Ceiling: k(true, true, policy.ShellReadOnly), Process: host(6, true)}, lsm: noLSM,
+		{name: "run, read_only with write allowed", en: Subject{Ceiling: k(true, true, policy.ShellReadOnly), Process: host(6, true)}, lsm: noLSM,
 			parts: []string{GapShellReadOnly, GapTamper}, mech: map[string][]string{"tamper": {"no_new_privs"}}},
-		{name: "run, no landlock", en: Entry{Ceiling: k(false, false, policy.ShellNone), Process: host(0, true)}, lsm: noLSM,
+		{name: "run, no landlock", en: Subject{Ceiling: k(false, false, policy.ShellNone), Process: host(0, true)}, lsm: noLSM,
 			missing: []string{GapWrite, GapShell}, parts: []string{GapNetworkUnix, GapTamper},
 			mech: map[string][]string{"network": {MechSeccomp, MechCgroupBPF}, "tamper": {"no_new_privs"}}},
-		{name: "run, no seccomp", en: Entry{Ceiling: k(false, false, policy.ShellFull), Process: host(6, false)}, lsm: noLSM,
+		{name: "run, no seccomp", en: Subject{Ceiling: k(false, false, policy.ShellFull), Process: host(6, false)}, lsm: noLSM,
 			missing: []string{GapWrite}, parts: []string{GapNetworkNonInet, GapTamper},
 			mech: map[string][]string{"network": {MechCgroupBPF}, "tamper": {"no_new_privs"}}},
-		{name: "run, tcp endpoint", en: Entry{Ceiling: k(false, true, policy.ShellFull), AllowConnect: []endpoint.Endpoint{tcp}, Process: host(6, true)}, lsm: noLSM,
+		{name: "run, tcp endpoint", en: Subject{Ceiling: k(false, true, policy.ShellFull), AllowConnect: []endpoint.Endpoint{tcp}, Process: host(6, true)}, lsm: noLSM,
 			parts: []string{GapNetworkUnix, GapNetworkEndpoints, GapTamper},
 			mech:  map[string][]string{"network": {MechSeccomp, MechCgroupBPF, "landlock-abi6"}, "tamper": {"no_new_privs"}}},
-		{name: "run, tcp endpoint without cgroup-bpf", en: Entry{Ceiling: k(false, true, policy.ShellFull), AllowConnect: []endpoint.Endpoint{tcp}, Process: host(6, true)}, lsm: noLSM, cg: noCg,
+		{name: "run, tcp endpoint without cgroup-bpf", en: Subject{Ceiling: k(false, true, policy.ShellFull), AllowConnect: []endpoint.Endpoint{tcp}, Process: host(6, true)}, lsm: noLSM, cg: noCg,
 			missing: []string{GapNetwork}, parts: []string{GapTamper}, mech: map[string][]string{"tamper": {"no_new_privs"}}},
-		{name: "run, no cgroup-bpf", en: Entry{Ceiling: k(false, true, policy.ShellFull), Process: host(6, true)}, lsm: noLSM, cg: noCg,
+		{name: "run, no cgroup-bpf", en: Subject{Ceiling: k(false, true, policy.ShellFull), Process: host(6, true)}, lsm: noLSM, cg: noCg,
 			parts: []string{GapNetworkUnix, GapTamper}, mech: map[string][]string{"network": {MechSeccomp}, "tamper": {"no_new_privs"}}},
-		{name: "nothing", en: Entry{Ceiling: k(false, true, policy.ShellFull)}, lsm: noLSM, cg: noCg,
+		{name: "nothing", en: Subject{Ceiling: k(false, true, policy.ShellFull)}, lsm: noLSM, cg: noCg,
 			missing: []string{GapNetwork}, parts: []string{GapTamper}},
 	}
 	codes := func(gs []Gap) []string {
@@ -82,7 +82,7 @@ func TestCoverageOfRule(t *testing.T) {
 		return out
 	}
 	for _, c := range cases {
-		cov := coverageOf(c.en, c.lsm, c.cg)
+		cov := Of(c.en, Layers{LSM: c.lsm, Cgroup: c.cg})
 		if got := codes(cov.Missing); !reflect.DeepEqual(got, c.missing) {
 			t.Errorf("%s: missing %v, want %v", c.name, got, c.missing)
 		}

@@ -1,4 +1,4 @@
-package enforcer
+package coverage
 
 import (
 	"errors"
@@ -15,8 +15,8 @@ func TestPartialRefusalWording(t *testing.T) {
 	if err == nil {
 		t.Fatal("partial coverage without opt-in was accepted")
 	}
-	if !errors.Is(err, ErrCannotEnforce) || !errors.Is(err, ErrPartialCoverage) {
-		t.Errorf("errors.Is: cannot=%v partial=%v, want both", errors.Is(err, ErrCannotEnforce), errors.Is(err, ErrPartialCoverage))
+	if !errors.Is(err, ErrCannotEnforce) || !errors.Is(err, ErrPartial) {
+		t.Errorf("errors.Is: cannot=%v partial=%v, want both", errors.Is(err, ErrCannotEnforce), errors.Is(err, ErrPartial))
 	}
 	msg := err.Error()
 	if !strings.HasPrefix(msg, "ceiling would be enforced only in part on this host: not enforced: ") || strings.Contains(msg, "cannot be enforced") {

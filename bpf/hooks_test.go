@@ -8,7 +8,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/enforcerd/enforcerd/bpf"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
 )
 
 // enumOf returns the enum named name from the BTF of bpf/shared.bpf.c: what
@@ -32,8 +32,8 @@ func enumOf(t *testing.T, name string) *btf.Enum {
 // misnamed.
 func TestHookTableMatchesBPFEnum(t *testing.T) {
 	e := enumOf(t, "hook_id")
-	if len(e.Values) != len(enforcer.AllHooks) {
-		t.Fatalf("enum hook_id has %d values, enforcer.AllHooks %d", len(e.Values), len(enforcer.AllHooks))
+	if len(e.Values) != len(denial.AllHooks) {
+		t.Fatalf("enum hook_id has %d values, denial.AllHooks %d", len(e.Values), len(denial.AllHooks))
 	}
 	// Every id is the LSM hook (or cgroup attach point) of the same name,
 	// but the legacy ids programs before audit schema 3 recorded for one
@@ -46,9 +46,9 @@ func TestHookTableMatchesBPFEnum(t *testing.T) {
 	var top uint64
 	for _, v := range e.Values {
 		n := strings.TrimPrefix(v.Name, "HOOK_")
-		h := enforcer.Hook(v.Value)
+		h := denial.Hook(v.Value)
 		if uint64(h) != v.Value {
-			t.Fatalf("HOOK_%s = %d does not fit enforcer.Hook", n, v.Value)
+			t.Fatalf("HOOK_%s = %d does not fit denial.Hook", n, v.Value)
 		}
 		top = max(top, v.Value)
 		want := strings.ToLower(n)
@@ -70,7 +70,7 @@ func TestHookTableMatchesBPFEnum(t *testing.T) {
 			t.Errorf("hook %d (HOOK_%s) has no operation", h, n)
 		}
 	}
-	if next := enforcer.Hook(top + 1); !strings.HasPrefix(next.String(), "hook(") {
+	if next := denial.Hook(top + 1); !strings.HasPrefix(next.String(), "hook(") {
 		t.Fatalf("enforcer names hook %d (%s), which enum hook_id does not have", next, next)
 	}
 }
@@ -139,7 +139,7 @@ func TestEveryAttachedHookHasAnID(t *testing.T) {
 				hook = ps.SectionName
 			}
 			n++
-			if h, ok := enforcer.HookByName(hook); !ok || h.String() != hook {
+			if h, ok := denial.HookByName(hook); !ok || h.String() != hook {
 				t.Errorf("%s: program %s attaches to %s, which has no hook id", stem, name, ps.SectionName)
 			}
 		}
@@ -155,7 +155,7 @@ func TestEveryAttachedHookHasAnID(t *testing.T) {
 func TestRuleTableMatchesBPFEnum(t *testing.T) {
 	e := enumOf(t, "rule_id")
 	names := map[string]bool{}
-	for _, r := range enforcer.AllRules {
+	for _, r := range denial.AllRules {
 		if names[string(r)] {
 			t.Errorf("rule %s listed twice", r)
 		}
@@ -167,10 +167,10 @@ func TestRuleTableMatchesBPFEnum(t *testing.T) {
 		}
 		want := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(v.Name, "RULE_")), "_", "-")
 		if !names[want] {
-			t.Errorf("%s = %d: no rule %q in enforcer.AllRules", v.Name, v.Value, want)
+			t.Errorf("%s = %d: no rule %q in denial.AllRules", v.Name, v.Value, want)
 		}
 	}
-	if len(e.Values)-1+5 != len(enforcer.AllRules) {
-		t.Errorf("enum rule_id has %d values, enforcer.AllRules %d (5 field rules)", len(e.Values), len(enforcer.AllRules))
+	if len(e.Values)-1+5 != len(denial.AllRules) {
+		t.Errorf("enum rule_id has %d values, denial.AllRules %d (5 field rules)", len(e.Values), len(denial.AllRules))
 	}
 }

@@ -50,7 +50,7 @@ type Config struct {
 	// terminal that leaves the machine (the system console, a serial
 	// line: on a cloud VM the provider's serial log, a hypervisor
 	// console) is refused like a network, for every registration
-	// (enforcer.Entry.DenyConsoleEgress). Default false: an operator
+	// (entry.Entry.DenyConsoleEgress). Default false: an operator
 	// logged in on a serial line keeps the terminal it runs from.
 	DenyConsoleEgress bool          `yaml:"deny_console_egress"`
 	Pending           PendingConfig `yaml:"pending"`

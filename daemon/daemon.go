@@ -32,7 +32,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/coverage"
 )
 
 // ErrLocked: another daemon holds the state lock.
@@ -100,7 +100,7 @@ func lock(path string) (func(), error) {
 }
 
 // coverageSummary is "network=full write=none shell=none" for the log.
-func coverageSummary(r []enforcer.FieldCoverage) string {
+func coverageSummary(r []coverage.Field) string {
 	parts := make([]string, len(r))
 	for i, f := range r {
 		parts[i] = f.Field + "=" + f.State

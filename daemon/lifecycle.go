@@ -12,6 +12,7 @@ import (
 	"github.com/coreos/go-systemd/v22/journal"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/daemon/metrics"
@@ -155,7 +156,7 @@ func (n *node) openEnforcer() error {
 		return err
 	}
 	n.atStop(func() { _ = enf.ClearDaemonPID(os.Getpid()) })
-	for _, l := range []enforcer.Layer{enforcer.LayerLSM, enforcer.LayerCgroup, enforcer.LayerLifecycle} {
+	for _, l := range []coverage.Layer{coverage.LayerLSM, coverage.LayerCgroup, coverage.LayerLifecycle} {
 		if err := enf.LayerError(l); err != nil {
 			n.log.Warn("layer not in force: ceilings needing it will be refused", "layer", l, "err", err)
 		}

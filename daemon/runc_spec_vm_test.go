@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/daemon/api"
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
 
@@ -234,7 +234,7 @@ func runcSpecDaemon(t *testing.T, addr, field string) (*vmEnv, bool) {
 	full := false
 	for _, fc := range st.Coverage {
 		if fc.Field == field {
-			full = fc.State == enforcer.CoverageFull
+			full = fc.State == coverage.StateFull
 		}
 	}
 	t.Logf("BPF LSM layer in force (%s in full): %v", field, full)

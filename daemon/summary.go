@@ -8,6 +8,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/daemon/metrics"
 	"github.com/enforcerd/enforcerd/daemon/registry"
+	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/enforcer"
 )
 
@@ -36,7 +37,7 @@ type auditPump struct {
 	log   *slog.Logger
 	jr    *denialJournal
 	// paths of first records by key, until their summary is written.
-	paths map[enforcer.DenialKey]string
+	paths map[denial.Key]string
 	// summarized receives after each summary pass (non-blocking).
 	summarized chan struct{}
 }
@@ -117,7 +118,7 @@ func (p *auditPump) tick() {
 // start runs the pump and its ticker; the returned stop writes the last
 // summaries (waiting up to a second for them) and closes the reader.
 func (p *auditPump) start() (stop func()) {
-	p.paths = map[enforcer.DenialKey]string{}
+	p.paths = map[denial.Key]string{}
 	p.summarized = make(chan struct{}, 1)
 	done := make(chan struct{})
 	go func() {

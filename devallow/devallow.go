@@ -3,7 +3,7 @@
 // and their own terminals (enforcerd run --allow-device, the API's
 // allow_devices, the enforcerd.io/allow-devices annotation). Under every
 // ceiling, every other character or block device is refused in the kernel
-// (docs/design.md "Device allow list"; enforcer.Entry.AllowDevices).
+// (docs/design.md "Device allow list"; entry.Entry.AllowDevices).
 //
 // Syntax (one entry):
 //
@@ -33,7 +33,7 @@ import (
 )
 
 // Max is the most devices one registration may list
-// (enforcer.MaxAllowDevices).
+// (entry.MaxAllowDevices).
 const Max = 16
 
 // maxPathBytes bounds a path (the kernel's PATH_MAX).
@@ -61,7 +61,7 @@ type Device struct {
 }
 
 // Dev is the device number in the kernel's encoding, major<<20|minor
-// (inode->i_rdev; enforcer.Device.Dev).
+// (inode->i_rdev; entry.Device.Dev).
 func (d Device) Dev() uint32 { return d.Major<<20 | d.Minor }
 
 // Resolved reports whether d has its number (a number entry, or a path

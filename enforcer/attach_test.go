@@ -11,7 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 	"github.com/enforcerd/enforcerd/policy"
@@ -78,7 +80,7 @@ func TestNativeOpenAttachesCgroupProgramsAtCgroupAttach(t *testing.T) {
 
 	ceiling := policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull}
 	for _, cg := range []cgroup.Cgroup{in, beside} {
-		if err := enf.Register(cg, enforcer.Entry{Ceiling: ceiling, AllowPartial: true}); err != nil {
+		if err := enf.Register(cg, entry.Entry{Ceiling: ceiling, AllowPartial: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -100,7 +102,7 @@ func TestNativeOpenAttachesCgroupProgramsAtCgroupAttach(t *testing.T) {
 	if r := socket(in); !r.Denied() {
 		t.Errorf("BYPASS: network=false below the attach point: %v, want EPERM", r)
 	}
-	if enf.LayerError(enforcer.LayerLSM) == nil {
+	if enf.LayerError(coverage.LayerLSM) == nil {
 		t.Log("BPF LSM is in force here: it denies beside the attach point too")
 		return
 	}

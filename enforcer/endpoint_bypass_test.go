@@ -13,8 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/endpoint"
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
@@ -26,7 +26,7 @@ func TestAttackEndpointsAddressForms(t *testing.T) {
 	var listed []string
 	var srv *echoServer
 	var args []string
-	c := func(name, op string, prep func(t *testing.T), hook enforcer.Hook) kerneltest.Case {
+	c := func(name, op string, prep func(t *testing.T), hook denial.Hook) kerneltest.Case {
 		return kerneltest.Case{
 			Name: name, Ceiling: networkDeny, Want: kerneltest.Hooks(hook),
 			Prep:      prep,
@@ -43,15 +43,15 @@ func TestAttackEndpointsAddressForms(t *testing.T) {
 		args = []string{srv.addr}
 	}
 	kt.Run(t, []kerneltest.Case{
-		c("N8/udp6-socket-sendto-sockaddr_in-unlisted", "a13-udp6-sendto-v4", udpPair, enforcer.HookSocketSendmsg),
-		c("N8/udp6-socket-connect-sockaddr_in-unlisted", "a13-udp6-connect-v4", udpPair, enforcer.HookSocketConnect),
-		c("N8/udp-sendto-AF_UNSPEC-unlisted", "a13-udp-sendto-unspec", udpPair, enforcer.HookSocketSendmsg),
+		c("N8/udp6-socket-sendto-sockaddr_in-unlisted", "a13-udp6-sendto-v4", udpPair, denial.HookSocketSendmsg),
+		c("N8/udp6-socket-connect-sockaddr_in-unlisted", "a13-udp6-connect-v4", udpPair, denial.HookSocketConnect),
+		c("N8/udp-sendto-AF_UNSPEC-unlisted", "a13-udp-sendto-unspec", udpPair, denial.HookSocketSendmsg),
 		c("N8/udp-connected-listed-sendto-unlisted", "a13-udp-connected-sendto", func(t *testing.T) {
 			u := listen(t, "udp4", "127.0.0.1:0")
 			listed = []string{"udp:" + u.addr}
 			srv = listen(t, "udp4", "127.0.0.1:0")
 			args = []string{u.addr, srv.addr}
-		}, enforcer.HookSocketSendmsg),
+		}, denial.HookSocketSendmsg),
 	})
 }
 
@@ -82,7 +82,7 @@ func TestAttackEndpointsInheritedListenerOptions(t *testing.T) {
 	var before int
 	kt.Run(t, []kerneltest.Case{{
 		Name: "N9/setsockopt-SO_RCVBUF-on-an-inherited-listener", Ceiling: networkDeny,
-		Want: kerneltest.Hooks(enforcer.HookSocketSetsockopt),
+		Want: kerneltest.Hooks(denial.HookSocketSetsockopt),
 		Prep: func(t *testing.T) {
 			var err error
 			l, err = net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})

@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/cgroup"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/coverage"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 )
@@ -31,15 +32,15 @@ func TestNativeEndpointsCgroupLayer(t *testing.T) {
 		}
 		defer cg.Remove(5 * time.Second)
 		if listed != nil {
-			en := enforcer.Entry{Ceiling: networkDeny, AllowPartial: true, AllowConnect: parseEndpoints(t, listed...)}
-			if enf.LayerError(enforcer.LayerLSM) != nil {
+			en := entry.Entry{Ceiling: networkDeny, AllowPartial: true, AllowConnect: parseEndpoints(t, listed...)}
+			if enf.LayerError(coverage.LayerLSM) != nil {
 				gaps := enf.CoverageOf(en).Codes()
 				found := false
 				for _, g := range gaps {
-					found = found || g == enforcer.GapNetworkEndpoints
+					found = found || g == coverage.GapNetworkEndpoints
 				}
 				if !found {
-					t.Errorf("coverage %v: want %s", gaps, enforcer.GapNetworkEndpoints)
+					t.Errorf("coverage %v: want %s", gaps, coverage.GapNetworkEndpoints)
 				}
 			}
 			if err := enf.Register(cg, en); err != nil {

@@ -6,8 +6,9 @@ import (
 	"os"
 	"testing"
 
+	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/endpoint"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
@@ -20,9 +21,9 @@ func TestEndpointsAuditOnlyAncestor(t *testing.T) {
 	a := listen(t, "tcp4", "127.0.0.1:0")
 	b := listen(t, "tcp4", "127.0.0.1:0")
 	parent := kt.Sandbox(t, "endpoints-audit")
-	parent.Register(t, enforcer.Entry{Ceiling: networkDeny, AuditOnly: true, AllowConnect: parseEndpoints(t, "tcp:"+a.addr)})
+	parent.Register(t, entry.Entry{Ceiling: networkDeny, AuditOnly: true, AllowConnect: parseEndpoints(t, "tcp:"+a.addr)})
 	child := kt.SandboxAt(t, parent.Cg.Group+"/child")
-	child.Register(t, enforcer.Entry{Ceiling: networkDeny, AllowConnect: parseEndpoints(t, "tcp:"+a.addr, "tcp:"+b.addr)})
+	child.Register(t, entry.Entry{Ceiling: networkDeny, AllowConnect: parseEndpoints(t, "tcp:"+a.addr, "tcp:"+b.addr)})
 	allowed(t, child, "tcp-send", a.addr, a.effect)
 	r := child.Probe(t, "tcp-send", b.addr)
 	if r.Errno != 0 || r.Exit > 0 {
@@ -31,7 +32,7 @@ func TestEndpointsAuditOnlyAncestor(t *testing.T) {
 	if ok, what := b.effect(); !ok {
 		t.Fatalf("B: %s", what)
 	}
-	kt.Expect(t, parent.Cg.ID, kerneltest.Want{Hooks: []enforcer.Hook{enforcer.HookSocketConnect}, Audited: true})
+	kt.Expect(t, parent.Cg.ID, kerneltest.Want{Hooks: []denial.Hook{denial.HookSocketConnect}, Audited: true})
 }
 
 // TestEndpointsShutdownInheritedListener: shutdown of a listening socket
@@ -41,7 +42,7 @@ func TestEndpointsShutdownInheritedListener(t *testing.T) {
 	var l *net.TCPListener
 	kt.Run(t, []kerneltest.Case{{
 		Name: "N9/shutdown-inherited-listener", Ceiling: networkDeny,
-		Want: kerneltest.Hooks(enforcer.HookSocketShutdown),
+		Want: kerneltest.Hooks(denial.HookSocketShutdown),
 		Prep: func(t *testing.T) {
 			var err error
 			l, err = net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
@@ -87,15 +88,15 @@ func TestEndpointsLookupRoundTrip(t *testing.T) {
 		}
 	}
 	must(t, enf.Unregister(sb.Cg.ID))
-	must(t, enf.Register(sb.Cg, enforcer.Entry{Ceiling: networkDeny}))
+	must(t, enf.Register(sb.Cg, entry.Entry{Ceiling: networkDeny}))
 	if got, _ := enf.Lookup(sb.Cg.ID); len(got.AllowConnect) != 0 {
 		t.Errorf("after unregister and a plain register: %v, want no endpoints", got.AllowConnect)
 	}
 	// Refusals: with network allowed; unresolved unix endpoint.
-	if err := enf.Register(sb.Cg, enforcer.Entry{Ceiling: writeDeny, AllowConnect: eps}); !errors.Is(err, enforcer.ErrBadEndpoints) {
+	if err := enf.Register(sb.Cg, entry.Entry{Ceiling: writeDeny, AllowConnect: eps}); !errors.Is(err, entry.ErrBadEndpoints) {
 		t.Errorf("register with network allowed: %v, want ErrBadEndpoints", err)
 	}
-	if err := enf.Register(sb.Cg, enforcer.Entry{Ceiling: networkDeny, AllowConnect: []endpoint.Endpoint{{Kind: endpoint.Unix, Path: path}}}); !errors.Is(err, enforcer.ErrBadEndpoints) {
+	if err := enf.Register(sb.Cg, entry.Entry{Ceiling: networkDeny, AllowConnect: []endpoint.Endpoint{{Kind: endpoint.Unix, Path: path}}}); !errors.Is(err, entry.ErrBadEndpoints) {
 		t.Errorf("register with an unresolved unix endpoint: %v, want ErrBadEndpoints", err)
 	}
 	if got, _ := enf.Lookup(sb.Cg.ID); len(got.AllowConnect) != 0 || got.Ceiling != networkDeny {

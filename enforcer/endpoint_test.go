@@ -15,8 +15,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/endpoint"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
@@ -115,7 +116,7 @@ type epFixture struct {
 
 // epCase is a denied N8 case: prep builds the fixture (listed endpoints,
 // target and its listener) for each run.
-func epCase(name, op string, prep func(t *testing.T, f *epFixture), hooks ...enforcer.Hook) kerneltest.Case {
+func epCase(name, op string, prep func(t *testing.T, f *epFixture), hooks ...denial.Hook) kerneltest.Case {
 	f := &epFixture{}
 	return kerneltest.Case{
 		Name: name, Ceiling: networkDeny, Want: kerneltest.Hooks(hooks...),
@@ -146,68 +147,68 @@ var endpointDenied = []kerneltest.Case{
 		l := listedTCP(t, f)
 		f.srv = listen(t, "tcp4", "127.0.0.2:"+port(l))
 		f.target = f.srv.addr
-	}, enforcer.HookSocketConnect),
+	}, denial.HookSocketConnect),
 	epCase("N8/tcp-unlisted-port", "tcp-send", func(t *testing.T, f *epFixture) {
 		listedTCP(t, f)
 		f.srv = listen(t, "tcp4", "127.0.0.1:0")
 		f.target = f.srv.addr
-	}, enforcer.HookSocketConnect),
+	}, denial.HookSocketConnect),
 	epCase("N8/tcp-fastopen-unlisted", "tcp-fastopen", func(t *testing.T, f *epFixture) {
 		listedTCP(t, f)
 		f.srv = listen(t, "tcp4", "127.0.0.1:0")
 		f.target = f.srv.addr
-	}, enforcer.HookSocketSendmsg),
+	}, denial.HookSocketSendmsg),
 	epCase("N8/io_uring-connect-unlisted", "uring-tcp", func(t *testing.T, f *epFixture) {
 		listedTCP(t, f)
 		f.srv = listen(t, "tcp4", "127.0.0.1:0")
 		f.target = f.srv.addr
-	}, enforcer.HookSocketConnect),
+	}, denial.HookSocketConnect),
 	epCase("N8/udp-to-listed-tcp-port", "udp-sendto", func(t *testing.T, f *epFixture) {
 		l := listedTCP(t, f)
 		f.srv = listen(t, "udp4", "127.0.0.1:"+port(l))
 		f.target = f.srv.addr
-	}, enforcer.HookSocketCreate),
+	}, denial.HookSocketCreate),
 	epCase("N8/tcp-to-listed-udp-port", "tcp-send", func(t *testing.T, f *epFixture) {
 		u := listen(t, "udp4", "127.0.0.1:0")
 		f.listed = []string{"udp:" + u.addr}
 		f.srv = listen(t, "tcp4", u.addr)
 		f.target = f.srv.addr
-	}, enforcer.HookSocketCreate),
+	}, denial.HookSocketCreate),
 	epCase("N8/udp-unlisted-port", "udp-sendto", func(t *testing.T, f *epFixture) {
 		u := listen(t, "udp4", "127.0.0.1:0")
 		f.listed = []string{"udp:" + u.addr}
 		f.srv = listen(t, "udp4", "127.0.0.1:0")
 		f.target = f.srv.addr
-	}, enforcer.HookSocketSendmsg),
+	}, denial.HookSocketSendmsg),
 	epCase("N8/tcp6-loopback-vs-listed-v4", "tcp-send", func(t *testing.T, f *epFixture) {
 		l := listedTCP(t, f)
 		f.srv = listen(t, "tcp6", "[::1]:"+port(l))
 		f.target = f.srv.addr
-	}, enforcer.HookSocketConnect),
+	}, denial.HookSocketConnect),
 	epCase("N8/udp6-loopback-vs-listed-v4", "udp-sendto", func(t *testing.T, f *epFixture) {
 		u := listen(t, "udp4", "127.0.0.1:0")
 		f.listed = []string{"udp:" + u.addr}
 		f.srv = listen(t, "udp6", "[::1]:"+port(u))
 		f.target = f.srv.addr
-	}, enforcer.HookSocketSendmsg),
+	}, denial.HookSocketSendmsg),
 	epCase("N8/v4-mapped-unlisted-port", "tcp-send", func(t *testing.T, f *epFixture) {
 		listedTCP(t, f)
 		f.srv = listen(t, "tcp4", "127.0.0.1:0")
 		f.target = "[::ffff:127.0.0.1]:" + port(f.srv)
-	}, enforcer.HookSocketConnect),
+	}, denial.HookSocketConnect),
 	epCase("N8/udp-recv-unconnected", "udp-recv-unconnected", func(t *testing.T, f *epFixture) {
 		u := listen(t, "udp4", "127.0.0.1:0")
 		f.listed = []string{"udp:" + u.addr}
 		f.target = u.addr
-	}, enforcer.HookSocketRecvmsg),
+	}, denial.HookSocketRecvmsg),
 	epCase("N8/tcp-bind", "tcp-bind", func(t *testing.T, f *epFixture) {
 		listedTCP(t, f)
 		f.target = "127.0.0.1:0"
-	}, enforcer.HookSocketBind),
+	}, denial.HookSocketBind),
 	epCase("N8/tcp-listen", "tcp-listen", func(t *testing.T, f *epFixture) {
 		listedTCP(t, f)
 		f.target = "127.0.0.1:0"
-	}, enforcer.HookSocketListen),
+	}, denial.HookSocketListen),
 	epCase("N8/accept-inherited", "accept-fd", func(t *testing.T, f *epFixture) {
 		listedTCP(t, f)
 		l, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
@@ -220,16 +221,16 @@ var endpointDenied = []kerneltest.Case{
 		must(t, err)
 		f.files = []*os.File{lf}
 		f.target = "-"
-	}, enforcer.HookSocketAccept),
+	}, denial.HookSocketAccept),
 	epCase("N8/setsockopt-ip-source-route", "setsockopt-ip-options", func(t *testing.T, f *epFixture) {
 		l := listedTCP(t, f)
 		f.target = l.addr
-	}, enforcer.HookSocketSetsockopt),
+	}, denial.HookSocketSetsockopt),
 	epCase("N8/unix-unlisted", "unix-connect", func(t *testing.T, f *epFixture) {
 		listedTCP(t, f)
 		f.srv = listen(t, "unix", brokerAddr(t, false))
 		f.target = f.srv.addr
-	}, enforcer.HookUnixStreamConnect),
+	}, denial.HookUnixStreamConnect),
 	epCase("N8/unix-recreated-at-listed-path", "unix-connect", func(t *testing.T, f *epFixture) {
 		path := brokerAddr(t, false)
 		first, err := net.Listen("unix", path)
@@ -241,7 +242,7 @@ var endpointDenied = []kerneltest.Case{
 			first.Close() // unlinks path
 			f.srv = listen(t, "unix", path)
 		}
-	}, enforcer.HookUnixStreamConnect),
+	}, denial.HookUnixStreamConnect),
 }
 
 func init() {
@@ -257,7 +258,7 @@ func init() {
 }
 
 func socketEpCase(name string, fam, typ, proto int) kerneltest.Case {
-	return kerneltest.Case{Name: name, Ceiling: networkDeny, Want: kerneltest.Hooks(enforcer.HookSocketCreate),
+	return kerneltest.Case{Name: name, Ceiling: networkDeny, Want: kerneltest.Hooks(denial.HookSocketCreate),
 		Endpoints: func(t *testing.T) []endpoint.Endpoint {
 			return parseEndpoints(t, "tcp:127.0.0.1:80", "udp:127.0.0.1:53", "udp:[::1]:53")
 		},
@@ -291,7 +292,7 @@ func allowed(t *testing.T, sb *kerneltest.Sandbox, op, target string, eff kernel
 func registered(t *testing.T, eps ...string) *kerneltest.Sandbox {
 	t.Helper()
 	sb := kt.Sandbox(t, "endpoints")
-	sb.Register(t, enforcer.Entry{Ceiling: networkDeny, AllowConnect: parseEndpoints(t, eps...)})
+	sb.Register(t, entry.Entry{Ceiling: networkDeny, AllowConnect: parseEndpoints(t, eps...)})
 	return sb
 }
 
@@ -349,7 +350,7 @@ func TestEndpointsMeetOverAncestors(t *testing.T) {
 	c := listen(t, "tcp4", "127.0.0.1:0")
 	parent := registered(t, "tcp:"+a.addr, "tcp:"+b.addr)
 	child := kt.SandboxAt(t, parent.Cg.Group+"/child")
-	child.Register(t, enforcer.Entry{Ceiling: networkDeny, AllowConnect: parseEndpoints(t, "tcp:"+b.addr, "tcp:"+c.addr)})
+	child.Register(t, entry.Entry{Ceiling: networkDeny, AllowConnect: parseEndpoints(t, "tcp:"+b.addr, "tcp:"+c.addr)})
 	allowed(t, child, "tcp-send", b.addr, b.effect)
 	for _, s := range []*echoServer{a, c} {
 		r := child.Probe(t, "tcp-send", s.addr)
@@ -359,7 +360,7 @@ func TestEndpointsMeetOverAncestors(t *testing.T) {
 		if ok, what := s.effect(); ok {
 			t.Errorf("BYPASS: %s", what)
 		}
-		kt.Expect(t, child.Cg.ID, kerneltest.Hooks(enforcer.HookSocketConnect))
+		kt.Expect(t, child.Cg.ID, kerneltest.Hooks(denial.HookSocketConnect))
 	}
 	// The parent's own processes reach A and B, not C.
 	allowed(t, parent, "tcp-send", a.addr, a.effect)

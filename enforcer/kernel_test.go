@@ -16,6 +16,7 @@ import (
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -90,7 +91,7 @@ func privateEnforcer(t *testing.T, name string) (enf *enforcer.Enforcer, mount s
 // programs when they could not attach.
 func requireCgroupLayer(t *testing.T, enf *enforcer.Enforcer) {
 	t.Helper()
-	if err := enf.LayerError(enforcer.LayerCgroup); err != nil {
+	if err := enf.LayerError(coverage.LayerCgroup); err != nil {
 		vmtest.Skip(t, fmt.Sprintf("cgroup-BPF programs cannot attach here: %v", err))
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
@@ -115,7 +115,7 @@ func brokerAddr(t *testing.T, abstract bool) string {
 	return filepath.Join(dir, "broker.sock")
 }
 
-func udpCase(name, op string, v6, inherited bool, hook enforcer.Hook) kerneltest.Case {
+func udpCase(name, op string, v6, inherited bool, hook denial.Hook) kerneltest.Case {
 	return kerneltest.Case{Name: name, Want: kerneltest.Hooks(hook), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		addr, got := udpTarget(t, v6)
 		cmd := probe.Cmd{Op: op, Args: []string{addr}}
@@ -130,7 +130,7 @@ func udpCase(name, op string, v6, inherited bool, hook enforcer.Hook) kerneltest
 	}}
 }
 
-func tcpCase(name, op string, v6, inherited bool, hook enforcer.Hook) kerneltest.Case {
+func tcpCase(name, op string, v6, inherited bool, hook denial.Hook) kerneltest.Case {
 	return kerneltest.Case{Name: name, Want: kerneltest.Hooks(hook), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		_, addr, got := tcpTarget(t, v6)
 		cmd := probe.Cmd{Op: op, Args: []string{addr}}
@@ -147,7 +147,7 @@ func tcpCase(name, op string, v6, inherited bool, hook enforcer.Hook) kerneltest
 
 // connectedCase: a stream socket the test connected to its own listener
 // before the ceiling; the probe writes on it.
-func connectedCase(name, network string, hook enforcer.Hook) kerneltest.Case {
+func connectedCase(name, network string, hook denial.Hook) kerneltest.Case {
 	return kerneltest.Case{Name: name, Want: kerneltest.Hooks(hook), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		var l net.Listener
 		var err error
@@ -171,12 +171,12 @@ func connectedCase(name, network string, hook enforcer.Hook) kerneltest.Case {
 }
 
 func socketCase(name string, family, typ, proto int, absent unix.Errno) kerneltest.Case {
-	return kerneltest.Case{Name: name, Want: kerneltest.Hooks(enforcer.HookSocketCreate), Absent: absent,
+	return kerneltest.Case{Name: name, Want: kerneltest.Hooks(denial.HookSocketCreate), Absent: absent,
 		Attempt: kerneltest.Op("socket", sockArgs(family, typ, proto)...)}
 }
 
 func unixStreamCase(name string, abstract bool) kerneltest.Case {
-	return kerneltest.Case{Name: name, Want: kerneltest.Hooks(enforcer.HookUnixStreamConnect), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+	return kerneltest.Case{Name: name, Want: kerneltest.Hooks(denial.HookUnixStreamConnect), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		addr := brokerAddr(t, abstract)
 		l, err := net.ListenUnix("unix", &net.UnixAddr{Name: addr, Net: "unix"})
 		must(t, err)
@@ -186,7 +186,7 @@ func unixStreamCase(name string, abstract bool) kerneltest.Case {
 }
 
 func unixDgramCase(name string, abstract bool) kerneltest.Case {
-	return kerneltest.Case{Name: name, Want: kerneltest.Hooks(enforcer.HookUnixMaySend), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+	return kerneltest.Case{Name: name, Want: kerneltest.Hooks(denial.HookUnixMaySend), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		addr := brokerAddr(t, abstract)
 		c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: addr, Net: "unixgram"})
 		must(t, err)
@@ -199,21 +199,21 @@ func unixDgramCase(name string, abstract bool) kerneltest.Case {
 var networkCases = []kerneltest.Case{
 	// N1: unconnected datagrams (cgroup/connect4 never fires), on a socket
 	// from before the ceiling and on a new one; TCP connect.
-	udpCase("N1/udp4-sendto-inherited", "sendto-fd", false, true, enforcer.HookSocketSendmsg),
-	udpCase("N1/udp6-sendto-inherited", "sendto-fd", true, true, enforcer.HookSocketSendmsg),
-	udpCase("N1/udp4-sendmmsg-inherited", "sendmmsg-fd", false, true, enforcer.HookSocketSendmsg),
-	udpCase("N1/udp6-sendmmsg-inherited", "sendmmsg-fd", true, true, enforcer.HookSocketSendmsg),
-	udpCase("N1/udp4-sendto-new", "udp-sendto", false, false, enforcer.HookSocketCreate),
-	udpCase("N1/udp6-sendto-new", "udp-sendto", true, false, enforcer.HookSocketCreate),
-	tcpCase("N1/tcp4-connect-new", "tcp-connect", false, false, enforcer.HookSocketCreate),
-	tcpCase("N1/tcp6-connect-new", "tcp-connect", true, false, enforcer.HookSocketCreate),
-	tcpCase("N1/tcp4-connect-inherited", "connect-fd", false, true, enforcer.HookSocketConnect),
+	udpCase("N1/udp4-sendto-inherited", "sendto-fd", false, true, denial.HookSocketSendmsg),
+	udpCase("N1/udp6-sendto-inherited", "sendto-fd", true, true, denial.HookSocketSendmsg),
+	udpCase("N1/udp4-sendmmsg-inherited", "sendmmsg-fd", false, true, denial.HookSocketSendmsg),
+	udpCase("N1/udp6-sendmmsg-inherited", "sendmmsg-fd", true, true, denial.HookSocketSendmsg),
+	udpCase("N1/udp4-sendto-new", "udp-sendto", false, false, denial.HookSocketCreate),
+	udpCase("N1/udp6-sendto-new", "udp-sendto", true, false, denial.HookSocketCreate),
+	tcpCase("N1/tcp4-connect-new", "tcp-connect", false, false, denial.HookSocketCreate),
+	tcpCase("N1/tcp6-connect-new", "tcp-connect", true, false, denial.HookSocketCreate),
+	tcpCase("N1/tcp4-connect-inherited", "connect-fd", false, true, denial.HookSocketConnect),
 	// write(2) on a socket passes rw_verify_area first: file_permission
 	// denies before sock_sendmsg is reached (N6).
-	connectedCase("N1/tcp4-write-inherited-connected", "tcp", enforcer.HookFilePermission),
+	connectedCase("N1/tcp4-write-inherited-connected", "tcp", denial.HookFilePermission),
 	// N2: io_uring.
-	{Name: "N2/io_uring-socket", Want: kerneltest.Hooks(enforcer.HookSocketCreate), Attempt: kerneltest.Op("uring-socket", sockArgs(unix.AF_INET, unix.SOCK_STREAM, 0)...)},
-	tcpCase("N2/io_uring-connect-inherited", "uring-connect-fd", false, true, enforcer.HookSocketConnect),
+	{Name: "N2/io_uring-socket", Want: kerneltest.Hooks(denial.HookSocketCreate), Attempt: kerneltest.Op("uring-socket", sockArgs(unix.AF_INET, unix.SOCK_STREAM, 0)...)},
+	tcpCase("N2/io_uring-connect-inherited", "uring-connect-fd", false, true, denial.HookSocketConnect),
 	// N3: other families. AF_PACKET, AF_VSOCK and AF_ALG are modules in
 	// Debian's kernels, absent from the initramfs guest.
 	socketCase("N3/af_packet", unix.AF_PACKET, unix.SOCK_RAW, 0x0300, unix.EAFNOSUPPORT),
@@ -227,7 +227,7 @@ var networkCases = []kerneltest.Case{
 	// N4: unix-socket brokers created outside the sandbox.
 	unixStreamCase("N4/unix-connect-path", false),
 	unixStreamCase("N4/unix-connect-abstract", true),
-	connectedCase("N4/unix-write-inherited-connected", "unix", enforcer.HookFilePermission), // write(2): rw_verify_area first
+	connectedCase("N4/unix-write-inherited-connected", "unix", denial.HookFilePermission), // write(2): rw_verify_area first
 	// N5: a datagram to the host resolver's socket.
 	unixDgramCase("N5/unix-dgram-resolver-path", false),
 	unixDgramCase("N5/unix-dgram-abstract", true),

@@ -22,7 +22,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 	"github.com/enforcerd/enforcerd/internal/testing/syncbuf"
@@ -101,7 +102,7 @@ func (fx outsideFx) path(p string) string {
 	return p
 }
 
-func (fx outsideFx) entry(t *testing.T, roots ...string) enforcer.Entry {
+func (fx outsideFx) entry(t *testing.T, roots ...string) entry.Entry {
 	t.Helper()
 	return writeRootsEntry(t, fx.path, roots...)
 }
@@ -309,7 +310,7 @@ func startIn(t *testing.T, sb *kerneltest.Sandbox, argv ...string) (*exec.Cmd, *
 // whatever the cache knew of the exec's cgroup before.
 func TestOutsidePendingActivation(t *testing.T) {
 	e := kt.Enforcer(t)
-	pendingDeny := enforcer.Entry{Ceiling: writeDeny, Pending: true}
+	pendingDeny := entry.Entry{Ceiling: writeDeny, Pending: true}
 	// A sub-cgroup whose cache entry was warmed (nothing pending) before
 	// the registration, then a probe exec'd there.
 	t.Run("warm-sub-cgroup-then-exec", func(t *testing.T) {
@@ -382,7 +383,7 @@ func TestOutsidePendingActivation(t *testing.T) {
 // without any further exec, writes: it must be denied.
 func TestOutsidePendingReRegisterRace(t *testing.T) {
 	e := kt.Enforcer(t)
-	pendingDeny := enforcer.Entry{Ceiling: writeDeny, Pending: true}
+	pendingDeny := entry.Entry{Ceiling: writeDeny, Pending: true}
 	bypass := 0
 	for attempt := 0; attempt < 8; attempt++ {
 		sb := kt.Sandbox(t, "race")
@@ -564,7 +565,7 @@ func TestOutsideRootsKernelInterfaceBeneathRoot(t *testing.T) {
 			t.Errorf("write=false with root R: open for write of the message queue %s beneath R: %v, want EPERM", q, r)
 		}
 		if ceiling {
-			kt.Expect(t, sb.Cg.ID, kerneltest.Hooks(enforcer.HookFileOpen))
+			kt.Expect(t, sb.Cg.ID, kerneltest.Hooks(denial.HookFileOpen))
 		}
 		sb.Records(t)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 )
@@ -71,7 +72,7 @@ func TestNativeOpenReadoptsOrReplacesPins(t *testing.T) {
 			e.Uninstall()
 		}
 	}()
-	if err := enf.LayerError(enforcer.LayerCgroup); err != nil {
+	if err := enf.LayerError(coverage.LayerCgroup); err != nil {
 		enf.Close()
 		vmtest.Skip(t, fmt.Sprintf("cgroup-BPF programs cannot attach here: %v", err))
 	}

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 )
 
@@ -79,7 +79,7 @@ func TestAttackRootsOutsideDescriptorPaths(t *testing.T) {
 		if ok, what := eff(); ok {
 			t.Errorf("BYPASS fsetxattr: %s", what)
 		}
-		if h, alt := xattrHooks(enforcer.HookInodeSetxattr); true {
+		if h, alt := xattrHooks(denial.HookInodeSetxattr); true {
 			kt.Expect(t, sb.Cg.ID, kerneltest.Hooks(h, alt))
 		}
 	})

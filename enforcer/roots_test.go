@@ -8,7 +8,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 	"github.com/enforcerd/enforcerd/policy"
@@ -61,7 +62,7 @@ func (fx rootsFx) path(p string) string {
 	return p
 }
 
-func (fx rootsFx) entry(t *testing.T, roots ...string) enforcer.Entry {
+func (fx rootsFx) entry(t *testing.T, roots ...string) entry.Entry {
 	t.Helper()
 	return writeRootsEntry(t, fx.path, roots...)
 }
@@ -83,11 +84,11 @@ func expectRootsDenied(t *testing.T, name string, r probe.Result, eff kerneltest
 
 // writeRootsEntry is write=false with roots (fixture names, mapped to
 // paths by path) as its writable roots.
-func writeRootsEntry(t *testing.T, path func(string) string, roots ...string) enforcer.Entry {
+func writeRootsEntry(t *testing.T, path func(string) string, roots ...string) entry.Entry {
 	t.Helper()
-	en := enforcer.Entry{Ceiling: writeDeny}
+	en := entry.Entry{Ceiling: writeDeny}
 	for _, r := range roots {
-		id, err := enforcer.WriteRootOf(path(r))
+		id, err := entry.WriteRootOf(path(r))
 		must(t, err)
 		en.WriteRoots = append(en.WriteRoots, id)
 	}
@@ -104,7 +105,7 @@ type rootsCase struct {
 	args    []string
 	fd      string
 	fdFlags int
-	hooks   []enforcer.Hook
+	hooks   []denial.Hook
 	watch   string
 }
 
@@ -132,27 +133,27 @@ func (c rootsCase) attempt(t *testing.T, sb *kerneltest.Sandbox, fx rootsFx) (pr
 // rootsDenied: R1–R8 (docs/threat-model.md), each under write=false with
 // the single root R.
 var rootsDenied = []rootsCase{
-	{name: "R1/create-outside", op: "create", args: []string{"O/new"}, hooks: hooks(enforcer.HookInodeCreate)},
-	{name: "R1/mkdir-outside", op: "mkdir", args: []string{"O/newdir"}, hooks: hooks(enforcer.HookInodeMkdir)},
-	{name: "R1/open-write-outside", op: "append", args: []string{"O/f"}, hooks: hooks(enforcer.HookFileOpen)},
-	{name: "R1/truncate-outside", op: "truncate", args: []string{"O/f"}, hooks: hooks(enforcer.HookPathTruncate, enforcer.HookInodeSetattr)},
-	{name: "R1/unlink-outside", op: "unlink", args: []string{"O/f"}, hooks: hooks(enforcer.HookInodeUnlink)},
-	{name: "R1/chmod-outside", op: "chmod", args: []string{"O/f"}, hooks: hooks(enforcer.HookInodeSetattr)},
-	{name: "R2/dotdot", op: "append", args: []string{"R/1/../../O/f"}, hooks: hooks(enforcer.HookFileOpen)},
-	{name: "R2/symlink-in-root-to-outside", op: "symlink-append", args: []string{"O/f", "R/sym"}, hooks: hooks(enforcer.HookFileOpen), watch: "O"},
-	{name: "R3/link-outside-file-in", op: "link", args: []string{"O/f", "R/hard"}, hooks: hooks(enforcer.HookInodeLink)},
-	{name: "R3/link-inside-file-out", op: "link", args: []string{"R/f", "O/hard"}, hooks: hooks(enforcer.HookInodeLink)},
-	{name: "R3/tmpfile-linkat-out", op: "tmpfile-link", args: []string{"R", "O/new"}, hooks: hooks(enforcer.HookInodeLink), watch: "O"},
-	{name: "R4/rename-out", op: "rename", args: []string{"R/f", "O/moved"}, hooks: hooks(enforcer.HookInodeRename)},
-	{name: "R4/rename-in", op: "rename", args: []string{"O/f", "R/moved"}, hooks: hooks(enforcer.HookInodeRename)},
-	{name: "R4/exchange", op: "exchange", args: []string{"R/f", "O/f"}, hooks: hooks(enforcer.HookInodeRename)},
-	{name: "R5/inherited-outside-fd", op: "write-fd", fd: "O/f", fdFlags: unix.O_WRONLY | unix.O_APPEND, hooks: hooks(enforcer.HookFilePermission)},
-	{name: "R5/proc-self-fd-reopen", op: "reopen-append", fd: "O/f", fdFlags: unix.O_RDONLY, hooks: hooks(enforcer.HookFileOpen)},
-	{name: "R6/mount-beneath-root-create", op: "create", args: []string{"R/mnt/new"}, hooks: hooks(enforcer.HookInodeCreate)},
-	{name: "R6/mount-beneath-root-chmod", op: "chmod", args: []string{"R/mnt/f"}, hooks: hooks(enforcer.HookInodeSetattr)},
+	{name: "R1/create-outside", op: "create", args: []string{"O/new"}, hooks: hooks(denial.HookInodeCreate)},
+	{name: "R1/mkdir-outside", op: "mkdir", args: []string{"O/newdir"}, hooks: hooks(denial.HookInodeMkdir)},
+	{name: "R1/open-write-outside", op: "append", args: []string{"O/f"}, hooks: hooks(denial.HookFileOpen)},
+	{name: "R1/truncate-outside", op: "truncate", args: []string{"O/f"}, hooks: hooks(denial.HookPathTruncate, denial.HookInodeSetattr)},
+	{name: "R1/unlink-outside", op: "unlink", args: []string{"O/f"}, hooks: hooks(denial.HookInodeUnlink)},
+	{name: "R1/chmod-outside", op: "chmod", args: []string{"O/f"}, hooks: hooks(denial.HookInodeSetattr)},
+	{name: "R2/dotdot", op: "append", args: []string{"R/1/../../O/f"}, hooks: hooks(denial.HookFileOpen)},
+	{name: "R2/symlink-in-root-to-outside", op: "symlink-append", args: []string{"O/f", "R/sym"}, hooks: hooks(denial.HookFileOpen), watch: "O"},
+	{name: "R3/link-outside-file-in", op: "link", args: []string{"O/f", "R/hard"}, hooks: hooks(denial.HookInodeLink)},
+	{name: "R3/link-inside-file-out", op: "link", args: []string{"R/f", "O/hard"}, hooks: hooks(denial.HookInodeLink)},
+	{name: "R3/tmpfile-linkat-out", op: "tmpfile-link", args: []string{"R", "O/new"}, hooks: hooks(denial.HookInodeLink), watch: "O"},
+	{name: "R4/rename-out", op: "rename", args: []string{"R/f", "O/moved"}, hooks: hooks(denial.HookInodeRename)},
+	{name: "R4/rename-in", op: "rename", args: []string{"O/f", "R/moved"}, hooks: hooks(denial.HookInodeRename)},
+	{name: "R4/exchange", op: "exchange", args: []string{"R/f", "O/f"}, hooks: hooks(denial.HookInodeRename)},
+	{name: "R5/inherited-outside-fd", op: "write-fd", fd: "O/f", fdFlags: unix.O_WRONLY | unix.O_APPEND, hooks: hooks(denial.HookFilePermission)},
+	{name: "R5/proc-self-fd-reopen", op: "reopen-append", fd: "O/f", fdFlags: unix.O_RDONLY, hooks: hooks(denial.HookFileOpen)},
+	{name: "R6/mount-beneath-root-create", op: "create", args: []string{"R/mnt/new"}, hooks: hooks(denial.HookInodeCreate)},
+	{name: "R6/mount-beneath-root-chmod", op: "chmod", args: []string{"R/mnt/f"}, hooks: hooks(denial.HookInodeSetattr)},
 }
 
-func hooks(h ...enforcer.Hook) []enforcer.Hook { return h }
+func hooks(h ...denial.Hook) []denial.Hook { return h }
 
 // TestWriteRootsDenyAliases: (a) the operation succeeds with its side
 // effect in an unregistered cgroup; (b) under write=false with root R it
@@ -164,7 +165,7 @@ func TestWriteRootsDenyAliases(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.op == "setxattr" {
-				h, alt := xattrHooks(enforcer.HookInodeSetxattr)
+				h, alt := xattrHooks(denial.HookInodeSetxattr)
 				c.hooks = hooks(h, alt)
 			}
 			ctl := kt.Sandbox(t, "control")
@@ -251,7 +252,7 @@ func TestWriteRootsAllowBeneath(t *testing.T) {
 	}
 }
 
-func hookNames(ds []enforcer.Denial) []string {
+func hookNames(ds []denial.Denial) []string {
 	var out []string
 	for _, d := range ds {
 		out = append(out, d.Hook.String()+" "+d.Object.String())
@@ -273,7 +274,7 @@ func TestWriteRootsMeet(t *testing.T) {
 		ab := filepath.Join(a, "2")
 		parent.Register(t, fx.entry(t, a))
 		if childWrite {
-			child.Register(t, enforcer.Entry{Ceiling: policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}})
+			child.Register(t, entry.Entry{Ceiling: policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}})
 		} else {
 			child.Register(t, fx.entry(t, ab, c))
 		}
@@ -301,7 +302,7 @@ func TestWriteRootsMeet(t *testing.T) {
 				t.Errorf("BYPASS child write=%v: %s exists", childWrite, p)
 			}
 			if !w.allow {
-				if err := kerneltest.Match(kt.Records(t, 0), kerneltest.Hooks(enforcer.HookInodeCreate)); err != nil {
+				if err := kerneltest.Match(kt.Records(t, 0), kerneltest.Hooks(denial.HookInodeCreate)); err != nil {
 					t.Errorf("child write=%v: create %s: %v", childWrite, p, err)
 				}
 			} else {
@@ -337,9 +338,9 @@ func TestWriteRootsLookup(t *testing.T) {
 		t.Errorf("List: no registration of %d with 2 roots", sb.Cg.ID)
 	}
 	bad := kt.Sandbox(t, "bad")
-	for name, en := range map[string]enforcer.Entry{
+	for name, en := range map[string]entry.Entry{
 		"write allowed": {Ceiling: policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}, WriteRoots: en.WriteRoots},
-		"17 roots":      {Ceiling: writeDeny, WriteRoots: make([]enforcer.FileID, 17)},
+		"17 roots":      {Ceiling: writeDeny, WriteRoots: make([]entry.FileID, 17)},
 	} {
 		if err := e.Register(bad.Cg, en); err == nil {
 			t.Errorf("%s: registered", name)
@@ -372,7 +373,7 @@ func TestWriteRootsAuditOnly(t *testing.T) {
 	if _, err := os.Stat(fx.path("O/new")); err != nil {
 		t.Errorf("audit-only create outside left no file: %v", err)
 	}
-	kt.Expect(t, sb.Cg.ID, kerneltest.Want{Hooks: []enforcer.Hook{enforcer.HookInodeCreate}, Audited: true})
+	kt.Expect(t, sb.Cg.ID, kerneltest.Want{Hooks: []denial.Hook{denial.HookInodeCreate}, Audited: true})
 }
 
 // TestWriteRootsReadOnlyShell: roots never lift the write denial of a
@@ -402,6 +403,6 @@ func TestWriteRootsReadOnlyShell(t *testing.T) {
 		if changed {
 			t.Errorf("BYPASS: a program exec'd under shell=read_only wrote beneath a root: %q", after)
 		}
-		kt.Expect(t, sb.Cg.ID, kerneltest.Hooks(enforcer.HookFileOpen))
+		kt.Expect(t, sb.Cg.ID, kerneltest.Hooks(denial.HookFileOpen))
 	}
 }

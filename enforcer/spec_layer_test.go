@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -22,16 +24,16 @@ func TestSpecLayerKept(t *testing.T) {
 	vmtest.RequireRoot(t)
 	enf, mount, own, _ := privateEnforcer(t, "speclayer")
 	base := own.Group
-	lsm := enf.LayerError(enforcer.LayerLSM) == nil
-	t.Logf("BPF LSM layer: %v", enf.LayerError(enforcer.LayerLSM))
+	lsm := enf.LayerError(coverage.LayerLSM) == nil
+	t.Logf("BPF LSM layer: %v", enf.LayerError(coverage.LayerLSM))
 	cg, err := cgroup.Create(mount, base+"/c")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cg.Remove(5 * time.Second)
 	wf := policy.KernelCeiling{Network: true, Write: false, Shell: policy.ShellFull}
-	spec := &enforcer.SpecLayer{Write: true}
-	if err := enf.Register(cg, enforcer.Entry{Ceiling: wf, AllowPartial: true, Spec: spec}); err != nil {
+	spec := &coverage.SpecLayer{Write: true}
+	if err := enf.Register(cg, entry.Entry{Ceiling: wf, AllowPartial: true, Spec: spec}); err != nil {
 		t.Fatalf("write=false with the spec layer: %v", err)
 	}
 	en, err := enf.Lookup(cg.ID)
@@ -43,7 +45,7 @@ func TestSpecLayerKept(t *testing.T) {
 	}
 	if !lsm {
 		cov := enf.CoverageOf(en)
-		if cov.Mechanisms["write"][0] != enforcer.MechContainerSpec || cov.Partial[0].Code != enforcer.GapWriteInheritedFDs {
+		if cov.Mechanisms["write"][0] != coverage.MechContainerSpec || cov.Partial[0].Code != coverage.GapWriteInheritedFDs {
 			t.Fatalf("coverage of the looked-up entry: %+v", cov)
 		}
 	}
@@ -53,14 +55,14 @@ func TestSpecLayerKept(t *testing.T) {
 	if err := enf.Unregister(cg.ID); err != nil {
 		t.Fatal(err)
 	}
-	err = enf.Register(cg, enforcer.Entry{Ceiling: wf, AllowPartial: true})
+	err = enf.Register(cg, entry.Entry{Ceiling: wf, AllowPartial: true})
 	if lsm {
 		if err != nil {
 			t.Fatalf("BPF LSM: write=false without a spec layer: %v", err)
 		}
 		return
 	}
-	if !errors.Is(err, enforcer.ErrCannotEnforce) {
+	if !errors.Is(err, coverage.ErrCannotEnforce) {
 		t.Fatalf("no BPF LSM: write=false without a spec layer: err %v, want ErrCannotEnforce", err)
 	}
 	if _, err := enf.Lookup(cg.ID); !errors.Is(err, enforcer.ErrNotRegistered) {

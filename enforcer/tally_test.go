@@ -11,7 +11,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
 
@@ -62,13 +64,13 @@ func tallyStart(t *testing.T) (*enforcer.Enforcer, *enforcer.Tally) {
 }
 
 // tallyEnd rotates and returns the records and summaries of cgroup id cg.
-func tallyEnd(t *testing.T, tl *enforcer.Tally, cg uint64) ([]enforcer.Denial, []enforcer.Summary) {
+func tallyEnd(t *testing.T, tl *enforcer.Tally, cg uint64) ([]denial.Denial, []denial.Summary) {
 	t.Helper()
 	if err := tl.Rotate(); err != nil {
 		t.Fatal(err)
 	}
 	recs := kt.Records(t, cg)
-	var sums []enforcer.Summary
+	var sums []denial.Summary
 	for _, s := range tl.Collect() {
 		if s.CeilingCgroupID == cg {
 			sums = append(sums, s)
@@ -97,7 +99,7 @@ func TestTallyIdentical(t *testing.T) {
 	floodControl(t)
 	const n = 20000
 	sb := kt.Sandbox(t, "case")
-	sb.Register(t, enforcer.Entry{Ceiling: networkDeny})
+	sb.Register(t, entry.Entry{Ceiling: networkDeny})
 	if r := sb.Probe(t, "socket-flood", floodArgs(0, 1, n)...); r.Setup != "" || r.Out != "0" {
 		t.Fatalf("flood of %d socket() calls: %v (Out = calls not refused with EPERM)", n, r)
 	}
@@ -109,7 +111,7 @@ func TestTallyIdentical(t *testing.T) {
 		t.Fatalf("summaries: %+v, want 1", sums)
 	}
 	s := sums[0]
-	if s.Count != n || s.Key != recs[0].Key || s.Overflow || s.Hook != enforcer.HookSocketCreate || s.Audited {
+	if s.Count != n || s.Key != recs[0].Key || s.Overflow || s.Hook != denial.HookSocketCreate || s.Audited {
 		t.Errorf("summary %+v (object %s), want count %d, key of the record %+v", s, s.Object, n, recs[0].Key)
 	}
 	if s.Object.Family != unix.AF_INET || s.Object.SockType != unix.SOCK_DGRAM {
@@ -123,7 +125,7 @@ func TestTallyDistinct(t *testing.T) {
 	_, tl := tallyStart(t)
 	const k, n = 5, 5003
 	sb := kt.Sandbox(t, "case")
-	sb.Register(t, enforcer.Entry{Ceiling: networkDeny})
+	sb.Register(t, entry.Entry{Ceiling: networkDeny})
 	for round := 0; round < 2; round++ {
 		if r := sb.Probe(t, "socket-flood", floodArgs(0, k, n)...); r.Setup != "" || r.Out != "0" {
 			t.Fatalf("round %d: flood: %v", round, r)
@@ -132,7 +134,7 @@ func TestTallyDistinct(t *testing.T) {
 		if len(recs) != k || len(sums) != k {
 			t.Fatalf("round %d: %d records, %d summaries, want %d each", round, len(recs), len(sums), k)
 		}
-		first := map[enforcer.DenialKey]bool{}
+		first := map[denial.Key]bool{}
 		for _, d := range recs {
 			first[d.Key] = true
 		}
@@ -160,7 +162,7 @@ func TestTallyOverflow(t *testing.T) {
 	e, tl := tallyStart(t)
 	const n = 6000 // more records than the 1 MiB ring buffer holds
 	sb := kt.Sandbox(t, "case")
-	sb.Register(t, enforcer.Entry{Ceiling: networkDeny})
+	sb.Register(t, entry.Entry{Ceiling: networkDeny})
 	filled, err := enforcer.FillTally(e)
 	if err != nil {
 		t.Fatalf("fill the tally map: %v (%d added)", err, filled)
@@ -177,7 +179,7 @@ func TestTallyOverflow(t *testing.T) {
 		t.Fatal(err)
 	}
 	recs, sums := tallyEnd(t, tl, sb.Cg.ID)
-	if len(sums) != 1 || !sums[0].Overflow || sums[0].Count != n || sums[0].Hook != enforcer.HookSocketCreate {
+	if len(sums) != 1 || !sums[0].Overflow || sums[0].Count != n || sums[0].Hook != denial.HookSocketCreate {
 		t.Fatalf("summaries %+v, want one overflow summary of socket_create counting %d", sums, n)
 	}
 	lost := lost1 - lost0
@@ -193,7 +195,7 @@ func TestTallyLostFirstRecords(t *testing.T) {
 	e, tl := tallyStart(t)
 	const k = 4000 // distinct denials: more first records than the ring holds
 	sb := kt.Sandbox(t, "case")
-	sb.Register(t, enforcer.Entry{Ceiling: networkDeny})
+	sb.Register(t, entry.Entry{Ceiling: networkDeny})
 	lost0, err := e.LostRecords()
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/bpf"
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
@@ -185,9 +186,9 @@ func TestNoBPFLSMUpgradeInPlace(t *testing.T) {
 		t.Fatalf("Open over the previous build's pins: %v", err)
 	}
 	t.Logf("upgrade: Open took %v; %d links of the previous build", t1.Sub(t0).Round(time.Millisecond), len(first))
-	layers := []enforcer.Layer{enforcer.LayerCgroup, enforcer.LayerLifecycle}
+	layers := []coverage.Layer{coverage.LayerCgroup, coverage.LayerLifecycle}
 	if lsm {
-		layers = append(layers, enforcer.LayerLSM)
+		layers = append(layers, coverage.LayerLSM)
 	}
 	for _, l := range layers {
 		if err := enf.LayerError(l); err != nil {

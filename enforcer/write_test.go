@@ -13,7 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
@@ -41,11 +42,11 @@ func fixtureXattr() string { return xattrNS() + "enforcerd" }
 
 // xattrHooks: the hook expected to deny an xattr change, and the
 // alternative accepted where security.* had to be used.
-func xattrHooks(h enforcer.Hook) (enforcer.Hook, enforcer.Hook) {
+func xattrHooks(h denial.Hook) (denial.Hook, denial.Hook) {
 	if xattrNS() == "user." {
 		return h, 0
 	}
-	return h, enforcer.HookCapable
+	return h, denial.HookCapable
 }
 
 // newFixture makes a directory outside any sandbox: f ("hello", 0644, with
@@ -135,7 +136,7 @@ func fileChange(t *testing.T, fx string) func() (bool, string) {
 }
 
 // hookWant is the record a case expects from hook (0: none is checked).
-func hookWant(hook enforcer.Hook) kerneltest.Want {
+func hookWant(hook denial.Hook) kerneltest.Want {
 	if hook == 0 {
 		return kerneltest.Want{}
 	}
@@ -144,7 +145,7 @@ func hookWant(hook enforcer.Hook) kerneltest.Want {
 
 // pathCase: an operation on paths in a fresh fixture. Arguments are names
 // in the fixture, except those starting with "=" (passed as they are).
-func pathCase(name, op string, hook enforcer.Hook, args ...string) kerneltest.Case {
+func pathCase(name, op string, hook denial.Hook, args ...string) kerneltest.Case {
 	return kerneltest.Case{Name: name, Want: hookWant(hook), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		fx := newFixture(t)
 		abs := make([]string, len(args))
@@ -174,20 +175,20 @@ func ftruncateWant() kerneltest.Want {
 		var major, minor int
 		if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor); err == nil &&
 			(major < 6 || major == 6 && minor < 2) {
-			return kerneltest.Hooks(enforcer.HookPathTruncate)
+			return kerneltest.Hooks(denial.HookPathTruncate)
 		}
 	}
-	return kerneltest.Hooks(enforcer.HookFileTruncate)
+	return kerneltest.Hooks(denial.HookFileTruncate)
 }
 
 // withAltHook accepts a second hook's record for c.
-func withAltHook(c kerneltest.Case, alt enforcer.Hook) kerneltest.Case {
-	c.Want.Hooks = append(append([]enforcer.Hook(nil), c.Want.Hooks...), alt)
+func withAltHook(c kerneltest.Case, alt denial.Hook) kerneltest.Case {
+	c.Want.Hooks = append(append([]denial.Hook(nil), c.Want.Hooks...), alt)
 	return c
 }
 
 // xattrCase: an xattr change of f in the namespace xattrNS picks.
-func xattrCase(name, op string, hook enforcer.Hook, attr string) kerneltest.Case {
+func xattrCase(name, op string, hook denial.Hook, attr string) kerneltest.Case {
 	return kerneltest.Case{Name: name,
 		// Resolved when the case runs, not at package init (probe
 		// children initialise the package too, inside the sandbox).
@@ -204,7 +205,7 @@ func xattrCase(name, op string, hook enforcer.Hook, attr string) kerneltest.Case
 
 // fdCase: an operation on a descriptor the test opened before the ceiling
 // applied (inherited as fd 3).
-func fdCase(name, op string, hook enforcer.Hook, file string, flags int, args ...string) kerneltest.Case {
+func fdCase(name, op string, hook denial.Hook, file string, flags int, args ...string) kerneltest.Case {
 	return kerneltest.Case{Name: name, Want: hookWant(hook), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 		fx := newFixture(t)
 		fd, err := unix.Open(filepath.Join(fx, file), flags|unix.O_CLOEXEC, 0)
@@ -217,41 +218,41 @@ func fdCase(name, op string, hook enforcer.Hook, file string, flags int, args ..
 // writeCases: threat model W1–W5 under write=false.
 var writeCases = []kerneltest.Case{
 	// W1: path operations beyond open.
-	pathCase("W1/create", "create", enforcer.HookInodeCreate, "new"),
-	pathCase("W1/mkdir", "mkdir", enforcer.HookInodeMkdir, "newdir"),
-	pathCase("W1/rmdir", "rmdir", enforcer.HookInodeRmdir, "d"),
-	pathCase("W1/unlink", "unlink", enforcer.HookInodeUnlink, "f"),
-	pathCase("W1/symlink", "symlink", enforcer.HookInodeSymlink, "=f", "sym"),
-	pathCase("W1/mkfifo", "mkfifo", enforcer.HookInodeMknod, "fifo"),
+	pathCase("W1/create", "create", denial.HookInodeCreate, "new"),
+	pathCase("W1/mkdir", "mkdir", denial.HookInodeMkdir, "newdir"),
+	pathCase("W1/rmdir", "rmdir", denial.HookInodeRmdir, "d"),
+	pathCase("W1/unlink", "unlink", denial.HookInodeUnlink, "f"),
+	pathCase("W1/symlink", "symlink", denial.HookInodeSymlink, "=f", "sym"),
+	pathCase("W1/mkfifo", "mkfifo", denial.HookInodeMknod, "fifo"),
 	// A device node needs CAP_MKNOD, which every enforced process is
 	// refused (tamper.bpf.c capable): that denial comes first.
-	withAltHook(pathCase("W1/mknod-chr", "mknod-chr", enforcer.HookInodeMknod, "null"), enforcer.HookCapable),
+	withAltHook(pathCase("W1/mknod-chr", "mknod-chr", denial.HookInodeMknod, "null"), denial.HookCapable),
 	pathCase("W1/mknod-reg", "mknod-reg", 0, "reg"),
-	pathCase("W1/link", "link", enforcer.HookInodeLink, "f", "hard"),
-	pathCase("W1/rename", "rename", enforcer.HookInodeRename, "f", "renamed"),
-	pathCase("W1/rename-over", "rename", enforcer.HookInodeRename, "g", "f"),
-	pathCase("W1/renameat2-exchange", "exchange", enforcer.HookInodeRename, "f", "g"),
+	pathCase("W1/link", "link", denial.HookInodeLink, "f", "hard"),
+	pathCase("W1/rename", "rename", denial.HookInodeRename, "f", "renamed"),
+	pathCase("W1/rename-over", "rename", denial.HookInodeRename, "g", "f"),
+	pathCase("W1/renameat2-exchange", "exchange", denial.HookInodeRename, "f", "g"),
 	// W2: truncation.
-	pathCase("W2/truncate", "truncate", enforcer.HookPathTruncate, "f"),
+	pathCase("W2/truncate", "truncate", denial.HookPathTruncate, "f"),
 	// Each truncation branch is the one that decides (its record names
 	// it): file_open refuses O_RDONLY|O_TRUNC before handle_truncate
 	// reaches file_truncate/path_truncate, and those come before
 	// inode_setattr, so removing any one branch alone changes the record.
-	pathCase("W2/open-rdonly-trunc", "open-rdonly-trunc", enforcer.HookFileOpen, "f"),
+	pathCase("W2/open-rdonly-trunc", "open-rdonly-trunc", denial.HookFileOpen, "f"),
 	withWantAt(fdCase("W2/ftruncate-inherited", "ftruncate-fd", 0, "f", unix.O_WRONLY), ftruncateWant),
 	// W3: metadata.
-	pathCase("W3/chmod", "chmod", enforcer.HookInodeSetattr, "f"),
-	pathCase("W3/chown", "chown", enforcer.HookInodeSetattr, "f"),
-	pathCase("W3/utimes", "utimes", enforcer.HookInodeSetattr, "f"),
-	xattrCase("W3/setxattr", "setxattr", enforcer.HookInodeSetxattr, "new"),
-	xattrCase("W3/removexattr", "removexattr", enforcer.HookInodeRemovexattr, "enforcerd"),
+	pathCase("W3/chmod", "chmod", denial.HookInodeSetattr, "f"),
+	pathCase("W3/chown", "chown", denial.HookInodeSetattr, "f"),
+	pathCase("W3/utimes", "utimes", denial.HookInodeSetattr, "f"),
+	xattrCase("W3/setxattr", "setxattr", denial.HookInodeSetxattr, "new"),
+	xattrCase("W3/removexattr", "removexattr", denial.HookInodeRemovexattr, "enforcerd"),
 	// W4: descriptors opened before the ceiling.
-	fdCase("W4/write-inherited-fd", "write-fd", enforcer.HookFilePermission, "f", unix.O_WRONLY|unix.O_APPEND),
-	fdCase("W4/openat-inherited-dirfd", "openat-fd", enforcer.HookInodeCreate, ".", unix.O_RDONLY|unix.O_DIRECTORY, "new"),
-	fdCase("W4/mmap-shared-inherited-fd", "mmap-shared-fd", enforcer.HookMmapFile, "f", unix.O_RDWR),
+	fdCase("W4/write-inherited-fd", "write-fd", denial.HookFilePermission, "f", unix.O_WRONLY|unix.O_APPEND),
+	fdCase("W4/openat-inherited-dirfd", "openat-fd", denial.HookInodeCreate, ".", unix.O_RDONLY|unix.O_DIRECTORY, "new"),
+	fdCase("W4/mmap-shared-inherited-fd", "mmap-shared-fd", denial.HookMmapFile, "f", unix.O_RDWR),
 	// W5: io_uring, no open(2)/write(2) syscall at all.
 	pathCase("W5/io_uring-openat-write", "uring-openat-write", 0, "new"),
-	fdCase("W5/io_uring-write-inherited-fd", "uring-write-fd", enforcer.HookFilePermission, "f", unix.O_WRONLY|unix.O_APPEND),
+	fdCase("W5/io_uring-write-inherited-fd", "uring-write-fd", denial.HookFilePermission, "f", unix.O_WRONLY|unix.O_APPEND),
 }
 
 func TestWriteCeilingDenies(t *testing.T) { runCases(t, writeCases, writeDeny, kerneltest.InSandbox) }
@@ -274,11 +275,11 @@ func TestWriteCeilingOpenForWrite(t *testing.T) {
 	if r := sb.Probe(t, "open-write", f); r.Setup != "" || r.Errno != 0 {
 		t.Fatalf("control: %v", r)
 	}
-	sb.Register(t, enforcer.Entry{Ceiling: writeDeny})
+	sb.Register(t, entry.Entry{Ceiling: writeDeny})
 	if r := sb.Probe(t, "open-write", f); !r.Denied() {
 		t.Errorf("BYPASS: open(O_WRONLY) under write=false: %v", r)
 	}
-	kt.Expect(t, sb.Cg.ID, kerneltest.Hooks(enforcer.HookFileOpen))
+	kt.Expect(t, sb.Cg.ID, kerneltest.Hooks(denial.HookFileOpen))
 }
 
 // TestAuditOnlyAllowsAndRecords: under AuditOnly the operation succeeds, its
@@ -286,7 +287,7 @@ func TestWriteCeilingOpenForWrite(t *testing.T) {
 func TestAuditOnlyAllowsAndRecords(t *testing.T) {
 	kt.Enforcer(t)
 	sb := kt.Sandbox(t, "case")
-	sb.Register(t, enforcer.Entry{Ceiling: bothDeny, AuditOnly: true})
+	sb.Register(t, entry.Entry{Ceiling: bothDeny, AuditOnly: true})
 	fx := newFixture(t)
 	if r := sb.Probe(t, "mkdir", filepath.Join(fx, "new")); r.Setup != "" || r.Errno != 0 {
 		t.Errorf("mkdir under audit-only: %v, want success", r)
@@ -294,7 +295,7 @@ func TestAuditOnlyAllowsAndRecords(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(fx, "new")); err != nil {
 		t.Errorf("mkdir under audit-only left no directory: %v", err)
 	}
-	kt.Expect(t, sb.Cg.ID, kerneltest.Want{Hooks: []enforcer.Hook{enforcer.HookInodeMkdir}, Audited: true})
+	kt.Expect(t, sb.Cg.ID, kerneltest.Want{Hooks: []denial.Hook{denial.HookInodeMkdir}, Audited: true})
 	if r := sb.Probe(t, "socket", sockArgs(unix.AF_INET, unix.SOCK_STREAM, 0)...); r.Setup != "" || r.Errno != 0 {
 		t.Errorf("socket(AF_INET) under audit-only: %v, want success", r)
 	}
@@ -317,7 +318,7 @@ func TestControlsStayAllowed(t *testing.T) {
 			ceiling = networkDeny
 		}
 		sb := kt.Sandbox(t, "case")
-		sb.Register(t, enforcer.Entry{Ceiling: ceiling})
+		sb.Register(t, entry.Entry{Ceiling: ceiling})
 		at := sb
 		if childSub {
 			at = sb.ChildSub()
@@ -346,7 +347,7 @@ func TestControlsStayAllowed(t *testing.T) {
 func TestMemfdResizeUnderWriteCeiling(t *testing.T) {
 	kt.Enforcer(t)
 	sb := kt.Sandbox(t, "case")
-	sb.Register(t, enforcer.Entry{Ceiling: writeDeny})
+	sb.Register(t, entry.Entry{Ceiling: writeDeny})
 	r := sb.Probe(t, "memfd-ftruncate")
 	if r.Setup != "" {
 		t.Fatalf("probe: %v", r)

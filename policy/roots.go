@@ -8,7 +8,7 @@ import (
 )
 
 // MaxWriteRoots is the number of writable roots one ceiling may keep (the
-// kernel's MAX_WRITE_ROOTS, bpf/maps.h; enforcer.MaxWriteRoots).
+// kernel's MAX_WRITE_ROOTS, bpf/maps.h; entry.MaxWriteRoots).
 const MaxWriteRoots = 16
 
 // maxRootPathBytes bounds one root's path (the kernel's PATH_MAX).
@@ -23,7 +23,7 @@ var ErrBadWriteRoots = errors.New("bad writable roots")
 // returns them cleaned (path.Clean): each absolute, non-empty, at most 4096
 // bytes, without NUL or comma, no two the same; at most MaxWriteRoots.
 // Whether each exists and is a directory is checked where it is resolved
-// (enforcer.WriteRootOf). Errors wrap ErrBadWriteRoots and name the path.
+// (entry.WriteRootOf). Errors wrap ErrBadWriteRoots and name the path.
 func CheckWriteRootPaths(paths []string) ([]string, error) {
 	if len(paths) > MaxWriteRoots {
 		return nil, fmt.Errorf("%w: %d roots, at most %d", ErrBadWriteRoots, len(paths), MaxWriteRoots)

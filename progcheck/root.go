@@ -323,7 +323,7 @@ type File struct {
 // interpreter by path, in the process's root, at every exec of a file
 // that names it, and never checks it as a program: a shell=none
 // registration lists it by identity as an interpreter only
-// (enforcer.Entry.ExecInterp), so that the path cannot be made to lead
+// (entry.Entry.ExecInterp), so that the path cannot be made to lead
 // to another file later; an entrypoint likewise (Entry.Entrypoints).
 type FileRef struct {
 	// Path is the file as named: an interpreter as the ELF names it, an

@@ -10,7 +10,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/coverage"
+	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // Outer is a registered cgroup at or above the cgroup a sandbox is created
@@ -18,15 +21,15 @@ import (
 // meet of every registered ancestor).
 type Outer struct {
 	Cgroup cgroup.Cgroup
-	Entry  enforcer.Entry
+	Entry  entry.Entry
 	// Unenforced: what this host does not enforce of the outer ceiling
 	// (its coverage gaps; filled by Register).
-	Unenforced []enforcer.Gap
+	Unenforced []coverage.Gap
 }
 
 // lookuper is the part of *enforcer.Enforcer outerCeilings needs.
 type lookuper interface {
-	Lookup(cgroupID uint64) (enforcer.Entry, error)
+	Lookup(cgroupID uint64) (entry.Entry, error)
 }
 
 // outerCeilings lists the registered cgroups from group up to the root of
@@ -54,7 +57,7 @@ func outerCeilings(enf lookuper, mount, group string) ([]Outer, error) {
 
 // Denial is one denial record of the sandbox.
 type Denial struct {
-	enforcer.Denial
+	denial.Denial
 	// Outer is the outer registered cgroup whose ceiling decided; nil
 	// when it was the sandbox's own.
 	Outer *Outer
@@ -119,13 +122,13 @@ func (s *Sandbox) WatchDenials(fn func(Denial)) (stop func() (lost uint64), err 
 // (attributed to that outer cgroup). A process's cgroup that is neither cg
 // nor known is looked for below cg by its id (the inode number of its
 // directory), once.
-func denialFilter(cg cgroup.Cgroup, outer []Outer) func(enforcer.Denial) (*Outer, bool) {
+func denialFilter(cg cgroup.Cgroup, outer []Outer) func(denial.Denial) (*Outer, bool) {
 	byID := map[uint64]*Outer{}
 	for i := range outer {
 		byID[outer[i].Cgroup.ID] = &outer[i]
 	}
 	inside := map[uint64]bool{cg.ID: true}
-	return func(d enforcer.Denial) (*Outer, bool) {
+	return func(d denial.Denial) (*Outer, bool) {
 		if d.CeilingCgroupID == cg.ID {
 			return nil, true
 		}

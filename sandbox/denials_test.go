@@ -9,7 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -35,25 +37,25 @@ func open(t *testing.T, mount, group string) cgroup.Cgroup {
 }
 
 // fakeMap is a ceiling map: cgroup id → entry.
-type fakeMap map[uint64]enforcer.Entry
+type fakeMap map[uint64]entry.Entry
 
-func (m fakeMap) Lookup(id uint64) (enforcer.Entry, error) {
+func (m fakeMap) Lookup(id uint64) (entry.Entry, error) {
 	if en, ok := m[id]; ok {
 		return en, nil
 	}
-	return enforcer.Entry{}, enforcer.ErrNotRegistered
+	return entry.Entry{}, enforcer.ErrNotRegistered
 }
 
 type failingMap struct{}
 
-func (failingMap) Lookup(uint64) (enforcer.Entry, error) { return enforcer.Entry{}, unix.EIO }
+func (failingMap) Lookup(uint64) (entry.Entry, error) { return entry.Entry{}, unix.EIO }
 
 func TestOuterCeilingsNearestFirst(t *testing.T) {
 	mount := t.TempDir()
 	mkdirs(t, mount, "/a/b/c")
 	a, c := open(t, mount, "/a"), open(t, mount, "/a/b/c")
-	noNet := enforcer.Entry{Ceiling: policy.KernelCeiling{Write: true, Shell: policy.ShellFull}}
-	noWrite := enforcer.Entry{Ceiling: policy.KernelCeiling{Network: true, Shell: policy.ShellFull}}
+	noNet := entry.Entry{Ceiling: policy.KernelCeiling{Write: true, Shell: policy.ShellFull}}
+	noWrite := entry.Entry{Ceiling: policy.KernelCeiling{Network: true, Shell: policy.ShellFull}}
 	outer, err := outerCeilings(fakeMap{a.ID: noNet, c.ID: noWrite}, mount, "/a/b/c")
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +91,7 @@ func TestDenialFilter(t *testing.T) {
 	mkdirs(t, mount, "/outer/run", "/outer/sibling", "/other")
 	outerCg, run := open(t, mount, "/outer"), open(t, mount, "/outer/run")
 	sibling, other := open(t, mount, "/outer/sibling"), open(t, mount, "/other")
-	outer := []Outer{{Cgroup: outerCg, Entry: enforcer.Entry{Ceiling: policy.KernelCeiling{Write: true, Shell: policy.ShellFull}}}}
+	outer := []Outer{{Cgroup: outerCg, Entry: entry.Entry{Ceiling: policy.KernelCeiling{Write: true, Shell: policy.ShellFull}}}}
 	keep := denialFilter(run, outer)
 	mkdirs(t, mount, "/outer/run/sub/deeper")
 	deeper := open(t, mount, "/outer/run/sub/deeper")
@@ -107,7 +109,7 @@ func TestDenialFilter(t *testing.T) {
 		{"outer ceiling, sibling again (cached)", outerCg.ID, sibling.ID, false, false},
 		{"unrelated ceiling", other.ID, other.ID, false, false},
 	} {
-		oc, ok := keep(enforcer.Denial{CeilingCgroupID: c.ceiling, CgroupID: c.own})
+		oc, ok := keep(denial.Denial{CeilingCgroupID: c.ceiling, CgroupID: c.own})
 		if ok != c.kept || (oc != nil) != (c.kept && c.byOuter) || oc != nil && oc.Cgroup != outerCg {
 			t.Errorf("%s: kept %v by %+v, want kept %v by outer %v", c.name, ok, oc, c.kept, c.byOuter)
 		}

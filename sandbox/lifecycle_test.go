@@ -24,6 +24,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 	"github.com/enforcerd/enforcerd/policy"
@@ -321,7 +322,7 @@ func TestNestedOuterCeiling(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer enf.Close()
-	if err := enf.Register(outer, enforcer.Entry{Ceiling: noNetwork, AllowPartial: true}); err != nil {
+	if err := enf.Register(outer, entry.Entry{Ceiling: noNetwork, AllowPartial: true}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { enf.Unregister(outer.ID) })

@@ -9,6 +9,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 )
 
@@ -52,7 +53,7 @@ func TestRegisterCleansOrphansOfKilledRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := enf.Register(cg, enforcer.Entry{Ceiling: noNetwork, AllowPartial: true}); err != nil {
+		if err := enf.Register(cg, entry.Entry{Ceiling: noNetwork, AllowPartial: true}); err != nil {
 			t.Fatal(err)
 		}
 		return cg

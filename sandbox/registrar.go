@@ -5,6 +5,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // Registrar installs and removes the registration of a sandbox's cgroup.
@@ -13,7 +14,7 @@ import (
 // registrations of these pins (an enforcerd daemon).
 type Registrar interface {
 	// Register installs entry for cg. Errors: it is not installed.
-	Register(cg cgroup.Cgroup, entry enforcer.Entry) error
+	Register(cg cgroup.Cgroup, en entry.Entry) error
 	// Unregister removes cg's registration (called after every process
 	// of cg was killed). Errors: it may still be installed.
 	Unregister(cg cgroup.Cgroup) error
@@ -31,13 +32,13 @@ type InitRegistrar interface {
 	// RegisterInit installs entry for cg, pending until the first exec
 	// of initPID (the only process in cg). Errors: it is not installed
 	// (the sandbox then kills initPID, which never execs).
-	RegisterInit(cg cgroup.Cgroup, entry enforcer.Entry, initPID int) error
+	RegisterInit(cg cgroup.Cgroup, en entry.Entry, initPID int) error
 }
 
 // pinRegistrar is the default Registrar: the pinned maps, directly.
 type pinRegistrar struct{ enf *enforcer.Enforcer }
 
-func (p pinRegistrar) Register(cg cgroup.Cgroup, e enforcer.Entry) error {
+func (p pinRegistrar) Register(cg cgroup.Cgroup, e entry.Entry) error {
 	return p.enf.Register(cg, e)
 }
 func (p pinRegistrar) Unregister(cg cgroup.Cgroup) error { return p.enf.Unregister(cg.ID) }

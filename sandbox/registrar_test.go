@@ -11,7 +11,9 @@ import (
 	"testing"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 )
 
@@ -25,11 +27,11 @@ type testInitRegistrar struct {
 	pending   bool // the entry was pending when RegisterInit returned
 }
 
-func (r *testInitRegistrar) Register(cgroup.Cgroup, enforcer.Entry) error {
+func (r *testInitRegistrar) Register(cgroup.Cgroup, entry.Entry) error {
 	return errors.New("Register of an InitRegistrar called")
 }
 
-func (r *testInitRegistrar) RegisterInit(cg cgroup.Cgroup, e enforcer.Entry, pid int) error {
+func (r *testInitRegistrar) RegisterInit(cg cgroup.Cgroup, e entry.Entry, pid int) error {
 	r.pid = pid
 	r.initGroup, _ = cgroup.PidGroup(pid)
 	if r.fail != nil {
@@ -49,7 +51,7 @@ func (r *testInitRegistrar) Unregister(cg cgroup.Cgroup) error { return r.enf.Un
 // exec gate (inside the cgroup) as the init of a pending registration and
 // the command runs under it, activated at its exec (its inet connection
 // denied, the listener never reached); a registrar that refuses makes Run
-// fail with enforcer.ErrCannotEnforce and the command never runs (its
+// fail with coverage.ErrCannotEnforce and the command never runs (its
 // file is not created); the same command through the gate without a
 // restriction creates it (control).
 func TestInitRegistrarGatesTheCommand(t *testing.T) {
@@ -104,7 +106,7 @@ func TestInitRegistrarGatesTheCommand(t *testing.T) {
 	sb = open("refused", refused)
 	cmd, _ = helperCmd(t, "exec", "/bin/sh", "-c", "echo > "+file)
 	err = sb.Run(cmd)
-	if !errors.Is(err, enforcer.ErrCannotEnforce) || refused.pid == 0 {
+	if !errors.Is(err, coverage.ErrCannotEnforce) || refused.pid == 0 {
 		t.Fatalf("refused registration: Run: %v (init %d); want ErrCannotEnforce after naming the gate", err, refused.pid)
 	}
 	if _, serr := os.Stat(file); !errors.Is(serr, os.ErrNotExist) {

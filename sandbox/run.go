@@ -7,7 +7,7 @@ import (
 	"os/signal"
 
 	"github.com/enforcerd/enforcerd/cgroup"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/sandbox/fallback"
 )
 
@@ -22,21 +22,21 @@ import (
 // installed naming the gate's pid as the init, and only then is the gate
 // released to exec c's program, the exec that activates the pending
 // registration. When the registration fails the gate is killed and never
-// execs: the error wraps enforcer.ErrCannotEnforce, and c.ProcessState is
+// execs: the error wraps coverage.ErrCannotEnforce, and c.ProcessState is
 // set (the gate's end) although c's program never ran. An exec failure of
 // the released gate is its exit status: 127 not found, 126 not
 // executable (GateNotFound, GateNotExecutable).
 //
 // Errors: ErrNotRegistered before a successful Register (nothing is
 // started: never a command without its ceiling); the cgroup directory
-// cannot be opened, wrapping enforcer.ErrCannotEnforce (nothing started);
+// cannot be opened, wrapping coverage.ErrCannotEnforce (nothing started);
 // the exec gate could not be started or the deferred registration
-// failed, wrapping enforcer.ErrCannotEnforce (c's program never ran);
+// failed, wrapping coverage.ErrCannotEnforce (c's program never ran);
 // otherwise c.Start's error as is (the command was not started: not
 // found, not executable, exec refused); c.Wait's error
 // (c.ProcessState says how it ended). Without an InitRegistrar
 // c.ProcessState is nil exactly when nothing was started; check
-// errors.Is(err, enforcer.ErrCannotEnforce) first.
+// errors.Is(err, coverage.ErrCannotEnforce) first.
 func (s *Sandbox) Run(c *exec.Cmd, forward ...os.Signal) error {
 	if !(s.registered || s.deferred) || s.closed {
 		return ErrNotRegistered
@@ -45,7 +45,7 @@ func (s *Sandbox) Run(c *exec.Cmd, forward ...os.Signal) error {
 	if s.deferred {
 		var err error
 		if g, err = wrapGate(c, "/proc/self/exe"); err != nil {
-			return fmt.Errorf("%w: %v", enforcer.ErrCannotEnforce, err)
+			return fmt.Errorf("%w: %v", coverage.ErrCannotEnforce, err)
 		}
 		defer g.abort() // no-op after release
 	}
@@ -53,12 +53,12 @@ func (s *Sandbox) Run(c *exec.Cmd, forward ...os.Signal) error {
 		// The process layer: the helper restricts itself, then execs c's
 		// program (inside the cgroup, like c would have run).
 		if err := fallback.Wrap(c, s.cfg.Helper, *s.spec); err != nil {
-			return fmt.Errorf("%w: %v", enforcer.ErrCannotEnforce, err)
+			return fmt.Errorf("%w: %v", coverage.ErrCannotEnforce, err)
 		}
 	}
 	dir, err := s.cg.OpenDir()
 	if err != nil {
-		return fmt.Errorf("%w: %v", enforcer.ErrCannotEnforce, err)
+		return fmt.Errorf("%w: %v", coverage.ErrCannotEnforce, err)
 	}
 	attr := cgroup.SysProcAttr(dir)
 	if c.SysProcAttr != nil {
@@ -87,7 +87,7 @@ func (s *Sandbox) Run(c *exec.Cmd, forward ...os.Signal) error {
 			if rerr := s.restoreCore(); rerr != nil {
 				err = fmt.Errorf("%w; %v", err, rerr)
 			}
-			return fmt.Errorf("%w: exec gate: %w", enforcer.ErrCannotEnforce, err)
+			return fmt.Errorf("%w: exec gate: %w", coverage.ErrCannotEnforce, err)
 		}
 	}
 	if err != nil {
@@ -109,7 +109,7 @@ func (s *Sandbox) Run(c *exec.Cmd, forward ...os.Signal) error {
 // registerInit installs the deferred registration naming c's process (the
 // exec gate, waiting inside the cgroup) as the init, then releases the
 // gate. On failure the gate is killed before it could exec and reaped,
-// RLIMIT_CORE is put back, and the error wraps enforcer.ErrCannotEnforce.
+// RLIMIT_CORE is put back, and the error wraps coverage.ErrCannotEnforce.
 func (s *Sandbox) registerInit(c *exec.Cmd, g *gate) error {
 	ir := s.reg.(InitRegistrar)
 	err := ir.RegisterInit(s.cg, s.initEntry, c.Process.Pid)
@@ -128,5 +128,5 @@ func (s *Sandbox) registerInit(c *exec.Cmd, g *gate) error {
 	g.abort()
 	_ = c.Process.Kill()
 	_ = c.Wait()
-	return fmt.Errorf("%w: %w", enforcer.ErrCannotEnforce, err)
+	return fmt.Errorf("%w: %w", coverage.ErrCannotEnforce, err)
 }

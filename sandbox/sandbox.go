@@ -42,8 +42,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/progcheck"
 	"github.com/enforcerd/enforcerd/sandbox/fallback"
@@ -69,7 +71,7 @@ type Config struct {
 	// AuditOnly records would-be denials and denies nothing.
 	AuditOnly bool
 	// AllowPartial accepts a ceiling this host enforces only in part
-	// (enforcer.Coverage.Partial). Without it such a ceiling is refused.
+	// (coverage.Coverage.Partial). Without it such a ceiling is refused.
 	AllowPartial bool
 	// Entrypoint is the file the command's exec runs (a path to an
 	// existing file, as exec.LookPath returns it). Under shell=none it
@@ -80,22 +82,22 @@ type Config struct {
 	// shell=none; the same program check as Entrypoint applies.
 	ExecAllow []string
 	// AllowConnect: with network=false, the endpoints the command tree
-	// may still reach (enforcer.Entry.AllowConnect; unix endpoints
+	// may still reach (entry.Entry.AllowConnect; unix endpoints
 	// resolved, endpoint.Resolve).
 	AllowConnect []endpoint.Endpoint
 	// WriteRoots: with write=false, the directories (by identity,
-	// enforcer.WriteRootOf) beneath which writes stay allowed.
-	WriteRoots []enforcer.FileID
+	// entry.WriteRootOf) beneath which writes stay allowed.
+	WriteRoots []entry.FileID
 	// AllowDevices: the device nodes the command tree may use besides the
 	// null-like devices and its own terminals, under every ceiling
-	// (enforcer.Entry.AllowDevices; at most enforcer.MaxAllowDevices).
-	AllowDevices []enforcer.Device
+	// (entry.Entry.AllowDevices; at most entry.MaxAllowDevices).
+	AllowDevices []entry.Device
 	// Terminals: the command tree's own terminals, those it inherits
-	// (internal/ownterm; enforcer.Entry.Terminals). Every other terminal
+	// (internal/ownterm; entry.Entry.Terminals). Every other terminal
 	// is a host device.
-	Terminals []enforcer.Terminal
+	Terminals []entry.Terminal
 	// DenyConsoleEgress: under network=false, an own terminal that
-	// leaves the machine is refused (enforcer.Entry.DenyConsoleEgress).
+	// leaves the machine is refused (entry.Entry.DenyConsoleEgress).
 	DenyConsoleEgress bool
 	// CgroupParent is the cgroup v2 group ("/a/b", below the cgroup2
 	// mount) the transient cgroup is created under. "": the calling
@@ -125,22 +127,22 @@ type Sandbox struct {
 	enf    *enforcer.Enforcer
 	mount  string
 	parent string
-	cov    enforcer.Coverage
+	cov    coverage.Coverage
 	// proc and spec: the process layer, when the BPF LSM layer is
 	// missing and cfg.Helper is set (nil otherwise).
-	proc *enforcer.ProcessLayer
+	proc *coverage.ProcessLayer
 	spec *fallback.Spec
 	// interps: under shell=none, the program interpreters vetted for
 	// the entrypoint and the ExecAllow files (Entry.ExecInterp).
-	interps []enforcer.FileID
+	interps []entry.FileID
 	// entryID: under shell=none, the identity of the entrypoint as it
 	// was vetted (through one descriptor): the only file the
 	// registration's first exec may name (Entry.Entrypoints), or the
 	// listed entrypoint when the entry is in force at once, so a file
 	// swapped in at CMD's path after the vetting is refused.
-	entryID *enforcer.FileID
+	entryID *entry.FileID
 	// allowIDs: the ExecAllow files' identities as they were vetted.
-	allowIDs []enforcer.FileID
+	allowIDs []entry.FileID
 
 	reg Registrar // nil until Register: pinRegistrar then
 
@@ -151,7 +153,7 @@ type Sandbox struct {
 	// is installed with the exec gate's pid; restoreCore puts
 	// RLIMIT_CORE back when that fails.
 	deferred    bool
-	initEntry   enforcer.Entry
+	initEntry   entry.Entry
 	restoreCore func() error
 	outer       []Outer
 	orphans     []Orphan
@@ -164,12 +166,12 @@ type Sandbox struct {
 // program (Entrypoint, ExecAllow) may run other programs without an exec
 // (progcheck.CheckHost); the cgroup2 mount and the parent cgroup
 // must exist; the enforcer is opened (loading or re-adopting the pinned
-// programs) and the ceiling's coverage decided (enforcer.Coverage.Err with
+// programs) and the ceiling's coverage decided (coverage.Coverage.Err with
 // AuditOnly and AllowPartial; AllowPartial is capped by the host policy a
 // daemon recorded in the pins, enforcer.HostPolicy). Errors: any of these;
 // a partial-coverage
-// refusal wraps enforcer.ErrPartialCoverage and enforcer.ErrCannotEnforce,
-// a missing mechanism enforcer.ErrCannotEnforce, an unsafe program
+// refusal wraps coverage.ErrPartial and coverage.ErrCannotEnforce,
+// a missing mechanism coverage.ErrCannotEnforce, an unsafe program
 // *progcheck.UnsafeError. On error nothing is left open.
 func Open(cfg Config) (*Sandbox, error) {
 	if err := checkConfig(cfg); err != nil {
@@ -188,7 +190,7 @@ func Open(cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 	proc := processLayer(cfg, enf)
-	cov := enf.CoverageOf(enforcer.Entry{Ceiling: cfg.Ceiling, AllowConnect: cfg.AllowConnect, Process: proc})
+	cov := enf.CoverageOf(entry.Entry{Ceiling: cfg.Ceiling, AllowConnect: cfg.AllowConnect, Process: proc})
 	spec, err := planProcessLayer(cfg, cov, proc)
 	if err == nil {
 		err = checkHostPolicy(cfg, cov, enf)
@@ -211,8 +213,8 @@ func checkConfig(cfg Config) error {
 	if len(cfg.AllowConnect) > 0 && cfg.Ceiling.Network {
 		return errors.New("allowed endpoints need network=false (network is allowed)")
 	}
-	if len(cfg.AllowDevices) > enforcer.MaxAllowDevices || len(cfg.Terminals) > enforcer.MaxTerminals {
-		return fmt.Errorf("%d allowed devices and %d own terminals: at most %d and %d", len(cfg.AllowDevices), len(cfg.Terminals), enforcer.MaxAllowDevices, enforcer.MaxTerminals)
+	if len(cfg.AllowDevices) > entry.MaxAllowDevices || len(cfg.Terminals) > entry.MaxTerminals {
+		return fmt.Errorf("%d allowed devices and %d own terminals: at most %d and %d", len(cfg.AllowDevices), len(cfg.Terminals), entry.MaxAllowDevices, entry.MaxTerminals)
 	}
 	if cfg.Entrypoint == "" {
 		return errors.New("no entrypoint")
@@ -223,8 +225,8 @@ func checkConfig(cfg Config) error {
 // vettedIDs are the identities of the files a shell=none vetting read:
 // the entrypoint, the exec allow list, their interpreters.
 type vettedIDs struct {
-	entry          *enforcer.FileID
-	allow, interps []enforcer.FileID
+	entry          *entry.FileID
+	allow, interps []entry.FileID
 }
 
 // vetPrograms vets the entrypoint and the exec allow list under
@@ -272,7 +274,7 @@ func parentCgroup(cfg Config) (mount, parent string, err error) {
 // planProcessLayer decides whether cov can be enforced (Coverage.Err with
 // AuditOnly and AllowPartial) and plans the process layer proc, if any,
 // with Landlock or seccomp (fallback.Plan; nil when there is none).
-func planProcessLayer(cfg Config, cov enforcer.Coverage, proc *enforcer.ProcessLayer) (*fallback.Spec, error) {
+func planProcessLayer(cfg Config, cov coverage.Coverage, proc *coverage.ProcessLayer) (*fallback.Spec, error) {
 	if err := cov.Err(cfg.AuditOnly, cfg.AllowPartial); err != nil {
 		return nil, err
 	}
@@ -286,7 +288,7 @@ func planProcessLayer(cfg Config, cov enforcer.Coverage, proc *enforcer.ProcessL
 	sp, err := fallback.Plan(fallback.Config{Ceiling: cfg.Ceiling, Host: proc.Host, WriteRoots: cfg.WriteRootPaths,
 		Exec: exe, AllowConnect: cfg.AllowConnect})
 	if err != nil {
-		return nil, fmt.Errorf("%w: process layer: %v", enforcer.ErrCannotEnforce, err)
+		return nil, fmt.Errorf("%w: process layer: %v", coverage.ErrCannotEnforce, err)
 	}
 	return &sp, nil
 }
@@ -294,8 +296,8 @@ func planProcessLayer(cfg Config, cov enforcer.Coverage, proc *enforcer.ProcessL
 // checkHostPolicy refuses partial coverage the operator's choice,
 // recorded by the daemon in the pins, does not allow: it caps
 // AllowPartial (unreadable: the narrowest choice). Errors wrap
-// enforcer.PartialRefused.
-func checkHostPolicy(cfg Config, cov enforcer.Coverage, enf *enforcer.Enforcer) error {
+// coverage.PartialRefused.
+func checkHostPolicy(cfg Config, cov coverage.Coverage, enf *enforcer.Enforcer) error {
 	if len(cov.Partial) == 0 || cfg.AuditOnly {
 		return nil
 	}
@@ -307,26 +309,26 @@ func checkHostPolicy(cfg Config, cov enforcer.Coverage, enf *enforcer.Enforcer) 
 	if err != nil {
 		why = err.Error()
 	}
-	return fmt.Errorf("%w: partial coverage is not allowed on this host: %s (recorded in %s)", enforcer.PartialRefused, why, enforcer.HostPolicyPin)
+	return fmt.Errorf("%w: partial coverage is not allowed on this host: %s (recorded in %s)", coverage.PartialRefused, why, enforcer.HostPolicyPin)
 }
 
 // processLayer is the process layer Open uses: only without the BPF LSM
 // layer, for a restricting ceiling that denies (not audit-only), when a
 // helper can apply it.
-func processLayer(cfg Config, enf *enforcer.Enforcer) *enforcer.ProcessLayer {
+func processLayer(cfg Config, enf *enforcer.Enforcer) *coverage.ProcessLayer {
 	c := cfg.Ceiling
-	if cfg.Helper == "" || cfg.AuditOnly || enf.LayerError(enforcer.LayerLSM) == nil || (c.Network && c.Write && c.Shell == policy.ShellFull) {
+	if cfg.Helper == "" || cfg.AuditOnly || enf.LayerError(coverage.LayerLSM) == nil || (c.Network && c.Write && c.Shell == policy.ShellFull) {
 		return nil
 	}
 	if len(cfg.WriteRootPaths) != len(cfg.WriteRoots) {
 		return nil // no paths for the Landlock rules: write stays missing
 	}
-	return &enforcer.ProcessLayer{Host: enforcer.ProbeHost()}
+	return &coverage.ProcessLayer{Host: coverage.ProbeHost()}
 }
 
 // ProcessLayer is the process layer applied to the command (nil: none):
 // what the host offers, for messages.
-func (s *Sandbox) ProcessLayer() *enforcer.ProcessLayer {
+func (s *Sandbox) ProcessLayer() *coverage.ProcessLayer {
 	if s.spec == nil {
 		return nil
 	}
@@ -347,13 +349,13 @@ func (s *Sandbox) DaemonReadsRecords() bool {
 }
 
 // Coverage is what this host enforces of the ceiling (decided by Open).
-func (s *Sandbox) Coverage() enforcer.Coverage { return s.cov }
+func (s *Sandbox) Coverage() coverage.Coverage { return s.cov }
 
 // PartialAccepted lists the gaps Open accepted because of AllowPartial:
 // what is not enforced although the ceiling denies it. Empty when the
 // ceiling is enforced in full, and for an audit-only sandbox (which denies
 // nothing; see Coverage).
-func (s *Sandbox) PartialAccepted() []enforcer.Gap {
+func (s *Sandbox) PartialAccepted() []coverage.Gap {
 	if s.cfg.AuditOnly {
 		return nil
 	}
@@ -408,16 +410,16 @@ func (s *Sandbox) Register() error {
 			s.outer[i].Unenforced = s.enf.Coverage(s.outer[i].Entry.Ceiling).Gaps()
 		}
 	}
-	entry := s.entry(s.enf.CanActivateAtExec())
+	en := s.entry(s.enf.CanActivateAtExec())
 	restore, err := LimitCore(0)
 	if err != nil {
 		return err
 	}
 	if _, ok := s.reg.(InitRegistrar); ok {
-		s.deferred, s.initEntry, s.restoreCore = true, entry, restore
+		s.deferred, s.initEntry, s.restoreCore = true, en, restore
 		return nil
 	}
-	if err := s.reg.Register(cg, entry); err != nil {
+	if err := s.reg.Register(cg, en); err != nil {
 		if rerr := restore(); rerr != nil {
 			return fmt.Errorf("%w; %v", err, rerr)
 		}
@@ -430,8 +432,8 @@ func (s *Sandbox) Register() error {
 // entry is the registration of the sandbox's ceiling: pending or not,
 // with the exec allow list, the entrypoint and their interpreters by the
 // identities Open vetted.
-func (s *Sandbox) entry(pending bool) enforcer.Entry {
-	e := enforcer.Entry{Ceiling: s.cfg.Ceiling, AuditOnly: s.cfg.AuditOnly, Pending: pending,
+func (s *Sandbox) entry(pending bool) entry.Entry {
+	e := entry.Entry{Ceiling: s.cfg.Ceiling, AuditOnly: s.cfg.AuditOnly, Pending: pending,
 		AllowPartial: len(s.cov.Partial) > 0, AllowConnect: s.cfg.AllowConnect, WriteRoots: s.cfg.WriteRoots, Process: s.proc,
 		AllowDevices: s.cfg.AllowDevices, Terminals: s.cfg.Terminals, DenyConsoleEgress: s.cfg.DenyConsoleEgress}
 	if s.cfg.Ceiling.Shell == policy.ShellNone {
@@ -443,7 +445,7 @@ func (s *Sandbox) entry(pending bool) enforcer.Entry {
 		// The vetted file: the only one the first exec may name, or,
 		// without activation at exec, listed.
 		if pending {
-			e.Entrypoints = []enforcer.FileID{*s.entryID}
+			e.Entrypoints = []entry.FileID{*s.entryID}
 		} else {
 			e.ExecAllow = append(e.ExecAllow, *s.entryID)
 		}
@@ -482,7 +484,7 @@ func (s *Sandbox) Close() error {
 }
 
 // fileIDOf is the identity of a vetted file (stat's st_dev in the
-// kernel's dev_t encoding, enforcer.FileIDOfStat).
-func fileIDOf(r progcheck.FileRef) enforcer.FileID {
-	return enforcer.FileIDOfStat(&unix.Stat_t{Dev: r.Dev, Ino: r.Ino})
+// kernel's dev_t encoding, entry.FileIDOfStat).
+func fileIDOf(r progcheck.FileRef) entry.FileID {
+	return entry.FileIDOfStat(&unix.Stat_t{Dev: r.Dev, Ino: r.Ino})
 }

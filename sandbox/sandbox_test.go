@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/coverage"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/progcheck"
 )
@@ -80,21 +81,21 @@ func TestEntry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	id := func(p string) enforcer.FileID {
-		f, err := enforcer.FileIDOf(p)
+	id := func(p string) entry.FileID {
+		f, err := entry.FileIDOf(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return f
 	}
-	gap := enforcer.Gap{Code: enforcer.GapTamper}
+	gap := coverage.Gap{Code: coverage.GapTamper}
 	epID := id(ep) // as Open vets it
-	sb := &Sandbox{cfg: Config{Ceiling: noShell, Entrypoint: ep, ExecAllow: []string{other}}, cov: enforcer.Coverage{Partial: []enforcer.Gap{gap}}, entryID: &epID, allowIDs: []enforcer.FileID{id(other)}}
+	sb := &Sandbox{cfg: Config{Ceiling: noShell, Entrypoint: ep, ExecAllow: []string{other}}, cov: coverage.Coverage{Partial: []coverage.Gap{gap}}, entryID: &epID, allowIDs: []entry.FileID{id(other)}}
 	for _, c := range []struct {
 		pending     bool
-		want        []enforcer.FileID
-		entrypoints []enforcer.FileID
-	}{{true, []enforcer.FileID{id(other)}, []enforcer.FileID{id(ep)}}, {false, []enforcer.FileID{id(other), id(ep)}, nil}} {
+		want        []entry.FileID
+		entrypoints []entry.FileID
+	}{{true, []entry.FileID{id(other)}, []entry.FileID{id(ep)}}, {false, []entry.FileID{id(other), id(ep)}, nil}} {
 		en := sb.entry(c.pending)
 		if en.Pending != c.pending || !slices.Equal(en.ExecAllow, c.want) || !slices.Equal(en.Entrypoints, c.entrypoints) || !en.AllowPartial || en.Ceiling != noShell {
 			t.Errorf("pending=%v: %+v; want allow list %v, entrypoints %v", c.pending, en, c.want, c.entrypoints)
@@ -118,7 +119,7 @@ func TestEntry(t *testing.T) {
 
 // TestEntryWriteRoots: the configured writable roots reach the entry.
 func TestEntryWriteRoots(t *testing.T) {
-	roots := []enforcer.FileID{{Dev: 1, Ino: 2}, {Dev: 3, Ino: 4}}
+	roots := []entry.FileID{{Dev: 1, Ino: 2}, {Dev: 3, Ino: 4}}
 	noWrite := policy.KernelCeiling{Network: true, Shell: policy.ShellFull}
 	sb := &Sandbox{cfg: Config{Ceiling: noWrite, Entrypoint: "/bin/true", WriteRoots: roots}}
 	if en := sb.entry(false); !slices.Equal(en.WriteRoots, roots) {
@@ -130,16 +131,16 @@ func TestEntryWriteRoots(t *testing.T) {
 // console egress choice reach the entry; too many of either is refused
 // before anything is opened.
 func TestEntryDevices(t *testing.T) {
-	devs := []enforcer.Device{{Dev: 226<<20 | 128}, {Block: true, Dev: 7 << 20}}
-	terms := []enforcer.Terminal{{Dev: 136<<20 | 3, PtsDev: 25}}
+	devs := []entry.Device{{Dev: 226<<20 | 128}, {Block: true, Dev: 7 << 20}}
+	terms := []entry.Terminal{{Dev: 136<<20 | 3, PtsDev: 25}}
 	sb := &Sandbox{cfg: Config{Ceiling: full, Entrypoint: "/bin/true", AllowDevices: devs, Terminals: terms, DenyConsoleEgress: true}}
 	if en := sb.entry(true); !slices.Equal(en.AllowDevices, devs) || !slices.Equal(en.Terminals, terms) || !en.DenyConsoleEgress {
 		t.Fatalf("entry %+v; want devices %v, terminals %v, console egress denied", en, devs, terms)
 	}
 	pins := filepath.Join(t.TempDir(), "pins")
 	for _, cfg := range []Config{
-		{Ceiling: full, Entrypoint: "/bin/true", AllowDevices: make([]enforcer.Device, enforcer.MaxAllowDevices+1), PinDir: pins},
-		{Ceiling: full, Entrypoint: "/bin/true", Terminals: make([]enforcer.Terminal, enforcer.MaxTerminals+1), PinDir: pins},
+		{Ceiling: full, Entrypoint: "/bin/true", AllowDevices: make([]entry.Device, entry.MaxAllowDevices+1), PinDir: pins},
+		{Ceiling: full, Entrypoint: "/bin/true", Terminals: make([]entry.Terminal, entry.MaxTerminals+1), PinDir: pins},
 	} {
 		if sb, err := Open(cfg); err == nil {
 			sb.Close()

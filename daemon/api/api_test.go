@@ -16,13 +16,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/daemon/metrics"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/testing/testroot"
 )
 
@@ -64,7 +64,7 @@ func startLimited(t *testing.T, lim api.Limits, enf registry.Enforcer, cgs regis
 	}
 	ts.reg = registry.New(o)
 	m := metrics.New(metrics.Sources{Registered: ts.reg.Len, LostRecords: func() (uint64, error) { return 0, nil },
-		Hooks: func() []enforcer.HookStatus { return nil }, Unenforced: ts.reg.Unenforced})
+		Hooks: func() []coverage.HookStatus { return nil }, Unenforced: ts.reg.Unenforced})
 	ts.metrics = m
 	srv := &api.Server{Reg: ts.reg, Hub: ts.hub, Metrics: m, MaxBody: 4096, Limits: lim, PeerGroup: func(int) (string, error) {
 		ts.mu.Lock()
@@ -330,7 +330,7 @@ func TestPartialCoverageAPI(t *testing.T) {
 	cgs.Add("/c/p")
 	ts = start(t, enf, cgs, func(o *registry.Options) { o.AllowPartial = true })
 	c, err := ts.client.Register(context.Background(), api.RegisterRequest{ID: "p", Cgroup: "/c/p", Ceiling: "network=false"})
-	if err != nil || len(c.Unenforced) != 2 || c.Unenforced[0].Code != enforcer.GapNetworkNonInet {
+	if err != nil || len(c.Unenforced) != 2 || c.Unenforced[0].Code != coverage.GapNetworkNonInet {
 		t.Fatalf("allow_partial=true: %+v, %v", c, err)
 	}
 	list, err := ts.client.List(context.Background())

@@ -16,7 +16,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/endpoint"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -117,7 +117,7 @@ func TestAllowConnectNestedByCgroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := enf.Register(in, enforcer.Entry{Ceiling: policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull}, AllowConnect: eps}); err != nil {
+	if err := enf.Register(in, entry.Entry{Ceiling: policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull}, AllowConnect: eps}); err != nil {
 		t.Fatal(err)
 	}
 	k, err := ts.client.Register(ctx, api.RegisterRequest{ID: "k", Cgroup: "/o/in/k", Ceiling: "network=false",

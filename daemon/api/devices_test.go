@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/enforcerd/enforcerd/daemon/api"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/ownterm"
 )
 
@@ -51,7 +51,7 @@ func TestRegisterAllowDevices(t *testing.T) {
 		t.Errorf("answer: allow_devices %q, deny_console_egress %t; want %q, true", c.AllowDevices, c.DenyConsoleEgress, want)
 	}
 	en, err := enf.Lookup(c.CgroupID)
-	if err != nil || fmt.Sprint(en.AllowDevices) != fmt.Sprint([]enforcer.Device{{Dev: 226<<20 | 128}, {Dev: 1<<20 | 3}}) || !en.DenyConsoleEgress {
+	if err != nil || fmt.Sprint(en.AllowDevices) != fmt.Sprint([]entry.Device{{Dev: 226<<20 | 128}, {Dev: 1<<20 | 3}}) || !en.DenyConsoleEgress {
 		t.Errorf("entry: %+v, %v", en, err)
 	}
 	list, err := ts.client.List(ctx)

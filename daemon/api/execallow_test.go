@@ -12,7 +12,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/registry"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/progcheck"
 )
 
@@ -91,8 +91,8 @@ func TestRegisterExecAllow(t *testing.T) {
 	if strings.Join(c.ExecAllow, ",") != "/bin/agent.sh,/bin/true" {
 		t.Fatalf("answer exec_allow %v", c.ExecAllow)
 	}
-	script, _ := enforcer.FileIDOf(filepath.Join(root, "bin/agent.sh"))
-	tr, _ := enforcer.FileIDOf(filepath.Join(root, "bin/true"))
+	script, _ := entry.FileIDOf(filepath.Join(root, "bin/agent.sh"))
+	tr, _ := entry.FileIDOf(filepath.Join(root, "bin/true"))
 	en, err := enf.Lookup(c.CgroupID)
 	if err != nil || len(en.ExecAllow) != 2 || en.ExecAllow[0] != script || en.ExecAllow[1] != tr {
 		t.Fatalf("entry exec allow %v (%v), want [%v %v]", en.ExecAllow, err, script, tr)

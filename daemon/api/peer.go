@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/daemon/registry"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/procid"
 )
 
@@ -115,7 +115,7 @@ func (s *Server) ownTerminals(r *http.Request, which string, req *registry.Reque
 // controlling terminal), read while the peer's pid provably names the
 // process that connected, as peerGroup does. Errors: errPeerGone; the
 // process cannot be read.
-func (s *Server) peerTerminals(p peer) ([]enforcer.Terminal, error) {
+func (s *Server) peerTerminals(p peer) ([]entry.Terminal, error) {
 	if !p.ok {
 		return nil, fmt.Errorf("the caller: %w (no peer credentials)", errPeerGone)
 	}

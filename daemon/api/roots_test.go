@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/enforcerd/enforcerd/daemon/api"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // TestRegisterWriteRoots: write_roots reach the entry and the answers
@@ -21,7 +21,7 @@ func TestRegisterWriteRoots(t *testing.T) {
 	if err := os.Mkdir(work, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	id, err := enforcer.WriteRootOf(work)
+	id, err := entry.WriteRootOf(work)
 	if err != nil {
 		t.Skipf("the test directory's filesystem cannot hold writable roots: %v", err)
 	}

@@ -109,7 +109,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/daemon/metrics"
 	"github.com/enforcerd/enforcerd/daemon/registry"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/ownterm"
 )
 
@@ -132,7 +132,7 @@ type Server struct {
 	PeerGroup func(pid int) (string, error)
 	// PeerTerminals reads a peer pid's own terminals for own_terminals
 	// "client" (default ownterm.Of); tests substitute it.
-	PeerTerminals func(pid int) ([]enforcer.Terminal, error)
+	PeerTerminals func(pid int) ([]entry.Terminal, error)
 	// MaxBody bounds request bodies (default 64 KiB).
 	MaxBody int64
 	// Limits bound the connections callers hold and the time a request

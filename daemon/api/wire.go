@@ -3,12 +3,13 @@ package api
 import (
 	"time"
 
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/devallow"
 	"github.com/enforcerd/enforcerd/endpoint"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/ownterm"
 	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/progcheck"
@@ -20,7 +21,7 @@ import (
 // two meet, so the wire and the state file can change separately
 // (testdata/wire.golden pins the wire byte for byte). Values of the policy
 // core (policy.Ceiling, policy.KernelCeiling, policy.Surface) and the
-// enforcer's reports (enforcer.FieldCoverage, enforcer.HookStatus) travel
+// enforcer's reports (coverage.Field, coverage.HookStatus) travel
 // in their own JSON form.
 
 // Activation says when a registered ceiling takes effect
@@ -91,7 +92,7 @@ type RegisterRequest struct {
 	// (the OCI hook's reading of its bundle's config.json,
 	// oci/speccheck); credited on a host without BPF LSM
 	// (registry.Request.Spec, docs/no-bpf-lsm.md "Containers").
-	ContainerSpec *enforcer.SpecLayer `json:"container_spec,omitempty"`
+	ContainerSpec *coverage.SpecLayer `json:"container_spec,omitempty"`
 	// AllowDevices: device nodes processes in the cgroup may use besides
 	// the null-like devices and their own terminals, under every
 	// ceiling: "c MAJOR:MINOR", "b MAJOR:MINOR" or an absolute path to a
@@ -160,7 +161,7 @@ type Entrypoint struct {
 	Cwd     string `json:"cwd,omitempty"`
 }
 
-// Gap is one part of a ceiling the host does not enforce (enforcer.Gap).
+// Gap is one part of a ceiling the host does not enforce (coverage.Gap).
 type Gap struct {
 	Code   string `json:"code"`
 	Field  string `json:"field"`
@@ -263,13 +264,13 @@ type ErrorBody struct {
 // Status is the body of GET /v1/status. The fields are in name order:
 // the body was a JSON object with sorted keys before it had a type.
 type Status struct {
-	ActivateAtExec bool                     `json:"activate_at_exec"`
-	AllowPartial   bool                     `json:"allow_partial"`
-	Containers     int                      `json:"containers"`
-	Coverage       []enforcer.FieldCoverage `json:"coverage"`
-	Hooks          []HookStatus             `json:"hooks"`
-	LostRecords    uint64                   `json:"lost_records"`
-	PID            int                      `json:"pid"`
+	ActivateAtExec bool             `json:"activate_at_exec"`
+	AllowPartial   bool             `json:"allow_partial"`
+	Containers     int              `json:"containers"`
+	Coverage       []coverage.Field `json:"coverage"`
+	Hooks          []HookStatus     `json:"hooks"`
+	LostRecords    uint64           `json:"lost_records"`
+	PID            int              `json:"pid"`
 	// PinDir is the daemon's pin directory: it reads the denial records
 	// of the programs pinned there.
 	PinDir  string `json:"pin_dir"`
@@ -296,7 +297,7 @@ type HookStatus struct {
 }
 
 // HooksFrom is the wire form of the enforcer's hook states.
-func HooksFrom(hs []enforcer.HookStatus) []HookStatus {
+func HooksFrom(hs []coverage.HookStatus) []HookStatus {
 	out := make([]HookStatus, 0, len(hs))
 	for _, h := range hs {
 		out = append(out, HookStatus{Program: h.Program, Hook: h.Name, Layer: string(h.Layer), Attached: h.Attached,
@@ -363,9 +364,9 @@ func deviceStrings(ds []devallow.Device) []string {
 
 // terminalStrings is the wire form of own terminals (nil: omitted).
 func terminalStrings(ts []state.Terminal) []string {
-	out := make([]enforcer.Terminal, len(ts))
+	out := make([]entry.Terminal, len(ts))
 	for i, t := range ts {
-		out[i] = enforcer.Terminal{Dev: t.Dev, PtsDev: t.PtsDev}
+		out[i] = entry.Terminal{Dev: t.Dev, PtsDev: t.PtsDev}
 	}
 	return ownterm.Strings(out)
 }
@@ -395,7 +396,7 @@ func endpointStrings(es []endpoint.Endpoint) []string {
 	return endpoint.Strings(es)
 }
 
-func gapsFrom(gs []enforcer.Gap) []Gap {
+func gapsFrom(gs []coverage.Gap) []Gap {
 	if gs == nil {
 		return nil
 	}

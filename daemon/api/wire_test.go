@@ -14,10 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/progcheck"
 )
 
@@ -54,8 +55,8 @@ func TestWireGolden(t *testing.T) {
 		o.Now = func() time.Time { return now }
 		o.StartTime = func(int) (uint64, error) { return 4242, nil }
 		o.AllowPartial = true
-		o.OwnTerminals = func(int) ([]enforcer.Terminal, error) {
-			return []enforcer.Terminal{{Dev: 136<<20 | 2, PtsDev: 0<<20 | 25}, {Dev: 4<<20 | 64}}, nil
+		o.OwnTerminals = func(int) ([]entry.Terminal, error) {
+			return []entry.Terminal{{Dev: 136<<20 | 2, PtsDev: 0<<20 | 25}, {Dev: 4<<20 | 64}}, nil
 		}
 		o.CheckEntrypoint = func(p progcheck.Program) (progcheck.Vetted, error) {
 			if p.Path == "sh" {
@@ -191,11 +192,11 @@ func exchange(t *testing.T, socket, method, path, body string) (int, string, []b
 // pin_dir, added since), with each hook in snake_case (program, hook,
 // layer, attached, adopted, optional, error).
 func TestStatusKeepsItsKeys(t *testing.T) {
-	cov := []enforcer.FieldCoverage{
-		{Field: "network", State: enforcer.CoveragePartial, By: "cgroup-bpf", Gaps: []enforcer.Gap{{Code: enforcer.GapTamper, Field: "all", Detail: "d"}}},
-		{Field: "write", State: enforcer.CoverageNone},
+	cov := []coverage.Field{
+		{Field: "network", State: coverage.StatePartial, By: "cgroup-bpf", Gaps: []coverage.Gap{{Code: coverage.GapTamper, Field: "all", Detail: "d"}}},
+		{Field: "write", State: coverage.StateNone},
 	}
-	hooks := api.HooksFrom([]enforcer.HookStatus{{Program: "file_open", Name: "file_open", Layer: enforcer.LayerLSM, Attached: true, Adopted: true}})
+	hooks := api.HooksFrom([]coverage.HookStatus{{Program: "file_open", Name: "file_open", Layer: coverage.LayerLSM, Attached: true, Adopted: true}})
 	typed, err := json.Marshal(api.Status{ActivateAtExec: true, AllowPartial: true, Containers: 3, Coverage: cov,
 		Hooks: hooks, LostRecords: 7, PID: 42, PinDir: "/sys/fs/bpf/enforcerd", Version: "v1.2.3"})
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
 )
 
 // Record is one audit line. Field names are a stable interface.
@@ -42,7 +42,7 @@ type Record struct {
 	Comm      string  `json:"comm"`
 	UID       uint32  `json:"uid"`
 	Hook      string  `json:"hook"`           // the kernel hook, exactly as the kernel names it
-	Rule      string  `json:"rule,omitempty"` // the protection that decided (enforcer.AllRules)
+	Rule      string  `json:"rule,omitempty"` // the protection that decided (denial.AllRules)
 	Operation string  `json:"operation"`
 	Object    string  `json:"object"` // for humans; ObjectFields for machines
 	// ObjectFields: the object's decoded fields (nil for daemon
@@ -132,7 +132,7 @@ func Event(t time.Time, container string, cgroupID uint64, cgroupPath, kind, rea
 // deciding cgroup is not a registered container (e.g. enforcerd run). The
 // record names the fingerprint by FingerprintID; ppid and exe are read
 // from /proc (procOf).
-func FromDenial(d enforcer.Denial, container, fingerprint string) Record {
+func FromDenial(d denial.Denial, container, fingerprint string) Record {
 	r := Record{
 		SchemaVersion:   SchemaVersion,
 		Type:            TypeDenial,
@@ -164,7 +164,7 @@ func FromDenial(d enforcer.Denial, container, fingerprint string) Record {
 // FromSummary builds a summary record. path is the path of the first
 // denial of s.Key (its record), "" when unknown: the object then shows the
 // file's device and inode only. container and fingerprint as FromDenial.
-func FromSummary(s enforcer.Summary, container, fingerprint, path string) Record {
+func FromSummary(s denial.Summary, container, fingerprint, path string) Record {
 	obj := s.Object
 	obj.Path = path
 	r := Record{

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
 )
 
 func TestFromDenial(t *testing.T) {
-	d := enforcer.Denial{Time: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), CgroupID: 7, CeilingCgroupID: 6, TGID: 42,
-		Comm: "curl", Hook: enforcer.HookSocketCreate, Errno: syscall.EPERM, Field: "network",
-		Object: enforcer.Object{Kind: enforcer.ObjectSocket, Family: 2, SockType: 1}}
+	d := denial.Denial{Time: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), CgroupID: 7, CeilingCgroupID: 6, TGID: 42,
+		Comm: "curl", Hook: denial.HookSocketCreate, Errno: syscall.EPERM, Field: "network",
+		Object: denial.Object{Kind: denial.ObjectSocket, Family: 2, SockType: 1}}
 	r := FromDenial(d, "c1", "v1;x")
 	if r.Time != "2026-01-02T03:04:05.000000006Z" || r.Hook != "socket_create" || r.Operation != "socket" ||
 		r.Errno != 1 || r.Error != "EPERM" || r.Decision != "denied" || r.Container != "c1" || r.PID != 42 ||
@@ -33,8 +33,8 @@ func TestFromDenial(t *testing.T) {
 
 func TestFromSummary(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	s := enforcer.Summary{CeilingCgroupID: 6, Hook: enforcer.HookFileOpen, Errno: syscall.EPERM, Field: "write",
-		Object: enforcer.Object{Kind: enforcer.ObjectFile, Dev: 8<<20 | 1, Ino: 99}, Count: 1000,
+	s := denial.Summary{CeilingCgroupID: 6, Hook: denial.HookFileOpen, Errno: syscall.EPERM, Field: "write",
+		Object: denial.Object{Kind: denial.ObjectFile, Dev: 8<<20 | 1, Ino: 99}, Count: 1000,
 		Since: t0, Until: t0.Add(time.Second)}
 	r := FromSummary(s, "c1", "v1;x", "/etc/passwd")
 	b, err := json.Marshal(r)
@@ -50,7 +50,7 @@ func TestFromSummary(t *testing.T) {
 		m["decision"] != "denied" || m["error"] != "EPERM" || m["container"] != "c1" || m["overflow"] != nil {
 		t.Fatalf("summary record = %s", b)
 	}
-	s.Overflow, s.Object = true, enforcer.Object{}
+	s.Overflow, s.Object = true, denial.Object{}
 	if r := FromSummary(s, "c1", "", ""); !r.Overflow || r.Object != "" || r.Count != 1000 {
 		t.Fatalf("overflow summary record = %+v", r)
 	}

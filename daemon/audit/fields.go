@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
 )
 
 // Host is Record.Host: the host's name when the daemon started ("" when
@@ -72,22 +72,22 @@ type ObjectFields struct {
 	Module         string  `json:"module,omitempty"`          // hook kernel_module_request
 }
 
-var kindNames = map[enforcer.ObjectKind]string{
-	enforcer.ObjectNone: "none", enforcer.ObjectFile: "file", enforcer.ObjectSocket: "socket",
-	enforcer.ObjectTask: "task", enforcer.ObjectCgroup: "cgroup", enforcer.ObjectBPFCmd: "bpf_cmd",
-	enforcer.ObjectMount: "mount", enforcer.ObjectCap: "capability", enforcer.ObjectFS: "filesystem",
+var kindNames = map[denial.ObjectKind]string{
+	denial.ObjectNone: "none", denial.ObjectFile: "file", denial.ObjectSocket: "socket",
+	denial.ObjectTask: "task", denial.ObjectCgroup: "cgroup", denial.ObjectBPFCmd: "bpf_cmd",
+	denial.ObjectMount: "mount", denial.ObjectCap: "capability", denial.ObjectFS: "filesystem",
 }
 
 // objectFields decodes o, recorded at hook h by rule r.
-func objectFields(h enforcer.Hook, r enforcer.Rule, o enforcer.Object) *ObjectFields {
+func objectFields(h denial.Hook, r denial.Rule, o denial.Object) *ObjectFields {
 	f := &ObjectFields{Kind: kindNames[o.Kind]}
 	if f.Kind == "" {
 		f.Kind = fmt.Sprintf("kind(%d)", uint32(o.Kind))
 	}
 	id := o.ID
 	switch o.Kind {
-	case enforcer.ObjectFile:
-		if h == enforcer.HookKernelModuleRequest {
+	case denial.ObjectFile:
+		if h == denial.HookKernelModuleRequest {
 			// The module name, recorded as the one path component.
 			f.Module = filepath.Base(o.Path)
 			return f
@@ -96,11 +96,11 @@ func objectFields(h enforcer.Hook, r enforcer.Rule, o enforcer.Object) *ObjectFi
 		if o.Dev != 0 || o.Ino != 0 {
 			f.Dev = fmt.Sprintf("%d:%d", o.Dev>>20, o.Dev&0xfffff)
 		}
-	case enforcer.ObjectSocket:
-		if f.Family = enforcer.FamilyName(o.Family); f.Family == "" {
+	case denial.ObjectSocket:
+		if f.Family = denial.FamilyName(o.Family); f.Family == "" {
 			f.Family = strconv.FormatUint(uint64(o.Family), 10)
 		}
-		if f.SockType = enforcer.SockTypeName(o.SockType); f.SockType == "" && o.SockType != 0 {
+		if f.SockType = denial.SockTypeName(o.SockType); f.SockType == "" && o.SockType != 0 {
 			f.SockType = strconv.FormatUint(uint64(o.SockType), 10)
 		}
 		proto := o.Protocol
@@ -110,26 +110,26 @@ func objectFields(h enforcer.Hook, r enforcer.Rule, o enforcer.Object) *ObjectFi
 			f.Address, f.Port = o.Addr.String(), &port
 		}
 		f.Ino = o.Ino
-	case enforcer.ObjectTask:
+	case denial.ObjectTask:
 		pid := int64(id)
 		f.TargetPID = &pid
-	case enforcer.ObjectCgroup:
+	case denial.ObjectCgroup:
 		f.TargetCgroupID = &id
-	case enforcer.ObjectBPFCmd:
+	case denial.ObjectBPFCmd:
 		f.BPFCmd = &id
-	case enforcer.ObjectCap:
-		f.Capability, f.CapabilityName = &id, enforcer.CapabilityName(id)
-	case enforcer.ObjectFS:
-		f.FSMagic, f.Filesystem = fmt.Sprintf("0x%x", id), enforcer.FilesystemName(id)
-	case enforcer.ObjectNone:
+	case denial.ObjectCap:
+		f.Capability, f.CapabilityName = &id, denial.CapabilityName(id)
+	case denial.ObjectFS:
+		f.FSMagic, f.Filesystem = fmt.Sprintf("0x%x", id), denial.FilesystemName(id)
+	case denial.ObjectNone:
 		// No object: the rule says what the id is, an ioctl command or
 		// the number the field of that rule holds.
-		if r == enforcer.RuleTTYInject {
+		if r == denial.RuleTTYInject {
 			f.IoctlCmd = fmt.Sprintf("0x%x", id)
-		} else if field := map[enforcer.Rule]**uint64{
-			enforcer.RuleIPCOutside:    &f.IPCID,
-			enforcer.RuleKeyOutside:    &f.KeySerial,
-			enforcer.RuleCoreDumpLimit: &f.RlimitResource,
+		} else if field := map[denial.Rule]**uint64{
+			denial.RuleIPCOutside:    &f.IPCID,
+			denial.RuleKeyOutside:    &f.KeySerial,
+			denial.RuleCoreDumpLimit: &f.RlimitResource,
 		}[r]; field != nil {
 			*field = &id
 		}

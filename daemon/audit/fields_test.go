@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
 )
 
 // TestFingerprintByReference: denial and summary records carry the id of
@@ -30,8 +30,8 @@ func TestFingerprintByReference(t *testing.T) {
 	reg := Event(t0, "c1", 6, "/sys/fs/cgroup/c1", "registered", "", fp)
 	nar := Event(t0, "c1", 6, "/sys/fs/cgroup/c1", "narrowed", "", fp)
 	act := Event(t0, "c1", 6, "/sys/fs/cgroup/c1", "activated_at_exec", "", fp)
-	d := FromDenial(enforcer.Denial{Hook: enforcer.HookFileOpen}, "c1", fp)
-	s := FromSummary(enforcer.Summary{Hook: enforcer.HookFileOpen, Count: 1}, "c1", fp, "")
+	d := FromDenial(denial.Denial{Hook: denial.HookFileOpen}, "c1", fp)
+	s := FromSummary(denial.Summary{Hook: denial.HookFileOpen, Count: 1}, "c1", fp, "")
 	for _, r := range []Record{reg, nar} {
 		if r.Fingerprint != fp || r.FingerprintID != id {
 			t.Errorf("%s record: fingerprint %q id %q", r.Decision, r.Fingerprint, r.FingerprintID)
@@ -45,7 +45,7 @@ func TestFingerprintByReference(t *testing.T) {
 	}
 }
 
-func fieldsJSON(t *testing.T, h enforcer.Hook, r enforcer.Rule, o enforcer.Object) map[string]any {
+func fieldsJSON(t *testing.T, h denial.Hook, r denial.Rule, o denial.Object) map[string]any {
 	t.Helper()
 	b, err := json.Marshal(objectFields(h, r, o))
 	if err != nil {
@@ -64,67 +64,67 @@ func fieldsJSON(t *testing.T, h enforcer.Hook, r enforcer.Rule, o enforcer.Objec
 func TestObjectFields(t *testing.T) {
 	cases := []struct {
 		name string
-		hook enforcer.Hook
-		rule enforcer.Rule
-		obj  enforcer.Object
+		hook denial.Hook
+		rule denial.Rule
+		obj  denial.Object
 		want string
 	}{
-		{"file", enforcer.HookFileOpen, enforcer.RuleWrite,
-			enforcer.Object{Kind: enforcer.ObjectFile, Path: "/etc/passwd", Dev: 8<<20 | 1, Ino: 99, Mode: 0o100644},
+		{"file", denial.HookFileOpen, denial.RuleWrite,
+			denial.Object{Kind: denial.ObjectFile, Path: "/etc/passwd", Dev: 8<<20 | 1, Ino: 99, Mode: 0o100644},
 			`{"dev":"8:1","ino":99,"kind":"file","mode":33188,"path":"/etc/passwd"}`},
-		{"file not yet created", enforcer.HookInodeCreate, enforcer.RuleWrite,
-			enforcer.Object{Kind: enforcer.ObjectFile, Path: ".../a/new"},
+		{"file not yet created", denial.HookInodeCreate, denial.RuleWrite,
+			denial.Object{Kind: denial.ObjectFile, Path: ".../a/new"},
 			`{"kind":"file","path":".../a/new"}`},
-		{"socket to port 0", enforcer.HookSocketConnect, enforcer.RuleNetwork,
-			enforcer.Object{Kind: enforcer.ObjectSocket, Family: 2, SockType: 2, Protocol: 17, Addr: netip.MustParseAddr("10.0.0.1"), Port: 0},
+		{"socket to port 0", denial.HookSocketConnect, denial.RuleNetwork,
+			denial.Object{Kind: denial.ObjectSocket, Family: 2, SockType: 2, Protocol: 17, Addr: netip.MustParseAddr("10.0.0.1"), Port: 0},
 			`{"address":"10.0.0.1","family":"AF_INET","kind":"socket","port":0,"protocol":17,"sock_type":"SOCK_DGRAM"}`},
-		{"socket without destination", enforcer.HookSocketCreate, enforcer.RuleNetwork,
-			enforcer.Object{Kind: enforcer.ObjectSocket, Family: 10, SockType: 1},
+		{"socket without destination", denial.HookSocketCreate, denial.RuleNetwork,
+			denial.Object{Kind: denial.ObjectSocket, Family: 10, SockType: 1},
 			`{"family":"AF_INET6","kind":"socket","protocol":0,"sock_type":"SOCK_STREAM"}`},
-		{"unix peer outside", enforcer.HookUnixStreamConnect, enforcer.RuleNetwork,
-			enforcer.Object{Kind: enforcer.ObjectSocket, Family: 1, SockType: 1, Ino: 4242},
+		{"unix peer outside", denial.HookUnixStreamConnect, denial.RuleNetwork,
+			denial.Object{Kind: denial.ObjectSocket, Family: 1, SockType: 1, Ino: 4242},
 			`{"family":"AF_UNIX","ino":4242,"kind":"socket","protocol":0,"sock_type":"SOCK_STREAM"}`},
-		{"unnamed family", enforcer.HookSocketCreate, enforcer.RuleNetwork,
-			enforcer.Object{Kind: enforcer.ObjectSocket, Family: 99, SockType: 77},
+		{"unnamed family", denial.HookSocketCreate, denial.RuleNetwork,
+			denial.Object{Kind: denial.ObjectSocket, Family: 99, SockType: 77},
 			`{"family":"99","kind":"socket","protocol":0,"sock_type":"77"}`},
-		{"task", enforcer.HookTaskKill, enforcer.RuleSignalOutside,
-			enforcer.Object{Kind: enforcer.ObjectTask, ID: 1},
+		{"task", denial.HookTaskKill, denial.RuleSignalOutside,
+			denial.Object{Kind: denial.ObjectTask, ID: 1},
 			`{"kind":"task","target_pid":1}`},
-		{"process group owner", enforcer.HookFileFcntl, enforcer.RuleSigioOwner,
-			enforcer.Object{Kind: enforcer.ObjectTask, ID: uint64(^uint64(0) - 6)}, // -7
+		{"process group owner", denial.HookFileFcntl, denial.RuleSigioOwner,
+			denial.Object{Kind: denial.ObjectTask, ID: uint64(^uint64(0) - 6)}, // -7
 			`{"kind":"task","target_pid":-7}`},
-		{"cgroup", enforcer.HookInodePermission, enforcer.RuleCgroupOutside,
-			enforcer.Object{Kind: enforcer.ObjectCgroup, ID: 1 << 40},
+		{"cgroup", denial.HookInodePermission, denial.RuleCgroupOutside,
+			denial.Object{Kind: denial.ObjectCgroup, ID: 1 << 40},
 			`{"kind":"cgroup","target_cgroup_id":1099511627776}`},
-		{"bpf command 0", enforcer.HookBPF, enforcer.RuleBPFSyscall,
-			enforcer.Object{Kind: enforcer.ObjectBPFCmd, ID: 0},
+		{"bpf command 0", denial.HookBPF, denial.RuleBPFSyscall,
+			denial.Object{Kind: denial.ObjectBPFCmd, ID: 0},
 			`{"bpf_cmd":0,"kind":"bpf_cmd"}`},
-		{"capability 0", enforcer.HookCapable, enforcer.RuleCapability,
-			enforcer.Object{Kind: enforcer.ObjectCap, ID: 0},
+		{"capability 0", denial.HookCapable, denial.RuleCapability,
+			denial.Object{Kind: denial.ObjectCap, ID: 0},
 			`{"capability":0,"kind":"capability"}`},
-		{"capability named", enforcer.HookCapable, enforcer.RuleCapability,
-			enforcer.Object{Kind: enforcer.ObjectCap, ID: 21},
+		{"capability named", denial.HookCapable, denial.RuleCapability,
+			denial.Object{Kind: denial.ObjectCap, ID: 21},
 			`{"capability":21,"capability_name":"CAP_SYS_ADMIN","kind":"capability"}`},
-		{"filesystem", enforcer.HookInodePermission, enforcer.RuleKernelSetting,
-			enforcer.Object{Kind: enforcer.ObjectFS, ID: 0x62656572},
+		{"filesystem", denial.HookInodePermission, denial.RuleKernelSetting,
+			denial.Object{Kind: denial.ObjectFS, ID: 0x62656572},
 			`{"filesystem":"sysfs","fs_magic":"0x62656572","kind":"filesystem"}`},
-		{"mount", enforcer.HookSbMount, enforcer.RuleMount, enforcer.Object{Kind: enforcer.ObjectMount}, `{"kind":"mount"}`},
-		{"tty ioctl", enforcer.HookFileIoctl, enforcer.RuleTTYInject,
-			enforcer.Object{Kind: enforcer.ObjectNone, ID: 0x5412},
+		{"mount", denial.HookSbMount, denial.RuleMount, denial.Object{Kind: denial.ObjectMount}, `{"kind":"mount"}`},
+		{"tty ioctl", denial.HookFileIoctl, denial.RuleTTYInject,
+			denial.Object{Kind: denial.ObjectNone, ID: 0x5412},
 			`{"ioctl_cmd":"0x5412","kind":"none"}`},
-		{"ipc id 0", enforcer.HookIPCPermission, enforcer.RuleIPCOutside,
-			enforcer.Object{Kind: enforcer.ObjectNone, ID: 0},
+		{"ipc id 0", denial.HookIPCPermission, denial.RuleIPCOutside,
+			denial.Object{Kind: denial.ObjectNone, ID: 0},
 			`{"ipc_id":0,"kind":"none"}`},
-		{"key", enforcer.HookKeyPermission, enforcer.RuleKeyOutside,
-			enforcer.Object{Kind: enforcer.ObjectNone, ID: 123456},
+		{"key", denial.HookKeyPermission, denial.RuleKeyOutside,
+			denial.Object{Kind: denial.ObjectNone, ID: 123456},
 			`{"key_serial":123456,"kind":"none"}`},
-		{"rlimit", enforcer.HookTaskSetrlimit, enforcer.RuleCoreDumpLimit,
-			enforcer.Object{Kind: enforcer.ObjectNone, ID: 4},
+		{"rlimit", denial.HookTaskSetrlimit, denial.RuleCoreDumpLimit,
+			denial.Object{Kind: denial.ObjectNone, ID: 4},
 			`{"kind":"none","rlimit_resource":4}`},
-		{"nothing recorded", enforcer.HookUringCmd, enforcer.RuleURingCmd,
-			enforcer.Object{Kind: enforcer.ObjectNone}, `{"kind":"none"}`},
-		{"module", enforcer.HookKernelModuleRequest, enforcer.RuleKernelModule,
-			enforcer.Object{Kind: enforcer.ObjectFile, Path: ".../crypto-foo"},
+		{"nothing recorded", denial.HookUringCmd, denial.RuleURingCmd,
+			denial.Object{Kind: denial.ObjectNone}, `{"kind":"none"}`},
+		{"module", denial.HookKernelModuleRequest, denial.RuleKernelModule,
+			denial.Object{Kind: denial.ObjectFile, Path: ".../crypto-foo"},
 			`{"kind":"file","module":"crypto-foo"}`},
 	}
 	for _, c := range cases {
@@ -139,15 +139,15 @@ func TestObjectFields(t *testing.T) {
 	}
 	// In a record, next to the display string; absent for overflow
 	// summaries, which have no object.
-	r := FromDenial(enforcer.Denial{Hook: enforcer.HookSocketConnect, Rule: enforcer.RuleNetwork, Errno: syscall.EPERM,
+	r := FromDenial(denial.Denial{Hook: denial.HookSocketConnect, Rule: denial.RuleNetwork, Errno: syscall.EPERM,
 		Object: cases[2].obj}, "", "")
 	if r.ObjectFields == nil || r.ObjectFields.Port == nil || *r.ObjectFields.Port != 0 || r.Object != "AF_INET SOCK_DGRAM 10.0.0.1:0" || r.Rule != "network" {
 		t.Fatalf("record %+v", r)
 	}
-	if s := FromSummary(enforcer.Summary{Overflow: true, Count: 2}, "", "", ""); s.ObjectFields != nil {
+	if s := FromSummary(denial.Summary{Overflow: true, Count: 2}, "", "", ""); s.ObjectFields != nil {
 		t.Fatalf("overflow summary has object fields %+v", s.ObjectFields)
 	}
-	if s := FromSummary(enforcer.Summary{Hook: enforcer.HookFileOpen, Object: enforcer.Object{Kind: enforcer.ObjectFile, Dev: 1, Ino: 2}, Count: 2}, "", "", "/x"); s.ObjectFields == nil || s.ObjectFields.Path != "/x" || s.ObjectFields.Ino != 2 {
+	if s := FromSummary(denial.Summary{Hook: denial.HookFileOpen, Object: denial.Object{Kind: denial.ObjectFile, Dev: 1, Ino: 2}, Count: 2}, "", "", "/x"); s.ObjectFields == nil || s.ObjectFields.Path != "/x" || s.ObjectFields.Ino != 2 {
 		t.Fatalf("summary object fields %+v", s.ObjectFields)
 	}
 }

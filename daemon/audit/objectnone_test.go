@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
 )
 
 // TestObjectNoneFieldByRule: a record without object carries a number the
@@ -13,16 +13,16 @@ import (
 // rule leaves only the kind.
 func TestObjectNoneFieldByRule(t *testing.T) {
 	for _, tc := range []struct {
-		rule enforcer.Rule
+		rule denial.Rule
 		want string
 	}{
-		{enforcer.RuleTTYInject, `{"kind":"none","ioctl_cmd":"0x5412"}`},
-		{enforcer.RuleIPCOutside, `{"kind":"none","ipc_id":21522}`},
-		{enforcer.RuleKeyOutside, `{"kind":"none","key_serial":21522}`},
-		{enforcer.RuleCoreDumpLimit, `{"kind":"none","rlimit_resource":21522}`},
-		{enforcer.RuleShellNone, `{"kind":"none"}`},
+		{denial.RuleTTYInject, `{"kind":"none","ioctl_cmd":"0x5412"}`},
+		{denial.RuleIPCOutside, `{"kind":"none","ipc_id":21522}`},
+		{denial.RuleKeyOutside, `{"kind":"none","key_serial":21522}`},
+		{denial.RuleCoreDumpLimit, `{"kind":"none","rlimit_resource":21522}`},
+		{denial.RuleShellNone, `{"kind":"none"}`},
 	} {
-		f := objectFields(enforcer.HookFileIoctl, tc.rule, enforcer.Object{Kind: enforcer.ObjectNone, ID: 0x5412})
+		f := objectFields(denial.HookFileIoctl, tc.rule, denial.Object{Kind: denial.ObjectNone, ID: 0x5412})
 		b, err := json.Marshal(f)
 		if err != nil {
 			t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/coverage"
 )
 
 // Registration results (label "result" of enforcerd_registrations_total).
@@ -48,10 +48,10 @@ type Sources struct {
 	// Unattributed: denials the kernel counted for no container (its
 	// tally maps full); nil: the metric is not exported.
 	Unattributed func() (uint64, error)
-	Hooks        func() []enforcer.HookStatus
+	Hooks        func() []coverage.HookStatus
 	Dropped      func() uint64 // follow-stream records dropped
 	// Unenforced counts the registered containers by coverage gap code
-	// (enforcer.Gap.Code); nil: the metric is not exported.
+	// (coverage.Gap.Code); nil: the metric is not exported.
 	Unenforced func() map[string]int
 }
 
@@ -183,7 +183,7 @@ func (c *gapCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 type hookCollector struct {
-	hooks func() []enforcer.HookStatus
+	hooks func() []coverage.HookStatus
 	desc  *prometheus.Desc
 }
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/daemon/metrics"
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/buildinfo"
 )
 
@@ -18,7 +18,7 @@ import (
 func TestBuildInfo(t *testing.T) {
 	m := metrics.New(metrics.Sources{Registered: func() int { return 0 },
 		LostRecords: func() (uint64, error) { return 0, nil },
-		Hooks:       func() []enforcer.HookStatus { return nil }})
+		Hooks:       func() []coverage.HookStatus { return nil }})
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body, _ := io.ReadAll(rec.Body)

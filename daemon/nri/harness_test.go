@@ -18,7 +18,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -217,7 +217,7 @@ type realRegistry struct {
 }
 
 // initTerminal is the terminal every init of a realRegistry holds.
-var initTerminal = enforcer.Terminal{Dev: 136<<20 | 4, PtsDev: 0x1a}
+var initTerminal = entry.Terminal{Dev: 136<<20 | 4, PtsDev: 0x1a}
 
 func newRealRegistry(t *testing.T) *realRegistry {
 	t.Helper()
@@ -228,7 +228,7 @@ func newRealRegistry(t *testing.T) *realRegistry {
 		StartTime: func(int) (uint64, error) { return 1, nil },
 		OnEvent:   func(ev registry.Event) { rr.events <- ev },
 		// Every init's stdio is one pty (initTerminal).
-		OwnTerminals: func(int) ([]enforcer.Terminal, error) { return []enforcer.Terminal{initTerminal}, nil },
+		OwnTerminals: func(int) ([]entry.Terminal, error) { return []entry.Terminal{initTerminal}, nil },
 	})
 	return rr
 }

@@ -9,7 +9,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/prometheus/procfs"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/oci/speccheck"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -28,7 +28,7 @@ import (
 // below procRoot. A value that cannot be read credits nothing, and says
 // why (fail closed). Both fields are judged; the daemon uses those the
 // effective ceiling restricts.
-func specLayer(ctr *api.Container, writeRoots []string, procRoot string, initPID int) *enforcer.SpecLayer {
+func specLayer(ctr *api.Container, writeRoots []string, procRoot string, initPID int) *coverage.SpecLayer {
 	spec := specOf(ctr)
 	if initPID == 0 {
 		spec.Root.Readonly = true
@@ -37,13 +37,13 @@ func specLayer(ctr *api.Container, writeRoots []string, procRoot string, initPID
 		caps, err := procCaps(procRoot, initPID)
 		if err != nil {
 			why := fmt.Sprintf("cannot read the init's capabilities: %v", err)
-			return &enforcer.SpecLayer{WriteMissing: why, NetworkMissing: why}
+			return &coverage.SpecLayer{WriteMissing: why, NetworkMissing: why}
 		}
 		spec.Process.Capabilities = caps
 		ro, err := procRootReadonly(procRoot, initPID)
 		if err != nil {
 			why := fmt.Sprintf("cannot read the init's root mount: %v", err)
-			return &enforcer.SpecLayer{WriteMissing: why, NetworkMissing: why}
+			return &coverage.SpecLayer{WriteMissing: why, NetworkMissing: why}
 		}
 		spec.Root.Readonly = ro
 	}
@@ -55,7 +55,7 @@ func specLayer(ctr *api.Container, writeRoots []string, procRoot string, initPID
 		},
 	})
 	w, n := r.Fields()
-	return &enforcer.SpecLayer{Write: w, Network: n, WriteMissing: r.MissingFor("write"), NetworkMissing: r.MissingFor("network"), WritableMounts: r.WritableMounts}
+	return &coverage.SpecLayer{Write: w, Network: n, WriteMissing: r.MissingFor("write"), NetworkMissing: r.MissingFor("network"), WritableMounts: r.WritableMounts}
 }
 
 // specOf is the part of the container's OCI spec NRI gives: namespaces,

@@ -5,7 +5,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/devallow"
 	"github.com/enforcerd/enforcerd/endpoint"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/oci"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -24,7 +24,7 @@ import (
 // network, write_roots' paths, allow_devices' syntax), ErrNotFound (an unregistered parent),
 // ErrConflict (the id is registered), and ErrCannotEnforce or
 // ErrPartialCoverage from the host's coverage of that ceiling
-// (enforcer.Coverage.Err with the request's audit-only and the
+// (coverage.Coverage.Err with the request's audit-only and the
 // registry's AllowPartial). Not checked here: the cgroup, the init
 // process, the entrypoint under shell=none, unix endpoints', write
 // roots' and device nodes' files (they exist only once the container
@@ -79,7 +79,7 @@ func (r *Registry) Check(req Request) (policy.KernelCeiling, error) {
 	if len(eps) > 0 && surf.Kernel.Network {
 		return none, badf("container %s: allow_connect needs network=false (the effective ceiling allows network: the list would mislead)", req.ID)
 	}
-	cov := r.o.Enforcer.CoverageOf(enforcer.Entry{Ceiling: surf.Kernel, AllowConnect: eps, Spec: req.Spec})
+	cov := r.o.Enforcer.CoverageOf(entry.Entry{Ceiling: surf.Kernel, AllowConnect: eps, Spec: req.Spec})
 	if err := cov.Err(req.AuditOnly, r.o.AllowPartial); err != nil {
 		return none, fmt.Errorf("container %s: %w", req.ID, err)
 	}

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -58,11 +58,11 @@ func TestCheckUsesTheSpecLayer(t *testing.T) {
 	if _, err := reg.Check(registry.Request{ID: "a", Ceiling: "write=false"}); !errors.Is(err, registry.ErrCannotEnforce) {
 		t.Fatalf("write=false without a spec: %v, want ErrCannotEnforce", err)
 	}
-	_, err := reg.Check(registry.Request{ID: "a", Ceiling: "write=false", Spec: &enforcer.SpecLayer{WriteMissing: "root-readonly: root.readonly is not true"}})
+	_, err := reg.Check(registry.Request{ID: "a", Ceiling: "write=false", Spec: &coverage.SpecLayer{WriteMissing: "root-readonly: root.readonly is not true"}})
 	if !errors.Is(err, registry.ErrCannotEnforce) || !strings.Contains(err.Error(), "root-readonly") {
 		t.Fatalf("write=false, spec without write: %v, want ErrCannotEnforce naming root-readonly", err)
 	}
-	if _, err := reg.Check(registry.Request{ID: "a", Ceiling: "write=false", Spec: &enforcer.SpecLayer{Write: true}}); err != nil {
+	if _, err := reg.Check(registry.Request{ID: "a", Ceiling: "write=false", Spec: &coverage.SpecLayer{Write: true}}); err != nil {
 		t.Fatalf("write=false, spec with write: %v, want accepted (partial, allow_partial)", err)
 	}
 }

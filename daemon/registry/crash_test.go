@@ -11,7 +11,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // crashFixture simulates a daemon killed at the instant it would save a
@@ -28,7 +28,7 @@ type crashFixture struct {
 	crashed   bool
 	disk      []byte
 	intent    []byte
-	kernel    map[uint64]enforcer.Entry
+	kernel    map[uint64]entry.Entry
 	events    []registry.Event
 }
 

@@ -3,7 +3,7 @@ package registry
 import (
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/devallow"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // checkDeviceRequest is validate's check of allow_devices, the declared
@@ -23,8 +23,8 @@ func checkDeviceRequest(req Request) error {
 			}
 		}
 	}
-	if len(req.Terminals) > enforcer.MaxTerminals {
-		return badf("container %s: %d own terminals, at most %d", req.ID, len(req.Terminals), enforcer.MaxTerminals)
+	if len(req.Terminals) > entry.MaxTerminals {
+		return badf("container %s: %d own terminals, at most %d", req.ID, len(req.Terminals), entry.MaxTerminals)
 	}
 	if req.TerminalsOfInit {
 		if req.InitPID <= 0 {
@@ -66,7 +66,7 @@ func (r *Registry) allowDevices(req Request, c state.Container) ([]devallow.Devi
 	if c.Cgroup == "" {
 		return ds, nil
 	}
-	err = r.eachOuter(c.Cgroup, func(_ string, a *state.Container, en *enforcer.Entry) {
+	err = r.eachOuter(c.Cgroup, func(_ string, a *state.Container, en *entry.Entry) {
 		if a != nil {
 			ds = devallow.Intersect(ds, a.AllowDevices)
 		} else {
@@ -91,7 +91,7 @@ func (r *Registry) denyConsoleEgress(req Request, c state.Container) (bool, erro
 	if deny || c.Cgroup == "" {
 		return deny, nil
 	}
-	err := r.eachOuter(c.Cgroup, func(_ string, a *state.Container, en *enforcer.Entry) {
+	err := r.eachOuter(c.Cgroup, func(_ string, a *state.Container, en *entry.Entry) {
 		if a != nil {
 			deny = deny || a.DenyConsoleEgress
 		} else {
@@ -116,8 +116,8 @@ func (r *Registry) ownTerminals(req Request, c state.Container) ([]state.Termina
 			return nil, badf("container %s: init_pid %d exited while its terminals were read", req.ID, req.InitPID)
 		}
 	}
-	if len(ts) > enforcer.MaxTerminals {
-		return nil, badf("container %s: %d own terminals, at most %d", req.ID, len(ts), enforcer.MaxTerminals)
+	if len(ts) > entry.MaxTerminals {
+		return nil, badf("container %s: %d own terminals, at most %d", req.ID, len(ts), entry.MaxTerminals)
 	}
 	return stateTerminals(ts), nil
 }
@@ -125,26 +125,26 @@ func (r *Registry) ownTerminals(req Request, c state.Container) ([]state.Termina
 // setDeviceFields puts c's device allow list, own terminals and console
 // egress choice on en: every entry the daemon installs for c carries
 // them from the state, whatever a Lookup of the map returned.
-func setDeviceFields(en *enforcer.Entry, c state.Container) {
+func setDeviceFields(en *entry.Entry, c state.Container) {
 	en.AllowDevices = entryDevices(c.AllowDevices)
 	en.Terminals = entryTerminals(c.Terminals)
 	en.DenyConsoleEgress = c.DenyConsoleEgress
 }
 
 // entryDevices is the kernel form of a device allow list.
-func entryDevices(ds []devallow.Device) []enforcer.Device {
+func entryDevices(ds []devallow.Device) []entry.Device {
 	if len(ds) == 0 {
 		return nil
 	}
-	out := make([]enforcer.Device, len(ds))
+	out := make([]entry.Device, len(ds))
 	for i, d := range ds {
-		out[i] = enforcer.Device{Block: d.Block, Dev: d.Dev()}
+		out[i] = entry.Device{Block: d.Block, Dev: d.Dev()}
 	}
 	return out
 }
 
 // devicesOfEntry is a map entry's list as devallow devices (no paths).
-func devicesOfEntry(ds []enforcer.Device) []devallow.Device {
+func devicesOfEntry(ds []entry.Device) []devallow.Device {
 	out := make([]devallow.Device, len(ds))
 	for i, d := range ds {
 		out[i] = devallow.Device{Block: d.Block, Major: d.Dev >> 20, Minor: d.Dev & devallow.MaxMinor}
@@ -152,7 +152,7 @@ func devicesOfEntry(ds []enforcer.Device) []devallow.Device {
 	return out
 }
 
-func stateTerminals(ts []enforcer.Terminal) []state.Terminal {
+func stateTerminals(ts []entry.Terminal) []state.Terminal {
 	if len(ts) == 0 {
 		return nil
 	}
@@ -163,13 +163,13 @@ func stateTerminals(ts []enforcer.Terminal) []state.Terminal {
 	return out
 }
 
-func entryTerminals(ts []state.Terminal) []enforcer.Terminal {
+func entryTerminals(ts []state.Terminal) []entry.Terminal {
 	if len(ts) == 0 {
 		return nil
 	}
-	out := make([]enforcer.Terminal, len(ts))
+	out := make([]entry.Terminal, len(ts))
 	for i, t := range ts {
-		out[i] = enforcer.Terminal{Dev: t.Dev, PtsDev: t.PtsDev}
+		out[i] = entry.Terminal{Dev: t.Dev, PtsDev: t.PtsDev}
 	}
 	return out
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/devallow"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/progcheck"
 )
 
@@ -22,7 +22,7 @@ type devFixture struct {
 	enf   *registrytest.Enforcer
 	cgs   *registrytest.Cgroups
 	path  string
-	terms map[int][]enforcer.Terminal
+	terms map[int][]entry.Terminal
 	start map[int]uint64
 	deny  bool
 }
@@ -30,7 +30,7 @@ type devFixture struct {
 func newDevFixture(t *testing.T, denyConsole bool) *devFixture {
 	t.Helper()
 	f := &devFixture{enf: registrytest.NewEnforcer(true), cgs: registrytest.NewCgroups(),
-		path: filepath.Join(t.TempDir(), "state.json"), terms: map[int][]enforcer.Terminal{}, start: map[int]uint64{}, deny: denyConsole}
+		path: filepath.Join(t.TempDir(), "state.json"), terms: map[int][]entry.Terminal{}, start: map[int]uint64{}, deny: denyConsole}
 	f.reg = f.open()
 	return f
 }
@@ -44,7 +44,7 @@ func (f *devFixture) open() *registry.Registry {
 			}
 			return 0, fmt.Errorf("pid %d: no such process", pid)
 		},
-		OwnTerminals: func(pid int) ([]enforcer.Terminal, error) {
+		OwnTerminals: func(pid int) ([]entry.Terminal, error) {
 			if ts, ok := f.terms[pid]; ok {
 				return ts, nil
 			}
@@ -54,7 +54,7 @@ func (f *devFixture) open() *registry.Registry {
 }
 
 // kernelDevices is the device list of a container's map entry.
-func (f *devFixture) kernelDevices(t *testing.T, c state.Container) []enforcer.Device {
+func (f *devFixture) kernelDevices(t *testing.T, c state.Container) []entry.Device {
 	t.Helper()
 	en, err := f.enf.Lookup(c.CgroupID)
 	if err != nil {
@@ -74,13 +74,13 @@ func TestAllowDevicesRegistered(t *testing.T) {
 	if fmt.Sprint(c.AllowDevices) != fmt.Sprint(want) {
 		t.Errorf("AllowDevices = %v, want %v", c.AllowDevices, want)
 	}
-	kwant := []enforcer.Device{{Dev: 226<<20 | 128}, {Dev: 1<<20 | 3}, {Block: true, Dev: 7 << 20}}
+	kwant := []entry.Device{{Dev: 226<<20 | 128}, {Dev: 1<<20 | 3}, {Block: true, Dev: 7 << 20}}
 	if got := f.kernelDevices(t, c); fmt.Sprint(got) != fmt.Sprint(kwant) {
 		t.Errorf("map entry's AllowDevices = %v, want %v", got, kwant)
 	}
 	// The state file keeps them; a restarted daemon that finds the map
 	// entry gone installs them again.
-	f.enf.M = map[uint64]enforcer.Entry{}
+	f.enf.M = map[uint64]entry.Entry{}
 	reg := f.open()
 	if _, err := reg.Reconcile(); err != nil {
 		t.Fatal(err)
@@ -113,7 +113,7 @@ func TestAllowDevicesRefused(t *testing.T) {
 		{registry.Request{AllowDevices: []string{"/dev/no-such-device"}}, "no such file"},
 		{registry.Request{AllowDevices: []string{"/dev/null"}, Activate: registry.ActivateExec}, "needs entrypoint.root"},
 		{registry.Request{TerminalsOfInit: true}, "need init_pid"},
-		{registry.Request{Terminals: make([]enforcer.Terminal, enforcer.MaxTerminals+1)}, "at most 8"},
+		{registry.Request{Terminals: make([]entry.Terminal, entry.MaxTerminals+1)}, "at most 8"},
 	} {
 		req := c.req
 		req.ID, req.Cgroup, req.Ceiling = "a", "/c/a", "network=false"
@@ -160,7 +160,7 @@ func TestAllowDevicesMeet(t *testing.T) {
 	if want := []devallow.Device{{Major: 10, Minor: 200}}; fmt.Sprint(c.AllowDevices) != fmt.Sprint(want) {
 		t.Errorf("nested by cgroup: %v, want %v", c.AllowDevices, want)
 	}
-	if got := f.kernelDevices(t, c); fmt.Sprint(got) != fmt.Sprint([]enforcer.Device{{Dev: 10<<20 | 200}}) {
+	if got := f.kernelDevices(t, c); fmt.Sprint(got) != fmt.Sprint([]entry.Device{{Dev: 10<<20 | 200}}) {
 		t.Errorf("nested by cgroup, map entry: %v", got)
 	}
 	q, err := f.reg.Register(registry.Request{ID: "q", Cgroup: "/q", Parent: "p", AllowDevices: []string{"c 226:128", "c 4:1"}})
@@ -235,8 +235,8 @@ func TestOwnTerminalsOfInit(t *testing.T) {
 	f.cgs.Add("/c/a")
 	f.cgs.SetPid(10, "/c/a")
 	f.start[10] = 500
-	pty := enforcer.Terminal{Dev: 136<<20 | 3, PtsDev: 25}
-	f.terms[10] = []enforcer.Terminal{pty}
+	pty := entry.Terminal{Dev: 136<<20 | 3, PtsDev: 25}
+	f.terms[10] = []entry.Terminal{pty}
 	c, err := f.reg.Register(registry.Request{ID: "a", Cgroup: "/c/a", InitPID: 10, Activate: registry.ActivateExec, TerminalsOfInit: true})
 	if err != nil {
 		t.Fatal(err)
@@ -250,7 +250,7 @@ func TestOwnTerminalsOfInit(t *testing.T) {
 	}
 	// Given by the caller (the API, for its client).
 	f.cgs.Add("/c/b")
-	c, err = f.reg.Register(registry.Request{ID: "b", Cgroup: "/c/b", Terminals: []enforcer.Terminal{{Dev: 4<<20 | 64}}})
+	c, err = f.reg.Register(registry.Request{ID: "b", Cgroup: "/c/b", Terminals: []entry.Terminal{{Dev: 4<<20 | 64}}})
 	if err != nil || len(c.Terminals) != 1 || c.Terminals[0].Dev != 4<<20|64 {
 		t.Errorf("given terminals: %v, %v", c.Terminals, err)
 	}
@@ -299,7 +299,7 @@ func TestDenyConsoleEgress(t *testing.T) {
 func TestDeviceFieldsSurviveNarrowing(t *testing.T) {
 	f := newDevFixture(t, false)
 	f.cgs.Add("/c/a")
-	c, err := f.reg.Register(registry.Request{ID: "a", Cgroup: "/c/a", AllowDevices: []string{"c 226:128"}, Terminals: []enforcer.Terminal{{Dev: 4<<20 | 1}}})
+	c, err := f.reg.Register(registry.Request{ID: "a", Cgroup: "/c/a", AllowDevices: []string{"c 226:128"}, Terminals: []entry.Terminal{{Dev: 4<<20 | 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@ package registry
 import (
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/endpoint"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // allowConnect is the list a new container c (its effective kernel
@@ -52,7 +52,7 @@ func (r *Registry) allowConnect(req Request, c state.Container) ([]endpoint.Endp
 	if c.Cgroup == "" {
 		return eps, nil
 	}
-	err = r.eachOuter(c.Cgroup, func(_ string, a *state.Container, en *enforcer.Entry) {
+	err = r.eachOuter(c.Cgroup, func(_ string, a *state.Container, en *entry.Entry) {
 		switch {
 		case a != nil && !a.Kernel.Network:
 			eps = endpoint.Intersect(eps, a.AllowConnect)

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
 )
 
 // Event kinds.
@@ -61,7 +61,7 @@ func registeredReason(c state.Container) string {
 	return s
 }
 
-func codes(gs []enforcer.Gap) []string {
+func codes(gs []coverage.Gap) []string {
 	var out []string
 	for _, g := range gs {
 		out = append(out, g.Code)

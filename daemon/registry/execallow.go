@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/progcheck"
 )
@@ -112,29 +112,29 @@ func resolveExecAllow(req Request, k policy.KernelCeiling) (files, interps []sta
 }
 
 // execFileID is the identity of an open regular file with an execute bit
-// (enforcer.FileID encoding).
-func execFileID(f *os.File) (enforcer.FileID, error) {
+// (entry.FileID encoding).
+func execFileID(f *os.File) (entry.FileID, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return enforcer.FileID{}, err
+		return entry.FileID{}, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return enforcer.FileID{}, fmt.Errorf("not a regular file (mode %#o)", st.Mode)
+		return entry.FileID{}, fmt.Errorf("not a regular file (mode %#o)", st.Mode)
 	}
 	if st.Mode&0o111 == 0 {
-		return enforcer.FileID{}, fmt.Errorf("not executable (mode %#o)", st.Mode&0o7777)
+		return entry.FileID{}, fmt.Errorf("not executable (mode %#o)", st.Mode&0o7777)
 	}
-	return enforcer.FileIDOfStat(&st), nil
+	return entry.FileIDOfStat(&st), nil
 }
 
 // execAllowIDs are the identities of a container's list (Entry.ExecAllow).
-func execAllowIDs(fs []state.ExecFile) []enforcer.FileID {
+func execAllowIDs(fs []state.ExecFile) []entry.FileID {
 	if len(fs) == 0 {
 		return nil
 	}
-	out := make([]enforcer.FileID, len(fs))
+	out := make([]entry.FileID, len(fs))
 	for i, f := range fs {
-		out[i] = enforcer.FileID{Dev: f.Dev, Ino: f.Ino}
+		out[i] = entry.FileID{Dev: f.Dev, Ino: f.Ino}
 	}
 	return out
 }
@@ -159,7 +159,7 @@ func (r *Registry) outerExecBounds(parent, group string) (out [][]state.ExecFile
 	if p, ok := r.byID[parent]; ok && parent != "" {
 		add(p)
 	}
-	err = r.eachOuter(group, func(_ string, c *state.Container, _ *enforcer.Entry) {
+	err = r.eachOuter(group, func(_ string, c *state.Container, _ *entry.Entry) {
 		if c != nil {
 			add(*c)
 		}
@@ -275,7 +275,7 @@ func recheckExecAllow(req Request, own []state.ExecFile, vetStart time.Time) err
 		if err != nil {
 			return fmt.Errorf("%w: container %s: exec_allow: %s (in %s): %v", ErrUnsafeProgram, req.ID, o.Path, dir, err)
 		}
-		if id := enforcer.FileIDOfStat(&st); id.Dev != o.Dev || id.Ino != o.Ino {
+		if id := entry.FileIDOfStat(&st); id.Dev != o.Dev || id.Ino != o.Ino {
 			return fmt.Errorf("%w: container %s: exec_allow: %s (in %s) was replaced while it was checked", ErrUnsafeProgram, req.ID, o.Path, dir)
 		}
 		if ct := time.Unix(st.Ctim.Sec, st.Ctim.Nsec); !ct.Before(since) {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/progcheck"
 )
 
@@ -63,8 +63,8 @@ func TestExecAllowMeetPersistReinstall(t *testing.T) {
 		}
 		return c
 	}
-	id := func(p string) enforcer.FileID {
-		i, err := enforcer.FileIDOf(filepath.Join(root, p))
+	id := func(p string) entry.FileID {
+		i, err := entry.FileIDOf(filepath.Join(root, p))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/endpoint"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/failpoint"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -32,8 +32,8 @@ import (
 // the stored activation state (pending or frozen: the kernel entry is
 // still pending); ExecAllow, ExecInterp and Spec are the state's (the map
 // cannot be read back for them).
-func storedEntry(c state.Container) enforcer.Entry {
-	en := enforcer.Entry{
+func storedEntry(c state.Container) entry.Entry {
+	en := entry.Entry{
 		Ceiling: c.Kernel, AuditOnly: c.AuditOnly,
 		Pending:      c.State == state.StatePending || c.State == state.StateFrozen,
 		AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots),
@@ -51,21 +51,21 @@ func storedEntry(c state.Container) enforcer.Entry {
 // DenyConsoleEgress when either denies. The exec allow lists, which the
 // map does not give back, and Spec are s's; Entrypoints and AllowPartial
 // are k's.
-func meetEntry(k, s enforcer.Entry) enforcer.Entry {
+func meetEntry(k, s entry.Entry) entry.Entry {
 	m := k
 	m.Ceiling = k.Ceiling.Clamp(s.Ceiling)
 	m.AuditOnly = k.AuditOnly && s.AuditOnly
 	m.Pending = k.Pending && s.Pending
 	m.AllowConnect = meetList(k.Ceiling.Network, k.AllowConnect, s.Ceiling.Network, s.AllowConnect, endpointKey)
-	m.WriteRoots = meetList(k.Ceiling.Write, k.WriteRoots, s.Ceiling.Write, s.WriteRoots, func(f enforcer.FileID) enforcer.FileID { return f })
+	m.WriteRoots = meetList(k.Ceiling.Write, k.WriteRoots, s.Ceiling.Write, s.WriteRoots, func(f entry.FileID) entry.FileID { return f })
 	if m.Ceiling.Network {
 		m.AllowConnect = nil
 	}
 	if m.Ceiling.Write {
 		m.WriteRoots = nil
 	}
-	m.AllowDevices = meetList(false, k.AllowDevices, false, s.AllowDevices, func(d enforcer.Device) enforcer.Device { return d })
-	m.Terminals = meetList(false, k.Terminals, false, s.Terminals, func(t enforcer.Terminal) enforcer.Terminal { return t })
+	m.AllowDevices = meetList(false, k.AllowDevices, false, s.AllowDevices, func(d entry.Device) entry.Device { return d })
+	m.Terminals = meetList(false, k.Terminals, false, s.Terminals, func(t entry.Terminal) entry.Terminal { return t })
 	m.DenyConsoleEgress = k.DenyConsoleEgress || s.DenyConsoleEgress
 	m.ExecAllow, m.ExecInterp, m.Spec = s.ExecAllow, s.ExecInterp, s.Spec
 	return m
@@ -105,7 +105,7 @@ func endpointKey(e endpoint.Endpoint) endpoint.Endpoint {
 
 // entryDiff names the fields in which two entries of one cgroup differ
 // ("" when none): the ceiling's fields and every allow list.
-func entryDiff(a, b enforcer.Entry) string {
+func entryDiff(a, b entry.Entry) string {
 	var d []string
 	add := func(differ bool, name string) {
 		if differ {
@@ -118,9 +118,9 @@ func entryDiff(a, b enforcer.Entry) string {
 	add(a.AuditOnly != b.AuditOnly, "audit_only")
 	add(a.Pending != b.Pending, "pending")
 	add(!sameSet(a.AllowConnect, b.AllowConnect, endpointKey), "allow_connect")
-	add(!sameSet(a.WriteRoots, b.WriteRoots, func(f enforcer.FileID) enforcer.FileID { return f }), "write_roots")
-	add(!sameSet(a.AllowDevices, b.AllowDevices, func(d enforcer.Device) enforcer.Device { return d }), "allow_devices")
-	add(!sameSet(a.Terminals, b.Terminals, func(t enforcer.Terminal) enforcer.Terminal { return t }), "terminals")
+	add(!sameSet(a.WriteRoots, b.WriteRoots, func(f entry.FileID) entry.FileID { return f }), "write_roots")
+	add(!sameSet(a.AllowDevices, b.AllowDevices, func(d entry.Device) entry.Device { return d }), "allow_devices")
+	add(!sameSet(a.Terminals, b.Terminals, func(t entry.Terminal) entry.Terminal { return t }), "terminals")
 	add(a.DenyConsoleEgress != b.DenyConsoleEgress, "deny_console_egress")
 	return strings.Join(d, ",")
 }
@@ -148,7 +148,7 @@ func sameSet[T any, K comparable](a, b []T, key func(T) K) bool {
 // ceiling, kernel ceiling and fingerprint re-derived from it (as a
 // narrowing would), its audit-only and allow lists those of m. The returned entry is what the map is to hold: m with the
 // re-derived kernel ceiling (never wider than m's).
-func (r *Registry) meetContainer(c state.Container, k enforcer.Entry) (state.Container, enforcer.Entry) {
+func (r *Registry) meetContainer(c state.Container, k entry.Entry) (state.Container, entry.Entry) {
 	m := meetEntry(k, storedEntry(c))
 	nc := c
 	if m.Ceiling != c.Kernel {
@@ -156,25 +156,25 @@ func (r *Registry) meetContainer(c state.Container, k enforcer.Entry) (state.Con
 		surf := policy.ResolveSurface(storedRole(c.Role), nc.Session, c.ToolGroups)
 		nc.Ceiling, nc.Kernel, nc.Fingerprint = surf.Ceiling, surf.Kernel.Clamp(m.Ceiling), surf.Fingerprint
 		m.Ceiling = nc.Kernel
-		nc.Unenforced = r.o.Enforcer.CoverageOf(enforcer.Entry{Ceiling: nc.Kernel, AllowConnect: m.AllowConnect, Spec: c.Spec}).Gaps()
+		nc.Unenforced = r.o.Enforcer.CoverageOf(entry.Entry{Ceiling: nc.Kernel, AllowConnect: m.AllowConnect, Spec: c.Spec}).Gaps()
 	}
 	nc.AuditOnly = m.AuditOnly
 	nc.AllowConnect = m.AllowConnect
 	nc.WriteRoots = nil
 	for _, wr := range c.WriteRoots {
-		if slices.Contains(m.WriteRoots, enforcer.FileID{Dev: wr.Dev, Ino: wr.Ino}) {
+		if slices.Contains(m.WriteRoots, entry.FileID{Dev: wr.Dev, Ino: wr.Ino}) {
 			nc.WriteRoots = append(nc.WriteRoots, wr)
 		}
 	}
 	nc.AllowDevices = nil
 	for _, d := range c.AllowDevices {
-		if slices.Contains(m.AllowDevices, enforcer.Device{Block: d.Block, Dev: d.Dev()}) {
+		if slices.Contains(m.AllowDevices, entry.Device{Block: d.Block, Dev: d.Dev()}) {
 			nc.AllowDevices = append(nc.AllowDevices, d)
 		}
 	}
 	nc.Terminals = nil
 	for _, t := range c.Terminals {
-		if slices.Contains(m.Terminals, enforcer.Terminal{Dev: t.Dev, PtsDev: t.PtsDev}) {
+		if slices.Contains(m.Terminals, entry.Terminal{Dev: t.Dev, PtsDev: t.PtsDev}) {
 			nc.Terminals = append(nc.Terminals, t)
 		}
 	}
@@ -240,7 +240,7 @@ func (r *Registry) meetAllLocked(rep *Report) []Event {
 }
 
 // entrySummary is an entry's ceiling and flags for a log line or record.
-func entrySummary(e enforcer.Entry) string {
+func entrySummary(e entry.Entry) string {
 	s := e.Ceiling.String()
 	if e.AuditOnly {
 		s += " audit-only"

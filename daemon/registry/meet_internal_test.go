@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/enforcerd/enforcerd/endpoint"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -19,43 +19,43 @@ func TestMeetEntryNarrowsEveryField(t *testing.T) {
 	unix := endpoint.Endpoint{Kind: endpoint.Unix, Path: "/run/x.sock", Dev: 1, Ino: 2, Ctime: 3}
 	unixKernel := unix
 	unixKernel.Path = "" // the map keeps no path
-	root := func(ino uint64) enforcer.FileID { return enforcer.FileID{Dev: 9, Ino: ino} }
-	dev := func(n uint32) enforcer.Device { return enforcer.Device{Dev: 10<<20 | n} }
+	root := func(ino uint64) entry.FileID { return entry.FileID{Dev: 9, Ino: ino} }
+	dev := func(n uint32) entry.Device { return entry.Device{Dev: 10<<20 | n} }
 	open := policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}
 	noNet := policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull}
 	noWrite := policy.KernelCeiling{Network: true, Write: false, Shell: policy.ShellFull}
 	cases := []struct {
 		name string
-		k, s enforcer.Entry
+		k, s entry.Entry
 		want string
 	}{
-		{"network: kernel narrower", enforcer.Entry{Ceiling: noNet}, enforcer.Entry{Ceiling: open},
+		{"network: kernel narrower", entry.Entry{Ceiling: noNet}, entry.Entry{Ceiling: open},
 			"network=false,write=true,shell=full conn=[] roots=[] devs=[] audit=false pending=false egress=false"},
-		{"shell: kernel narrower", enforcer.Entry{Ceiling: policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}}, enforcer.Entry{Ceiling: open},
+		{"shell: kernel narrower", entry.Entry{Ceiling: policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}}, entry.Entry{Ceiling: open},
 			"network=true,write=true,shell=none conn=[] roots=[] devs=[] audit=false pending=false egress=false"},
 		{"allow_connect: both denied, the intersection, the state's path kept",
-			enforcer.Entry{Ceiling: noNet, AllowConnect: []endpoint.Endpoint{ep(1), ep(2), unixKernel}},
-			enforcer.Entry{Ceiling: noNet, AllowConnect: []endpoint.Endpoint{ep(2), ep(3), unix}},
+			entry.Entry{Ceiling: noNet, AllowConnect: []endpoint.Endpoint{ep(1), ep(2), unixKernel}},
+			entry.Entry{Ceiling: noNet, AllowConnect: []endpoint.Endpoint{ep(2), ep(3), unix}},
 			"network=false,write=true,shell=full conn=[tcp:10.0.0.1:2 unix:/run/x.sock] roots=[] devs=[] audit=false pending=false egress=false"},
 		{"allow_connect: kernel open, the state's list",
-			enforcer.Entry{Ceiling: open}, enforcer.Entry{Ceiling: noNet, AllowConnect: []endpoint.Endpoint{ep(2)}},
+			entry.Entry{Ceiling: open}, entry.Entry{Ceiling: noNet, AllowConnect: []endpoint.Endpoint{ep(2)}},
 			"network=false,write=true,shell=full conn=[tcp:10.0.0.1:2] roots=[] devs=[] audit=false pending=false egress=false"},
 		{"allow_connect: kernel denied without a list wins",
-			enforcer.Entry{Ceiling: noNet}, enforcer.Entry{Ceiling: noNet, AllowConnect: []endpoint.Endpoint{ep(2)}},
+			entry.Entry{Ceiling: noNet}, entry.Entry{Ceiling: noNet, AllowConnect: []endpoint.Endpoint{ep(2)}},
 			"network=false,write=true,shell=full conn=[] roots=[] devs=[] audit=false pending=false egress=false"},
 		{"write roots: the intersection",
-			enforcer.Entry{Ceiling: noWrite, WriteRoots: []enforcer.FileID{root(1), root(2)}},
-			enforcer.Entry{Ceiling: noWrite, WriteRoots: []enforcer.FileID{root(2), root(3)}},
+			entry.Entry{Ceiling: noWrite, WriteRoots: []entry.FileID{root(1), root(2)}},
+			entry.Entry{Ceiling: noWrite, WriteRoots: []entry.FileID{root(2), root(3)}},
 			"network=true,write=false,shell=full conn=[] roots=[{9 2}] devs=[] audit=false pending=false egress=false"},
 		{"write roots: state open, the kernel's",
-			enforcer.Entry{Ceiling: noWrite, WriteRoots: []enforcer.FileID{root(1)}}, enforcer.Entry{Ceiling: open},
+			entry.Entry{Ceiling: noWrite, WriteRoots: []entry.FileID{root(1)}}, entry.Entry{Ceiling: open},
 			"network=true,write=false,shell=full conn=[] roots=[{9 1}] devs=[] audit=false pending=false egress=false"},
 		{"devices, audit-only, pending, console egress",
-			enforcer.Entry{Ceiling: open, AllowDevices: []enforcer.Device{dev(1), dev(2)}, AuditOnly: true, Pending: true},
-			enforcer.Entry{Ceiling: open, AllowDevices: []enforcer.Device{dev(2)}, AuditOnly: false, Pending: true, DenyConsoleEgress: true},
+			entry.Entry{Ceiling: open, AllowDevices: []entry.Device{dev(1), dev(2)}, AuditOnly: true, Pending: true},
+			entry.Entry{Ceiling: open, AllowDevices: []entry.Device{dev(2)}, AuditOnly: false, Pending: true, DenyConsoleEgress: true},
 			"network=true,write=true,shell=full conn=[] roots=[] devs=[c 10:2] audit=false pending=true egress=true"},
 	}
-	show := func(m enforcer.Entry) string {
+	show := func(m entry.Entry) string {
 		var conn []string
 		for _, e := range m.AllowConnect {
 			conn = append(conn, e.String())
@@ -71,7 +71,7 @@ func TestMeetEntryNarrowsEveryField(t *testing.T) {
 			t.Errorf("%s: entryDiff found no difference", tc.name)
 		}
 	}
-	if d := entryDiff(enforcer.Entry{Ceiling: noNet, AllowConnect: []endpoint.Endpoint{unixKernel}}, enforcer.Entry{Ceiling: noNet, AllowConnect: []endpoint.Endpoint{unix}}); d != "" {
+	if d := entryDiff(entry.Entry{Ceiling: noNet, AllowConnect: []endpoint.Endpoint{unixKernel}}, entry.Entry{Ceiling: noNet, AllowConnect: []endpoint.Endpoint{unix}}); d != "" {
 		t.Errorf("a unix endpoint with and without its path differ in %q", d)
 	}
 }

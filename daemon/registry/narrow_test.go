@@ -18,7 +18,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/progcheck"
 )
 
@@ -28,7 +28,7 @@ type flaky struct {
 	fail map[uint64]bool
 }
 
-func (e *flaky) Register(cg cgroup.Cgroup, en enforcer.Entry) error {
+func (e *flaky) Register(cg cgroup.Cgroup, en entry.Entry) error {
 	if e.fail[cg.ID] {
 		return fmt.Errorf("register cgroup %s: injected failure", cg.Group)
 	}

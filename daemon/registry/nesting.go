@@ -11,6 +11,7 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/failpoint"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -59,7 +60,7 @@ func below(g, anc string) bool {
 // force. An ancestor that cannot be opened is an error (fail closed).
 func (r *Registry) outerBound(group string) (policy.Ceiling, error) {
 	b := noBound
-	err := r.eachOuter(group, func(_ string, c *state.Container, en *enforcer.Entry) {
+	err := r.eachOuter(group, func(_ string, c *state.Container, en *entry.Entry) {
 		if c != nil {
 			b = b.Clamp(c.Ceiling)
 		} else {
@@ -73,7 +74,7 @@ func (r *Registry) outerBound(group string) (policy.Ceiling, error) {
 // nearest first: with the daemon's container when the daemon registered
 // it, else with the map entry another program wrote (enforcerd run). An
 // ancestor that cannot be opened or read is an error (fail closed).
-func (r *Registry) eachOuter(group string, f func(g string, c *state.Container, en *enforcer.Entry)) error {
+func (r *Registry) eachOuter(group string, f func(g string, c *state.Container, en *entry.Entry)) error {
 	for g := path.Dir(group); ; g = path.Dir(g) {
 		cg, err := r.o.Cgroups.Open(g)
 		if err != nil {
@@ -233,7 +234,7 @@ func (r *Registry) applyLocked(ns []narrowing, asked string) ([]state.Container,
 		if err != nil && !missing {
 			return fail(fmt.Errorf("container %s: %w", c.ID, err))
 		}
-		cov := r.o.Enforcer.CoverageOf(enforcer.Entry{Ceiling: c.Kernel, Spec: c.Spec})
+		cov := r.o.Enforcer.CoverageOf(entry.Entry{Ceiling: c.Kernel, Spec: c.Spec})
 		c.Unenforced = cov.Gaps()
 		if missing {
 			out = append(out, c)
@@ -243,9 +244,9 @@ func (r *Registry) applyLocked(ns []narrowing, asked string) ([]state.Container,
 			return fail(fmt.Errorf("container %s: %w", c.ID, err))
 		}
 		setDeviceFields(&prev, old)
-		entry := prev
-		entry.Ceiling = c.Kernel
-		entry.AllowPartial = len(cov.Partial) > 0
+		ent := prev
+		ent.Ceiling = c.Kernel
+		ent.AllowPartial = len(cov.Partial) > 0
 		becomesNone := c.Kernel.Shell == policy.ShellNone && old.Kernel.Shell != policy.ShellNone
 		if becomesNone && prev.Pending {
 			files, interps, err := r.vetEntrypoint(c.ID, old.Entrypoint)
@@ -253,11 +254,11 @@ func (r *Registry) applyLocked(ns []narrowing, asked string) ([]state.Container,
 				return fail(err)
 			}
 			c.ExecInterp = appendExecFiles(c.ExecInterp, interps...)
-			entry.ExecInterp = execAllowIDs(c.ExecInterp)
-			entry.Entrypoints = execAllowIDs(files)
+			ent.ExecInterp = execAllowIDs(c.ExecInterp)
+			ent.Entrypoints = execAllowIDs(files)
 		}
 		cg := cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}
-		if err := r.o.Enforcer.Register(cg, entry); err != nil {
+		if err := r.o.Enforcer.Register(cg, ent); err != nil {
 			return fail(fmt.Errorf("container %s: %w", c.ID, err))
 		}
 		failpoint.Hit("apply.map")

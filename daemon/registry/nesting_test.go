@@ -14,7 +14,7 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/progcheck"
 )
@@ -152,7 +152,7 @@ func TestNestedInACeilingNotRegisteredThroughTheDaemon(t *testing.T) {
 	run := f.cgs.Add("/run-1")
 	f.cgs.Add("/run-1/inner")
 	if err := f.enf.Register(cgroup.Cgroup{Group: "/run-1", ID: run, Level: 1},
-		enforcer.Entry{Ceiling: policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellReadOnly}}); err != nil {
+		entry.Entry{Ceiling: policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellReadOnly}}); err != nil {
 		t.Fatal(err)
 	}
 	c := f.register(t, registry.Request{ID: "inner", Cgroup: "/run-1/inner", Role: "implement"})
@@ -189,7 +189,7 @@ func TestReconcileClampsContainersWiderThanTheirAncestors(t *testing.T) {
 		if x.id == "p" {
 			c.Role, c.Session, c.Ceiling, c.Kernel, c.Fingerprint = "general", closed, closedSurf.Ceiling, closedSurf.Kernel, closedSurf.Fingerprint
 		}
-		if err := f.enf.Register(cgroup.Cgroup{Group: x.group, ID: id, Level: cgroup.Level(x.group)}, enforcer.Entry{Ceiling: c.Kernel}); err != nil {
+		if err := f.enf.Register(cgroup.Cgroup{Group: x.group, ID: id, Level: cgroup.Level(x.group)}, entry.Entry{Ceiling: c.Kernel}); err != nil {
 			t.Fatal(err)
 		}
 		cs = append(cs, c)

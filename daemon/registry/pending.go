@@ -7,7 +7,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // intruders returns why the pending registration c must not stay pending:
@@ -132,7 +132,7 @@ func (r *Registry) CheckPending() ([]Event, error) {
 // activate the ceiling (fail closed: setup may break, nothing runs open).
 // An exec that activated the entry while the freeze was under way wins:
 // the cgroup is thawed and the container is active.
-func (r *Registry) freezeLocked(c state.Container, en enforcer.Entry, why string) (state.Container, Event) {
+func (r *Registry) freezeLocked(c state.Container, en entry.Entry, why string) (state.Container, Event) {
 	ferr := r.o.Cgroups.Freeze(c.Cgroup)
 	if ferr == nil {
 		if now, err := r.o.Enforcer.Lookup(c.CgroupID); err == nil && !now.Pending {

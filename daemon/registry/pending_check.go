@@ -7,7 +7,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // The steps of CheckPending (pending.go): which containers it watches,
@@ -67,7 +67,7 @@ func (r *Registry) activatedAtExec(c state.Container) (state.Container, Event, b
 // while its entry en is still pending (EventRefrozen, or what
 // freezeLocked decided instead). A cgroup still frozen, or gone (Sweep
 // drops it), is left alone.
-func (r *Registry) refreezeLocked(c state.Container, en enforcer.Entry) (state.Container, Event, bool) {
+func (r *Registry) refreezeLocked(c state.Container, en entry.Entry) (state.Container, Event, bool) {
 	if frozen, err := r.o.Cgroups.Frozen(c.Cgroup); err != nil || frozen {
 		return c, Event{}, false
 	}
@@ -82,7 +82,7 @@ func (r *Registry) refreezeLocked(c state.Container, en enforcer.Entry) (state.C
 // its cgroup holds a process that entered without exec (why, from
 // intruders). It is frozen instead when the activation fails. A cgroup
 // gone is left alone (Sweep drops it).
-func (r *Registry) activateIntrudedLocked(c state.Container, en enforcer.Entry, why string) (state.Container, Event, bool) {
+func (r *Registry) activateIntrudedLocked(c state.Container, en entry.Entry, why string) (state.Container, Event, bool) {
 	if _, err := r.o.Cgroups.Open(c.Cgroup); err != nil {
 		return c, Event{}, false
 	}

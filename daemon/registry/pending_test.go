@@ -11,7 +11,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // clock is a fake time source.
@@ -85,7 +85,7 @@ func (f *pendingFixture) check(t *testing.T) {
 	}
 }
 
-func (f *pendingFixture) entry(t *testing.T, id uint64) enforcer.Entry {
+func (f *pendingFixture) entry(t *testing.T, id uint64) entry.Entry {
 	t.Helper()
 	en, err := f.enf.Lookup(id)
 	if err != nil {
@@ -96,7 +96,7 @@ func (f *pendingFixture) entry(t *testing.T, id uint64) enforcer.Entry {
 
 // execActivates simulates lifecycle.bpf.c: the first exec clears pending.
 func (f *pendingFixture) execActivates(id uint64) {
-	f.enf.M[id] = enforcer.Entry{Ceiling: f.enf.M[id].Ceiling, AuditOnly: f.enf.M[id].AuditOnly}
+	f.enf.M[id] = entry.Entry{Ceiling: f.enf.M[id].Ceiling, AuditOnly: f.enf.M[id].AuditOnly}
 }
 
 func TestPendingOnlyInitStaysPendingUntilExec(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 )
 
 // Unenforced counts the registered containers by coverage gap code
-// (enforcer.Gap.Code): what the host does not enforce of their ceilings.
+// (coverage.Gap.Code): what the host does not enforce of their ceilings.
 func (r *Registry) Unenforced() map[string]int {
 	r.mu.Lock()
 	defer r.mu.Unlock()

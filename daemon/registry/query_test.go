@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/enforcerd/enforcerd/daemon/registry"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 func TestIdentify(t *testing.T) {
@@ -12,7 +12,7 @@ func TestIdentify(t *testing.T) {
 	f.cgs.Add("/c/a/inner")
 	f.cgs.Add("/host")
 	runID := f.cgs.Add("/run")
-	f.enf.M[runID] = enforcer.Entry{}
+	f.enf.M[runID] = entry.Entry{}
 	a, err := f.reg.Register(registry.Request{ID: "a", Cgroup: "/c/a", Ceiling: "network=false"})
 	if err != nil {
 		t.Fatal(err)

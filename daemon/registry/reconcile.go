@@ -5,7 +5,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/progcheck"
 )
@@ -192,7 +192,7 @@ func (r *Registry) sweepLocked(orphans bool) Report {
 // its processes run (each in its own root) and of its entrypoint, when
 // its root can still be read. A program interpreter that fails the
 // vetting is not listed (fail closed); the outcome is logged.
-func (r *Registry) recoverInterps(c state.Container, cg cgroup.Cgroup, en enforcer.Entry) {
+func (r *Registry) recoverInterps(c state.Container, cg cgroup.Cgroup, en entry.Entry) {
 	if c.Kernel.Shell != policy.ShellNone || len(c.ExecInterp) > 0 {
 		return
 	}

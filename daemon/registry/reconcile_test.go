@@ -8,7 +8,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 func TestReconcileKeepsLiveDropsGoneNeverTouchesLiveEntries(t *testing.T) {
@@ -23,16 +23,16 @@ func TestReconcileKeepsLiveDropsGoneNeverTouchesLiveEntries(t *testing.T) {
 	}
 	live, _ := f.reg.Get("live")
 	// The kernel activated the live one (its first exec ran).
-	f.enf.M[live.CgroupID] = enforcer.Entry{Ceiling: live.Kernel}
+	f.enf.M[live.CgroupID] = entry.Entry{Ceiling: live.Kernel}
 	gone, _ := f.reg.Get("gone")
 	f.cgs.Remove("/gone")
 	lost, _ := f.reg.Get("lost")
 	delete(f.enf.M, lost.CgroupID) // pins removed behind our back
 	// A map entry of a dead cgroup nobody owns, and one of a live cgroup
 	// (enforcerd run) the daemon does not know.
-	f.enf.M[999999] = enforcer.Entry{}
+	f.enf.M[999999] = entry.Entry{}
 	runID := f.cgs.Add("/run")
-	f.enf.M[runID] = enforcer.Entry{}
+	f.enf.M[runID] = entry.Entry{}
 
 	r2 := f.open() // a restarted daemon
 	rep, err := r2.Reconcile()

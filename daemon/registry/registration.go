@@ -8,7 +8,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/failpoint"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -226,7 +226,7 @@ func (r *Registry) initStart(req Request, cg cgroup.Cgroup) (uint64, error) {
 // gaps and resolves the write roots, every spec mount inside them.
 func (r *Registry) planCoverage(p *registration) error {
 	c := &p.c
-	cov := r.o.Enforcer.CoverageOf(enforcer.Entry{Ceiling: c.Kernel, AllowConnect: c.AllowConnect, Spec: c.Spec})
+	cov := r.o.Enforcer.CoverageOf(entry.Entry{Ceiling: c.Kernel, AllowConnect: c.AllowConnect, Spec: c.Spec})
 	if err := cov.Err(c.AuditOnly, r.o.AllowPartial); err != nil {
 		return fmt.Errorf("container %s: %w", p.req.ID, err)
 	}
@@ -260,14 +260,14 @@ func (r *Registry) planExec(p *registration) error {
 
 // kernelEntry is the enforcer's map entry of the planned registration:
 // pending until the first exec when the request asks for it.
-func (p registration) kernelEntry() enforcer.Entry {
+func (p registration) kernelEntry() entry.Entry {
 	c := p.c
-	entry := enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, Pending: p.req.Activate == ActivateExec,
+	en := entry.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, Pending: p.req.Activate == ActivateExec,
 		AllowPartial: p.partial, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots),
 		ExecAllow: execAllowIDs(c.ExecAllow), ExecInterp: execAllowIDs(c.ExecInterp), Entrypoints: execAllowIDs(p.entrypoints),
 		Spec: c.Spec}
-	setDeviceFields(&entry, c)
-	return entry
+	setDeviceFields(&en, c)
+	return en
 }
 
 // install writes entry into the enforcer's map. A pending entry then stays
@@ -275,12 +275,12 @@ func (p registration) kernelEntry() enforcer.Entry {
 // runs in the cgroup: it is put in force at once, and the
 // EventActivatedImmediately returned. When that second write fails the
 // entry is taken out again. The caller has saved the intent.
-func (r *Registry) install(p *registration, entry *enforcer.Entry) ([]Event, error) {
-	if err := r.o.Enforcer.Register(p.cg, *entry); err != nil {
+func (r *Registry) install(p *registration, en *entry.Entry) ([]Event, error) {
+	if err := r.o.Enforcer.Register(p.cg, *en); err != nil {
 		return nil, fmt.Errorf("container %s: %w", p.req.ID, err)
 	}
 	failpoint.Hit("register.map")
-	if !entry.Pending {
+	if !en.Pending {
 		return nil, nil
 	}
 	// Look for other processes only now that the pending entry is
@@ -292,8 +292,8 @@ func (r *Registry) install(p *registration, entry *enforcer.Entry) ([]Event, err
 		p.c.PendingDeadline = &d
 		return nil, nil
 	}
-	entry.Pending = false
-	if err := r.o.Enforcer.Register(p.cg, *entry); err != nil {
+	en.Pending = false
+	if err := r.o.Enforcer.Register(p.cg, *en); err != nil {
 		r.uninstall(*p, "rollback of a failed registration")
 		return nil, fmt.Errorf("container %s: activate at once (%s): %w", p.req.ID, why, err)
 	}
@@ -306,8 +306,8 @@ func (r *Registry) install(p *registration, entry *enforcer.Entry) ([]Event, err
 // narrowings to the map, saves the state file and updates the memory, in
 // that order. It returns the narrowed containers. On any error the
 // narrowings and the entry are taken back out: nothing is registered.
-func (r *Registry) commit(p registration, entry enforcer.Entry) ([]state.Container, error) {
-	if err := r.recheck(p, entry); err != nil {
+func (r *Registry) commit(p registration, en entry.Entry) ([]state.Container, error) {
+	if err := r.recheck(p, en); err != nil {
 		r.uninstall(p, "rollback of a refused registration")
 		return nil, err
 	}
@@ -333,11 +333,11 @@ func (r *Registry) commit(p registration, entry enforcer.Entry) ([]state.Contain
 // not pin: the request's exec allow list (no file changed since
 // p.vetStart) and, for a shell=none entry in force without an exec, the
 // programs the cgroup's processes already run.
-func (r *Registry) recheck(p registration, entry enforcer.Entry) error {
+func (r *Registry) recheck(p registration, en entry.Entry) error {
 	if err := recheckExecAllow(p.req, p.ownExec, p.vetStart); err != nil {
 		return err
 	}
-	if !entry.Pending && p.c.Kernel.Shell == policy.ShellNone {
+	if !en.Pending && p.c.Kernel.Shell == policy.ShellNone {
 		// In force without an exec: what it lets run is what the
 		// cgroup's processes already run.
 		return r.vetRunning(p.c)

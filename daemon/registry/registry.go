@@ -41,8 +41,10 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/ownterm"
 	"github.com/enforcerd/enforcerd/internal/procid"
 	"github.com/enforcerd/enforcerd/policy"
@@ -54,9 +56,9 @@ var (
 	ErrBadRequest    = errors.New("bad request")
 	ErrNotFound      = errors.New("container not registered")
 	ErrConflict      = errors.New("conflict")
-	ErrCannotEnforce = enforcer.ErrCannotEnforce
+	ErrCannotEnforce = coverage.ErrCannotEnforce
 	// ErrPartialCoverage also matches ErrCannotEnforce.
-	ErrPartialCoverage = enforcer.ErrPartialCoverage
+	ErrPartialCoverage = coverage.ErrPartial
 	// ErrUnsafeProgram: under the effective ceiling shell=none, the
 	// program the registration lets run (the entrypoint, or a program a
 	// process in the cgroup already runs) is a shell, a multi-call binary
@@ -74,15 +76,15 @@ var (
 // Enforcer is the part of *enforcer.Enforcer the registry uses; tests pass a
 // fake so the logic runs without BPF.
 type Enforcer interface {
-	Register(cgroup.Cgroup, enforcer.Entry) error
+	Register(cgroup.Cgroup, entry.Entry) error
 	Unregister(cgroupID uint64) error
-	Lookup(cgroupID uint64) (enforcer.Entry, error)
+	Lookup(cgroupID uint64) (entry.Entry, error)
 	List() ([]enforcer.Registration, error)
 	// Coverage says what the host enforces of a ceiling.
-	Coverage(policy.KernelCeiling) enforcer.Coverage
+	Coverage(policy.KernelCeiling) coverage.Coverage
 	// CoverageOf is Coverage of an entry's ceiling with what its allowed
-	// endpoints add (enforcer.GapNetworkEndpoints).
-	CoverageOf(enforcer.Entry) enforcer.Coverage
+	// endpoints add (coverage.GapNetworkEndpoints).
+	CoverageOf(entry.Entry) coverage.Coverage
 }
 
 // Options configures New.
@@ -118,7 +120,7 @@ type Options struct {
 	// without the registry's lock held.
 	OnEvent func(Event)
 	// AllowPartial accepts registrations this host enforces only in part
-	// (enforcer.Coverage.Partial; the daemon's allow_partial setting).
+	// (coverage.Coverage.Partial; the daemon's allow_partial setting).
 	// They are refused with ErrPartialCoverage otherwise.
 	AllowPartial bool
 	// CheckEntrypoint resolves and classifies a shell=none registration's
@@ -134,7 +136,7 @@ type Options struct {
 	VetProcesses func(pids []int) ([]progcheck.FileRef, error)
 	// OwnTerminals reads a process's own terminals (default ownterm.Of)
 	// for Request.TerminalsOfInit; tests substitute it.
-	OwnTerminals func(pid int) ([]enforcer.Terminal, error)
+	OwnTerminals func(pid int) ([]entry.Terminal, error)
 	// DenyConsoleEgress sets Entry.DenyConsoleEgress for every
 	// registration (the daemon's deny_console_egress setting).
 	DenyConsoleEgress bool

@@ -7,10 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -200,7 +201,7 @@ func TestStoredUnknownRoleKeepsExplore(t *testing.T) {
 	if err := state.Save(f.path, []state.Container{old}); err != nil {
 		t.Fatal(err)
 	}
-	f.enf.M[id] = enforcer.Entry{Ceiling: old.Kernel, AuditOnly: true}
+	f.enf.M[id] = entry.Entry{Ceiling: old.Kernel, AuditOnly: true}
 	reg := f.open()
 	if _, err := reg.Reconcile(); err != nil {
 		t.Fatal(err)
@@ -314,13 +315,13 @@ func TestPartialCoverage(t *testing.T) {
 		for _, g := range c.Unenforced {
 			codes = append(codes, g.Code)
 		}
-		if fmt.Sprint(codes) != fmt.Sprint([]string{enforcer.GapNetworkNonInet, enforcer.GapTamper}) {
+		if fmt.Sprint(codes) != fmt.Sprint([]string{coverage.GapNetworkNonInet, coverage.GapTamper}) {
 			t.Errorf("unenforced %v", codes)
 		}
 		if en, _ := enf.Lookup(c.CgroupID); !en.AllowPartial {
 			t.Errorf("map entry %+v not marked AllowPartial", en)
 		}
-		if got := reg.Unenforced(); got[enforcer.GapNetworkNonInet] != 1 || got[enforcer.GapTamper] != 1 {
+		if got := reg.Unenforced(); got[coverage.GapNetworkNonInet] != 1 || got[coverage.GapTamper] != 1 {
 			t.Errorf("Unenforced() = %v", got)
 		}
 		if len(evs) != 1 || evs[0].Kind != registry.EventRegistered || fmt.Sprint(evs[0].Unenforced) != fmt.Sprint(codes) {

@@ -6,9 +6,10 @@ import (
 	"strings"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/egress"
 	"github.com/enforcerd/enforcerd/endpoint"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/progcheck"
 )
@@ -96,11 +97,11 @@ type Request struct {
 	// OCI hook or the NRI plugin found it (oci/speccheck); nil: nothing
 	// judged. The daemon trusts it as it trusts the hook's pid and cgroup
 	// (the socket is root's); it only matters on a host without BPF LSM
-	// (enforcer.SpecLayer): it credits the fields it gives; a field it
+	// (coverage.SpecLayer): it credits the fields it gives; a field it
 	// does not give is covered as without a Spec, its gap naming the
 	// rules the spec misses. Its WritableMounts must lie beneath the
 	// registration's effective writable roots, else ErrCannotEnforce.
-	Spec *enforcer.SpecLayer
+	Spec *coverage.SpecLayer
 	// AllowDevices: the device nodes the container may use besides the
 	// null-like devices and its own terminals, under every ceiling
 	// (devallow syntax: "c MAJOR:MINOR", "b MAJOR:MINOR" or an absolute
@@ -114,15 +115,15 @@ type Request struct {
 	// Terminals: the sandbox's own terminals as the caller read them
 	// from a process it vouches for (internal/ownterm: the API reads its
 	// client's for own_terminals "client"), at most
-	// enforcer.MaxTerminals.
-	Terminals []enforcer.Terminal
+	// entry.MaxTerminals.
+	Terminals []entry.Terminal
 	// TerminalsOfInit: declare InitPID's own terminals (its stdio and
 	// controlling terminal, read by the daemon while InitPID provably
 	// names the init: the OCI hook's and the NRI plugin's way). Needs
 	// InitPID; not with Terminals.
 	TerminalsOfInit bool
 	// DenyConsoleEgress: under network=false, refuse an own terminal
-	// that leaves the machine (enforcer.Entry.DenyConsoleEgress). The
+	// that leaves the machine (entry.Entry.DenyConsoleEgress). The
 	// daemon's deny_console_egress sets it for every registration.
 	DenyConsoleEgress bool
 }

@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/progcheck"
 )
@@ -29,7 +29,7 @@ func (req Request) writeRootsDir() string {
 // resolveWriteRoots resolves a request's write_roots for a container whose
 // kernel ceiling is k: inside writeRootsDir (RESOLVE_IN_ROOT: no symlink or
 // ".." leaves it), each an existing directory on a filesystem writable
-// roots support (enforcer.WriteRootOfFile). Errors are ErrBadRequest
+// roots support (entry.WriteRootOfFile). Errors are ErrBadRequest
 // naming write_roots: a ceiling that allows writes (the roots would read as
 // a restriction that is not there), or a root that cannot be resolved.
 // The directories come back open (O_PATH), for meetRoots; closeAll them.
@@ -55,7 +55,7 @@ func resolveWriteRoots(req Request, k policy.KernelCeiling) ([]state.WriteRoot, 
 			return nil, nil, badf("container %s: write_roots: %s (in %s): %v", req.ID, p, dir, err)
 		}
 		dirs = append(dirs, f)
-		id, err := enforcer.WriteRootOfFile(f)
+		id, err := entry.WriteRootOfFile(f)
 		if err != nil {
 			closeAll(dirs)
 			return nil, nil, badf("container %s: write_roots: %v", req.ID, err)
@@ -72,13 +72,13 @@ func closeAll(fs []*os.File) {
 }
 
 // writeRootIDs are the identities of a container's roots (Entry.WriteRoots).
-func writeRootIDs(rs []state.WriteRoot) []enforcer.FileID {
+func writeRootIDs(rs []state.WriteRoot) []entry.FileID {
 	if len(rs) == 0 {
 		return nil
 	}
-	out := make([]enforcer.FileID, len(rs))
+	out := make([]entry.FileID, len(rs))
 	for i, r := range rs {
-		out[i] = enforcer.FileID{Dev: r.Dev, Ino: r.Ino}
+		out[i] = entry.FileID{Dev: r.Dev, Ino: r.Ino}
 	}
 	return out
 }

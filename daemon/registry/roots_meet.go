@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // maxRootClimb bounds the walk up from a root candidate (MAX_ROOT_DEPTH in
@@ -38,7 +38,7 @@ func (r *Registry) outerRootBounds(parent, group string) ([]rootBound, error) {
 	if p, ok := r.byID[parent]; ok && parent != "" {
 		add(p)
 	}
-	err := r.eachOuter(group, func(g string, c *state.Container, en *enforcer.Entry) {
+	err := r.eachOuter(group, func(g string, c *state.Container, en *entry.Entry) {
 		if c != nil {
 			add(*c)
 			return

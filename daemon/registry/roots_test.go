@@ -9,7 +9,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/progcheck"
 )
 
@@ -31,7 +31,7 @@ func TestRegisterWriteRoots(t *testing.T) {
 	if err := os.Symlink("/../../work", filepath.Join(root, "esc")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := enforcer.WriteRootOf(root); err != nil {
+	if _, err := entry.WriteRootOf(root); err != nil {
 		t.Skipf("the test directory's filesystem cannot hold writable roots: %v", err)
 	}
 	f := newFixture(t)
@@ -62,8 +62,8 @@ func TestRegisterWriteRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, _ := enforcer.WriteRootOf(filepath.Join(root, "work/sub"))
-	work, _ := enforcer.WriteRootOf(filepath.Join(root, "work"))
+	sub, _ := entry.WriteRootOf(filepath.Join(root, "work/sub"))
+	work, _ := entry.WriteRootOf(filepath.Join(root, "work"))
 	want := []state.WriteRoot{{Path: "/work/sub", Dev: sub.Dev, Ino: sub.Ino}, {Path: "/esc", Dev: work.Dev, Ino: work.Ino}}
 	if len(c.WriteRoots) != 2 || c.WriteRoots[0] != want[0] || c.WriteRoots[1] != want[1] {
 		t.Fatalf("roots %+v, want %+v", c.WriteRoots, want)
@@ -90,7 +90,7 @@ func TestWriteRootsMeetParent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := enforcer.WriteRootOf(root); err != nil {
+	if _, err := entry.WriteRootOf(root); err != nil {
 		t.Skipf("the test directory's filesystem cannot hold writable roots: %v", err)
 	}
 	f := newFixture(t)

@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/progcheck"
 )
 
@@ -15,7 +15,7 @@ import (
 // exec would allow a program that runs every other one without exec, or
 // whose first exec the daemon cannot vet (fail closed). It returns the
 // files it vetted (every file a lookup of the entrypoint could pick: the
-// only ones the first exec may name, enforcer.Entry.Entrypoints) and
+// only ones the first exec may name, entry.Entry.Entrypoints) and
 // their program interpreters, which the kernel will open for exec, as
 // state.ExecFile identities.
 func (r *Registry) vetEntrypoint(id string, ep *progcheck.Program) (files, interps []state.ExecFile, err error) {
@@ -34,11 +34,11 @@ func (r *Registry) vetEntrypoint(id string, ep *progcheck.Program) (files, inter
 
 // interpFiles are vetted files (program interpreters, entrypoint
 // candidates) as state.ExecFile (kernel dev_t encoding,
-// enforcer.FileIDOfStat).
+// entry.FileIDOfStat).
 func interpFiles(in []progcheck.FileRef) []state.ExecFile {
 	var out []state.ExecFile
 	for _, i := range in {
-		id := enforcer.FileIDOfStat(&unix.Stat_t{Dev: i.Dev, Ino: i.Ino})
+		id := entry.FileIDOfStat(&unix.Stat_t{Dev: i.Dev, Ino: i.Ino})
 		out = appendExecFiles(out, state.ExecFile{Path: i.Path, Dev: id.Dev, Ino: id.Ino})
 	}
 	return out

@@ -12,7 +12,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/progcheck"
 )
@@ -243,12 +243,12 @@ func TestShellNoneEntrypointInterpreters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := enforcer.FileID{Dev: 8<<20 | 1, Ino: 77}
+	want := entry.FileID{Dev: 8<<20 | 1, Ino: 77}
 	en, _ := f.enf.Lookup(c.CgroupID)
 	if len(en.ExecInterp) != 1 || en.ExecInterp[0] != want || len(en.ExecAllow) != 0 {
 		t.Fatalf("entry interpreters %v, programs %v; want [%v] and no program", en.ExecInterp, en.ExecAllow, want)
 	}
-	if wantEntry := (enforcer.FileID{Dev: 8<<20 | 1, Ino: 78}); len(en.Entrypoints) != 1 || en.Entrypoints[0] != wantEntry {
+	if wantEntry := (entry.FileID{Dev: 8<<20 | 1, Ino: 78}); len(en.Entrypoints) != 1 || en.Entrypoints[0] != wantEntry {
 		t.Fatalf("entry entrypoints %v, want [%v] (the vetted file: the only one the first exec may name)", en.Entrypoints, wantEntry)
 	}
 	cs, err := state.Load(f.path)
@@ -262,7 +262,7 @@ func TestShellNoneEntrypointInterpreters(t *testing.T) {
 	if err := state.Save(f.path, cs); err != nil {
 		t.Fatal(err)
 	}
-	f.enf.M[c.CgroupID] = enforcer.Entry{Ceiling: en.Ceiling, Pending: en.Pending}
+	f.enf.M[c.CgroupID] = entry.Entry{Ceiling: en.Ceiling, Pending: en.Pending}
 	f.running = []progcheck.FileRef{ld}
 	delete(f.interps, "/bin/agent")
 	r2 := registry.New(registry.Options{Enforcer: f.enf, Cgroups: f.cgs, StatePath: f.path,

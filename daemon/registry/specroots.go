@@ -5,25 +5,25 @@ import (
 	"path"
 	"strings"
 
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
 )
 
 // specMountsInRoots holds a spec layer's write credit to the registration:
 // when coverage credits write=false to the container's spec
-// (enforcer.MechContainerSpec), each read-write mount the spec check
+// (coverage.MechContainerSpec), each read-write mount the spec check
 // allowed (SpecLayer.WritableMounts, beneath the roots the request named)
 // must lie at or beneath one of the registration's effective writable
 // roots (c.WriteRoots, after the meet with the registrations it is nested
 // in); else the read-only container is not what the ceiling allows, and
 // the registration is refused (ErrCannotEnforce).
-func specMountsInRoots(c state.Container, cov enforcer.Coverage) error {
+func specMountsInRoots(c state.Container, cov coverage.Coverage) error {
 	if c.Spec == nil || c.Kernel.Write || len(c.Spec.WritableMounts) == 0 {
 		return nil
 	}
 	credited := false
 	for _, m := range cov.Mechanisms["write"] {
-		credited = credited || m == enforcer.MechContainerSpec
+		credited = credited || m == coverage.MechContainerSpec
 	}
 	if !credited {
 		return nil

@@ -4,16 +4,16 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
 // TestSpecMountsInRoots: a spec-credited write=false holds only while
 // every read-write mount it allowed is beneath an effective writable root.
 func TestSpecMountsInRoots(t *testing.T) {
-	credited := enforcer.Coverage{Mechanisms: map[string][]string{"write": {enforcer.MechContainerSpec}}}
-	byLSM := enforcer.Coverage{Mechanisms: map[string][]string{"write": {enforcer.MechBPFLSM}}}
+	credited := coverage.Coverage{Mechanisms: map[string][]string{"write": {coverage.MechContainerSpec}}}
+	byLSM := coverage.Coverage{Mechanisms: map[string][]string{"write": {coverage.MechBPFLSM}}}
 	wf := policy.KernelCeiling{Network: true, Write: false, Shell: policy.ShellFull}
 	roots := func(ps ...string) []state.WriteRoot {
 		var out []state.WriteRoot
@@ -22,11 +22,11 @@ func TestSpecMountsInRoots(t *testing.T) {
 		}
 		return out
 	}
-	spec := &enforcer.SpecLayer{Write: true, WritableMounts: []string{"/work/out"}}
+	spec := &coverage.SpecLayer{Write: true, WritableMounts: []string{"/work/out"}}
 	cases := []struct {
 		name string
 		c    state.Container
-		cov  enforcer.Coverage
+		cov  coverage.Coverage
 		ok   bool
 	}{
 		{"beneath a root", state.Container{Kernel: wf, Spec: spec, WriteRoots: roots("/work")}, credited, true},

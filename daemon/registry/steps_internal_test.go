@@ -11,7 +11,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -121,7 +121,7 @@ func TestPlanRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	foreign, _ := f.cgs.Open("/foreign")
-	if err := f.enf.Register(foreign, enforcer.Entry{Ceiling: policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}}); err != nil {
+	if err := f.enf.Register(foreign, entry.Entry{Ceiling: policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -158,10 +158,10 @@ func TestInstallThenCommitFailureLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entry := p.kernelEntry()
+	ent := p.kernelEntry()
 	f.r.mu.Lock()
 	defer f.r.mu.Unlock()
-	evs, err := f.r.install(&p, &entry)
+	evs, err := f.r.install(&p, &ent)
 	if err != nil || len(evs) != 0 || p.c.State != state.StatePending || p.c.PendingDeadline == nil {
 		t.Fatalf("install = %v, %v; container %s deadline %v; want pending, no event", evs, err, p.c.State, p.c.PendingDeadline)
 	}
@@ -169,7 +169,7 @@ func TestInstallThenCommitFailureLeavesNothing(t *testing.T) {
 		t.Fatalf("after install: map entry %+v, %v; want pending", en, err)
 	}
 	f.fail = true
-	if _, err := f.r.commit(p, entry); err == nil {
+	if _, err := f.r.commit(p, ent); err == nil {
 		t.Fatal("commit with a failing save succeeded")
 	}
 	if _, err := f.enf.Lookup(p.cg.ID); err == nil {
@@ -262,7 +262,7 @@ func TestSweepSteps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	open := enforcer.Entry{Ceiling: policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}}
+	open := entry.Entry{Ceiling: policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}}
 	for _, g := range []string{"/stray-live", "/stray-gone"} {
 		cg, _ := f.cgs.Open(g)
 		if err := f.enf.Register(cg, open); err != nil {

@@ -7,14 +7,15 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // The steps of sweepLocked (reconcile.go). Callers hold r.mu.
 
 // mapEntries is the enforcer's map by cgroup id; empty (logged) when it
 // cannot be listed: every live container is then re-installed.
-func (r *Registry) mapEntries() map[uint64]enforcer.Entry {
-	inMap := map[uint64]enforcer.Entry{}
+func (r *Registry) mapEntries() map[uint64]entry.Entry {
+	inMap := map[uint64]entry.Entry{}
 	regs, err := r.o.Enforcer.List()
 	if err != nil {
 		r.o.Log.Error("reconcile: list map", "err", err)
@@ -32,7 +33,7 @@ func (r *Registry) mapEntries() map[uint64]enforcer.Entry {
 // map is kept untouched (with interps, its program interpreters are
 // recovered: recoverInterps); a live one missing from the map is
 // re-installed (reinstallLocked).
-func (r *Registry) sweepOneLocked(id string, inMap map[uint64]enforcer.Entry, interps bool, rep *Report) {
+func (r *Registry) sweepOneLocked(id string, inMap map[uint64]entry.Entry, interps bool, rep *Report) {
 	c := r.byID[id]
 	cg, err := r.o.Cgroups.Open(c.Cgroup)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -69,7 +70,7 @@ func (r *Registry) sweepOneLocked(id string, inMap map[uint64]enforcer.Entry, in
 func (r *Registry) reinstallLocked(c state.Container, cg cgroup.Cgroup) error {
 	// AllowPartial: this ceiling was accepted before; refusing to put it
 	// back would leave the cgroup with none at all.
-	en := enforcer.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, AllowPartial: true, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots), ExecAllow: execAllowIDs(c.ExecAllow), ExecInterp: execAllowIDs(c.ExecInterp), Spec: c.Spec}
+	en := entry.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, AllowPartial: true, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots), ExecAllow: execAllowIDs(c.ExecAllow), ExecInterp: execAllowIDs(c.ExecInterp), Spec: c.Spec}
 	setDeviceFields(&en, c)
 	if err := r.o.Enforcer.Register(cg, en); err != nil {
 		return err
@@ -85,7 +86,7 @@ func (r *Registry) reinstallLocked(c state.Container, cg cgroup.Cgroup) error {
 // no container owns and returns how many. Entries of live cgroups are
 // left alone (enforced by someone else: enforcerd run), and all of them
 // when the live cgroups cannot be listed.
-func (r *Registry) dropOrphansLocked(inMap map[uint64]enforcer.Entry) int {
+func (r *Registry) dropOrphansLocked(inMap map[uint64]entry.Entry) int {
 	var stray []uint64
 	for cgid := range inMap {
 		if _, ok := r.byCgroup[cgid]; !ok {

@@ -23,9 +23,9 @@ import (
 	"sort"
 	"time"
 
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/devallow"
 	"github.com/enforcerd/enforcerd/endpoint"
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/failpoint"
 	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/progcheck"
@@ -87,14 +87,14 @@ type Container struct {
 	// only when the daemon's configuration allows partial coverage (or for
 	// an audit-only registration); empty when the ceiling is enforced in
 	// full.
-	Unenforced []enforcer.Gap `json:"unenforced,omitempty"`
+	Unenforced []coverage.Gap `json:"unenforced,omitempty"`
 	// Entrypoint is the registration's entrypoint as given (nil: none),
 	// kept so that narrowing a pending registration to shell=none can
 	// vet it.
 	Entrypoint *progcheck.Program `json:"entrypoint,omitempty"`
 	// AllowConnect: under network=false, the endpoints the container may
 	// still reach as accepted (unix endpoints with the socket file's
-	// identity; enforcer.Entry.AllowConnect), met with the parent's.
+	// identity; entry.Entry.AllowConnect), met with the parent's.
 	AllowConnect []endpoint.Endpoint `json:"allow_connect,omitempty"`
 	// WriteRoots: with write=false, the directories beneath which writes
 	// stay allowed, as requested and as identified at registration (the
@@ -111,26 +111,26 @@ type Container struct {
 	// ExecAllow files and those of the registrations it is nested in, as
 	// named by the ELF files and identified at vetting: the kernel lets
 	// them be opened for exec as interpreters only
-	// (enforcer.Entry.ExecInterp). Re-installed with the entry.
+	// (entry.Entry.ExecInterp). Re-installed with the entry.
 	ExecInterp []ExecFile `json:"exec_interp,omitempty"`
 	// Spec: what the container's runtime spec enforces by itself, as
-	// registered (enforcer.Entry.Spec), kept so that a later narrowing
+	// registered (entry.Entry.Spec), kept so that a later narrowing
 	// judges coverage the same way.
-	Spec *enforcer.SpecLayer `json:"spec,omitempty"`
+	Spec *coverage.SpecLayer `json:"spec,omitempty"`
 	// AllowDevices: the device nodes processes in the cgroup may use
 	// besides the null-like devices and their own terminals, under every
 	// ceiling, as requested (a path entry with the number it resolved to
 	// at registration) and met with the lists of the registrations it is
-	// nested in (enforcer.Entry.AllowDevices; docs/design.md "Device
+	// nested in (entry.Entry.AllowDevices; docs/design.md "Device
 	// allow list"). Re-installed with the entry.
 	AllowDevices []devallow.Device `json:"allow_devices,omitempty"`
 	// Terminals: the sandbox's own terminals, declared at registration
-	// (internal/ownterm; enforcer.Entry.Terminals). Re-installed with the
+	// (internal/ownterm; entry.Entry.Terminals). Re-installed with the
 	// entry.
 	Terminals []Terminal `json:"terminals,omitempty"`
 	// DenyConsoleEgress: under network=false, an own terminal that leaves
 	// the machine (the console, a serial line) is refused
-	// (enforcer.Entry.DenyConsoleEgress): asked by the registration, set
+	// (entry.Entry.DenyConsoleEgress): asked by the registration, set
 	// by the daemon's deny_console_egress, or held by a registration it
 	// is nested in.
 	DenyConsoleEgress bool `json:"deny_console_egress,omitempty"`
@@ -138,7 +138,7 @@ type Container struct {
 
 // Terminal is one own terminal: its device number and, for a pty slave,
 // its devpts instance's device, both in the kernel's encoding
-// (major<<20|minor; enforcer.Terminal).
+// (major<<20|minor; entry.Terminal).
 type Terminal struct {
 	Dev    uint32 `json:"dev"`
 	PtsDev uint32 `json:"pts_dev,omitempty"`

@@ -8,7 +8,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/devallow"
 	"github.com/enforcerd/enforcerd/endpoint"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/oci"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -199,7 +199,7 @@ func validateFile(list, p string, ino uint64) error {
 func oneLine(s string) bool { return !strings.ContainsAny(s, "\x00\n\r") }
 
 // validateDevices: the device allow list and the own terminals within
-// their bounds (devallow.Max, enforcer.MaxTerminals), each entry a device number
+// their bounds (devallow.Max, entry.MaxTerminals), each entry a device number
 // the kernel can encode, none twice.
 func validateDevices(c Container) error {
 	if len(c.AllowDevices) > devallow.Max {
@@ -216,8 +216,8 @@ func validateDevices(c Container) error {
 		}
 		seen[k] = true
 	}
-	if len(c.Terminals) > enforcer.MaxTerminals {
-		return fmt.Errorf("terminals: %d, at most %d", len(c.Terminals), enforcer.MaxTerminals)
+	if len(c.Terminals) > entry.MaxTerminals {
+		return fmt.Errorf("terminals: %d, at most %d", len(c.Terminals), entry.MaxTerminals)
 	}
 	for _, t := range c.Terminals {
 		if t.Dev>>20 == 0 {

@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
@@ -23,7 +23,7 @@ import (
 // 3. Capabilities outside the allow list, in every user namespace.
 func TestAlwaysCapabilities(t *testing.T) {
 	kt.Enforcer(t)
-	capable := []enforcer.Hook{enforcer.HookCapable}
+	capable := []denial.Hook{denial.HookCapable}
 	c := func(name string, capNum int, attempt kerneltest.Attempt) kerneltest.Case {
 		w := kerneltest.Want{Hooks: capable}
 		if capNum >= 0 {
@@ -73,8 +73,8 @@ func TestAlwaysCapabilities(t *testing.T) {
 // other owner forms, and O_ASYNC on a descriptor whose owner was set outside.
 func TestAlwaysSigio(t *testing.T) {
 	kt.Enforcer(t)
-	sig := []enforcer.Hook{enforcer.HookFileFcntl, enforcer.HookFileIoctl, enforcer.HookFileIoctlCompat, enforcer.HookFileSendSigiotask}
-	sigRule := []enforcer.Rule{enforcer.RuleSigioOwner}
+	sig := []denial.Hook{denial.HookFileFcntl, denial.HookFileIoctl, denial.HookFileIoctlCompat, denial.HookFileSendSigiotask}
+	sigRule := []denial.Rule{denial.RuleSigioOwner}
 	victim := func(name string, args func(o *outside) []string) kerneltest.Case {
 		return kerneltest.Case{Name: name, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			o := startOutside(t, nil)

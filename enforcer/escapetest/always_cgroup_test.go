@@ -18,7 +18,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/cgroup"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
@@ -67,8 +68,8 @@ func blockDevice() string {
 func TestAlwaysOwnCgroupLimits(t *testing.T) {
 	kt.Enforcer(t)
 	on := enableControllers(t, "memory", "pids", "cpu", "io")
-	hooks := []enforcer.Hook{enforcer.HookInodePermission, enforcer.HookFilePermission}
-	rules := []enforcer.Rule{enforcer.RuleCgroupOwnLimits, enforcer.RuleKernelSetting}
+	hooks := []denial.Hook{denial.HookInodePermission, denial.HookFilePermission}
+	rules := []denial.Rule{denial.RuleCgroupOwnLimits, denial.RuleKernelSetting}
 	limit := func(name, controller, file string, value func(t *testing.T) string) kerneltest.Case {
 		return kerneltest.Case{Name: name, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			if controller != "" && !on[controller] {
@@ -110,7 +111,7 @@ func TestAlwaysOwnCgroupStillWritable(t *testing.T) {
 		t.Fatalf("the memory controller is not available in the guest's cgroup root (controllers: %q): the VM must enable it", readAll(filepath.Join(kt.Mount(), "cgroup.controllers")))
 	}
 	sb := kt.Sandbox(t, "case")
-	sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+	sb.Register(t, entry.Entry{Ceiling: tamperOnly})
 	procs := filepath.Join(sb.Cg.Path(), "cgroup.procs")
 	if r := sb.Probe(t, "move", procs); r.Setup != "" || r.Errno != 0 || r.Out != "0::"+sb.Cg.Group {
 		t.Errorf("write of its own cgroup.procs: %v, want success", r)
@@ -198,8 +199,8 @@ func TestAlwaysCoreDump(t *testing.T) {
 	// Raising RLIMIT_CORE under the ceiling is refused (the probe started
 	// by the harness, whose hard limit allows raising without capability).
 	kt.Run(t, []kerneltest.Case{
-		{Name: "raise RLIMIT_CORE soft to 1024", Ceiling: tamperOnly, Want: kerneltest.Hooks(enforcer.HookTaskSetrlimit), Attempt: kerneltest.Op("rlimit-core", "1024")},
-		{Name: "raise RLIMIT_CORE soft to unlimited", Ceiling: tamperOnly, Want: kerneltest.Hooks(enforcer.HookTaskSetrlimit), Attempt: kerneltest.Op("rlimit-core", "unlimited")},
+		{Name: "raise RLIMIT_CORE soft to 1024", Ceiling: tamperOnly, Want: kerneltest.Hooks(denial.HookTaskSetrlimit), Attempt: kerneltest.Op("rlimit-core", "1024")},
+		{Name: "raise RLIMIT_CORE soft to unlimited", Ceiling: tamperOnly, Want: kerneltest.Hooks(denial.HookTaskSetrlimit), Attempt: kerneltest.Op("rlimit-core", "unlimited")},
 	})
 }
 

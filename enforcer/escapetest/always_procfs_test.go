@@ -15,7 +15,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
@@ -87,7 +88,7 @@ func firstOf(t *testing.T, what string, paths ...string) string {
 // 1. procfs: no kernel setting is writable, whatever the ceiling.
 func TestAlwaysProcfsWrites(t *testing.T) {
 	kt.Enforcer(t)
-	kset := []enforcer.Hook{enforcer.HookInodePermission, enforcer.HookFilePermission}
+	kset := []denial.Hook{denial.HookInodePermission, denial.HookFilePermission}
 	cases := []kerneltest.Case{
 		{Name: "/proc/dynamic_debug/control", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			const ctl = "/proc/dynamic_debug/control"
@@ -118,16 +119,16 @@ func TestAlwaysProcfsWrites(t *testing.T) {
 				}
 				return false, "site " + site + " gone"
 			}
-		}, Want: kerneltest.Want{Hooks: kset, Rules: []enforcer.Rule{enforcer.RuleKernelSetting}}},
+		}, Want: kerneltest.Want{Hooks: kset, Rules: []denial.Rule{denial.RuleKernelSetting}}},
 		{Name: "/proc/irq/default_smp_affinity", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			const p = "/proc/irq/default_smp_affinity"
 			orig := keepContent(t, p)
 			return sb.Probe(t, "write", p, otherMask(orig)), fileContent(p, orig)
-		}, Want: kerneltest.Want{Hooks: kset, Rules: []enforcer.Rule{enforcer.RuleKernelSetting}}},
+		}, Want: kerneltest.Want{Hooks: kset, Rules: []denial.Rule{denial.RuleKernelSetting}}},
 		{Name: "/proc/irq/N/smp_affinity", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			p, orig := settableIRQ(t)
 			return sb.Probe(t, "write", p, otherMask(orig)), fileContent(p, orig)
-		}, Want: kerneltest.Want{Hooks: kset, Rules: []enforcer.Rule{enforcer.RuleKernelSetting}}},
+		}, Want: kerneltest.Want{Hooks: kset, Rules: []denial.Rule{denial.RuleKernelSetting}}},
 		// PCI configuration space: the interrupt line register (0x3c) is a
 		// scratch byte for the OS (QEMU keeps it writable).
 		{Name: "/proc/bus/pci config space", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
@@ -151,7 +152,7 @@ func TestAlwaysProcfsWrites(t *testing.T) {
 				now, _ := os.ReadFile(p)
 				return len(now) > 0x3c && now[0x3c] != orig, fmt.Sprintf("%s byte 0x3c %#x -> %#x", p, orig, now[0x3c])
 			}
-		}, Want: kerneltest.Want{Hooks: kset, Rules: []enforcer.Rule{enforcer.RuleKernelSetting}}},
+		}, Want: kerneltest.Want{Hooks: kset, Rules: []denial.Rule{denial.RuleKernelSetting}}},
 		// sysrq '0'-'9' sets the console log level.
 		{Name: "/proc/sysrq-trigger", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			const printk = "/proc/sys/kernel/printk"
@@ -165,7 +166,7 @@ func TestAlwaysProcfsWrites(t *testing.T) {
 				now := strings.Fields(readAll(printk))
 				return len(now) > 0 && now[0] != level, fmt.Sprintf("console log level %s -> %v", level, now)
 			}
-		}, Want: kerneltest.Want{Hooks: kset, Rules: []enforcer.Rule{enforcer.RuleKernelSetting}}},
+		}, Want: kerneltest.Want{Hooks: kset, Rules: []denial.Rule{denial.RuleKernelSetting}}},
 		{Name: "/proc/sys/vm/swappiness", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			const p = "/proc/sys/vm/swappiness"
 			orig := keepContent(t, p)
@@ -174,7 +175,7 @@ func TestAlwaysProcfsWrites(t *testing.T) {
 				v = "38"
 			}
 			return sb.Probe(t, "write", p, v), fileContent(p, orig)
-		}, Want: kerneltest.Want{Hooks: kset, Rules: []enforcer.Rule{enforcer.RuleKernelSetting}}},
+		}, Want: kerneltest.Want{Hooks: kset, Rules: []denial.Rule{denial.RuleKernelSetting}}},
 	}
 	runTamperOnly(t, cases)
 }
@@ -205,7 +206,7 @@ func settableIRQ(t *testing.T) (string, string) {
 func TestAlwaysProcfsOwnStillWritable(t *testing.T) {
 	kt.Enforcer(t)
 	sb := kt.Sandbox(t, "case")
-	sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+	sb.Register(t, entry.Entry{Ceiling: tamperOnly})
 	for _, w := range [][2]string{{"/proc/self/oom_score_adj", "500"}, {"/proc/self/timerslack_ns", "50000"}} {
 		if r := sb.Probe(t, "write-read", w[0], w[1]); r.Setup != "" || r.Errno != 0 || !r.Effect {
 			t.Errorf("write of its own %s: %v, want success", w[0], r)
@@ -216,7 +217,7 @@ func TestAlwaysProcfsOwnStillWritable(t *testing.T) {
 // 2. Attributes of kernel interfaces and pins.
 func TestAlwaysSetattr(t *testing.T) {
 	kt.Enforcer(t)
-	setattr := []enforcer.Hook{enforcer.HookInodeSetattr}
+	setattr := []denial.Hook{denial.HookInodeSetattr}
 	sysfsFile := func(t *testing.T) string {
 		return firstOf(t, "writable sysfs attribute", "/sys/kernel/mm/transparent_hugepage/enabled", "/sys/kernel/uevent_helper", "/sys/module/printk/parameters/time")
 	}
@@ -255,14 +256,14 @@ func TestAlwaysSetattr(t *testing.T) {
 			_ = unix.Removexattr(p, "trusted.escapetest") // the control's
 			t.Cleanup(func() { _ = unix.Removexattr(p, "trusted.escapetest") })
 			return sb.Probe(t, "setxattr", p, "trusted.escapetest", "x"), xattrSet(p, "trusted.escapetest")
-		}, Want: kerneltest.Want{Hooks: []enforcer.Hook{enforcer.HookInodeSetxattr, enforcer.HookCapable}}},
+		}, Want: kerneltest.Want{Hooks: []denial.Hook{denial.HookInodeSetxattr, denial.HookCapable}}},
 		// cgroupfs keeps user.* xattrs (e.g. what a daemon tags a cgroup
 		// with).
 		// user.* is checked as a write (inode_permission) first.
 		{Name: "setxattr user.* on a cgroup outside", Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			p := kt.Sandbox(t, "outside").Cg.Path()
 			return sb.Probe(t, "setxattr", p, "user.escapetest", "x"), xattrSet(p, "user.escapetest")
-		}, Want: kerneltest.Want{Hooks: []enforcer.Hook{enforcer.HookInodeSetxattr, enforcer.HookInodePermission}}},
+		}, Want: kerneltest.Want{Hooks: []denial.Hook{denial.HookInodeSetxattr, denial.HookInodePermission}}},
 	}
 	runTamperOnly(t, cases)
 
@@ -272,13 +273,13 @@ func TestAlwaysSetattr(t *testing.T) {
 	// denies at the hook (EPERM and a record), not the kernel's own check.
 	for _, c := range []struct {
 		name  string
-		hooks []enforcer.Hook
+		hooks []denial.Hook
 		op    []string
 	}{
 		{"chmod of a /proc/sys file", setattr, []string{"chmod", "/proc/sys/vm/swappiness", "666"}},
 		// trusted.* needs CAP_SYS_ADMIN first.
-		{"setxattr trusted.* on a bpffs pin", []enforcer.Hook{enforcer.HookInodeSetxattr, enforcer.HookCapable}, []string{"setxattr", filepath.Join(kt.PinDir(), "ceilings"), "trusted.escapetest", "x"}},
-		{"setxattr user.* on a bpffs pin", []enforcer.Hook{enforcer.HookInodeSetxattr, enforcer.HookInodePermission}, []string{"setxattr", filepath.Join(kt.PinDir(), "ceilings"), "user.escapetest", "x"}},
+		{"setxattr trusted.* on a bpffs pin", []denial.Hook{denial.HookInodeSetxattr, denial.HookCapable}, []string{"setxattr", filepath.Join(kt.PinDir(), "ceilings"), "trusted.escapetest", "x"}},
+		{"setxattr user.* on a bpffs pin", []denial.Hook{denial.HookInodeSetxattr, denial.HookInodePermission}, []string{"setxattr", filepath.Join(kt.PinDir(), "ceilings"), "user.escapetest", "x"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			keepMode(t, "/proc/sys/vm/swappiness")
@@ -289,7 +290,7 @@ func TestAlwaysSetattr(t *testing.T) {
 			}
 			t.Logf("control (no ceiling): %v", r)
 			sb := kt.Sandbox(t, "case")
-			sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+			sb.Register(t, entry.Entry{Ceiling: tamperOnly})
 			r = sb.Probe(t, c.op[0], c.op[1:]...)
 			if !r.Denied() {
 				t.Errorf("BYPASS %s: %v, want EPERM", c.name, r)
@@ -312,7 +313,7 @@ func xattrSet(path, name string) kerneltest.Effect {
 func TestAlwaysSetattrInsideAllowed(t *testing.T) {
 	kt.Enforcer(t)
 	sb := kt.Sandbox(t, "case")
-	sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+	sb.Register(t, entry.Entry{Ceiling: tamperOnly})
 	p := filepath.Join(sb.Cg.Path(), "sub", "cgroup.procs")
 	if r := sb.Probe(t, "sub-then", "chmod", p, "666"); r.Setup != "" || r.Errno != 0 {
 		t.Errorf("chmod of %s (a sub-cgroup it created): %v, want success", p, r)

@@ -15,7 +15,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
@@ -30,7 +31,7 @@ func TestCharDevicesAllowed(t *testing.T) {
 	}{{"/dev/null", 0}, {"/dev/zero", 0}, {"/dev/full", unix.ENOSPC}, {"/dev/random", 0}, {"/dev/urandom", 0}} {
 		t.Run(c.dev, func(t *testing.T) {
 			sb := kt.Sandbox(t, "case")
-			sb.Register(t, enforcer.Entry{Ceiling: fullNoWrite})
+			sb.Register(t, entry.Entry{Ceiling: fullNoWrite})
 			r := sb.Probe(t, "write-dev", c.dev, sentData)
 			if r.Setup != "" || r.Errno != c.want {
 				t.Errorf("write %s under %v: %v, want %s", c.dev, fullNoWrite, r, unix.ErrnoName(c.want))
@@ -39,7 +40,7 @@ func TestCharDevicesAllowed(t *testing.T) {
 	}
 	t.Run("pty", func(t *testing.T) {
 		sb := kt.Sandbox(t, "case")
-		sb.Register(t, enforcer.Entry{Ceiling: fullNoWrite})
+		sb.Register(t, entry.Entry{Ceiling: fullNoWrite})
 		r := sb.Probe(t, "pty-write")
 		if r.Setup != "" || r.Errno != 0 || !r.Effect {
 			t.Errorf("write through a pty under %v: %v (effect %v), want success", fullNoWrite, r, r.Effect)
@@ -63,9 +64,9 @@ func TestCharDeviceWrites(t *testing.T) {
 			mustExist(t, "/dev/uinput", "the uinput module")
 			r := sb.Probe(t, "uinput-create", fmt.Sprintf("escapetest-uinput-%d", kt.Seq()))
 			return r, func() (bool, string) { return r.Effect, "the probe's input device was registered" }
-		}, Want: kerneltest.Want{Hooks: hooks(enforcer.HookFileOpen)}},
-		{Name: "W4 write /dev/vcs (the console's screen)", Attempt: vcs("/dev/vcs"), Want: kerneltest.Want{Hooks: hooks(enforcer.HookFileOpen)}},
-		{Name: "W4 write /dev/vcs1", Attempt: vcs("/dev/vcs1"), Want: kerneltest.Want{Hooks: hooks(enforcer.HookFileOpen)}},
+		}, Want: kerneltest.Want{Hooks: hooks(denial.HookFileOpen)}},
+		{Name: "W4 write /dev/vcs (the console's screen)", Attempt: vcs("/dev/vcs"), Want: kerneltest.Want{Hooks: hooks(denial.HookFileOpen)}},
+		{Name: "W4 write /dev/vcs1", Attempt: vcs("/dev/vcs1"), Want: kerneltest.Want{Hooks: hooks(denial.HookFileOpen)}},
 	}
 	for i := range cases {
 		cases[i].Ceiling = fullNoWrite
@@ -167,9 +168,9 @@ func sgCase(name, which, mode string, extra ...string) kerneltest.Case {
 		dev := map[string]string{"sg": d.sg, "bsg": d.bsg, "disk": d.disk}[which]
 		r := sb.Probe(t, "sg-write", dev, mode, fmt.Sprint(d.lba), fmt.Sprint(d.nblk), fmt.Sprint(d.bs), fmt.Sprintf("PWNED%d-", kt.Seq()), strings.Join(extra, ""))
 		return r, d.changed()
-	}, Want: kerneltest.Hooks(enforcer.HookFileIoctl, enforcer.HookFileOpen)}
+	}, Want: kerneltest.Hooks(denial.HookFileIoctl, denial.HookFileOpen)}
 	if len(extra) > 0 {
-		c.Want.Hooks = append(c.Want.Hooks, enforcer.HookFileIoctlCompat)
+		c.Want.Hooks = append(c.Want.Hooks, denial.HookFileIoctlCompat)
 	}
 	return c
 }

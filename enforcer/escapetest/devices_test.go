@@ -14,7 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
@@ -41,14 +42,14 @@ func newHostPty(t *testing.T) *hostPty {
 	return p
 }
 
-// terminal is p's identity as an own terminal (enforcer.Terminal).
-func (p *hostPty) terminal(t *testing.T) enforcer.Terminal {
+// terminal is p's identity as an own terminal (entry.Terminal).
+func (p *hostPty) terminal(t *testing.T) entry.Terminal {
 	t.Helper()
 	var st unix.Stat_t
 	if err := unix.Fstat(int(p.slave.Fd()), &st); err != nil {
 		t.Fatal(err)
 	}
-	return enforcer.Terminal{Dev: kdev(st.Rdev), PtsDev: kdev(st.Dev)}
+	return entry.Terminal{Dev: kdev(st.Rdev), PtsDev: kdev(st.Dev)}
 }
 
 func kdev(d uint64) uint32 { return unix.Major(d)<<20 | unix.Minor(d) }
@@ -91,7 +92,7 @@ func allocVT2(t *testing.T) {
 // any mode, under the all-allow ceiling.
 func TestHostDevices(t *testing.T) {
 	kt.Enforcer(t)
-	want := kerneltest.Hooks(enforcer.HookFileOpen).Rule(enforcer.RuleHostDevice)
+	want := kerneltest.Hooks(denial.HookFileOpen).Rule(denial.RuleHostDevice)
 	cases := []kerneltest.Case{
 		{Name: "D1 /dev/watchdog: an open arms a host reboot", Prep: func(t *testing.T) { mustExist(t, "/dev/watchdog", "softdog") },
 			Attempt: kerneltest.Op("watchdog-arm"), Want: want},
@@ -114,7 +115,7 @@ func TestHostDevices(t *testing.T) {
 			}
 			defer f.Close()
 			return sb.ProbeFiles(t, []*os.File{f}, "tty-fd-write", "escapetest: forged kernel log line"), nil
-		}, Want: kerneltest.Hooks(enforcer.HookFilePermission).Rule(enforcer.RuleKmsg, enforcer.RuleHostDevice)},
+		}, Want: kerneltest.Hooks(denial.HookFilePermission).Rule(denial.RuleKmsg, denial.RuleHostDevice)},
 	}
 	for i := range cases {
 		cases[i].Ceiling = tamperOnly
@@ -131,7 +132,7 @@ func TestForeignTerminals(t *testing.T) {
 	var p *hostPty
 	prep := func(t *testing.T) { p = newHostPty(t) }
 	mark := func() string { return fmt.Sprintf("FOREIGN%d", kt.Seq()) }
-	term := kerneltest.Hooks(enforcer.HookFileOpen, enforcer.HookFilePermission, enforcer.HookFileIoctl).Rule(enforcer.RuleTerminalOutside)
+	term := kerneltest.Hooks(denial.HookFileOpen, denial.HookFilePermission, denial.HookFileIoctl).Rule(denial.RuleTerminalOutside)
 	cases := []kerneltest.Case{
 		{Name: "D2 open a host pty for write", Prep: prep, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			m := mark()
@@ -158,7 +159,7 @@ func TestForeignTerminals(t *testing.T) {
 				ws, err := unix.IoctlGetWinsize(int(p.master.Fd()), unix.TIOCGWINSZ)
 				return err == nil && ws.Row == 77, "the pty was resized"
 			}
-		}, Want: kerneltest.Hooks(enforcer.HookFileIoctl, enforcer.HookFileIoctlCompat).Rule(enforcer.RuleTerminalOutside)},
+		}, Want: kerneltest.Hooks(denial.HookFileIoctl, denial.HookFileIoctlCompat).Rule(denial.RuleTerminalOutside)},
 		{Name: "D2 TCSETS on a host pty", Prep: prep, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			return sb.Probe(t, "tty-ioctl", p.path, "tcsets"), func() (bool, string) {
 				tio, err := unix.IoctlGetTermios(int(p.slave.Fd()), unix.TCGETS)
@@ -179,7 +180,7 @@ func TestForeignTerminals(t *testing.T) {
 		{Name: "D2 write /dev/tty, redirected to a host pty made the controlling terminal", Prep: prep, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			m := mark()
 			return sb.Probe(t, "ctty-write", p.path, m), func() (bool, string) { return p.masterSees(m), "the master read " + m }
-		}, Want: kerneltest.Hooks(enforcer.HookFileOpen, enforcer.HookFilePermission).Rule(enforcer.RuleTerminalOutside)},
+		}, Want: kerneltest.Hooks(denial.HookFileOpen, denial.HookFilePermission).Rule(denial.RuleTerminalOutside)},
 		{Name: "D2 write /dev/tty2, another virtual console", Prep: allocVT2,
 			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 				m := mark()
@@ -193,9 +194,9 @@ func TestForeignTerminals(t *testing.T) {
 				return sb.Probe(t, "write-dev", "/dev/tty0", m), func() (bool, string) {
 					return strings.Contains(readAll("/dev/vcs"), m), "/dev/vcs shows " + m
 				}
-			}, Want: kerneltest.Hooks(enforcer.HookFilePermission).Rule(enforcer.RuleTerminalOutside)},
+			}, Want: kerneltest.Hooks(denial.HookFilePermission).Rule(denial.RuleTerminalOutside)},
 		{Name: "D2 write /dev/console (redirected to the console's tty)", Attempt: kerneltest.Op("write-dev", "/dev/console", "\n"),
-			Want: kerneltest.Hooks(enforcer.HookFilePermission).Rule(enforcer.RuleTerminalOutside)},
+			Want: kerneltest.Hooks(denial.HookFilePermission).Rule(denial.RuleTerminalOutside)},
 	}
 	for i := range cases {
 		cases[i].Ceiling = tamperOnly
@@ -206,7 +207,7 @@ func TestForeignTerminals(t *testing.T) {
 	t.Run("D2 TCGETS on a host pty is answered", func(t *testing.T) {
 		p := newHostPty(t)
 		sb := kt.Sandbox(t, "case")
-		sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+		sb.Register(t, entry.Entry{Ceiling: tamperOnly})
 		if r := sb.Probe(t, "tty-ioctl", p.path, "tcgets"); r.Errno != 0 || !r.Effect {
 			t.Errorf("TCGETS on a read-only host pty: %v, want success", r)
 		}
@@ -220,7 +221,7 @@ func TestOwnTerminals(t *testing.T) {
 	kt.Enforcer(t)
 	t.Run("pty created inside", func(t *testing.T) {
 		sb := kt.Sandbox(t, "case")
-		sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+		sb.Register(t, entry.Entry{Ceiling: tamperOnly})
 		if r := sb.Probe(t, "pty-own"); r.Errno != 0 || r.Setup != "" || !r.Effect {
 			t.Errorf("a pty of the sandbox's own: %v (effect %v), want success", r, r.Effect)
 		}
@@ -229,7 +230,7 @@ func TestOwnTerminals(t *testing.T) {
 		p := newHostPty(t)
 		own := p.terminal(t)
 		sb := kt.Sandbox(t, "case")
-		sb.Register(t, enforcer.Entry{Ceiling: tamperOnly, Terminals: []enforcer.Terminal{own}})
+		sb.Register(t, entry.Entry{Ceiling: tamperOnly, Terminals: []entry.Terminal{own}})
 		m := fmt.Sprintf("OWN%d", kt.Seq())
 		if r := sb.Probe(t, "write-dev", p.path, m); r.Errno != 0 || !p.masterSees(m) {
 			t.Errorf("write a declared terminal: %v, want success and the master reading it", r)
@@ -250,7 +251,7 @@ func TestOwnTerminals(t *testing.T) {
 		// The same pty number in another devpts instance is another
 		// terminal.
 		other := kt.Sandbox(t, "case")
-		other.Register(t, enforcer.Entry{Ceiling: tamperOnly, Terminals: []enforcer.Terminal{{Dev: own.Dev, PtsDev: own.PtsDev + 1}}})
+		other.Register(t, entry.Entry{Ceiling: tamperOnly, Terminals: []entry.Terminal{{Dev: own.Dev, PtsDev: own.PtsDev + 1}}})
 		if r := other.Probe(t, "write-dev", p.path, m); !r.Denied() {
 			t.Errorf("write a pty declared in another devpts instance: %v, want EPERM", r)
 		}
@@ -258,17 +259,17 @@ func TestOwnTerminals(t *testing.T) {
 }
 
 // consoleTerminal is the tty behind /dev/console in the VM (ttyS0).
-func consoleTerminal(t *testing.T) (enforcer.Terminal, string) {
+func consoleTerminal(t *testing.T) (entry.Terminal, string) {
 	t.Helper()
 	name := strings.Fields(readAll("/sys/class/tty/console/active"))
 	if len(name) == 0 {
 		t.Fatal("no active console")
 	}
-	d, err := enforcer.DeviceOf("/dev/" + name[len(name)-1])
+	d, err := entry.DeviceOf("/dev/" + name[len(name)-1])
 	if err != nil {
 		t.Fatal(err)
 	}
-	return enforcer.Terminal{Dev: d.Dev}, "/dev/" + name[len(name)-1]
+	return entry.Terminal{Dev: d.Dev}, "/dev/" + name[len(name)-1]
 }
 
 // TestConsoleEgress (D3): under network=false with DenyConsoleEgress, a
@@ -280,16 +281,16 @@ func TestConsoleEgress(t *testing.T) {
 	for _, dev := range []string{path, "/dev/console"} {
 		t.Run(dev, func(t *testing.T) {
 			sb := kt.Sandbox(t, "control")
-			sb.Register(t, enforcer.Entry{Ceiling: netOff, Terminals: []enforcer.Terminal{con}})
+			sb.Register(t, entry.Entry{Ceiling: netOff, Terminals: []entry.Terminal{con}})
 			if r := sb.Probe(t, "write-dev", dev, "\n"); r.Errno != 0 {
 				t.Fatalf("write %s, the declared console, without the opt-in: %v, want success", dev, r)
 			}
 			sb = kt.Sandbox(t, "case")
-			sb.Register(t, enforcer.Entry{Ceiling: netOff, Terminals: []enforcer.Terminal{con}, DenyConsoleEgress: true})
+			sb.Register(t, entry.Entry{Ceiling: netOff, Terminals: []entry.Terminal{con}, DenyConsoleEgress: true})
 			if r := sb.Probe(t, "write-dev", dev, "\n"); !r.Denied() {
 				t.Errorf("BYPASS write %s under network=false with DenyConsoleEgress: %v, want EPERM", dev, r)
 			}
-			kt.Expect(t, sb.Cg.ID, kerneltest.Hooks(enforcer.HookFilePermission).Rule(enforcer.RuleConsoleEgress))
+			kt.Expect(t, sb.Cg.ID, kerneltest.Hooks(denial.HookFilePermission).Rule(denial.RuleConsoleEgress))
 		})
 	}
 }
@@ -298,13 +299,13 @@ func TestConsoleEgress(t *testing.T) {
 // when every registered ancestor lists it (the meet).
 func TestAllowDevices(t *testing.T) {
 	kt.Enforcer(t)
-	dev, err := enforcer.DeviceOf("/dev/cpu_dma_latency")
+	dev, err := entry.DeviceOf("/dev/cpu_dma_latency")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Run("listed", func(t *testing.T) {
 		sb := kt.Sandbox(t, "case")
-		sb.Register(t, enforcer.Entry{Ceiling: tamperOnly, AllowDevices: []enforcer.Device{dev}})
+		sb.Register(t, entry.Entry{Ceiling: tamperOnly, AllowDevices: []entry.Device{dev}})
 		if r := sb.Probe(t, "dma-latency"); r.Errno != 0 || !r.Effect {
 			t.Errorf("a listed device: %v (effect %v), want success", r, r.Effect)
 		}
@@ -314,30 +315,30 @@ func TestAllowDevices(t *testing.T) {
 	})
 	t.Run("block device, by type and number", func(t *testing.T) {
 		disk := mustEnv(t, "ENFORCERD_VMTEST_EXT_DEV")
-		blk, err := enforcer.DeviceOf(disk)
+		blk, err := entry.DeviceOf(disk)
 		if err != nil || !blk.Block {
 			t.Fatalf("DeviceOf(%s) = %v, %v; want a block device", disk, blk, err)
 		}
 		sb := kt.Sandbox(t, "case")
-		sb.Register(t, enforcer.Entry{Ceiling: tamperOnly, AllowDevices: []enforcer.Device{blk}})
+		sb.Register(t, entry.Entry{Ceiling: tamperOnly, AllowDevices: []entry.Device{blk}})
 		if r := sb.Probe(t, "read-dev", disk); r.Errno != 0 || !r.Effect {
 			t.Errorf("read a listed block device: %v (effect %v), want success", r, r.Effect)
 		}
 		chr := kt.Sandbox(t, "case")
-		chr.Register(t, enforcer.Entry{Ceiling: tamperOnly, AllowDevices: []enforcer.Device{{Dev: blk.Dev}}})
+		chr.Register(t, entry.Entry{Ceiling: tamperOnly, AllowDevices: []entry.Device{{Dev: blk.Dev}}})
 		if r := chr.Probe(t, "read-dev", disk); !r.Denied() || r.Effect {
 			t.Errorf("BYPASS a block device listed as a character device of the same number: %v, want EPERM", r)
 		}
 	})
 	t.Run("meet with a parent that does not list it", func(t *testing.T) {
 		parent := kt.Sandbox(t, "case")
-		parent.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+		parent.Register(t, entry.Entry{Ceiling: tamperOnly})
 		child := parent.Sub(t)
-		child.Register(t, enforcer.Entry{Ceiling: tamperOnly, AllowDevices: []enforcer.Device{dev}})
+		child.Register(t, entry.Entry{Ceiling: tamperOnly, AllowDevices: []entry.Device{dev}})
 		if r := child.Probe(t, "dma-latency"); !r.Denied() || r.Effect {
 			t.Errorf("BYPASS a device only the inner entry lists: %v (effect %v), want EPERM", r, r.Effect)
 		}
-		kt.Expect(t, child.Cg.ID, kerneltest.Hooks(enforcer.HookFileOpen).Rule(enforcer.RuleHostDevice))
+		kt.Expect(t, child.Cg.ID, kerneltest.Hooks(denial.HookFileOpen).Rule(denial.RuleHostDevice))
 	})
 }
 
@@ -366,13 +367,13 @@ func TestForeignTerminalHangup(t *testing.T) {
 				return err == unix.EIO, "a write on the host's /dev/tty2 descriptor: EIO (hung up)"
 			}
 		},
-		Want: kerneltest.Hooks(enforcer.HookFileOpen).Rule(enforcer.RuleTerminalOutside),
+		Want: kerneltest.Hooks(denial.HookFileOpen).Rule(denial.RuleTerminalOutside),
 	}})
 
 	t.Run("D2 with O_NOCTTY the open is allowed and takes nothing", func(t *testing.T) {
 		prep(t)
 		sb := kt.Sandbox(t, "case")
-		sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+		sb.Register(t, entry.Entry{Ceiling: tamperOnly})
 		if r := sb.Probe(t, "ctty-take", "/dev/tty2", "noctty"); r.Errno != 0 || r.Effect {
 			t.Errorf("setsid, open /dev/tty2 O_RDONLY|O_NOCTTY: %v (controlling terminal: %v), want success and not taken", r, r.Effect)
 		}
@@ -455,7 +456,7 @@ func ioResource(t *testing.T) *os.File {
 // maps, also through a descriptor opened outside.
 func TestDeviceRegisterFiles(t *testing.T) {
 	kt.Enforcer(t)
-	want := kerneltest.Hooks(enforcer.HookFileOpen).Rule(enforcer.RuleHostDevice)
+	want := kerneltest.Hooks(denial.HookFileOpen).Rule(denial.RuleHostDevice)
 	kt.Run(t, []kerneltest.Case{
 		{Name: "D1 read-only open of a PCI BAR in sysfs (resourceN)", Ceiling: tamperOnly,
 			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
@@ -472,11 +473,11 @@ func TestDeviceRegisterFiles(t *testing.T) {
 		{Name: "D1 mmap of a PCI BAR through a descriptor opened outside", Ceiling: tamperOnly,
 			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 				return sb.ProbeFiles(t, []*os.File{mappableResource(t)}, "mmap-fd"), nil
-			}, Want: kerneltest.Hooks(enforcer.HookMmapFile).Rule(enforcer.RuleHostDevice)},
+			}, Want: kerneltest.Hooks(denial.HookMmapFile).Rule(denial.RuleHostDevice)},
 		{Name: "D1 pread of a PCI I/O BAR through a descriptor opened outside", Ceiling: tamperOnly,
 			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 				return sb.ProbeFiles(t, []*os.File{ioResource(t)}, "pread-fd"), nil
-			}, Want: kerneltest.Hooks(enforcer.HookFilePermission).Rule(enforcer.RuleHostDevice)},
+			}, Want: kerneltest.Hooks(denial.HookFilePermission).Rule(denial.RuleHostDevice)},
 	})
 
 	// No false denial: lspci's reads stay (configuration space, the BAR
@@ -484,7 +485,7 @@ func TestDeviceRegisterFiles(t *testing.T) {
 	t.Run("D1 PCI config and resource listing stay readable", func(t *testing.T) {
 		dev := filepath.Dir(pciResources(t)[0])
 		sb := kt.Sandbox(t, "case")
-		sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+		sb.Register(t, entry.Entry{Ceiling: tamperOnly})
 		for _, f := range []string{"config", "resource", "vendor"} {
 			if r := sb.Probe(t, "read-dev", filepath.Join(dev, f)); r.Errno != 0 || !r.Effect {
 				t.Errorf("read %s/%s: %v, want its content", dev, f, r)

@@ -8,7 +8,8 @@ package escapetest
 import (
 	"testing"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 )
 
@@ -22,7 +23,7 @@ func TestShellNoneNestedMeet(t *testing.T) {
 	withProg := allowList(func() string { return prog })
 	for _, c := range []struct {
 		name         string
-		outer, inner func(t *testing.T) []enforcer.FileID
+		outer, inner func(t *testing.T) []entry.FileID
 		allowed      bool
 	}{
 		{"both levels list it", withProg, withProg, true},
@@ -31,9 +32,9 @@ func TestShellNoneNestedMeet(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			outer := kt.Sandbox(t, "case")
-			outer.Register(t, enforcer.Entry{Ceiling: shellNone, ExecAllow: c.outer(t)})
+			outer.Register(t, entry.Entry{Ceiling: shellNone, ExecAllow: c.outer(t)})
 			inner := outer.Sub(t)
-			inner.Register(t, enforcer.Entry{Ceiling: shellNone, ExecAllow: c.inner(t)})
+			inner.Register(t, entry.Entry{Ceiling: shellNone, ExecAllow: c.inner(t)})
 			r, eff := execTouch(prog, "touch", "%F")(t, inner)
 			happened, what := eff()
 			if c.allowed {
@@ -45,7 +46,7 @@ func TestShellNoneNestedMeet(t *testing.T) {
 			if !r.Denied() || happened {
 				t.Errorf("BYPASS exec of a program one level does not list: %v (%s: %v), want EPERM", r, what, happened)
 			}
-			kt.Expect(t, inner.Cg.ID, kerneltest.Hooks(enforcer.HookBprmCheckSecurity))
+			kt.Expect(t, inner.Cg.ID, kerneltest.Hooks(denial.HookBprmCheckSecurity))
 		})
 	}
 }

@@ -11,7 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 	"github.com/enforcerd/enforcerd/policy"
@@ -24,9 +25,9 @@ var (
 )
 
 // allowList: the test-made copies of this binary and of busybox, plus extra.
-func allowList(extra ...func() string) func(t *testing.T) []enforcer.FileID {
-	return func(t *testing.T) []enforcer.FileID {
-		ids := []enforcer.FileID{fileID(t, fx.allowed), fileID(t, fx.bbAllowed)}
+func allowList(extra ...func() string) func(t *testing.T) []entry.FileID {
+	return func(t *testing.T) []entry.FileID {
+		ids := []entry.FileID{fileID(t, fx.allowed), fileID(t, fx.bbAllowed)}
 		for _, e := range extra {
 			ids = append(ids, fileID(t, e()))
 		}
@@ -97,7 +98,7 @@ func TestShellNone(t *testing.T) {
 		// The script is on the allow list; its interpreter is not: it is
 		// refused when the kernel opens it for exec, after the script
 		// passed its check (bpf/exec.h exec_open).
-		{Name: "X2 shebang script, interpreter not allowed", Allow: allowList(mkScript), Want: kerneltest.Hooks(enforcer.HookFileOpen).Rule(enforcer.RuleExecOpen), Prep: func(t *testing.T) {
+		{Name: "X2 shebang script, interpreter not allowed", Allow: allowList(mkScript), Want: kerneltest.Hooks(denial.HookFileOpen).Rule(denial.RuleExecOpen), Prep: func(t *testing.T) {
 			script = kt.TmpPath("script")
 			if err := os.WriteFile(script, []byte("#!/bin/sh\n/bin/busybox touch \"$1\"\n"), 0o755); err != nil {
 				t.Fatal(err)
@@ -139,7 +140,7 @@ func TestShellNone(t *testing.T) {
 			cases[i].Allow = allowList()
 		}
 		if !cases[i].Nested && len(cases[i].Want.Hooks) == 0 {
-			cases[i].Want = kerneltest.Hooks(enforcer.HookBprmCheckSecurity)
+			cases[i].Want = kerneltest.Hooks(denial.HookBprmCheckSecurity)
 		}
 	}
 	kt.Run(t, cases)
@@ -149,7 +150,7 @@ func TestShellNone(t *testing.T) {
 func TestShellNoneAllowedStillRun(t *testing.T) {
 	kt.Enforcer(t)
 	sb := kt.Sandbox(t, "case")
-	sb.Register(t, enforcer.Entry{Ceiling: shellNone, ExecAllow: allowList()(t)})
+	sb.Register(t, entry.Entry{Ceiling: shellNone, ExecAllow: allowList()(t)})
 	for _, argv := range [][]string{{"/proc/self/exe"}, {kt.Self()}, {fx.allowed}} {
 		if r := sb.Probe(t, "exec-probe", argv...); r.Setup != "" || r.Errno != 0 || r.Exit != 0 {
 			t.Errorf("shell=none: exec of allowed %s: %v, want success", argv[0], r)
@@ -185,16 +186,16 @@ func TestShellReadOnly(t *testing.T) {
 	kt.Enforcer(t)
 	cases := []kerneltest.Case{
 		// exec'd programs run write-denied even though write=true.
-		{Name: "exec'd touch creates", Nested: true, Want: kerneltest.Hooks(enforcer.HookInodeCreate), Attempt: execTouch("/bin/busybox", "touch", "%F")},
-		{Name: "exec'd sh redirect writes", Nested: true, Want: kerneltest.Hooks(enforcer.HookInodeCreate), Attempt: execTouch("/bin/sh", "-c", "echo x > %F")},
-		{Name: "exec'd rm unlinks", Nested: true, Want: kerneltest.Hooks(enforcer.HookInodeUnlink), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "exec'd touch creates", Nested: true, Want: kerneltest.Hooks(denial.HookInodeCreate), Attempt: execTouch("/bin/busybox", "touch", "%F")},
+		{Name: "exec'd sh redirect writes", Nested: true, Want: kerneltest.Hooks(denial.HookInodeCreate), Attempt: execTouch("/bin/sh", "-c", "echo x > %F")},
+		{Name: "exec'd rm unlinks", Nested: true, Want: kerneltest.Hooks(denial.HookInodeUnlink), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			f := kt.TmpPath("victim")
 			if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			return sb.Probe(t, "exec", "/bin/busybox", "rm", f), kerneltest.FileGone(f)
 		}},
-		{Name: "exec'd program writes an existing file", Nested: true, Want: kerneltest.Hooks(enforcer.HookFileOpen), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "exec'd program writes an existing file", Nested: true, Want: kerneltest.Hooks(denial.HookFileOpen), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			f := kt.TmpPath("victim")
 			if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
 				t.Fatal(err)
@@ -205,13 +206,13 @@ func TestShellReadOnly(t *testing.T) {
 				return string(b) != "x", f + " modified"
 			}
 		}},
-		{Name: "memfd exec", Want: kerneltest.Hooks(enforcer.HookBprmCheckSecurity), Attempt: kerneltest.Op("memfd-exec", fx.allowed)},
-		{Name: "exec of a file the sandbox wrote", Want: kerneltest.Hooks(enforcer.HookBprmCheckSecurity), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "memfd exec", Want: kerneltest.Hooks(denial.HookBprmCheckSecurity), Attempt: kerneltest.Op("memfd-exec", fx.allowed)},
+		{Name: "exec of a file the sandbox wrote", Want: kerneltest.Hooks(denial.HookBprmCheckSecurity), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			return sb.Probe(t, "copy-exec", kt.Self(), kt.TmpPath("sandbox-written")), nil
 		}},
 		// Written through a descriptor inherited from outside (stdout
 		// redirected to a file): never opened for write inside.
-		{Name: "exec of a file the sandbox wrote through an inherited fd", Want: kerneltest.Hooks(enforcer.HookBprmCheckSecurity), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "exec of a file the sandbox wrote through an inherited fd", Want: kerneltest.Hooks(denial.HookBprmCheckSecurity), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			p := kt.TmpPath("inherited")
 			fd, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o755)
 			if err != nil {
@@ -230,7 +231,7 @@ func TestShellReadOnly(t *testing.T) {
 func TestShellReadOnlyToolsRun(t *testing.T) {
 	kt.Enforcer(t)
 	sb := kt.Sandbox(t, "case")
-	sb.Register(t, enforcer.Entry{Ceiling: shellReadOnly})
+	sb.Register(t, entry.Entry{Ceiling: shellReadOnly})
 	for _, argv := range [][]string{
 		{"/bin/busybox", "ls", "/"},
 		{"/bin/busybox", "cat", "/proc/version"},
@@ -242,7 +243,7 @@ func TestShellReadOnlyToolsRun(t *testing.T) {
 		}
 	}
 	sb2 := kt.Sandbox(t, "case")
-	sb2.Register(t, enforcer.Entry{Ceiling: shellReadOnly})
+	sb2.Register(t, entry.Entry{Ceiling: shellReadOnly})
 	f := kt.TmpPath("entrypoint-writes")
 	if r := sb2.Probe(t, "create", f); r.Errno != 0 || r.Setup != "" {
 		t.Errorf("shell=read_only, write=true: the entrypoint's own create: %v, want success", r)
@@ -253,10 +254,10 @@ func TestShellReadOnlyToolsRun(t *testing.T) {
 func TestShellFull(t *testing.T) {
 	kt.Enforcer(t)
 	sb := kt.Sandbox(t, "case")
-	sb.Register(t, enforcer.Entry{Ceiling: fullNoWrite})
+	sb.Register(t, entry.Entry{Ceiling: fullNoWrite})
 	if r := sb.Probe(t, "exec", "/bin/sh", "-c", "/bin/busybox true && echo ok"); r.Errno != 0 || r.Exit != 0 || r.Out != "ok" {
 		t.Errorf("shell=full: sh -c: %v, want success", r)
 	}
-	kt.Run(t, []kerneltest.Case{{Name: "shell writes under write=false", Ceiling: fullNoWrite, Nested: true, Want: kerneltest.Hooks(enforcer.HookInodeCreate),
+	kt.Run(t, []kerneltest.Case{{Name: "shell writes under write=false", Ceiling: fullNoWrite, Nested: true, Want: kerneltest.Hooks(denial.HookInodeCreate),
 		Attempt: execTouch("/bin/sh", "-c", "echo x > %F")}})
 }

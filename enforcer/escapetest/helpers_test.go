@@ -10,14 +10,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
 var netOff = policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull}
 
 // hooks is a shorthand for a hook list.
-func hooks(h ...enforcer.Hook) []enforcer.Hook { return h }
+func hooks(h ...denial.Hook) []denial.Hook { return h }
 
 // mustEnv returns the VM environment variable name or fails the test: the
 // case needs the VM's extra infrastructure and must not pass without it.

@@ -14,7 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
@@ -53,7 +54,7 @@ func readOnly(path string) bool {
 func TestMounts(t *testing.T) {
 	kt.Enforcer(t)
 	cases := []kerneltest.Case{
-		{Name: "mount tmpfs", Want: kerneltest.Hooks(enforcer.HookSbMount), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "mount tmpfs", Want: kerneltest.Hooks(denial.HookSbMount), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			d := kt.TmpPath("mnt")
 			if err := os.Mkdir(d, 0o755); err != nil {
 				t.Fatal(err)
@@ -137,7 +138,7 @@ func TestAuditFlood(t *testing.T) {
 	e := kt.Enforcer(t)
 	const n = 200000
 	sb := kt.Sandbox(t, "case")
-	sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+	sb.Register(t, entry.Entry{Ceiling: tamperOnly})
 	tl, err := e.Tally()
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +159,7 @@ func TestAuditFlood(t *testing.T) {
 	got := len(kt.Records(t, sb.Cg.ID))
 	var counted uint64
 	for _, s := range tl.Collect() {
-		if s.CeilingCgroupID == sb.Cg.ID && s.Hook == enforcer.HookBPF {
+		if s.CeilingCgroupID == sb.Cg.ID && s.Hook == denial.HookBPF {
 			counted += s.Count
 		}
 	}
@@ -175,7 +176,7 @@ func TestAuditFlood(t *testing.T) {
 func TestAuditOnly(t *testing.T) {
 	kt.Enforcer(t)
 	sb := kt.Sandbox(t, "case")
-	sb.Register(t, enforcer.Entry{Ceiling: shellNone, AuditOnly: true, ExecAllow: allowList()(t)})
+	sb.Register(t, entry.Entry{Ceiling: shellNone, AuditOnly: true, ExecAllow: allowList()(t)})
 	f := kt.TmpPath("touched")
 	if r := sb.Probe(t, "exec", "/bin/sh", "-c", "/bin/busybox touch "+f); r.Errno != 0 || r.Exit != 0 {
 		t.Errorf("audit-only shell=none: exec /bin/sh: %v, want allowed", r)
@@ -183,14 +184,14 @@ func TestAuditOnly(t *testing.T) {
 	if _, err := os.Stat(f); err != nil {
 		t.Errorf("audit-only: side effect missing: %v", err)
 	}
-	kt.Expect(t, sb.Cg.ID, kerneltest.Want{Hooks: []enforcer.Hook{enforcer.HookBprmCheckSecurity}, Audited: true})
+	kt.Expect(t, sb.Cg.ID, kerneltest.Want{Hooks: []denial.Hook{denial.HookBprmCheckSecurity}, Audited: true})
 
 	sb2 := kt.Sandbox(t, "case")
-	sb2.Register(t, enforcer.Entry{Ceiling: tamperOnly, AuditOnly: true})
+	sb2.Register(t, entry.Entry{Ceiling: tamperOnly, AuditOnly: true})
 	if r := sb2.Probe(t, "bpf-map-next-id"); r.Errno != 0 {
 		t.Errorf("audit-only: bpf(): %v, want allowed", r)
 	}
-	kt.Expect(t, sb2.Cg.ID, kerneltest.Want{Hooks: []enforcer.Hook{enforcer.HookBPF}, Audited: true})
+	kt.Expect(t, sb2.Cg.ID, kerneltest.Want{Hooks: []denial.Hook{denial.HookBPF}, Audited: true})
 }
 
 // The host itself: its network configuration, its clock, and the usermode
@@ -198,15 +199,15 @@ func TestAuditOnly(t *testing.T) {
 func TestHostStateOutside(t *testing.T) {
 	kt.Enforcer(t)
 	kt.Run(t, []kerneltest.Case{
-		{Name: "E2 interface flags via an AF_UNIX socket (CAP_NET_ADMIN)", Ceiling: tamperOnly, Want: kerneltest.Hooks(enforcer.HookCapable), Attempt: kerneltest.Op("ifflags")},
-		{Name: "E2 set the clock (CAP_SYS_TIME)", Ceiling: tamperOnly, Want: kerneltest.Hooks(enforcer.HookCapable), Attempt: kerneltest.Op("settime")},
+		{Name: "E2 interface flags via an AF_UNIX socket (CAP_NET_ADMIN)", Ceiling: tamperOnly, Want: kerneltest.Hooks(denial.HookCapable), Attempt: kerneltest.Op("ifflags")},
+		{Name: "E2 set the clock (CAP_SYS_TIME)", Ceiling: tamperOnly, Want: kerneltest.Hooks(denial.HookCapable), Attempt: kerneltest.Op("settime")},
 		// /dev/kmsg is a device off the allow list: its open is refused
 		// first (D1); a descriptor passed in meets the kmsg rule at the
 		// write (TestHostDevices).
-		{Name: "E6 write a line into the kernel log", Ceiling: tamperOnly, Want: kerneltest.Hooks(enforcer.HookFileOpen).Rule(enforcer.RuleHostDevice), Attempt: kerneltest.Op("write", "/dev/kmsg", "escapetest: forged kernel log line")},
+		{Name: "E6 write a line into the kernel log", Ceiling: tamperOnly, Want: kerneltest.Hooks(denial.HookFileOpen).Rule(denial.RuleHostDevice), Attempt: kerneltest.Op("write", "/dev/kmsg", "escapetest: forged kernel log line")},
 		// The kernel ignores a failed autoload (socket() still says
 		// EAFNOSUPPORT): judged by the helper not running and the record.
-		{Name: "E2 module autoload runs modprobe outside", Ceiling: tamperOnly, Want: kerneltest.Hooks(enforcer.HookKernelModuleRequest), Nested: true,
+		{Name: "E2 module autoload runs modprobe outside", Ceiling: tamperOnly, Want: kerneltest.Hooks(denial.HookKernelModuleRequest), Nested: true,
 			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 				marker := fakeModprobe(t, "/bin/busybox touch %s")
 				// AF_ALG is a module in the guest kernels: socket()

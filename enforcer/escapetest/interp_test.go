@@ -16,7 +16,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 	"github.com/enforcerd/enforcerd/internal/testing/testelf"
@@ -26,9 +27,9 @@ func TestShellNoneProgramInterpreter(t *testing.T) {
 	kt.Enforcer(t)
 	var f testelf.InterpFixture
 	prep := func(t *testing.T) { f = testelf.TestInterpFixture(t) }
-	allow := func(t *testing.T) []enforcer.FileID { return []enforcer.FileID{fileID(t, f.Prog)} }
-	interp := func(t *testing.T) []enforcer.FileID { return []enforcer.FileID{fileID(t, f.LD)} }
-	want := kerneltest.Hooks(enforcer.HookFileOpen).Rule(enforcer.RuleExecOpen)
+	allow := func(t *testing.T) []entry.FileID { return []entry.FileID{fileID(t, f.Prog)} }
+	interp := func(t *testing.T) []entry.FileID { return []entry.FileID{fileID(t, f.LD)} }
+	want := kerneltest.Hooks(denial.HookFileOpen).Rule(denial.RuleExecOpen)
 	cases := []kerneltest.Case{
 		{Name: "X7 a symlink to BusyBox renamed over the vetted interpreter", Prep: prep, Allow: allow, Interp: interp, Want: want,
 			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
@@ -37,7 +38,7 @@ func TestShellNoneProgramInterpreter(t *testing.T) {
 			}},
 		// The probe runs an allowed copy of itself to chroot and exec.
 		{Name: "X7 chroot into a root whose interpreter path is BusyBox", Prep: prep, Interp: interp, Want: want,
-			Allow: func(t *testing.T) []enforcer.FileID { return append(allow(t), fileID(t, fx.allowed)) },
+			Allow: func(t *testing.T) []entry.FileID { return append(allow(t), fileID(t, fx.allowed)) },
 			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 				return sb.Probe(t, "chroot-execveat", fx.allowed, f.Prog, f.Root, f.LD), kerneltest.FileExists(filepath.Join(f.Root, "mark"))
 			}},
@@ -60,7 +61,7 @@ func TestShellNoneVettedInterpreterRuns(t *testing.T) {
 	kt.Enforcer(t)
 	f := testelf.TestInterpFixture(t)
 	sb := kt.Sandbox(t, "case")
-	sb.Register(t, enforcer.Entry{Ceiling: shellNone, ExecAllow: []enforcer.FileID{fileID(t, f.Prog)}, ExecInterp: []enforcer.FileID{fileID(t, f.LD)}})
+	sb.Register(t, entry.Entry{Ceiling: shellNone, ExecAllow: []entry.FileID{fileID(t, f.Prog)}, ExecInterp: []entry.FileID{fileID(t, f.LD)}})
 	for i := 0; i < 2; i++ {
 		if r := sb.Probe(t, "exec-as", f.Prog, "prog", "--version"); r.Setup != "" || r.Errno != 0 || r.Exit != 0 {
 			t.Fatalf("shell=none: exec %d of an allowed dynamic program with its vetted interpreter: %v, want success", i, r)

@@ -15,7 +15,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
@@ -75,7 +76,7 @@ func mqueueMount(t *testing.T) string {
 
 func TestPOSIXMessageQueues(t *testing.T) {
 	kt.Enforcer(t)
-	outsideRule := kerneltest.Hooks(enforcer.HookFileOpen).Rule(enforcer.RuleIPCOutside)
+	outsideRule := kerneltest.Hooks(denial.HookFileOpen).Rule(denial.RuleIPCOutside)
 	cases := []kerneltest.Case{
 		{Name: "mq_open write-only and send to an outside queue", Want: outsideRule, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			q := outsideQueue(t)
@@ -85,7 +86,7 @@ func TestPOSIXMessageQueues(t *testing.T) {
 			q := outsideQueue(t, "host-secret")
 			return sb.Probe(t, "mq-receive", q), queueCountIsNot(q, 1)
 		}},
-		{Name: "mq_unlink of an outside queue", Want: kerneltest.Hooks(enforcer.HookInodeUnlink).Rule(enforcer.RuleIPCOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "mq_unlink of an outside queue", Want: kerneltest.Hooks(denial.HookInodeUnlink).Rule(denial.RuleIPCOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			q := outsideQueue(t, "host")
 			return sb.Probe(t, "mq-unlink", q), queueCountIsNot(q, 1)
 		}},
@@ -96,7 +97,7 @@ func TestPOSIXMessageQueues(t *testing.T) {
 				return strings.Contains(r.Out, "QSIZE"), fmt.Sprintf("probe read the queue's status (%q)", r.Out)
 			}
 		}},
-		{Name: "chmod of an outside queue through an mqueue mount", Want: kerneltest.Hooks(enforcer.HookInodeSetattr).Rule(enforcer.RuleIPCOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "chmod of an outside queue through an mqueue mount", Want: kerneltest.Hooks(denial.HookInodeSetattr).Rule(denial.RuleIPCOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			q := outsideQueue(t)
 			path := filepath.Join(mqueueMount(t), q)
 			return sb.Probe(t, "chmod", path, "666"), func() (bool, string) {
@@ -115,8 +116,8 @@ func TestPOSIXMessageQueues(t *testing.T) {
 	// object's in /dev/shm: the write ceiling refuses creating one.)
 	for _, c := range []struct {
 		name string
-		en   enforcer.Entry
-	}{{"tamper only", enforcer.Entry{Ceiling: tamperOnly}}, {"network=false", enforcer.Entry{Ceiling: netOff}}} {
+		en   entry.Entry
+	}{{"tamper only", entry.Entry{Ceiling: tamperOnly}}, {"network=false", entry.Entry{Ceiling: netOff}}} {
 		t.Run("own queue under "+c.name+" allowed", func(t *testing.T) {
 			sb := kt.Sandbox(t, "case")
 			sb.Register(t, c.en)
@@ -142,7 +143,7 @@ func lockFile(t *testing.T) string {
 func TestLeasesAndLocksUnderWriteFalse(t *testing.T) {
 	kt.Enforcer(t)
 	cases := []kerneltest.Case{
-		{Name: "F_SETLEASE read lease on a read-only descriptor", Want: kerneltest.Hooks(enforcer.HookFileFcntl).Rule(enforcer.RuleWrite), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "F_SETLEASE read lease on a read-only descriptor", Want: kerneltest.Hooks(denial.HookFileFcntl).Rule(denial.RuleWrite), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			p := lockFile(t)
 			r := sb.Probe(t, "lease", p)
 			return r, func() (bool, string) {
@@ -155,10 +156,10 @@ func TestLeasesAndLocksUnderWriteFalse(t *testing.T) {
 				return r.Effect || err != nil, fmt.Sprintf("the probe held a read lease (F_GETLEASE), or an outside open for write is blocked (%v)", err)
 			}
 		}},
-		{Name: "flock LOCK_EX on a read-only descriptor", Want: kerneltest.Hooks(enforcer.HookFileLock).Rule(enforcer.RuleWrite), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "flock LOCK_EX on a read-only descriptor", Want: kerneltest.Hooks(denial.HookFileLock).Rule(denial.RuleWrite), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			return sb.Probe(t, "flock", lockFile(t), "ex"), nil
 		}},
-		{Name: "OFD write lock on a descriptor opened for write outside", Want: kerneltest.Hooks(enforcer.HookFileLock).Rule(enforcer.RuleWrite), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "OFD write lock on a descriptor opened for write outside", Want: kerneltest.Hooks(denial.HookFileLock).Rule(denial.RuleWrite), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			p := lockFile(t)
 			f, err := os.OpenFile(p, os.O_RDWR, 0)
 			if err != nil {
@@ -177,7 +178,7 @@ func TestLeasesAndLocksUnderWriteFalse(t *testing.T) {
 	// them.
 	t.Run("flock LOCK_SH under write=false allowed", func(t *testing.T) {
 		sb := kt.Sandbox(t, "case")
-		sb.Register(t, enforcer.Entry{Ceiling: fullNoWrite})
+		sb.Register(t, entry.Entry{Ceiling: fullNoWrite})
 		if r := sb.Probe(t, "flock", lockFile(t), "sh"); r.Setup != "" || r.Errno != 0 || !r.Effect {
 			t.Errorf("shared flock of a readable file under write=false: %v, want success; records %v", r, kt.Records(t, sb.Cg.ID))
 		}
@@ -185,7 +186,7 @@ func TestLeasesAndLocksUnderWriteFalse(t *testing.T) {
 	// write=true: every lock stays.
 	t.Run("flock LOCK_EX with write allowed", func(t *testing.T) {
 		sb := kt.Sandbox(t, "case")
-		sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+		sb.Register(t, entry.Entry{Ceiling: tamperOnly})
 		if r := sb.Probe(t, "flock", lockFile(t), "ex"); r.Setup != "" || r.Errno != 0 || !r.Effect {
 			t.Errorf("exclusive flock with write allowed: %v, want success; records %v", r, kt.Records(t, sb.Cg.ID))
 		}
@@ -195,9 +196,9 @@ func TestLeasesAndLocksUnderWriteFalse(t *testing.T) {
 func TestTaskName(t *testing.T) {
 	kt.Enforcer(t)
 	cases := []kerneltest.Case{
-		{Name: "prctl PR_SET_NAME", Want: kerneltest.Hooks(enforcer.HookTaskPrctl).Rule(enforcer.RuleTaskName), Attempt: kerneltest.Op("set-name", "prctl", "pwned-prctl")},
-		{Name: "write /proc/self/comm", Want: kerneltest.Hooks(enforcer.HookFilePermission).Rule(enforcer.RuleProcPIDFile), Attempt: kerneltest.Op("set-name", "proc", "pwned-proc")},
-		{Name: "write /proc/self/task/TID/comm", Want: kerneltest.Hooks(enforcer.HookFilePermission).Rule(enforcer.RuleProcPIDFile), Attempt: kerneltest.Op("set-name", "task", "pwned-task")},
+		{Name: "prctl PR_SET_NAME", Want: kerneltest.Hooks(denial.HookTaskPrctl).Rule(denial.RuleTaskName), Attempt: kerneltest.Op("set-name", "prctl", "pwned-prctl")},
+		{Name: "write /proc/self/comm", Want: kerneltest.Hooks(denial.HookFilePermission).Rule(denial.RuleProcPIDFile), Attempt: kerneltest.Op("set-name", "proc", "pwned-proc")},
+		{Name: "write /proc/self/task/TID/comm", Want: kerneltest.Hooks(denial.HookFilePermission).Rule(denial.RuleProcPIDFile), Attempt: kerneltest.Op("set-name", "task", "pwned-task")},
 	}
 	for i := range cases {
 		cases[i].Ceiling = tamperOnly
@@ -206,7 +207,7 @@ func TestTaskName(t *testing.T) {
 
 	t.Run("other prctl options act", func(t *testing.T) {
 		sb := kt.Sandbox(t, "case")
-		sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+		sb.Register(t, entry.Entry{Ceiling: tamperOnly})
 		if r := sb.Probe(t, "prctl-other"); r.Setup != "" || r.Errno != 0 || !r.Effect {
 			t.Errorf("PR_SET_PDEATHSIG read back in the sandbox: %v, want success; records %v", r, kt.Records(t, sb.Cg.ID))
 		}
@@ -281,7 +282,7 @@ func fifoLinked(how string) kerneltest.Attempt {
 
 func TestFIFOsMadeOutsideUnderNetworkFalse(t *testing.T) {
 	kt.Enforcer(t)
-	want := kerneltest.Hooks(enforcer.HookFileOpen).Rule(enforcer.RuleNetwork)
+	want := kerneltest.Hooks(denial.HookFileOpen).Rule(denial.RuleNetwork)
 	cases := []kerneltest.Case{
 		{Name: "write to a host process's FIFO", Want: want, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			p, rd := outsideFIFO(t, kt.TmpDir())
@@ -316,7 +317,7 @@ func TestFIFOsMadeOutsideUnderNetworkFalse(t *testing.T) {
 		dir := c.dir
 		t.Run("own FIFO on "+c.fs+" allowed", func(t *testing.T) {
 			sb := kt.Sandbox(t, "case")
-			sb.Register(t, enforcer.Entry{Ceiling: netOff})
+			sb.Register(t, entry.Entry{Ceiling: netOff})
 			p := filepath.Join(dir(t), fmt.Sprintf("own-fifo-%d", kt.Seq()))
 			t.Cleanup(func() { os.Remove(p) })
 			if r := sb.Probe(t, "fifo-own", p); r.Setup != "" || r.Errno != 0 || !r.Effect {
@@ -326,7 +327,7 @@ func TestFIFOsMadeOutsideUnderNetworkFalse(t *testing.T) {
 	}
 	t.Run("inherited pipe reopened through /proc/self/fd allowed", func(t *testing.T) {
 		sb := kt.Sandbox(t, "case")
-		sb.Register(t, enforcer.Entry{Ceiling: netOff})
+		sb.Register(t, entry.Entry{Ceiling: netOff})
 		rd, wr, err := os.Pipe()
 		if err != nil {
 			t.Fatal(err)

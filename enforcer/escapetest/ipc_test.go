@@ -15,7 +15,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
@@ -60,15 +61,15 @@ func shmGone(id int) kerneltest.Effect {
 func TestIPC(t *testing.T) {
 	kt.Enforcer(t)
 	cases := []kerneltest.Case{
-		{Name: "shmat read-write of an outside segment, write", Want: kerneltest.Hooks(enforcer.HookIPCPermission).Rule(enforcer.RuleIPCOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "shmat read-write of an outside segment, write", Want: kerneltest.Hooks(denial.HookIPCPermission).Rule(denial.RuleIPCOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			id := outsideShm(t)
 			return sb.Probe(t, "shm-write", strconv.Itoa(id), "pwned"), shmWritten(id)
 		}},
-		{Name: "shmctl IPC_RMID of an outside segment", Want: kerneltest.Hooks(enforcer.HookShmShmctl).Rule(enforcer.RuleIPCOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "shmctl IPC_RMID of an outside segment", Want: kerneltest.Hooks(denial.HookShmShmctl).Rule(denial.RuleIPCOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			id := outsideShm(t)
 			return sb.Probe(t, "shm-rmid", strconv.Itoa(id)), shmGone(id)
 		}},
-		{Name: "shmget of an outside segment's key", Want: kerneltest.Hooks(enforcer.HookIPCPermission).Rule(enforcer.RuleIPCOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "shmget of an outside segment's key", Want: kerneltest.Hooks(denial.HookIPCPermission).Rule(denial.RuleIPCOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			key := 0x6e660000 + int(kt.Seq())
 			id, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o600)
 			if err != nil {
@@ -77,7 +78,7 @@ func TestIPC(t *testing.T) {
 			t.Cleanup(func() { _, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil) })
 			return sb.Probe(t, "shm-get", strconv.Itoa(key)), nil
 		}},
-		{Name: "msgsnd to an outside queue", Want: kerneltest.Hooks(enforcer.HookIPCPermission).Rule(enforcer.RuleIPCOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "msgsnd to an outside queue", Want: kerneltest.Hooks(denial.HookIPCPermission).Rule(denial.RuleIPCOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			id, err := msgGet()
 			if err != nil {
 				t.Fatalf("msgget: %v", err)
@@ -88,7 +89,7 @@ func TestIPC(t *testing.T) {
 				return err == nil, fmt.Sprintf("queue %d got a message (%q, %v)", id, m, err)
 			}
 		}},
-		{Name: "semop on an outside semaphore set", Want: kerneltest.Hooks(enforcer.HookIPCPermission).Rule(enforcer.RuleIPCOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "semop on an outside semaphore set", Want: kerneltest.Hooks(denial.HookIPCPermission).Rule(denial.RuleIPCOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			id, err := semGet()
 			if err != nil {
 				t.Fatalf("semget: %v", err)
@@ -109,7 +110,7 @@ func TestIPC(t *testing.T) {
 	for _, op := range []string{"shm-own", "msg-own"} {
 		t.Run(op+" inside allowed", func(t *testing.T) {
 			sb := kt.Sandbox(t, "case")
-			sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+			sb.Register(t, entry.Entry{Ceiling: tamperOnly})
 			if r := sb.Probe(t, op); r.Setup != "" || r.Errno != 0 || !r.Effect {
 				t.Errorf("%s in the sandbox: %v, want success", op, r)
 			}
@@ -125,7 +126,7 @@ func TestIPC(t *testing.T) {
 		}
 		id, _ := strconv.Atoi(r.Out)
 		t.Cleanup(func() { _, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil) })
-		sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+		sb.Register(t, entry.Entry{Ceiling: tamperOnly})
 		if r := sb.Probe(t, "shm-write", r.Out, "inside"); r.Setup != "" || r.Errno != 0 {
 			t.Errorf("shmat of the sandbox's own segment: %v, want success", r)
 		}
@@ -133,7 +134,7 @@ func TestIPC(t *testing.T) {
 	// A nested registration: the outer sandbox's objects are outside it.
 	t.Run("segment of the outer sandbox from a nested one", func(t *testing.T) {
 		outer := kt.Sandbox(t, "case")
-		outer.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+		outer.Register(t, entry.Entry{Ceiling: tamperOnly})
 		r := outer.Probe(t, "shm-create")
 		if r.Setup != "" {
 			t.Fatalf("create a segment in the outer sandbox: %v", r)
@@ -144,7 +145,7 @@ func TestIPC(t *testing.T) {
 			t.Errorf("shmat of the outer sandbox's own segment: %v, want success", r)
 		}
 		inner := newSubCgroup(t, outer, "inner")
-		inner.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+		inner.Register(t, entry.Entry{Ceiling: tamperOnly})
 		if r := inner.Probe(t, "shm-write", r.Out, "inner"); !r.Denied() {
 			t.Errorf("BYPASS shmat of the outer sandbox's segment from a nested sandbox: %v, want EPERM or EACCES", r)
 		}
@@ -228,21 +229,21 @@ func TestKeys(t *testing.T) {
 	kt.Enforcer(t)
 	log := requestKeyLog(t)
 	cases := []kerneltest.Case{
-		{Name: "keyctl read of a host key in root's user keyring", Want: kerneltest.Hooks(enforcer.HookKeyPermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "keyctl read of a host key in root's user keyring", Want: kerneltest.Hooks(denial.HookKeyPermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			serial := hostKey(t, "host-secret")
 			r := keyReadRefused(sb.Probe(t, "key-read", strconv.Itoa(serial)), serial)
 			return r, func() (bool, string) {
 				return r.Out == "host-secret", fmt.Sprintf("probe read the host key's payload (%q)", r.Out)
 			}
 		}},
-		{Name: "keyctl update of a host key in root's user keyring", Want: kerneltest.Hooks(enforcer.HookKeyPermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "keyctl update of a host key in root's user keyring", Want: kerneltest.Hooks(denial.HookKeyPermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			serial := hostKey(t, "host-secret")
 			return sb.Probe(t, "key-update", strconv.Itoa(serial), "pwned"), func() (bool, string) {
 				p, err := keyRead(serial)
 				return err == nil && p != "host-secret", fmt.Sprintf("host key payload is %q (%v)", p, err)
 			}
 		}},
-		{Name: "request_key upcall to /sbin/request-key", Want: kerneltest.Hooks(enforcer.HookKeyAlloc), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "request_key upcall to /sbin/request-key", Want: kerneltest.Hooks(denial.HookKeyAlloc), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			before := lineCount(log)
 			r := sb.Probe(t, "request-key", fmt.Sprintf("escapetest-upcall-%d", kt.Seq()))
 			return r, func() (bool, string) {
@@ -251,7 +252,7 @@ func TestKeys(t *testing.T) {
 			}
 		}},
 		// Every user keyring is outside, whoever created it first.
-		{Name: "keyctl read of root's user keyring", Want: kerneltest.Hooks(enforcer.HookKeyPermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "keyctl read of root's user keyring", Want: kerneltest.Hooks(denial.HookKeyPermission), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			hostKey(t, "host-secret")
 			return keyReadRefused(sb.Probe(t, "key-read", strconv.Itoa(unix.KEY_SPEC_USER_KEYRING)), unix.KEY_SPEC_USER_KEYRING), nil
 		}},
@@ -263,7 +264,7 @@ func TestKeys(t *testing.T) {
 
 	t.Run("add_key into a keyring the sandbox created allowed", func(t *testing.T) {
 		sb := kt.Sandbox(t, "case")
-		sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+		sb.Register(t, entry.Entry{Ceiling: tamperOnly})
 		if r := sb.Probe(t, "key-own"); r.Setup != "" || r.Errno != 0 || !r.Effect {
 			t.Errorf("add_key and read in the sandbox's own session keyring: %v, want success; records %v", r, kt.Records(t, sb.Cg.ID))
 		}

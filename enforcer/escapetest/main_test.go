@@ -19,6 +19,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
@@ -133,7 +134,7 @@ func init() {
 		if !r.Require(err, "cgroup") {
 			return
 		}
-		if !r.Require(e.Register(cg, enforcer.Entry{Ceiling: tamperOnly}), "register") {
+		if !r.Require(e.Register(cg, entry.Entry{Ceiling: tamperOnly}), "register") {
 			return
 		}
 		fmt.Println("registered")
@@ -153,9 +154,9 @@ func copyPath(src, dst string) error {
 	return f.Close()
 }
 
-func fileID(t *testing.T, path string) enforcer.FileID {
+func fileID(t *testing.T, path string) entry.FileID {
 	t.Helper()
-	id, err := enforcer.FileIDOf(path)
+	id, err := entry.FileIDOf(path)
 	if err != nil {
 		t.Fatal(err)
 	}

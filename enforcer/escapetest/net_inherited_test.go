@@ -16,7 +16,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
@@ -115,33 +116,33 @@ func sockOp(mk func(*testing.T) sockPair, op string, eff sockEffect) kerneltest.
 var inheritedSocketOps = []struct {
 	name, op string
 	eff      sockEffect
-	hooks    []enforcer.Hook
+	hooks    []denial.Hook
 }{
-	{"read", "fd-read", effReceived, hooks(enforcer.HookFilePermission)},
-	{"readv", "fd-readv", effReceived, hooks(enforcer.HookFilePermission)},
-	{"splice socket to pipe", "fd-splice", effReceived, hooks(enforcer.HookFilePermission)},
-	{"io_uring IORING_OP_READ", "fd-uring-read", effReceived, hooks(enforcer.HookFilePermission)},
+	{"read", "fd-read", effReceived, hooks(denial.HookFilePermission)},
+	{"readv", "fd-readv", effReceived, hooks(denial.HookFilePermission)},
+	{"splice socket to pipe", "fd-splice", effReceived, hooks(denial.HookFilePermission)},
+	{"io_uring IORING_OP_READ", "fd-uring-read", effReceived, hooks(denial.HookFilePermission)},
 	// IORING_OP_RECV goes through sock_recvmsg, not rw_verify_area.
-	{"io_uring IORING_OP_RECV", "fd-uring-recv", effReceived, hooks(enforcer.HookFilePermission, enforcer.HookSocketRecvmsg)},
-	{"ioctl SIOCINQ", "fd-fionread", effReceived, hooks(enforcer.HookFileIoctl)},
-	{"write", "fd-write", effPeerGot, hooks(enforcer.HookFilePermission)},
-	{"sendfile file to socket", "fd-sendfile", effPeerGot, hooks(enforcer.HookFilePermission)},
-	{"splice pipe to socket", "fd-splice-out", effPeerGot, hooks(enforcer.HookFilePermission)},
-	{"io_uring IORING_OP_WRITE", "fd-uring-write", effPeerGot, hooks(enforcer.HookFilePermission)},
+	{"io_uring IORING_OP_RECV", "fd-uring-recv", effReceived, hooks(denial.HookFilePermission, denial.HookSocketRecvmsg)},
+	{"ioctl SIOCINQ", "fd-fionread", effReceived, hooks(denial.HookFileIoctl)},
+	{"write", "fd-write", effPeerGot, hooks(denial.HookFilePermission)},
+	{"sendfile file to socket", "fd-sendfile", effPeerGot, hooks(denial.HookFilePermission)},
+	{"splice pipe to socket", "fd-splice-out", effPeerGot, hooks(denial.HookFilePermission)},
+	{"io_uring IORING_OP_WRITE", "fd-uring-write", effPeerGot, hooks(denial.HookFilePermission)},
 	// IORING_OP_SEND goes through sock_sendmsg, not rw_verify_area.
-	{"io_uring IORING_OP_SEND", "fd-uring-send", effPeerGot, hooks(enforcer.HookFilePermission, enforcer.HookSocketSendmsg)},
-	{"setsockopt SO_PRIORITY", "fd-setsockopt", effOption, hooks(enforcer.HookSocketSetsockopt)},
-	{"shutdown SHUT_WR", "fd-shutdown", effPeerEOF, hooks(enforcer.HookSocketShutdown)},
+	{"io_uring IORING_OP_SEND", "fd-uring-send", effPeerGot, hooks(denial.HookFilePermission, denial.HookSocketSendmsg)},
+	{"setsockopt SO_PRIORITY", "fd-setsockopt", effOption, hooks(denial.HookSocketSetsockopt)},
+	{"shutdown SHUT_WR", "fd-shutdown", effPeerEOF, hooks(denial.HookSocketShutdown)},
 }
 
 // tcpOnlyOps exist for TCP sockets only.
 var tcpOnlyOps = []struct {
 	name, op string
 	eff      sockEffect
-	hooks    []enforcer.Hook
+	hooks    []denial.Hook
 }{
-	{"getsockopt TCP_ZEROCOPY_RECEIVE (copy fallback)", "fd-zerocopy", effReceived, hooks(enforcer.HookSocketGetsockopt)},
-	{"mmap of the socket", "fd-mmap", effNone, hooks(enforcer.HookMmapFile)},
+	{"getsockopt TCP_ZEROCOPY_RECEIVE (copy fallback)", "fd-zerocopy", effReceived, hooks(denial.HookSocketGetsockopt)},
+	{"mmap of the socket", "fd-mmap", effNone, hooks(denial.HookMmapFile)},
 }
 
 func TestInheritedInetSocket(t *testing.T) {
@@ -160,7 +161,7 @@ func TestSandboxSocketpairAllowed(t *testing.T) {
 	for _, o := range inheritedSocketOps {
 		t.Run(o.name, func(t *testing.T) {
 			sb := kt.Sandbox(t, "case")
-			sb.Register(t, enforcer.Entry{Ceiling: netOff})
+			sb.Register(t, entry.Entry{Ceiling: netOff})
 			dir := "send"
 			if o.eff == effReceived {
 				dir = "recv"
@@ -263,7 +264,7 @@ func TestNetworkDevices(t *testing.T) {
 				b, _ := pollRead(l, 500*time.Millisecond)
 				return contains(b, sentData), fmt.Sprintf("the host's listener %s:%d received %q", host, port, b)
 			}
-		}, Want: kerneltest.Want{Hooks: hooks(enforcer.HookFileOpen)}},
+		}, Want: kerneltest.Want{Hooks: hooks(denial.HookFileOpen)}},
 		// Read-only: the sandbox receives what the host routes into it.
 		{Name: "N3 /dev/net/tun read-only receives host traffic", Ceiling: netOff, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			name, n := persistentTun(t)
@@ -291,10 +292,10 @@ func TestNetworkDevices(t *testing.T) {
 			close(stop)
 			wg.Wait()
 			return r, func() (bool, string) { return r.Effect, "the probe read the host's datagram from the tun device" }
-		}, Want: kerneltest.Want{Hooks: hooks(enforcer.HookFileOpen)}},
-		{Name: "N3 open /dev/vhost-net", Ceiling: netOff, Attempt: open("/dev/vhost-net", "the vhost_net module"), Want: kerneltest.Want{Hooks: hooks(enforcer.HookFileOpen)}},
-		{Name: "N3 open /dev/vhost-vsock", Ceiling: netOff, Attempt: open("/dev/vhost-vsock", "the vhost_vsock module"), Want: kerneltest.Want{Hooks: hooks(enforcer.HookFileOpen)}},
-		{Name: "N3 open /dev/ppp", Ceiling: netOff, Attempt: open("/dev/ppp", "the ppp_generic module"), Want: kerneltest.Want{Hooks: hooks(enforcer.HookFileOpen)}},
+		}, Want: kerneltest.Want{Hooks: hooks(denial.HookFileOpen)}},
+		{Name: "N3 open /dev/vhost-net", Ceiling: netOff, Attempt: open("/dev/vhost-net", "the vhost_net module"), Want: kerneltest.Want{Hooks: hooks(denial.HookFileOpen)}},
+		{Name: "N3 open /dev/vhost-vsock", Ceiling: netOff, Attempt: open("/dev/vhost-vsock", "the vhost_vsock module"), Want: kerneltest.Want{Hooks: hooks(denial.HookFileOpen)}},
+		{Name: "N3 open /dev/ppp", Ceiling: netOff, Attempt: open("/dev/ppp", "the ppp_generic module"), Want: kerneltest.Want{Hooks: hooks(denial.HookFileOpen)}},
 	})
 }
 
@@ -312,7 +313,7 @@ func TestAttackInheritedOutsideUnixStream(t *testing.T) {
 		t.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
 		return sockPair{peer: fds[0], probe: fds[1]}
 	}
-	sendHooks := hooks(enforcer.HookSocketSendmsg, enforcer.HookFilePermission)
+	sendHooks := hooks(denial.HookSocketSendmsg, denial.HookFilePermission)
 	var cases []kerneltest.Case
 	for _, o := range []struct{ name, op string }{
 		{"write", "fd-write"},

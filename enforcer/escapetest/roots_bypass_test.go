@@ -14,14 +14,15 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
 
 // rootsTriState runs attempt (a) in an unregistered cgroup, where it must
 // succeed with its side effect, then (b) under write=false with the roots
-// prep returns (paths, resolved with enforcer.WriteRootOf), where it must
+// prep returns (paths, resolved with entry.WriteRootOf), where it must
 // be denied (EPERM/EACCES), and (c) without its side effect; want is the
 // record the denial must leave (no hooks: none checked).
 func rootsTriState(t *testing.T, prep func(t *testing.T) []string, attempt kerneltest.Attempt, want kerneltest.Want) {
@@ -38,9 +39,9 @@ func rootsTriState(t *testing.T, prep func(t *testing.T) []string, attempt kerne
 		}
 	}
 	sb := kt.Sandbox(t, "case")
-	en := enforcer.Entry{Ceiling: fullNoWrite}
+	en := entry.Entry{Ceiling: fullNoWrite}
 	for _, p := range prep(t) {
-		id, err := enforcer.WriteRootOf(p)
+		id, err := entry.WriteRootOf(p)
 		if err != nil {
 			t.Fatalf("root %s: %v", p, err)
 		}
@@ -140,11 +141,11 @@ func TestAttackRootsMoveExtOutsideDonor(t *testing.T) {
 	t.Run("sanity: pwrite to the donor descriptor is denied", func(t *testing.T) {
 		sb := kt.Sandbox(t, "case")
 		roots := prep(t)
-		id, err := enforcer.WriteRootOf(roots[0])
+		id, err := entry.WriteRootOf(roots[0])
 		if err != nil {
 			t.Fatal(err)
 		}
-		sb.Register(t, enforcer.Entry{Ceiling: fullNoWrite, WriteRoots: []enforcer.FileID{id}})
+		sb.Register(t, entry.Entry{Ceiling: fullNoWrite, WriteRoots: []entry.FileID{id}})
 		f, err := os.OpenFile(filepath.Join(fx.O, "donor"), os.O_RDWR, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -155,7 +156,7 @@ func TestAttackRootsMoveExtOutsideDonor(t *testing.T) {
 		}
 	})
 	t.Run("EXT4_IOC_MOVE_EXT donor outside the root", func(t *testing.T) {
-		rootsTriState(t, prep, attempt, kerneltest.Hooks(enforcer.HookFileIoctl))
+		rootsTriState(t, prep, attempt, kerneltest.Hooks(denial.HookFileIoctl))
 	})
 }
 
@@ -191,7 +192,7 @@ func TestAttackRootsCharDeviceBeneathRoot(t *testing.T) {
 				return strings.Contains(readAll("/dev/vcs"), mark), "/dev/vcs shows " + mark
 			}
 		}
-		rootsTriState(t, devRoot("vcs", 7, 0), attempt, kerneltest.Hooks(enforcer.HookFileOpen))
+		rootsTriState(t, devRoot("vcs", 7, 0), attempt, kerneltest.Hooks(denial.HookFileOpen))
 	})
 	t.Run("W9 uinput virtual keyboard through a node beneath the root", func(t *testing.T) {
 		mustExist(t, "/dev/uinput", "the uinput module")
@@ -199,11 +200,11 @@ func TestAttackRootsCharDeviceBeneathRoot(t *testing.T) {
 			r := sb.Probe(t, "a13-uinput-at", filepath.Join(R, "uinput"), fmt.Sprintf("a13-uinput-%d", kt.Seq()))
 			return r, func() (bool, string) { return r.Effect, "the probe's input device was registered" }
 		}
-		rootsTriState(t, devRoot("uinput", 10, 223), attempt, kerneltest.Hooks(enforcer.HookFileOpen))
+		rootsTriState(t, devRoot("uinput", 10, 223), attempt, kerneltest.Hooks(denial.HookFileOpen))
 	})
 	t.Run("W9 write /dev/vcs1 with /dev as the root", func(t *testing.T) {
 		mustExist(t, "/dev/vcs1", "a virtual console")
-		if _, err := enforcer.WriteRootOf("/dev"); err != nil {
+		if _, err := entry.WriteRootOf("/dev"); err != nil {
 			// Refusing /dev as a root closes this variant.
 			t.Logf("/dev refused as a writable root: %v", err)
 			return
@@ -214,7 +215,7 @@ func TestAttackRootsCharDeviceBeneathRoot(t *testing.T) {
 				return strings.Contains(readAll("/dev/vcs1"), mark), "/dev/vcs1 shows " + mark
 			}
 		}
-		rootsTriState(t, func(*testing.T) []string { return []string{"/dev"} }, attempt, kerneltest.Hooks(enforcer.HookFileOpen))
+		rootsTriState(t, func(*testing.T) []string { return []string{"/dev"} }, attempt, kerneltest.Hooks(denial.HookFileOpen))
 	})
 	// A root above /dev (the whole root filesystem, as an agent launched
 	// from / or with its home as the workspace gets): file hooks cross
@@ -222,7 +223,7 @@ func TestAttackRootsCharDeviceBeneathRoot(t *testing.T) {
 	// under /dev is beneath the root.
 	t.Run("W9 write /dev/vcs1 with / as the root (across the /dev mount)", func(t *testing.T) {
 		mustExist(t, "/dev/vcs1", "a virtual console")
-		if _, err := enforcer.WriteRootOf("/"); err != nil {
+		if _, err := entry.WriteRootOf("/"); err != nil {
 			t.Logf("/ refused as a writable root: %v", err)
 			return
 		}
@@ -232,6 +233,6 @@ func TestAttackRootsCharDeviceBeneathRoot(t *testing.T) {
 				return strings.Contains(readAll("/dev/vcs1"), mark), "/dev/vcs1 shows " + mark
 			}
 		}
-		rootsTriState(t, func(*testing.T) []string { return []string{"/"} }, attempt, kerneltest.Hooks(enforcer.HookFileOpen))
+		rootsTriState(t, func(*testing.T) []string { return []string{"/"} }, attempt, kerneltest.Hooks(denial.HookFileOpen))
 	})
 }

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
@@ -58,7 +58,7 @@ func TestAttackShellRawBlockRewrite(t *testing.T) {
 		{Name: "X4 read_only: file rewritten through the block device, then run", Ceiling: shellReadOnly, Prep: prepBroken, Attempt: attempt},
 	}
 	for i := range cases {
-		cases[i].Want = kerneltest.Hooks(enforcer.HookBprmCheckSecurity, enforcer.HookFileOpen)
+		cases[i].Want = kerneltest.Hooks(denial.HookBprmCheckSecurity, denial.HookFileOpen)
 	}
 	kt.Run(t, cases)
 }

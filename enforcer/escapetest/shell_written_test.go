@@ -15,7 +15,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
@@ -83,7 +84,7 @@ func TestShellWrittenSurvivesEviction(t *testing.T) {
 			Allow: allowList(func() string { return tool }), Attempt: rewriteExec(theTool, false)},
 	}
 	for i := range cases {
-		cases[i].Want = kerneltest.Hooks(enforcer.HookBprmCheckSecurity)
+		cases[i].Want = kerneltest.Hooks(denial.HookBprmCheckSecurity)
 		if cases[i].Allow == nil && cases[i].Ceiling.Shell == shellNone.Shell {
 			cases[i].Allow = allowList()
 		}
@@ -121,7 +122,7 @@ func TestShellWrittenMmapExec(t *testing.T) {
 	cases = append(cases, mmapCase("mprotect PROT_EXEC of a file it wrote on ext4, inode evicted", "ext4", "mprotect", true)...)
 	// Judged by errno and effect; the record is one of two hooks.
 	for i := range cases {
-		cases[i].Want = kerneltest.Hooks(enforcer.HookMmapFile, enforcer.HookFileMprotect, enforcer.HookBprmCheckSecurity)
+		cases[i].Want = kerneltest.Hooks(denial.HookMmapFile, denial.HookFileMprotect, denial.HookBprmCheckSecurity)
 	}
 	kt.Run(t, cases)
 }
@@ -184,7 +185,7 @@ func TestShellChangedAfterRegistration(t *testing.T) {
 		}},
 	}
 	for i := range cases {
-		cases[i].Want = kerneltest.Hooks(enforcer.HookBprmCheckSecurity, enforcer.HookMmapFile)
+		cases[i].Want = kerneltest.Hooks(denial.HookBprmCheckSecurity, denial.HookMmapFile)
 	}
 	kt.Run(t, cases)
 }
@@ -199,7 +200,7 @@ func TestShellExt4OldFileRuns(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond)
 	sb := kt.Sandbox(t, "case")
-	sb.Register(t, enforcer.Entry{Ceiling: shellReadOnly})
+	sb.Register(t, entry.Entry{Ceiling: shellReadOnly})
 	evictCaches(t)
 	if r := sb.Probe(t, "exec", p, "echo", "ok"); r.Setup != "" || r.Errno != 0 || r.Exit != 0 || r.Out != "ok" {
 		t.Errorf("read_only: exec of an ext4 file older than the registration, evicted: %v, want success", r)

@@ -17,7 +17,8 @@ import (
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 	"github.com/enforcerd/enforcerd/policy"
@@ -36,7 +37,7 @@ func inCgroup(r *probe.Result, group string) kerneltest.Effect {
 func TestTerminalInjection(t *testing.T) {
 	kt.Enforcer(t)
 	kt.Run(t, []kerneltest.Case{
-		{Name: "X3 TIOCSTI", Ceiling: tamperOnly, Want: kerneltest.Hooks(enforcer.HookFileIoctl, enforcer.HookFileIoctlCompat).Rule(enforcer.RuleTTYInject), Attempt: kerneltest.Op("tiocsti")},
+		{Name: "X3 TIOCSTI", Ceiling: tamperOnly, Want: kerneltest.Hooks(denial.HookFileIoctl, denial.HookFileIoctlCompat).Rule(denial.RuleTTYInject), Attempt: kerneltest.Op("tiocsti")},
 		// compat_sys_ioctl calls security_file_ioctl_compat, not
 		// security_file_ioctl, on kernels with that hook.
 		{Name: "X3 TIOCSTI via 32-bit ioctl", Ceiling: tamperOnly, Attempt: kerneltest.Op("tiocsti-compat")},
@@ -47,27 +48,27 @@ func TestCgroupEscape(t *testing.T) {
 	kt.Enforcer(t)
 	out := kt.Sandbox(t, "outside")
 	cases := []kerneltest.Case{
-		{Name: "E2 move to the root cgroup", Want: kerneltest.Hooks(enforcer.HookInodePermission).Rule(enforcer.RuleCgroupOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E2 move to the root cgroup", Want: kerneltest.Hooks(denial.HookInodePermission).Rule(denial.RuleCgroupOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			r := sb.Probe(t, "move", "/sys/fs/cgroup/cgroup.procs")
 			return r, inCgroup(&r, "/")
 		}},
-		{Name: "E2 move to a sibling outside", Want: kerneltest.Hooks(enforcer.HookInodePermission).Rule(enforcer.RuleCgroupOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E2 move to a sibling outside", Want: kerneltest.Hooks(denial.HookInodePermission).Rule(denial.RuleCgroupOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			r := sb.Probe(t, "move", filepath.Join(out.Cg.Path(), "cgroup.procs"))
 			return r, inCgroup(&r, out.Cg.Group)
 		}},
-		{Name: "E2 clone3 CLONE_INTO_CGROUP outside", Want: kerneltest.Hooks(enforcer.HookInodePermission).Rule(enforcer.RuleCgroupOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E2 clone3 CLONE_INTO_CGROUP outside", Want: kerneltest.Hooks(denial.HookInodePermission).Rule(denial.RuleCgroupOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			r := sb.Probe(t, "clone-into", out.Cg.Path())
 			return r, inCgroup(&r, out.Cg.Group)
 		}},
 		// Entering the init cgroup namespace (the one a new namespace would
 		// have to escape to), then moving out.
-		{Name: "E2 setns to the init cgroup namespace, then move out", Want: kerneltest.Hooks(enforcer.HookPtraceAccessCheck), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E2 setns to the init cgroup namespace, then move out", Want: kerneltest.Hooks(denial.HookPtraceAccessCheck), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			r := sb.Probe(t, "setns-move", "/sys/fs/cgroup/cgroup.procs")
 			return r, inCgroup(&r, "/")
 		}},
 		// E1: a sub-cgroup the child creates and enters is still enforced.
-		{Name: "E1 sub-cgroup, then bpf()", Want: kerneltest.Hooks(enforcer.HookBPF), Attempt: kerneltest.Op("sub-then", "bpf-map-next-id")},
-		{Name: "E1 sub-cgroup, then move to the root", Want: kerneltest.Hooks(enforcer.HookInodePermission).Rule(enforcer.RuleCgroupOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E1 sub-cgroup, then bpf()", Want: kerneltest.Hooks(denial.HookBPF), Attempt: kerneltest.Op("sub-then", "bpf-map-next-id")},
+		{Name: "E1 sub-cgroup, then move to the root", Want: kerneltest.Hooks(denial.HookInodePermission).Rule(denial.RuleCgroupOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			r := sb.Probe(t, "sub-then", "move", "/sys/fs/cgroup/cgroup.procs")
 			return r, inCgroup(&r, "/")
 		}},
@@ -92,7 +93,7 @@ func TestCgroupEscape(t *testing.T) {
 func TestNewCgroupNamespace(t *testing.T) {
 	kt.Enforcer(t)
 	sb := kt.Sandbox(t, "case")
-	sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+	sb.Register(t, entry.Entry{Ceiling: tamperOnly})
 	r := sb.Probe(t, "unshare-move", "/sys/fs/cgroup/cgroup.procs")
 	if strings.Contains(r.Setup, "unshare(CLONE_NEWCGROUP): operation not permitted") {
 		// Closed one step earlier: a new cgroup namespace needs
@@ -111,7 +112,7 @@ func TestNewCgroupNamespace(t *testing.T) {
 func TestSubCgroupMoveAllowed(t *testing.T) {
 	kt.Enforcer(t)
 	sb := kt.Sandbox(t, "case")
-	sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+	sb.Register(t, entry.Entry{Ceiling: tamperOnly})
 	r := sb.Probe(t, "sub-then", "cgroup")
 	if r.Setup != "" || r.Errno != 0 || r.Out != "0::"+sb.Cg.Group+"/sub" {
 		t.Errorf("move into a sub-cgroup inside: %v, want success and %s/sub", r, sb.Cg.Group)
@@ -121,9 +122,9 @@ func TestSubCgroupMoveAllowed(t *testing.T) {
 func TestBPF(t *testing.T) {
 	kt.Enforcer(t)
 	kt.Run(t, []kerneltest.Case{
-		{Name: "E3 BPF_MAP_GET_NEXT_ID", Ceiling: tamperOnly, Want: kerneltest.Hooks(enforcer.HookBPF), Attempt: kerneltest.Op("bpf-map-next-id")},
-		{Name: "E3 BPF_PROG_GET_NEXT_ID", Ceiling: tamperOnly, Want: kerneltest.Hooks(enforcer.HookBPF), Attempt: kerneltest.Op("bpf-prog-next-id")},
-		{Name: "E3 BPF_OBJ_GET of the pinned ceiling map", Ceiling: tamperOnly, Want: kerneltest.Hooks(enforcer.HookBPF), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E3 BPF_MAP_GET_NEXT_ID", Ceiling: tamperOnly, Want: kerneltest.Hooks(denial.HookBPF), Attempt: kerneltest.Op("bpf-map-next-id")},
+		{Name: "E3 BPF_PROG_GET_NEXT_ID", Ceiling: tamperOnly, Want: kerneltest.Hooks(denial.HookBPF), Attempt: kerneltest.Op("bpf-prog-next-id")},
+		{Name: "E3 BPF_OBJ_GET of the pinned ceiling map", Ceiling: tamperOnly, Want: kerneltest.Hooks(denial.HookBPF), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			return sb.Probe(t, "bpf-obj-get", filepath.Join(kt.PinDir(), "ceilings")), nil
 		}},
 	})
@@ -149,17 +150,17 @@ func dummyPin(t *testing.T) string {
 func TestProcessesOutside(t *testing.T) {
 	kt.Enforcer(t)
 	cases := []kerneltest.Case{
-		{Name: "E4 ptrace attach outside", Want: kerneltest.Hooks(enforcer.HookPtraceAccessCheck), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E4 ptrace attach outside", Want: kerneltest.Hooks(denial.HookPtraceAccessCheck), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			o := startOutside(t, nil)
 			return sb.Probe(t, "ptrace-seize", o.pid()), nil
 		}},
 		// Refused at the inode (writes to /proc/<pid> of an outsider),
 		// before the ptrace check would refuse it too.
-		{Name: "E4 /proc/pid/mem write open outside", Want: kerneltest.Hooks(enforcer.HookInodePermission).Rule(enforcer.RuleProcOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E4 /proc/pid/mem write open outside", Want: kerneltest.Hooks(denial.HookInodePermission).Rule(denial.RuleProcOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			o := startOutside(t, nil)
 			return sb.Probe(t, "mem-open", o.pid()), nil
 		}},
-		{Name: "E4 SIGKILL outside", Want: kerneltest.Hooks(enforcer.HookTaskKill).Rule(enforcer.RuleSignalOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E4 SIGKILL outside", Want: kerneltest.Hooks(denial.HookTaskKill).Rule(denial.RuleSignalOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			o := startOutside(t, nil)
 			return sb.Probe(t, "kill", o.pid()), o.dead()
 		}},
@@ -173,24 +174,24 @@ func TestProcessesOutside(t *testing.T) {
 			o := startOutside(t, nil)
 			return sb.Probe(t, "sigio-ioctl", o.pid()), o.dead()
 		}},
-		{Name: "E4 renice a process outside", Want: kerneltest.Hooks(enforcer.HookTaskSetnice).Rule(enforcer.RuleProcessOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E4 renice a process outside", Want: kerneltest.Hooks(denial.HookTaskSetnice).Rule(denial.RuleProcessOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			o := startOutside(t, nil)
 			return sb.Probe(t, "setpriority", o.pid()), niceChanged(o.cmd.Process.Pid)
 		}},
-		{Name: "E4 RLIMIT_CPU of a process outside", Want: kerneltest.Hooks(enforcer.HookTaskPrlimit).Rule(enforcer.RuleProcessOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E4 RLIMIT_CPU of a process outside", Want: kerneltest.Hooks(denial.HookTaskPrlimit).Rule(denial.RuleProcessOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			o := startOutside(t, nil)
 			return sb.Probe(t, "prlimit-cpu", o.pid()), cpuLimited(o.cmd.Process.Pid)
 		}},
-		{Name: "E4 oom_score_adj of a process outside", Want: kerneltest.Hooks(enforcer.HookInodePermission).Rule(enforcer.RuleProcOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E4 oom_score_adj of a process outside", Want: kerneltest.Hooks(denial.HookInodePermission).Rule(denial.RuleProcOutside), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			o := startOutside(t, nil)
 			f := fmt.Sprintf("/proc/%d/oom_score_adj", o.cmd.Process.Pid)
 			return sb.Probe(t, "write", f, "1000"), fileContent(f, "0")
 		}},
-		{Name: "E4 unlink a pin", Want: kerneltest.Hooks(enforcer.HookInodeUnlink).Rule(enforcer.RulePinRemoval), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E4 unlink a pin", Want: kerneltest.Hooks(denial.HookInodeUnlink).Rule(denial.RulePinRemoval), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			p := dummyPin(t)
 			return sb.Probe(t, "unlink", p), kerneltest.FileGone(p)
 		}},
-		{Name: "E4 rename a pin", Want: kerneltest.Hooks(enforcer.HookInodeRename).Rule(enforcer.RulePinRemoval), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		{Name: "E4 rename a pin", Want: kerneltest.Hooks(denial.HookInodeRename).Rule(denial.RulePinRemoval), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			p := dummyPin(t)
 			t.Cleanup(func() { os.Remove(p + "_moved") }) // bpffs refuses '.' in names
 			return sb.Probe(t, "rename", p, p+"_moved"), kerneltest.FileGone(p)
@@ -202,7 +203,7 @@ func TestProcessesOutside(t *testing.T) {
 	kt.Run(t, cases)
 	t.Run("kill inside allowed", func(t *testing.T) {
 		sb := kt.Sandbox(t, "case")
-		sb.Register(t, enforcer.Entry{Ceiling: tamperOnly})
+		sb.Register(t, entry.Entry{Ceiling: tamperOnly})
 		if r := sb.Probe(t, "kill-inside"); r.Errno != 0 || r.Setup != "" || !r.Effect {
 			t.Errorf("kill of a process inside the sandbox: %v, want success", r)
 		}

@@ -18,7 +18,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
@@ -30,11 +31,11 @@ const (
 	xflAppend   = 0x10 // FS_XFLAG_APPEND
 )
 
-var ioctlHooks = hooks(enforcer.HookFileIoctl)
+var ioctlHooks = hooks(denial.HookFileIoctl)
 
 // compatHooks: file_ioctl_compat on kernels that have it (6.7+, and some
 // stable backports), file_ioctl before.
-var compatHooks = hooks(enforcer.HookFileIoctlCompat, enforcer.HookFileIoctl)
+var compatHooks = hooks(denial.HookFileIoctlCompat, denial.HookFileIoctl)
 
 // extDir is the VM's ext4 mount.
 // newFile makes a file with content in dir; its flags are cleared and it is
@@ -193,7 +194,7 @@ func TestReadOnlyIoctlsAllowed(t *testing.T) {
 	check := func(t *testing.T, path, op string, args []string, want unix.Errno) {
 		t.Helper()
 		sb := kt.Sandbox(t, "case")
-		sb.Register(t, enforcer.Entry{Ceiling: fullNoWrite})
+		sb.Register(t, entry.Entry{Ceiling: fullNoWrite})
 		r := sb.Probe(t, op, append([]string{path}, args...)...)
 		if r.Setup != "" {
 			t.Fatalf("probe could not attempt the operation: %v", r)
@@ -270,13 +271,13 @@ func TestSpecialInodeMetadata(t *testing.T) {
 	for _, kind := range []string{"socket", "fifo", "chr", "blk"} {
 		for _, o := range []struct {
 			op    string
-			hooks []enforcer.Hook
+			hooks []denial.Hook
 		}{
-			{"lchmod", hooks(enforcer.HookInodeSetattr)},
-			{"lchown", hooks(enforcer.HookInodeSetattr)},
-			{"lutimes", hooks(enforcer.HookInodeSetattr)},
+			{"lchmod", hooks(denial.HookInodeSetattr)},
+			{"lchown", hooks(denial.HookInodeSetattr)},
+			{"lutimes", hooks(denial.HookInodeSetattr)},
 			// inode_set_acl on 6.2+, inode_setxattr before.
-			{"set-acl", hooks(enforcer.HookInodeSetACL, enforcer.HookInodeSetxattr)},
+			{"set-acl", hooks(denial.HookInodeSetACL, denial.HookInodeSetxattr)},
 		} {
 			cases = append(cases, kerneltest.Case{Name: fmt.Sprintf("W3 %s of a %s inode", o.op, kind), Ceiling: fullNoWrite,
 				Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {

@@ -1,7 +1,7 @@
 // Package ownterm declares a sandbox's own terminals at registration: the
 // terminals a process holds as its standard input, output and error (file
 // descriptors 0, 1, 2) and its controlling terminal, as device identities
-// (enforcer.Terminal). Every other terminal is a host device under every
+// (entry.Terminal). Every other terminal is a host device under every
 // ceiling (docs/design.md "Own terminals"). Who declares what:
 //
 //   - enforcerd run: its own (Self): CMD inherits its stdio and its
@@ -47,7 +47,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // Device numbers (major, minor) the kernel fixes for terminals.
@@ -69,19 +69,19 @@ type Reader struct {
 var Default = Reader{Proc: "/proc", Sys: "/sys"}
 
 // Of returns process pid's own terminals (Default.Of).
-func Of(pid int) ([]enforcer.Terminal, error) { return Default.Of(pid) }
+func Of(pid int) ([]entry.Terminal, error) { return Default.Of(pid) }
 
 // Self returns the calling process's own terminals (Default.Self).
-func Self() ([]enforcer.Terminal, error) { return Default.Self() }
+func Self() ([]entry.Terminal, error) { return Default.Self() }
 
 // Of returns the terminals process pid holds as fds 0, 1 and 2 and its
 // controlling terminal, deduplicated, in that order, at most
-// enforcer.MaxTerminals (the package comment says which count). A closed
+// entry.MaxTerminals (the package comment says which count). A closed
 // descriptor, a pipe, a file or a socket adds nothing. Errors: the
 // process cannot be read (gone, or no permission: the caller must not
 // declare terminals for it). The caller keeps pid from being reused
 // while this runs (its start time or a pidfd).
-func (r Reader) Of(pid int) ([]enforcer.Terminal, error) {
+func (r Reader) Of(pid int) ([]entry.Terminal, error) {
 	if pid <= 0 {
 		return nil, fmt.Errorf("own terminals: pid %d", pid)
 	}
@@ -89,7 +89,7 @@ func (r Reader) Of(pid int) ([]enforcer.Terminal, error) {
 }
 
 // Self returns the calling process's own terminals, as Of.
-func (r Reader) Self() ([]enforcer.Terminal, error) { return r.of("self") }
+func (r Reader) Self() ([]entry.Terminal, error) { return r.of("self") }
 
 // fdStat is what one stdio descriptor is: its file's rdev and st_dev.
 type fdStat struct {
@@ -97,7 +97,7 @@ type fdStat struct {
 	chr       bool
 }
 
-func (r Reader) of(pid string) ([]enforcer.Terminal, error) {
+func (r Reader) of(pid string) ([]entry.Terminal, error) {
 	dir := filepath.Join(r.Proc, pid)
 	ctty, err := r.controllingTTY(dir)
 	if err != nil {
@@ -121,9 +121,9 @@ func (r Reader) of(pid string) ([]enforcer.Terminal, error) {
 			chr:  uint32(st.Mode)&unix.S_IFMT == unix.S_IFCHR,
 		})
 	}
-	var out []enforcer.Terminal
-	add := func(t enforcer.Terminal, ok bool) {
-		if ok && !slices.Contains(out, t) && len(out) < enforcer.MaxTerminals {
+	var out []entry.Terminal
+	add := func(t entry.Terminal, ok bool) {
+		if ok && !slices.Contains(out, t) && len(out) < entry.MaxTerminals {
 			out = append(out, t)
 		}
 	}
@@ -139,33 +139,33 @@ func (r Reader) of(pid string) ([]enforcer.Terminal, error) {
 }
 
 // terminalOf is the terminal the stdio descriptor f reaches, if any.
-func (r Reader) terminalOf(f fdStat, ctty uint64, fds []fdStat) (enforcer.Terminal, bool) {
+func (r Reader) terminalOf(f fdStat, ctty uint64, fds []fdStat) (entry.Terminal, bool) {
 	maj, min := unix.Major(f.rdev), unix.Minor(f.rdev)
 	switch {
 	case maj == ttyAuxMajor && min == 0: // /dev/tty: the controlling terminal
 		if ctty == 0 {
-			return enforcer.Terminal{}, false
+			return entry.Terminal{}, false
 		}
 		return r.byNumber(ctty, fds)
 	case maj == ttyAuxMajor && min == 1: // /dev/console
 		return r.console()
 	case maj == ttyAuxMajor && min == 2: // /dev/ptmx: a master, not declared
-		return enforcer.Terminal{}, false
+		return entry.Terminal{}, false
 	case maj == ttyMajor && min == 0: // /dev/tty0: the foreground console
 		return r.foregroundVT()
 	case isPts(maj):
-		return enforcer.Terminal{Dev: kdev(f.rdev), PtsDev: kdev(f.dev)}, true
+		return entry.Terminal{Dev: kdev(f.rdev), PtsDev: kdev(f.dev)}, true
 	case r.isTTY(maj, min):
-		return enforcer.Terminal{Dev: kdev(f.rdev)}, true
+		return entry.Terminal{Dev: kdev(f.rdev)}, true
 	}
-	return enforcer.Terminal{}, false
+	return entry.Terminal{}, false
 }
 
 // byNumber is the terminal of device number dev (the controlling
 // terminal): a pty slave only when the stdio descriptors holding it name
 // exactly one devpts instance; a redirecting node or a non-terminal is
 // not declared.
-func (r Reader) byNumber(dev uint64, fds []fdStat) (enforcer.Terminal, bool) {
+func (r Reader) byNumber(dev uint64, fds []fdStat) (entry.Terminal, bool) {
 	maj, min := unix.Major(dev), unix.Minor(dev)
 	if isPts(maj) {
 		var inst []uint64
@@ -175,14 +175,14 @@ func (r Reader) byNumber(dev uint64, fds []fdStat) (enforcer.Terminal, bool) {
 			}
 		}
 		if len(inst) != 1 {
-			return enforcer.Terminal{}, false
+			return entry.Terminal{}, false
 		}
-		return enforcer.Terminal{Dev: kdev(dev), PtsDev: kdev(inst[0])}, true
+		return entry.Terminal{Dev: kdev(dev), PtsDev: kdev(inst[0])}, true
 	}
 	if maj == ttyAuxMajor || (maj == ttyMajor && min == 0) || !r.isTTY(maj, min) {
-		return enforcer.Terminal{}, false
+		return entry.Terminal{}, false
 	}
-	return enforcer.Terminal{Dev: kdev(dev)}, true
+	return entry.Terminal{Dev: kdev(dev)}, true
 }
 
 // controllingTTY reads tty_nr, the 7th field of /proc/PID/stat (0: none),
@@ -212,10 +212,10 @@ func (r Reader) controllingTTY(dir string) (uint64, error) {
 
 // console is the terminal /dev/console opens: the last console of
 // /sys/class/tty/console/active with a tty (tty0 resolved further).
-func (r Reader) console() (enforcer.Terminal, bool) {
+func (r Reader) console() (entry.Terminal, bool) {
 	names := r.activeNames("console")
 	if len(names) == 0 {
-		return enforcer.Terminal{}, false
+		return entry.Terminal{}, false
 	}
 	name := names[len(names)-1]
 	if name == "tty0" {
@@ -225,10 +225,10 @@ func (r Reader) console() (enforcer.Terminal, bool) {
 }
 
 // foregroundVT is the virtual console /dev/tty0 reaches.
-func (r Reader) foregroundVT() (enforcer.Terminal, bool) {
+func (r Reader) foregroundVT() (entry.Terminal, bool) {
 	names := r.activeNames("tty0")
 	if len(names) != 1 || names[0] == "tty0" {
-		return enforcer.Terminal{}, false
+		return entry.Terminal{}, false
 	}
 	return r.named(names[0])
 }
@@ -243,21 +243,21 @@ func (r Reader) activeNames(name string) []string {
 }
 
 // named is the terminal /sys/class/tty/NAME is (its dev file, "4:64").
-func (r Reader) named(name string) (enforcer.Terminal, bool) {
+func (r Reader) named(name string) (entry.Terminal, bool) {
 	if name == "" || strings.ContainsAny(name, "/.") {
-		return enforcer.Terminal{}, false
+		return entry.Terminal{}, false
 	}
 	b, err := os.ReadFile(filepath.Join(r.Sys, "class", "tty", name, "dev"))
 	if err != nil {
-		return enforcer.Terminal{}, false
+		return entry.Terminal{}, false
 	}
 	ma, mi, ok := strings.Cut(strings.TrimSpace(string(b)), ":")
 	maj, err1 := strconv.ParseUint(ma, 10, 32)
 	min, err2 := strconv.ParseUint(mi, 10, 32)
 	if !ok || err1 != nil || err2 != nil || maj == ttyAuxMajor || (maj == ttyMajor && min == 0) {
-		return enforcer.Terminal{}, false
+		return entry.Terminal{}, false
 	}
-	return enforcer.Terminal{Dev: uint32(maj)<<20 | uint32(min)}, true
+	return entry.Terminal{Dev: uint32(maj)<<20 | uint32(min)}, true
 }
 
 // isTTY reports whether character device maj:min is a terminal: of the
@@ -282,7 +282,7 @@ func isPts(maj uint32) bool { return maj >= ptsMajorFirst && maj <= ptsMajorLast
 func kdev(d uint64) uint32 { return unix.Major(d)<<20 | unix.Minor(d) }
 
 // String gives t for a reader: "c 136:3 (devpts 0:25)" or "c 4:64".
-func String(t enforcer.Terminal) string {
+func String(t entry.Terminal) string {
 	s := fmt.Sprintf("c %d:%d", t.Dev>>20, t.Dev&(1<<20-1))
 	if t.PtsDev != 0 {
 		s += fmt.Sprintf(" (devpts %d:%d)", t.PtsDev>>20, t.PtsDev&(1<<20-1))
@@ -291,7 +291,7 @@ func String(t enforcer.Terminal) string {
 }
 
 // Strings gives every terminal's String (nil for none).
-func Strings(ts []enforcer.Terminal) []string {
+func Strings(ts []entry.Terminal) []string {
 	if len(ts) == 0 {
 		return nil
 	}

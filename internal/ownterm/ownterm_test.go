@@ -14,12 +14,12 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // openPty makes a new pty (posix_openpt, unlockpt, ptsname) and returns
 // its master and slave and the slave's terminal identity.
-func openPty(t *testing.T) (master, slave *os.File, want enforcer.Terminal) {
+func openPty(t *testing.T) (master, slave *os.File, want entry.Terminal) {
 	t.Helper()
 	m, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENODEV) {
@@ -47,7 +47,7 @@ func openPty(t *testing.T) (master, slave *os.File, want enforcer.Terminal) {
 	if err := unix.Fstat(s, &st); err != nil {
 		t.Fatal(err)
 	}
-	want = enforcer.Terminal{Dev: kdev(st.Rdev), PtsDev: kdev(st.Dev)}
+	want = entry.Terminal{Dev: kdev(st.Rdev), PtsDev: kdev(st.Dev)}
 	if got := want.Dev >> 20; got < ptsMajorFirst || got > ptsMajorLast {
 		t.Fatalf("pty slave major %d", got)
 	}
@@ -95,9 +95,9 @@ func TestOfDevTTY(t *testing.T) {
 		{"exec 0</dev/tty 1>/dev/null 2>/dev/null; exec sleep 30", false},
 	} {
 		_, slave, pty := openPty(t)
-		var want []enforcer.Terminal
+		var want []entry.Terminal
 		if c.declared {
-			want = []enforcer.Terminal{pty}
+			want = []entry.Terminal{pty}
 		}
 		cmd := exec.Command("/bin/sh", "-c", c.script)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
@@ -177,21 +177,21 @@ func TestRedirects(t *testing.T) {
 	if err := os.Symlink("../../../class/tty", filepath.Join(sys, "dev/char/4:64/subsystem")); err != nil {
 		t.Fatal(err)
 	}
-	ttyS0 := enforcer.Terminal{Dev: 4<<20 | 64}
-	tty3 := enforcer.Terminal{Dev: 4<<20 | 3}
+	ttyS0 := entry.Terminal{Dev: 4<<20 | 64}
+	tty3 := entry.Terminal{Dev: 4<<20 | 3}
 	for _, c := range []struct {
 		name    string
 		fds     []string
 		ttyNr   uint64
 		console string
-		want    []enforcer.Terminal
+		want    []entry.Terminal
 	}{
-		{"console on a serial line", []string{"/dev/console", "/dev/console", "/dev/console"}, 0, "tty0 ttyS0", []enforcer.Terminal{ttyS0}},
-		{"console on the virtual consoles", []string{"/dev/console"}, 0, "ttyS0 tty0", []enforcer.Terminal{tty3}},
+		{"console on a serial line", []string{"/dev/console", "/dev/console", "/dev/console"}, 0, "tty0 ttyS0", []entry.Terminal{ttyS0}},
+		{"console on the virtual consoles", []string{"/dev/console"}, 0, "ttyS0 tty0", []entry.Terminal{tty3}},
 		{"console unknown", []string{"/dev/console"}, 0, "", nil},
-		{"tty0", []string{"/dev/tty0"}, 0, "", []enforcer.Terminal{tty3}},
-		{"dev/tty to a serial controlling tty", []string{"/dev/tty", "/dev/null"}, unix.Mkdev(4, 64), "", []enforcer.Terminal{ttyS0}},
-		{"controlling tty only", []string{"/dev/null", "/dev/null", "/dev/null"}, unix.Mkdev(4, 64), "", []enforcer.Terminal{ttyS0}},
+		{"tty0", []string{"/dev/tty0"}, 0, "", []entry.Terminal{tty3}},
+		{"dev/tty to a serial controlling tty", []string{"/dev/tty", "/dev/null"}, unix.Mkdev(4, 64), "", []entry.Terminal{ttyS0}},
+		{"controlling tty only", []string{"/dev/null", "/dev/null", "/dev/null"}, unix.Mkdev(4, 64), "", []entry.Terminal{ttyS0}},
 		{"dev/tty without a controlling tty", []string{"/dev/tty"}, 0, "", nil},
 		{"ptmx", []string{"/dev/ptmx"}, 0, "", nil},
 		{"closed stdio", nil, 0, "", nil},
@@ -225,10 +225,10 @@ func TestRedirects(t *testing.T) {
 }
 
 func TestString(t *testing.T) {
-	if s := String(enforcer.Terminal{Dev: 136<<20 | 3, PtsDev: 25}); s != "c 136:3 (devpts 0:25)" {
+	if s := String(entry.Terminal{Dev: 136<<20 | 3, PtsDev: 25}); s != "c 136:3 (devpts 0:25)" {
 		t.Errorf("String = %q", s)
 	}
-	if s := String(enforcer.Terminal{Dev: 4<<20 | 64}); s != "c 4:64" {
+	if s := String(entry.Terminal{Dev: 4<<20 | 64}); s != "c 4:64" {
 		t.Errorf("String = %q", s)
 	}
 }

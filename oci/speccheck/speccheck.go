@@ -5,7 +5,7 @@
 // family but AF_UNIX closes the socket families the cgroup-BPF layer does
 // not see. The OCI hook runs Check before it registers a container; the
 // daemon credits what it reports as the mechanism "container-spec"
-// (enforcer.MechContainerSpec). The rules and the reason for each are in
+// (coverage.MechContainerSpec). The rules and the reason for each are in
 // docs/no-bpf-lsm.md, "Containers".
 //
 // Check is pure: it reads the spec (and the few host facts Options gives)
@@ -27,7 +27,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -83,9 +83,9 @@ type Options struct {
 
 // Result is what Check found.
 type Result struct {
-	// Credited are the gap codes the spec closes: enforcer.GapWrite when
-	// it gives every write rule, enforcer.GapNetworkNonInet (and
-	// enforcer.GapNetwork) when it gives every network rule; only for
+	// Credited are the gap codes the spec closes: coverage.GapWrite when
+	// it gives every write rule, coverage.GapNetworkNonInet (and
+	// coverage.GapNetwork) when it gives every network rule; only for
 	// fields the ceiling restricts.
 	Credited []string
 	// Missing is what it lacks, per restricted field, in rule order.
@@ -101,9 +101,9 @@ type Result struct {
 func (r Result) Fields() (write, network bool) {
 	for _, c := range r.Credited {
 		switch c {
-		case enforcer.GapWrite:
+		case coverage.GapWrite:
 			write = true
-		case enforcer.GapNetworkNonInet:
+		case coverage.GapNetworkNonInet:
 			network = true
 		}
 	}
@@ -133,7 +133,7 @@ func Check(spec *specs.Spec, ceiling policy.KernelCeiling, o Options) Result {
 	if !ceiling.Write {
 		ms, writable := checkWrite(spec, o)
 		if len(ms) == 0 {
-			r.Credited = append(r.Credited, enforcer.GapWrite)
+			r.Credited = append(r.Credited, coverage.GapWrite)
 			r.WritableMounts = writable
 		}
 		r.Missing = append(r.Missing, ms...)
@@ -141,7 +141,7 @@ func Check(spec *specs.Spec, ceiling policy.KernelCeiling, o Options) Result {
 	if !ceiling.Network {
 		ms := checkNetwork(spec, o)
 		if len(ms) == 0 {
-			r.Credited = append(r.Credited, enforcer.GapNetwork, enforcer.GapNetworkNonInet)
+			r.Credited = append(r.Credited, coverage.GapNetwork, coverage.GapNetworkNonInet)
 		}
 		r.Missing = append(r.Missing, ms...)
 	}

@@ -8,7 +8,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -274,7 +274,7 @@ func TestCheckNetwork(t *testing.T) {
 			if n != (len(tc.want) == 0) {
 				t.Fatalf("network credited %t with missing %v", n, r.Missing)
 			}
-			if n && !slices.Contains(r.Credited, enforcer.GapNetwork) {
+			if n && !slices.Contains(r.Credited, coverage.GapNetwork) {
 				t.Fatalf("credited %v", r.Credited)
 			}
 		})

@@ -13,8 +13,8 @@ import (
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/endpoint"
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -136,7 +136,7 @@ func TestApplyFilter(t *testing.T) {
 		t.Errorf("(a) without restrictions: TIOCSTI on fd -1: %v, want EBADF", none["tiocsti-hibits"])
 	}
 	reset()
-	h := enforcer.ProbeHost()
+	h := coverage.ProbeHost()
 	spec, err := Plan(Config{Ceiling: policy.KernelCeiling{Network: false, Write: false, Shell: policy.ShellNone}, Host: h,
 		Exec: []string{os.Args[0]}})
 	if err != nil {
@@ -162,7 +162,7 @@ func TestApplyFilter(t *testing.T) {
 func TestPlanByABI(t *testing.T) {
 	tcp, _ := endpoint.Parse("tcp:10.0.0.1:443")
 	for _, abi := range []int{1, 2, 3, 4, 6} {
-		h := enforcer.HostMechanisms{LandlockABI: abi}
+		h := coverage.HostMechanisms{LandlockABI: abi}
 		s, err := Plan(Config{Ceiling: policy.KernelCeiling{Network: false, Write: false, Shell: policy.ShellFull}, Host: h,
 			WriteRoots: []string{t.TempDir()}, AllowConnect: []endpoint.Endpoint{tcp}})
 		if err != nil {
@@ -191,7 +191,7 @@ func TestPlanByABI(t *testing.T) {
 		}
 	}
 	if _, err := Plan(Config{Ceiling: policy.KernelCeiling{Network: true, Write: false, Shell: policy.ShellFull},
-		Host: enforcer.HostMechanisms{LandlockError: "x"}}); err == nil {
+		Host: coverage.HostMechanisms{LandlockError: "x"}}); err == nil {
 		t.Errorf("write=false planned without Landlock")
 	}
 }

@@ -5,7 +5,7 @@
 // cgroup-BPF programs stay attached as well.
 //
 // Plan turns a ceiling into a Spec (what to apply; enforcer.CoverageOf
-// with an enforcer.ProcessLayer decides what that covers and which gaps
+// with an coverage.ProcessLayer decides what that covers and which gaps
 // remain: the decision is not repeated here); Command wraps the command in
 // the helper; Main is the helper (the enforcerd binary's first argument
 // HelperArg). docs/design.md "Hosts without BPF LSM" lists what each
@@ -24,8 +24,8 @@ import (
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/endpoint"
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/progcheck"
 )
@@ -106,7 +106,7 @@ type Spec struct {
 // Config is the sandbox a Spec is planned for.
 type Config struct {
 	Ceiling policy.KernelCeiling
-	Host    enforcer.HostMechanisms
+	Host    coverage.HostMechanisms
 	// WriteRoots: with write=false, absolute directory paths beneath which
 	// writes stay allowed.
 	WriteRoots []string
@@ -128,7 +128,7 @@ func Plan(cfg Config) (Spec, error) {
 	var s Spec
 	fs := !c.Write || c.Shell != policy.ShellFull
 	if fs && !(h.Landlock() && h.Seccomp()) {
-		return s, fmt.Errorf("%w: write/shell need Landlock (%s) and seccomp (%s)", enforcer.ErrCannotEnforce, h.LandlockError, h.SeccompError)
+		return s, fmt.Errorf("%w: write/shell need Landlock (%s) and seccomp (%s)", coverage.ErrCannotEnforce, h.LandlockError, h.SeccompError)
 	}
 	s.LandlockABI = h.LandlockABI
 	if !c.Write {

@@ -22,18 +22,19 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
 // Ceilings of the phases.
 var (
-	allowAll = enforcer.Entry{Ceiling: policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}}
-	denyAll  = enforcer.Entry{Ceiling: policy.KernelCeiling{Network: false, Write: false, Shell: policy.ShellNone}}
+	allowAll = entry.Entry{Ceiling: policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}}
+	denyAll  = entry.Entry{Ceiling: policy.KernelCeiling{Network: false, Write: false, Shell: policy.ShellNone}}
 	// AllowPartial: on a host without BPF LSM (the native part's usual
 	// host) network=false is enforced only for inet sockets; the benchmark
 	// measures exactly that cgroup-BPF path, so it accepts the partial
 	// coverage that run and the daemon refuse by default.
-	denyNet = enforcer.Entry{Ceiling: policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull}, AllowPartial: true}
+	denyNet = entry.Entry{Ceiling: policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull}, AllowPartial: true}
 )
 
 // run holds what every part of a run shares.
@@ -143,23 +144,23 @@ func (r *run) writeRoot() string { return filepath.Join(r.root, PhaseC2) }
 // its one allowed UDP endpoint), write=false with root writable,
 // shell=read_only. Errors: the endpoints' syntax, root's identity (it must
 // exist).
-func typical(root string, port, udpPort int) (enforcer.Entry, error) {
+func typical(root string, port, udpPort int) (entry.Entry, error) {
 	eps := []string{fmt.Sprintf("tcp:127.0.0.1:%d", port)}
 	if udpPort > 0 {
 		eps = append(eps, fmt.Sprintf("udp:127.0.0.1:%d", udpPort))
 	}
 	allow, err := endpoint.ParseList(eps)
 	if err != nil {
-		return enforcer.Entry{}, err
+		return entry.Entry{}, err
 	}
-	id, err := enforcer.FileIDOf(root)
+	id, err := entry.FileIDOf(root)
 	if err != nil {
-		return enforcer.Entry{}, err
+		return entry.Entry{}, err
 	}
-	return enforcer.Entry{
+	return entry.Entry{
 		Ceiling:      policy.KernelCeiling{Network: false, Write: false, Shell: policy.ShellReadOnly},
 		AllowConnect: allow,
-		WriteRoots:   []enforcer.FileID{id},
+		WriteRoots:   []entry.FileID{id},
 	}, nil
 }
 
@@ -275,7 +276,7 @@ func (r *run) microIn(cg cgroup.Cgroup, dirPhase, phase string, ops []Op, extra 
 
 // denied runs one repetition of ops in cg under the deny-all ceiling en
 // (phase d): every operation must fail with EPERM.
-func (r *run) denied(enf *enforcer.Enforcer, cg cgroup.Cgroup, en enforcer.Entry, ops []Op) error {
+func (r *run) denied(enf *enforcer.Enforcer, cg cgroup.Cgroup, en entry.Entry, ops []Op) error {
 	return r.registered(enf, cg, PhaseD, en, ops, "-deny")
 }
 
@@ -284,7 +285,7 @@ func (r *run) denied(enf *enforcer.Enforcer, cg cgroup.Cgroup, en enforcer.Entry
 // (its own exec is not one the ceiling sees, so shell=read_only does not
 // make it write-denied), then cg is registered, the worker measures, and
 // cg is unregistered again.
-func (r *run) registered(enf *enforcer.Enforcer, cg cgroup.Cgroup, phase string, en enforcer.Entry, ops []Op, extra ...string) error {
+func (r *run) registered(enf *enforcer.Enforcer, cg cgroup.Cgroup, phase string, en entry.Entry, ops []Op, extra ...string) error {
 	w, err := startWorker(cg, r.microArgs(phase, ops, extra...)...)
 	if err != nil {
 		return err
@@ -462,7 +463,7 @@ func (p *profiler) close() {
 // records every program that ran at least once per 20 operations. With en
 // (and enf), cg is registered with en for each worker once its setup is
 // done, as the measured phase does (registered).
-func (r *run) profile(p *profiler, cg cgroup.Cgroup, phase string, ops []Op, enf *enforcer.Enforcer, en *enforcer.Entry) error {
+func (r *run) profile(p *profiler, cg cgroup.Cgroup, phase string, ops []Op, enf *enforcer.Enforcer, en *entry.Entry) error {
 	for _, op := range ops {
 		before := p.snapshot()
 		var err error

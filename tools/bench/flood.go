@@ -12,7 +12,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/coverage"
+	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -27,7 +30,7 @@ var floodSockets = [][2]int{
 const floodFiles = 3
 
 // denyNetWrite is the flood's ceiling: sockets and writes denied.
-var denyNetWrite = enforcer.Entry{Ceiling: policy.KernelCeiling{Network: false, Write: false, Shell: policy.ShellFull}}
+var denyNetWrite = entry.Entry{Ceiling: policy.KernelCeiling{Network: false, Write: false, Shell: policy.ShellFull}}
 
 // flood: a child makes n denied operations, FloodOps' sockets and opens of
 // floodFiles files in turn (len(floodSockets)+floodFiles distinct denials),
@@ -88,7 +91,7 @@ func (r *run) flood(enf *enforcer.Enforcer, cg cgroup.Cgroup, n uint64) error {
 		return err
 	}
 	defer func() { _ = enf.Unregister(cg.ID) }()
-	got := make(chan []enforcer.Denial)
+	got := make(chan []denial.Denial)
 	go func() {
 		ds, _ := drain(rd, cg.ID)
 		got <- ds
@@ -115,15 +118,15 @@ func (r *run) flood(enf *enforcer.Enforcer, cg cgroup.Cgroup, n uint64) error {
 		return err
 	}
 	// Match records and summaries to the flood's operations.
-	which := func(o enforcer.Object) int {
-		if o.Kind == enforcer.ObjectFile {
+	which := func(o denial.Object) int {
+		if o.Kind == denial.ObjectFile {
 			if i, ok := inos[o.Ino]; ok {
 				return i
 			}
 			return -1
 		}
 		for i, s := range floodSockets {
-			if o.Kind == enforcer.ObjectSocket && int(o.Family) == s[0] && int(o.SockType&0xf) == s[1] {
+			if o.Kind == denial.ObjectSocket && int(o.Family) == s[0] && int(o.SockType&0xf) == s[1] {
 				return i
 			}
 		}
@@ -190,7 +193,7 @@ func (r *run) floodOnly(pin, mount string, cg cgroup.Cgroup, n uint64, t0 time.T
 		return err
 	}
 	defer enf.Close()
-	if err := enf.LayerError(enforcer.LayerLSM); err != nil {
+	if err := enf.LayerError(coverage.LayerLSM); err != nil {
 		return fmt.Errorf("BPF LSM layer not in force: %w", err)
 	}
 	if err := r.flood(enf, cg, n); err != nil {
@@ -202,11 +205,11 @@ func (r *run) floodOnly(pin, mount string, cg cgroup.Cgroup, n uint64, t0 time.T
 
 // drain reads records until ErrFlushed (after a Flush: at once when cg is
 // 0, else by the caller) and returns those of ceiling cgroup cg.
-func drain(rd *enforcer.Reader, cg uint64) ([]enforcer.Denial, error) {
+func drain(rd *enforcer.Reader, cg uint64) ([]denial.Denial, error) {
 	if cg == 0 {
 		_ = rd.Flush()
 	}
-	var out []enforcer.Denial
+	var out []denial.Denial
 	for {
 		d, err := rd.Read()
 		if errors.Is(err, enforcer.ErrFlushed) {

@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"github.com/enforcerd/enforcerd/bpf"
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/enforcer"
 )
 
@@ -63,7 +64,7 @@ func attachFloor(enf *enforcer.Enforcer, cgroupPath string) (*floorSet, error) {
 // host cannot load) get no twin. Errors: a hook whose program is in no
 // embedded object, a program type with no attach method, a load or attach
 // failure, no attached hook at all; nothing stays loaded on error.
-func attachFloorHooks(hooks []enforcer.HookStatus, cgroupPath string) (*floorSet, error) {
+func attachFloorHooks(hooks []coverage.HookStatus, cgroupPath string) (*floorSet, error) {
 	specs := map[string]*ebpf.ProgramSpec{}
 	for _, load := range objectSpecs {
 		cs, err := load()

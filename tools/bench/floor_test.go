@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 )
@@ -108,7 +109,7 @@ func TestNativeAttachFloorRunsBelowItsCgroup(t *testing.T) {
 		vmtest.Skip(t, fmt.Sprintf("cannot load programs here: %v", err))
 	}
 	defer func() { _ = enf.Uninstall() }()
-	if err := enf.LayerError(enforcer.LayerCgroup); err != nil {
+	if err := enf.LayerError(coverage.LayerCgroup); err != nil {
 		vmtest.Skip(t, fmt.Sprintf("cgroup-BPF programs cannot attach here: %v", err))
 	}
 	st, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))

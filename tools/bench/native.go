@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
@@ -102,7 +104,7 @@ func Native(args []string) error {
 		return err
 	}
 	defer func() { _ = enf.Uninstall() }()
-	if err := enf.LayerError(enforcer.LayerCgroup); err != nil {
+	if err := enf.LayerError(coverage.LayerCgroup); err != nil {
 		return fmt.Errorf("cgroup-BPF layer not in force: %w", err)
 	}
 	if err := enf.Register(cgs[PhaseC], allowAll); err != nil {
@@ -176,12 +178,12 @@ func Native(args []string) error {
 // enforces: network=false with the listener at port as its one allowed
 // endpoint; write and shell full. AllowPartial as for denyNet (inet sockets
 // only without BPF LSM). Errors: the endpoint's syntax.
-func netTypical(port int) (enforcer.Entry, error) {
+func netTypical(port int) (entry.Entry, error) {
 	ep, err := endpoint.Parse(fmt.Sprintf("tcp:127.0.0.1:%d", port))
 	if err != nil {
-		return enforcer.Entry{}, err
+		return entry.Entry{}, err
 	}
-	return enforcer.Entry{
+	return entry.Entry{
 		Ceiling:      policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull},
 		AllowConnect: []endpoint.Endpoint{ep},
 		AllowPartial: true,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // VM is the "vm" subcommand: the whole guest part of `make bench` in one
@@ -211,7 +212,7 @@ func VM(args []string) error {
 	microP := func(ph string, cg cgroup.Cgroup, ops []Op, extra ...string) phase {
 		return phase{ph, func() error { return r.micro(cg, ph, ops, extra...) }}
 	}
-	regP := func(ph string, cg cgroup.Cgroup, en enforcer.Entry, ops []Op, extra ...string) phase {
+	regP := func(ph string, cg cgroup.Cgroup, en entry.Entry, ops []Op, extra ...string) phase {
 		return phase{ph, func() error { return r.registered(k.enf, cg, ph, en, ops, extra...) }}
 	}
 	unloaded := []phase{microP(PhaseA, cgs[PhaseA], ops), microP(PhaseA0, cgs[PhaseA0], ops)}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/enforcer"
 )
 
@@ -51,7 +52,7 @@ type vmKernel struct {
 	pin      string
 	mount    string
 	baseline int                   // BPF programs loaded before the first load
-	hooks    []enforcer.HookStatus // what the first load attached: the floor mirrors it
+	hooks    []coverage.HookStatus // what the first load attached: the floor mirrors it
 	loads    int
 	state    kernelState
 	enf      *enforcer.Enforcer // stateLoaded
@@ -98,7 +99,7 @@ func (k *vmKernel) change(s kernelState) error {
 			return err
 		}
 		k.enf, k.state = enf, stateLoaded
-		if err := enf.LayerError(enforcer.LayerLSM); err != nil {
+		if err := enf.LayerError(coverage.LayerLSM); err != nil {
 			return fmt.Errorf("BPF LSM layer not in force: %w", err)
 		}
 		if k.hooks == nil {

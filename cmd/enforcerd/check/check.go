@@ -1,6 +1,6 @@
 // Package check is "enforcerd check": what this host's kernel can enforce of
 // each ceiling field, with which mechanism, and what a full coverage needs
-// (enforcer.ProbeHost, the coverage rule). It imports the library packages
+// (coverage.ProbeHost, the coverage rule). It imports the library packages
 // and cmd/enforcerd/cli, no other command's package.
 package check
 
@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
+	"github.com/enforcerd/enforcerd/coverage"
 )
 
 const checkUsage = `Usage: enforcerd check [--json] [--pin-dir DIR]
@@ -74,7 +75,7 @@ type checkField struct {
 	// Unenforced: what is not enforced when the field is enforced only in
 	// part (registrations are then refused unless partial coverage is
 	// allowed).
-	Unenforced []enforcer.Gap `json:"unenforced,omitempty"`
+	Unenforced []coverage.Gap `json:"unenforced,omitempty"`
 }
 
 type checkLayer struct {
@@ -94,13 +95,13 @@ type CheckReport struct {
 	Enforceable  bool                  `json:"enforceable"`
 	// Host: the process-level mechanisms (Landlock ABI and errata,
 	// seccomp actions, sysctls) `enforcerd run` can add without BPF LSM.
-	Host enforcer.HostMechanisms `json:"host"`
+	Host coverage.HostMechanisms `json:"host"`
 	// Coverage per entry ("run": enforcerd run, with its process layer;
 	// "containers": the OCI hook and the daemon's API), per field
 	// (network, write, shell=none, shell=read_only, tamper): state full |
 	// partial | none, mechanisms, gaps; "containers-spec": a container
 	// whose runtime spec gives every rule of ContainerSpecRules.
-	Coverage map[string][]enforcer.FieldCoverage `json:"coverage"`
+	Coverage map[string][]coverage.Field `json:"coverage"`
 	// ContainerSpecRules are the rules (speccheck.WriteRules,
 	// speccheck.NetworkRules) a container's runtime spec must give for
 	// the field ("write", "network") to be credited on a host without
@@ -167,7 +168,7 @@ func NewCommand(s cli.Streams) *cobra.Command {
 // buildCheckReport opens the enforcer as run would (verifier logs to
 // stderr when asked) and reports what it enforces.
 func buildCheckReport(pinDir string, stderr io.Writer) CheckReport {
-	r := CheckReport{Layers: map[string]checkLayer{}, Fields: map[string]checkField{}, Host: enforcer.ProbeHost(),
+	r := CheckReport{Layers: map[string]checkLayer{}, Fields: map[string]checkField{}, Host: coverage.ProbeHost(),
 		ContainerSpecRules: map[string][]string{"write": speccheck.WriteRules, "network": speccheck.NetworkRules}}
 	var uts unix.Utsname
 	if unix.Uname(&uts) == nil {
@@ -204,7 +205,7 @@ func buildCheckReport(pinDir string, stderr io.Writer) CheckReport {
 		return r
 	}
 	defer enf.Close()
-	for _, l := range []enforcer.Layer{enforcer.LayerLSM, enforcer.LayerCgroup, enforcer.LayerLifecycle} {
+	for _, l := range []coverage.Layer{coverage.LayerLSM, coverage.LayerCgroup, coverage.LayerLifecycle} {
 		cl := checkLayer{OK: enf.LayerError(l) == nil}
 		if !cl.OK {
 			cl.Error = enf.LayerError(l).Error()
@@ -212,17 +213,17 @@ func buildCheckReport(pinDir string, stderr io.Writer) CheckReport {
 		r.Layers[string(l)] = cl
 	}
 	r.Hooks = api.HooksFrom(enf.Hooks())
-	r.Coverage = map[string][]enforcer.FieldCoverage{
-		"run":        enf.ReportFor(&enforcer.ProcessLayer{Host: r.Host}),
+	r.Coverage = map[string][]coverage.Field{
+		"run":        enf.ReportFor(&coverage.ProcessLayer{Host: r.Host}),
 		"containers": enf.ReportFor(nil),
 		// A container whose spec gives every rule, no writable mount.
-		"containers-spec": enf.ReportForSpec(nil, &enforcer.SpecLayer{Write: true, Network: true}),
+		"containers-spec": enf.ReportForSpec(nil, &coverage.SpecLayer{Write: true, Network: true}),
 	}
 	for _, fc := range enf.Report() {
 		switch fc.State {
-		case enforcer.CoverageNone:
+		case coverage.StateNone:
 			r.Fields[fc.Field] = checkField{Detail: fc.Gaps[0].Detail}
-		case enforcer.CoveragePartial:
+		case coverage.StatePartial:
 			r.Fields[fc.Field] = checkField{By: fc.By, Unenforced: fc.Gaps,
 				Detail: "enforced only in part: refused unless partial coverage is allowed (run --allow-partial, daemon allow_partial: true)"}
 		default:
@@ -305,7 +306,7 @@ func printSpecRules(w io.Writer, rules map[string][]string) {
 }
 
 // printHost prints the process-level mechanisms.
-func printHost(w io.Writer, h enforcer.HostMechanisms) {
+func printHost(w io.Writer, h coverage.HostMechanisms) {
 	ll := fmt.Sprintf("ABI %d (errata %#x)", h.LandlockABI, h.LandlockErrata)
 	if h.LandlockABI == 0 {
 		ll = "unusable: " + h.LandlockError
@@ -328,7 +329,7 @@ func printHost(w io.Writer, h enforcer.HostMechanisms) {
 
 // printCoverage prints the coverage of each entry kind, field by field,
 // with every gap on its own line.
-func printCoverage(w io.Writer, cov map[string][]enforcer.FieldCoverage) {
+func printCoverage(w io.Writer, cov map[string][]coverage.Field) {
 	for _, entry := range []string{"run", "containers", "containers-spec"} {
 		fcs, ok := cov[entry]
 		if !ok {

@@ -10,10 +10,10 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/clitest"
+	"github.com/enforcerd/enforcerd/coverage"
 )
 
 var updateGolden = flag.Bool("update-golden", false, "write the check --json coverage golden file of this host")
@@ -49,8 +49,8 @@ func TestNoBPFLSMCheckCoverageGolden(t *testing.T) {
 	r := clitest.Run(t, nil, "check", "--json", "--pin-dir", testPinDir)
 	var rep struct {
 		Layers   map[string]struct{ OK bool }
-		Host     enforcer.HostMechanisms
-		Coverage map[string][]enforcer.FieldCoverage
+		Host     coverage.HostMechanisms
+		Coverage map[string][]coverage.Field
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
 		t.Fatalf("check --json: exit %d, %v\n%s\n%s", r.Code, err, r.Stdout, r.Stderr)

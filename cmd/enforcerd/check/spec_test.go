@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 	"github.com/enforcerd/enforcerd/oci/speccheck"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/clitest"
+	"github.com/enforcerd/enforcerd/coverage"
 )
 
 // TestCheckSpecRulesPrinted: the text report lists the coverage of a
@@ -20,8 +20,8 @@ import (
 func TestCheckSpecRulesPrinted(t *testing.T) {
 	r := CheckReport{Layers: map[string]checkLayer{}, Fields: map[string]checkField{},
 		ContainerSpecRules: map[string][]string{"write": speccheck.WriteRules, "network": speccheck.NetworkRules},
-		Coverage: map[string][]enforcer.FieldCoverage{"containers-spec": {{Field: "network", State: enforcer.CoveragePartial,
-			Mechanisms: []string{enforcer.MechContainerSpec, enforcer.MechCgroupBPF}, Gaps: []enforcer.Gap{{Code: enforcer.GapNetworkUnix, Field: "network", Detail: "d"}}}}}}
+		Coverage: map[string][]coverage.Field{"containers-spec": {{Field: "network", State: coverage.StatePartial,
+			Mechanisms: []string{coverage.MechContainerSpec, coverage.MechCgroupBPF}, Gaps: []coverage.Gap{{Code: coverage.GapNetworkUnix, Field: "network", Detail: "d"}}}}}}
 	var b bytes.Buffer
 	printCheckReport(&b, r)
 	out := b.String()
@@ -56,7 +56,7 @@ func TestNoBPFLSMCheckContainersSpec(t *testing.T) {
 	r := clitest.Run(t, nil, "check", "--json", "--pin-dir", testPinDir)
 	var rep struct {
 		Layers             map[string]struct{ OK bool }
-		Coverage           map[string][]enforcer.FieldCoverage
+		Coverage           map[string][]coverage.Field
 		ContainerSpecRules map[string][]string `json:"container_spec_rules"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
@@ -69,16 +69,16 @@ func TestNoBPFLSMCheckContainersSpec(t *testing.T) {
 	if len(spec) != len(plain) || len(spec) == 0 {
 		t.Fatalf("containers-spec %v, containers %v", spec, plain)
 	}
-	row := func(fcs []enforcer.FieldCoverage, f string) enforcer.FieldCoverage {
+	row := func(fcs []coverage.Field, f string) coverage.Field {
 		for _, fc := range fcs {
 			if fc.Field == f {
 				return fc
 			}
 		}
 		t.Fatalf("no %s row in %v", f, fcs)
-		return enforcer.FieldCoverage{}
+		return coverage.Field{}
 	}
-	codes := func(fc enforcer.FieldCoverage) []string {
+	codes := func(fc coverage.Field) []string {
 		var out []string
 		for _, g := range fc.Gaps {
 			out = append(out, g.Code)
@@ -93,13 +93,13 @@ func TestNoBPFLSMCheckContainersSpec(t *testing.T) {
 		}
 		return
 	}
-	for f, want := range map[string]string{"network": enforcer.GapNetworkUnix, "write": enforcer.GapWriteInheritedFDs} {
+	for f, want := range map[string]string{"network": coverage.GapNetworkUnix, "write": coverage.GapWriteInheritedFDs} {
 		fc := row(spec, f)
-		if fc.State != enforcer.CoveragePartial || !slices.Equal(codes(fc), []string{want}) || !slices.Contains(fc.Mechanisms, enforcer.MechContainerSpec) {
+		if fc.State != coverage.StatePartial || !slices.Equal(codes(fc), []string{want}) || !slices.Contains(fc.Mechanisms, coverage.MechContainerSpec) {
 			t.Errorf("no BPF LSM: containers-spec %s: %+v, want partial by container-spec with gap %s", f, fc, want)
 		}
 	}
-	if fc := row(spec, "shell=none"); fc.State != enforcer.CoverageNone {
+	if fc := row(spec, "shell=none"); fc.State != coverage.StateNone {
 		t.Errorf("no BPF LSM: containers-spec shell=none: %+v, want none (no spec element limits exec)", fc)
 	}
 }

@@ -14,9 +14,9 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/metrics"
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/oci"
 	"github.com/enforcerd/enforcerd/progcheck"
 )
@@ -41,7 +41,7 @@ func NewHookClient(socket string, timeout time.Duration) hookClient {
 // registered on w. epErr is why the hook could not name the entrypoint
 // (ep nil), added to the daemon's refusal when it needed one. spec is
 // what the container's runtime spec enforces by itself (hookSpecLayer).
-func (h hookClient) Register(ctx context.Context, w io.Writer, st specs.State, req oci.Request, group string, ep *progcheck.Program, epErr error, spec *enforcer.SpecLayer) error {
+func (h hookClient) Register(ctx context.Context, w io.Writer, st specs.State, req oci.Request, group string, ep *progcheck.Program, epErr error, spec *coverage.SpecLayer) error {
 	c, err := h.C.Register(ctx, api.RegisterRequest{
 		ID: st.ID, Cgroup: group, PID: st.Pid, Role: req.Role, Ceiling: req.Ceiling,
 		Parent: req.Parent, AuditOnly: req.AuditOnly, ToolGroups: req.ToolGroups, ProxyAllow: req.ProxyAllow,

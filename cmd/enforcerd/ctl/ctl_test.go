@@ -22,10 +22,10 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/api/apitest"
 	"github.com/enforcerd/enforcerd/daemon/registry"
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/policy"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
+	"github.com/enforcerd/enforcerd/coverage"
 )
 
 // cliIn runs the CLI with stdin.
@@ -41,9 +41,9 @@ func ctlServer(t *testing.T) *apitest.Server {
 	t.Helper()
 	ts := apitest.Start(t, func() api.Status {
 		return api.Status{Version: "v-test", PID: 42, PinDir: "/sys/fs/bpf/enforcerd", Containers: 1, AllowPartial: true,
-			Coverage: []enforcer.FieldCoverage{{Field: "network", State: "partial", By: "cgroup-bpf",
-				Gaps: []enforcer.Gap{{Code: enforcer.GapNetworkNonInet, Field: "network", Detail: "no BPF LSM"}}}},
-			Hooks: api.HooksFrom([]enforcer.HookStatus{{Program: "file_open", Name: "file_open", Layer: enforcer.LayerLSM, Err: "bpf LSM not active"}})}
+			Coverage: []coverage.Field{{Field: "network", State: "partial", By: "cgroup-bpf",
+				Gaps: []coverage.Gap{{Code: coverage.GapNetworkNonInet, Field: "network", Detail: "no BPF LSM"}}}},
+			Hooks: api.HooksFrom([]coverage.HookStatus{{Program: "file_open", Name: "file_open", Layer: coverage.LayerLSM, Err: "bpf LSM not active"}})}
 	}, func(o *registry.Options) { o.AllowPartial = true })
 	for _, g := range []string{"/c/one", "/c/two", "/c/three"} {
 		ts.Cgs.Add(g)

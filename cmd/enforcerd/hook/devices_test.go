@@ -10,10 +10,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/ownterm"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // TestHookAllowDevices: enforcerd.io/allow-devices reaches the entry
@@ -57,10 +57,10 @@ func TestHookAllowDevices(t *testing.T) {
 			t.Fatalf("%s: registered", c.name)
 		}
 	}
-	devices, want := "c 10:200", []enforcer.Device{{Dev: 10<<20 | 200}}
+	devices, want := "c 10:200", []entry.Device{{Dev: 10<<20 | 200}}
 	if node {
 		devices += ",/dev/gpu"
-		want = append(want, enforcer.Device{Dev: 226<<20 | 128})
+		want = append(want, entry.Device{Dev: 226<<20 | 128})
 	}
 	code, msg := runHookWith(sock, "createRuntime", state("ok", devices))
 	if code != cli.ExitOK {

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
-	"github.com/enforcerd/enforcerd/enforcer"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // TestHookExecAllow: enforcerd.io/exec-allow is resolved by the daemon
@@ -68,7 +68,7 @@ func TestHookExecAllow(t *testing.T) {
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, msg)
 	}
-	want, _ := enforcer.FileIDOf(filepath.Join(rootfs, "bin/tool"))
+	want, _ := entry.FileIDOf(filepath.Join(rootfs, "bin/tool"))
 	for _, en := range enf.M {
 		if len(en.ExecAllow) != 1 || en.ExecAllow[0] != want {
 			t.Fatalf("entry exec allow %v, want [%v]", en.ExecAllow, want)

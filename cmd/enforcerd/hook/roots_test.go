@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
-	"github.com/enforcerd/enforcerd/enforcer"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // TestHookWriteRoots: enforcerd.io/write-roots is resolved inside the
@@ -25,7 +25,7 @@ func TestHookWriteRoots(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := enforcer.WriteRootOf(rootfs); err != nil {
+	if _, err := entry.WriteRootOf(rootfs); err != nil {
 		t.Skipf("the test directory's filesystem cannot hold writable roots: %v", err)
 	}
 	cfg := `{"ociVersion":"1.0.2","process":{"args":["/bin/agent"],"cwd":"/"},"root":{"path":"rootfs"}}`
@@ -60,7 +60,7 @@ func TestHookWriteRoots(t *testing.T) {
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, msg)
 	}
-	want, _ := enforcer.WriteRootOf(filepath.Join(rootfs, "work"))
+	want, _ := entry.WriteRootOf(filepath.Join(rootfs, "work"))
 	for _, en := range enf.M {
 		if len(en.WriteRoots) != 1 || en.WriteRoots[0] != want {
 			t.Fatalf("entry roots %v, want [%v]", en.WriteRoots, want)

@@ -7,7 +7,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/oci"
 	"github.com/enforcerd/enforcerd/oci/speccheck"
 	"github.com/enforcerd/enforcerd/policy"
@@ -20,18 +20,18 @@ import (
 // ceiling (role, parent): both fields are judged, the daemon uses what it
 // restricts. A config.json that cannot be read or decoded credits
 // nothing, and says why.
-func hookSpecLayer(st specs.State, writeRoots []string) *enforcer.SpecLayer {
+func hookSpecLayer(st specs.State, writeRoots []string) *coverage.SpecLayer {
 	spec, err := readBundleSpec(st.Bundle)
 	if err != nil {
 		why := fmt.Sprintf("cannot read the bundle's config.json: %v", err)
-		return &enforcer.SpecLayer{WriteMissing: why, NetworkMissing: why}
+		return &coverage.SpecLayer{WriteMissing: why, NetworkMissing: why}
 	}
 	r := speccheck.Check(spec, policy.KernelCeiling{Network: false, Write: false, Shell: policy.ShellFull}, speccheck.Options{
 		WriteRoots: writeRoots,
 		IsSocket:   func(p string) bool { return isSocket(st.Bundle, p) },
 	})
 	w, n := r.Fields()
-	return &enforcer.SpecLayer{Write: w, Network: n, WriteMissing: r.MissingFor("write"), NetworkMissing: r.MissingFor("network"), WritableMounts: r.WritableMounts}
+	return &coverage.SpecLayer{Write: w, Network: n, WriteMissing: r.MissingFor("write"), NetworkMissing: r.MissingFor("network"), WritableMounts: r.WritableMounts}
 }
 
 // readBundleSpec decodes bundle/config.json with oci.DecodeSpec: a spec

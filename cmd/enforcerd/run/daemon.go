@@ -19,11 +19,12 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/devallow"
 	"github.com/enforcerd/enforcerd/endpoint"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/ownterm"
 	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/sandbox"
@@ -177,14 +178,14 @@ func runContainerID(cg cgroup.Cgroup) string {
 
 // Register is not used: the daemon's registration names the init
 // (RegisterInit).
-func (d *daemonRegistrar) Register(cg cgroup.Cgroup, _ enforcer.Entry) error {
-	return fmt.Errorf("%w: registering cgroup %s through the enforcerd daemon needs the pid of its init", enforcer.ErrCannotEnforce, cg)
+func (d *daemonRegistrar) Register(cg cgroup.Cgroup, _ entry.Entry) error {
+	return fmt.Errorf("%w: registering cgroup %s through the enforcerd daemon needs the pid of its init", coverage.ErrCannotEnforce, cg)
 }
 
 // RegisterInit asks the daemon to register cg with e's ceiling, pending
 // until initPID's first exec. Errors: the daemon refused (the message
 // names its error code) or did not answer; nothing is registered then.
-func (d *daemonRegistrar) RegisterInit(cg cgroup.Cgroup, e enforcer.Entry, initPID int) error {
+func (d *daemonRegistrar) RegisterInit(cg cgroup.Cgroup, e entry.Entry, initPID int) error {
 	wd, err := os.Getwd()
 	if err != nil {
 		return err
@@ -283,7 +284,7 @@ func (d *daemonRegistrar) Unregister(cg cgroup.Cgroup) error {
 // name them), and every own terminal one run declared itself (the
 // daemon reads them from run's process: the same, unless run's stdio
 // changed). Errors name the first that is not.
-func checkRunDevices(ct api.Container, asked []string, own []enforcer.Terminal) error {
+func checkRunDevices(ct api.Container, asked []string, own []entry.Terminal) error {
 	want, err := devallow.ParseList(asked)
 	if err != nil {
 		return err

@@ -2,10 +2,10 @@ package run
 
 import (
 	"github.com/enforcerd/enforcerd/devallow"
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/ownterm"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // allowDevices parses and resolves run's --allow-device entries on this
@@ -27,10 +27,10 @@ func allowDevices(entries []string) ([]devallow.Device, error) {
 }
 
 // entryDevices is the kernel form of run's device allow list.
-func entryDevices(ds []devallow.Device) []enforcer.Device {
-	var out []enforcer.Device
+func entryDevices(ds []devallow.Device) []entry.Device {
+	var out []entry.Device
 	for _, d := range ds {
-		out = append(out, enforcer.Device{Block: d.Block, Dev: d.Dev()})
+		out = append(out, entry.Device{Block: d.Block, Dev: d.Dev()})
 	}
 	return out
 }

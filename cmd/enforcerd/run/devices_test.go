@@ -13,10 +13,10 @@ import (
 
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/devallow"
-	"github.com/enforcerd/enforcerd/enforcer"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/clitest"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 func TestRunAllowDeviceParses(t *testing.T) {
@@ -28,7 +28,7 @@ func TestRunAllowDeviceParses(t *testing.T) {
 	if fmt.Sprint(o.allowDevices) != fmt.Sprint(want) {
 		t.Errorf("allowDevices = %v, want %v", o.allowDevices, want)
 	}
-	if got := entryDevices(o.allowDevices); fmt.Sprint(got) != fmt.Sprint([]enforcer.Device{{Dev: 226<<20 | 128}, {Dev: 1<<20 | 3}, {Block: true, Dev: 7 << 20}}) {
+	if got := entryDevices(o.allowDevices); fmt.Sprint(got) != fmt.Sprint([]entry.Device{{Dev: 226<<20 | 128}, {Dev: 1<<20 | 3}, {Block: true, Dev: 7 << 20}}) {
 		t.Errorf("entry devices = %v", got)
 	}
 	if o.denyConsole {
@@ -83,7 +83,7 @@ func TestRunAllowDeviceBadInput(t *testing.T) {
 // TestCheckRunDevices: the daemon may drop devices and must not add any,
 // and may declare only run's own terminals.
 func TestCheckRunDevices(t *testing.T) {
-	own := []enforcer.Terminal{{Dev: 136<<20 | 3, PtsDev: 25}}
+	own := []entry.Terminal{{Dev: 136<<20 | 3, PtsDev: 25}}
 	asked := []string{"c 226:128", "c 10:200"}
 	for _, c := range []struct {
 		ct api.Container

@@ -15,6 +15,7 @@ import (
 	"github.com/enforcerd/enforcerd/policy"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // TestRunRepeatedFlagsNeverWiden: a wrapper that puts --network=deny before
@@ -65,7 +66,7 @@ func nestedOuter(t *testing.T, full bool) cgroup.Cgroup {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { enf.Close() })
-	if err := enf.Register(outer, enforcer.Entry{Ceiling: policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull}, AllowPartial: !full}); err != nil {
+	if err := enf.Register(outer, entry.Entry{Ceiling: policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull}, AllowPartial: !full}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { enf.Unregister(outer.ID) })

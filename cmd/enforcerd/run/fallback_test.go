@@ -21,12 +21,12 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/clitest"
+	"github.com/enforcerd/enforcerd/coverage"
 )
 
 // fbCase is one operation under one ceiling.
@@ -107,9 +107,9 @@ func fbCases(t *testing.T) []fbCase {
 			}},
 		{name: "write: io_uring", flags: wd, op: "fb-io-uring", processOnly: true},
 		{name: "write: truncate", flags: wd, op: "fb-truncate", setup: fbFile("f", "keep"),
-			effect: func(dir string) bool { return !fbContains("f", "keep")(dir) }, minABI: 3, gapBelow: enforcer.GapWriteTruncate},
+			effect: func(dir string) bool { return !fbContains("f", "keep")(dir) }, minABI: 3, gapBelow: coverage.GapWriteTruncate},
 		{name: "write: inherited descriptor", flags: wd, op: "fb-write-stdin", stdin: true,
-			effect: fbContains("stdin", probe.Payload), gap: enforcer.GapWriteInheritedFDs},
+			effect: fbContains("stdin", probe.Payload), gap: coverage.GapWriteInheritedFDs},
 		{name: "write: create beneath a writable root", flags: wd, op: "create", allowed: true,
 			setup: func(_ *testing.T, dir string) []string { return []string{filepath.Join(dir, "new")} }, effect: fbExists("new")},
 		{name: "write: /dev/null", flags: wd, op: "fb-write-path", allowed: true,
@@ -125,7 +125,7 @@ func fbCases(t *testing.T) []fbCase {
 			}},
 		{name: "network: io_uring", flags: []string{"--network=deny"}, op: "fb-io-uring", processOnly: true},
 		{name: "network: unix socket to a listener outside", flags: []string{"--network=deny"}, op: "fb-unix-connect",
-			setup: fbListen, effect: fbContains("received", probe.Payload), gap: enforcer.GapNetworkUnix},
+			setup: fbListen, effect: fbContains("received", probe.Payload), gap: coverage.GapNetworkUnix},
 
 		{name: "shell=none: exec a file not allowed", flags: []string{"--shell=none"}, op: "exec",
 			setup: func(t *testing.T, dir string) []string {
@@ -141,11 +141,11 @@ func fbCases(t *testing.T) []fbCase {
 			}, effect: fbExists("marker")},
 		{name: "shell=none: memfd_create", flags: []string{"--shell=none"}, op: "fb-memfd", processOnly: true},
 		{name: "shell=none: map a written file executable", flags: []string{"--shell=none"}, op: "fb-write-map-exec",
-			setup: func(_ *testing.T, dir string) []string { return []string{filepath.Join(dir, "code")} }, gap: enforcer.GapShellCodeMapping},
+			setup: func(_ *testing.T, dir string) []string { return []string{filepath.Join(dir, "code")} }, gap: coverage.GapShellCodeMapping},
 		{name: "shell=read_only: an exec'd program writes", flags: []string{"--shell=read_only"}, op: "exec",
 			setup: func(_ *testing.T, dir string) []string {
 				return []string{busybox, "touch", filepath.Join(dir, "marker")}
-			}, effect: fbExists("marker"), gap: enforcer.GapShellReadOnly},
+			}, effect: fbExists("marker"), gap: coverage.GapShellReadOnly},
 	}
 }
 
@@ -176,20 +176,20 @@ func fbListen(t *testing.T, dir string) []string {
 type fbHost struct {
 	lsm bool // the BPF LSM layer is attached
 	abi int  // Landlock ABI
-	run map[string]enforcer.FieldCoverage
+	run map[string]coverage.Field
 }
 
 func fbCheck(t *testing.T) fbHost {
 	r := clitest.Run(t, nil, "check", "--json", "--pin-dir", testPinDir)
 	var rep struct {
 		Layers   map[string]struct{ OK bool }
-		Host     enforcer.HostMechanisms
-		Coverage map[string][]enforcer.FieldCoverage
+		Host     coverage.HostMechanisms
+		Coverage map[string][]coverage.Field
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
 		t.Fatalf("check --json: exit %d, %v\n%s\n%s", r.Code, err, r.Stdout, r.Stderr)
 	}
-	h := fbHost{lsm: rep.Layers["bpf-lsm"].OK, abi: rep.Host.LandlockABI, run: map[string]enforcer.FieldCoverage{}}
+	h := fbHost{lsm: rep.Layers["bpf-lsm"].OK, abi: rep.Host.LandlockABI, run: map[string]coverage.Field{}}
 	for _, fc := range rep.Coverage["run"] {
 		h.run[fc.Field] = fc
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/clitest"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // tcpProbe runs `enforcerd run FLAGS -- <probe tcp-connect>` against a
@@ -234,7 +235,7 @@ func TestRunNested(t *testing.T) {
 	}
 	defer enf.Close()
 	ceiling := policy.KernelCeiling{Network: false, Write: true, Shell: policy.ShellFull}
-	if err := enf.Register(outer, enforcer.Entry{Ceiling: ceiling, AllowPartial: !full}); err != nil {
+	if err := enf.Register(outer, entry.Entry{Ceiling: ceiling, AllowPartial: !full}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { enf.Unregister(outer.ID) })

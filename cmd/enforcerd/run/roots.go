@@ -1,19 +1,19 @@
 package run
 
 import (
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/policy"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // writeRootIDs resolves run's --write-root paths for ceiling k: the
-// identities the kernel matches (enforcer.WriteRootOf). Every refusal is a
+// identities the kernel matches (entry.WriteRootOf). Every refusal is a
 // usage error (exit 2) naming the flag: a root with write allowed (it would
 // read as a restriction that is not there), more than policy.MaxWriteRoots,
 // a relative path, a path that does not exist or is not a directory, or a
 // filesystem the roots cannot be enforced on.
-func writeRootIDs(paths []string, k policy.KernelCeiling) ([]enforcer.FileID, error) {
+func writeRootIDs(paths []string, k policy.KernelCeiling) ([]entry.FileID, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
@@ -24,9 +24,9 @@ func writeRootIDs(paths []string, k policy.KernelCeiling) ([]enforcer.FileID, er
 	if err != nil {
 		return nil, cli.UsageErrorf("--write-root: %w", err)
 	}
-	ids := make([]enforcer.FileID, 0, len(clean))
+	ids := make([]entry.FileID, 0, len(clean))
 	for _, p := range clean {
-		id, err := enforcer.WriteRootOf(p)
+		id, err := entry.WriteRootOf(p)
 		if err != nil {
 			return nil, cli.UsageErrorf("--write-root: %w", err)
 		}

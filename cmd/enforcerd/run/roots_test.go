@@ -6,10 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/enforcer"
-
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/clitest"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 // TestRunWriteRootFlags: --write-root resolves to identities with
@@ -27,15 +26,15 @@ func TestRunWriteRootFlags(t *testing.T) {
 	must(os.Mkdir(b, 0o755))
 	file := filepath.Join(dir, "file")
 	must(os.WriteFile(file, nil, 0o644))
-	if _, err := enforcer.WriteRootOf(dir); err != nil {
+	if _, err := entry.WriteRootOf(dir); err != nil {
 		t.Skipf("the test directory's filesystem cannot hold writable roots: %v", err)
 	}
 	o, _, err := parseRunArgs(t, []string{"--write=deny", "--write-root", a, "--write-root", b + "/", "--", "true"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ida, _ := enforcer.WriteRootOf(a)
-	idb, _ := enforcer.WriteRootOf(b)
+	ida, _ := entry.WriteRootOf(a)
+	idb, _ := entry.WriteRootOf(b)
 	if len(o.writeRootIDs) != 2 || o.writeRootIDs[0] != ida || o.writeRootIDs[1] != idb {
 		t.Errorf("ids %v, want [%v %v]", o.writeRootIDs, ida, idb)
 	}

@@ -12,10 +12,10 @@ import (
 
 	"github.com/enforcerd/enforcerd/devallow"
 	"github.com/enforcerd/enforcerd/endpoint"
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/policy"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
+	"github.com/enforcerd/enforcerd/entry"
 )
 
 const runUsage = `Usage: enforcerd run [flags] -- CMD [ARG...]
@@ -165,7 +165,7 @@ type runOptions struct {
 	execAllow    []string
 	allowConnect []endpoint.Endpoint // resolved
 	writeRoots   []string            // --write-root, as given
-	writeRootIDs []enforcer.FileID   // their identities (writeRootIDs)
+	writeRootIDs []entry.FileID      // their identities (writeRootIDs)
 	allowDevices []devallow.Device   // --allow-device, resolved
 	denyConsole  bool                // --deny-console-egress
 	cgroupParent string

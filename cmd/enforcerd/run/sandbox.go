@@ -17,10 +17,10 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/devallow"
 	"github.com/enforcerd/enforcerd/endpoint"
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/sandbox"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
+	"github.com/enforcerd/enforcerd/coverage"
 )
 
 // forwardedSignals are the signals run passes on to CMD.
@@ -127,7 +127,7 @@ func (r *sandboxRun) open() (*sandbox.Sandbox, error) {
 		AllowDevices: entryDevices(o.allowDevices), Terminals: terms, DenyConsoleEgress: o.denyConsole,
 		PinDir: o.pinDir, VerifierLog: cli.VerifierLog(r.s.Err),
 	})
-	if errors.Is(err, enforcer.ErrPartialCoverage) {
+	if errors.Is(err, coverage.ErrPartial) {
 		return nil, fmt.Errorf("%v\nenforcerd run: `enforcerd check` shows what this host enforces of each field and what a full coverage needs (for most gaps: BPF LSM, i.e. bpf in the kernel's lsm= list and a kernel that loads BPF LSM programs; its \"layer bpf-lsm\" line says which is missing here; docs/no-bpf-lsm.md)", err)
 	}
 	return sb, err
@@ -246,7 +246,7 @@ func (r *sandboxRun) runCommand(sb *sandbox.Sandbox, stop func() uint64) int {
 	if lost := stop(); lost > 0 {
 		fmt.Fprintf(stderr, "enforcerd run: %d denial records were lost (ring buffer full); every one of those operations was still denied\n", lost)
 	}
-	if errors.Is(err, enforcer.ErrCannotEnforce) {
+	if errors.Is(err, coverage.ErrCannotEnforce) {
 		// Before ProcessState: a refused registration through the daemon
 		// ends the exec gate (it has a ProcessState), CMD never ran.
 		return r.fail(err)
@@ -302,7 +302,7 @@ func printable(s string) string {
 
 // processMechanisms lists the mechanisms of cov by field: "network:
 // seccomp+cgroup-bpf, write: landlock-abi6+seccomp".
-func processMechanisms(cov enforcer.Coverage) string {
+func processMechanisms(cov coverage.Coverage) string {
 	var out []string
 	for _, f := range []string{"network", "write", "shell"} {
 		if m := cov.Mechanisms[f]; len(m) > 0 {
@@ -313,7 +313,7 @@ func processMechanisms(cov enforcer.Coverage) string {
 }
 
 // gapLines renders coverage gaps for a message.
-func gapLines(gs []enforcer.Gap) []string {
+func gapLines(gs []coverage.Gap) []string {
 	out := make([]string, len(gs))
 	for i, g := range gs {
 		out[i] = g.String()

@@ -21,7 +21,9 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 	"github.com/enforcerd/enforcerd/policy"
@@ -76,9 +78,9 @@ func TestShellNoneKernelDeniesUnallowedScriptInterpreter(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer cg.Remove(5 * time.Second)
-		en := enforcer.Entry{Ceiling: ceiling, Pending: true}
+		en := entry.Entry{Ceiling: ceiling, Pending: true}
 		for _, a := range allow {
-			id, err := enforcer.FileIDOf(a)
+			id, err := entry.FileIDOf(a)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +107,7 @@ func TestShellNoneKernelDeniesUnallowedScriptInterpreter(t *testing.T) {
 	// next) or of its own binfmt stage (bprm_check_security).
 	denied := func(id uint64, p string) bool {
 		t.Helper()
-		fid, err := enforcer.FileIDOf(p)
+		fid, err := entry.FileIDOf(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +123,7 @@ func TestShellNoneKernelDeniesUnallowedScriptInterpreter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			byHook := d.Hook == enforcer.HookBprmCheckSecurity || d.Hook == enforcer.HookFileOpen && d.Rule == enforcer.RuleExecOpen
+			byHook := d.Hook == denial.HookBprmCheckSecurity || d.Hook == denial.HookFileOpen && d.Rule == denial.RuleExecOpen
 			if d.CeilingCgroupID == id && byHook && d.Field == "shell" && !d.Audited &&
 				d.Errno == syscall.EPERM && d.Object.Ino == fid.Ino && d.Object.Dev == fid.Dev {
 				found = true
@@ -201,14 +203,14 @@ func TestShellNoneKernelEntrypointIsTheFirstExec(t *testing.T) {
 	enf, mount, own := kernelShellNone(t)
 	dir := t.TempDir()
 	mark := filepath.Join(dir, "mark")
-	entry := filepath.Join(dir, "entry")
-	if err := os.WriteFile(entry, []byte("not a program the kernel can run\n"), 0o755); err != nil {
+	ent := filepath.Join(dir, "entry")
+	if err := os.WriteFile(ent, []byte("not a program the kernel can run\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	run := func(n int, ceiling policy.KernelCeiling) string {
 		t.Helper()
-		env := []string{enoexecFallbackEnv + "=" + entry, "ENFORCERD_TEST_FALLBACK_MARK=" + mark}
-		return runtimeRun(t, enf, mount, own, fmt.Sprintf("enforcerd-fallback-%d-%d", os.Getpid(), n), env, enforcer.Entry{Ceiling: ceiling, Pending: true})
+		env := []string{enoexecFallbackEnv + "=" + ent, "ENFORCERD_TEST_FALLBACK_MARK=" + mark}
+		return runtimeRun(t, enf, mount, own, fmt.Sprintf("enforcerd-fallback-%d-%d", os.Getpid(), n), env, entry.Entry{Ceiling: ceiling, Pending: true})
 	}
 	os.Remove(mark)
 	if out := run(1, policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}); !pathExists(mark) || !strings.Contains(out, "exec entrypoint: exec format error") {
@@ -264,21 +266,21 @@ func TestShellNoneKernelFirstExecMustBeTheVettedEntrypoint(t *testing.T) {
 	}
 	dir := t.TempDir()
 	vetted, swapped := copyOf(t, self), copyOf(t, self)
-	vettedID, err := enforcer.FileIDOf(vetted)
+	vettedID, err := entry.FileIDOf(vetted)
 	if err != nil {
 		t.Fatal(err)
 	}
 	none := policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellNone}
-	run := func(n int, file, mark string, entry enforcer.Entry, afterRegister ...func()) string {
+	run := func(n int, file, mark string, ent entry.Entry, afterRegister ...func()) string {
 		t.Helper()
 		env := append([]string{firstExecEnv + "=" + file}, probe.Env("create", mark)...)
-		entry.Ceiling, entry.Pending = none, true
-		return runtimeRun(t, enf, mount, own, fmt.Sprintf("enforcerd-firstexec-%d-%d", os.Getpid(), n), env, entry, afterRegister...)
+		ent.Ceiling, ent.Pending = none, true
+		return runtimeRun(t, enf, mount, own, fmt.Sprintf("enforcerd-firstexec-%d-%d", os.Getpid(), n), env, ent, afterRegister...)
 	}
-	listed := enforcer.Entry{Entrypoints: []enforcer.FileID{vettedID}}
+	listed := entry.Entry{Entrypoints: []entry.FileID{vettedID}}
 	// (a) control: nothing listed, the swapped-in file is taken and runs.
 	mark := filepath.Join(dir, "swapped-unlisted")
-	if out := run(1, swapped, mark, enforcer.Entry{}); !pathExists(mark) {
+	if out := run(1, swapped, mark, entry.Entry{}); !pathExists(mark) {
 		t.Fatalf("control (no entrypoint listed): the first exec's file did not run: %s", out)
 	}
 	// The vetted entrypoint runs.
@@ -308,7 +310,7 @@ func TestShellNoneKernelFirstExecMustBeTheVettedEntrypoint(t *testing.T) {
 		if err := os.WriteFile(vetted, b, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if id, err := enforcer.FileIDOf(vetted); err != nil || id != vettedID {
+		if id, err := entry.FileIDOf(vetted); err != nil || id != vettedID {
 			t.Fatalf("the rewrite changed the file's identity (%v, %v): the case would prove nothing", id, err)
 		}
 	}
@@ -352,7 +354,7 @@ func kernelShellNone(t *testing.T) (enf *enforcer.Enforcer, mount, own string) {
 // name below own, waits until it runs (its own exec must not be the one
 // that activates the registration), registers entry there, calls after,
 // releases the runtime to exec and returns its output once it ended.
-func runtimeRun(t *testing.T, enf *enforcer.Enforcer, mount, own, name string, env []string, entry enforcer.Entry, after ...func()) string {
+func runtimeRun(t *testing.T, enf *enforcer.Enforcer, mount, own, name string, env []string, ent entry.Entry, after ...func()) string {
 	t.Helper()
 	cg, err := cgroup.Create(mount, path.Join(own, name))
 	if err != nil {
@@ -392,7 +394,7 @@ func runtimeRun(t *testing.T, enf *enforcer.Enforcer, mount, own, name string, e
 	if _, err := readyR.Read(make([]byte, 1)); err != nil {
 		t.Fatalf("the runtime did not start: %v", err)
 	}
-	if err := enf.Register(cg, entry); err != nil {
+	if err := enf.Register(cg, ent); err != nil {
 		t.Fatal(err)
 	}
 	defer enf.Unregister(cg.ID)

@@ -13,16 +13,18 @@ import (
 	"sync"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/policy"
 )
 
 // Enforcer is a fake ceiling map. CanWrite=false mimics a host without BPF
-// LSM: write=false ceilings are refused with enforcer.ErrCannotEnforce.
+// LSM: write=false ceilings are refused with coverage.ErrCannotEnforce.
 // Shell ceilings other than full are refused unless CanShell is set.
 type Enforcer struct {
 	mu       sync.Mutex
-	M        map[uint64]enforcer.Entry
+	M        map[uint64]entry.Entry
 	CanWrite bool
 	CanShell bool
 	// FailRegister makes every Register fail (an I/O-like error).
@@ -31,11 +33,11 @@ type Enforcer struct {
 
 // NewEnforcer returns an empty map.
 func NewEnforcer(canWrite bool) *Enforcer {
-	return &Enforcer{M: map[uint64]enforcer.Entry{}, CanWrite: canWrite}
+	return &Enforcer{M: map[uint64]entry.Entry{}, CanWrite: canWrite}
 }
 
 // Register implements registry.Enforcer.
-func (e *Enforcer) Register(cg cgroup.Cgroup, en enforcer.Entry) error {
+func (e *Enforcer) Register(cg cgroup.Cgroup, en entry.Entry) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.FailRegister {
@@ -52,7 +54,7 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en enforcer.Entry) error {
 // LSM) every field but shell is enforced in full; without it network=false
 // is partial (inet only, no tamper protection) and write=false is missing.
 // Shell ceilings other than full are missing unless CanShell is set.
-func (e *Enforcer) Coverage(c policy.KernelCeiling) enforcer.Coverage {
+func (e *Enforcer) Coverage(c policy.KernelCeiling) coverage.Coverage {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.coverage(c)
@@ -61,7 +63,7 @@ func (e *Enforcer) Coverage(c policy.KernelCeiling) enforcer.Coverage {
 // CoverageOf implements registry.Enforcer: Coverage, with write=false
 // partial (GapWriteInheritedFDs) under a spec layer that credits it, plus
 // GapNetworkEndpoints for tcp/udp endpoints without CanWrite (no BPF LSM).
-func (e *Enforcer) CoverageOf(en enforcer.Entry) enforcer.Coverage {
+func (e *Enforcer) CoverageOf(en entry.Entry) coverage.Coverage {
 	cov := e.Coverage(en.Ceiling)
 	cov = e.withSpec(cov, en)
 	if e.CanWrite || en.Ceiling.Network {
@@ -69,29 +71,29 @@ func (e *Enforcer) CoverageOf(en enforcer.Entry) enforcer.Coverage {
 	}
 	for _, ep := range en.AllowConnect {
 		if ep.Kind != "unix" {
-			cov.Partial = append(cov.Partial, enforcer.Gap{Code: enforcer.GapNetworkEndpoints, Field: "network", Detail: "fake: no BPF LSM"})
+			cov.Partial = append(cov.Partial, coverage.Gap{Code: coverage.GapNetworkEndpoints, Field: "network", Detail: "fake: no BPF LSM"})
 			break
 		}
 	}
 	return cov
 }
 
-func (e *Enforcer) coverage(c policy.KernelCeiling) enforcer.Coverage {
-	var cov enforcer.Coverage
+func (e *Enforcer) coverage(c policy.KernelCeiling) coverage.Coverage {
+	var cov coverage.Coverage
 	if c.Shell != policy.ShellFull && !e.CanShell {
-		cov.Missing = append(cov.Missing, enforcer.Gap{Code: enforcer.GapShell, Field: "shell", Detail: "fake"})
+		cov.Missing = append(cov.Missing, coverage.Gap{Code: coverage.GapShell, Field: "shell", Detail: "fake"})
 	}
 	if e.CanWrite {
 		return cov
 	}
 	if !c.Write {
-		cov.Missing = append(cov.Missing, enforcer.Gap{Code: enforcer.GapWrite, Field: "write", Detail: "fake: no BPF LSM"})
+		cov.Missing = append(cov.Missing, coverage.Gap{Code: coverage.GapWrite, Field: "write", Detail: "fake: no BPF LSM"})
 	}
 	if !c.Network {
-		cov.Partial = append(cov.Partial, enforcer.Gap{Code: enforcer.GapNetworkNonInet, Field: "network", Detail: "fake: no BPF LSM"})
+		cov.Partial = append(cov.Partial, coverage.Gap{Code: coverage.GapNetworkNonInet, Field: "network", Detail: "fake: no BPF LSM"})
 	}
 	if !c.Network || !c.Write || c.Shell != policy.ShellFull {
-		cov.Partial = append(cov.Partial, enforcer.Gap{Code: enforcer.GapTamper, Field: "all", Detail: "fake: no BPF LSM"})
+		cov.Partial = append(cov.Partial, coverage.Gap{Code: coverage.GapTamper, Field: "all", Detail: "fake: no BPF LSM"})
 	}
 	return cov
 }
@@ -108,7 +110,7 @@ func (e *Enforcer) Unregister(id uint64) error {
 }
 
 // Lookup implements registry.Enforcer.
-func (e *Enforcer) Lookup(id uint64) (enforcer.Entry, error) {
+func (e *Enforcer) Lookup(id uint64) (entry.Entry, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	en, ok := e.M[id]
@@ -304,21 +306,21 @@ func (c *Cgroups) LiveIDs() (map[uint64]bool, error) {
 // withSpec is cov with en's spec layer credited, as coverageOf does it:
 // write=false partial (GapWriteInheritedFDs) when the spec covers it, else
 // the missing gap names what the spec lacks.
-func (e *Enforcer) withSpec(cov enforcer.Coverage, en enforcer.Entry) enforcer.Coverage {
+func (e *Enforcer) withSpec(cov coverage.Coverage, en entry.Entry) coverage.Coverage {
 	switch {
 	case e.CanWrite || en.Ceiling.Write || en.Spec == nil:
 	case en.Spec.Write:
-		var ms []enforcer.Gap
+		var ms []coverage.Gap
 		for _, g := range cov.Missing {
-			if g.Code != enforcer.GapWrite {
+			if g.Code != coverage.GapWrite {
 				ms = append(ms, g)
 			}
 		}
 		cov.Missing = ms
-		cov.Partial = append(cov.Partial, enforcer.Gap{Code: enforcer.GapWriteInheritedFDs, Field: "write", Detail: "fake: container spec"})
+		cov.Partial = append(cov.Partial, coverage.Gap{Code: coverage.GapWriteInheritedFDs, Field: "write", Detail: "fake: container spec"})
 	default:
 		for i, g := range cov.Missing {
-			if g.Code == enforcer.GapWrite {
+			if g.Code == coverage.GapWrite {
 				cov.Missing[i].Detail += "; the container's spec does not cover it either: " + en.Spec.WriteMissing
 			}
 		}

@@ -11,8 +11,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/endpoint"
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 	"github.com/enforcerd/enforcerd/policy"
 )
@@ -49,12 +50,12 @@ type Case struct {
 	// Prep runs before each run (control and ceiling), before Allow.
 	Prep func(t *testing.T)
 	// Allow gives the shell=none allow list (called after Prep).
-	Allow func(t *testing.T) []enforcer.FileID
+	Allow func(t *testing.T) []entry.FileID
 	// Interp gives the shell=none program interpreters
-	// (enforcer.Entry.ExecInterp; called after Prep).
-	Interp func(t *testing.T) []enforcer.FileID
+	// (entry.Entry.ExecInterp; called after Prep).
+	Interp func(t *testing.T) []entry.FileID
 	// Endpoints gives the entry's allowed endpoints under network=false
-	// (enforcer.Entry.AllowConnect; called after Prep).
+	// (entry.Entry.AllowConnect; called after Prep).
 	Endpoints func(t *testing.T) []endpoint.Endpoint
 	Attempt   Attempt
 	At        Where
@@ -130,7 +131,7 @@ func (h *Harness) TriState(t *testing.T, c Case) {
 	if c.Prep != nil {
 		c.Prep(t)
 	}
-	en := enforcer.Entry{Ceiling: c.Ceiling}
+	en := entry.Entry{Ceiling: c.Ceiling}
 	if c.Allow != nil {
 		en.ExecAllow = c.Allow(t)
 	}
@@ -168,20 +169,20 @@ func (h *Harness) TriState(t *testing.T, c Case) {
 
 // Want is a record a run must leave.
 type Want struct {
-	Hooks   []enforcer.Hook // by any of these hooks
-	Audited bool            // audited (allowed) rather than denied
+	Hooks   []denial.Hook // by any of these hooks
+	Audited bool          // audited (allowed) rather than denied
 	// Cap, when set, is the capability the record must name.
 	Cap *int
 	// Rules, when set: the record's rule must be one of them.
-	Rules []enforcer.Rule
+	Rules []denial.Rule
 }
 
 // Hooks is the Want of a denial by any of hooks.
-func Hooks(hooks ...enforcer.Hook) Want { return Want{Hooks: hooks} }
+func Hooks(hooks ...denial.Hook) Want { return Want{Hooks: hooks} }
 
 // Rule returns w that also wants the record's rule to be one of rules.
-func (w Want) Rule(rules ...enforcer.Rule) Want {
-	w.Rules = append(append([]enforcer.Rule(nil), w.Rules...), rules...)
+func (w Want) Rule(rules ...denial.Rule) Want {
+	w.Rules = append(append([]denial.Rule(nil), w.Rules...), rules...)
 	return w
 }
 
@@ -206,11 +207,11 @@ func (w Want) String() string {
 	return s
 }
 
-func (w Want) matches(d enforcer.Denial) bool {
+func (w Want) matches(d denial.Denial) bool {
 	if d.Audited != w.Audited {
 		return false
 	}
-	if w.Cap != nil && (d.Object.Kind != enforcer.ObjectCap || d.Object.ID != uint64(*w.Cap)) {
+	if w.Cap != nil && (d.Object.Kind != denial.ObjectCap || d.Object.ID != uint64(*w.Cap)) {
 		return false
 	}
 	if len(w.Rules) > 0 && !slices.Contains(w.Rules, d.Rule) {
@@ -235,7 +236,7 @@ func (h *Harness) Expect(t testing.TB, ceiling uint64, w Want) {
 }
 
 // Match checks ds for a record that matches w (see Expect).
-func Match(ds []enforcer.Denial, w Want) error {
+func Match(ds []denial.Denial, w Want) error {
 	var seen []string
 	found := false
 	var errs []error

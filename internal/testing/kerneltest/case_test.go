@@ -5,37 +5,37 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/denial"
 )
 
 // TestMatchNeedsTheRecordItNames: a case passes its record check only with
 // a record of one of its hooks, of the right decision and capability, and
 // every such denial carries EPERM.
 func TestMatchNeedsTheRecordItNames(t *testing.T) {
-	denied := func(h enforcer.Hook) enforcer.Denial { return enforcer.Denial{Hook: h, Errno: unix.EPERM} }
-	capRec := func(n uint64) enforcer.Denial {
-		d := denied(enforcer.HookCapable)
-		d.Object = enforcer.Object{Kind: enforcer.ObjectCap, ID: n}
+	denied := func(h denial.Hook) denial.Denial { return denial.Denial{Hook: h, Errno: unix.EPERM} }
+	capRec := func(n uint64) denial.Denial {
+		d := denied(denial.HookCapable)
+		d.Object = denial.Object{Kind: denial.ObjectCap, ID: n}
 		return d
 	}
-	audited := enforcer.Denial{Hook: enforcer.HookInodeMkdir, Audited: true}
-	wrongErrno := enforcer.Denial{Hook: enforcer.HookFileOpen, Errno: unix.EACCES}
+	audited := denial.Denial{Hook: denial.HookInodeMkdir, Audited: true}
+	wrongErrno := denial.Denial{Hook: denial.HookFileOpen, Errno: unix.EACCES}
 	for _, c := range []struct {
 		name string
-		ds   []enforcer.Denial
+		ds   []denial.Denial
 		w    Want
 		ok   bool
 	}{
-		{"the hook", []enforcer.Denial{denied(enforcer.HookFileOpen)}, Hooks(enforcer.HookFileOpen), true},
-		{"one of the hooks", []enforcer.Denial{denied(enforcer.HookCapable)}, Hooks(enforcer.HookInodeSetxattr, enforcer.HookCapable), true},
-		{"no record", nil, Hooks(enforcer.HookFileOpen), false},
-		{"another hook", []enforcer.Denial{denied(enforcer.HookInodeCreate)}, Hooks(enforcer.HookFileOpen), false},
-		{"audited is not denied", []enforcer.Denial{audited}, Hooks(enforcer.HookInodeMkdir), false},
-		{"audited wanted", []enforcer.Denial{audited}, Want{Hooks: []enforcer.Hook{enforcer.HookInodeMkdir}, Audited: true}, true},
-		{"denied is not audited", []enforcer.Denial{denied(enforcer.HookInodeMkdir)}, Want{Hooks: []enforcer.Hook{enforcer.HookInodeMkdir}, Audited: true}, false},
-		{"the capability", []enforcer.Denial{capRec(21), capRec(20)}, Want{Hooks: []enforcer.Hook{enforcer.HookCapable}, Cap: Cap(20)}, true},
-		{"another capability", []enforcer.Denial{capRec(21)}, Want{Hooks: []enforcer.Hook{enforcer.HookCapable}, Cap: Cap(20)}, false},
-		{"a denial without EPERM", []enforcer.Denial{denied(enforcer.HookFileOpen), wrongErrno}, Hooks(enforcer.HookFileOpen), false},
+		{"the hook", []denial.Denial{denied(denial.HookFileOpen)}, Hooks(denial.HookFileOpen), true},
+		{"one of the hooks", []denial.Denial{denied(denial.HookCapable)}, Hooks(denial.HookInodeSetxattr, denial.HookCapable), true},
+		{"no record", nil, Hooks(denial.HookFileOpen), false},
+		{"another hook", []denial.Denial{denied(denial.HookInodeCreate)}, Hooks(denial.HookFileOpen), false},
+		{"audited is not denied", []denial.Denial{audited}, Hooks(denial.HookInodeMkdir), false},
+		{"audited wanted", []denial.Denial{audited}, Want{Hooks: []denial.Hook{denial.HookInodeMkdir}, Audited: true}, true},
+		{"denied is not audited", []denial.Denial{denied(denial.HookInodeMkdir)}, Want{Hooks: []denial.Hook{denial.HookInodeMkdir}, Audited: true}, false},
+		{"the capability", []denial.Denial{capRec(21), capRec(20)}, Want{Hooks: []denial.Hook{denial.HookCapable}, Cap: Cap(20)}, true},
+		{"another capability", []denial.Denial{capRec(21)}, Want{Hooks: []denial.Hook{denial.HookCapable}, Cap: Cap(20)}, false},
+		{"a denial without EPERM", []denial.Denial{denied(denial.HookFileOpen), wrongErrno}, Hooks(denial.HookFileOpen), false},
 	} {
 		if err := Match(c.ds, c.w); (err == nil) != c.ok {
 			t.Errorf("%s: Match = %v, want ok=%v", c.name, err, c.ok)

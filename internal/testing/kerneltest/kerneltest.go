@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
@@ -153,7 +154,7 @@ func (h *Harness) open() error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "kerneltest: %s: programs opened in %v\n", h.cfg.Name, time.Since(start).Round(time.Millisecond))
-	if err := h.enf.LayerError(enforcer.LayerLSM); err != nil {
+	if err := h.enf.LayerError(coverage.LayerLSM); err != nil {
 		return err
 	}
 	h.rd, err = h.enf.NewReader()

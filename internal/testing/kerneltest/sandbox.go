@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/internal/testing/probe"
 )
 
@@ -59,7 +61,7 @@ func (h *Harness) SandboxAt(t testing.TB, group string) *Sandbox {
 
 // Register registers en for the sandbox (pending when the harness says
 // so) and drops every older record.
-func (sb *Sandbox) Register(t testing.TB, en enforcer.Entry) {
+func (sb *Sandbox) Register(t testing.TB, en entry.Entry) {
 	t.Helper()
 	en.Pending = en.Pending || sb.h.cfg.Pending
 	if err := sb.h.enf.Register(sb.Cg, en); err != nil {
@@ -118,7 +120,7 @@ func (sb *Sandbox) ProbeFiles(t testing.TB, files []*os.File, op string, args ..
 
 // Records returns the records the sandbox's ceiling decided since the last
 // read (see Harness.Records).
-func (sb *Sandbox) Records(t testing.TB) []enforcer.Denial {
+func (sb *Sandbox) Records(t testing.TB) []denial.Denial {
 	t.Helper()
 	return sb.h.Records(t, sb.Cg.ID)
 }
@@ -126,12 +128,12 @@ func (sb *Sandbox) Records(t testing.TB) []enforcer.Denial {
 // Records returns the records decided by the ceiling of cgroup id ceiling
 // (0: by any) since the last call, and drops the others: every probe has
 // exited, so all of its records are in the ring.
-func (h *Harness) Records(t testing.TB, ceiling uint64) []enforcer.Denial {
+func (h *Harness) Records(t testing.TB, ceiling uint64) []denial.Denial {
 	t.Helper()
 	if err := h.rd.Flush(); err != nil {
 		t.Fatalf("flush: %v", err)
 	}
-	var out []enforcer.Denial
+	var out []denial.Denial
 	for {
 		d, err := h.rd.Read()
 		if errors.Is(err, enforcer.ErrFlushed) {

@@ -59,130 +59,195 @@ func (e *Enforcer) Register(cg cgroup.Cgroup, en entry.Entry) error {
 	return nil
 }
 
+// register writes en for cg in steps: validate it; settle whether it may
+// stay pending; write its exec rules, then its lists (endpoints, devices,
+// writable roots), then the ceiling that points at them; re-check a
+// pending entry an exec may have activated meanwhile; invalidate the
+// cached results. A failing step undoes what the steps before it wrote.
+// Every error is prefixed "register cgroup <group>: ".
 func (e *Enforcer) register(cg cgroup.Cgroup, en entry.Entry) error {
-	if cg.ID == 0 {
-		return fmt.Errorf("register cgroup %s: no cgroup id", cg.Group)
-	}
-	if cg.Level >= MaxCgroupLevel {
-		return fmt.Errorf("register cgroup %s: level %d is deeper than the supported %d", cg.Group, cg.Level, MaxCgroupLevel-1)
-	}
-	if err := e.CoverageOf(en).Err(en.AuditOnly, en.AllowPartial); err != nil {
+	if err := e.registerSteps(cg, en); err != nil {
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
-	if err := entry.CheckEndpoints(en); err != nil {
-		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+	return nil
+}
+
+func (e *Enforcer) registerSteps(cg cgroup.Cgroup, en entry.Entry) error {
+	if err := e.validate(cg, en); err != nil {
+		return err
 	}
-	if err := entry.CheckDevices(en); err != nil {
-		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
-	}
-	if err := entry.CheckWriteRoots(en); err != nil {
-		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
-	}
-	// Never turn an active registration back into a pending one: that
-	// would lift the ceiling until the next exec (fail open). An exec may
-	// activate the old entry between this Lookup and the Update below:
-	// its activation count (bpf/maps.h activations), read now and after
-	// the Update, says so, and the entry is then written again as active.
-	// The count is read before the Lookup, so an activation after it is
-	// seen whichever entry it cleared.
-	var activated uint64
-	rePending := false
-	if en.Pending {
-		n, err := e.activations(cg.ID)
-		if err != nil {
-			return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
-		}
-		activated = n
-		if old, err := e.Lookup(cg.ID); err == nil {
-			if !old.Pending {
-				en.Pending = false
-			} else {
-				rePending = true
-			}
-		}
-	}
-	if en.Pending && !e.CanActivateAtExec() {
-		return fmt.Errorf("register cgroup %s: %w: activation at exec needs tp_btf/sched_process_exec: %v", cg.Group, coverage.ErrCannotEnforce, e.LayerError(coverage.LayerLifecycle))
-	}
-	// With a process layer and no BPF LSM layer, the exec rules are the
-	// process layer's (Landlock): the exec maps, which need BPF LSM
-	// (inode storage), are neither needed nor always creatable.
-	bpfExec := en.Process == nil || e.LayerError(coverage.LayerLSM) == nil
-	if len(en.ExecAllow) > 0 || len(en.ExecInterp) > 0 || len(en.Entrypoints) > 0 {
-		if en.Ceiling.Shell != policy.ShellNone {
-			return fmt.Errorf("register cgroup %s: an exec allow list needs shell=none (have %s)", cg.Group, en.Ceiling.Shell)
-		}
-		if e.execAllow == nil && bpfExec {
-			return fmt.Errorf("register cgroup %s: %w: exec allow list: %v", cg.Group, coverage.ErrCannotEnforce, e.execMapsErr)
-		}
-		if e.execAllow != nil {
-			if err := e.addExecAllow(cg.ID, en.ExecAllow, en.ExecInterp, en.Entrypoints); err != nil {
-				e.dropExecAllow(cg.ID)
-				return fmt.Errorf("register cgroup %s: exec allow list: %w", cg.Group, err)
-			}
-		}
-	}
-	if err := e.setSince(cg.ID, en.Ceiling.Shell != policy.ShellFull && bpfExec); err != nil {
-		e.dropExecAllow(cg.ID)
-		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
-	}
-	undoEndpoints, err := e.setEndpoints(cg.ID, en.AllowConnect)
+	watch, err := e.settlePending(cg.ID, &en)
 	if err != nil {
-		e.dropExecAllow(cg.ID)
-		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+		return err
 	}
-	undoDevices, err := e.setDevices(cg.ID, en)
+	if err := e.writeExecRules(cg.ID, en); err != nil {
+		return err
+	}
+	undo, err := e.writeLists(cg.ID, en)
 	if err != nil {
-		undoEndpoints()
-		e.dropExecAllow(cg.ID)
-		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
-	}
-	// The roots go in before the ceiling that points at them; on failure
-	// the previous registration's roots (if any) are put back.
-	old, oldErr := e.Lookup(cg.ID)
-	undoRoots := func() {
-		if oldErr == nil {
-			_ = e.setWriteRoots(cg.ID, old.WriteRoots)
-		} else {
-			e.dropWriteRoots(cg.ID)
-		}
-	}
-	if err := e.setWriteRoots(cg.ID, en.WriteRoots); err != nil {
-		undoEndpoints()
-		undoDevices()
-		e.dropExecAllow(cg.ID)
-		undoRoots()
-		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+		return err
 	}
 	if err := e.ceilings.Update(cg.ID, encode(en), ebpf.UpdateAny); err != nil {
-		undoEndpoints()
-		undoDevices()
-		e.dropExecAllow(cg.ID)
-		undoRoots()
-		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+		undo()
+		return err
 	}
-	if rePending {
-		n, err := e.activations(cg.ID)
-		if err != nil || n != activated {
-			// Activated meanwhile, or unknown: active (fail closed).
-			en.Pending = false
-			if err := e.ceilings.Update(cg.ID, encode(en), ebpf.UpdateAny); err != nil {
-				return fmt.Errorf("register cgroup %s: activated during the registration, and writing it active failed: %w", cg.Group, err)
-			}
-		}
+	if err := e.confirmPending(cg.ID, en, watch); err != nil {
+		return err
 	}
 	if err := e.invalidate(); err != nil {
 		// The entry is in the map but cached results may not see it:
 		// undo, so nothing is half-applied.
-		_ = e.ceilings.Delete(cg.ID)
-		e.dropEndpoints(cg.ID)
-		e.dropDevices(cg.ID)
-		e.dropExecAllow(cg.ID)
-		e.dropWriteRoots(cg.ID)
-		_ = e.invalidate()
-		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
+		e.dropRegistration(cg.ID)
+		return err
 	}
 	return nil
+}
+
+// validate refuses what no kernel state may be changed for: a cgroup
+// without id or too deep for the in-kernel walk, an entry the coverage
+// rule refuses (coverage.Coverage.Err), lists entry.Check refuses.
+func (e *Enforcer) validate(cg cgroup.Cgroup, en entry.Entry) error {
+	if cg.ID == 0 {
+		return errors.New("no cgroup id")
+	}
+	if cg.Level >= MaxCgroupLevel {
+		return fmt.Errorf("level %d is deeper than the supported %d", cg.Level, MaxCgroupLevel-1)
+	}
+	if err := e.CoverageOf(en).Err(en.AuditOnly, en.AllowPartial); err != nil {
+		return err
+	}
+	return entry.Check(en)
+}
+
+// pendingWatch is what confirmPending needs to tell whether an exec
+// activated the old pending entry during the registration.
+type pendingWatch struct {
+	rePending bool   // a pending entry replaces a pending one
+	activated uint64 // its activation count before the replacement
+}
+
+// settlePending never turns an active registration back into a pending
+// one: that would lift the ceiling until the next exec (fail open); en
+// is written active then. An exec may activate the old entry between this
+// Lookup and the ceiling's update: its activation count (bpf/maps.h
+// activations), read now and after the update (confirmPending), says so.
+// The count is read before the Lookup, so an activation after it is seen
+// whichever entry it cleared. Errors: the counter; a pending entry on a
+// host that cannot activate it at exec (coverage.ErrCannotEnforce).
+func (e *Enforcer) settlePending(cgroupID uint64, en *entry.Entry) (pendingWatch, error) {
+	var w pendingWatch
+	if en.Pending {
+		n, err := e.activations(cgroupID)
+		if err != nil {
+			return w, err
+		}
+		w.activated = n
+		if old, err := e.Lookup(cgroupID); err == nil {
+			if !old.Pending {
+				en.Pending = false
+			} else {
+				w.rePending = true
+			}
+		}
+	}
+	if en.Pending && !e.CanActivateAtExec() {
+		return w, fmt.Errorf("%w: activation at exec needs tp_btf/sched_process_exec: %v", coverage.ErrCannotEnforce, e.LayerError(coverage.LayerLifecycle))
+	}
+	return w, nil
+}
+
+// writeExecRules lists the entry's exec allow list (programs,
+// interpreters, entrypoints: shell=none only) and records the
+// registration time (setSince). With a process layer and no BPF LSM
+// layer, the exec rules are the process layer's (Landlock): the exec
+// maps, which need BPF LSM (inode storage), are neither needed nor always
+// creatable. On failure the allow list is dropped.
+func (e *Enforcer) writeExecRules(cgroupID uint64, en entry.Entry) error {
+	bpfExec := en.Process == nil || e.LayerError(coverage.LayerLSM) == nil
+	if len(en.ExecAllow) > 0 || len(en.ExecInterp) > 0 || len(en.Entrypoints) > 0 {
+		if en.Ceiling.Shell != policy.ShellNone {
+			return fmt.Errorf("an exec allow list needs shell=none (have %s)", en.Ceiling.Shell)
+		}
+		if e.execAllow == nil && bpfExec {
+			return fmt.Errorf("%w: exec allow list: %v", coverage.ErrCannotEnforce, e.execMapsErr)
+		}
+		if e.execAllow != nil {
+			if err := e.addExecAllow(cgroupID, en.ExecAllow, en.ExecInterp, en.Entrypoints); err != nil {
+				e.dropExecAllow(cgroupID)
+				return fmt.Errorf("exec allow list: %w", err)
+			}
+		}
+	}
+	if err := e.setSince(cgroupID, en.Ceiling.Shell != policy.ShellFull && bpfExec); err != nil {
+		e.dropExecAllow(cgroupID)
+		return err
+	}
+	return nil
+}
+
+// writeLists writes the entry's allowed endpoints, devices and writable
+// roots: all before the ceiling that points at them. It returns how to
+// undo them and the exec allow list (the previous registration's lists,
+// if any, put back) should the ceiling's update fail; on its own failure
+// it has undone them already.
+func (e *Enforcer) writeLists(cgroupID uint64, en entry.Entry) (undo func(), err error) {
+	undoEndpoints, err := e.setEndpoints(cgroupID, en.AllowConnect)
+	if err != nil {
+		e.dropExecAllow(cgroupID)
+		return nil, err
+	}
+	undoDevices, err := e.setDevices(cgroupID, en)
+	if err != nil {
+		undoEndpoints()
+		e.dropExecAllow(cgroupID)
+		return nil, err
+	}
+	old, oldErr := e.Lookup(cgroupID)
+	undo = func() {
+		undoEndpoints()
+		undoDevices()
+		e.dropExecAllow(cgroupID)
+		if oldErr == nil {
+			_ = e.setWriteRoots(cgroupID, old.WriteRoots)
+		} else {
+			e.dropWriteRoots(cgroupID)
+		}
+	}
+	if err := e.setWriteRoots(cgroupID, en.WriteRoots); err != nil {
+		undo()
+		return nil, err
+	}
+	return undo, nil
+}
+
+// confirmPending writes a pending entry that replaced a pending one again
+// as active when an exec activated the old one during the registration,
+// or when that cannot be told (fail closed).
+func (e *Enforcer) confirmPending(cgroupID uint64, en entry.Entry, w pendingWatch) error {
+	if !w.rePending {
+		return nil
+	}
+	n, err := e.activations(cgroupID)
+	if err == nil && n == w.activated {
+		return nil
+	}
+	en.Pending = false
+	if err := e.ceilings.Update(cgroupID, encode(en), ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("activated during the registration, and writing it active failed: %w", err)
+	}
+	return nil
+}
+
+// dropRegistration removes everything a registration wrote for a cgroup
+// (its ceiling, lists and exec allow list) and invalidates the cached
+// results once more.
+func (e *Enforcer) dropRegistration(cgroupID uint64) {
+	_ = e.ceilings.Delete(cgroupID)
+	e.dropEndpoints(cgroupID)
+	e.dropDevices(cgroupID)
+	e.dropExecAllow(cgroupID)
+	e.dropWriteRoots(cgroupID)
+	_ = e.invalidate()
 }
 
 // invalidate gives the ceilings map a new generation, so that every cached

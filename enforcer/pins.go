@@ -86,7 +86,32 @@ func (e *Enforcer) openBuildID() error {
 // (e.replaced) and replaced: its program keeps enforcing until this build's
 // link is pinned over it.
 func (e *Enforcer) openObject(obj object, progs []program, kernel *btf.Spec) error {
-	var missing []program
+	missing := e.adoptLinks(obj, progs)
+	if len(missing) == 0 {
+		return nil
+	}
+	spec, err := obj.load()
+	if err != nil {
+		return fmt.Errorf("load %s object: %w", obj.layer, err)
+	}
+	if err := e.keepPrograms(obj, spec, missing, kernel); err != nil {
+		return err
+	}
+	if len(spec.Programs) == 0 {
+		return nil
+	}
+	coll, err := e.loadPrograms(obj, spec)
+	if err != nil {
+		return err
+	}
+	defer coll.Close() // links hold their own program references
+	return e.attachMissing(obj, spec, coll, missing)
+}
+
+// adoptLinks adopts the pinned links of this build's programs of obj and
+// returns the programs that have none (or whose pin is another build's,
+// kept in e.replaced).
+func (e *Enforcer) adoptLinks(obj object, progs []program) (missing []program) {
 	for _, p := range progs {
 		l, err := link.LoadPinnedLink(LinkPinPath(e.opts.PinDir, obj.layer, p.name), nil)
 		if err == nil && !e.stale {
@@ -99,13 +124,13 @@ func (e *Enforcer) openObject(obj object, progs []program, kernel *btf.Spec) err
 		}
 		missing = append(missing, p)
 	}
-	if len(missing) == 0 {
-		return nil
-	}
-	spec, err := obj.load()
-	if err != nil {
-		return fmt.Errorf("load %s object: %w", obj.layer, err)
-	}
+	return missing
+}
+
+// keepPrograms leaves in spec only the missing programs this kernel can
+// attach: an optional LSM hook the kernel lacks is reported, not loaded.
+// Errors: a required LSM hook the kernel lacks.
+func (e *Enforcer) keepPrograms(obj object, spec *ebpf.CollectionSpec, missing []program, kernel *btf.Spec) error {
 	want := map[string]bool{}
 	for _, p := range missing {
 		if obj.layer == coverage.LayerLSM && kernel != nil && !kernelHas(kernel, p) {
@@ -122,12 +147,17 @@ func (e *Enforcer) openObject(obj object, progs []program, kernel *btf.Spec) err
 			delete(spec.Programs, name)
 		}
 	}
-	if len(spec.Programs) == 0 {
-		return nil
-	}
+	return nil
+}
+
+// loadPrograms loads spec's programs with the shared maps in place of
+// their own. A verifier refusal's log goes to Options.VerifierLog; a
+// kernel that refuses BPF LSM programs outright (EPERM) makes the layer
+// unsupported (errLayerUnsupported).
+func (e *Enforcer) loadPrograms(obj object, spec *ebpf.CollectionSpec) (*ebpf.Collection, error) {
 	repl, err := e.replacements(spec)
 	if err != nil {
-		return fmt.Errorf("load %s programs: %w", obj.layer, err)
+		return nil, fmt.Errorf("load %s programs: %w", obj.layer, err)
 	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{MapReplacements: repl})
 	if err != nil {
@@ -136,11 +166,16 @@ func (e *Enforcer) openObject(obj object, progs []program, kernel *btf.Spec) err
 			fmt.Fprintf(e.opts.VerifierLog, "enforcerd: verifier log for %s:\n%+v\n", obj.layer, ve)
 		}
 		if errors.Is(err, unix.EPERM) && obj.layer == coverage.LayerLSM {
-			return fmt.Errorf("%w: the kernel refuses to load BPF LSM programs (EPERM; e.g. a sandboxed host kernel without trampolines): %w", errLayerUnsupported, unix.EPERM)
+			return nil, fmt.Errorf("%w: the kernel refuses to load BPF LSM programs (EPERM; e.g. a sandboxed host kernel without trampolines): %w", errLayerUnsupported, unix.EPERM)
 		}
-		return fmt.Errorf("load %s programs: %w", obj.layer, err)
+		return nil, fmt.Errorf("load %s programs: %w", obj.layer, err)
 	}
-	defer coll.Close() // links hold their own program references
+	return coll, nil
+}
+
+// attachMissing attaches the loaded missing programs and pins their links
+// (over another build's pin: pinOver).
+func (e *Enforcer) attachMissing(obj object, spec *ebpf.CollectionSpec, coll *ebpf.Collection, missing []program) error {
 	for _, p := range missing {
 		prog := coll.Programs[p.name]
 		if prog == nil {

@@ -6,10 +6,13 @@
 package registrytest
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/enforcerd/enforcerd/cgroup"
@@ -19,9 +22,18 @@ import (
 	"github.com/enforcerd/enforcerd/policy"
 )
 
-// Enforcer is a fake ceiling map. CanWrite=false mimics a host without BPF
-// LSM: write=false ceilings are refused with coverage.ErrCannotEnforce.
-// Shell ceilings other than full are refused unless CanShell is set.
+// Enforcer is a fake ceiling map whose coverage is the real rule
+// (coverage.Of) for the host it models, with the fake's short gap details
+// ("fake: no BPF LSM") in place of the real ones. CanWrite=false models a
+// host without BPF LSM (cgroup-BPF attached): write=false ceilings are
+// refused with coverage.ErrCannotEnforce unless a container spec layer
+// credits them, network=false is partial. CanWrite=true models a host
+// with BPF LSM, where every field is enforced in full. Two knobs depart
+// from the rule, for tests of what comes after coverage: shell ceilings
+// other than full are refused with BPF LSM unless CanShell is set (the
+// real enforcer refuses them without its exec maps), and CanShell without
+// CanWrite lets them through (shell=none vetting tests on a host without
+// BPF LSM).
 type Enforcer struct {
 	mu       sync.Mutex
 	M        map[uint64]entry.Entry
@@ -31,71 +43,93 @@ type Enforcer struct {
 	FailRegister bool
 }
 
+// errNoLSM is the BPF LSM layer's error on the host a fake without
+// CanWrite models.
+var errNoLSM = errors.New("fake: no BPF LSM")
+
 // NewEnforcer returns an empty map.
 func NewEnforcer(canWrite bool) *Enforcer {
 	return &Enforcer{M: map[uint64]entry.Entry{}, CanWrite: canWrite}
 }
 
-// Register implements registry.Enforcer.
+// Register implements registry.Enforcer: the entry is refused as the
+// real enforcer refuses it by coverage (Coverage.Err of CoverageOf).
 func (e *Enforcer) Register(cg cgroup.Cgroup, en entry.Entry) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.FailRegister {
 		return fmt.Errorf("register cgroup %s: injected failure", cg.Group)
 	}
-	if err := e.withSpec(e.coverage(en.Ceiling), en).Err(en.AuditOnly, en.AllowPartial); err != nil {
+	if err := e.coverageOf(en.Subject()).Err(en.AuditOnly, en.AllowPartial); err != nil {
 		return fmt.Errorf("register cgroup %s: %w", cg.Group, err)
 	}
 	e.M[cg.ID] = en
 	return nil
 }
 
-// Coverage implements registry.Enforcer: with CanWrite (a host with BPF
-// LSM) every field but shell is enforced in full; without it network=false
-// is partial (inet only, no tamper protection) and write=false is missing.
-// Shell ceilings other than full are missing unless CanShell is set.
+// Coverage implements registry.Enforcer: the real rule for a registration
+// of c alone on the modelled host.
 func (e *Enforcer) Coverage(c policy.KernelCeiling) coverage.Coverage {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.coverage(c)
+	return e.coverageOf(coverage.Subject{Ceiling: c})
 }
 
-// CoverageOf implements registry.Enforcer: Coverage, with write=false
-// partial (GapWriteInheritedFDs) under a spec layer that credits it, plus
-// GapNetworkEndpoints for tcp/udp endpoints without CanWrite (no BPF LSM).
+// CoverageOf implements registry.Enforcer: the real rule for the entry
+// (its endpoints and spec layer included) on the modelled host.
 func (e *Enforcer) CoverageOf(en entry.Entry) coverage.Coverage {
-	cov := e.Coverage(en.Ceiling)
-	cov = e.withSpec(cov, en)
-	if e.CanWrite || en.Ceiling.Network {
-		return cov
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.coverageOf(en.Subject())
+}
+
+// Layers are the kernel layers of the modelled host.
+func (e *Enforcer) Layers() coverage.Layers {
+	if e.CanWrite {
+		return coverage.Layers{}
 	}
-	for _, ep := range en.AllowConnect {
-		if ep.Kind != "unix" {
-			cov.Partial = append(cov.Partial, coverage.Gap{Code: coverage.GapNetworkEndpoints, Field: "network", Detail: "fake: no BPF LSM"})
-			break
+	return coverage.Layers{LSM: errNoLSM}
+}
+
+// coverageOf is coverage.Of on the modelled host, with the CanShell
+// knob applied and the fake's gap details.
+func (e *Enforcer) coverageOf(s coverage.Subject) coverage.Coverage {
+	cov := coverage.Of(s, e.Layers())
+	if s.Ceiling.Shell != policy.ShellFull {
+		switch {
+		case e.CanWrite && !e.CanShell:
+			delete(cov.Mechanisms, "shell")
+			cov.Missing = append(cov.Missing, coverage.Gap{Code: coverage.GapShell, Field: "shell"})
+		case !e.CanWrite && e.CanShell:
+			cov.Missing = slices.DeleteFunc(cov.Missing, func(g coverage.Gap) bool { return g.Code == coverage.GapShell })
 		}
 	}
+	for i := range cov.Missing {
+		cov.Missing[i].Detail = fakeDetail(cov.Missing[i])
+	}
+	for i := range cov.Partial {
+		cov.Partial[i].Detail = fakeDetail(cov.Partial[i])
+	}
 	return cov
 }
 
-func (e *Enforcer) coverage(c policy.KernelCeiling) coverage.Coverage {
-	var cov coverage.Coverage
-	if c.Shell != policy.ShellFull && !e.CanShell {
-		cov.Missing = append(cov.Missing, coverage.Gap{Code: coverage.GapShell, Field: "shell", Detail: "fake"})
+// specNote is how the real rule's details say what a container's spec
+// lacks; the fake keeps it on GapWrite.
+const specNote = "; the container's spec does not cover it either: "
+
+// fakeDetail is the fake's short detail of a gap of the real rule.
+func fakeDetail(g coverage.Gap) string {
+	switch g.Code {
+	case coverage.GapShell:
+		return "fake"
+	case coverage.GapWriteInheritedFDs:
+		return "fake: container spec"
+	case coverage.GapWrite:
+		if i := strings.Index(g.Detail, specNote); i >= 0 {
+			return "fake: no BPF LSM" + g.Detail[i:]
+		}
 	}
-	if e.CanWrite {
-		return cov
-	}
-	if !c.Write {
-		cov.Missing = append(cov.Missing, coverage.Gap{Code: coverage.GapWrite, Field: "write", Detail: "fake: no BPF LSM"})
-	}
-	if !c.Network {
-		cov.Partial = append(cov.Partial, coverage.Gap{Code: coverage.GapNetworkNonInet, Field: "network", Detail: "fake: no BPF LSM"})
-	}
-	if !c.Network || !c.Write || c.Shell != policy.ShellFull {
-		cov.Partial = append(cov.Partial, coverage.Gap{Code: coverage.GapTamper, Field: "all", Detail: "fake: no BPF LSM"})
-	}
-	return cov
+	return "fake: no BPF LSM"
 }
 
 // Unregister implements registry.Enforcer.
@@ -301,29 +335,4 @@ func (c *Cgroups) LiveIDs() (map[uint64]bool, error) {
 		out[id] = true
 	}
 	return out, nil
-}
-
-// withSpec is cov with en's spec layer credited, as coverageOf does it:
-// write=false partial (GapWriteInheritedFDs) when the spec covers it, else
-// the missing gap names what the spec lacks.
-func (e *Enforcer) withSpec(cov coverage.Coverage, en entry.Entry) coverage.Coverage {
-	switch {
-	case e.CanWrite || en.Ceiling.Write || en.Spec == nil:
-	case en.Spec.Write:
-		var ms []coverage.Gap
-		for _, g := range cov.Missing {
-			if g.Code != coverage.GapWrite {
-				ms = append(ms, g)
-			}
-		}
-		cov.Missing = ms
-		cov.Partial = append(cov.Partial, coverage.Gap{Code: coverage.GapWriteInheritedFDs, Field: "write", Detail: "fake: container spec"})
-	default:
-		for i, g := range cov.Missing {
-			if g.Code == coverage.GapWrite {
-				cov.Missing[i].Detail += "; the container's spec does not cover it either: " + en.Spec.WriteMissing
-			}
-		}
-	}
-	return cov
 }

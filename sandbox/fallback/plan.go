@@ -4,8 +4,8 @@
 // that the command and every process it starts are held to it. The
 // cgroup-BPF programs stay attached as well.
 //
-// Plan turns a ceiling into a Spec (what to apply; enforcer.CoverageOf
-// with an coverage.ProcessLayer decides what that covers and which gaps
+// Plan turns a ceiling into a Spec (what to apply; coverage.Of with a
+// coverage.ProcessLayer decides what that covers and which gaps
 // remain: the decision is not repeated here); Command wraps the command in
 // the helper; Main is the helper (the enforcerd binary's first argument
 // HelperArg). docs/design.md "Hosts without BPF LSM" lists what each
@@ -119,7 +119,7 @@ type Config struct {
 }
 
 // Plan is the Spec for cfg: what the host's mechanisms can apply of the
-// ceiling (enforcer.CoverageOf with the same HostMechanisms decides what
+// ceiling (coverage.Of with the same HostMechanisms decides what
 // that covers, and refuses first). Errors: write=false or shell=none
 // without Landlock and seccomp (a second guard), a path cannot be
 // stat'ed.
@@ -143,7 +143,7 @@ func Plan(cfg Config) (Spec, error) {
 	}
 	if !c.Network && h.Seccomp() {
 		// Without seccomp network=false is the cgroup-BPF layer's alone
-		// (enforcer.CoverageOf).
+		// (coverage.Of).
 		s.planNetwork(cfg.AllowConnect)
 	}
 	return s, nil

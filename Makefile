@@ -64,11 +64,11 @@ generate-check: ## regenerate the eBPF objects in a scratch copy, compare byte f
 	$(GO) run ./cmd/bpfsum regen bpf
 
 # Product Go: the tracked non-test, non-generated Go outside the test
-# harnesses (internal/testing/ and the folders named *test), the tools
+# harnesses (test/ and the folders named *test), the tools
 # (tools/, the mains under cmd/ other than cmd/enforcerd) and scripts/, as
 # docs/design.md's layering table sorts them. No function of it is longer
 # than 80 lines (cmd/funclen) or of cyclomatic complexity over 20 (gocyclo).
-PRODUCT_GO = $(shell { git ls-files -- '*.go' ':(exclude)internal/testing/' ':(exclude,glob)**/*test/**' \
+PRODUCT_GO = $(shell { git ls-files -- '*.go' ':(exclude)test/' ':(exclude,glob)**/*test/**' \
 	':(exclude)tools/' ':(exclude)scripts/' ':(exclude)cmd/'; \
 	git ls-files -- 'cmd/enforcerd/*.go'; } | grep -v '_test\.go$$' | xargs grep -L '^// Code generated .* DO NOT EDIT\.$$')
 

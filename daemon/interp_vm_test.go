@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
-	"github.com/enforcerd/enforcerd/internal/testing/testelf"
+	"github.com/enforcerd/enforcerd/test/probe"
+	"github.com/enforcerd/enforcerd/test/testelf"
 )
 
 func TestVMRunProgramInterpreterSwap(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/test/probe"
 )
 
 // workload is the probe workload started directly in a cgroup: it is

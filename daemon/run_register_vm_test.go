@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/daemon/api"
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/test/probe"
 )
 
 // runResult is one `enforcerd run` through the daemon.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/test/probe"
 )
 
 // oci-reach is the entrypoint of a runc container that tries, in order,

@@ -19,9 +19,9 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/daemon/api"
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
-	"github.com/enforcerd/enforcerd/internal/testing/testelf"
 	"github.com/enforcerd/enforcerd/progcheck"
+	"github.com/enforcerd/enforcerd/test/probe"
+	"github.com/enforcerd/enforcerd/test/testelf"
 )
 
 // TestVMRuncShellNoneRefusesScriptWithShellInterpreter: wrapping the

@@ -13,7 +13,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/daemon/api"
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/test/probe"
 )
 
 // spec-write is the entrypoint of a runc container that tries, in order,

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/enforcerd/enforcerd/cgroup"
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/test/probe"
 )
 
 // The processes of a simulated container runtime, as probes of this test
-// binary (internal/testing/probe):
+// binary (test/probe):
 //
 //   - runtime-init DIR plays runc init: it waits in the container's cgroup
 //     until the runtime says go (a byte on stdin), then execs the entrypoint,

@@ -14,9 +14,9 @@ import (
 	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/entry"
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
-	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 	"github.com/enforcerd/enforcerd/policy"
+	"github.com/enforcerd/enforcerd/test/probe"
+	"github.com/enforcerd/enforcerd/test/vmtest"
 )
 
 // TestNativeOpenAttachesCgroupProgramsAtCgroupAttach: with Options.CgroupAttach

@@ -8,8 +8,8 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/entry"
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
-	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
+	"github.com/enforcerd/enforcerd/test/probe"
+	"github.com/enforcerd/enforcerd/test/vmtest"
 )
 
 // TestNativeEndpointsCgroupLayer: N8 at the cgroup-BPF hooks alone (a host

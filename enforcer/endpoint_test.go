@@ -18,8 +18,8 @@ import (
 	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/entry"
-	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/test/kerneltest"
+	"github.com/enforcerd/enforcerd/test/probe"
 )
 
 // echoServer records whether Payload arrived, and answers every packet or

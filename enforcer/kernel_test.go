@@ -3,7 +3,7 @@ package enforcer_test
 // Kernel enforcement tests of the write and network ceilings. They need BPF
 // LSM programs, so they run inside the scripts/vmtest guest (make vmtest
 // KERNEL=6.12|6.1) and skip with the reason on hosts that refuse LSM
-// programs. The harness (internal/testing/kerneltest) runs each case tri-state; the
+// programs. The harness (test/kerneltest) runs each case tri-state; the
 // probes' operations are in ops_*_test.go.
 
 import (
@@ -14,11 +14,11 @@ import (
 
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
+	"github.com/enforcerd/enforcerd/test/vmtest"
 
 	"github.com/enforcerd/enforcerd/coverage"
-	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
 	"github.com/enforcerd/enforcerd/policy"
+	"github.com/enforcerd/enforcerd/test/kerneltest"
 )
 
 // kt is this binary's harness: inside the VM it shares the boot's pins.

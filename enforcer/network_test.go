@@ -13,8 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/denial"
-	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/test/kerneltest"
+	"github.com/enforcerd/enforcerd/test/probe"
 )
 
 // Every listener lives in the test process, outside any sandbox. Loopback

@@ -2,7 +2,7 @@ package enforcer_test
 
 // Probe operations of the network cases (network_test.go), N1–N5, and the
 // controls that must stay allowed under every ceiling. tcp-connect is
-// internal/testing/probe's own.
+// test/probe's own.
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/test/probe"
 )
 
 func init() {

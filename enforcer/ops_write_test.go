@@ -2,7 +2,7 @@ package enforcer_test
 
 // Probe operations of the write cases (write_test.go): each attempts one
 // modification, the way the threat model's W1–W5 list them. create, chmod,
-// chown, setxattr, unlink, rmdir and rename are internal/testing/probe's own.
+// chown, setxattr, unlink, rmdir and rename are test/probe's own.
 
 import (
 	"runtime"
@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/test/probe"
 )
 
 func init() {
@@ -37,7 +37,7 @@ func init() {
 			return closeOK(unix.Open(a[0], unix.O_WRONLY, 0))
 		}),
 		"ftruncate-fd": probe.Func(func(a []string) error { return unix.Ftruncate(probe.InheritedFD, 0) }),
-		// W3: metadata (chmod, chown, setxattr: internal/testing/probe).
+		// W3: metadata (chmod, chown, setxattr: test/probe).
 		"utimes":      probe.Func(func(a []string) error { return unix.Utimes(a[0], []unix.Timeval{{Sec: 1000}, {Sec: 1000}}) }),
 		"removexattr": probe.Func(func(a []string) error { return unix.Removexattr(a[0], a[1]) }),
 		// W4: descriptors opened before the ceiling applied.

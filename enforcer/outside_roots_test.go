@@ -24,9 +24,9 @@ import (
 
 	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/entry"
-	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
-	"github.com/enforcerd/enforcerd/internal/testing/syncbuf"
+	"github.com/enforcerd/enforcerd/test/kerneltest"
+	"github.com/enforcerd/enforcerd/test/probe"
+	"github.com/enforcerd/enforcerd/test/syncbuf"
 )
 
 // outsideFx: base/t1 (a tmpfs) holds the root R (with f) and, beside it, B

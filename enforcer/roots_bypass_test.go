@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/denial"
-	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
+	"github.com/enforcerd/enforcerd/test/kerneltest"
 )
 
 // TestAttackRootsOutsideDescriptorPaths: (a) the operation succeeds with

@@ -15,8 +15,8 @@ import (
 
 	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/entry"
-	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/test/kerneltest"
+	"github.com/enforcerd/enforcerd/test/probe"
 )
 
 // The xattr namespace the fixture uses. user.* (tmpfs supports it since 6.6)

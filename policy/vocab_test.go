@@ -3,7 +3,7 @@ package policy
 import (
 	"testing"
 
-	"github.com/enforcerd/enforcerd/internal/testing/vocabtest"
+	"github.com/enforcerd/enforcerd/test/vocabtest"
 )
 
 // Closed vocabularies: each All list names every declared constant of its

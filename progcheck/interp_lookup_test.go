@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/internal/testing/testelf"
+	"github.com/enforcerd/enforcerd/test/testelf"
 
-	"github.com/enforcerd/enforcerd/internal/testing/testroot"
+	"github.com/enforcerd/enforcerd/test/testroot"
 	"golang.org/x/sys/unix"
 )
 

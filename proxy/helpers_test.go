@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/enforcerd/enforcerd/internal/testing/syncbuf"
+	"github.com/enforcerd/enforcerd/test/syncbuf"
 )
 
 // syncBuf is a goroutine-safe audit sink.

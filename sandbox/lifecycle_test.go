@@ -2,7 +2,7 @@ package sandbox
 
 // The whole lifecycle against the kernel: natively as root (cgroup-BPF) and
 // in the vmtest guest (BPF LSM). The sandboxed command is this test binary
-// re-executed as a probe (internal/testing/probe) of one of the operations below.
+// re-executed as a probe (test/probe) of one of the operations below.
 
 import (
 	"bufio"
@@ -25,9 +25,9 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/entry"
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
-	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 	"github.com/enforcerd/enforcerd/policy"
+	"github.com/enforcerd/enforcerd/test/probe"
+	"github.com/enforcerd/enforcerd/test/vmtest"
 )
 
 var testPinDir, testPinShared = vmtest.PinDir("sandbox")

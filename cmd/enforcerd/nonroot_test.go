@@ -13,7 +13,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/clitest"
-	"github.com/enforcerd/enforcerd/internal/testing/testroot"
+	"github.com/enforcerd/enforcerd/test/testroot"
 )
 
 // TestNonRootSaysNeedsRoot: run, check and daemon started by a user other

@@ -1,6 +1,6 @@
 // Command vmtest-verdict is the host side of scripts/vmtest after QEMU has
 // exited: it reads the guest's console log and decides the run's verdict
-// (package internal/testing/vmtest/verdict holds the rules).
+// (package test/vmtest/verdict holds the rules).
 //
 //	vmtest-verdict report [flags] CONSOLE_LOG
 //	vmtest-verdict selftest -status N OUTPUT
@@ -24,7 +24,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/enforcerd/enforcerd/internal/testing/vmtest/verdict"
+	"github.com/enforcerd/enforcerd/test/vmtest/verdict"
 )
 
 func main() {

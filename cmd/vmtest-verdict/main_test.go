@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-const testdata = "../../internal/testing/vmtest/verdict/testdata/"
+const testdata = "../../test/vmtest/verdict/testdata/"
 
 func TestReportExitStatus(t *testing.T) {
 	pkgs := filepath.Join(t.TempDir(), "tests")

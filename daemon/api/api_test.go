@@ -23,7 +23,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/daemon/registry/registrytest"
 	"github.com/enforcerd/enforcerd/daemon/state"
-	"github.com/enforcerd/enforcerd/internal/testing/testroot"
+	"github.com/enforcerd/enforcerd/test/testroot"
 )
 
 type testServer struct {

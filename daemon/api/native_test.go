@@ -9,8 +9,8 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/testing/testroot"
 	"github.com/enforcerd/enforcerd/policy"
+	"github.com/enforcerd/enforcerd/test/testroot"
 )
 
 // TestThousandContainersRealMap runs the load test against the real pinned

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/internal/testing/testroot"
+	"github.com/enforcerd/enforcerd/test/testroot"
 )
 
 func inode(t *testing.T, p string) uint64 {

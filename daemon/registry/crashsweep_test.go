@@ -42,7 +42,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/internal/failpoint"
-	"github.com/enforcerd/enforcerd/internal/testing/testroot"
+	"github.com/enforcerd/enforcerd/test/testroot"
 )
 
 // The child's environment.

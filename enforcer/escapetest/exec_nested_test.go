@@ -10,7 +10,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/entry"
-	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
+	"github.com/enforcerd/enforcerd/test/kerneltest"
 )
 
 func TestShellNoneNestedMeet(t *testing.T) {

@@ -18,9 +18,9 @@ import (
 
 	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/entry"
-	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
-	"github.com/enforcerd/enforcerd/internal/testing/testelf"
+	"github.com/enforcerd/enforcerd/test/kerneltest"
+	"github.com/enforcerd/enforcerd/test/probe"
+	"github.com/enforcerd/enforcerd/test/testelf"
 )
 
 func TestShellNoneProgramInterpreter(t *testing.T) {

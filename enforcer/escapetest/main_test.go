@@ -1,6 +1,6 @@
 package escapetest
 
-// The binary's harness (internal/testing/kerneltest): programs loaded in a private
+// The binary's harness (test/kerneltest): programs loaded in a private
 // pin dir by a loader that is then killed (TestEnforcementSurvivesLoaderKilled),
 // one fresh cgroup per run, probes started directly inside it with
 // CLONE_INTO_CGROUP. Every registration is pending, so the probe's own exec
@@ -20,8 +20,8 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/entry"
-	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/test/kerneltest"
+	"github.com/enforcerd/enforcerd/test/probe"
 )
 
 var kt = kerneltest.New(kerneltest.Config{Name: "escapetest", PrivatePins: true, Pending: true, BeforeOpen: prepare})

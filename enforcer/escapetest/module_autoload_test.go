@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
 	"github.com/enforcerd/enforcerd/policy"
+	"github.com/enforcerd/enforcerd/test/kerneltest"
+	"github.com/enforcerd/enforcerd/test/probe"
 )
 
 // K9 through a kernel thread: the caller-context request_module is

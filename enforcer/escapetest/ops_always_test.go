@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/test/probe"
 )
 
 // compat32 is a page below 4 GiB for int $0x80 pointer arguments.

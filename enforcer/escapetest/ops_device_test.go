@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/test/probe"
 )
 
 // Ioctl numbers (include/uapi/linux/fs.h, fsverity.h, ext4.h, sg.h, ...).

@@ -2,7 +2,7 @@ package escapetest
 
 // Probe operations of the exec cases (exec_test.go): programs run by the
 // probe, copies of this binary, memfds and files the sandbox wrote.
-// internal/testing/probe's exec runs a program.
+// test/probe's exec runs a program.
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/test/probe"
 )
 
 func copyFile(dst io.Writer, src string) error {

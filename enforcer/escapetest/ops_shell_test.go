@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/test/probe"
 )
 
 // evictCaches writes back and drops the page cache, dentries and inodes

@@ -2,7 +2,7 @@ package escapetest
 
 // Probe operations of the escape and tamper cases (tamper_test.go,
 // host_test.go): terminals, cgroup moves, bpf(), processes outside, mounts,
-// host settings and the helpers the kernel runs outside. internal/testing/probe's
+// host settings and the helpers the kernel runs outside. test/probe's
 // unlink and rename act on pins.
 
 import (
@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/test/probe"
 )
 
 func rawBPF(cmd int, attr unsafe.Pointer, size uintptr) syscall.Errno {

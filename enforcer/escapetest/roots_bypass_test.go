@@ -16,8 +16,8 @@ import (
 
 	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/entry"
-	"github.com/enforcerd/enforcerd/internal/testing/kerneltest"
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/test/kerneltest"
+	"github.com/enforcerd/enforcerd/test/probe"
 )
 
 // rootsTriState runs attempt (a) in an unregistered cgroup, where it must

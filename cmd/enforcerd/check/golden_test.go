@@ -10,7 +10,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
+	"github.com/enforcerd/enforcerd/test/vmtest"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/clitest"
 	"github.com/enforcerd/enforcerd/coverage"

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/clitest"
-	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
+	"github.com/enforcerd/enforcerd/test/vmtest"
 )
 
 var testPinDir, testPinShared = vmtest.PinDir("runtest")

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 	"github.com/enforcerd/enforcerd/oci/speccheck"
+	"github.com/enforcerd/enforcerd/test/vmtest"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/clitest"
 	"github.com/enforcerd/enforcerd/coverage"

@@ -20,8 +20,8 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/audit"
 	"github.com/enforcerd/enforcerd/daemon/registry"
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
-	"github.com/enforcerd/enforcerd/internal/testing/testroot"
+	"github.com/enforcerd/enforcerd/test/probe"
+	"github.com/enforcerd/enforcerd/test/testroot"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
 )

@@ -13,7 +13,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/api/apitest"
 	"github.com/enforcerd/enforcerd/daemon/audit"
-	"github.com/enforcerd/enforcerd/internal/testing/syncbuf"
+	"github.com/enforcerd/enforcerd/test/syncbuf"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
 )

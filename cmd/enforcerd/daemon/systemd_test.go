@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/test/probe"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
 )

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/internal/testing/testroot"
 	"github.com/enforcerd/enforcerd/policy"
+	"github.com/enforcerd/enforcerd/test/testroot"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/clitest"

@@ -21,8 +21,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
-	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
+	"github.com/enforcerd/enforcerd/test/probe"
+	"github.com/enforcerd/enforcerd/test/vmtest"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/clitest"

@@ -16,9 +16,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/internal/testing/testelf"
+	"github.com/enforcerd/enforcerd/test/testelf"
 
-	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
+	"github.com/enforcerd/enforcerd/test/vmtest"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/clitest"

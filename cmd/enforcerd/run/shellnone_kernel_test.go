@@ -24,9 +24,9 @@ import (
 	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/entry"
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
-	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
 	"github.com/enforcerd/enforcerd/policy"
+	"github.com/enforcerd/enforcerd/test/probe"
+	"github.com/enforcerd/enforcerd/test/vmtest"
 )
 
 // TestShellNoneKernelDeniesUnallowedScriptInterpreter (X2, the kernel

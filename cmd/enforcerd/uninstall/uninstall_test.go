@@ -16,7 +16,7 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
+	"github.com/enforcerd/enforcerd/test/vmtest"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/check"
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"

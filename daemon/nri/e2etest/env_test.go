@@ -19,7 +19,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/audit"
-	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
+	"github.com/enforcerd/enforcerd/test/vmtest"
 )
 
 // CRIEnvVar names the directory holding bin/{containerd,

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/internal/testing/testroot"
+	"github.com/enforcerd/enforcerd/test/testroot"
 )
 
 // EnvVar is set to "1" by the vmtest guest's /init.

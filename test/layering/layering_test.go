@@ -624,27 +624,27 @@ func TestLayeringRowOf(t *testing.T) {
 		"| `daemon/` | 4 | `daemon/state/` | any but cilium/ebpf |\n" +
 		"| `daemon/state/` | 4 | — | any but cilium/ebpf, even indirectly |\n" +
 		"| `**/*test/` | harness | layers 0–4, harness | any |\n" +
-		"| `internal/testing/` | harness | layer 4 | any |\n" +
+		"| `test/` | harness | layer 4 | any |\n" +
 		"| `cmd/` | tool | layers 0-5, harness, tools | any |\n" +
 		"| `cmd/enforcerd/` | 5 | layers 0–4 | any but cilium/ebpf |\n\n## Next\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rel, want := range map[string]string{
-		"daemon":                       "daemon",
-		"daemon/new":                   "daemon",
-		"daemon/state":                 "daemon/state",
-		"daemon/state/sub":             "daemon/state",
-		"daemon/api/apitest":           "**/*test",
-		"daemon/state/statetest":       "**/*test",
-		"internal/testing/vmtest":      "**/*test",
-		"internal/testing/kerneltestx": "internal/testing",
-		"internal/testing/probe":       "internal/testing",
-		"cmd/bpfsum":                   "cmd",
-		"cmd/enforcerd":                "cmd/enforcerd",
-		"cmd/enforcerd/ctl":            "cmd/enforcerd",
-		"policy":                       "",
-		"daemonx":                      "",
+		"daemon":                 "daemon",
+		"daemon/new":             "daemon",
+		"daemon/state":           "daemon/state",
+		"daemon/state/sub":       "daemon/state",
+		"daemon/api/apitest":     "**/*test",
+		"daemon/state/statetest": "**/*test",
+		"test/vmtest":            "**/*test",
+		"test/kerneltestx":       "test",
+		"test/probe":             "test",
+		"cmd/bpfsum":             "cmd",
+		"cmd/enforcerd":          "cmd/enforcerd",
+		"cmd/enforcerd/ctl":      "cmd/enforcerd",
+		"policy":                 "",
+		"daemonx":                "",
 	} {
 		got := ""
 		if i := rowOf(rows, rel); i >= 0 {
@@ -682,8 +682,8 @@ func TestLayeringTableRules(t *testing.T) {
 		{"oci imports daemon", "| `oci/` | 3 | `daemon/x/` | any but cilium/ebpf |\n| `daemon/x/` | 2 | — | any but cilium/ebpf |\n", "import nothing under daemon/"},
 		{"policy outside", "| `policy/harness/` | 0 | — | any but cilium/ebpf |\n", "policy/ imports only the standard library"},
 		{"cilium", "| `sandbox/` | 3 | — | any |\n", "only bpf/ and enforcer/"},
-		{"product imports harness", "| `sandbox/` | 3 | harness | any but cilium/ebpf |\n| `internal/testing/` | harness | — | any |\n", "never imports them"},
-		{"harness imports tools", "| `internal/testing/` | harness | tools | any |\n| `tools/` | tool | — | any |\n", "only cmd/ and tools/ import the tools"},
+		{"product imports harness", "| `sandbox/` | 3 | harness | any but cilium/ebpf |\n| `test/` | harness | — | any |\n", "never imports them"},
+		{"harness imports tools", "| `test/` | harness | tools | any |\n| `tools/` | tool | — | any |\n", "only cmd/ and tools/ import the tools"},
 		{"cycle", "| `a/` | 1 | `b/` | any but cilium/ebpf |\n| `b/` | 1 | `a/` | any but cilium/ebpf |\n", "cycle"},
 		{"leaf links cilium", strings.Replace(leaves, "| `entry/` | 1 | — | any but cilium/ebpf, even indirectly |", "| `entry/` | 1 | — | any but cilium/ebpf |", 1), "`entry/` must be marked"},
 	} {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
+	"github.com/enforcerd/enforcerd/test/probe"
 )
 
 func TestMain(m *testing.M) {

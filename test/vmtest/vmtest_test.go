@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
+	"github.com/enforcerd/enforcerd/test/vmtest"
 )
 
 // mountType returns the filesystem type mounted at dir, from

@@ -1,10 +1,10 @@
 // Package kerneltest is the harness of enforcerd's kernel tests (the
 // enforcer's and the escape tests): one load of the programs per test binary
 // (Harness), a fresh cgroup per run with probes started directly inside it
-// (Sandbox, with internal/testing/probe for the child side), the tri-state case
+// (Sandbox, with test/probe for the child side), the tri-state case
 // (Case) and the denial record a case expects (Want). Tests whose programs
 // a daemon or `enforcerd run` loads (daemon, cmd/enforcerd/run) use
-// internal/testing/probe alone.
+// test/probe alone.
 //
 // Every case is tri-state (docs/threat-model.md): (a) a control run in an
 // unregistered cgroup succeeds and has its side effect; (b) under the
@@ -13,7 +13,7 @@
 // does a control without its effect (the probe would prove nothing).
 //
 // The tests need BPF LSM programs: they skip with the reason on hosts that
-// refuse them and fail inside the scripts/vmtest guest (internal/testing/vmtest).
+// refuse them and fail inside the scripts/vmtest guest (test/vmtest).
 //
 // Layering (docs/design.md): a test harness; it may import the product and
 // the other harnesses, and no product package imports it.
@@ -30,8 +30,8 @@ import (
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/enforcer"
-	"github.com/enforcerd/enforcerd/internal/testing/probe"
-	"github.com/enforcerd/enforcerd/internal/testing/vmtest"
+	"github.com/enforcerd/enforcerd/test/probe"
+	"github.com/enforcerd/enforcerd/test/vmtest"
 )
 
 // Config says what a test binary's harness makes.

@@ -93,7 +93,7 @@ type Config struct {
 	// (entry.Entry.AllowDevices; at most entry.MaxAllowDevices).
 	AllowDevices []entry.Device
 	// Terminals: the command tree's own terminals, those it inherits
-	// (internal/ownterm; entry.Entry.Terminals). Every other terminal
+	// (ownterm; entry.Entry.Terminals). Every other terminal
 	// is a host device.
 	Terminals []entry.Terminal
 	// DenyConsoleEgress: under network=false, an own terminal that

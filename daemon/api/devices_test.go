@@ -9,7 +9,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/entry"
-	"github.com/enforcerd/enforcerd/internal/ownterm"
+	"github.com/enforcerd/enforcerd/ownterm"
 )
 
 // TestRegisterAllowDevices: allow_devices is decoded strictly (a list of

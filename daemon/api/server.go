@@ -87,7 +87,7 @@
 // their conversions), client.go (Client).
 //
 // Layering (docs/design.md): layer 4; it may import policy/,
-// internal/procid/, internal/ownterm/, endpoint/, devallow/, progcheck/,
+// internal/procid/, ownterm/, endpoint/, devallow/, progcheck/,
 // cgroup/, entry/, coverage/, denial/, enforcer/, oci/, daemon/state/,
 // daemon/audit/, daemon/metrics/ and daemon/registry/, and of other modules
 // no cilium/ebpf.
@@ -110,7 +110,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/metrics"
 	"github.com/enforcerd/enforcerd/daemon/registry"
 	"github.com/enforcerd/enforcerd/entry"
-	"github.com/enforcerd/enforcerd/internal/ownterm"
+	"github.com/enforcerd/enforcerd/ownterm"
 )
 
 // DefaultSocket is the API socket path.

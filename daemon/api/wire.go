@@ -10,7 +10,7 @@ import (
 	"github.com/enforcerd/enforcerd/devallow"
 	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/entry"
-	"github.com/enforcerd/enforcerd/internal/ownterm"
+	"github.com/enforcerd/enforcerd/ownterm"
 	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/progcheck"
 )
@@ -101,7 +101,7 @@ type RegisterRequest struct {
 	// the registrations it is nested in.
 	AllowDevices []string `json:"allow_devices,omitempty"`
 	// OwnTerminals: whose terminals the sandbox owns (its stdio and
-	// controlling terminal, internal/ownterm): "client", the process
+	// controlling terminal, ownterm): "client", the process
 	// that sent this request (enforcerd run: CMD inherits its stdio);
 	// "init", init_pid (the OCI hook: the runtime's init); absent or
 	// "none": no terminal (every terminal is then a host device).

@@ -29,7 +29,7 @@
 // SystemCgroups).
 //
 // Layering (docs/design.md): layer 4; it may import policy/,
-// internal/failpoint/, internal/procid/, internal/ownterm/, egress/,
+// internal/failpoint/, internal/procid/, ownterm/, egress/,
 // endpoint/, devallow/, progcheck/, cgroup/, entry/, coverage/, enforcer/,
 // oci/ and daemon/state/, and of other modules no cilium/ebpf.
 package registry
@@ -45,8 +45,8 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/entry"
-	"github.com/enforcerd/enforcerd/internal/ownterm"
 	"github.com/enforcerd/enforcerd/internal/procid"
+	"github.com/enforcerd/enforcerd/ownterm"
 	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/progcheck"
 )

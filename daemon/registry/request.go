@@ -113,7 +113,7 @@ type Request struct {
 	// list is dropped. A runtime spec's linux.devices never fills it.
 	AllowDevices []string
 	// Terminals: the sandbox's own terminals as the caller read them
-	// from a process it vouches for (internal/ownterm: the API reads its
+	// from a process it vouches for (ownterm: the API reads its
 	// client's for own_terminals "client"), at most
 	// entry.MaxTerminals.
 	Terminals []entry.Terminal

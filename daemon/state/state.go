@@ -125,7 +125,7 @@ type Container struct {
 	// allow list"). Re-installed with the entry.
 	AllowDevices []devallow.Device `json:"allow_devices,omitempty"`
 	// Terminals: the sandbox's own terminals, declared at registration
-	// (internal/ownterm; entry.Entry.Terminals). Re-installed with the
+	// (ownterm; entry.Entry.Terminals). Re-installed with the
 	// entry.
 	Terminals []Terminal `json:"terminals,omitempty"`
 	// DenyConsoleEgress: under network=false, an own terminal that leaves

@@ -25,7 +25,7 @@ import (
 	"github.com/enforcerd/enforcerd/devallow"
 	"github.com/enforcerd/enforcerd/endpoint"
 	"github.com/enforcerd/enforcerd/entry"
-	"github.com/enforcerd/enforcerd/internal/ownterm"
+	"github.com/enforcerd/enforcerd/ownterm"
 	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/sandbox"
 )

@@ -2,7 +2,7 @@ package run
 
 import (
 	"github.com/enforcerd/enforcerd/devallow"
-	"github.com/enforcerd/enforcerd/internal/ownterm"
+	"github.com/enforcerd/enforcerd/ownterm"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
 	"github.com/enforcerd/enforcerd/entry"

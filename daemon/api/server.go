@@ -8,6 +8,8 @@
 // ceiling_conflict, unavailable, error):
 //
 //	GET    /v1/status                    daemon and hook status (Status)
+//	GET    /v1/ready                     readiness (Readiness): 200 ready,
+//	                                     503 naming each part missing
 //	POST   /v1/containers                register  (RegisterRequest) → 201 Container
 //	                                     ("role" absent: general; a given role
 //	                                     that is not a role name, empty
@@ -127,6 +129,9 @@ type Server struct {
 	// Status returns the body of GET /v1/status (default: Containers
 	// only).
 	Status func() Status
+	// Ready returns the body of GET /v1/ready (default: ready, as the
+	// socket is served).
+	Ready func() Readiness
 	// PeerGroup maps a peer pid to its cgroup group path (default
 	// cgroup.PidGroup); tests substitute it.
 	PeerGroup func(pid int) (string, error)
@@ -219,6 +224,7 @@ func (s *Server) handler() http.Handler {
 	s.conns.lim = s.Limits
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/status", s.guard(false, s.status))
+	mux.HandleFunc("GET /v1/ready", s.guard(false, s.ready))
 	mux.HandleFunc("POST /v1/containers", s.guard(false, s.register))
 	mux.HandleFunc("GET /v1/containers", s.guard(false, s.list))
 	mux.HandleFunc("GET /v1/containers/{id}", s.guard(false, s.get))

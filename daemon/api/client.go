@@ -43,7 +43,10 @@ type Client struct {
 	// no request is applied twice. Under systemd socket activation the
 	// socket stays and connections queue, so this matters only without it.
 	WaitForDaemon bool
-	http          *http.Client
+	// Stage, when set, is sent in StageHeader with every request: the
+	// OCI hook's stage, which labels the daemon's request durations.
+	Stage string
+	http  *http.Client
 }
 
 // DefaultHookTimeout is `enforcerd hook --timeout`'s default: the limit
@@ -95,6 +98,9 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Stage != "" {
+		req.Header.Set(StageHeader, c.Stage)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -223,17 +223,18 @@ func (s *Server) handler() http.Handler {
 	s.Limits = s.Limits.orDefault()
 	s.conns.lim = s.Limits
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/status", s.guard(false, s.status))
-	mux.HandleFunc("GET /v1/ready", s.guard(false, s.ready))
-	mux.HandleFunc("POST /v1/containers", s.guard(false, s.register))
-	mux.HandleFunc("GET /v1/containers", s.guard(false, s.list))
-	mux.HandleFunc("GET /v1/containers/{id}", s.guard(false, s.get))
-	mux.HandleFunc("DELETE /v1/containers/{id}", s.guard(false, s.unregister))
-	mux.HandleFunc("GET /v1/containers/{id}/surface", s.guard(true, s.surface))
-	mux.HandleFunc("POST /v1/containers/{id}/narrow", s.guard(true, s.narrow))
+	mux.HandleFunc("GET /v1/status", s.timed(metrics.EndpointStatus, s.guard(false, s.status)))
+	mux.HandleFunc("GET /v1/ready", s.timed(metrics.EndpointReady, s.guard(false, s.ready)))
+	mux.HandleFunc("POST /v1/containers", s.timed(metrics.EndpointRegister, s.guard(false, s.register)))
+	mux.HandleFunc("GET /v1/containers", s.timed(metrics.EndpointList, s.guard(false, s.list)))
+	mux.HandleFunc("GET /v1/containers/{id}", s.timed(metrics.EndpointGet, s.guard(false, s.get)))
+	mux.HandleFunc("DELETE /v1/containers/{id}", s.timed(metrics.EndpointUnregister, s.guard(false, s.unregister)))
+	mux.HandleFunc("GET /v1/containers/{id}/surface", s.timed(metrics.EndpointSurface, s.guard(true, s.surface)))
+	mux.HandleFunc("POST /v1/containers/{id}/narrow", s.timed(metrics.EndpointNarrow, s.guard(true, s.narrow)))
+	// A stream's duration is its follower's, not the daemon's: not timed.
 	mux.HandleFunc("GET /v1/denials", s.guard(false, s.follow))
-	mux.HandleFunc("GET /v1/denials/recent", s.guard(false, s.recentDenials))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /v1/denials/recent", s.timed(metrics.EndpointRecentDenials, s.guard(false, s.recentDenials)))
+	mux.HandleFunc("/", s.timed(metrics.EndpointOther, func(w http.ResponseWriter, r *http.Request) {
 		if allow := allowedMethods(mux, r); len(allow) > 0 {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
 			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed",
@@ -241,7 +242,7 @@ func (s *Server) handler() http.Handler {
 			return
 		}
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
-	})
+	}))
 	return mux
 }
 

@@ -253,6 +253,7 @@ func runHook(stage, socket string, timeout time.Duration, s cli.Streams) int {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	client := cli.NewHookClient(socket, timeout)
+	client.C.Stage = stage // createRuntime or prestart
 	// createRuntime, prestart
 	st, err := oci.DecodeState(s.In, true)
 	if err != nil {
@@ -329,6 +330,7 @@ func runPoststop(socket string, timeout time.Duration, s cli.Streams) int {
 	defer cancel()
 	client := cli.NewHookClient(socket, timeout)
 	client.C.WaitForDaemon = false
+	client.C.Stage = "poststop"
 	known, err := client.Unregister(ctx, st.ID)
 	if errors.Is(err, api.ErrUnreachable) {
 		fmt.Fprintf(s.Err, "enforcerd hook poststop: container %s: not unregistered, giving up (no retry): %v; the daemon's sweep drops the entry once the container's cgroup is gone\n", st.ID, err)

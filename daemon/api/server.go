@@ -82,7 +82,8 @@
 // clock tick (10 ms) as the accept undetected.
 //
 // Files: server.go (Server, Listen, routing and the access guard), peer.go
-// (the caller's identity), limit.go (the connection limits), handlers.go (one handler per endpoint), denials.go (the denial
+// (the caller's identity), limit.go (the connection limits), duration.go
+// (each request's duration by endpoint, stage and result), handlers.go (one handler per endpoint), denials.go (the denial
 // filter and the recent denials), body.go
 // (request reading, error bodies and codes), strict.go (the strict JSON
 // decoder of request bodies), wire.go (the JSON types and

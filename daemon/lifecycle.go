@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/coreos/go-systemd/v22/journal"
@@ -50,12 +51,16 @@ type node struct {
 	m       *metrics.Metrics
 	hs      *http.Server
 	errc    chan error // a server failed
+	// ready is what the steps have made ready (/readyz, GET /v1/ready).
+	ready *readiness
+	// metricsHandler serves /metrics once observe has made the metrics.
+	metricsHandler atomic.Pointer[http.Handler]
 }
 
 // newNode is a node with Options' defaults: a discarding logger, a Notify
 // that does nothing.
 func newNode(cfg Config, o Options) *node {
-	n := &node{cfg: cfg, o: o, log: o.Log, notify: o.Notify, errc: make(chan error, 3)}
+	n := &node{cfg: cfg, o: o, log: o.Log, notify: o.Notify, errc: make(chan error, 3), ready: newReadiness()}
 	if n.log == nil {
 		n.log = slog.New(slog.DiscardHandler)
 	}
@@ -93,7 +98,8 @@ func (n *node) open() error {
 // changes kernel state (pins, host policy, state): the state lock
 // (ErrLocked), the metrics address, the API socket (one served by another
 // daemon is refused here; connections queue on it until it is served)
-// and the audit log.
+// and the audit log. The metrics listener serves /healthz and /readyz from
+// here on.
 func (n *node) claim() error {
 	unlock, err := lock(n.cfg.State + ".lock")
 	if err != nil {
@@ -107,6 +113,7 @@ func (n *node) claim() error {
 		}
 		n.ml = ml
 		n.atStop(func() { ml.Close() })
+		n.serveMetricsListener()
 	}
 	if n.ln = n.o.Listener; n.ln == nil {
 		ln, err := api.Listen(n.cfg.Socket)
@@ -156,6 +163,7 @@ func (n *node) openEnforcer() error {
 		return err
 	}
 	n.atStop(func() { _ = enf.ClearDaemonPID(os.Getpid()) })
+	n.ready.done(partPins)
 	for _, l := range []coverage.Layer{coverage.LayerLSM, coverage.LayerCgroup, coverage.LayerLifecycle} {
 		if err := enf.LayerError(l); err != nil {
 			n.log.Warn("layer not in force: ceilings needing it will be refused", "layer", l, "err", err)
@@ -165,8 +173,8 @@ func (n *node) openEnforcer() error {
 }
 
 // reconcile makes the registry and loads the state file into it
-// (registry.Reconcile: live entries untouched). Its events are kept in
-// n.early until observe writes them.
+// (reconcileState). Its events are kept in n.early until observe writes
+// them.
 func (n *node) reconcile() error {
 	self, err := cgroup.PidGroup(os.Getpid())
 	if err != nil {
@@ -180,13 +188,23 @@ func (n *node) reconcile() error {
 		DenyConsoleEgress: n.cfg.DenyConsoleEgress,
 		OnEvent:           n.registryEvent,
 	})
+	return n.reconcileState()
+}
+
+// reconcileState loads the state file into n.reg (registry.Reconcile:
+// live entries untouched); the state part of the readiness is missing
+// ("reconcile running") until it has succeeded.
+func (n *node) reconcileState() error {
+	n.ready.set(partState, "reconcile running")
 	rep, err := n.reg.Reconcile()
 	if err != nil {
+		n.ready.set(partState, "reconcile failed")
 		return fmt.Errorf("reconcile: %w", err)
 	}
 	n.log.Info("reconciled", "kept", len(rep.Kept), "reinstalled", rep.Reinstalled, "dropped", rep.Dropped,
 		"failed", rep.Failed, "orphan_map_entries_removed", rep.Orphans, "narrowed", rep.Narrowed,
 		"met", rep.Met, "adopted", rep.Adopted, "abandoned", rep.Abandoned, "temp_files_removed", rep.TempFiles)
+	n.ready.done(partState)
 	return nil
 }
 
@@ -226,6 +244,8 @@ func (n *node) observe() {
 		Registered: n.reg.Len, LostRecords: n.enf.LostRecords, Unattributed: n.enf.UnattributedDenials, Hooks: n.enf.Hooks, Dropped: n.hub.Dropped,
 		Unenforced: n.reg.Unenforced,
 	})
+	h := n.m.Handler()
+	n.metricsHandler.Store(&h)
 	n.onEvent = n.record
 	for _, ev := range n.early {
 		n.onEvent(ev)
@@ -283,24 +303,17 @@ func (n *node) startPump() error {
 	return nil
 }
 
-// startServers serves the API on n.ln and, when configured, the metrics
-// on n.ml.
+// startServers serves the API on n.ln (the metrics listener serves since
+// claim); from then on the api part of the readiness is ready.
 func (n *node) startServers() {
 	version := buildinfo.Get().Version
 	srv := &api.Server{Reg: n.reg, Hub: n.hub, Metrics: n.m, Log: n.log, Limits: n.cfg.API.Limits(),
-		Status: func() api.Status { return n.apiStatus(version) }}
+		Status: func() api.Status { return n.apiStatus(version) }, Ready: n.ready.get}
 	hs := srv.NewHTTPServer()
 	n.hs = hs
 	go func() { n.errc <- fmt.Errorf("api %s: %w", n.cfg.Socket, hs.Serve(n.ln)) }()
 	n.atStop(func() { hs.Close() })
-	if n.ml == nil {
-		return
-	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", n.m.Handler())
-	ms := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { n.errc <- fmt.Errorf("metrics %s: %w", n.cfg.Metrics.Listen, ms.Serve(n.ml)) }()
-	n.atStop(func() { ms.Close() })
+	n.ready.done(partAPI)
 }
 
 // apiStatus is the API's status answer, for this build's version.
@@ -368,6 +381,7 @@ func (n *node) status() {
 // drain says STOPPING=1 and lets the API finish its requests (at most 5
 // seconds) before stop closes everything.
 func (n *node) drain() {
+	n.ready.set(partAPI, "stopping")
 	n.notify("STOPPING=1")
 	n.log.Info("stopping; pinned programs keep enforcing every registered container")
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

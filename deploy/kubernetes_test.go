@@ -1,11 +1,13 @@
 package deploy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -31,7 +33,9 @@ func decodeStrict(t *testing.T, name string, out any) {
 // TestKubernetesManifests: the namespace admits privileged pods; the
 // DaemonSet runs privileged with the host's pids, no service-account
 // token, system-node-critical, tolerating every taint, a liveness probe
-// through `enforcerd ctl status`, and the host paths the daemon's
+// through `enforcerd ctl status`, a readiness probe through `enforcerd
+// ctl ready` with its --timeout below the probe's, Prometheus scrape
+// annotations naming metrics.listen's port, a CPU request, and the host paths the daemon's
 // configuration names (bpffs with Bidirectional propagation, cgroup2,
 // the API socket's directory, state, audit log, the NRI directory); the
 // ConfigMap's config.yaml is a valid daemon configuration with the NRI
@@ -93,6 +97,22 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	if p := c.LivenessProbe; p == nil || p.Exec == nil || strings.Join(p.Exec.Command, " ") != "enforcerd ctl status" {
 		t.Errorf("liveness probe %+v: want exec enforcerd ctl status", p)
+	}
+	// Readiness through the API socket: works with metrics on loopback.
+	if p := c.ReadinessProbe; p == nil || p.Exec == nil || !slices.Equal(p.Exec.Command[:3], []string{"enforcerd", "ctl", "ready"}) {
+		t.Errorf("readiness probe %+v: want exec enforcerd ctl ready", p)
+	} else if i := slices.Index(p.Exec.Command, "--timeout"); i < 0 || i+1 >= len(p.Exec.Command) {
+		t.Errorf("readiness probe %v: no --timeout below the probe's", p.Exec.Command)
+	} else if d, err := time.ParseDuration(p.Exec.Command[i+1]); err != nil || d >= time.Duration(p.TimeoutSeconds)*time.Second {
+		t.Errorf("readiness probe: ctl --timeout %s (%v) not below timeoutSeconds %d", p.Exec.Command[i+1], err, p.TimeoutSeconds)
+	}
+	ann := ds.Spec.Template.Annotations
+	if _, port, _ := strings.Cut(cfg.Metrics.Listen, ":"); ann["prometheus.io/scrape"] != "true" || ann["prometheus.io/port"] != port ||
+		ann["prometheus.io/path"] != "/metrics" || !slices.ContainsFunc(c.Ports, func(p corev1.ContainerPort) bool { return fmt.Sprint(p.ContainerPort) == port }) {
+		t.Errorf("scrape annotations %v: want scrape true, the port of metrics.listen %q (a container port), path /metrics", ann, cfg.Metrics.Listen)
+	}
+	if _, ok := c.Resources.Requests["cpu"]; !ok {
+		t.Error("no CPU request")
 	}
 
 	hostPaths := map[string]corev1.HostPathVolumeSource{}

@@ -77,7 +77,7 @@ func TestCompletionCandidates(t *testing.T) {
 		want string
 	}{
 		{[]string{""}, "check,completion,ctl,daemon,help,hook,nspawn,proxy,run,surface,uninstall,version"},
-		{[]string{"ctl", ""}, "denials,get,list,narrow,register,status,surface,unregister"},
+		{[]string{"ctl", ""}, "denials,get,list,narrow,ready,register,status,surface,unregister"},
 		{[]string{"completion", ""}, "bash,zsh,fish"},
 		{[]string{"ctl", "register", "--activate", ""}, "now,exec"},
 		{[]string{"ctl", "register", "--role", ""}, "general,explore,planner,reviewer,implement,test,advisor,custom"},

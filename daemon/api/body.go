@@ -19,8 +19,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// writeError sends an ErrorBody.
+// writeError sends an ErrorBody (and tells a codeWriter its code).
 func writeError(w http.ResponseWriter, status int, code, msg string) {
+	if cw, ok := w.(*codeWriter); ok {
+		cw.code = code
+	}
 	writeJSON(w, status, ErrorBody{Error: msg, Code: code})
 }
 
@@ -59,7 +62,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 // declared field's JSON name (case-sensitive) and given once, at every
 // depth, nothing after the object. Every request body is read through it.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.MaxBody))
+	data, err := io.ReadAll(http.MaxBytesReader(unwrapped(w), r.Body, s.MaxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

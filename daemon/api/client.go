@@ -26,6 +26,7 @@ type Error struct {
 	Status  int
 	Code    string
 	Message string
+	body    []byte // the answer's body, as read
 }
 
 func (e *Error) Error() string {
@@ -42,7 +43,10 @@ type Client struct {
 	// no request is applied twice. Under systemd socket activation the
 	// socket stays and connections queue, so this matters only without it.
 	WaitForDaemon bool
-	http          *http.Client
+	// Stage, when set, is sent in StageHeader with every request: the
+	// OCI hook's stage, which labels the daemon's request durations.
+	Stage string
+	http  *http.Client
 }
 
 // DefaultHookTimeout is `enforcerd hook --timeout`'s default: the limit
@@ -95,6 +99,9 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	if c.Stage != "" {
+		req.Header.Set(StageHeader, c.Stage)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrUnreachable, c.Socket, err)
@@ -113,7 +120,7 @@ func decodeResponse(resp *http.Response, out any) error {
 		if json.Unmarshal(b, &eb) != nil || eb.Error == "" {
 			eb.Error = string(bytes.TrimSpace(b))
 		}
-		return &Error{Status: resp.StatusCode, Code: eb.Code, Message: eb.Error}
+		return &Error{Status: resp.StatusCode, Code: eb.Code, Message: eb.Error, body: b}
 	}
 	if out == nil {
 		return nil
@@ -168,6 +175,21 @@ func (c *Client) Narrow(ctx context.Context, id, ceiling string) (Container, err
 func (c *Client) Status(ctx context.Context) (Status, error) {
 	var out Status
 	err := c.do(ctx, http.MethodGet, "/v1/status", nil, &out)
+	return out, err
+}
+
+// Ready returns GET /v1/ready: the daemon's readiness, whether it is
+// ready (200) or not (503, Missing naming what is not); any other answer
+// is an *Error, no answer ErrUnreachable.
+func (c *Client) Ready(ctx context.Context) (Readiness, error) {
+	var out Readiness
+	err := c.do(ctx, http.MethodGet, "/v1/ready", nil, &out)
+	var ae *Error
+	if errors.As(err, &ae) && ae.Status == http.StatusServiceUnavailable && ae.body != nil {
+		if json.Unmarshal(ae.body, &out) == nil && !out.Ready && len(out.Missing) > 0 {
+			return out, nil
+		}
+	}
 	return out, err
 }
 

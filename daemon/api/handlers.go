@@ -21,6 +21,20 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, v)
 }
 
+// ready answers GET /v1/ready: 200 and the Readiness when ready, 503 and
+// the Readiness (not an error body) naming what is missing when not.
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	v := Readiness{Ready: true, Missing: []string{}}
+	if s.Ready != nil {
+		v = s.Ready()
+	}
+	status := http.StatusOK
+	if !v.Ready {
+		status = http.StatusServiceUnavailable
+	}
+	writeJSON(w, status, v)
+}
+
 func (s *Server) count(result string) {
 	if s.Metrics != nil {
 		s.Metrics.Registrations.WithLabelValues(result).Inc()

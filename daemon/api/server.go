@@ -8,6 +8,8 @@
 // ceiling_conflict, unavailable, error):
 //
 //	GET    /v1/status                    daemon and hook status (Status)
+//	GET    /v1/ready                     readiness (Readiness): 200 ready,
+//	                                     503 naming each part missing
 //	POST   /v1/containers                register  (RegisterRequest) → 201 Container
 //	                                     ("role" absent: general; a given role
 //	                                     that is not a role name, empty
@@ -80,7 +82,8 @@
 // clock tick (10 ms) as the accept undetected.
 //
 // Files: server.go (Server, Listen, routing and the access guard), peer.go
-// (the caller's identity), limit.go (the connection limits), handlers.go (one handler per endpoint), denials.go (the denial
+// (the caller's identity), limit.go (the connection limits), duration.go
+// (each request's duration by endpoint, stage and result), handlers.go (one handler per endpoint), denials.go (the denial
 // filter and the recent denials), body.go
 // (request reading, error bodies and codes), strict.go (the strict JSON
 // decoder of request bodies), wire.go (the JSON types and
@@ -127,6 +130,9 @@ type Server struct {
 	// Status returns the body of GET /v1/status (default: Containers
 	// only).
 	Status func() Status
+	// Ready returns the body of GET /v1/ready (default: ready, as the
+	// socket is served).
+	Ready func() Readiness
 	// PeerGroup maps a peer pid to its cgroup group path (default
 	// cgroup.PidGroup); tests substitute it.
 	PeerGroup func(pid int) (string, error)
@@ -218,16 +224,18 @@ func (s *Server) handler() http.Handler {
 	s.Limits = s.Limits.orDefault()
 	s.conns.lim = s.Limits
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/status", s.guard(false, s.status))
-	mux.HandleFunc("POST /v1/containers", s.guard(false, s.register))
-	mux.HandleFunc("GET /v1/containers", s.guard(false, s.list))
-	mux.HandleFunc("GET /v1/containers/{id}", s.guard(false, s.get))
-	mux.HandleFunc("DELETE /v1/containers/{id}", s.guard(false, s.unregister))
-	mux.HandleFunc("GET /v1/containers/{id}/surface", s.guard(true, s.surface))
-	mux.HandleFunc("POST /v1/containers/{id}/narrow", s.guard(true, s.narrow))
+	mux.HandleFunc("GET /v1/status", s.timed(metrics.EndpointStatus, s.guard(false, s.status)))
+	mux.HandleFunc("GET /v1/ready", s.timed(metrics.EndpointReady, s.guard(false, s.ready)))
+	mux.HandleFunc("POST /v1/containers", s.timed(metrics.EndpointRegister, s.guard(false, s.register)))
+	mux.HandleFunc("GET /v1/containers", s.timed(metrics.EndpointList, s.guard(false, s.list)))
+	mux.HandleFunc("GET /v1/containers/{id}", s.timed(metrics.EndpointGet, s.guard(false, s.get)))
+	mux.HandleFunc("DELETE /v1/containers/{id}", s.timed(metrics.EndpointUnregister, s.guard(false, s.unregister)))
+	mux.HandleFunc("GET /v1/containers/{id}/surface", s.timed(metrics.EndpointSurface, s.guard(true, s.surface)))
+	mux.HandleFunc("POST /v1/containers/{id}/narrow", s.timed(metrics.EndpointNarrow, s.guard(true, s.narrow)))
+	// A stream's duration is its follower's, not the daemon's: not timed.
 	mux.HandleFunc("GET /v1/denials", s.guard(false, s.follow))
-	mux.HandleFunc("GET /v1/denials/recent", s.guard(false, s.recentDenials))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /v1/denials/recent", s.timed(metrics.EndpointRecentDenials, s.guard(false, s.recentDenials)))
+	mux.HandleFunc("/", s.timed(metrics.EndpointOther, func(w http.ResponseWriter, r *http.Request) {
 		if allow := allowedMethods(mux, r); len(allow) > 0 {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
 			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed",
@@ -235,7 +243,7 @@ func (s *Server) handler() http.Handler {
 			return
 		}
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
-	})
+	}))
 	return mux
 }
 

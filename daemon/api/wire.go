@@ -261,6 +261,16 @@ type ErrorBody struct {
 	Code  string `json:"code"`
 }
 
+// Readiness is the body of GET /v1/ready (200 when Ready, else 503): the
+// daemon's readiness, the one the metrics listener's /readyz serves.
+// Missing names each part not ready, "PART: why" with PART one of pins
+// (the programs and maps adopted, the host policy set), state (the state
+// file reconciled) and api (the socket served); empty when Ready.
+type Readiness struct {
+	Ready   bool     `json:"ready"`
+	Missing []string `json:"missing"`
+}
+
 // Status is the body of GET /v1/status. The fields are in name order:
 // the body was a JSON object with sorted keys before it had a type.
 type Status struct {

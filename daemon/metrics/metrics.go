@@ -41,6 +41,45 @@ const (
 	ResultEntrypointRequired = "entrypoint_required"
 )
 
+// The endpoint label of enforcerd_api_request_duration_seconds: one per
+// API endpoint (GET /v1/denials, a stream, is not timed), EndpointOther
+// for a request no endpoint serves (404, 405).
+const (
+	EndpointStatus        = "status"
+	EndpointReady         = "ready"
+	EndpointRegister      = "register"
+	EndpointList          = "list"
+	EndpointGet           = "get"
+	EndpointUnregister    = "unregister"
+	EndpointSurface       = "surface"
+	EndpointNarrow        = "narrow"
+	EndpointRecentDenials = "recent_denials"
+	EndpointOther         = "other"
+)
+
+// The stage label of enforcerd_api_request_duration_seconds beside
+// APIStages: StageNone when the caller named none (ctl, run, nspawn,
+// curl), StageOther when it named one not in APIStages.
+const (
+	StageNone  = "none"
+	StageOther = "other"
+)
+
+// APIStages are the callers' stages the stage label takes as sent (the
+// OCI hook's stages); any other value is StageOther, so the label's
+// values stay a fixed set.
+var APIStages = []string{"createRuntime", "prestart", "poststop"}
+
+// APIResults are the error codes the result label takes beside ResultOK
+// (a 2xx answer): the API's error codes. Any other code is ResultError.
+var APIResults = []string{ResultBadRequest, ResultConflict, ResultNotFound, ResultCannotEnforce,
+	ResultPartialCoverage, ResultUnsafeProgram, ResultEntrypointRequired, ResultError,
+	"forbidden", "ceiling_conflict", "unavailable", "method_not_allowed"}
+
+// apiDurationBuckets (seconds) span a map update (about a millisecond)
+// to the hook's default timeout (8 s).
+var apiDurationBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+
 // Sources are the live values the metrics read at scrape time.
 type Sources struct {
 	Registered  func() int
@@ -68,6 +107,10 @@ type Metrics struct {
 	// limits, by the limit reached (api.ConnLimit*: "per_cgroup",
 	// "confined", "total").
 	ConnsRefused *prometheus.CounterVec
+	// APIDuration observes each API request from its headers read to
+	// its answer written, by endpoint (Endpoint*), stage (APIStages,
+	// StageNone, StageOther) and result (ResultOK or APIResults).
+	APIDuration *prometheus.HistogramVec
 }
 
 // New registers every metric on a fresh registry.
@@ -96,7 +139,12 @@ func New(src Sources) *Metrics {
 		Name: "enforcerd_api_connections_refused_total",
 		Help: "API connections refused (503) because their caller was over a connection limit, by limit: per_cgroup (api.max_conns_per_cgroup), confined (api.max_confined_conns), total (api.max_conns).",
 	}, []string{"limit"})
-	reg.MustRegister(m.Denials, m.Registrations, m.Pending, m.AuditErrors, m.ConnsRefused)
+	m.APIDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "enforcerd_api_request_duration_seconds",
+		Help:    "API requests from their headers read to their answer written, by endpoint (register, unregister, status, ready, ...; the denial stream is not timed), the caller's stage (createRuntime, prestart, poststop from the OCI hook; none; other) and result (ok or the API's error code).",
+		Buckets: apiDurationBuckets,
+	}, []string{"endpoint", "stage", "result"})
+	reg.MustRegister(m.Denials, m.Registrations, m.Pending, m.AuditErrors, m.ConnsRefused, m.APIDuration)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "enforcerd_registered_containers",
 		Help: "Containers currently registered with the daemon.",

@@ -50,7 +50,7 @@ func (o *ctlOptions) ctx() (context.Context, context.CancelFunc) {
 }
 
 // ctlSubcommands are the subcommands of ctl, in the order of its help.
-var ctlSubcommands = []string{"status", "list", "get", "register", "unregister", "narrow", "surface", "denials"}
+var ctlSubcommands = []string{"status", "ready", "list", "get", "register", "unregister", "narrow", "surface", "denials"}
 
 func NewCommand(s cli.Streams) *cobra.Command {
 	o := &ctlOptions{}
@@ -78,7 +78,7 @@ func NewCommand(s cli.Streams) *cobra.Command {
 		}
 		return nil
 	}
-	c.AddCommand(newCtlStatusCmd(s, o), newCtlListCmd(s, o), newCtlGetCmd(s, o), newCtlRegisterCmd(s, o),
+	c.AddCommand(newCtlStatusCmd(s, o), newCtlReadyCmd(s, o), newCtlListCmd(s, o), newCtlGetCmd(s, o), newCtlRegisterCmd(s, o),
 		newCtlUnregisterCmd(s, o), newCtlNarrowCmd(s, o), newCtlSurfaceCmd(s, o), newCtlDenialsCmd(s, o))
 	return c
 }
@@ -189,6 +189,33 @@ func newCtlStatusCmd(s cli.Streams, o *ctlOptions) *cobra.Command {
 				return printJSON(s, st)
 			}
 			return printStatus(s.Out, st)
+		})
+}
+
+// newCtlReadyCmd is "ctl ready": exit 0 when the daemon is ready, 1 with
+// the parts missing named (or the daemon unreachable).
+func newCtlReadyCmd(s cli.Streams, o *ctlOptions) *cobra.Command {
+	return ctlCommand(s, o, cli.CommandSpec{Name: "ready", Summary: "whether the daemon is ready: pins adopted, state reconciled, API served", Help: ctlReadyHelp},
+		func(c *cobra.Command, _ []string) error {
+			ctx, cancel := o.ctx()
+			defer cancel()
+			r, err := o.client().Ready(ctx)
+			if err != nil {
+				return err
+			}
+			if o.asJSON {
+				if err := printJSON(s, r); err != nil {
+					return err
+				}
+			} else if r.Ready {
+				fmt.Fprintln(s.Out, "ready")
+			} else {
+				fmt.Fprintf(s.Out, "not ready: %s\n", strings.Join(r.Missing, "; "))
+			}
+			if !r.Ready {
+				return cli.ExitCode(cli.ExitFailure)
+			}
+			return nil
 		})
 }
 

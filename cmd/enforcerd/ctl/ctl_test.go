@@ -241,8 +241,8 @@ func TestCtlUsageErrors(t *testing.T) {
 		cmd  string
 		msg  string
 	}{
-		{[]string{}, "ctl", "missing command (want status, list, get, register, unregister, narrow, surface, denials)"},
-		{[]string{"bogus"}, "ctl", `unknown command "bogus" (want status, list, `},
+		{[]string{}, "ctl", "missing command (want status, ready, list, get, register, unregister, narrow, surface, denials)"},
+		{[]string{"bogus"}, "ctl", `unknown command "bogus" (want status, ready, list, `},
 		{[]string{"--bogus", "list"}, "ctl", "flag provided but not defined: --bogus"},
 		{[]string{"list", "--bogus"}, "ctl list", "flag provided but not defined: --bogus"},
 		{[]string{"list", "-json"}, "ctl list", "flag provided but not defined: -json (flags take two dashes: --json)"},
@@ -309,7 +309,7 @@ func TestCtlHelp(t *testing.T) {
 			}
 		}
 	}
-	if strings.Join(subs, ",") != "denials,get,list,narrow,register,status,surface,unregister" {
+	if strings.Join(subs, ",") != "denials,get,list,narrow,ready,register,status,surface,unregister" {
 		t.Errorf("ctl subcommands %v", subs)
 	}
 	for _, args := range [][]string{{"ctl", "--help"}, {"help", "ctl"}, {"ctl", "-h"}} {
@@ -443,4 +443,29 @@ func TestCtlRegisterWriteRoot(t *testing.T) {
 	mustCtl(t, ts, "register", "--id", "w", "--cgroup", "/c/three", "--ceiling", "write=false,network=false", "--write-root", dir)
 	out := mustCtl(t, ts, "get", "w")
 	contains(t, "get", out, "write roots:\t"+dir, "allow connect:\t-", "role:\tgeneral (none given)")
+}
+
+// TestCtlReady: ctl ready exits 0 printing "ready" when the daemon is
+// ready, 1 naming every missing part when it is not (and the same in
+// --json), and 1 naming the socket when no daemon answers.
+func TestCtlReady(t *testing.T) {
+	ts := ctlServer(t)
+	if out := mustCtl(t, ts, "ready"); out != "ready\n" {
+		t.Errorf("ready: %q", out)
+	}
+	ts.SetReady(api.Readiness{Missing: []string{"state: reconcile running", "api: not serving yet"}})
+	code, out, _ := ctl(ts, "ready")
+	if code != cli.ExitFailure || out != "not ready: state: reconcile running; api: not serving yet\n" {
+		t.Errorf("not ready: exit %d, %q", code, out)
+	}
+	code, out, _ = ctl(ts, "ready", "--json")
+	var r api.Readiness
+	if err := json.Unmarshal([]byte(out), &r); code != cli.ExitFailure || err != nil || r.Ready || len(r.Missing) != 2 {
+		t.Errorf("not ready --json: exit %d, %q (%v)", code, out, err)
+	}
+	none := filepath.Join(t.TempDir(), "none.sock")
+	code, _, errs := cmdline("ctl", "--socket", none, "ready")
+	if code != cli.ExitFailure || !strings.Contains(errs, none) {
+		t.Errorf("no daemon: exit %d, stderr %q", code, errs)
+	}
 }

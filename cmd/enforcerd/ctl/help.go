@@ -42,6 +42,8 @@ and prints the answer. The API is root-only: run ctl as root.
 Commands:
   status                 the daemon's status: version, settings, the
                          coverage of each ceiling field, every hook
+  ready                  whether the daemon is ready (exit 0) or what
+                         is missing (exit 1): for readiness probes
   list                   the registered containers: state (pending or
                          active), kernel ceiling, coverage
   get ID                 one registered container
@@ -69,6 +71,45 @@ its layer and whether it is attached (or why not).
 
 ` + ctlCommonFlags + `
 ` + ctlExitStatus
+
+const ctlReadyHelp = `Usage:
+  enforcerd ctl ready [--socket PATH] [--json] [--timeout D]
+
+Ask the daemon whether it is ready (GET /v1/ready) and exit 0 when it
+is, 1 when it is not or cannot be reached: a readiness probe that needs
+no network (deploy/kubernetes runs it as the DaemonSet's exec probe,
+which works when the metrics listener is bound to loopback in the pod).
+
+The daemon is ready when each part is:
+  pins   the eBPF programs and maps are loaded or re-adopted from their
+         pins and the host policy is set
+  state  the state file is reconciled with the kernel (false while the
+         reconcile runs)
+  api    the API socket is served (false again once the daemon stops)
+
+Prints "ready", or "not ready: " and each missing part with the reason,
+"; "-separated, e.g. "not ready: api: stopping". With --json: the API's
+body, {"ready": BOOL, "missing": ["PART: reason", ...]}.
+
+The API socket is served only once the pins are adopted and the state
+reconciled, so while the daemon starts this command cannot reach it: with
+socket activation the request waits in the socket's queue until --timeout
+("no answer within --timeout"), without it the socket is missing or
+refuses. Both are exit 1, not ready. The metrics listener (metrics.listen)
+answers from the start: GET /readyz is 200 "ready" or 503 "not ready: ..."
+with the same parts, and GET /healthz is 200 "ok" while the process
+serves.
+
+` + ctlCommonFlags + `
+Exit status:
+  0  ready
+  1  not ready: the daemon answered that a part is missing (printed on
+     standard output), or it cannot be reached (the message on standard
+     error names the socket and the cause: no answer within --timeout, a
+     missing socket, a refused connection), or it refused the request
+     (forbidden 403: ctl is not root, or runs inside an enforced cgroup)
+  2  usage error: bad flag, extra argument
+`
 
 const ctlListHelp = `Usage:
   enforcerd ctl list [--socket PATH] [--json]

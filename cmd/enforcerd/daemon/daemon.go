@@ -40,7 +40,11 @@ pinned ceiling map and the live cgroups, and then serves:
     rate-limited;
   * Prometheus metrics on a TCP address (metrics.listen: loopback by
     default; the Kubernetes manifest listens on all of the node's
-    addresses so that the cluster's Prometheus can scrape it).
+    addresses so that the cluster's Prometheus can scrape it), with
+    GET /healthz (200 "ok" while the process serves) and GET /readyz
+    (200 "ready" once the pins are adopted, the state is reconciled and
+    the API socket is served; else 503 "not ready: " naming each part
+    missing, e.g. "state: reconcile running"), answered from the start.
 
 Enforcement never depends on the daemon: a registered container stays
 enforced while the daemon is stopped, crashed or restarting. After a crash
@@ -128,6 +132,8 @@ API (its client: enforcerd ctl; or curl --unix-socket
 /run/enforcerd/enforcerd.sock http://x/v1/...):
   GET    /v1/status                   hooks attached, network coverage,
                                       allow_partial, counts
+  GET    /v1/ready                    {"ready", "missing"}: 200 ready, 503
+                                      not (enforcerd ctl ready)
   POST   /v1/containers               register {"id", "cgroup" or "pid", "role",
                                       "ceiling", "parent", "audit_only",
                                       "ceiling_fields", "tool_groups",

@@ -84,7 +84,12 @@ prestart
 
 poststop
     Unregisters the container. A container the daemon does not know is not
-    an error.
+    an error. When the daemon is unreachable, poststop gives up at once:
+    a missing socket or a refused connection is not retried, and it waits
+    at most 1 s (or --timeout, if shorter) for an answer; it then exits 1.
+    Nothing is lost: the daemon's sweep drops the entry of a container
+    whose cgroup is gone, and a refused container start does not pay the
+    hook's timeout twice (createRuntime keeps --timeout and fails closed).
 
 Annotations (at least one of role and a ceiling, enforcerd.io/ceiling or
 a per-field key):
@@ -164,7 +169,8 @@ Flags:
   --timeout DURATION   limit for the daemon's answer (default 8s), including
                        the wait for a daemon that is restarting (a missing
                        socket or refused connections are retried until
-                       then); keep it below the runtime's hook timeout
+                       then; poststop never retries and waits at most 1 s);
+                       keep it below the runtime's hook timeout
                        (10 s in deploy/hooks.d), so the hook's own message,
                        not the runtime's kill, says what happened
   -h, --help           this help
@@ -187,12 +193,13 @@ them as "container-spec", and a refusal names each rule the spec misses
 Exit status:
   0    registered (createRuntime) or unregistered (poststop)
   1    the daemon refused the registration (a conflict, an unknown parent,
-       a request it found bad) or another failure (I/O, daemon error)
+       a request it found bad) or another failure (I/O, daemon error);
+       poststop: the daemon was unreachable or did not answer within 1 s
   2    usage error, malformed state JSON or annotations
   125  the ceiling cannot be enforced (in full, unless the daemon allows
        partial coverage; also: under shell=none, the entrypoint runs other
        programs without exec, or cannot be read), or the daemon is
-       unreachable
+       unreachable (createRuntime, prestart)
 `
 
 // hookStages are the OCI hook stages the hook runs at.
@@ -240,23 +247,13 @@ func runHook(stage, socket string, timeout time.Duration, s cli.Streams) int {
 		fmt.Fprintf(s.Err, "enforcerd hook %s: "+format+"\n", append([]any{stage}, a...)...)
 		return code
 	}
+	if stage == "poststop" {
+		return runPoststop(socket, timeout, s)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	client := cli.NewHookClient(socket, timeout)
-	if stage == "poststop" {
-		st, err := oci.DecodeState(s.In, false)
-		if err != nil {
-			return fail(cli.ExitUsage, "%v", err)
-		}
-		known, err := client.Unregister(ctx, st.ID)
-		if err != nil {
-			return fail(cli.ExitFailure, "container %s: %v", st.ID, err)
-		}
-		if !known {
-			fmt.Fprintf(s.Err, "enforcerd hook poststop: container %s was not registered\n", st.ID)
-		}
-		return cli.ExitOK
-	}
+	client.C.Stage = stage // createRuntime or prestart
 	// createRuntime, prestart
 	st, err := oci.DecodeState(s.In, true)
 	if err != nil {
@@ -304,6 +301,47 @@ func runHook(stage, socket string, timeout time.Duration, s cli.Streams) int {
 			fmt.Fprintf(s.Err, "enforcerd hook %s: container %s: unregistering after the refusal: %v\n", stage, st.ID, uerr)
 		}
 		return code
+	}
+	return cli.ExitOK
+}
+
+// poststopTimeout bounds poststop's whole exchange with the daemon (at
+// most --timeout). Poststop only unregisters, and the daemon's sweep drops
+// the entry of a container whose cgroup is gone anyway, so with the daemon
+// unreachable poststop gives up at once (ENOENT, ECONNREFUSED: no retry)
+// or after this long without an answer, instead of adding createRuntime's
+// wait to every refused container start. createRuntime keeps --timeout
+// and its wait for a restarting daemon: it fails closed, and a daemon
+// started by socket activation answers its first request late.
+const poststopTimeout = time.Second
+
+// runPoststop unregisters the container of the state JSON on s.In: exit 0
+// when the daemon unregistered it or did not know it, 1 when the daemon
+// could not be reached or failed (the message says the sweep will drop
+// the entry), 2 for malformed state.
+func runPoststop(socket string, timeout time.Duration, s cli.Streams) int {
+	st, err := oci.DecodeState(s.In, false)
+	if err != nil {
+		fmt.Fprintf(s.Err, "enforcerd hook poststop: %v\n", err)
+		return cli.ExitUsage
+	}
+	timeout = min(timeout, poststopTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	client := cli.NewHookClient(socket, timeout)
+	client.C.WaitForDaemon = false
+	client.C.Stage = "poststop"
+	known, err := client.Unregister(ctx, st.ID)
+	if errors.Is(err, api.ErrUnreachable) {
+		fmt.Fprintf(s.Err, "enforcerd hook poststop: container %s: not unregistered, giving up (no retry): %v; the daemon's sweep drops the entry once the container's cgroup is gone\n", st.ID, err)
+		return cli.ExitFailure
+	}
+	if err != nil {
+		fmt.Fprintf(s.Err, "enforcerd hook poststop: container %s: %v\n", st.ID, err)
+		return cli.ExitFailure
+	}
+	if !known {
+		fmt.Fprintf(s.Err, "enforcerd hook poststop: container %s was not registered\n", st.ID)
 	}
 	return cli.ExitOK
 }

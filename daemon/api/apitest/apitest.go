@@ -10,6 +10,7 @@ package apitest
 import (
 	"net/http"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/enforcerd/enforcerd/daemon/api"
@@ -31,6 +32,26 @@ type Server struct {
 	Hub *audit.Hub
 
 	hs *http.Server
+
+	mu    sync.Mutex
+	ready *api.Readiness // nil: ready
+}
+
+// SetReady makes GET /v1/ready answer r.
+func (s *Server) SetReady(r api.Readiness) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ready = &r
+}
+
+// readiness is GET /v1/ready's answer: SetReady's, or ready.
+func (s *Server) readiness() api.Readiness {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ready != nil {
+		return *s.ready
+	}
+	return api.Readiness{Ready: true, Missing: []string{}}
 }
 
 // Close stops the server and closes its connections (a daemon that went
@@ -55,7 +76,7 @@ func Start(t testing.TB, status func() api.Status, opts ...func(*registry.Option
 		f(&o)
 	}
 	s.Reg = registry.New(o)
-	srv := &api.Server{Reg: s.Reg, Hub: s.Hub, Status: status, PeerGroup: func(int) (string, error) {
+	srv := &api.Server{Reg: s.Reg, Hub: s.Hub, Status: status, Ready: s.readiness, PeerGroup: func(int) (string, error) {
 		return "/host", nil
 	}}
 	ln, err := api.Listen(s.Socket)

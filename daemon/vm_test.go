@@ -125,14 +125,20 @@ func (e *vmEnv) startDaemon() {
 	e.daemon = cmd
 	t0 := time.Now()
 	defer func() { e.t.Logf("daemon up in %v", time.Since(t0)) }()
+	// Up means ready (GET /v1/ready: pins adopted, state reconciled, API
+	// served), so every daemon test also checks readiness on the real
+	// enforcer.
 	c := api.NewClient(e.sock, time.Second)
+	var last string
 	for deadline := time.Now().Add(180 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if _, err := c.Status(context.Background()); err == nil {
+		r, err := c.Ready(context.Background())
+		if err == nil && r.Ready {
 			return
 		}
+		last = fmt.Sprintf("ready=%v missing=%v err=%v", r.Ready, r.Missing, err)
 	}
 	b, _ := os.ReadFile(filepath.Join(e.dir, "daemon.log"))
-	e.t.Fatalf("daemon did not come up:\n%s", b)
+	e.t.Fatalf("daemon did not become ready (%s):\n%s", last, b)
 }
 
 func (e *vmEnv) hook(stage, stdin string) (int, string) {

@@ -58,7 +58,8 @@ func TestHooksDirFiles(t *testing.T) {
 
 // TestSystemdUnits: systemd-analyze verify accepts the units without a
 // single complaint (unknown keys are only warnings there, so any output
-// fails), with ExecStart pointed at a real binary; and the service runs the
+// fails), with ExecStart pointed at a real binary; and the service checks
+// its configuration first (ExecStartPre=, --check-config) and runs the
 // daemon without --config (the default file is optional), reloads with
 // SIGHUP, has a watchdog and the socket the daemon's default config names.
 func TestSystemdUnits(t *testing.T) {
@@ -82,7 +83,7 @@ func TestSystemdUnits(t *testing.T) {
 	}
 	svc, _ := os.ReadFile("enforcerd.service")
 	sock, _ := os.ReadFile("enforcerd.socket")
-	for _, want := range []string{"\nExecStart=/usr/local/bin/enforcerd daemon\n", "\nExecReload=/bin/kill -HUP $MAINPID\n",
+	for _, want := range []string{"\nExecStartPre=/usr/local/bin/enforcerd daemon --check-config --quiet\nExecStart=/usr/local/bin/enforcerd daemon\n", "\nExecReload=/bin/kill -HUP $MAINPID\n",
 		"\nWatchdogSec=", "\nType=notify\n", "\nRequires=enforcerd.socket\n"} {
 		if !strings.Contains(string(svc), want) {
 			t.Errorf("enforcerd.service lacks %q", want)

@@ -174,6 +174,7 @@ func TestDistScriptsArguments(t *testing.T) {
 		{"dist-uninstall.sh", []string{"--help"}, 0, "Usage: ./uninstall.sh"},
 		{"dist-uninstall.sh", []string{"--force", "--bogus"}, 2, "unknown argument: --bogus"},
 		{"dist-uninstall.sh", []string{"--socket"}, 2, "--socket needs a value"},
+		{"dist-uninstall.sh", []string{"--config"}, 2, "--config needs a value"},
 	} {
 		dest := t.TempDir()
 		cmd := exec.Command("sh", append([]string{filepath.Join("../scripts", c.script)}, c.args...)...)

@@ -25,8 +25,12 @@ const maxPaths = 16384
 // counts every denial (bpf/tally.h); each tick swaps the counts out
 // (Tally.Rotate), reads the ring buffer to its end (so the first records
 // come before their summaries), then writes one summary record per distinct
-// denial with its exact count. The denial metric counts summaries, never
-// records; without a tally (nil) it counts records, one denial each.
+// denial that had denials no record stands for, with their number
+// (emittedRecords): the records and the summaries' counts add up to every
+// denial, and a denial sent as a record is never repeated by a summary, in
+// every sink (log, followers, journal). The denial metric counts from the
+// kernel's counts, never records; without a tally (nil) it counts
+// records, one denial each.
 type auditPump struct {
 	rd    *enforcer.Reader
 	tally *enforcer.Tally
@@ -38,6 +42,8 @@ type auditPump struct {
 	jr    *denialJournal
 	// paths of first records by key, until their summary is written.
 	paths map[denial.Key]string
+	// emitted are the records read that no summary covered yet.
+	emitted *emittedRecords
 	// summarized receives after each summary pass (non-blocking).
 	summarized chan struct{}
 }
@@ -61,14 +67,19 @@ func (p *auditPump) run() {
 		rec := audit.FromDenial(d, c.ID, c.Fingerprint)
 		if p.tally == nil {
 			p.m.Denials.WithLabelValues(rec.Container, rec.Hook, rec.Operation, rec.Decision).Inc()
-		} else if d.Object.Path != "" && len(p.paths) < maxPaths {
-			p.paths[d.Key] = d.Object.Path
+		} else {
+			p.emitted.add(d)
+			if d.Object.Path != "" && len(p.paths) < maxPaths {
+				p.paths[d.Key] = d.Object.Path
+			}
 		}
 		p.write(rec)
 	}
 }
 
-// summarize writes the summaries the last Rotate read.
+// summarize writes the summaries the last Rotate read: the metric
+// counts every denial, a summary record only the denials no record
+// stands for, when there are any.
 func (p *auditPump) summarize() {
 	if p.tally != nil {
 		for _, s := range p.tally.Collect() {
@@ -78,8 +89,11 @@ func (p *auditPump) summarize() {
 			rec := audit.FromSummary(s, c.ID, c.Fingerprint, p.paths[s.Key])
 			delete(p.paths, s.Key)
 			p.m.Denials.WithLabelValues(rec.Container, rec.Hook, rec.Operation, rec.Decision).Add(float64(s.Count))
-			p.write(rec)
+			if rec.Count = p.emitted.unemitted(s); rec.Count > 0 {
+				p.write(rec)
+			}
 		}
+		p.emitted.endPass()
 	}
 	select {
 	case p.summarized <- struct{}{}:
@@ -119,6 +133,7 @@ func (p *auditPump) tick() {
 // summaries (waiting up to a second for them) and closes the reader.
 func (p *auditPump) start() (stop func()) {
 	p.paths = map[denial.Key]string{}
+	p.emitted = newEmittedRecords()
 	p.summarized = make(chan struct{}, 1)
 	done := make(chan struct{})
 	go func() {

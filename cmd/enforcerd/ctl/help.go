@@ -291,8 +291,11 @@ names it), RULE (the protection that decided, docs/audit.md), OPERATION,
 FIELD (network, write, shell or tamper), DECISION (and the daemon's reason),
 ERROR (the errno returned, e.g. EPERM), OBJECT (path, address or
 program). A value holding a control character is printed Go-quoted, so
-that a name chosen inside a sandbox cannot forge rows. With --follow the
-columns are separated by two spaces and not aligned.
+that a name chosen inside a sandbox cannot forge rows. A summary (the
+denials of one kind in a second that no record of their own stands for)
+reads "(summary)" in COMM and its number in DECISION ("denied+40"). With
+--follow the columns have fixed widths (a longer value pushes the rest of
+its row right), since the rows to come cannot be measured.
 
 With --json: {"denials": [...]} without --follow; one JSON record per
 line with it (the API's stream, for jq and log shippers).

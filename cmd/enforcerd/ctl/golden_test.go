@@ -2,11 +2,14 @@ package ctl
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/enforcerd/enforcerd/coverage"
+	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/audit"
 )
 
@@ -56,4 +59,36 @@ func TestDenialsFollowColumns(t *testing.T) {
 		b.WriteString(denialRowFollow(r) + "\n")
 	}
 	golden(t, "denials-follow.golden", b.String())
+}
+
+// statusOfHost is a status whose BPF LSM programs all failed to load for
+// one reason, with the cgroup-BPF layer attached and an optional
+// lifecycle program absent.
+func statusOfHost() api.Status {
+	const eperm = "load program: operation not permitted (MEMLOCK may be too low, or lockdown=confidentiality forbids BPF LSM programs: check dmesg)"
+	st := api.Status{Version: "v-golden", PID: 42, PinDir: "/sys/fs/bpf/enforcerd", AllowPartial: true,
+		Coverage: []coverage.Field{{Field: "network", State: "partial", By: "cgroup-bpf",
+			Gaps: []coverage.Gap{{Code: coverage.GapNetworkNonInet, Field: "network", Detail: eperm}}}}}
+	for i := range 73 {
+		st.Hooks = append(st.Hooks, api.HookStatus{Program: fmt.Sprintf("lsm_%02d", i), Hook: fmt.Sprintf("hook_%02d", i), Layer: "bpf-lsm", Error: eperm})
+	}
+	for _, h := range []string{"cgroup/connect4", "cgroup/connect6", "cgroup/sendmsg4"} {
+		st.Hooks = append(st.Hooks, api.HookStatus{Program: strings.ReplaceAll(h, "/", "_"), Hook: h, Layer: "cgroup-bpf", Attached: true})
+	}
+	st.Hooks = append(st.Hooks, api.HookStatus{Program: "exec_tp", Hook: "sched_process_exec", Layer: "lifecycle", Attached: true, Adopted: true},
+		api.HookStatus{Program: "fork_new", Hook: "new_hook", Layer: "lifecycle", Optional: true, Error: "no such hook in this kernel"})
+	return st
+}
+
+// TestStatusGolden: ctl status prints one line per layer, the reason
+// the BPF LSM programs failed once with their count; --verbose adds the
+// per-hook table.
+func TestStatusGolden(t *testing.T) {
+	for name, verbose := range map[string]bool{"status.golden": false, "status-verbose.golden": true} {
+		var b strings.Builder
+		if err := printStatus(&b, statusOfHost(), verbose); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, name, b.String())
+	}
 }

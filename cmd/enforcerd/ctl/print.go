@@ -25,8 +25,10 @@ import (
 func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
 
 // printStatus prints GET /v1/status: the settings, the coverage of each
-// field and every program's attachment.
-func printStatus(w io.Writer, st api.Status) error {
+// field and the programs' attachment per layer, each reason a program is
+// not attached once with the number of programs (cli.GroupHooks); with
+// verbose every program's row too.
+func printStatus(w io.Writer, st api.Status, verbose bool) error {
 	tw := newTable(w)
 	fmt.Fprintf(tw, "version:\t%s\n", cli.OrDash(st.Version))
 	fmt.Fprintf(tw, "pid:\t%d\n", st.PID)
@@ -52,21 +54,14 @@ func printStatus(w io.Writer, st api.Status) error {
 		return err
 	}
 	fmt.Fprintln(w, "\nHooks:")
-	tw = newTable(w)
-	fmt.Fprintln(tw, "HOOK\tLAYER\tPROGRAM\tSTATE")
-	for _, h := range st.Hooks {
-		state := "attached"
-		switch {
-		case h.Attached && h.Adopted:
-			state = "attached (adopted from the pins)"
-		case !h.Attached && h.Optional:
-			state = "not attached (optional): " + cli.OrDash(h.Error)
-		case !h.Attached:
-			state = "NOT ATTACHED: " + cli.OrDash(h.Error)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.Hook, h.Layer, h.Program, state)
+	for _, l := range cli.GroupHooks(st.Hooks) {
+		fmt.Fprintf(w, "  %s\n", l)
 	}
-	return tw.Flush()
+	if !verbose {
+		return nil
+	}
+	fmt.Fprintln(w)
+	return cli.PrintHookTable(w, st.Hooks)
 }
 
 // coverageOf is how much of a container's kernel ceiling the host

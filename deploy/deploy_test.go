@@ -139,8 +139,26 @@ func TestDist(t *testing.T) {
 	if b, err := exec.Command("file", filepath.Join(top, "bin/enforcerd")).Output(); err != nil || !strings.Contains(string(b), "statically linked") {
 		t.Errorf("bin/enforcerd is not static: %s %v", b, err)
 	}
-	dest := t.TempDir()
+	// A configuration kept from an earlier install that this version
+	// refuses stops the install before anything is installed.
+	bad := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(bad, "etc/enforcerd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "etc/enforcerd/config.yaml"), []byte("sweep_interval: 30\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	inst := exec.Command("./install.sh")
+	inst.Dir = top
+	inst.Env = append(os.Environ(), "DESTDIR="+bad)
+	if b, err := inst.CombinedOutput(); err == nil || !strings.Contains(string(b), "sweep_interval: want a duration such as 30s") || !strings.Contains(string(b), "nothing was installed") {
+		t.Errorf("install.sh over an invalid configuration: %v\n%s", err, b)
+	}
+	if _, err := os.Stat(filepath.Join(bad, "usr")); err == nil {
+		t.Error("install.sh over an invalid configuration installed files")
+	}
+	dest := t.TempDir()
+	inst = exec.Command("./install.sh")
 	inst.Dir = top
 	inst.Env = append(os.Environ(), "DESTDIR="+dest)
 	if b, err := inst.CombinedOutput(); err != nil {

@@ -77,8 +77,10 @@ main loop sends WATCHDOG=1 at half the interval. With socket activation
 systemd passes, which must be the configured socket: it then outlives
 the daemon, so hooks queue on it through a restart instead of failing.
 
-Configuration (every key optional; defaults shown; a key given twice or a
-second YAML document is an error):
+Configuration (every key optional; defaults shown; a key given twice, a
+second YAML document, anchors, aliases and merge keys are errors, and so is
+a value of the wrong form, named with the form wanted: "sweep_interval:
+want a duration such as 30s, 1m30s or 100ms, got 30"):
   socket: /run/enforcerd/enforcerd.sock      # API unix socket
   state: /var/lib/enforcerd/state.json       # registered containers
   pin_dir: /sys/fs/bpf/enforcerd             # pinned programs and maps

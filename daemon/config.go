@@ -160,6 +160,9 @@ var unknownKey = regexp.MustCompile(`field (\S+) not found in type \S+`)
 // for the one in force, and the forms checkConfigForms refuses (merge
 // keys, anchors and aliases, booleans other than true and false).
 func parseConfig(b []byte, c *Config) error {
+	if err := checkConfigForms(b, reflect.TypeFor[Config]()); err != nil {
+		return err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
@@ -173,9 +176,6 @@ func parseConfig(b []byte, c *Config) error {
 			return fmt.Errorf("after the first YAML document: %w", err)
 		}
 		return fmt.Errorf("several YAML documents (a second one at line %d): the configuration is one document", more.Line)
-	}
-	if err := checkConfigForms(b, reflect.TypeFor[Config]()); err != nil {
-		return err
 	}
 	return c.Validate()
 }
@@ -244,4 +244,20 @@ func checkListenAddr(a string) error {
 		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
 	}
 	return nil
+}
+
+// Effective is c as the configuration file's
+// own YAML (every key, durations as "30s"), which LoadConfig reads back
+// to the same configuration. `enforcerd daemon --check-config` prints it.
+func (c Config) Effective() ([]byte, error) {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(c); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }

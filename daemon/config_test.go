@@ -106,6 +106,9 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add("<<: {allow_partial: true}\n")
 	f.Add("socket: &s /a\nstate: *s\n")
 	f.Add("api: {max_conns: 600}\nallow_partial: yes\n")
+	f.Add("sweep_interval: 30\naudit:\n  max_size_mb: 1.5\n")
+	f.Add("proxy:\n  enabled: true\n  allow_domains: [a.example]\n  allow_ports: [443, 8443]\nnri:\n  namespaces: {ns: {max_ceiling: network=false}}\n")
+	f.Add("pending:\n  deadline:\nmetrics: []\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		c := DefaultConfig()
 		if parseConfig([]byte(in), &c) != nil {
@@ -113,6 +116,18 @@ func FuzzParseConfig(f *testing.F) {
 		}
 		if err := c.Validate(); err != nil {
 			t.Fatalf("%q accepted, then: %v", in, err)
+		}
+		// What --check-config prints reads back to the same configuration.
+		out, err := c.Effective()
+		if err != nil {
+			t.Fatalf("%q: Effective: %v", in, err)
+		}
+		back := DefaultConfig()
+		if err := parseConfig(out, &back); err != nil {
+			t.Fatalf("%q: the effective configuration does not read back: %v\n%s", in, err, out)
+		}
+		if again, _ := back.Effective(); string(again) != string(out) {
+			t.Fatalf("%q: read back differs:\n%s\nwant\n%s", in, again, out)
 		}
 	})
 }

@@ -3,7 +3,9 @@ package daemon
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -22,7 +24,9 @@ import (
 //   - booleans other than true and false: yaml.v3 decodes YAML 1.1's
 //     y, yes, on, n, no, off (any case) and True, TRUE into a bool field.
 //
-// Errors name the line and the key path.
+// It also refuses, before yaml.v3 decodes them, a key no field declares
+// and a value of the wrong form (checkForm), in the configuration's terms
+// rather than yaml.v3's Go types. Errors name the line and the key path.
 func checkConfigForms(b []byte, t reflect.Type) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
@@ -39,6 +43,9 @@ func checkNode(n *yaml.Node, t reflect.Type, where string) error {
 		t = t.Elem()
 	}
 	if err := checkNoAnchor(n, where); err != nil {
+		return err
+	}
+	if err := checkForm(n, t, where); err != nil {
 		return err
 	}
 	switch n.Kind {
@@ -89,7 +96,11 @@ func checkMapping(n *yaml.Node, t reflect.Type, where string) error {
 			return err
 		}
 		path := strings.TrimPrefix(where+"."+k.Value, ".")
-		if err := checkNode(v, fieldType(t, k.Value), path); err != nil {
+		ft := fieldType(t, k.Value)
+		if ft == nil && t != nil && t.Kind() == reflect.Struct {
+			return fmt.Errorf("line %d: %s: unknown key (%s takes %s)", k.Line, path, shownPath(where), strings.Join(fieldNames(t), ", "))
+		}
+		if err := checkNode(v, ft, path); err != nil {
 			return err
 		}
 	}
@@ -149,4 +160,89 @@ func fieldType(t reflect.Type, key string) reflect.Type {
 		}
 	}
 	return nil
+}
+
+// fieldNames are the yaml keys struct t declares (inline structs
+// flattened), sorted.
+func fieldNames(t reflect.Type) []string {
+	var names []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		switch {
+		case strings.Contains(opts, "inline"):
+			names = append(names, fieldNames(f.Type)...)
+		case name == "-":
+		case name == "":
+			names = append(names, strings.ToLower(f.Name))
+		default:
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+// checkForm refuses node n when it cannot be decoded into t (nil: not
+// checked), naming the form t wants and what n is: "want a duration such
+// as 30s, got 30". Scalars are tried with yaml.v3's own decoding into a
+// new t, so what passes here decodes; beyond it a number field takes only
+// an integer (yaml.v3 truncates 1.5 into an int) and a single value never
+// an empty one (yaml.v3 keeps the default, which the file seems to
+// change). An empty list or mapping keeps its default, as its absence.
+func checkForm(n *yaml.Node, t reflect.Type, where string) error {
+	if t == nil || n.Kind == yaml.DocumentNode || n.Kind == yaml.AliasNode {
+		return nil
+	}
+	var ok bool
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		ok = n.Kind == yaml.MappingNode || n.ShortTag() == "!!null"
+	case reflect.Slice, reflect.Array:
+		ok = n.Kind == yaml.SequenceNode || n.ShortTag() == "!!null"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		ok = n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int" && n.Decode(reflect.New(t).Interface()) == nil
+	default:
+		ok = n.Kind == yaml.ScalarNode && n.ShortTag() != "!!null" && n.Decode(reflect.New(t).Interface()) == nil
+	}
+	if ok {
+		return nil
+	}
+	return fmt.Errorf("line %d: %s: want %s, got %s", n.Line, shownPath(where), wantedForm(t), nodeForm(n))
+}
+
+// wantedForm says in words, with an example, what a value decoded into t
+// looks like.
+func wantedForm(t reflect.Type) string {
+	switch {
+	case t == durationType:
+		return "a duration such as 30s, 1m30s or 100ms"
+	case t.Kind() == reflect.Bool:
+		return "true or false"
+	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
+		return "a whole number such as 64"
+	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
+		return "a number such as 50 or 0.5"
+	case t.Kind() == reflect.String:
+		return "a string (quote it: \"...\")"
+	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
+		return "a list such as [a, b] or one \"- item\" per line"
+	}
+	return "a mapping (\"key: value\" lines indented under it)"
+}
+
+// nodeForm names what n is: a scalar by its text, a list, a mapping.
+func nodeForm(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	}
+	if n.ShortTag() == "!!null" {
+		return "an empty value (write one, or leave the key out for the default)"
+	}
+	return n.Value
 }

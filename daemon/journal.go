@@ -77,7 +77,7 @@ func (j *denialJournal) Record(r audit.Record) error {
 	}
 	msg := fmt.Sprintf("enforcerd: %s %s %s (%s, rule %s) container=%s pid=%d comm=%s", r.Decision, r.Operation, r.Object, r.Hook, r.Rule, r.Container, r.PID, r.Comm)
 	if r.Type == audit.TypeSummary {
-		msg = fmt.Sprintf("enforcerd: %s %s %s (%s, rule %s) container=%s: %d times since %s", r.Decision, r.Operation, r.Object, r.Hook, r.Rule, r.Container, r.Count, r.Since)
+		msg = fmt.Sprintf("enforcerd: %s %s %s (%s, rule %s) container=%s: %d more times since %s", r.Decision, r.Operation, r.Object, r.Hook, r.Rule, r.Container, r.Count, r.Since)
 	}
 	vars := map[string]string{
 		"SYSLOG_IDENTIFIER":           "enforcerd",

@@ -22,7 +22,7 @@ func TestProxyConfigSection(t *testing.T) {
 		"proxy:\n  enabled: true\n  allow_domains: [\"a.*.com\"]\n":                    `domain pattern "a.*.com"`,
 		"proxy:\n  enabled: true\n  allow_domains: [a.com]\n  allow_ports: [0]\n":      "allow-port: 0",
 		"proxy:\n  enabled: true\n  allow_domains: [a.com]\n  listen_tcp: 0.0.0.0:1\n": "not a loopback address",
-		"proxy:\n  enabled: true\n  allow_domain: [a.com]\n":                           "unknown key allow_domain",
+		"proxy:\n  enabled: true\n  allow_domain: [a.com]\n":                           "proxy.allow_domain: unknown key",
 	} {
 		c := DefaultConfig()
 		if err := parseConfig([]byte(text), &c); err == nil || !strings.Contains(err.Error(), want) {

@@ -25,8 +25,12 @@ const maxPaths = 16384
 // counts every denial (bpf/tally.h); each tick swaps the counts out
 // (Tally.Rotate), reads the ring buffer to its end (so the first records
 // come before their summaries), then writes one summary record per distinct
-// denial with its exact count. The denial metric counts summaries, never
-// records; without a tally (nil) it counts records, one denial each.
+// denial that had denials no record stands for, with their number
+// (emittedRecords): the records and the summaries' counts add up to every
+// denial, and a denial sent as a record is never repeated by a summary, in
+// every sink (log, followers, journal). The denial metric counts from the
+// kernel's counts, never records; without a tally (nil) it counts
+// records, one denial each.
 type auditPump struct {
 	rd    *enforcer.Reader
 	tally *enforcer.Tally
@@ -38,6 +42,8 @@ type auditPump struct {
 	jr    *denialJournal
 	// paths of first records by key, until their summary is written.
 	paths map[denial.Key]string
+	// emitted are the records read that no summary covered yet.
+	emitted *emittedRecords
 	// summarized receives after each summary pass (non-blocking).
 	summarized chan struct{}
 }
@@ -57,29 +63,29 @@ func (p *auditPump) run() {
 			p.log.Error("denial record", "err", err)
 			continue
 		}
-		c, _ := p.reg.Attribution(d.CeilingCgroupID)
-		rec := audit.FromDenial(d, c.ID, c.Fingerprint)
-		if p.tally == nil {
-			p.m.Denials.WithLabelValues(rec.Container, rec.Hook, rec.Operation, rec.Decision).Inc()
-		} else if d.Object.Path != "" && len(p.paths) < maxPaths {
+		p.record(d)
+	}
+}
+
+// record writes denial record d and remembers it for its summary.
+func (p *auditPump) record(d denial.Denial) {
+	c, _ := p.reg.Attribution(d.CeilingCgroupID)
+	rec := audit.FromDenial(d, c.ID, c.Fingerprint)
+	if p.tally == nil {
+		p.m.Denials.WithLabelValues(rec.Container, rec.Hook, rec.Operation, rec.Decision).Inc()
+	} else {
+		p.emitted.add(d)
+		if d.Object.Path != "" && len(p.paths) < maxPaths {
 			p.paths[d.Key] = d.Object.Path
 		}
-		p.write(rec)
 	}
+	p.write(rec)
 }
 
 // summarize writes the summaries the last Rotate read.
 func (p *auditPump) summarize() {
 	if p.tally != nil {
-		for _, s := range p.tally.Collect() {
-			// The container may have ended since its denials were
-			// counted: Attribution remembers it.
-			c, _ := p.reg.Attribution(s.CeilingCgroupID)
-			rec := audit.FromSummary(s, c.ID, c.Fingerprint, p.paths[s.Key])
-			delete(p.paths, s.Key)
-			p.m.Denials.WithLabelValues(rec.Container, rec.Hook, rec.Operation, rec.Decision).Add(float64(s.Count))
-			p.write(rec)
-		}
+		p.writeSummaries(p.tally.Collect())
 	}
 	select {
 	case p.summarized <- struct{}{}:
@@ -87,6 +93,26 @@ func (p *auditPump) summarize() {
 	}
 }
 
+// writeSummaries writes one pass's summaries: the metric counts every
+// denial, a summary record only the denials no record stands for, when
+// there are any, in every sink (write).
+func (p *auditPump) writeSummaries(sums []denial.Summary) {
+	for _, s := range sums {
+		// The container may have ended since its denials were
+		// counted: Attribution remembers it.
+		c, _ := p.reg.Attribution(s.CeilingCgroupID)
+		rec := audit.FromSummary(s, c.ID, c.Fingerprint, p.paths[s.Key])
+		delete(p.paths, s.Key)
+		p.m.Denials.WithLabelValues(rec.Container, rec.Hook, rec.Operation, rec.Decision).Add(float64(s.Count))
+		if rec.Count = p.emitted.unemitted(s); rec.Count > 0 {
+			p.write(rec)
+		}
+	}
+	p.emitted.endPass()
+}
+
+// write sends rec to every sink: the audit log, the followers (and the
+// recent records), the journal.
 func (p *auditPump) write(rec audit.Record) {
 	if p.alog != nil {
 		if err := p.alog.Write(rec); err != nil {
@@ -100,6 +126,12 @@ func (p *auditPump) write(rec audit.Record) {
 			p.log.Warn("journal", "err", err)
 		}
 	}
+}
+
+// init makes the pump's memory of records read.
+func (p *auditPump) init() {
+	p.paths = map[denial.Key]string{}
+	p.emitted = newEmittedRecords()
 }
 
 // tick swaps the counts out and makes the reader return what the ring
@@ -118,7 +150,7 @@ func (p *auditPump) tick() {
 // start runs the pump and its ticker; the returned stop writes the last
 // summaries (waiting up to a second for them) and closes the reader.
 func (p *auditPump) start() (stop func()) {
-	p.paths = map[denial.Key]string{}
+	p.init()
 	p.summarized = make(chan struct{}, 1)
 	done := make(chan struct{})
 	go func() {

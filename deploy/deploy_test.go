@@ -58,7 +58,8 @@ func TestHooksDirFiles(t *testing.T) {
 
 // TestSystemdUnits: systemd-analyze verify accepts the units without a
 // single complaint (unknown keys are only warnings there, so any output
-// fails), with ExecStart pointed at a real binary; and the service runs the
+// fails), with ExecStart pointed at a real binary; and the service checks
+// its configuration first (ExecStartPre=, --check-config) and runs the
 // daemon without --config (the default file is optional), reloads with
 // SIGHUP, has a watchdog and the socket the daemon's default config names.
 func TestSystemdUnits(t *testing.T) {
@@ -82,7 +83,7 @@ func TestSystemdUnits(t *testing.T) {
 	}
 	svc, _ := os.ReadFile("enforcerd.service")
 	sock, _ := os.ReadFile("enforcerd.socket")
-	for _, want := range []string{"\nExecStart=/usr/local/bin/enforcerd daemon\n", "\nExecReload=/bin/kill -HUP $MAINPID\n",
+	for _, want := range []string{"\nExecStartPre=/usr/local/bin/enforcerd daemon --check-config --quiet\nExecStart=/usr/local/bin/enforcerd daemon\n", "\nExecReload=/bin/kill -HUP $MAINPID\n",
 		"\nWatchdogSec=", "\nType=notify\n", "\nRequires=enforcerd.socket\n"} {
 		if !strings.Contains(string(svc), want) {
 			t.Errorf("enforcerd.service lacks %q", want)
@@ -138,8 +139,26 @@ func TestDist(t *testing.T) {
 	if b, err := exec.Command("file", filepath.Join(top, "bin/enforcerd")).Output(); err != nil || !strings.Contains(string(b), "statically linked") {
 		t.Errorf("bin/enforcerd is not static: %s %v", b, err)
 	}
-	dest := t.TempDir()
+	// A configuration kept from an earlier install that this version
+	// refuses stops the install before anything is installed.
+	bad := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(bad, "etc/enforcerd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "etc/enforcerd/config.yaml"), []byte("sweep_interval: 30\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	inst := exec.Command("./install.sh")
+	inst.Dir = top
+	inst.Env = append(os.Environ(), "DESTDIR="+bad)
+	if b, err := inst.CombinedOutput(); err == nil || !strings.Contains(string(b), "sweep_interval: want a duration such as 30s") || !strings.Contains(string(b), "nothing was installed") {
+		t.Errorf("install.sh over an invalid configuration: %v\n%s", err, b)
+	}
+	if _, err := os.Stat(filepath.Join(bad, "usr")); err == nil {
+		t.Error("install.sh over an invalid configuration installed files")
+	}
+	dest := t.TempDir()
+	inst = exec.Command("./install.sh")
 	inst.Dir = top
 	inst.Env = append(os.Environ(), "DESTDIR="+dest)
 	if b, err := inst.CombinedOutput(); err != nil {
@@ -173,6 +192,7 @@ func TestDistScriptsArguments(t *testing.T) {
 		{"dist-uninstall.sh", []string{"--help"}, 0, "Usage: ./uninstall.sh"},
 		{"dist-uninstall.sh", []string{"--force", "--bogus"}, 2, "unknown argument: --bogus"},
 		{"dist-uninstall.sh", []string{"--socket"}, 2, "--socket needs a value"},
+		{"dist-uninstall.sh", []string{"--config"}, 2, "--config needs a value"},
 	} {
 		dest := t.TempDir()
 		cmd := exec.Command("sh", append([]string{filepath.Join("../scripts", c.script)}, c.args...)...)

@@ -12,8 +12,10 @@ Install enforcerd from this unpacked release: the binary into
 /usr/local/bin, the systemd units (enforcerd.socket, enforcerd.service and
 the egress proxy's units, which are not enabled), the OCI hooks.d files,
 man pages and shell completions, and /etc/enforcerd/config.yaml unless one
-exists. When systemd runs and DESTDIR is empty it then enables and starts
-enforcerd.socket and enforcerd.service.
+exists. The configuration in force afterwards is checked first (enforcerd
+daemon --check-config): an invalid one stops the install before anything
+is installed. When systemd runs and DESTDIR is empty it then enables and
+starts enforcerd.socket and enforcerd.service.
 
 Environment:
   DESTDIR   install beneath this directory instead of / (packaging); no
@@ -39,6 +41,17 @@ case $# in
 esac
 here=$(cd "$(dirname "$0")" && pwd)
 d=${DESTDIR:-}
+# The configuration in force after the install (one kept from an earlier
+# install may not suit this version) is checked before anything is
+# installed: enforcerd daemon --check-config touches nothing.
+cfg="$d/etc/enforcerd/config.yaml"
+if [ ! -e "$cfg" ]; then
+	cfg="$here/config.yaml"
+fi
+if ! "$here/bin/enforcerd" daemon --check-config --quiet --config "$cfg"; then
+	echo "install.sh: $cfg is not a valid configuration for this enforcerd (the error above); nothing was installed: fix it, then run install.sh again" >&2
+	exit 1
+fi
 install -D -m 0755 "$here/bin/enforcerd" "$d/usr/local/bin/enforcerd"
 install -D -m 0644 "$here/systemd/enforcerd.service" "$d/etc/systemd/system/enforcerd.service"
 install -D -m 0644 "$here/systemd/enforcerd.socket" "$d/etc/systemd/system/enforcerd.socket"

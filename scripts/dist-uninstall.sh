@@ -4,8 +4,8 @@
 set -eu
 usage() {
 	cat <<'USAGE'
-Usage: ./uninstall.sh [--purge] [--force [--kill]] [--pin-dir DIR]
-                      [--socket PATH] [--state FILE]
+Usage: ./uninstall.sh [--purge] [--force [--kill]] [--config FILE]
+                      [--pin-dir DIR] [--socket PATH] [--state FILE]
 
 Stop and disable enforcerd's systemd units, run "enforcerd uninstall" (it
 detaches and unpins every program and map: every ceiling is lifted), then
@@ -14,19 +14,22 @@ containers are registered (their processes would run on with no ceiling):
 then nothing is removed, the units are enabled and started again as they
 were, and the exit status is 1. --force freezes the registered cgroups
 first, --force --kill kills their processes (see "enforcerd help
-uninstall").
+uninstall"). The daemon's configuration, /etc/enforcerd/config.yaml when it
+exists, names the pin directory, socket and state file "enforcerd
+uninstall" removes (its --config).
 
 Flags:
   --purge          also remove /etc/enforcerd, /var/log/enforcerd (the
                    audit log) and /var/lib/enforcerd
-  --force, --kill, --pin-dir DIR, --socket PATH, --state FILE
-                   passed to "enforcerd uninstall"
+  --force, --kill, --config FILE, --pin-dir DIR, --socket PATH,
+  --state FILE     passed to "enforcerd uninstall"
   -h, --help       this help
 
 Exit status: 0 removed, 1 refused or a step failed, 2 usage error.
 USAGE
 }
 purge=0
+config=""
 set --  "$@" --end--
 while [ "$1" != --end-- ]; do
 	a=$1
@@ -38,13 +41,18 @@ while [ "$1" != --end-- ]; do
 		;;
 	--purge) purge=1 ;;
 	--force | --kill) set -- "$@" "$a" ;;
-	--pin-dir | --socket | --state)
+	--config | --pin-dir | --socket | --state)
 		if [ "$1" = --end-- ]; then
 			echo "uninstall.sh: $a needs a value (see --help)" >&2
 			exit 2
 		fi
+		if [ "$a" = --config ]; then config=$1; fi
 		set -- "$@" "$a" "$1"
 		shift
+		;;
+	--config=*)
+		config=${a#--config=}
+		set -- "$@" "$a"
 		;;
 	--pin-dir=* | --socket=* | --state=*) set -- "$@" "$a" ;;
 	*)
@@ -54,6 +62,9 @@ while [ "$1" != --end-- ]; do
 	esac
 done
 shift # --end--; "$@" now holds the flags for enforcerd uninstall
+if [ -z "$config" ] && [ -e /etc/enforcerd/config.yaml ]; then
+	set -- "$@" --config /etc/enforcerd/config.yaml
+fi
 bin=/usr/local/bin/enforcerd
 if [ ! -x "$bin" ]; then
 	echo "uninstall.sh: $bin is not installed; nothing to do" >&2

@@ -63,9 +63,10 @@ type Record struct {
 	// enforced, e.g. "network-non-inet", "tamper").
 	Unenforced []string `json:"unenforced,omitempty"`
 	// Summaries: Count denials of one distinct denial from Since to Time
-	// (the first of them is also a TypeDenial record), or with Overflow
+	// that no TypeDenial record stands for (at least 1), or with Overflow
 	// of one container and hook whose distinct denials the kernel's
-	// tally had no room for (Object empty; their records were denials).
+	// tally had no room for (Object empty; their records that arrived
+	// are not counted).
 	Count    uint64 `json:"count,omitempty"`
 	Since    string `json:"since,omitempty"`
 	Overflow bool   `json:"overflow,omitempty"`
@@ -73,12 +74,12 @@ type Record struct {
 
 // Record types (Record.Type).
 const (
-	// TypeDenial is one kernel record: the first denial of its kind in a
-	// summary interval (counted in that interval's TypeSummary record), or
-	// any denial when the kernel's tally was full (counted in an Overflow
-	// summary).
+	// TypeDenial is one kernel record, one denial: the first of its kind
+	// in a summary interval, or any denial when the kernel's tally was
+	// full. No summary counts it again.
 	TypeDenial = "denial"
-	// TypeSummary is the exact count of one distinct denial in an interval.
+	// TypeSummary is the exact count of the denials of one distinct
+	// denial in an interval that no TypeDenial record stands for.
 	TypeSummary = "summary"
 	// TypeDaemon is a decision of the daemon (Hook HookDaemon).
 	TypeDaemon = "daemon"
@@ -91,7 +92,9 @@ const (
 // since, overflow added). Version 3: hook is the exact kernel hook (no
 // longer a family's name); rule, object_fields, host, ppid, exe and
 // fingerprint_id added; fingerprint only in registration records.
-const SchemaVersion = 3
+// Version 4: a summary's count leaves out the denials sent as records,
+// and there is no summary when that leaves none.
+const SchemaVersion = 4
 
 // HookDaemon is Record.Hook of decisions the daemon made (not a kernel
 // hook): Operation "registration" with Decision "registered" or

@@ -22,7 +22,7 @@ func TestFromDenial(t *testing.T) {
 		r.Object != "AF_INET SOCK_STREAM" {
 		t.Fatalf("record = %+v", r)
 	}
-	if r.Type != TypeDenial || r.SchemaVersion != 3 || r.Count != 0 {
+	if r.Type != TypeDenial || r.SchemaVersion != 4 || r.Count != 0 {
 		t.Fatalf("record = %+v, want type denial, schema 3, no count", r)
 	}
 	// The fingerprint by reference: its id, not its text.

@@ -23,7 +23,7 @@ import (
 	"github.com/enforcerd/enforcerd/coverage"
 )
 
-const checkUsage = `Usage: enforcerd check [--json] [--pin-dir DIR]
+const checkUsage = `Usage: enforcerd check [--json | --verbose] [--pin-dir DIR]
 
 Report what this host can enforce: whether BPF LSM is active and its programs
 load, kernel BTF, the cgroup v2 mount, every hook (attached, re-adopted from a
@@ -42,6 +42,10 @@ would get. Programs with no registered cgroup deny nothing. check leaves
 nothing it did not find: when the pin directory did not exist, it removes
 the pins it created before it exits ("left behind" says which).
 
+A layer that fails for one reason prints it once, with its programs'
+count ("layer bpf-lsm: NOT AVAILABLE: 0/73 hooks attached: REASON"); the
+details below it refer to it instead of repeating it.
+
 Flags:
   --json          machine-readable report (fields: kernel, cgroup2, btf,
                   active_lsms, bpf_lsm_active, layers{name: {ok, error}},
@@ -59,7 +63,11 @@ Flags:
                   full|partial|none, mechanisms among bpf-lsm,
                   cgroup-bpf, landlock-abiN, seccomp, no_new_privs,
                   container-spec),
-                  container_spec_rules{write|network: [rule names]}
+                  container_spec_rules{write|network: [rule names]};
+                  every key of a field or coverage row is always present,
+                  a list empty ([]) rather than null
+  -v, --verbose   also print every program (hook), one row each: its
+                  layer and whether it is attached, or why not
   --pin-dir DIR   bpffs directory of the pinned programs and maps
                   (default /sys/fs/bpf/enforcerd)
 
@@ -67,15 +75,70 @@ Exit status: 0 every ceiling field is enforceable; 1 at least one is not
 (the report says which and why); 2 usage error.
 `
 
+// checkField is one field of the report. Every key is always present, a
+// list empty rather than null, so each field has one shape
+// (jsonShape).
 type checkField struct {
 	// Enforceable: enforced in full.
 	Enforceable bool   `json:"enforceable"`
-	By          string `json:"by,omitempty"`
-	Detail      string `json:"detail,omitempty"`
+	By          string `json:"by"`
+	Detail      string `json:"detail"`
 	// Unenforced: what is not enforced when the field is enforced only in
 	// part (registrations are then refused unless partial coverage is
-	// allowed).
-	Unenforced []coverage.Gap `json:"unenforced,omitempty"`
+	// allowed); empty otherwise.
+	Unenforced []coverage.Gap `json:"unenforced"`
+}
+
+// checkCoverageField is a coverage.Field of the report with every key
+// present: by "" for state none, mechanisms and gaps [] when empty.
+type checkCoverageField struct {
+	Field      string         `json:"field"`
+	State      string         `json:"state"`
+	By         string         `json:"by"`
+	Mechanisms []string       `json:"mechanisms"`
+	Gaps       []coverage.Gap `json:"gaps"`
+}
+
+// jsonShape is r as check --json prints it: the same keys for every
+// field and every coverage row, lists [] rather than null.
+func jsonShape(r CheckReport) any {
+	orEmpty := func(l []string) []string {
+		if l == nil {
+			return []string{}
+		}
+		return l
+	}
+	fields := map[string]checkField{}
+	for name, f := range r.Fields {
+		if f.Unenforced == nil {
+			f.Unenforced = []coverage.Gap{}
+		}
+		fields[name] = f
+	}
+	cov := map[string][]checkCoverageField{}
+	for entry, fcs := range r.Coverage {
+		rows := []checkCoverageField{}
+		for _, fc := range fcs {
+			row := checkCoverageField{Field: fc.Field, State: fc.State, By: fc.By, Mechanisms: orEmpty(fc.Mechanisms), Gaps: fc.Gaps}
+			if row.Gaps == nil {
+				row.Gaps = []coverage.Gap{}
+			}
+			rows = append(rows, row)
+		}
+		cov[entry] = rows
+	}
+	if r.Hooks == nil {
+		r.Hooks = []api.HookStatus{}
+	}
+	r.ActiveLSMs, r.Host.SeccompActions = orEmpty(r.ActiveLSMs), orEmpty(r.Host.SeccompActions)
+	for f, rules := range r.ContainerSpecRules {
+		r.ContainerSpecRules[f] = orEmpty(rules)
+	}
+	return struct {
+		CheckReport
+		Fields   map[string]checkField           `json:"fields"`
+		Coverage map[string][]checkCoverageField `json:"coverage"`
+	}{r, fields, cov}
 }
 
 type checkLayer struct {
@@ -114,7 +177,7 @@ type CheckReport struct {
 }
 
 func NewCommand(s cli.Streams) *cobra.Command {
-	var asJSON bool
+	var asJSON, verbose bool
 	var pinDir string
 	c := cli.NewCommand(s, cli.CommandSpec{
 		Name:    "check",
@@ -150,9 +213,9 @@ func NewCommand(s cli.Streams) *cobra.Command {
 			if asJSON {
 				enc := json.NewEncoder(s.Out)
 				enc.SetIndent("", "  ")
-				_ = enc.Encode(r)
+				_ = enc.Encode(jsonShape(r))
 			} else {
-				printCheckReport(s.Out, r)
+				printCheckReport(s.Out, r, verbose)
 			}
 			if !r.Enforceable {
 				return cli.ExitCode(cli.ExitFailure)
@@ -162,6 +225,7 @@ func NewCommand(s cli.Streams) *cobra.Command {
 	})
 	cli.JsonFlag(c.Flags(), &asJSON)
 	cli.PinDirFlag(c.Flags(), &pinDir)
+	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "every program's attachment, one row each")
 	return c
 }
 
@@ -239,7 +303,11 @@ func buildCheckReport(pinDir string, stderr io.Writer) CheckReport {
 	return r
 }
 
-func printCheckReport(w io.Writer, r CheckReport) {
+// printCheckReport prints r for people: a layer's failure reason once
+// (the per-layer hook lines and every later detail refer to it), each
+// layer's hooks as one line with a count (cli.GroupHooks), and with
+// verbose every program's row.
+func printCheckReport(w io.Writer, r CheckReport, verbose bool) {
 	yes := func(b bool) string {
 		if b {
 			return "yes"
@@ -253,24 +321,7 @@ func printCheckReport(w io.Writer, r CheckReport) {
 	if r.Error != "" {
 		fmt.Fprintf(w, "error:           %s\n", r.Error)
 	}
-	for _, l := range []string{"bpf-lsm", "cgroup-bpf", "lifecycle"} {
-		cl, ok := r.Layers[l]
-		if !ok {
-			continue
-		}
-		if cl.OK {
-			fmt.Fprintf(w, "layer %-10s ok\n", l+":")
-		} else {
-			fmt.Fprintf(w, "layer %-10s NOT AVAILABLE: %s\n", l+":", cl.Error)
-		}
-	}
-	attached := 0
-	for _, h := range r.Hooks {
-		if h.Attached {
-			attached++
-		}
-	}
-	fmt.Fprintf(w, "hooks attached:  %d of %d\n", attached, len(r.Hooks))
+	said := printLayers(w, r)
 	fmt.Fprintf(w, "left behind:     %s\n", r.LeftBehind)
 	printHost(w, r.Host)
 	fmt.Fprintln(w)
@@ -283,14 +334,63 @@ func printCheckReport(w io.Writer, r CheckReport) {
 		case len(cf.Unenforced) > 0:
 			fmt.Fprintf(w, "%-8s PARTIAL (refused unless partial coverage is allowed): %s\n", f+":", cf.By)
 			for _, g := range cf.Unenforced {
-				fmt.Fprintf(w, "%-8s   not enforced: %s\n", "", g)
+				fmt.Fprintf(w, "%-8s   not enforced: %s\n", "", said.Replace(g.String()))
 			}
 		default:
-			fmt.Fprintf(w, "%-8s NOT enforceable: %s\n", f+":", cf.Detail)
+			fmt.Fprintf(w, "%-8s NOT enforceable: %s\n", f+":", said.Replace(cf.Detail))
 		}
 	}
-	printCoverage(w, r.Coverage)
+	printCoverage(w, r.Coverage, said)
 	printSpecRules(w, r.ContainerSpecRules)
+	if verbose && len(r.Hooks) > 0 {
+		fmt.Fprintln(w, "\nhooks:")
+		_ = cli.PrintHookTable(w, r.Hooks)
+	}
+}
+
+// printLayers prints each layer's state and its hooks in one line, each
+// reason once, and returns the replacer that turns a reason printed here
+// into a reference to it ("the bpf-lsm layer's reason above") in the
+// details printed after.
+func printLayers(w io.Writer, r CheckReport) *strings.Replacer {
+	var pairs []string
+	groups := map[string]cli.LayerHooks{}
+	for _, g := range cli.GroupHooks(r.Hooks) {
+		groups[g.Layer] = g
+	}
+	for _, l := range []string{"bpf-lsm", "cgroup-bpf", "lifecycle"} {
+		cl, ok := r.Layers[l]
+		if !ok {
+			continue
+		}
+		g, hooks := groups[l]
+		if cl.OK {
+			line := "ok"
+			if hooks {
+				line += "; " + strings.TrimPrefix(g.String(), l+": ")
+			}
+			fmt.Fprintf(w, "layer %-10s %s\n", l+":", line)
+			continue
+		}
+		ref := "(the " + l + " layer's reason above)"
+		if hooks && len(g.Reasons) == 1 && g.Optional == 0 && strings.Contains(cl.Error, g.Reasons[0].Error) {
+			// One reason for the layer and every hook: one line.
+			fmt.Fprintf(w, "layer %-10s NOT AVAILABLE: %d/%d hooks attached: %s\n", l+":", g.Attached, g.Total, cl.Error)
+		} else if fmt.Fprintf(w, "layer %-10s NOT AVAILABLE: %s\n", l+":", cl.Error); hooks {
+			// A hook's reason the layer's error already says is not
+			// repeated.
+			for i, rs := range g.Reasons {
+				if strings.Contains(cl.Error, rs.Error) {
+					g.Reasons[i].Error = ref
+				}
+			}
+			fmt.Fprintf(w, "  %s\n", g)
+		}
+		if len(cl.Error) >= 16 {
+			pairs = append(pairs, cl.Error, ref)
+		}
+	}
+	return strings.NewReplacer(pairs...)
 }
 
 // printSpecRules prints the rules a container's runtime spec must give,
@@ -328,8 +428,8 @@ func printHost(w io.Writer, h coverage.HostMechanisms) {
 }
 
 // printCoverage prints the coverage of each entry kind, field by field,
-// with every gap on its own line.
-func printCoverage(w io.Writer, cov map[string][]coverage.Field) {
+// with every gap on its own line (said: the reasons printed above).
+func printCoverage(w io.Writer, cov map[string][]coverage.Field, said *strings.Replacer) {
 	for _, entry := range []string{"run", "containers", "containers-spec"} {
 		fcs, ok := cov[entry]
 		if !ok {
@@ -339,7 +439,7 @@ func printCoverage(w io.Writer, cov map[string][]coverage.Field) {
 		for _, fc := range fcs {
 			fmt.Fprintf(w, "  %-16s %-8s %s\n", fc.Field, fc.State, cli.OrDash(strings.Join(fc.Mechanisms, ", ")))
 			for _, g := range fc.Gaps {
-				fmt.Fprintf(w, "  %-16s   gap %s\n", "", g)
+				fmt.Fprintf(w, "  %-16s   gap %s\n", "", said.Replace(g.String()))
 			}
 		}
 	}

@@ -23,7 +23,7 @@ func TestCheckSpecRulesPrinted(t *testing.T) {
 		Coverage: map[string][]coverage.Field{"containers-spec": {{Field: "network", State: coverage.StatePartial,
 			Mechanisms: []string{coverage.MechContainerSpec, coverage.MechCgroupBPF}, Gaps: []coverage.Gap{{Code: coverage.GapNetworkUnix, Field: "network", Detail: "d"}}}}}}
 	var b bytes.Buffer
-	printCheckReport(&b, r)
+	printCheckReport(&b, r, false)
 	out := b.String()
 	for _, want := range []string{
 		"coverage of containers-spec:",

@@ -177,7 +177,8 @@ func ctlCommand(s cli.Streams, o *ctlOptions, spec cli.CommandSpec, run func(c *
 }
 
 func newCtlStatusCmd(s cli.Streams, o *ctlOptions) *cobra.Command {
-	return ctlCommand(s, o, cli.CommandSpec{Name: "status", Summary: "the daemon's status: hooks, coverage, settings", Help: ctlStatusHelp},
+	var verbose bool
+	c := ctlCommand(s, o, cli.CommandSpec{Name: "status", Summary: "the daemon's status: hooks, coverage, settings", Help: ctlStatusHelp},
 		func(*cobra.Command, []string) error {
 			ctx, cancel := o.ctx()
 			defer cancel()
@@ -188,8 +189,10 @@ func newCtlStatusCmd(s cli.Streams, o *ctlOptions) *cobra.Command {
 			if o.asJSON {
 				return printJSON(s, st)
 			}
-			return printStatus(s.Out, st)
+			return printStatus(s.Out, st, verbose)
 		})
+	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "every program's attachment, one row each")
+	return c
 }
 
 // newCtlReadyCmd is "ctl ready": exit 0 when the daemon is ready, 1 with

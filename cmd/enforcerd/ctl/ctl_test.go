@@ -155,7 +155,12 @@ func TestCtlStatus(t *testing.T) {
 	out := mustCtl(t, ts, "status")
 	contains(t, "status", out, "version:\tv-test", "pid:\t42", "allow partial:\ttrue",
 		"\nCoverage (each field restricted alone):\nFIELD    STATE    BY          NOT ENFORCED\nnetwork  partial  cgroup-bpf  network-non-inet\n",
-		"\nHooks:\nHOOK       LAYER    PROGRAM    STATE\nfile_open  bpf-lsm  file_open  NOT ATTACHED: bpf LSM not active\n")
+		"\nHooks:\n  bpf-lsm: 0/1 hooks attached: bpf LSM not active\n")
+	if strings.Contains(out, "HOOK ") {
+		t.Errorf("status without --verbose prints the per-hook table:\n%s", out)
+	}
+	contains(t, "status --verbose", mustCtl(t, ts, "status", "--verbose"),
+		"\nHooks:\n  bpf-lsm: 0/1 hooks attached: bpf LSM not active\n\nHOOK       LAYER    PROGRAM    STATE\nfile_open  bpf-lsm  file_open  NOT ATTACHED: bpf LSM not active\n")
 	var st api.Status
 	if err := json.Unmarshal([]byte(mustCtl(t, ts, "status", "--json")), &st); err != nil || st.PID != 42 || len(st.Hooks) != 1 {
 		t.Fatalf("status --json: %+v, %v", st, err)

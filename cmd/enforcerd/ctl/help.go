@@ -59,15 +59,22 @@ Run "enforcerd ctl COMMAND --help" for a command's flags and output.
 ` + ctlExitStatus
 
 const ctlStatusHelp = `Usage:
-  enforcerd ctl status [--socket PATH] [--json]
+  enforcerd ctl status [--socket PATH] [--json] [--verbose]
 
 Print the daemon's status (GET /v1/status): its version, pid and pin
 directory, how many containers are registered, whether it allows partial
 coverage and activation at exec, how many denial records the kernel ring
 buffer lost; then, for each ceiling field restricted alone, whether the
 host enforces it in full, in part or not at all, by which mechanism, and
-the gap codes of what is not enforced; then every program (hook) with
-its layer and whether it is attached (or why not).
+the gap codes of what is not enforced; then, per layer, how many of its
+programs (hooks) are attached and why the others are not, each reason
+once with the number of programs it stopped
+("bpf-lsm: 0/73 hooks attached: REASON").
+
+Flags of status:
+  -v, --verbose
+      Also print every program, one row each: its hook, layer and whether
+      it is attached (or why not). --json always has every program.
 
 ` + ctlCommonFlags + `
 ` + ctlExitStatus
@@ -332,8 +339,11 @@ names it), RULE (the protection that decided, docs/audit.md), OPERATION,
 FIELD (network, write, shell or tamper), DECISION (and the daemon's reason),
 ERROR (the errno returned, e.g. EPERM), OBJECT (path, address or
 program). A value holding a control character is printed Go-quoted, so
-that a name chosen inside a sandbox cannot forge rows. With --follow the
-columns are separated by two spaces and not aligned.
+that a name chosen inside a sandbox cannot forge rows. A summary (the
+denials of one kind in a second that no record of their own stands for)
+reads "(summary)" in COMM and its number in DECISION ("denied+40"). With
+--follow the columns have fixed widths (a longer value pushes the rest of
+its row right), since the rows to come cannot be measured.
 
 With --json: {"denials": [...]} without --follow; one JSON record per
 line with it (the API's stream, for jq and log shippers).

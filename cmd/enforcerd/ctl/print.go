@@ -16,6 +16,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/audit"
+	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/policy"
 
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
@@ -24,8 +25,10 @@ import (
 func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
 
 // printStatus prints GET /v1/status: the settings, the coverage of each
-// field and every program's attachment.
-func printStatus(w io.Writer, st api.Status) error {
+// field and the programs' attachment per layer, each reason a program is
+// not attached once with the number of programs (cli.GroupHooks); with
+// verbose every program's row too.
+func printStatus(w io.Writer, st api.Status, verbose bool) error {
 	tw := newTable(w)
 	fmt.Fprintf(tw, "version:\t%s\n", cli.OrDash(st.Version))
 	fmt.Fprintf(tw, "pid:\t%d\n", st.PID)
@@ -51,21 +54,14 @@ func printStatus(w io.Writer, st api.Status) error {
 		return err
 	}
 	fmt.Fprintln(w, "\nHooks:")
-	tw = newTable(w)
-	fmt.Fprintln(tw, "HOOK\tLAYER\tPROGRAM\tSTATE")
-	for _, h := range st.Hooks {
-		state := "attached"
-		switch {
-		case h.Attached && h.Adopted:
-			state = "attached (adopted from the pins)"
-		case !h.Attached && h.Optional:
-			state = "not attached (optional): " + cli.OrDash(h.Error)
-		case !h.Attached:
-			state = "NOT ATTACHED: " + cli.OrDash(h.Error)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.Hook, h.Layer, h.Program, state)
+	for _, l := range cli.GroupHooks(st.Hooks) {
+		fmt.Fprintf(w, "  %s\n", l)
 	}
-	return tw.Flush()
+	if !verbose {
+		return nil
+	}
+	fmt.Fprintln(w)
+	return cli.PrintHookTable(w, st.Hooks)
 }
 
 // coverageOf is how much of a container's kernel ceiling the host
@@ -165,10 +161,65 @@ func printContainerText(w io.Writer, c api.Container) error {
 }
 
 // The columns of a denial record.
-const (
-	denialHeader       = "TIME\tCONTAINER\tCGROUP-ID\tPID\tCOMM\tHOOK\tRULE\tOPERATION\tFIELD\tDECISION\tERROR\tOBJECT"
-	denialHeaderFollow = "TIME  CONTAINER  CGROUP-ID  PID  COMM  HOOK  RULE  OPERATION  FIELD  DECISION  ERROR  OBJECT"
-)
+const denialHeader = "TIME\tCONTAINER\tCGROUP-ID\tPID\tCOMM\tHOOK\tRULE\tOPERATION\tFIELD\tDECISION\tERROR\tOBJECT"
+
+// followWidths are the widths of the columns of denials --follow, which
+// prints each record as it comes and cannot measure the rows to come: the
+// longest a value of the column usually is (a time with nanoseconds, a
+// comm of 15 bytes, the longest hook, rule and operation of this build's
+// vocabulary). A longer value (a long container id, a quoted comm) pushes
+// the rest of its row right; OBJECT, last, is not padded.
+var followWidths = []int{len("2006-01-02T15:04:05.000000000Z"), 16, 10, 7, 15,
+	longestHook(), longestRule(), longestOperation(), len("network"), len("audited+1000"), len("EACCES")}
+
+// longestHook is the length of the longest hook name.
+func longestHook() int {
+	n := 0
+	for _, h := range denial.AllHooks {
+		n = max(n, len(h.String()))
+	}
+	return n
+}
+
+// longestRule is the length of the longest rule name.
+func longestRule() int {
+	n := 0
+	for _, r := range denial.AllRules {
+		n = max(n, len(string(r)))
+	}
+	return n
+}
+
+// longestOperation is the length of the longest operation a rule names at
+// a hook.
+func longestOperation() int {
+	n := 0
+	for _, r := range denial.AllRules {
+		for _, h := range denial.AllHooks {
+			n = max(n, len(r.Operation(h)))
+		}
+	}
+	return n
+}
+
+// followRow joins the cells of one line of denials --follow, each padded
+// to its column's width (followWidths) and two spaces apart.
+func followRow(cells []string) string {
+	var b strings.Builder
+	for i, c := range cells {
+		if i > 0 {
+			b.WriteString("  ")
+		}
+		b.WriteString(c)
+		if i < len(followWidths) && i < len(cells)-1 {
+			b.WriteString(strings.Repeat(" ", max(0, followWidths[i]-utf8.RuneCountInString(c))))
+		}
+	}
+	return b.String()
+}
+
+// denialHeaderFollow is the header line of denials --follow.
+var denialHeaderFollow = followRow(strings.Split(denialHeader, "\t"))
 
 // cell is a value of a table cell: "-" when empty, Go-quoted when it holds
 // a control character or is not UTF-8. A record's comm and object come
@@ -191,7 +242,7 @@ func denialFields(r audit.Record) []string {
 	}
 	pid, comm, obj := strconv.FormatUint(uint64(r.PID), 10), r.Comm, r.Object
 	if r.Type == audit.TypeSummary { // the count of a distinct denial
-		decision = fmt.Sprintf("%s x%d", decision, r.Count)
+		decision = fmt.Sprintf("%s+%d", decision, r.Count) // more than the records
 		pid, comm = "-", "(summary)"
 		if r.Overflow {
 			obj = "(distinct denials not kept: table full)"
@@ -208,8 +259,9 @@ func denialFields(r audit.Record) []string {
 // denialRow is a record as a tabwriter row.
 func denialRow(r audit.Record) string { return strings.Join(denialFields(r), "\t") }
 
-// denialRowFollow is a record as a line of the stream.
-func denialRowFollow(r audit.Record) string { return strings.Join(denialFields(r), "  ") }
+// denialRowFollow is a record as a line of the stream, in the columns of
+// denialHeaderFollow.
+func denialRowFollow(r audit.Record) string { return followRow(denialFields(r)) }
 
 // cells joins untrusted strings (paths, endpoints of a registration) with
 // spaces, each quoted by cell when it could forge a line.

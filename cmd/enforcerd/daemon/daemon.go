@@ -27,6 +27,7 @@ import (
 )
 
 const daemonUsage = `Usage: enforcerd daemon [--config FILE] [--log-format text|json] [--log-level LEVEL]
+       enforcerd daemon --check-config [--quiet] [--config FILE]
 
 Run the enforcerd host service (systemd Type=notify). It loads the eBPF
 programs or re-adopts the pinned ones, reconciles its state file with the
@@ -58,6 +59,15 @@ Flags:
                   when the default file is absent the defaults below apply,
                   a file named with --config must exist). Unknown keys are
                   errors.
+  --check-config  read and check the configuration, print the effective
+                  configuration (every key, defaults filled in, as YAML
+                  that can be saved as the file) and exit: 0 when it is
+                  valid, 2 when not (the error names the line and key).
+                  It changes nothing: no socket, pin, directory, state
+                  file or audit log is created or opened, and it needs
+                  no root (the unit's ExecStartPre= runs it)
+  --quiet         with --check-config: print nothing when the
+                  configuration is valid (the error when it is not)
   --log-format F  text (default) or json: the daemon's own log on stderr
                   (under systemd, the journal; the time is then left to
                   the journal)
@@ -71,8 +81,10 @@ main loop sends WATCHDOG=1 at half the interval. With socket activation
 systemd passes, which must be the configured socket: it then outlives
 the daemon, so hooks queue on it through a restart instead of failing.
 
-Configuration (every key optional; defaults shown; a key given twice or a
-second YAML document is an error):
+Configuration (every key optional; defaults shown; a key given twice, a
+second YAML document, anchors, aliases and merge keys are errors, and so is
+a value of the wrong form, named with the form wanted: "sweep_interval:
+want a duration such as 30s, 1m30s or 100ms, got 30"):
   socket: /run/enforcerd/enforcerd.sock      # API unix socket
   state: /var/lib/enforcerd/state.json       # registered containers
   pin_dir: /sys/fs/bpf/enforcerd             # pinned programs and maps
@@ -256,16 +268,21 @@ Exit status:
   0  stopped by a signal
   1  could not start (e.g. another daemon holds the pin directory), or a
      server failed (systemd restarts it)
-  2  usage or configuration error
+  2  usage or configuration error (with --check-config: the
+     configuration is invalid)
 `
 
 func NewCommand(s cli.Streams) *cobra.Command {
 	var cfgPath, logFormat, logLevel string
+	var checkOnly, quiet bool
 	c := cli.NewCommand(s, cli.CommandSpec{
 		Name:    "daemon",
 		Summary: "host service: container registration API, audit log, metrics",
 		Help:    daemonUsage,
 		Run: func(c *cobra.Command, _ []string) error {
+			if quiet && !checkOnly {
+				return cli.UsageErrorf("--quiet needs --check-config")
+			}
 			log, err := daemonLogger(s.Err, logFormat, logLevel)
 			if err != nil {
 				return cli.UsageError{Err: err}
@@ -274,6 +291,12 @@ func NewCommand(s cli.Streams) *cobra.Command {
 			if err != nil {
 				fmt.Fprintf(s.Err, "enforcerd daemon: %v\n", err)
 				return cli.ExitCode(cli.ExitUsage)
+			}
+			if checkOnly {
+				if quiet {
+					return nil
+				}
+				return printEffective(s, cfg, cfgPath)
 			}
 			if err := cli.NeedsRoot(); err != nil {
 				return err
@@ -287,9 +310,27 @@ func NewCommand(s cli.Streams) *cobra.Command {
 		},
 	})
 	c.Flags().StringVar(&cfgPath, "config", daemon.DefaultConfigPath, "YAML configuration file")
+	c.Flags().BoolVar(&checkOnly, "check-config", false, "check the configuration, print it with the defaults filled in, and exit")
+	c.Flags().BoolVar(&quiet, "quiet", false, "with --check-config: print nothing when valid")
 	c.Flags().StringVar(&logFormat, "log-format", "text", "text or json")
 	c.Flags().StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return c
+}
+
+// printEffective prints cfg, read from path (or the defaults where path
+// is absent), as the configuration file's YAML on s.Out: what
+// --check-config shows once the file is known valid.
+func printEffective(s cli.Streams, cfg daemon.Config, path string) error {
+	b, err := cfg.Effective()
+	if err != nil {
+		return err
+	}
+	source := "from " + path + ", defaults filled in"
+	if _, err := os.Stat(path); err != nil {
+		source = path + " is absent: the defaults"
+	}
+	fmt.Fprintf(s.Out, "# enforcerd daemon: the effective configuration (%s)\n%s", source, b)
+	return nil
 }
 
 // daemonLogger is the daemon's slog logger on w. Under systemd (stderr is

@@ -170,6 +170,11 @@ func TestNoBPFLSMRunPartialCoverage(t *testing.T) {
 	if !strings.Contains(r.Stderr, "NOT enforced: "+runGap) {
 		t.Errorf("--allow-partial does not say what is not enforced: %s", r.Stderr)
 	}
+	// -q silences the banner, not the enforcement.
+	r, res, ran, accepted = tcpProbe(t, "--network=deny", "--allow-partial", "-q")
+	if r.Code != 0 || !ran || res.Errno != unix.EPERM || accepted || strings.Contains(r.Stderr, "NOT enforced") {
+		t.Errorf("--allow-partial -q: exit %d, probe %v (ran %v), accepted %v, stderr (want no banner): %s", r.Code, res, ran, accepted, r.Stderr)
+	}
 	for _, allow := range []bool{false, true} {
 		sock := fakeDaemonStatus(t, map[string]any{"allow_partial": allow})
 		r, res, ran, accepted = tcpProbe(t, "--network=deny", "--allow-partial", "--socket", sock)

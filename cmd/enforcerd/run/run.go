@@ -128,7 +128,10 @@ Flags:
                          its audit log (a record has one reader), and run
                          prints this run's records from the daemon's stream
                          (GET /v1/denials?cgroup_id=ID) instead.
-  -q, --quiet            do not print denials
+  -q, --quiet            print neither denials nor the banners of what
+                         the flags chose (what --allow-partial or
+                         --audit-only leave unenforced or unseen, the
+                         process layer); errors are still printed
 
 --role and the explicit flags clamp together: the result is never wider than
 either. When --cgroup-parent (or enforcerd's own cgroup) lies inside a

@@ -135,10 +135,13 @@ func (r *sandboxRun) open() (*sandbox.Sandbox, error) {
 
 // reportCoverage warns of what the sandbox does not enforce or observe:
 // gaps under --audit-only, gaps --allow-partial accepted, the process
-// layer. Errors: partial coverage the daemon, if one runs, does not
-// allow (its operator's choice caps --allow-partial).
+// layer; nothing with --quiet. Errors: partial coverage the daemon, if
+// one runs, does not allow (its operator's choice caps --allow-partial).
 func (r *sandboxRun) reportCoverage(sb *sandbox.Sandbox) error {
 	stderr := r.s.Err
+	if r.o.quiet { // the banners below only report what the flags chose
+		stderr = io.Discard
+	}
 	if cov := sb.Coverage(); r.o.auditOnly && !cov.Full() {
 		fmt.Fprintf(stderr, "enforcerd run: warning: audit-only, and some would-be denials cannot even be observed here: %s\n", strings.Join(gapLines(cov.Gaps()), "; "))
 	} else if gaps := sb.PartialAccepted(); len(gaps) > 0 {
@@ -148,7 +151,7 @@ func (r *sandboxRun) reportCoverage(sb *sandbox.Sandbox) error {
 		}
 		fmt.Fprintf(stderr, "enforcerd run: partial coverage (--allow-partial): NOT enforced: %s\n", strings.Join(gapLines(gaps), "; "))
 	}
-	if p := sb.ProcessLayer(); p != nil && !r.o.quiet {
+	if p := sb.ProcessLayer(); p != nil {
 		fmt.Fprintf(stderr, "enforcerd run: no BPF LSM: CMD restricts itself before its exec (%s); what those refuse is not printed here (the kernel reports their denials to nobody)\n", processMechanisms(sb.Coverage()))
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/enforcerd/enforcerd/cgroup"
+	"github.com/enforcerd/enforcerd/daemon"
 	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/enforcer"
@@ -25,8 +26,8 @@ import (
 	"github.com/enforcerd/enforcerd/cmd/enforcerd/cli"
 )
 
-const uninstallHelp = `Usage: enforcerd uninstall [--force [--kill]] [--pin-dir DIR] [--socket PATH]
-                           [--state FILE]
+const uninstallHelp = `Usage: enforcerd uninstall [--force [--kill]] [--config FILE] [--pin-dir DIR]
+                           [--socket PATH] [--state FILE]
 
 Remove what enforcerd keeps in the kernel and on the host: every pinned
 program and map under the pin directory (the programs detach, and every
@@ -46,10 +47,18 @@ It leaves, and names: the audit log (/var/log/enforcerd, your records),
 the configuration (/etc/enforcerd), the systemd units, hooks.d files and the
 binary, which your package manager or install script removes.
 
+With --config, the pin directory, socket, state file and audit log are
+the ones the daemon's configuration names (enforcerd daemon --help), each
+default filled in as the daemon fills it; --pin-dir, --socket and --state
+given beside it win. An invalid configuration is a usage error, and
+nothing is removed.
+
 Flags:
   --force          freeze every registered cgroup, then remove everything
   --kill           with --force: kill the registered cgroups' processes
                    instead of freezing them
+  --config FILE    take the paths below, and the audit log's, from the
+                   daemon's configuration FILE
   --pin-dir DIR    bpffs directory of the pins (default /sys/fs/bpf/enforcerd)
   --socket PATH    the daemon's API socket, to refuse while it answers
                    (default /run/enforcerd/enforcerd.sock)
@@ -75,6 +84,14 @@ func NewCommand(s cli.Streams) *cobra.Command {
 			if o.kill && !o.force {
 				return cli.UsageErrorf("--kill needs --force")
 			}
+			if c.Flags().Changed("config") {
+				cfg, err := daemon.LoadConfig(o.config, true)
+				if err != nil {
+					fmt.Fprintf(s.Err, "enforcerd uninstall: %v\n", err)
+					return cli.ExitCode(cli.ExitUsage)
+				}
+				o = o.fromConfig(cfg, c.Flags().Changed)
+			}
 			if err := cli.NeedsRoot(); err != nil {
 				return err
 			}
@@ -83,6 +100,7 @@ func NewCommand(s cli.Streams) *cobra.Command {
 	})
 	c.Flags().BoolVar(&o.force, "force", false, "freeze (or --kill) registered cgroups, then remove")
 	c.Flags().BoolVar(&o.kill, "kill", false, "with --force: kill instead of freezing")
+	c.Flags().StringVar(&o.config, "config", daemon.DefaultConfigPath, "the daemon's configuration, naming the paths")
 	c.Flags().StringVar(&o.pinDir, "pin-dir", cli.DefaultPinDir, "bpffs directory of the pins")
 	c.Flags().StringVar(&o.socket, "socket", api.DefaultSocket, "the daemon's API socket")
 	c.Flags().StringVar(&o.state, "state", state.DefaultPath, "the daemon's state file")
@@ -92,6 +110,40 @@ func NewCommand(s cli.Streams) *cobra.Command {
 type uninstallOptions struct {
 	force, kill           bool
 	pinDir, socket, state string
+	// config is --config; auditPath the audit log left in place, as the
+	// configuration names it ("": none) when fromConfig is set.
+	config, auditPath string
+	fromFile          bool
+}
+
+// defaultAuditDir is where the audit log is without --config.
+const defaultAuditDir = "/var/log/enforcerd"
+
+// fromConfig is o with the paths the daemon's configuration cfg names,
+// except those whose flag was given (changed reports it by flag name).
+func (o uninstallOptions) fromConfig(cfg daemon.Config, changed func(string) bool) uninstallOptions {
+	for _, f := range []struct {
+		flag     string
+		dst      *string
+		fromFile string
+	}{{"pin-dir", &o.pinDir, cfg.PinDir}, {"socket", &o.socket, cfg.Socket}, {"state", &o.state, cfg.State}} {
+		if !changed(f.flag) {
+			*f.dst = f.fromFile
+		}
+	}
+	o.auditPath, o.fromFile = cfg.Audit.Path, true
+	return o
+}
+
+// auditNote names the audit log left in place.
+func (o uninstallOptions) auditNote() string {
+	switch {
+	case !o.fromFile:
+		return "the audit log (" + defaultAuditDir + ")"
+	case o.auditPath == "":
+		return "no audit log (" + o.config + " names none)"
+	}
+	return "the audit log (" + o.auditPath + ", its rotated files beside it)"
 }
 
 // uninstall removes what enforcerd left on the host, in steps: refuse
@@ -123,7 +175,7 @@ func uninstall(s cli.Streams, o uninstallOptions) error {
 	}
 	removeLeftovers(s, mount, groups)
 	removeState(s, o)
-	outf(s, "left in place: the audit log (/var/log/enforcerd), the configuration (/etc/enforcerd), the systemd units, hooks.d files and this binary")
+	outf(s, "left in place: %s, the configuration (/etc/enforcerd), the systemd units, hooks.d files and this binary", o.auditNote())
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cilium/ebpf/link"
 
+	"github.com/enforcerd/enforcerd/daemon"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/test/vmtest"
 
@@ -159,5 +160,47 @@ func TestCheckLeavesNothingItDidNotFind(t *testing.T) {
 	}
 	if _, err := os.Stat(pin); err != nil {
 		t.Errorf("check removed pins it found: %v", err)
+	}
+}
+
+// TestUninstallConfig: --config takes the pin directory, socket, state
+// file and audit log from the daemon's configuration (defaults filled in
+// as the daemon fills them), a flag given beside it wins, and an invalid
+// or absent configuration is a usage error (exit 2) before anything else.
+func TestUninstallConfig(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(file, []byte("pin_dir: /sys/fs/bpf/other\nstate: /srv/e/state.json\naudit:\n  path: /srv/e/audit.jsonl\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := daemon.LoadConfig(file, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	given := map[string]bool{"state": true}
+	o := uninstallOptions{config: file, state: "/flag/state.json"}.fromConfig(cfg, func(f string) bool { return given[f] })
+	if o.pinDir != "/sys/fs/bpf/other" || o.socket != "/run/enforcerd/enforcerd.sock" || o.state != "/flag/state.json" {
+		t.Errorf("options from %s: %+v", file, o)
+	}
+	if got := o.auditNote(); got != "the audit log (/srv/e/audit.jsonl, its rotated files beside it)" {
+		t.Errorf("audit note %q", got)
+	}
+	cfg.Audit.Path = ""
+	if got := (uninstallOptions{config: file}).fromConfig(cfg, func(string) bool { return false }).auditNote(); !strings.Contains(got, "no audit log") {
+		t.Errorf("no audit log: note %q", got)
+	}
+	if got := (uninstallOptions{}).auditNote(); got != "the audit log (/var/log/enforcerd)" {
+		t.Errorf("without --config: note %q", got)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("sweep_interval: 30\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	execute := func(args []string, s cli.Streams) int { return cli.ExecuteCommands(args, s, NewCommand(s)) }
+	for f, want := range map[string]string{bad: "line 1: sweep_interval: want a duration such as 30s", filepath.Join(dir, "absent.yaml"): "no such file"} {
+		code, out, errOut := clitest.Cmdline(execute, "uninstall", "--config", f)
+		if code != 2 || out != "" || !strings.Contains(errOut, want) {
+			t.Errorf("--config %s: exit %d, stdout %q, stderr %q; want 2 and %q", f, code, out, errOut, want)
+		}
 	}
 }

@@ -210,6 +210,9 @@ func checkForm(n *yaml.Node, t reflect.Type, where string) error {
 	if ok {
 		return nil
 	}
+	if t.Kind() == reflect.String && n.ShortTag() == "!!null" {
+		return fmt.Errorf("line %d: %s: want a string, got an empty value (write \"\" for an empty string, or leave the key out for the default)", n.Line, shownPath(where))
+	}
 	return fmt.Errorf("line %d: %s: want %s, got %s", n.Line, shownPath(where), wantedForm(t), nodeForm(n))
 }
 

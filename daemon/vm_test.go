@@ -66,7 +66,7 @@ func newVMEnvAnyLSM(t *testing.T, metricsAddr string, extraCfg ...string) *vmEnv
 		audit: filepath.Join(dir, "audit.jsonl"), mount: mount}
 	pin, _ := vmtest.PinDir("daemon-test")
 	e.pin = pin
-	cfg := fmt.Sprintf("socket: %s\nstate: %s/state.json\npin_dir: %s\naudit:\n  path: %s\nmetrics:\n  listen: %s\n",
+	cfg := fmt.Sprintf("socket: %s\nstate: %s/state.json\npin_dir: %s\naudit:\n  path: %s\nmetrics:\n  listen: %q\n",
 		e.sock, dir, pin, e.audit, metricsAddr) + strings.Join(extraCfg, "")
 	if err := os.WriteFile(e.cfg, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

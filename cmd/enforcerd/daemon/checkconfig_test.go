@@ -114,6 +114,7 @@ func TestCheckConfigBad(t *testing.T) {
 		"list element":       {"nri:\n  runtime_handlers: [[runc]]\n", `line 10: nri.runtime_handlers[0]: want a string`},
 		"mapping":            {"metrics: 127.0.0.1:9464\n", `line 9: metrics: want a mapping ("key: value" lines indented under it), got 127.0.0.1:9464`},
 		"empty value":        {"pending:\n  deadline:\n", "line 10: pending.deadline: want a duration such as 30s, 1m30s or 100ms, got an empty value"},
+		"empty string":       {"metrics:\n  listen:\n", `line 10: metrics.listen: want a string, got an empty value (write "" for an empty string`},
 		"invalid value":      {"pending:\n  deadline: 0s\n", "pending.deadline: 0s must be positive"},
 		"invalid address":    {"metrics:\n  listen: example.com:9464\n", `metrics.listen: "example.com:9464": host "example.com" is not an IP address`},
 		"merge key":          {"api:\n  <<: {max_conns: 600}\n", "line 10: api: merge key <<: merge keys are not accepted"},

@@ -75,7 +75,7 @@ func newEnv(t *testing.T) *env {
 		crictlCfg: filepath.Join(dir, "crictl.yaml")}
 	e.api = api.NewClient(e.apiSock, 10*time.Second)
 	pin, _ := vmtest.PinDir("nri-e2e")
-	e.write(e.daemonCfg, fmt.Sprintf("socket: %s\nstate: %s/state.json\npin_dir: %s\naudit:\n  path: %s\nmetrics:\n  listen: %s\n"+
+	e.write(e.daemonCfg, fmt.Sprintf("socket: %s\nstate: %s/state.json\npin_dir: %s\naudit:\n  path: %s\nmetrics:\n  listen: %q\n"+
 		"nri:\n  enable: true\n  socket: %s\n", e.apiSock, dir, pin, e.auditLog, metricsAddr, e.nriSock))
 	e.write(e.ctrdCfg, fmt.Sprintf(`version = 3
 root = %q

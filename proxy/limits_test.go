@@ -64,7 +64,7 @@ func TestConnectionBounds(t *testing.T) {
 
 // TestIdleConnectionCost: a connection that has sent nothing holds no
 // head buffer (maxHead, 64 KiB): under the bound, 500 idle connections
-// cost less than 32 KiB of heap each (a goroutine, the connection and the
+// cost less than 32 KiB of live heap each (a goroutine, the connection and the
 // client's identity).
 func TestIdleConnectionCost(t *testing.T) {
 	tp := startProxy(t, Config{AllowDomains: []string{"api.example.com"}}, Options{CgroupMount: "/nonexistent", MaxConnsPerClient: 1000})
@@ -72,7 +72,7 @@ func TestIdleConnectionCost(t *testing.T) {
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		return ms.HeapInuse
+		return ms.HeapAlloc
 	}
 	const n = 500
 	before := heap()
@@ -92,12 +92,14 @@ func TestIdleConnectionCost(t *testing.T) {
 	}
 }
 
-// Idle connections cost the proxy (the daemon's process, under the
-// daemon) a 64 KiB read buffer each, allocated at accept, with no limit on
-// connections per client or in all, for up to headTimeout (60 s) each: a
-// sandbox that reaches the proxy opens connections faster than they time
-// out and exhausts the daemon's memory. Measured: the heap growth of N
-// idle connections (no byte sent) must stay below 16 KiB per connection.
+// Idle connections must not cost the proxy (the daemon's process) a head
+// buffer each: a 64 KiB read buffer allocated at accept, held for up to
+// headTimeout (60 s), let a sandbox that reaches the proxy open
+// connections faster than they time out and exhaust the daemon's memory.
+// Measured: the live heap (HeapAlloc after a GC: the bytes of reachable
+// objects, which span fragmentation and other tests' goroutines winding
+// down on a loaded machine do not inflate as they do HeapInuse) grows by
+// less than 16 KiB per idle connection (no byte sent).
 func TestAttackProxyIdleConnectionMemory(t *testing.T) {
 	var rl unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err == nil && rl.Cur < 8192 && rl.Max >= 8192 {
@@ -110,7 +112,7 @@ func TestAttackProxyIdleConnectionMemory(t *testing.T) {
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		return ms.HeapInuse
+		return ms.HeapAlloc
 	}
 	before := heap()
 	conns := make([]net.Conn, 0, n)
@@ -131,8 +133,8 @@ func TestAttackProxyIdleConnectionMemory(t *testing.T) {
 	// in every one; what other goroutines allocate for a moment (a
 	// previous test's proxy winding down, under a loaded machine) does not.
 	after := heap()
-	for i := 0; i < 10 && int64(after-before)/n > 16<<10; i++ {
-		time.Sleep(300 * time.Millisecond)
+	for i := 0; i < 10; i++ {
+		time.Sleep(200 * time.Millisecond)
 		after = min(after, heap())
 	}
 	per := int64(after-before) / n

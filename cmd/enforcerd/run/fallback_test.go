@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -125,7 +126,7 @@ func fbCases(t *testing.T) []fbCase {
 			}},
 		{name: "network: io_uring", flags: []string{"--network=deny"}, op: "fb-io-uring", processOnly: true},
 		{name: "network: unix socket to a listener outside", flags: []string{"--network=deny"}, op: "fb-unix-connect",
-			setup: fbListen, effect: fbContains("received", probe.Payload), gap: coverage.GapNetworkUnix},
+			setup: fbListen, effect: fbReceived, gap: coverage.GapNetworkUnix},
 
 		{name: "shell=none: exec a file not allowed", flags: []string{"--shell=none"}, op: "exec",
 			setup: func(t *testing.T, dir string) []string {
@@ -158,11 +159,15 @@ func fbListen(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
+	accepted, done := make(chan struct{}), make(chan struct{})
+	fbListeners.Store(dir, [2]chan struct{}{accepted, done})
 	go func() {
+		defer close(done)
 		c, err := l.Accept()
 		if err != nil {
 			return
 		}
+		close(accepted)
 		defer c.Close()
 		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		b := make([]byte, 64)
@@ -170,6 +175,29 @@ func fbListen(t *testing.T, dir string) []string {
 		_ = os.WriteFile(filepath.Join(dir, "received"), b[:n], 0o644)
 	}()
 	return []string{p}
+}
+
+// fbListeners: per case directory, fbListen's accepted and done channels.
+var fbListeners sync.Map
+
+// fbReceived is fbListen's effect: the listener received the payload. The
+// listener writes "received" after its read returns, which may be after
+// the probe has exited: a connection that was made is accepted from the
+// backlog and read to its end (the probe's close) before the file is
+// looked at; one that was refused is never accepted (a second's wait).
+func fbReceived(dir string) bool {
+	if v, ok := fbListeners.Load(dir); ok {
+		ch := v.([2]chan struct{})
+		select {
+		case <-ch[0]:
+			select {
+			case <-ch[1]:
+			case <-time.After(10 * time.Second):
+			}
+		case <-time.After(time.Second):
+		}
+	}
+	return fbContains("received", probe.Payload)(dir)
 }
 
 // fbHost is what check --json says of this host.

@@ -88,7 +88,7 @@ func NativeOnly(t testing.TB) {
 // skip is one line naming the uid (make unit as root runs the test).
 func RequireRoot(t testing.TB) {
 	t.Helper()
-	RequireRootFor(t, "")
+	RequireRootFor(t, "a kernel test: it loads eBPF programs, pins them in bpffs and creates cgroups")
 }
 
 // RequireRootFor is RequireRoot with why, the reason the test needs root,

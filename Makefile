@@ -128,4 +128,4 @@ bench: deps build ## cost of enforcement (root; scripts/bench --help)
 	scripts/bench
 
 clean: ## remove build outputs
-	rm -rf bin .vmtest
+	rm -rf bin .vmtest man dist

@@ -162,6 +162,17 @@ func Lookup(name string) (Op, bool) {
 	return op, ok
 }
 
+// init pins a probe process's main goroutine to the main thread (an init
+// function runs there, and the lock carries into main): files under
+// /proc/self name the thread group leader, and the kernel treats a write to
+// some of them (timerslack_ns) from another thread as a write to another
+// task's, which needs CAP_SYS_NICE.
+func init() {
+	if os.Getenv(EnvOp) != "" {
+		runtime.LockOSThread()
+	}
+}
+
 // Main runs the probe when EnvOp is set, prints its Result and exits;
 // otherwise it returns. Call it first in TestMain.
 func Main() {
@@ -181,8 +192,11 @@ func Main() {
 	}
 	// Per-thread kernel state (credentials, the session keyring, prctl
 	// settings, seccomp) set by an op must be the state its later system
-	// calls run with: the op stays on one OS thread.
+	// calls run with: the op stays on one OS thread, the main one (init).
 	runtime.LockOSThread()
+	if tid := unix.Gettid(); tid != os.Getpid() {
+		r.Setup = fmt.Sprintf("probe runs on thread %d, not the main thread %d", tid, os.Getpid())
+	}
 	if r.Setup == "" {
 		if op, ok := ops[name]; ok {
 			op(&r, args)

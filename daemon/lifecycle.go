@@ -37,14 +37,14 @@ type node struct {
 	// onStop is what stop runs, last first.
 	onStop []func()
 
-	ml    net.Listener // metrics (nil: none)
-	ln    net.Listener // the API socket
-	alog  *audit.Log   // nil: no audit log
+	ml   net.Listener // metrics (nil: none)
+	ln   net.Listener // the API socket
+	alog *audit.Log   // nil: no audit log
 	// linuxAudit: audit.linux_audit's sender (nil: off).
 	linuxAudit *linuxAuditSender
-	mount string       // the cgroup2 mount
-	enf   *enforcer.Enforcer
-	reg   *registry.Registry
+	mount      string // the cgroup2 mount
+	enf        *enforcer.Enforcer
+	reg        *registry.Registry
 	// early keeps the registry's events until observe wires record
 	// (onEvent): those of Reconcile, what a crash left.
 	early   []registry.Event

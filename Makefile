@@ -5,7 +5,7 @@ KERNEL ?= 6.12
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN := bin/enforcerd
 
-.PHONY: all help build image dist man generate generate-check lint unit check test vmtest vmtest-all vmtest-selftest demo bench deps clean
+.PHONY: all help build image dist man generate generate-check lint unit check test vmtest vmtest-debian vmtest-all vmtest-selftest demo bench deps clean
 
 # A target's line ends in "## what it does", the line `make help` prints.
 all: build man ## build bin/enforcerd and the man pages (the default)
@@ -105,11 +105,20 @@ deps: ## what the tests need: apt packages, kernels, containerd
 
 # Kernel tests inside a QEMU VM (KERNEL=6.12 or 6.1; see scripts/vmtest --help):
 # the full suite with BPF LSM active, then a boot without "bpf" in lsm= that
-# runs only the TestNoBPFLSM... tests.
+# runs only the TestNoBPFLSM... tests, then the Debian guest's tests.
 NO_BPF_LSM := lockdown,capability,landlock,yama
-vmtest: deps ## kernel tests in QEMU (KERNEL=6.12|6.1), with and without bpf in lsm=
+vmtest: deps ## kernel tests in QEMU (KERNEL=6.12|6.1), with and without bpf in lsm=, and the Debian guest's
 	scripts/vmtest --kernel $(KERNEL)
 	scripts/vmtest --kernel $(KERNEL) --lsm $(NO_BPF_LSM)
+	$(MAKE) vmtest-debian KERNEL=$(KERNEL)
+
+# The tests that need systemd as PID 1, auditd and the shipped units (names
+# matching vmtest.DebianGuestPattern; the initramfs guest leaves them out):
+# one boot of the Debian 12 image (scripts/rootfs builds it on a cache miss;
+# CI caches ~/.cache/enforcerd/rootfs/$$(scripts/rootfs --key)).
+DEBIAN_GUEST_TESTS := SystemdUnit|AuditTrail
+vmtest-debian: deps ## the Debian guest's tests (systemd as PID 1, auditd) in QEMU (KERNEL=6.12|6.1)
+	scripts/vmtest --rootfs debian --kernel $(KERNEL) --tests '$(DEBIAN_GUEST_TESTS)'
 
 vmtest-all: deps ## make vmtest on both kernels
 	$(MAKE) vmtest KERNEL=6.12

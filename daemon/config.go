@@ -85,6 +85,22 @@ type AuditConfig struct {
 	MaxSizeMB int `yaml:"max_size_mb"`
 	// MaxBackups rotated files are kept (PATH.1 ... PATH.N).
 	MaxBackups int `yaml:"max_backups"`
+	// LinuxAudit also sends each denial record and each summary record
+	// to the Linux audit trail (auditd, ausearch -m USER_AVC) as an
+	// AUDIT_USER_AVC message over NETLINK_AUDIT (audit.AVCText; needs
+	// CAP_AUDIT_WRITE). Default false. When the kernel refuses (no
+	// capability, another user namespace, no audit support) the daemon
+	// says so once and counts each record in
+	// enforcerd_linux_audit_records_total{result="failed"}.
+	LinuxAudit bool `yaml:"linux_audit"`
+	// LinuxAuditRequired: with linux_audit, refuse to start when the
+	// kernel would not take the messages (checked at start without
+	// writing any). Default false: the daemon starts and counts.
+	LinuxAuditRequired bool `yaml:"linux_audit_required"`
+	// LinuxAuditRatePerSecond bounds the messages a second (burst: twice
+	// that); records over it are counted (result "rate_limited"). Must
+	// be positive.
+	LinuxAuditRatePerSecond float64 `yaml:"linux_audit_rate_per_second"`
 }
 
 // APIConfig bounds what callers of the API socket can hold (api.Limits):
@@ -123,7 +139,7 @@ func DefaultConfig() Config {
 		PinDir:        enforcer.DefaultPinDir,
 		SweepInterval: 30 * time.Second,
 		Pending:       PendingConfig{Deadline: registry.DefaultPendingDeadline, CheckInterval: 100 * time.Millisecond},
-		Audit:         AuditConfig{Path: "/var/log/enforcerd/audit.jsonl", MaxSizeMB: 64, MaxBackups: 5},
+		Audit:         AuditConfig{Path: "/var/log/enforcerd/audit.jsonl", MaxSizeMB: 64, MaxBackups: 5, LinuxAuditRatePerSecond: 50},
 		Metrics:       MetricsConfig{Listen: "127.0.0.1:9464"},
 		Journal:       JournalConfig{Denials: true, RatePerSecond: 50},
 		Proxy:         DefaultProxyConfig(),
@@ -201,6 +217,12 @@ func (c Config) Validate() error {
 	}
 	if c.Audit.MaxBackups < 0 {
 		return fmt.Errorf("audit.max_backups: %d must not be negative", c.Audit.MaxBackups)
+	}
+	if c.Audit.LinuxAuditRatePerSecond <= 0 {
+		return fmt.Errorf("audit.linux_audit_rate_per_second: %v must be positive", c.Audit.LinuxAuditRatePerSecond)
+	}
+	if c.Audit.LinuxAuditRequired && !c.Audit.LinuxAudit {
+		return errors.New("audit.linux_audit_required: true needs audit.linux_audit: true")
 	}
 	if c.SweepInterval < 0 {
 		return fmt.Errorf("sweep_interval: %s must not be negative", c.SweepInterval)

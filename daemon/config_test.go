@@ -30,7 +30,7 @@ func TestConfig(t *testing.T) {
 		t.Fatalf("config = %+v", c)
 	}
 	for _, bad := range []string{
-		"sockett: /x\n", "audit:\n  size: 3\n", "socket: relative\n", "audit:\n  max_size_mb: 0\n",
+		"sockett: /x\n", "audit:\n  size: 3\n", "socket: relative\n", "audit:\n  max_size_mb: 0\n", "audit:\n  linux_audit_rate_per_second: 0\n", "audit:\n  linux_audit_required: true\n",
 		"metrics:\n  listen: nohostport\n", "socket: /" + strings.Repeat("a", 120) + "\n", "state: [\n",
 		"pending:\n  deadline: 0s\n", "allow_partial: maybe\n", "deny_console_egress: maybe\n", "deny-console-egress: true\n", "allow-partial: true\n", "pending:\n  check_interval: -1s\n", "pending:\n  deadlin: 3s\n",
 		"metrics:\n  listen: 127.0.0.1:http\n", "metrics:\n  listen: 127.0.0.1:70000\n", "metrics:\n  listen: example.com:9464\n",

@@ -37,12 +37,14 @@ type node struct {
 	// onStop is what stop runs, last first.
 	onStop []func()
 
-	ml    net.Listener // metrics (nil: none)
-	ln    net.Listener // the API socket
-	alog  *audit.Log   // nil: no audit log
-	mount string       // the cgroup2 mount
-	enf   *enforcer.Enforcer
-	reg   *registry.Registry
+	ml   net.Listener // metrics (nil: none)
+	ln   net.Listener // the API socket
+	alog *audit.Log   // nil: no audit log
+	// linuxAudit: audit.linux_audit's sender (nil: off).
+	linuxAudit *linuxAuditSender
+	mount      string // the cgroup2 mount
+	enf        *enforcer.Enforcer
+	reg        *registry.Registry
 	// early keeps the registry's events until observe wires record
 	// (onEvent): those of Reconcile, what a crash left.
 	early   []registry.Event
@@ -97,9 +99,9 @@ func (n *node) open() error {
 // claim takes everything that can refuse the start before anything
 // changes kernel state (pins, host policy, state): the state lock
 // (ErrLocked), the metrics address, the API socket (one served by another
-// daemon is refused here; connections queue on it until it is served)
-// and the audit log. The metrics listener serves /healthz and /readyz from
-// here on.
+// daemon is refused here; connections queue on it until it is served),
+// the audit log and the Linux audit trail (audit.linux_audit_required).
+// The metrics listener serves /healthz and /readyz from here on.
 func (n *node) claim() error {
 	unlock, err := lock(n.cfg.State + ".lock")
 	if err != nil {
@@ -132,7 +134,7 @@ func (n *node) claim() error {
 		n.alog = alog
 		n.atStop(func() { alog.Close() })
 	}
-	return nil
+	return n.openLinuxAudit()
 }
 
 // openEnforcer finds the cgroup2 mount, takes the pin-dir lock (one
@@ -282,8 +284,9 @@ func (n *node) record(ev registry.Event) {
 }
 
 // startPump starts the denial pump: the kernel's denial records to the
-// audit log, the followers, the metrics and, when journald runs and the
-// configuration does not switch it off, the journal.
+// audit log, the followers, the metrics, when journald runs and the
+// configuration does not switch it off the journal, and with
+// audit.linux_audit the Linux audit trail.
 func (n *node) startPump() error {
 	var jr *denialJournal
 	if n.cfg.Journal.Denials && journal.Enabled() {
@@ -298,7 +301,7 @@ func (n *node) startPump() error {
 		n.log.Warn("denial counts unavailable: every record counts as one denial", "err", err)
 		tally = nil
 	}
-	p := &auditPump{rd: rd, tally: tally, reg: n.reg, alog: n.alog, hub: n.hub, m: n.m, log: n.log, jr: jr}
+	p := &auditPump{rd: rd, tally: tally, reg: n.reg, alog: n.alog, hub: n.hub, m: n.m, log: n.log, jr: jr, la: n.startLinuxAudit()}
 	n.atStop(p.start())
 	return nil
 }

@@ -20,7 +20,7 @@ const summaryInterval = time.Second
 const maxPaths = 16384
 
 // auditPump reads denial records and the kernel's denial counts and writes
-// audit records (log, followers, journal) and the denial metric. The kernel
+// audit records (log, followers, journal, Linux audit trail) and the denial metric. The kernel
 // sends only the first denial of each kind per interval as a record and
 // counts every denial (bpf/tally.h); each tick swaps the counts out
 // (Tally.Rotate), reads the ring buffer to its end (so the first records
@@ -28,7 +28,7 @@ const maxPaths = 16384
 // denial that had denials no record stands for, with their number
 // (emittedRecords): the records and the summaries' counts add up to every
 // denial, and a denial sent as a record is never repeated by a summary, in
-// every sink (log, followers, journal). The denial metric counts from the
+// every sink (log, followers, journal, Linux audit trail). The denial metric counts from the
 // kernel's counts, never records; without a tally (nil) it counts
 // records, one denial each.
 type auditPump struct {
@@ -40,6 +40,8 @@ type auditPump struct {
 	m     *metrics.Metrics
 	log   *slog.Logger
 	jr    *denialJournal
+	// la sends to the Linux audit trail (nil: audit.linux_audit off).
+	la *audit.LinuxAudit
 	// paths of first records by key, until their summary is written.
 	paths map[denial.Key]string
 	// emitted are the records read that no summary covered yet.
@@ -112,7 +114,7 @@ func (p *auditPump) writeSummaries(sums []denial.Summary) {
 }
 
 // write sends rec to every sink: the audit log, the followers (and the
-// recent records), the journal.
+// recent records), the journal, the Linux audit trail.
 func (p *auditPump) write(rec audit.Record) {
 	if p.alog != nil {
 		if err := p.alog.Write(rec); err != nil {
@@ -125,6 +127,9 @@ func (p *auditPump) write(rec audit.Record) {
 		if err := p.jr.Record(rec); err != nil {
 			p.log.Warn("journal", "err", err)
 		}
+	}
+	if p.la != nil {
+		p.la.Record(rec)
 	}
 }
 

@@ -24,7 +24,8 @@ import (
 
 // TestPumpSummariesInEverySink: a denial met once is one record and no
 // summary, a flood is its first record and a summary of the rest, in the
-// audit log, the followers' recent records and the journal alike; the
+// audit log, the followers' recent records, the journal and the Linux
+// audit trail alike; the
 // metric counts every denial; records plus summary counts add up.
 func TestPumpSummariesInEverySink(t *testing.T) {
 	dir := t.TempDir()
@@ -34,7 +35,15 @@ func TestPumpSummariesInEverySink(t *testing.T) {
 	}
 	defer alog.Close()
 	var journaled []string
-	p := &auditPump{tally: &enforcer.Tally{}, hub: audit.NewHub(), alog: alog, m: metrics.New(metrics.Sources{}),
+	var avc []string // the Linux audit trail's messages, in order (one sender)
+	la := audit.NewLinuxAudit(func(typ uint16, text string) error {
+		if typ != 1107 {
+			t.Errorf("audit message type %d, want AUDIT_USER_AVC (1107)", typ)
+		}
+		avc = append(avc, text)
+		return nil
+	}, 1000, nil, nil)
+	p := &auditPump{la: la, tally: &enforcer.Tally{}, hub: audit.NewHub(), alog: alog, m: metrics.New(metrics.Sources{}),
 		log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		reg: registry.New(registry.Options{Enforcer: registrytest.NewEnforcer(true), Cgroups: registrytest.NewCgroups(), StatePath: filepath.Join(dir, "s.json")}),
 		jr: newDenialJournal(JournalConfig{Denials: true, RatePerSecond: 1000}, func(m string, _ journal.Priority, _ map[string]string) error {
@@ -54,6 +63,7 @@ func TestPumpSummariesInEverySink(t *testing.T) {
 	p.record(once)
 	p.record(flood)
 	p.writeSummaries([]denial.Summary{sum(once, 1), sum(flood, 100)})
+	la.Close(5 * time.Second)
 
 	var logged []audit.Record
 	f, err := os.Open(filepath.Join(dir, "audit.jsonl"))
@@ -85,6 +95,10 @@ func TestPumpSummariesInEverySink(t *testing.T) {
 	}
 	if len(journaled) != 3 || !strings.Contains(journaled[2], ": 99 more times since ") {
 		t.Errorf("journal: %q", journaled)
+	}
+	if len(avc) != 3 || !strings.HasPrefix(avc[0], `record="denial" `) || !strings.HasPrefix(avc[2], `record="summary" `) ||
+		!strings.Contains(avc[2], " count=99 ") {
+		t.Errorf("linux audit trail: %q, want two denial records and a summary of 99", avc)
 	}
 	if n := testutil.ToFloat64(p.m.Denials); n != 101 {
 		t.Errorf("enforcerd_denials_total = %v, want 101", n)

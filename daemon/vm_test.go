@@ -37,6 +37,9 @@ type vmEnv struct {
 	mount  string
 	pin    string
 	daemon *exec.Cmd
+	// wrap: a command line the daemon runs under (e.g. setpriv), nil
+	// for none.
+	wrap []string
 }
 
 // newVMEnv prepares a daemon configuration in a temp dir (socket, state,
@@ -117,7 +120,8 @@ func (e *vmEnv) startDaemon() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	cmd := exec.Command(e.bin, "daemon", "--config", e.cfg)
+	argv := append(append([]string{}, e.wrap...), e.bin, "daemon", "--config", e.cfg)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)

@@ -89,6 +89,12 @@ func TestSystemdUnits(t *testing.T) {
 			t.Errorf("enforcerd.service lacks %q", want)
 		}
 	}
+	// audit.linux_audit sends AUDIT_USER_AVC messages: the kernel wants
+	// CAP_AUDIT_WRITE (daemon TestVMSystemdUnitInstalledFromDist sends
+	// them through this unit).
+	if !regexp.MustCompile(`(?m)^CapabilityBoundingSet=.*\bCAP_AUDIT_WRITE\b`).Match(svc) {
+		t.Error("enforcerd.service's CapabilityBoundingSet lacks CAP_AUDIT_WRITE (audit.linux_audit)")
+	}
 	if strings.Contains(string(svc), "systemd-nspawn@.service") {
 		t.Error("enforcerd.service orders itself against systemd-nspawn@.service, which names no instance")
 	}

@@ -9,7 +9,9 @@ Usage: ./uninstall.sh [--purge] [--force [--kill]] [--config FILE]
 
 Stop and disable enforcerd's systemd units, run "enforcerd uninstall" (it
 detaches and unpins every program and map: every ceiling is lifted), then
-remove the files install.sh installed. "enforcerd uninstall" refuses while
+remove the files install.sh installed and the runtime directory
+/run/enforcerd (the socket file the stopped enforcerd.socket leaves, kept
+by the unit through restarts). "enforcerd uninstall" refuses while
 containers are registered (their processes would run on with no ceiling):
 then nothing is removed, the units are enabled and started again as they
 were, and the exit status is 1. --force freezes the registered cgroups
@@ -95,6 +97,9 @@ rm -f "$bin" /etc/systemd/system/enforcerd.service /etc/systemd/system/enforcerd
 	/usr/local/share/bash-completion/completions/enforcerd \
 	/usr/local/share/zsh/site-functions/_enforcerd \
 	/usr/local/share/fish/vendor_completions.d/enforcerd.fish
+# The units keep /run/enforcerd through restarts (RuntimeDirectoryPreserve=)
+# and a stopped socket unit leaves its socket file: both stopped by now.
+rm -rf /run/enforcerd
 if [ "$purge" = 1 ]; then
 	rm -rf /etc/enforcerd /var/log/enforcerd /var/lib/enforcerd
 fi

@@ -1,5 +1,7 @@
 // Package audit turns kernel denial records into audit records: one JSON
-// object per line in a size-rotated log file, and a fan-out to API followers.
+// object per line in a size-rotated log file, a fan-out to API followers,
+// and AUDIT_USER_AVC messages to the Linux audit trail (avc.go,
+// netlink.go, linuxaudit.go).
 // Audit records are data, not log lines (style.md).
 //
 // Layering (docs/design.md): layer 4; it may import denial/, and of other

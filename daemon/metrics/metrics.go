@@ -103,6 +103,10 @@ type Metrics struct {
 	// made with activation at exec, by outcome (registry.Event kinds).
 	Pending     *prometheus.CounterVec
 	AuditErrors prometheus.Counter
+	// LinuxAudit counts the records given to the Linux audit trail
+	// (audit.linux_audit) by outcome (audit.LinuxAuditSent, ...RateLimited,
+	// ...QueueFull, ...Failed).
+	LinuxAudit *prometheus.CounterVec
 	// ConnsRefused counts API connections refused over the connection
 	// limits, by the limit reached (api.ConnLimit*: "per_cgroup",
 	// "confined", "total").
@@ -135,6 +139,10 @@ func New(src Sources) *Metrics {
 			Help: "Audit records that could not be written to the audit log.",
 		}),
 	}
+	m.LinuxAudit = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "enforcerd_linux_audit_records_total",
+		Help: "Denial and summary records given to the Linux audit trail (audit.linux_audit: AUDIT_USER_AVC over NETLINK_AUDIT), by result: sent, rate_limited, queue_full, failed (the kernel refused it or no audit socket; the first failure is logged). The audit log has every record.",
+	}, []string{"result"})
 	m.ConnsRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "enforcerd_api_connections_refused_total",
 		Help: "API connections refused (503) because their caller was over a connection limit, by limit: per_cgroup (api.max_conns_per_cgroup), confined (api.max_confined_conns), total (api.max_conns).",
@@ -144,7 +152,7 @@ func New(src Sources) *Metrics {
 		Help:    "API requests from their headers read to their answer written, by endpoint (register, unregister, status, ready, ...; the denial stream is not timed), the caller's stage (createRuntime, prestart, poststop from the OCI hook; none; other) and result (ok or the API's error code).",
 		Buckets: apiDurationBuckets,
 	}, []string{"endpoint", "stage", "result"})
-	reg.MustRegister(m.Denials, m.Registrations, m.Pending, m.AuditErrors, m.ConnsRefused, m.APIDuration)
+	reg.MustRegister(m.Denials, m.Registrations, m.Pending, m.AuditErrors, m.LinuxAudit, m.ConnsRefused, m.APIDuration)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "enforcerd_registered_containers",
 		Help: "Containers currently registered with the daemon.",

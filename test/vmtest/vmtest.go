@@ -13,6 +13,7 @@ package vmtest
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -35,6 +36,31 @@ const NoBPFLSMEnvVar = "ENFORCERD_VMTEST_NO_BPF_LSM"
 // '^TestNative'), so they are neither run nor counted there. They call
 // NativeOnly first.
 const NativePrefix = "TestNative"
+
+// DebianGuestPattern matches (as -test.run does) the names of the tests
+// that need the Debian guest (scripts/vmtest --rootfs debian: systemd as
+// PID 1, auditd, the shipped units): the initramfs guest leaves them out
+// (-test.skip), and `make vmtest-debian` (scripts/vmtest --rootfs debian
+// --tests DebianGuestPattern) runs only them. Such a test calls
+// RequireDebianGuest first.
+const DebianGuestPattern = "SystemdUnit|AuditTrail"
+
+// RequireDebianGuest marks t as a test of the Debian guest: its name must
+// match DebianGuestPattern (the initramfs guest leaves out only tests so
+// named); outside the VM it is skipped, inside it fails unless systemd is
+// PID 1.
+func RequireDebianGuest(t testing.TB) {
+	t.Helper()
+	if !regexp.MustCompile(DebianGuestPattern).MatchString(t.Name()) {
+		t.Fatalf("vmtest: Debian-guest test %s must have %s in its name: the initramfs guest leaves out only tests so named", t.Name(), DebianGuestPattern)
+	}
+	if !InVM() {
+		Skip(t, "needs the Debian guest (scripts/vmtest --rootfs debian)")
+	}
+	if exe, err := os.Readlink("/proc/1/exe"); err != nil || !strings.Contains(exe, "systemd") {
+		t.Fatalf("vmtest: %s needs the Debian guest with systemd as PID 1 (scripts/vmtest --rootfs debian); PID 1 is %q (%v)", t.Name(), exe, err)
+	}
+}
 
 // NoBPFLSM reports whether the test binary runs inside a vmtest guest booted
 // without the BPF LSM.

@@ -78,3 +78,22 @@ func TestNoBPFLSMGuestReportsInactive(t *testing.T) {
 		t.Fatalf(`"bpf" active in LSM list = %v, but %s=%q`, active, vmtest.NoBPFLSMEnvVar, os.Getenv(vmtest.NoBPFLSMEnvVar))
 	}
 }
+
+// TestNativeDebianGuestPatternInScripts: scripts/vmtest leaves out of the
+// initramfs guest exactly the tests vmtest.DebianGuestPattern names, and
+// the Makefile's vmtest-debian runs exactly those.
+func TestNativeDebianGuestPatternInScripts(t *testing.T) {
+	vmtest.NativeOnly(t)
+	for file, want := range map[string]string{
+		"../../scripts/vmtest": "DEBIAN_GUEST_TESTS='" + vmtest.DebianGuestPattern + "'",
+		"../../Makefile":       "DEBIAN_GUEST_TESTS := " + vmtest.DebianGuestPattern,
+	} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s does not say %s (vmtest.DebianGuestPattern)", file, want)
+		}
+	}
+}

@@ -108,6 +108,17 @@ want a duration such as 30s, 1m30s or 100ms, got 30"):
     path: /var/log/enforcerd/audit.jsonl     # "" = no file (journal and followers only)
     max_size_mb: 64                          # rotate at this size
     max_backups: 5                           # keep PATH.1 ... PATH.5
+    linux_audit: false                       # true: each denial and summary record also
+                                             # to the Linux audit trail (auditd:
+                                             # ausearch -m USER_AVC) as AUDIT_USER_AVC
+                                             # over NETLINK_AUDIT; needs CAP_AUDIT_WRITE.
+                                             # Refused by the kernel: said once, counted
+                                             # (enforcerd_linux_audit_records_total)
+    linux_audit_required: false              # true: refuse to start when the kernel
+                                             # would not take them (checked at start,
+                                             # nothing written)
+    linux_audit_rate_per_second: 50          # past it (burst twice that) records are
+                                             # counted, not sent; must be positive
   journal:
     denials: true                            # each denial also as a journal entry with
                                              # ENFORCERD_* fields (when journald runs)

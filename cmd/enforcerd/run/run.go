@@ -128,6 +128,16 @@ Flags:
                          its audit log (a record has one reader), and run
                          prints this run's records from the daemon's stream
                          (GET /v1/denials?cgroup_id=ID) instead.
+  --linux-audit          also send each denial record run reads itself (no
+                         daemon on the pins) to the Linux audit trail as an
+                         AUDIT_USER_AVC message (ausearch -m USER_AVC;
+                         container=enforcerd-run-PID-CGROUPID), also with
+                         -q. Needs CAP_AUDIT_WRITE in the initial user
+                         namespace: without it run says so once and runs
+                         CMD all the same. With a daemon reading the
+                         records, its audit.linux_audit decides instead.
+                         Without BPF LSM (CMD restricts itself with
+                         Landlock and seccomp) there are no records to send
   -q, --quiet            print neither denials nor the banners of what
                          the flags chose (what --allow-partial or
                          --audit-only leave unenforced or unseen, the
@@ -165,6 +175,7 @@ type runOptions struct {
 	auditOnly    bool
 	allowPartial bool
 	quiet        bool
+	linuxAudit   bool // --linux-audit
 	execAllow    []string
 	allowConnect []endpoint.Endpoint // resolved
 	writeRoots   []string            // --write-root, as given
@@ -224,6 +235,7 @@ func NewCommand(s cli.Streams, do func(runOptions, cli.Streams) int) *cobra.Comm
 	cli.PinDirFlag(fs, &f.o.pinDir)
 	cli.SocketFlag(fs, &f.o.socket)
 	fs.BoolVarP(&f.o.quiet, "quiet", "q", false, "do not print denials")
+	fs.BoolVar(&f.o.linuxAudit, "linux-audit", false, "also send each denial run reads to the Linux audit trail (AUDIT_USER_AVC; needs CAP_AUDIT_WRITE)")
 	return c
 }
 

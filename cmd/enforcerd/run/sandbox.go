@@ -224,8 +224,11 @@ func reportOuter(stderr io.Writer, o runOptions, oc sandbox.Outer) {
 func (r *sandboxRun) followDenials(sb *sandbox.Sandbox, daemonReads bool) (stop func() uint64, err error) {
 	stderr := r.s.Err
 	none := func() uint64 { return 0 }
+	if r.o.linuxAudit && daemonReads {
+		fmt.Fprintf(stderr, "enforcerd run: --linux-audit: the enforcerd daemon using %s reads the denial records; its audit.linux_audit decides whether they reach the Linux audit trail\n", r.o.pinDir)
+	}
 	switch {
-	case r.o.quiet:
+	case daemonReads && r.o.quiet:
 		return none, nil
 	case daemonReads:
 		if stop, err = r.daemon.followDenials(sb.Cgroup().ID, stderr); err != nil {
@@ -233,9 +236,36 @@ func (r *sandboxRun) followDenials(sb *sandbox.Sandbox, daemonReads bool) (stop 
 			return none, nil
 		}
 		return stop, nil
+	case r.o.linuxAudit:
+		return r.watchToAuditTrail(sb)
+	case r.o.quiet:
+		return none, nil
 	default:
 		return sb.WatchDenials(func(d sandbox.Denial) { printDenial(stderr, d) })
 	}
+}
+
+// watchToAuditTrail reads the sandbox's denial records (run is their
+// reader) into the Linux audit trail (--linux-audit), printing them too
+// unless --quiet; the returned stop also sends what is queued.
+func (r *sandboxRun) watchToAuditTrail(sb *sandbox.Sandbox) (stop func() uint64, err error) {
+	trail := newRunAuditTrail(r.s.Err, fmt.Sprintf("enforcerd-run-%d-%d", os.Getpid(), sb.Cgroup().ID))
+	watch, err := sb.WatchDenials(func(d sandbox.Denial) {
+		if !r.o.quiet {
+			printDenial(r.s.Err, d)
+		}
+		if trail != nil {
+			trail.record(d)
+		}
+	})
+	if err != nil || trail == nil {
+		return watch, err
+	}
+	return func() uint64 {
+		lost := watch()
+		trail.close()
+		return lost
+	}, nil
 }
 
 // runCommand runs CMD in the sandbox with run's stdio, stops following

@@ -1,0 +1,69 @@
+package compat
+
+import "github.com/enforcerd/enforcerd/denial"
+
+// Tool is one unmodified tool's task: testdata/tasks/<Name>.sh, run with
+// /bin/sh -eu in the workspace (the write root), with the environment of
+// Env and the fixtures of testdata/fixtures.sh under $FIX.
+type Tool struct {
+	Name string
+	// Task says what the script does (the table's first column).
+	Task string
+	// Writes: the task writes (beneath the workspace only); a read-only
+	// task reads the fixtures and the system and writes nothing.
+	Writes bool
+	// Except overrides the outcome for some roles (with Outcome.Why).
+	Except map[string]Outcome
+}
+
+// Tools are the cells' rows, most used first.
+var Tools = []Tool{
+	{Name: "git", Writes: true, Task: "init, add, commit, branch, rebase, stash, worktree, gc, a local clone"},
+	{Name: "git-read", Task: "status, log, diff, show, grep, blame of a repository outside the write root"},
+	{Name: "python-venv", Writes: true, Task: "python3 -m venv (ensurepip from Debian's wheels), pip install from a local wheel directory"},
+	{Name: "pytest", Writes: true, Task: "pytest on a small test module (its cache in the workspace)"},
+	{Name: "python-mp", Writes: true, Task: "multiprocessing: a Pool, a Lock and a Queue (POSIX semaphores in /dev/shm)"},
+	{Name: "c-make", Writes: true, Task: "make + gcc: compile, link and run a two-file C program"},
+	{Name: "sqlite-write", Writes: true, Task: "sqlite3: create a database in the workspace, WAL, transactions, an index"},
+	{Name: "sqlite-read", Task: "sqlite3: read-only queries (shared locks) of a database outside the write root, rollback journal and WAL"},
+	{Name: "flock", Writes: true, Task: "flock(1) scripts: exclusive and shared locks, a lock held across a subshell"},
+	{Name: "pty", Writes: true, Task: "programs on a pty the sandbox opens: script(1), tmux (server, send-keys, capture-pane), expect"},
+	{Name: "xargs-pool", Task: "xargs -P 4: a process pool hashing the fixture tree"},
+	{Name: "search", Task: "rg and find over a source tree"},
+	{Name: "archive", Writes: true, Task: "tar with gzip and xz: create, list, extract"},
+	{Name: "sysfiles", Task: "reading /etc/os-release, /proc/self/*, /proc/cpuinfo, /sys/devices/system/cpu"},
+	{Name: "go", Writes: true, Task: "go build and go test with GOCACHE/GOMODCACHE in the workspace, a dependency from a prepared module proxy"},
+	{Name: "node", Writes: true, Task: "npm ci from a local cache (offline), node --test"},
+}
+
+// Expect is a cell's expected outcome: t.Except[role], or the role's
+// ceiling's rule for a task that writes or reads:
+//   - general, implement (write, network, shell=full): works;
+//   - test (write=false beneath the workspace root, network=false,
+//     shell=full): works, the task writes only beneath its workspace;
+//   - explore, reviewer (shell=read_only): a read-only task works; a task
+//     that writes is denied: every process a read_only shell execs is
+//     write-denied, beneath a write root too;
+//   - advisor (shell=none): denied: only the entrypoint runs, and its exec
+//     of the task's shell is refused.
+func Expect(t Tool, role string) Outcome {
+	if o, ok := t.Except[role]; ok {
+		return o
+	}
+	switch role {
+	case "explore", "reviewer":
+		if t.Writes {
+			return Outcome{Denied: true, Want: []Want{{Rule: denial.RuleWrite}},
+				Why: "shell=read_only: processes it execs may not write, beneath a write root neither"}
+		}
+	case "advisor":
+		return Outcome{Denied: true, Want: []Want{{Rule: denial.RuleShellNone}},
+			Why: "shell=none: no program but the entrypoint runs (a tool can be the entrypoint, with --exec-allow for what it runs)"}
+	}
+	return Outcome{}
+}
+
+// Diagnoses explain the cells known to fail ("tool/role"): the rule that
+// denies, why that is a false denial, and the way around it until the
+// rule changes. docs/compatibility.md prints them under the failing cells.
+var Diagnoses = map[string]string{}

@@ -1,0 +1,10 @@
+# flock(1): exclusive and shared locks on files in the workspace, a lock
+# held by a subshell while another waits.
+flock lock.x -c 'echo held >state'
+flock -s lock.x cat state
+( flock 9; sleep 0.2; echo done >>state ) 9>lock.y &
+sleep 0.05
+flock -w 10 lock.y -c 'cat state'
+wait
+grep -q done state
+flock -n -s "$FIX/ref.db" true

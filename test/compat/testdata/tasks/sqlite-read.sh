@@ -1,0 +1,7 @@
+# sqlite3: read-only queries of databases outside the write root: a
+# rollback-journal database (shared lock on the file) and a WAL one
+# (opened read-only; its -shm index exists).
+sqlite3 "$FIX/ref.db" "select count(*) from t;" | grep -qx 3
+sqlite3 -readonly "$FIX/ref.db" "select name from t where id = 2;" | grep -qx b
+sqlite3 "file:$FIX/ref.db?mode=ro" "select count(*) from t;" | grep -qx 3
+sqlite3 -readonly "$FIX/wal.db" "select count(*) from t;" | grep -qx 2

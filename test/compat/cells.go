@@ -19,8 +19,12 @@ type Tool struct {
 // Tools are the cells' rows, most used first.
 var Tools = []Tool{
 	{Name: "git", Writes: true, Task: "init, add, commit, branch, rebase, stash, worktree, gc, a local clone"},
-	{Name: "git-read", Task: "status, log, diff, show, grep, blame of a repository outside the write root"},
-	{Name: "python-venv", Writes: true, Task: "python3 -m venv (ensurepip from Debian's wheels), pip install from a local wheel directory"},
+	{Name: "git-read", Task: "status, log, diff, show, grep, blame of a repository outside the write root",
+		Except: readOnly(Want{Rule: denial.RuleWrite, Under: "$FIX/repo/.git/index.lock"},
+			"git status refreshes the index when it can (an optional .git/index.lock, outside the write root here) and goes on without; GIT_OPTIONAL_LOCKS=0 (or --no-optional-locks) skips the attempt")},
+	{Name: "python-venv", Writes: true, Task: "python3 -m venv (ensurepip from Debian's wheels), pip install from a local wheel directory",
+		Except: map[string]Outcome{"test": {Want: []Want{{Rule: denial.RuleNetwork, Object: "AF_INET6 "}},
+			Why: "network=false: pip (its urllib3) probes IPv6 support with an AF_INET6 socket when it starts, and works without"}}},
 	{Name: "pytest", Writes: true, Task: "pytest on a small test module (its cache in the workspace)"},
 	{Name: "python-mp", Writes: true, Task: "multiprocessing: a Pool, a Lock and a Queue (POSIX semaphores in /dev/shm)"},
 	{Name: "c-make", Writes: true, Task: "make + gcc: compile, link and run a two-file C program"},
@@ -34,6 +38,14 @@ var Tools = []Tool{
 	{Name: "sysfiles", Task: "reading /etc/os-release, /proc/self/*, /proc/cpuinfo, /sys/devices/system/cpu"},
 	{Name: "go", Writes: true, Task: "go build and go test with GOCACHE/GOMODCACHE in the workspace, a dependency from a prepared module proxy"},
 	{Name: "node", Writes: true, Task: "npm ci from a local cache (offline), node --test"},
+}
+
+// readOnly is the outcome of a task that works under every write=false
+// role but advisor while the tool attempts, and survives, a write outside
+// the write root (w, with why).
+func readOnly(w Want, why string) map[string]Outcome {
+	o := Outcome{Want: []Want{w}, Why: why}
+	return map[string]Outcome{"explore": o, "reviewer": o, "test": o}
 }
 
 // Expect is a cell's expected outcome: t.Except[role], or the role's

@@ -91,12 +91,15 @@ func ParseDenials(out string) []Denied {
 type Want struct {
 	Rule  denial.Rule
 	Under string
+	// Object, when set, is how the denial's object starts (a socket's
+	// "AF_INET6 SOCK_STREAM").
+	Object string
 }
 
 // Matches reports whether d is of this kind; ws and fix replace "$WS" and
 // "$FIX" in Under.
 func (w Want) Matches(d Denied, ws, fix string) bool {
-	if d.Rule != w.Rule {
+	if d.Rule != w.Rule || !strings.HasPrefix(d.Object, w.Object) {
 		return false
 	}
 	if w.Under == "" {
@@ -108,10 +111,14 @@ func (w Want) Matches(d Denied, ws, fix string) bool {
 }
 
 func (w Want) String() string {
-	if w.Under == "" {
-		return "rule " + string(w.Rule)
+	s := "rule " + string(w.Rule)
+	if w.Object != "" {
+		s += " of " + w.Object
 	}
-	return fmt.Sprintf("rule %s under %s", w.Rule, w.Under)
+	if w.Under != "" {
+		s += " under " + w.Under
+	}
+	return s
 }
 
 // Outcome is what a cell expects.

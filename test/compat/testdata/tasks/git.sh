@@ -24,7 +24,7 @@ git worktree add -q ../wt topic
 (cd ../wt && printf 'c\n' >c.txt && git add c.txt && git commit -qm "wt: c")
 git worktree remove ../wt
 git gc -q
-git fsck -q
+git fsck --no-progress >/dev/null
 cd ..
 git clone -q proj clone
 git -C clone log --oneline | wc -l | grep -qx 4

@@ -26,7 +26,7 @@ var Tools = []Tool{
 		Except: map[string]Outcome{"test": {Want: []Want{{Rule: denial.RuleNetwork, Object: "AF_INET6 "}},
 			Why: "network=false: pip (its urllib3) probes IPv6 support with an AF_INET6 socket when it starts, and works without"}}},
 	{Name: "pytest", Writes: true, Task: "pytest on a small test module (its cache in the workspace)"},
-	{Name: "python-mp", Writes: true, Task: "multiprocessing: a Pool, a Lock and a Queue (POSIX semaphores in /dev/shm)"},
+	{Name: "python-mp", Task: "multiprocessing (a program outside the write root): Pools (fork, spawn), a Lock, a Queue: POSIX semaphores the sandbox creates in /dev/shm"},
 	{Name: "c-make", Writes: true, Task: "make + gcc: compile, link and run a two-file C program"},
 	{Name: "sqlite-write", Writes: true, Task: "sqlite3: create a database in the workspace, WAL, transactions, an index"},
 	{Name: "sqlite-read", Task: "sqlite3: read-only queries (shared locks) of a database outside the write root, rollback journal and WAL"},
@@ -37,7 +37,7 @@ var Tools = []Tool{
 	{Name: "archive", Writes: true, Task: "tar with gzip and xz: create, list, extract"},
 	{Name: "sysfiles", Task: "reading /etc/os-release, /proc/self/*, /proc/cpuinfo, /sys/devices/system/cpu"},
 	{Name: "go", Writes: true, Task: "go build and go test with GOCACHE/GOMODCACHE in the workspace, a dependency from a prepared module proxy"},
-	{Name: "node", Writes: true, Task: "npm ci from a local cache (offline), node --test"},
+	{Name: "node", Writes: true, Task: "npm ci offline from a local package tarball (its cache in the workspace), node --test"},
 }
 
 // readOnly is the outcome of a task that works under every write=false

@@ -122,10 +122,11 @@ func prepareFixtures(t *testing.T, fix string) {
 	start := time.Now()
 	c := exec.Command("/bin/sh", "testdata/fixtures.sh")
 	c.Env = append(os.Environ(), "FIX="+fix, "HOME="+fix+"/home")
-	if out, err := c.CombinedOutput(); err != nil {
+	out, err := c.CombinedOutput()
+	if err != nil {
 		t.Fatalf("testdata/fixtures.sh: %v\n%s", err, out)
 	}
-	t.Logf("fixtures in %v", time.Since(start).Round(time.Millisecond))
+	t.Logf("fixtures in %v:\n%s", time.Since(start).Round(time.Millisecond), out)
 }
 
 // cell is one tool × role run.

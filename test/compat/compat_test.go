@@ -135,7 +135,7 @@ type cell struct {
 }
 
 // run makes the workspace and runs the task under the role's ceiling:
-// enforcerd run --role ROLE [--write-root WS] -- <driver> /bin/sh -eu TASK.
+// enforcerd run --role ROLE [--write-root WS] -- <driver> /bin/sh -eux TASK.
 // Under write=false the workspace is the only write root.
 func (c cell) run(t *testing.T, tool Tool, role string) Result {
 	for _, d := range []string{c.ws, c.ws + "/tmp", c.ws + "/home"} {
@@ -147,7 +147,7 @@ func (c cell) run(t *testing.T, tool Tool, role string) Result {
 	if !policy.RequestedCeiling(policy.Role(role), policy.DefaultSession()).Write {
 		args = append(args, "--write-root", c.ws)
 	}
-	args = append(args, "--", c.self, "/bin/sh", "-eu", filepath.Join(c.tasks, tool.Name+".sh"))
+	args = append(args, "--", c.self, "/bin/sh", "-eux", filepath.Join(c.tasks, tool.Name+".sh"))
 	ctx, cancel := context.WithTimeout(context.Background(), cellTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.bin, args...)

@@ -125,7 +125,11 @@ func docTable(b *strings.Builder, runs []Run) []string {
 		return len(notes)
 	}
 	for _, t := range Tools {
-		fmt.Fprintf(b, "| %s | %s |", t.Name, t.Task)
+		name := t.Name
+		if t.TolerateWhy != "" {
+			name += fmt.Sprintf(" [%d]", note(t.TolerateWhy))
+		}
+		fmt.Fprintf(b, "| %s | %s |", name, t.Task)
 		for _, role := range Roles {
 			fmt.Fprintf(b, " %s |", cellText(t, role, runs, note))
 		}
@@ -169,7 +173,7 @@ func docNotes(b *strings.Builder, notes []string) {
 	if len(notes) == 0 {
 		return
 	}
-	b.WriteString("Why a cell is denied, or what it needs:\n\n")
+	b.WriteString("Why a cell is denied, and the denials a tool meets and works without:\n\n")
 	for i, n := range notes {
 		fmt.Fprintf(b, "%d. %s\n", i+1, n)
 	}

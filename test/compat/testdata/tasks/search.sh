@@ -1,6 +1,8 @@
 # rg and find over a source tree.
-rg -q "func f17\(" "$FIX/tree"
+rg -q 'func f17\(' "$FIX/tree"
 [ "$(rg -l TODO "$FIX/tree" | wc -l)" -eq 40 ]
-rg --files "$FIX/repo" >/dev/null
-[ "$(find "$FIX/tree" -name '*.go' -newer "$FIX/tree/doc" -o -name '*.go' -print | wc -l)" -ge 1 ]
-find "$FIX" -type f -size -1k -name '*.txt' | grep -q n1.txt
+rg --files "$FIX/repo" | grep -q f1.go
+rg -n --type go 'return 4[0-9]' "$FIX/tree" | grep -q f40.go
+[ "$(find "$FIX/tree" -name '*.go' -type f | wc -l)" -eq 40 ]
+find "$FIX" -type f -size -2k -name '*.txt' | grep -q n1.txt
+find "$FIX/tree" -newer "$FIX/tree/src/f1.go" -type f >/dev/null

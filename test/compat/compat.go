@@ -46,20 +46,53 @@ type Denied struct {
 	Line      string // the line as printed
 }
 
-// Path is the file path of a file object ("" for other objects), without
-// the "..." the record puts before a path it did not walk to the root of
-// its mount namespace, and relative to its file system's root for a file
-// on a mount it cannot place (/dev/shm's "/sem.NAME").
-func (d Denied) Path() string {
+// Path is the file path of a file object ("" for other objects) and
+// whether it is only the path's tail: a record names at most the last few
+// components and prints "..." before them. A file on a mount the record
+// does not place is named from its file system's root (/dev/shm's
+// "/sem.NAME").
+func (d Denied) Path() (path string, tail bool) {
 	i := strings.Index(d.Object, " (dev ")
 	if i < 0 {
-		return ""
+		return "", false
 	}
-	p := strings.TrimPrefix(d.Object[:i], "...")
+	p := d.Object[:i]
+	if t := strings.TrimPrefix(p, "..."); t != p {
+		p, tail = t, true
+	}
 	if !strings.HasPrefix(p, "/") {
-		return ""
+		return "", false
 	}
-	return p
+	return p, tail
+}
+
+// beneath reports whether path p (a tail when tail) can be dir or a file
+// beneath it: for a tail, some trailing components of dir must be the
+// tail's leading ones (the components before the tail are unknown).
+func beneath(p string, tail bool, dir string) bool {
+	dir = strings.TrimSuffix(dir, "/")
+	if !tail {
+		return p == dir || strings.HasPrefix(p, dir+"/")
+	}
+	dc := strings.Split(strings.TrimPrefix(dir, "/"), "/")
+	tc := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	for i := range dc {
+		rest := dc[i:]
+		if len(rest) > len(tc) {
+			continue
+		}
+		match := true
+		for j := range rest {
+			if rest[j] != tc[j] {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
 }
 
 // String is the denial in the form of the FAIL line: operation, object,
@@ -105,9 +138,8 @@ func (w Want) Matches(d Denied, ws, fix string) bool {
 	if w.Under == "" {
 		return true
 	}
-	dir := strings.NewReplacer("$WS", ws, "$FIX", fix).Replace(w.Under)
-	p := d.Path()
-	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+	p, tail := d.Path()
+	return p != "" && beneath(p, tail, strings.NewReplacer("$WS", ws, "$FIX", fix).Replace(w.Under))
 }
 
 func (w Want) String() string {

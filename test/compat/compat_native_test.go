@@ -21,17 +21,50 @@ func TestNativeParseDenials(t *testing.T) {
 	if len(ds) != 4 {
 		t.Fatalf("got %d denials, want 4: %+v", len(ds), ds)
 	}
-	if d := ds[0]; d.Operation != "mkdir" || d.Path() != "/var/tmp/ws/r" || d.Hook != "inode_mkdir" || d.Rule != denial.RuleWrite || d.Comm != "git" {
-		t.Errorf("first: %+v (path %q)", d, d.Path())
+	if p, tail := ds[0].Path(); p != "/var/tmp/ws/r" || !tail {
+		t.Errorf("first: path %q tail %v", p, tail)
 	}
-	if d := ds[1]; d.Path() != "/sem.Etdisp" || !strings.HasPrefix(d.Line, "enforcerd: denied create") {
+	if d := ds[0]; d.Operation != "mkdir" || d.Hook != "inode_mkdir" || d.Rule != denial.RuleWrite || d.Comm != "git" {
+		t.Errorf("first: %+v", d)
+	}
+	if p, tail := ds[1].Path(); p != "/sem.Etdisp" || tail {
+		t.Errorf("interleaved: path %q tail %v", p, tail)
+	}
+	if d := ds[1]; !strings.HasPrefix(d.Line, "enforcerd: denied create") {
 		t.Errorf("interleaved: %+v", d)
 	}
-	if d := ds[2]; d.Path() != "" || d.Rule != denial.RuleNetwork || d.Object != "AF_INET6 SOCK_STREAM" {
+	if p, _ := ds[2].Path(); p != "" {
+		t.Errorf("socket: path %q", p)
+	}
+	if d := ds[2]; d.Rule != denial.RuleNetwork || d.Object != "AF_INET6 SOCK_STREAM" {
 		t.Errorf("socket: %+v", d)
 	}
 	if d := ds[3]; d.Rule != denial.RuleShellNone || d.Comm != "compat.test" {
 		t.Errorf("outer: %+v", d)
+	}
+}
+
+func TestNativeBeneath(t *testing.T) {
+	vmtest.NativeOnly(t)
+	for _, c := range []struct {
+		p    string
+		tail bool
+		dir  string
+		want bool
+	}{
+		{"/var/tmp/ws/r", false, "/var/tmp/ws", true},
+		{"/var/tmp/ws", false, "/var/tmp/ws/", true},
+		{"/var/tmp/wsx/r", false, "/var/tmp/ws", false},
+		{"/fix/repo/.git/index.lock", true, "/var/tmp/c-1/fix/repo/.git/index.lock", true},
+		{"/fix/repo/.git/index.lock", true, "/var/tmp/c-1/fix", true},
+		{"/tmp/c-1/fix/ref.db", true, "/var/tmp/c-1/fix", true},
+		{"/tmp/c-2/fix/ref.db", true, "/var/tmp/c-1/fix", false},
+		{"/repo/.git/index.lock", true, "/var/tmp/c-1/fix", false},
+		{"/fix", true, "/var/tmp/c-1/fix/repo", false},
+	} {
+		if got := beneath(c.p, c.tail, c.dir); got != c.want {
+			t.Errorf("beneath(%q, %v, %q) = %v, want %v", c.p, c.tail, c.dir, got, c.want)
+		}
 	}
 }
 

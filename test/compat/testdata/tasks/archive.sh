@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2164,SC2016 # run as sh -eux TASK: a failed cd ends it; quoted $ is for the tool
 # tar with gzip and xz: create, list, extract.
 tar -C "$FIX" -czf tree.tgz tree
 tar -tzf tree.tgz | grep -q tree/src/f1.go

@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2164,SC2016 # run as sh -eux TASK: a failed cd ends it; quoted $ is for the tool
 # make + gcc: compile, link and run a two-file C program.
 mkdir -p cproj
 cd cproj

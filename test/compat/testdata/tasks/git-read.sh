@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2164,SC2016 # run as sh -eux TASK: a failed cd ends it; quoted $ is for the tool
 # git over a repository outside the write root: what a reader does.
 cd "$FIX/repo"
 git status --short

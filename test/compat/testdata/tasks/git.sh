@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2164,SC2016 # run as sh -eux TASK: a failed cd ends it; quoted $ is for the tool
 # git: a repository's life in the workspace: init, add, commit, branch,
 # rebase, stash, worktree, gc, a local clone.
 git init -q -b main proj
@@ -25,6 +26,6 @@ git worktree add -q ../wt topic
 git worktree remove ../wt
 git gc -q
 git fsck --no-progress >/dev/null
-cd ..
+cd "$WS"
 git clone -q proj clone
 git -C clone log --oneline | wc -l | grep -qx 4

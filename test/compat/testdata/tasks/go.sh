@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2164,SC2016 # run as sh -eux TASK: a failed cd ends it; quoted $ is for the tool
 # A Go module (go 1.19, the image's Go): go build and go test, with
 # GOCACHE and GOMODCACHE in the workspace and its dependency from a
 # prepared module proxy (file://), no network.

@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2164,SC2016 # run as sh -eux TASK: a failed cd ends it; quoted $ is for the tool
 # npm ci offline from a local package tarball (npm's cache in the
 # workspace: HOME), then node --test.
 cp -r "$FIX/npm/proj" "$FIX/npm/compat-dep-1.0.0.tgz" .

@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2164,SC2016 # run as sh -eux TASK: a failed cd ends it; quoted $ is for the tool
 # pytest on a small module; its cache (.pytest_cache) lands in the workspace.
 mkdir -p pt
 cat >pt/test_sample.py <<'PY'

@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2164,SC2016 # run as sh -eux TASK: a failed cd ends it; quoted $ is for the tool
 # rg and find over a source tree.
 rg -q 'func f17\(' "$FIX/tree"
 [ "$(rg -l TODO "$FIX/tree" | wc -l)" -eq 40 ]

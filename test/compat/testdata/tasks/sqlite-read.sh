@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2164,SC2016 # run as sh -eux TASK: a failed cd ends it; quoted $ is for the tool
 # sqlite3: read-only queries of databases outside the write root: a
 # rollback-journal database (shared lock on the file) and a WAL one
 # (opened read-only; its -shm index exists).

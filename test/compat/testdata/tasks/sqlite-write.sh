@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2164,SC2016 # run as sh -eux TASK: a failed cd ends it; quoted $ is for the tool
 # sqlite3: a database in the workspace, rollback journal and WAL.
 sqlite3 app.db "create table t(id integer primary key, v text); begin; insert into t(v) values ('a'),('b'); commit; create index iv on t(v);"
 sqlite3 app.db "select count(*) from t;" | grep -qx 2

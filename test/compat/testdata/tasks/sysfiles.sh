@@ -1,4 +1,6 @@
+# shellcheck shell=sh disable=SC2164,SC2016 # run as sh -eux TASK: a failed cd ends it; quoted $ is for the tool
 # The system files an agent reads.
+# shellcheck source=/dev/null
 . /etc/os-release
 [ -n "$ID" ]
 for f in status stat statm cmdline environ limits maps mountinfo cgroup fd/0 exe cwd; do

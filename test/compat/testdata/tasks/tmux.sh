@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2164,SC2016 # run as sh -eux TASK: a failed cd ends it; quoted $ is for the tool
 # tmux: a server on a pty the sandbox opens, its socket in the workspace,
 # send-keys and capture-pane.
 export TMUX_TMPDIR="$WS/tmux"

@@ -239,7 +239,7 @@ var lineRE = regexp.MustCompile(`compat: ([a-z0-9-]+)/([a-z]+) (ok|FAIL)(?: (.*)
 // ParseLine reads a Line back (from a console log, where a line may carry
 // a prefix); ok false when s holds none.
 func ParseLine(s string) (tool, role string, pass bool, detail string, ok bool) {
-	m := lineRE.FindStringSubmatch(s)
+	m := lineRE.FindStringSubmatch(strings.TrimRight(s, "\r"))
 	if m == nil {
 		return "", "", false, "", false
 	}

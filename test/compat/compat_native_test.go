@@ -94,7 +94,7 @@ func TestNativeJudge(t *testing.T) {
 		if got := r.Line(); got != c.line {
 			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.line)
 		}
-		tool, role, pass, _, ok := ParseLine("console prefix " + r.Line())
+		tool, role, pass, _, ok := ParseLine("console prefix " + r.Line() + "\r")
 		if !ok || tool != "t" || role != "r" || pass != r.OK {
 			t.Errorf("%s: ParseLine(%q) = %q %q %v %v", c.name, r.Line(), tool, role, pass, ok)
 		}

@@ -48,15 +48,15 @@ type Denied struct {
 
 // Path is the file path of a file object ("" for other objects) and
 // whether it is only the path's tail: a record names at most the last few
-// components and prints "..." before them. A file on a mount the record
+// components and prints "..." before them; a file that exists has its
+// "(dev M:N ino I)" after the path, one being created has none. A file on a mount the record
 // does not place is named from its file system's root (/dev/shm's
 // "/sem.NAME").
 func (d Denied) Path() (path string, tail bool) {
-	i := strings.Index(d.Object, " (dev ")
-	if i < 0 {
-		return "", false
+	p := d.Object
+	if i := strings.Index(p, " (dev "); i >= 0 {
+		p = p[:i]
 	}
-	p := d.Object[:i]
 	if t := strings.TrimPrefix(p, "..."); t != p {
 		p, tail = t, true
 	}

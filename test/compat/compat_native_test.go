@@ -21,6 +21,13 @@ func TestNativeParseDenials(t *testing.T) {
 	if len(ds) != 4 {
 		t.Fatalf("got %d denials, want 4: %+v", len(ds), ds)
 	}
+	created := ParseDenials("enforcerd: denied create .../fix/repo/.git/index.lock (inode_create, rule write) pid=9 comm=git\n")
+	if p, tail := created[0].Path(); p != "/fix/repo/.git/index.lock" || !tail {
+		t.Errorf("a file being created: path %q tail %v", p, tail)
+	}
+	if !(Want{Rule: denial.RuleWrite, Under: "$FIX/repo/.git/index.lock"}).Matches(created[0], "/ws", "/var/tmp/c-1/fix") {
+		t.Errorf("a file being created does not match its tolerated path")
+	}
 	if p, tail := ds[0].Path(); p != "/var/tmp/ws/r" || !tail {
 		t.Errorf("first: path %q tail %v", p, tail)
 	}

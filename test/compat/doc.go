@@ -181,7 +181,16 @@ func docNotes(b *strings.Builder, notes []string) {
 }
 
 func docFailures(b *strings.Builder, runs []Run) {
-	var lines []string
+	var lines, diags []string
+	diag := func(d string) int {
+		for i, x := range diags {
+			if x == d {
+				return i + 1
+			}
+		}
+		diags = append(diags, d)
+		return len(diags)
+	}
 	for _, r := range runs {
 		keys := make([]string, 0, len(r.Cells))
 		for k := range r.Cells {
@@ -192,7 +201,7 @@ func docFailures(b *strings.Builder, runs []Run) {
 			if v := r.Cells[k]; v != "ok" {
 				l := fmt.Sprintf("- %s on %s: %s", k, r.Kernel, strings.TrimPrefix(v, "FAIL "))
 				if d, ok := Diagnoses[k]; ok {
-					l += "\n  " + d
+					l += fmt.Sprintf(" (diagnosis %d)", diag(d))
 				}
 				lines = append(lines, l)
 			}
@@ -207,4 +216,10 @@ func docFailures(b *strings.Builder, runs []Run) {
 	}
 	b.WriteString("## Failing cells\n\nUnexpected denials (false denials: work a role is meant to do, refused) and cells without their expected outcome:\n\n")
 	b.WriteString(strings.Join(lines, "\n") + "\n")
+	if len(diags) > 0 {
+		b.WriteString("\nDiagnoses:\n\n")
+		for i, d := range diags {
+			fmt.Fprintf(b, "%d. %s\n", i+1, d)
+		}
+	}
 }

@@ -5,7 +5,7 @@ KERNEL ?= 6.12
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN := bin/enforcerd
 
-.PHONY: all help build image dist man generate generate-check lint unit check test vmtest vmtest-debian vmtest-all vmtest-selftest demo bench deps clean
+.PHONY: all help build image dist man generate generate-check lint unit check test vmtest vmtest-debian vmtest-all vmtest-selftest vmtest-compat vmtest-compat-subset compat-doc demo bench deps clean
 
 # A target's line ends in "## what it does", the line `make help` prints.
 all: build man ## build bin/enforcerd and the man pages (the default)
@@ -120,9 +120,32 @@ DEBIAN_GUEST_TESTS := SystemdUnit|AuditTrail
 vmtest-debian: deps ## the Debian guest's tests (systemd as PID 1, auditd) in QEMU (KERNEL=6.12|6.1)
 	scripts/vmtest --rootfs debian --kernel $(KERNEL) --tests '$(DEBIAN_GUEST_TESTS)'
 
-vmtest-all: deps ## make vmtest on both kernels
+vmtest-all: deps ## make vmtest and the whole compatibility suite on both kernels
 	$(MAKE) vmtest KERNEL=6.12
 	$(MAKE) vmtest KERNEL=6.1
+	$(MAKE) vmtest-compat KERNEL=6.12
+	$(MAKE) vmtest-compat KERNEL=6.1
+
+# The compatibility suite (test/compat): unmodified tools under every role's
+# ceiling in the Debian guest (scripts/rootfs builds its image once, cached).
+# vmtest-compat runs all of it on KERNEL; vmtest-compat-subset the tools of
+# COMPAT_SUBSET: every tool but the four that take most of the suite's time
+# under TCG (python-venv's ensurepip, go build, npm, the xargs pool), for the
+# second kernel.
+COMPAT_SUBSET := git,git-read,pytest,python-mp,c-make,sqlite-write,sqlite-read,flock,pty,tmux,search,archive,sysfiles
+vmtest-compat: deps ## the compatibility suite in the Debian guest (KERNEL=6.12|6.1)
+	scripts/vmtest --rootfs debian --kernel $(KERNEL) --pkg test/compat
+
+vmtest-compat-subset: deps ## the compatibility suite's tools in COMPAT_SUBSET (KERNEL=6.12|6.1)
+	scripts/vmtest --rootfs debian --kernel $(KERNEL) --pkg test/compat --with-tests \
+		--run 'cd /t/test/compat && ./compat.test -test.v -test.run "^TestCompat$$" -compat.tools=$(COMPAT_SUBSET)'
+
+# docs/compatibility.md from a run of the whole suite on each kernel.
+compat-doc: deps ## run the compatibility suite on 6.12 and 6.1, regenerate docs/compatibility.md
+	mkdir -p .vmtest
+	set -o pipefail; scripts/vmtest --rootfs debian --kernel 6.12 --pkg test/compat | tee .vmtest/compat-6.12.log
+	set -o pipefail; scripts/vmtest --rootfs debian --kernel 6.1 --pkg test/compat | tee .vmtest/compat-6.1.log
+	$(GO) run ./cmd/compat-doc -o docs/compatibility.md 6.12=.vmtest/compat-6.12.log 6.1=.vmtest/compat-6.1.log
 
 # Proves the harness fails on a failing or skipping guest test (~10 s).
 vmtest-selftest: deps ## prove the VM harness fails a failing or skipping guest test

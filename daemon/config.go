@@ -196,8 +196,20 @@ func parseConfig(b []byte, c *Config) error {
 	return c.Validate()
 }
 
-// Validate checks paths and addresses.
+// Validate checks paths, addresses, sizes and intervals; the first error
+// names the key ("audit.max_size_mb: 0 must be positive").
 func (c Config) Validate() error {
+	for _, check := range []func() error{c.validatePaths, c.Audit.validate, c.validateIntervals, c.validateListeners} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validatePaths: socket, state, pin_dir absolute (the socket within a unix
+// socket path's 107 bytes); cgroup_mount absolute when set.
+func (c Config) validatePaths() error {
 	for name, p := range map[string]string{"socket": c.Socket, "state": c.State, "pin_dir": c.PinDir} {
 		if p == "" || !filepath.IsAbs(p) {
 			return fmt.Errorf("%s: %q is not an absolute path", name, p)
@@ -209,21 +221,33 @@ func (c Config) Validate() error {
 	if c.CgroupMount != "" && !filepath.IsAbs(c.CgroupMount) {
 		return fmt.Errorf("cgroup_mount: %q is not an absolute path", c.CgroupMount)
 	}
-	if c.Audit.Path != "" && !filepath.IsAbs(c.Audit.Path) {
-		return fmt.Errorf("audit.path: %q is not an absolute path", c.Audit.Path)
+	return nil
+}
+
+// validate checks the audit section: an absolute path when set, a positive
+// size, backups and rate, and linux_audit_required only with linux_audit.
+func (a AuditConfig) validate() error {
+	if a.Path != "" && !filepath.IsAbs(a.Path) {
+		return fmt.Errorf("audit.path: %q is not an absolute path", a.Path)
 	}
-	if c.Audit.MaxSizeMB <= 0 {
-		return fmt.Errorf("audit.max_size_mb: %d must be positive", c.Audit.MaxSizeMB)
+	if a.MaxSizeMB <= 0 {
+		return fmt.Errorf("audit.max_size_mb: %d must be positive", a.MaxSizeMB)
 	}
-	if c.Audit.MaxBackups < 0 {
-		return fmt.Errorf("audit.max_backups: %d must not be negative", c.Audit.MaxBackups)
+	if a.MaxBackups < 0 {
+		return fmt.Errorf("audit.max_backups: %d must not be negative", a.MaxBackups)
 	}
-	if c.Audit.LinuxAuditRatePerSecond <= 0 {
-		return fmt.Errorf("audit.linux_audit_rate_per_second: %v must be positive", c.Audit.LinuxAuditRatePerSecond)
+	if a.LinuxAuditRatePerSecond <= 0 {
+		return fmt.Errorf("audit.linux_audit_rate_per_second: %v must be positive", a.LinuxAuditRatePerSecond)
 	}
-	if c.Audit.LinuxAuditRequired && !c.Audit.LinuxAudit {
+	if a.LinuxAuditRequired && !a.LinuxAudit {
 		return errors.New("audit.linux_audit_required: true needs audit.linux_audit: true")
 	}
+	return nil
+}
+
+// validateIntervals: the sweep interval not negative, the pending
+// deadline and check interval and the journal's rate positive.
+func (c Config) validateIntervals() error {
 	if c.SweepInterval < 0 {
 		return fmt.Errorf("sweep_interval: %s must not be negative", c.SweepInterval)
 	}
@@ -236,6 +260,12 @@ func (c Config) Validate() error {
 	if c.Journal.RatePerSecond <= 0 {
 		return fmt.Errorf("journal.rate_per_second: %v must be positive", c.Journal.RatePerSecond)
 	}
+	return nil
+}
+
+// validateListeners: the metrics address, the API's limits, the NRI
+// plugin's and the proxy's settings.
+func (c Config) validateListeners() error {
 	if c.Metrics.Listen != "" {
 		if err := checkListenAddr(c.Metrics.Listen); err != nil {
 			return fmt.Errorf("metrics.listen: %q: %w", c.Metrics.Listen, err)

@@ -117,11 +117,27 @@ type Metrics struct {
 	APIDuration *prometheus.HistogramVec
 }
 
-// New registers every metric on a fresh registry.
+// New registers every metric on a fresh registry: the daemon's own
+// counters and histogram, the ones read from src at scrape time, and the
+// build, Go and process collectors.
 func New(src Sources) *Metrics {
-	reg := prometheus.NewRegistry()
+	m := newOwnMetrics()
+	reg := m.reg
+	reg.MustRegister(m.Denials, m.Registrations, m.Pending, m.AuditErrors, m.LinuxAudit, m.ConnsRefused, m.APIDuration)
+	registerSources(reg, src)
+	// enforcerd_build_info{version,revision,branch,goversion,goos,goarch,
+	// tags}: the values `enforcerd version` prints (internal/buildinfo
+	// completes them at init).
+	reg.MustRegister(version.NewCollector("enforcerd"), collectors.NewBuildInfoCollector(),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// newOwnMetrics makes the metrics the daemon updates itself, on a fresh
+// registry (not yet registered).
+func newOwnMetrics() *Metrics {
 	m := &Metrics{
-		reg: reg,
+		reg: prometheus.NewRegistry(),
 		Denials: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "enforcerd_denials_total",
 			Help: "Operations denied (or, audit-only, that would have been) by a container's ceiling, by container, LSM/cgroup hook, operation and decision.",
@@ -152,7 +168,12 @@ func New(src Sources) *Metrics {
 		Help:    "API requests from their headers read to their answer written, by endpoint (register, unregister, status, ready, ...; the denial stream is not timed), the caller's stage (createRuntime, prestart, poststop from the OCI hook; none; other) and result (ok or the API's error code).",
 		Buckets: apiDurationBuckets,
 	}, []string{"endpoint", "stage", "result"})
-	reg.MustRegister(m.Denials, m.Registrations, m.Pending, m.AuditErrors, m.LinuxAudit, m.ConnsRefused, m.APIDuration)
+	return m
+}
+
+// registerSources registers the metrics read from src at scrape time; an
+// optional source (nil) has no metric.
+func registerSources(reg *prometheus.Registry, src Sources) {
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "enforcerd_registered_containers",
 		Help: "Containers currently registered with the daemon.",
@@ -195,12 +216,6 @@ func New(src Sources) *Metrics {
 		"enforcerd_programs_attached",
 		"1 when the eBPF program of the hook is attached (loaded or re-adopted from its pin), else 0.",
 		[]string{"hook", "layer"}, nil)})
-	// enforcerd_build_info{version,revision,branch,goversion,goos,goarch,
-	// tags}: the values `enforcerd version` prints (internal/buildinfo
-	// completes them at init).
-	reg.MustRegister(version.NewCollector("enforcerd"), collectors.NewBuildInfoCollector(),
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return m
 }
 
 // forgetAfter is how long a container's series outlive its unregistration,

@@ -94,6 +94,7 @@ lint: ## gofmt, go vet, staticcheck, deadcode, shellcheck, gocyclo, function len
 # then the crash-point sweep, whose failpoints exist only with the
 # failpoint build tag (internal/failpoint).
 unit: ## unit tests and native kernel tests (root for cgroup-BPF), then the crash-point sweep
+	@[ "$$(id -u)" = 0 ] || echo "unit: running as uid $$(id -u): the native kernel tests (cgroup-BPF) skip; run as root to include them"
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags failpoint -run 'CrashSweep|Arm' ./daemon/registry/ ./internal/failpoint/
 
@@ -153,7 +154,8 @@ vmtest-selftest: deps ## prove the VM harness fails a failing or skipping guest 
 
 test: deps lint unit vmtest-selftest vmtest ## everything: lint, unit, the harness selftest and the VM suite
 
-demo: deps ## the demo: an agent under each role's ceiling (scripts/demo builds itself)
+demo: ## the demo: an agent under each role's ceiling (scripts/demo builds itself)
+	scripts/setup-deps --demo
 	scripts/demo
 
 bench: deps build ## cost of enforcement (root; scripts/bench --help)

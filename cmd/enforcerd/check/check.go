@@ -184,7 +184,7 @@ func NewCommand(s cli.Streams) *cobra.Command {
 		Summary: "report what this kernel can enforce",
 		Help:    checkUsage,
 		Run: func(*cobra.Command, []string) error {
-			if err := cli.NeedsRoot(); err != nil {
+			if err := cli.NeedsRoot("loading eBPF programs to test them"); err != nil {
 				return err
 			}
 			found, err := enforcer.ReadInstallation(pinDir)

@@ -393,12 +393,13 @@ func RoleFlag(fs *pflag.FlagSet, p *string) {
 	fs.Var(&onceString{p: p}, "role", "role name (general, explore, planner, reviewer, implement, test, advisor, custom, an alias or a title)")
 }
 
-// needsRoot is nil for root (euid 0), else the error a command that loads,
-// pins or attaches eBPF programs prints instead of the permission error the
-// first bpffs or cgroup write would give.
-func NeedsRoot() error {
+// NeedsRoot is nil for root (euid 0), else the error a command prints
+// instead of the permission error its first bpffs or cgroup write would
+// give; what names why it needs root ("loading, pinning and attaching
+// eBPF programs").
+func NeedsRoot(what string) error {
 	if euid := os.Geteuid(); euid != 0 {
-		return fmt.Errorf("needs root (running as uid %d): loading, pinning and attaching eBPF programs takes CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN and CAP_NET_ADMIN; run it with sudo", euid)
+		return fmt.Errorf("needs root (running as uid %d): %s takes CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN and CAP_NET_ADMIN; run it with sudo", euid, what)
 	}
 	return nil
 }

@@ -309,7 +309,7 @@ func NewCommand(s cli.Streams) *cobra.Command {
 				}
 				return printEffective(s, cfg, cfgPath)
 			}
-			if err := cli.NeedsRoot(); err != nil {
+			if err := cli.NeedsRoot("loading, pinning and attaching eBPF programs"); err != nil {
 				return err
 			}
 			ln, err := activatedListener(cfg.Socket)

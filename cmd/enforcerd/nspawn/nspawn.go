@@ -174,6 +174,9 @@ func runNspawn(f nspawnFlags, dash int, args []string, s cli.Streams) int {
 	}
 	m, nspawnArgv, err := f.machine(dash, args)
 	if err != nil {
+		if f.prestart == "" {
+			return fail(cli.ExitUsage, "%v\nRun 'enforcerd nspawn --help' for usage.", err)
+		}
 		return fail(cli.ExitUsage, "%v", err)
 	}
 	bin := f.nspawn

@@ -212,7 +212,7 @@ func NewCommand(s cli.Streams, do func(runOptions, cli.Streams) int) *cobra.Comm
 			if err != nil {
 				return err
 			}
-			if err := cli.NeedsRoot(); err != nil {
+			if err := cli.NeedsRoot("loading, pinning and attaching eBPF programs"); err != nil {
 				fmt.Fprintf(s.Err, "enforcerd run: %v\n", err)
 				return cli.ExitCode(cli.ExitCannotEnforce)
 			}

@@ -92,7 +92,7 @@ func NewCommand(s cli.Streams) *cobra.Command {
 				}
 				o = o.fromConfig(cfg, c.Flags().Changed)
 			}
-			if err := cli.NeedsRoot(); err != nil {
+			if err := cli.NeedsRoot("detaching eBPF programs and removing their pins"); err != nil {
 				return err
 			}
 			return uninstall(s, o)

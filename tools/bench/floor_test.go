@@ -70,6 +70,13 @@ func TestMain(m *testing.M) {
 		unix.Close(fd)
 		os.Exit(0)
 	}
+	if os.Getenv(testWorkerEnv) == "1" {
+		if err := Worker(os.Args[1:]); err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 

@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -12,40 +14,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestEveryOpDoesItsWork runs every microbenchmark and the storms a few
-// times on the allowed path, natively, with the listeners the driver
-// starts: each must succeed (run returns an error when an operation does
-// not do its work).
+// TestEveryOpDoesItsWork runs every microbenchmark and the storms three
+// times on the allowed path, natively, in a worker process as the benchmark
+// runs them (with the listeners the driver starts in this process): each
+// must succeed (the worker fails when an operation does not do its work).
+// The scratch trees the storms read are checked here.
 func TestEveryOpDoesItsWork(t *testing.T) {
-	// The peers (the listeners, the pipe's partner) need a P of their own
-	// while the operation blocks in a raw system call, as in the worker.
-	atLeastTwoPs()
-	port, stop, err := listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	udp, stopUDP, err := listenUDP()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stopUDP()
-	exe := "/bin/true"
-	if _, err := os.Stat(exe); err != nil {
-		t.Fatalf("the exec ops need %s: %v", exe, err)
-	}
 	ops := append(append([]Op{}, MicroOps...), OpExecStorm, OpStatStorm)
-	e, err := newEnv(envConfig{dir: t.TempDir(), execPath: exe, port: port, udpPort: udp, ops: ops})
+	runTestWorker(t, ops, 3, nil)
+	e, err := newEnv(envConfig{dir: t.TempDir(), execPath: "/bin/true", ops: []Op{OpExecStorm, OpStatStorm, OpOpenDepth1, OpOpenDepth10, OpOpenDepth28}})
 	if err != nil {
 		t.Fatal(err)
-	}
-	for _, op := range ops {
-		for i := 0; i < 3; i++ {
-			if err := e.run(op); err != nil {
-				t.Errorf("%s: %v", op, err)
-				break
-			}
-		}
 	}
 	if len(e.stormExec) != execStormFiles || len(e.stormStat) != statStormEntries {
 		t.Errorf("storm trees: %d files to exec, %d entries to stat; want %d, %d", len(e.stormExec), len(e.stormStat), execStormFiles, statStormEntries)
@@ -231,5 +210,66 @@ func TestMacrosWorkApart(t *testing.T) {
 	}
 	if d := dirOf(r.microArgs("profile-"+PhaseC2, []Op{OpRename})); d != r.phaseDir(PhaseC2) {
 		t.Errorf("profile pass of (c2): -dir %s, want %s", d, r.phaseDir(PhaseC2))
+	}
+}
+
+// TestOpsDoNotHangUnderGC runs every microbenchmark 20 times in a worker
+// whose collector is as eager as it gets (GOGC=1) while another goroutine
+// allocates (GCPressureEnv). The operations block in
+// raw system calls that keep their P, and a stop-the-world or a collection's
+// per-P step cannot pass a P held that way: one that starts while the
+// measuring thread waits for an in-process peer (pipe_pingpong's partner
+// thread) waits forever. The worker turns the collector off before it
+// measures (quiesceHeap); without that this test hangs, and go test's
+// -timeout fails it.
+func TestOpsDoNotHangUnderGC(t *testing.T) {
+	runTestWorker(t, append([]Op{}, MicroOps...), 20, []string{"GOGC=1", GCPressureEnv + "=1"})
+}
+
+// testWorkerEnv makes the test binary the benchmark's worker subcommand
+// (TestMain), so the tests run the operations the way the benchmark does.
+const testWorkerEnv = "ENFORCERD_BENCH_TEST_WORKER"
+
+// runTestWorker runs ops n times each in a worker process (this test
+// binary, testWorkerEnv, with env added) against loopback listeners in
+// this process, and fails t unless the worker ran them all.
+func runTestWorker(t *testing.T, ops []Op, n int, env []string) {
+	t.Helper()
+	port, stop, err := listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	udp, stopUDP, err := listenUDP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopUDP()
+	if _, err := os.Stat("/bin/true"); err != nil {
+		t.Fatalf("the exec ops need /bin/true: %v", err)
+	}
+	iters := make([]string, len(ops))
+	for i := range iters {
+		iters[i] = fmt.Sprint(n)
+	}
+	cmd := exec.Command(os.Args[0], "-mode", "micro", "-ops", joinOps(ops), "-iters", strings.Join(iters, ","),
+		"-dir", t.TempDir(), "-port", fmt.Sprint(port), "-udp-port", fmt.Sprint(udp), "-exec", "/bin/true")
+	cmd.Env = append(append(os.Environ(), testWorkerEnv+"=1"), env...)
+	cmd.Stdin = strings.NewReader("go\n")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("worker: %v\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var r WorkerResult
+	if len(lines) != 2 || lines[0] != "ready" || json.Unmarshal([]byte(lines[1]), &r) != nil {
+		t.Fatalf("worker printed %q, want ready and its result", out)
+	}
+	for _, op := range ops {
+		if _, ok := r.NsPerOp[op]; !ok {
+			t.Errorf("%s: no result", op)
+		}
 	}
 }

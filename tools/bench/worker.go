@@ -103,6 +103,9 @@ func Worker(args []string) error {
 	runtime.LockOSThread() // cpuNs measures this thread
 	in := bufio.NewReader(os.Stdin)
 	quiesceHeap()
+	if os.Getenv(GCPressureEnv) == "1" {
+		go allocateForever()
+	}
 	fmt.Println("ready")
 	if _, err := in.ReadString('\n'); err != nil {
 		return fmt.Errorf("worker: waiting for go: %w", err)
@@ -219,6 +222,22 @@ func quiesceHeap() {
 	runtime.GC()
 	debug.FreeOSMemory()
 	debug.SetGCPercent(-1)
+}
+
+// GCPressureEnv, set to 1, makes a worker allocate 64 KiB at a time on
+// another goroutine while it runs: with the collector on (GOGC) a collection
+// would start in every operation. Tests set it to show that the worker's
+// operations cannot be caught by one (quiesceHeap).
+const GCPressureEnv = "ENFORCERD_BENCH_GC_PRESSURE"
+
+var garbage []byte
+
+// allocateForever allocates and drops 64 KiB, yielding in between.
+func allocateForever() {
+	for {
+		garbage = make([]byte, 64<<10)
+		runtime.Gosched()
+	}
 }
 
 // atLeastTwoPs gives the Go scheduler two Ps on a one-CPU machine (the

@@ -230,12 +230,12 @@ func quiesceHeap() {
 // operations cannot be caught by one (quiesceHeap).
 const GCPressureEnv = "ENFORCERD_BENCH_GC_PRESSURE"
 
-var garbage []byte
+var garbage [][]byte
 
 // allocateForever allocates and drops 64 KiB, yielding in between.
 func allocateForever() {
 	for {
-		garbage = make([]byte, 64<<10)
+		garbage = append(garbage[:0], make([]byte, 64<<10))
 		runtime.Gosched()
 	}
 }

@@ -52,6 +52,33 @@ func (r Run) Missing() []string {
 	return m
 }
 
+// MissingOCI lists the cells of OCITools × OCIRoles the run has no line
+// for, when it has a line of any (a run of TestCompat alone has none).
+func (r Run) MissingOCI() []string {
+	if !r.hasOCI() {
+		return nil
+	}
+	var m []string
+	for _, t := range OCITools {
+		for _, role := range OCIRoles {
+			if _, ok := r.Cells[OCICell(t, role)]; !ok {
+				m = append(m, OCICell(t, role))
+			}
+		}
+	}
+	return m
+}
+
+// hasOCI: the run has a line of the OCI variant.
+func (r Run) hasOCI() bool {
+	for k := range r.Cells {
+		if strings.HasSuffix(k, "@"+OCIVariant) {
+			return true
+		}
+	}
+	return false
+}
+
 // Doc writes docs/compatibility.md from runs (one per kernel, the first
 // is the table's; the others are named where they differ) and the
 // expected outcomes (Tools, Expect).
@@ -64,6 +91,7 @@ func Doc(w io.Writer, runs []Run) error {
 	docRoles(b)
 	notes := docTable(b, runs)
 	docNotes(b, notes)
+	docOCI(b, runs)
 	docFailures(b, runs)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -169,6 +197,59 @@ func cellText(t Tool, role string, runs []Run, note func(string) int) string {
 	return s
 }
 
+// docOCI writes the OCI variant's section: its cells by run, as the
+// table's cells read (works, denied, **FAIL**), when a run has them.
+func docOCI(b *strings.Builder, runs []Run) {
+	var with []Run
+	for _, r := range runs {
+		if r.hasOCI() {
+			with = append(with, r)
+		}
+	}
+	if len(with) == 0 {
+		return
+	}
+	b.WriteString("## Through the daemon and the OCI hook\n\n")
+	b.WriteString("The same tasks once more as containers: `runc run` of an OCI bundle whose createRuntime and poststop hooks call `enforcerd hook` ")
+	b.WriteString("on a running daemon, the role in the `enforcerd.io/role` annotation and, under `write=false`, the workspace in `enforcerd.io/write-roots`; ")
+	b.WriteString("the container's root is the guest's root file system, so the task sees the same paths. ")
+	b.WriteString("The denials are the daemon's audit records of the container, judged against the same expected sets (lines `compat: <tool>/<role>@oci`).\n\n")
+	b.WriteString("| tool | " + strings.Join(OCIRoles, " | ") + " |\n|---|" + strings.Repeat("---|", len(OCIRoles)) + "\n")
+	for _, name := range OCITools {
+		t, _ := toolNamed(name)
+		fmt.Fprintf(b, "| %s |", name)
+		for _, role := range OCIRoles {
+			var parts []string
+			for i, r := range with {
+				v, ok := r.Cells[OCICell(name, role)]
+				switch {
+				case !ok:
+					v = "not run"
+				case v == "ok" && Expect(t, role).Denied:
+					v = "denied"
+				case v == "ok":
+					v = "works"
+				default:
+					v = "**FAIL**"
+				}
+				if i == 0 || v != parts[0] {
+					if i > 0 {
+						v = r.Kernel + ": " + v
+					}
+					parts = append(parts, v)
+				}
+			}
+			fmt.Fprintf(b, " %s |", strings.Join(parts, ", "))
+		}
+		b.WriteString("\n")
+	}
+	ks := make([]string, len(with))
+	for i, r := range with {
+		ks[i] = "Linux " + r.Kernel
+	}
+	fmt.Fprintf(b, "\nResults of %s (make vmtest-compat runs them with the whole suite).\n\n", strings.Join(ks, " and "))
+}
+
 func docNotes(b *strings.Builder, notes []string) {
 	if len(notes) == 0 {
 		return
@@ -200,13 +281,13 @@ func docFailures(b *strings.Builder, runs []Run) {
 		for _, k := range keys {
 			if v := r.Cells[k]; v != "ok" {
 				l := fmt.Sprintf("- %s on %s: %s", k, r.Kernel, strings.TrimPrefix(v, "FAIL "))
-				if d, ok := Diagnoses[k]; ok {
+				if d, ok := Diagnoses[strings.TrimSuffix(k, "@"+OCIVariant)]; ok {
 					l += fmt.Sprintf(" (diagnosis %d)", diag(d))
 				}
 				lines = append(lines, l)
 			}
 		}
-		for _, k := range r.Missing() {
+		for _, k := range append(r.Missing(), r.MissingOCI()...) {
 			lines = append(lines, fmt.Sprintf("- %s on %s: no result", k, r.Kernel))
 		}
 	}

@@ -191,6 +191,7 @@ func FuzzParseDenials(f *testing.F) {
 func TestNativeAuditDenials(t *testing.T) {
 	vmtest.NativeOnly(t)
 	log := `{"schema_version":4,"type":"daemon","container":"git-test","hook":"enforcerd","operation":"registration","decision":"registered"}
+{"schema_version":4,"type":"daemon","container":"other","hook":"enforcerd","operation":"registration","decision":"refused"}
 {"schema_version":4,"type":"denial","container":"git-test","pid":42,"comm":"git","hook":"inode_create","rule":"write","operation":"create","object":".../fix/repo/.git/index.lock","decision":"denied"}
 {"schema_version":4,"type":"denial","container":"other","pid":43,"comm":"sh","hook":"socket_create","rule":"network","operation":"socket","object":"AF_INET6 SOCK_STREAM","decision":"denied"}
 {"schema_version":4,"type":"summary","container":"git-test","pid":44,"comm":"python3","hook":"socket_create","rule":"network","operation":"socket","object":"AF_INET6 SOCK_STREAM","decision":"denied","count":3}
@@ -215,6 +216,9 @@ func TestNativeAuditDenials(t *testing.T) {
 	}
 	if d := ds[2]; d.Operation != "overflow" || (Want{Rule: denial.RuleWrite, Under: "$WS"}).Matches(d, "/ws", "/fix") {
 		t.Errorf("overflow: %+v, must match no path", d)
+	}
+	if !Registered([]byte(log), "git-test") || Registered([]byte(log), "other") {
+		t.Error("Registered: want the registration of git-test, none of other")
 	}
 	if _, err := AuditDenials([]byte("{not json\n"), "x"); err == nil {
 		t.Error("a line that is not a record: no error")

@@ -36,7 +36,7 @@ func TestCompatOCI(t *testing.T) {
 		t.Fatalf("runc: %v (the Debian image has it)", err)
 	}
 	d := startDaemon(t, s.bin, filepath.Join(s.base, "daemon"))
-	o := ociEnv{suite: s, daemon: d, rootfs: guestRootfs(t, filepath.Join(s.base, "rootfs")), state: filepath.Join(s.base, "runc")}
+	o := ociEnv{suite: s, daemon: d, rootfs: guestRootfs(t), state: filepath.Join(s.base, "runc")}
 	for _, name := range OCITools {
 		tool, ok := toolNamed(name)
 		if !ok {
@@ -108,17 +108,21 @@ func startDaemon(t *testing.T, bin, dir string) daemon {
 	return d
 }
 
-// guestRootfs makes dir a bind mount of the guest's root file system
-// alone (not its submounts: the container mounts its own /proc, /dev,
-// /sys and /tmp), private so that neither the mount nor the runtime's
-// mounts propagate; unmounted when the test ends. dir first becomes a
-// private mount of its own, so that the bind of / beneath it propagates
-// to no peer of / (a copy of / inside itself).
-func guestRootfs(t *testing.T, dir string) string {
+// guestRootfs returns a new directory that is a bind mount of the guest's
+// root file system alone (not its submounts: the container mounts its own
+// /proc, /dev, /sys and /tmp), private so that neither the mount nor the
+// runtime's mounts propagate; unmounted and removed (rmdir, never a
+// recursive removal: that would reach the guest's files) when the test
+// ends. The directory first becomes a private mount of its own, so that
+// the bind of / beneath it propagates to no peer of / (a copy of / inside
+// itself). It is outside the suite's directory, which TestMain removes.
+func guestRootfs(t *testing.T) string {
 	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := os.MkdirTemp("/run", "compat-rootfs-")
+	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { os.Remove(dir) })
 	for _, m := range []struct {
 		src   string
 		flags uintptr
@@ -172,9 +176,12 @@ func (o ociEnv) run(t *testing.T, tool Tool, role string) Result {
 	if ctx.Err() != nil {
 		fmt.Fprintf(&out, "\ncompat: timed out after %v\n", cellTimeout)
 	}
-	ds := o.denials(t, id)
+	log, ds := o.denials(t, id)
 	r := JudgeDenials(tool.Name, role, Expect(tool, role), exit, ds, out.String(), c.ws, c.fix)
 	r.Variant = OCIVariant
+	if r.OK && !Registered(log, id) {
+		r.OK, r.Problem = false, "no registration record of the container in the daemon's audit log (the hook did not register it)"
+	}
 	t.Logf("%s/%s@%s: exit %d in %v", tool.Name, role, OCIVariant, exit, time.Since(start).Round(time.Millisecond))
 	if !r.OK {
 		for _, d := range ds {
@@ -241,11 +248,11 @@ func (o ociEnv) writeBundle(t *testing.T, bundle, id string, c cell, tool Tool, 
 	}
 }
 
-// denials reads the container's denials from the daemon's audit log once
+// denials reads the daemon's audit log and the container's denials in it once
 // it has stopped growing: the kernel's records reach the log through the
 // daemon's ring buffer reader after the container has ended, so the log
 // is read until it has not changed for a second (at most 30 s).
-func (o ociEnv) denials(t *testing.T, id string) []Denied {
+func (o ociEnv) denials(t *testing.T, id string) ([]byte, []Denied) {
 	t.Helper()
 	var last []byte
 	quiet := time.Now()
@@ -266,5 +273,5 @@ func (o ociEnv) denials(t *testing.T, id string) []Denied {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ds
+	return last, ds
 }

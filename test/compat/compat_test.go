@@ -40,7 +40,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "compat driver: exec %s: %v\n", args[0], err)
 		os.Exit(126)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if shared.s != nil {
+		os.RemoveAll(shared.s.base)
+	}
+	os.Exit(code)
 }
 
 // TestCompat runs every tool's task under every role's ceiling (Tools ×
@@ -76,12 +80,33 @@ type suite struct {
 	bin, self, tasks, base, fix string
 }
 
-// setUp checks the guest and prepares the fixtures once, in a directory
-// removed when the test ends.
+// shared is the suite of the test binary's first setUp, for its other
+// tests (TestMain removes its directory at the end).
+var shared struct {
+	s    *suite
+	done bool
+}
+
+// setUp checks the guest and, the first time, prepares the fixtures and
+// loads the programs; a later call returns the same suite (or fails as
+// the first did).
 func setUp(t *testing.T) suite {
 	t.Helper()
 	vmtest.RequireRoot(t)
-	s := suite{bin: requireGuest(t)}
+	bin := requireGuest(t)
+	if !shared.done {
+		shared.done = true
+		shared.s = newSuite(t, bin)
+	}
+	if shared.s == nil {
+		t.Fatal("the suite's setup failed in an earlier test")
+	}
+	return *shared.s
+}
+
+func newSuite(t *testing.T, bin string) *suite {
+	t.Helper()
+	s := suite{bin: bin}
 	var err error
 	if s.self, err = os.Executable(); err != nil {
 		t.Fatal(err)
@@ -89,14 +114,13 @@ func setUp(t *testing.T) suite {
 	if s.base, err = os.MkdirTemp("/var/tmp", "compat-"); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(s.base) })
 	s.fix = filepath.Join(s.base, "fix")
 	prepareFixtures(t, s.fix)
 	if s.tasks, err = filepath.Abs("testdata/tasks"); err != nil {
 		t.Fatal(err)
 	}
 	s.loadPrograms(t)
-	return s
+	return &s
 }
 
 // loadPrograms runs enforcerd once before the cells: the first run of a

@@ -120,7 +120,9 @@ the run's denial records with the cell's expected set: **works** is exit 0
 with no denial outside the expected set, **denied** a refusal on purpose
 (every denial expected, at least one). Any other denial fails the cell.
 
-Results of %s. Run it with `+"`make vmtest-compat`"+` (KERNEL=6.12|6.1).
+Results of %s. `+"`make vmtest-compat`"+` (KERNEL=6.12|6.1) runs all of it;
+`+"`make vmtest`"+` (and so `+"`make test`"+`) runs all of it on 6.12 and the
+tools of the Makefile's COMPAT_SUBSET on 6.1.
 
 `, strings.Join(ks, " and "))
 }

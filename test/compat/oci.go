@@ -21,16 +21,36 @@ const OCIVariant = "oci"
 // the OCI path reaches in other ways than `enforcerd run` (the
 // container's own cgroup and namespaces, write roots resolved in its
 // root, a pty opened in its process tree, POSIX semaphores), under the
-// role that allows everything and one with write=false and network=false.
+// role that allows everything, one with write=false and network=false,
+// and one that also has shell=read_only (whose writing tasks are denied:
+// the ceiling is in force through the hook).
 // Their expected outcomes are the same cells' of `enforcerd run`
 // (Expect).
 var (
 	OCITools = []string{"git", "python-mp", "pty", "sqlite-write", "sqlite-read"}
-	OCIRoles = []string{"general", "test"}
+	OCIRoles = []string{"general", "test", "reviewer"}
 )
 
 // OCICell is the key of a cell of the OCI variant in Run.Cells.
 func OCICell(tool, role string) string { return tool + "/" + role + "@" + OCIVariant }
+
+// Registered reports whether an audit log has the daemon's record of
+// container's registration (operation "registration", decision
+// "registered" or "narrowed"): the hook reached the daemon and the
+// ceiling is in force.
+// Lines that are not records are left to AuditDenials to report.
+func Registered(log []byte, container string) bool {
+	sc := bufio.NewScanner(bytes.NewReader(log))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var r audit.Record
+		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Container == container && r.Type == audit.TypeDaemon &&
+			r.Operation == "registration" && (r.Decision == "registered" || r.Decision == "narrowed") {
+			return true
+		}
+	}
+	return false
+}
 
 // AuditDenials returns the kernel's denials of container in an audit log
 // (the daemon's JSON lines, docs/audit.md), as Denied values whose Line

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -50,15 +49,15 @@ func TestMain(m *testing.M) {
 // TestCompat runs every tool's task under every role's ceiling (Tools ×
 // Roles) and prints one "compat: <tool>/<role> ..." line per cell. It
 // needs the Debian guest (scripts/vmtest --rootfs debian: the tools, BPF
-// LSM, enforcerd at $ENFORCERD_BIN). Tools run concurrently (at most
-// -test.parallel at once, GOMAXPROCS by default: the guest's vCPUs), each
-// tool's roles one after the other; every cell has its own workspace and
-// the fixtures are read-only to every task that does not own them.
+// LSM, enforcerd at $ENFORCERD_BIN). The cells run one after the other:
+// `enforcerd run` reads the denials of its sandbox from the one ring
+// buffer every run shares, and two runs at once split its records
+// between them (enforcer.Reader), so a cell's denials would be missing
+// from its output.
 func TestCompat(t *testing.T) {
 	s := setUp(t)
 	for _, tool := range selected(t) {
 		t.Run(tool.Name, func(t *testing.T) {
-			t.Parallel()
 			for _, role := range Roles {
 				t.Run(role, func(t *testing.T) {
 					c := s.cell(tool.Name + "-" + role)
@@ -160,28 +159,8 @@ func requireGuest(t *testing.T) string {
 	return bin
 }
 
-// slowFirst are the tools that take longest under TCG, started first so
-// that the others fill the time beside them (the table keeps Tools'
-// order).
-var slowFirst = []string{"node", "go", "python-venv", "git", "xargs-pool"}
-
-// selected are the tools -compat.tools names (default every tool), the
-// slowest first.
+// selected are the tools -compat.tools names (default every tool).
 func selected(t *testing.T) []Tool {
-	ts := named(t)
-	rank := func(name string) int {
-		for i, n := range slowFirst {
-			if n == name {
-				return i
-			}
-		}
-		return len(slowFirst)
-	}
-	sort.SliceStable(ts, func(i, j int) bool { return rank(ts[i].Name) < rank(ts[j].Name) })
-	return ts
-}
-
-func named(t *testing.T) []Tool {
 	if *onlyTools == "" {
 		return append([]Tool(nil), Tools...)
 	}

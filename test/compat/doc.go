@@ -69,6 +69,16 @@ func (r Run) MissingOCI() []string {
 	return m
 }
 
+// ranTool: the run has a line of a cell of tool (of `enforcerd run`).
+func (r Run) ranTool(tool string) bool {
+	for _, role := range Roles {
+		if _, ok := r.Cells[tool+"/"+role]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // hasOCI: the run has a line of the OCI variant.
 func (r Run) hasOCI() bool {
 	for k := range r.Cells {
@@ -264,7 +274,7 @@ func docNotes(b *strings.Builder, notes []string) {
 }
 
 func docFailures(b *strings.Builder, runs []Run) {
-	var lines, diags []string
+	var lines, diags, subsets []string
 	diag := func(d string) int {
 		for i, x := range diags {
 			if x == d {
@@ -289,9 +299,22 @@ func docFailures(b *strings.Builder, runs []Run) {
 				lines = append(lines, l)
 			}
 		}
+		var notRun []string
 		for _, k := range append(r.Missing(), r.MissingOCI()...) {
+			if tool, _, _ := strings.Cut(k, "/"); !strings.Contains(k, "@") && !r.ranTool(tool) {
+				if len(notRun) == 0 || notRun[len(notRun)-1] != tool {
+					notRun = append(notRun, tool)
+				}
+				continue
+			}
 			lines = append(lines, fmt.Sprintf("- %s on %s: no result", k, r.Kernel))
 		}
+		if len(notRun) > 0 {
+			subsets = append(subsets, fmt.Sprintf("%s ran a subset of the tools (not run: %s).", r.Kernel, strings.Join(notRun, ", ")))
+		}
+	}
+	if len(subsets) > 0 {
+		b.WriteString(strings.Join(subsets, " ") + "\n\n")
 	}
 	if len(lines) == 0 {
 		b.WriteString("Every cell has its expected outcome.\n")

@@ -99,9 +99,6 @@ func startDaemon(t *testing.T, bin, dir string) daemon {
 			t.Logf("daemon ready in %v", time.Since(start).Round(time.Millisecond))
 			return d
 		}
-		if cmd.ProcessState != nil {
-			break
-		}
 	}
 	b, _ := os.ReadFile(logf.Name())
 	t.Fatalf("the daemon did not become ready:\n%s", b)

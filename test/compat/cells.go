@@ -27,7 +27,7 @@ var Tools = []Tool{
 	{Name: "git-read", Task: "status, log, diff, show, grep, blame of a repository outside the write root",
 		Tolerate:    []Want{{Rule: denial.RuleWrite, Under: "$FIX/repo/.git/index.lock"}},
 		TolerateWhy: "write=false: git status refreshes the index when it can (an optional .git/index.lock, outside the write root here) and goes on without; GIT_OPTIONAL_LOCKS=0 (or --no-optional-locks) skips the attempt"},
-	{Name: "python-venv", Writes: true, Task: "python3 -m venv (ensurepip from Debian's wheels), pip install from a local wheel directory",
+	{Name: "python-venv", Writes: true, Task: "python3 -m venv (without its own pip), pip install from a local wheel directory into it (the system's pip)",
 		Tolerate:    []Want{{Rule: denial.RuleNetwork, Object: "AF_INET6 "}},
 		TolerateWhy: "network=false: pip (its urllib3) probes IPv6 support with an AF_INET6 socket when it starts, and works without"},
 	{Name: "pytest", Writes: true, Task: "pytest on a small test module (its cache in the workspace)"},

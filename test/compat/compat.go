@@ -169,6 +169,9 @@ type Outcome struct {
 // Result is one cell's run.
 type Result struct {
 	Tool, Role string
+	// Variant is "" for a cell of `enforcerd run`, OCIVariant for one run
+	// through the daemon and the OCI hook (runc).
+	Variant    string
 	OK         bool
 	Unexpected []Denied
 	// Problem says why a cell without unexpected denials failed (the task
@@ -181,8 +184,14 @@ type Result struct {
 // expected outcome; ws and fix are the cell's workspace and fixtures
 // directories.
 func Judge(tool, role string, o Outcome, exit int, out, ws, fix string) Result {
+	return JudgeDenials(tool, role, o, exit, ParseDenials(out), out, ws, fix)
+}
+
+// JudgeDenials is Judge with the run's denials given (ds: from the
+// daemon's audit log, for a cell run through the OCI hook); out is the
+// task's output, for the failure's last line.
+func JudgeDenials(tool, role string, o Outcome, exit int, ds []Denied, out, ws, fix string) Result {
 	r := Result{Tool: tool, Role: role}
-	ds := ParseDenials(out)
 	for _, d := range ds {
 		if !wanted(o.Want, d, ws, fix) {
 			r.Unexpected = append(r.Unexpected, d)
@@ -222,22 +231,28 @@ func lastLine(out string) string {
 	return ls[len(ls)-1]
 }
 
-// Line is the cell's one output line.
+// Line is the cell's one output line (the role followed by "@oci" for
+// a cell run through the OCI hook).
 func (r Result) Line() string {
+	role := r.Role
+	if r.Variant != "" {
+		role += "@" + r.Variant
+	}
 	switch {
 	case r.OK:
-		return fmt.Sprintf("compat: %s/%s ok", r.Tool, r.Role)
+		return fmt.Sprintf("compat: %s/%s ok", r.Tool, role)
 	case len(r.Unexpected) > 0:
-		return fmt.Sprintf("compat: %s/%s FAIL unexpected=%d %s", r.Tool, r.Role, len(r.Unexpected), r.Unexpected[0])
+		return fmt.Sprintf("compat: %s/%s FAIL unexpected=%d %s", r.Tool, role, len(r.Unexpected), r.Unexpected[0])
 	default:
-		return fmt.Sprintf("compat: %s/%s FAIL unexpected=0 %s", r.Tool, r.Role, r.Problem)
+		return fmt.Sprintf("compat: %s/%s FAIL unexpected=0 %s", r.Tool, role, r.Problem)
 	}
 }
 
-var lineRE = regexp.MustCompile(`compat: ([a-z0-9-]+)/([a-z]+) (ok|FAIL)(?: (.*))?$`)
+var lineRE = regexp.MustCompile(`compat: ([a-z0-9-]+)/([a-z]+(?:@[a-z]+)?) (ok|FAIL)(?: (.*))?$`)
 
 // ParseLine reads a Line back (from a console log, where a line may carry
-// a prefix); ok false when s holds none.
+// a prefix); ok false when s holds none. A cell run through the OCI hook
+// has role "ROLE@oci".
 func ParseLine(s string) (tool, role string, pass bool, detail string, ok bool) {
 	m := lineRE.FindStringSubmatch(strings.TrimRight(s, "\r"))
 	if m == nil {

@@ -187,3 +187,95 @@ func FuzzParseDenials(f *testing.F) {
 		}
 	})
 }
+
+func TestNativeAuditDenials(t *testing.T) {
+	vmtest.NativeOnly(t)
+	log := `{"schema_version":4,"type":"daemon","container":"git-test","hook":"enforcerd","operation":"registration","decision":"registered"}
+{"schema_version":4,"type":"daemon","container":"other","hook":"enforcerd","operation":"registration","decision":"refused"}
+{"schema_version":4,"type":"denial","container":"git-test","pid":42,"comm":"git","hook":"inode_create","rule":"write","operation":"create","object":".../fix/repo/.git/index.lock","decision":"denied"}
+{"schema_version":4,"type":"denial","container":"other","pid":43,"comm":"sh","hook":"socket_create","rule":"network","operation":"socket","object":"AF_INET6 SOCK_STREAM","decision":"denied"}
+{"schema_version":4,"type":"summary","container":"git-test","pid":44,"comm":"python3","hook":"socket_create","rule":"network","operation":"socket","object":"AF_INET6 SOCK_STREAM","decision":"denied","count":3}
+{"schema_version":4,"type":"summary","container":"git-test","hook":"inode_create","rule":"write","operation":"","object":"","decision":"denied","count":9,"overflow":true}
+
+`
+	ds, err := AuditDenials([]byte(log), "git-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 3 {
+		t.Fatalf("got %d denials, want 3 (the container's denial and summaries): %+v", len(ds), ds)
+	}
+	if !(Want{Rule: denial.RuleWrite, Under: "$FIX/repo/.git/index.lock"}).Matches(ds[0], "/ws", "/var/tmp/c-1/fix") {
+		t.Errorf("the denial does not match its tolerated path: %+v", ds[0])
+	}
+	if re := ParseDenials(ds[0].Line); len(re) != 1 || re[0].Object != ds[0].Object || re[0].Rule != ds[0].Rule || re[0].Comm != "git" {
+		t.Errorf("Line %q does not read back: %+v", ds[0].Line, re)
+	}
+	if d := ds[1]; d.Rule != denial.RuleNetwork || d.Object != "AF_INET6 SOCK_STREAM" {
+		t.Errorf("summary: %+v", d)
+	}
+	if d := ds[2]; d.Operation != "overflow" || (Want{Rule: denial.RuleWrite, Under: "$WS"}).Matches(d, "/ws", "/fix") {
+		t.Errorf("overflow: %+v, must match no path", d)
+	}
+	if !Registered([]byte(log), "git-test") || Registered([]byte(log), "other") {
+		t.Error("Registered: want the registration of git-test, none of other")
+	}
+	if _, err := AuditDenials([]byte("{not json\n"), "x"); err == nil {
+		t.Error("a line that is not a record: no error")
+	}
+}
+
+func TestNativeOCILines(t *testing.T) {
+	vmtest.NativeOnly(t)
+	r := JudgeDenials("git", "test", Outcome{}, 0, nil, "", "/ws", "/fix")
+	r.Variant = OCIVariant
+	if r.Line() != "compat: git/test@oci ok" {
+		t.Fatalf("Line: %q", r.Line())
+	}
+	tool, role, pass, _, ok := ParseLine("x " + r.Line() + "\r")
+	if !ok || tool != "git" || role != "test@oci" || !pass {
+		t.Fatalf("ParseLine: %q %q %v %v", tool, role, pass, ok)
+	}
+	for _, name := range OCITools {
+		if _, ok := toolNamed(name); !ok {
+			t.Errorf("OCITools: no tool %q", name)
+		}
+	}
+	for _, role := range OCIRoles {
+		if !contains(Roles, role) {
+			t.Errorf("OCIRoles: no role %q", role)
+		}
+	}
+	var lines []string
+	for _, tool := range Tools {
+		for _, role := range Roles {
+			lines = append(lines, "compat: "+tool.Name+"/"+role+" ok")
+		}
+	}
+	lines = append(lines, "compat: "+OCITools[0]+"/"+OCIRoles[0]+"@oci ok",
+		"compat: python-mp/test@oci FAIL unexpected=1 create /sem.x (inode_create, rule write) comm=python3")
+	run, err := ReadRun("6.12", strings.NewReader(strings.Join(lines, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := run.MissingOCI(); len(m) != len(OCITools)*len(OCIRoles)-2 {
+		t.Errorf("MissingOCI: %v", m)
+	}
+	var b strings.Builder
+	if err := Doc(&b, []Run{run}); err != nil {
+		t.Fatal(err)
+	}
+	doc := b.String()
+	for _, want := range []string{"## Through the daemon and the OCI hook", "| " + OCITools[0] + " | works |", "python-mp/test@oci on 6.12: unexpected=1",
+		OCICell(OCITools[1], OCIRoles[0]) + " on 6.12: no result"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("doc lacks %q:\n%s", want, doc)
+		}
+	}
+	base, _ := ReadRun("6.1", strings.NewReader(lines[0]))
+	b.Reset()
+	Doc(&b, []Run{base})
+	if strings.Contains(b.String(), "OCI hook") || strings.Contains(b.String(), "@oci") {
+		t.Errorf("a run without OCI lines has the OCI section or missing OCI cells")
+	}
+}

@@ -39,36 +39,28 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "compat driver: exec %s: %v\n", args[0], err)
 		os.Exit(126)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if shared.s != nil {
+		os.RemoveAll(shared.s.base)
+	}
+	os.Exit(code)
 }
 
 // TestCompat runs every tool's task under every role's ceiling (Tools ×
 // Roles) and prints one "compat: <tool>/<role> ..." line per cell. It
 // needs the Debian guest (scripts/vmtest --rootfs debian: the tools, BPF
-// LSM, enforcerd at $ENFORCERD_BIN).
+// LSM, enforcerd at $ENFORCERD_BIN). The cells run one after the other:
+// `enforcerd run` reads the denials of its sandbox from the one ring
+// buffer every run shares, and two runs at once split its records
+// between them (enforcer.Reader), so a cell's denials would be missing
+// from its output.
 func TestCompat(t *testing.T) {
-	vmtest.RequireRoot(t)
-	bin := requireGuest(t)
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := os.MkdirTemp("/var/tmp", "compat-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	fix := filepath.Join(base, "fix")
-	prepareFixtures(t, fix)
-	tasks, err := filepath.Abs("testdata/tasks")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := setUp(t)
 	for _, tool := range selected(t) {
 		t.Run(tool.Name, func(t *testing.T) {
 			for _, role := range Roles {
 				t.Run(role, func(t *testing.T) {
-					c := cell{bin: bin, self: self, tasks: tasks, fix: fix, ws: filepath.Join(base, tool.Name+"-"+role)}
+					c := s.cell(tool.Name + "-" + role)
 					r := c.run(t, tool, role)
 					fmt.Println(r.Line())
 					if !r.OK {
@@ -78,6 +70,75 @@ func TestCompat(t *testing.T) {
 			}
 		})
 	}
+}
+
+// suite is what every cell shares: enforcerd, this test binary (the
+// cells' entrypoint), the tasks, the fixtures and the directory of the
+// workspaces.
+type suite struct {
+	bin, self, tasks, base, fix string
+}
+
+// shared is the suite of the test binary's first setUp, for its other
+// tests (TestMain removes its directory at the end).
+var shared struct {
+	s    *suite
+	done bool
+}
+
+// setUp checks the guest and, the first time, prepares the fixtures and
+// loads the programs; a later call returns the same suite (or fails as
+// the first did).
+func setUp(t *testing.T) suite {
+	t.Helper()
+	vmtest.RequireRoot(t)
+	bin := requireGuest(t)
+	if !shared.done {
+		shared.done = true
+		shared.s = newSuite(t, bin)
+	}
+	if shared.s == nil {
+		t.Fatal("the suite's setup failed in an earlier test")
+	}
+	return *shared.s
+}
+
+func newSuite(t *testing.T, bin string) *suite {
+	t.Helper()
+	s := suite{bin: bin}
+	var err error
+	if s.self, err = os.Executable(); err != nil {
+		t.Fatal(err)
+	}
+	if s.base, err = os.MkdirTemp("/var/tmp", "compat-"); err != nil {
+		t.Fatal(err)
+	}
+	s.fix = filepath.Join(s.base, "fix")
+	prepareFixtures(t, s.fix)
+	if s.tasks, err = filepath.Abs("testdata/tasks"); err != nil {
+		t.Fatal(err)
+	}
+	s.loadPrograms(t)
+	return &s
+}
+
+// loadPrograms runs enforcerd once before the cells: the first run of a
+// boot loads and pins the BPF programs (tens of seconds under TCG), which
+// every later run adopts; the cells that then start together all find
+// them pinned.
+func (s suite) loadPrograms(t *testing.T) {
+	t.Helper()
+	start := time.Now()
+	out, err := exec.Command(s.bin, "run", "--role", "general", "--", "/bin/true").CombinedOutput()
+	if err != nil {
+		t.Fatalf("enforcerd run --role general -- /bin/true: %v\n%s", err, out)
+	}
+	t.Logf("programs loaded in %v", time.Since(start).Round(time.Millisecond))
+}
+
+// cell is the cell whose workspace is the directory name in the suite's.
+func (s suite) cell(name string) cell {
+	return cell{bin: s.bin, self: s.self, tasks: s.tasks, fix: s.fix, ws: filepath.Join(s.base, name)}
 }
 
 // requireGuest returns enforcerd's path; outside the Debian guest the test
@@ -98,9 +159,10 @@ func requireGuest(t *testing.T) string {
 	return bin
 }
 
+// selected are the tools -compat.tools names (default every tool).
 func selected(t *testing.T) []Tool {
 	if *onlyTools == "" {
-		return Tools
+		return append([]Tool(nil), Tools...)
 	}
 	var ts []Tool
 	for _, n := range strings.Split(*onlyTools, ",") {
@@ -138,11 +200,7 @@ type cell struct {
 // enforcerd run --role ROLE [--write-root WS] -- <driver> /bin/sh -eux TASK.
 // Under write=false the workspace is the only write root.
 func (c cell) run(t *testing.T, tool Tool, role string) Result {
-	for _, d := range []string{c.ws, c.ws + "/tmp", c.ws + "/home"} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c.makeWorkspace(t)
 	args := []string{"run", "--role", role}
 	if !policy.RequestedCeiling(policy.Role(role), policy.DefaultSession()).Write {
 		args = append(args, "--write-root", c.ws)
@@ -175,6 +233,16 @@ func (c cell) run(t *testing.T, tool Tool, role string) Result {
 		t.Logf("output:\n%s", tail(out.String(), 60))
 	}
 	return r
+}
+
+// makeWorkspace makes the workspace with its tmp and home directories.
+func (c cell) makeWorkspace(t *testing.T) {
+	t.Helper()
+	for _, d := range []string{c.ws, c.ws + "/tmp", c.ws + "/home"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // env is the task's whole environment: the workspace is HOME and TMPDIR

@@ -52,6 +52,43 @@ func (r Run) Missing() []string {
 	return m
 }
 
+// MissingOCI lists the cells of OCITools × OCIRoles the run has no line
+// for, when it has a line of any (a run of TestCompat alone has none).
+func (r Run) MissingOCI() []string {
+	if !r.hasOCI() {
+		return nil
+	}
+	var m []string
+	for _, t := range OCITools {
+		for _, role := range OCIRoles {
+			if _, ok := r.Cells[OCICell(t, role)]; !ok {
+				m = append(m, OCICell(t, role))
+			}
+		}
+	}
+	return m
+}
+
+// ranTool: the run has a line of a cell of tool (of `enforcerd run`).
+func (r Run) ranTool(tool string) bool {
+	for _, role := range Roles {
+		if _, ok := r.Cells[tool+"/"+role]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// hasOCI: the run has a line of the OCI variant.
+func (r Run) hasOCI() bool {
+	for k := range r.Cells {
+		if strings.HasSuffix(k, "@"+OCIVariant) {
+			return true
+		}
+	}
+	return false
+}
+
 // Doc writes docs/compatibility.md from runs (one per kernel, the first
 // is the table's; the others are named where they differ) and the
 // expected outcomes (Tools, Expect).
@@ -64,6 +101,7 @@ func Doc(w io.Writer, runs []Run) error {
 	docRoles(b)
 	notes := docTable(b, runs)
 	docNotes(b, notes)
+	docOCI(b, runs)
 	docFailures(b, runs)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -92,7 +130,9 @@ the run's denial records with the cell's expected set: **works** is exit 0
 with no denial outside the expected set, **denied** a refusal on purpose
 (every denial expected, at least one). Any other denial fails the cell.
 
-Results of %s. Run it with `+"`make vmtest-compat`"+` (KERNEL=6.12|6.1).
+Results of %s. `+"`make vmtest-compat`"+` (KERNEL=6.12|6.1) runs all of it;
+`+"`make vmtest`"+` (and so `+"`make test`"+`) runs all of it on 6.12 and the
+tools of the Makefile's COMPAT_SUBSET on 6.1.
 
 `, strings.Join(ks, " and "))
 }
@@ -169,6 +209,59 @@ func cellText(t Tool, role string, runs []Run, note func(string) int) string {
 	return s
 }
 
+// docOCI writes the OCI variant's section: its cells by run, as the
+// table's cells read (works, denied, **FAIL**), when a run has them.
+func docOCI(b *strings.Builder, runs []Run) {
+	var with []Run
+	for _, r := range runs {
+		if r.hasOCI() {
+			with = append(with, r)
+		}
+	}
+	if len(with) == 0 {
+		return
+	}
+	b.WriteString("## Through the daemon and the OCI hook\n\n")
+	b.WriteString("The same tasks once more as containers: `runc run` of an OCI bundle whose createRuntime and poststop hooks call `enforcerd hook` ")
+	b.WriteString("on a running daemon, the role in the `enforcerd.io/role` annotation and, under `write=false`, the workspace in `enforcerd.io/write-roots`; ")
+	b.WriteString("the container's root is the guest's root file system, so the task sees the same paths. ")
+	b.WriteString("The denials are the daemon's audit records of the container, judged against the same expected sets (lines `compat: <tool>/<role>@oci`).\n\n")
+	b.WriteString("| tool | " + strings.Join(OCIRoles, " | ") + " |\n|---|" + strings.Repeat("---|", len(OCIRoles)) + "\n")
+	for _, name := range OCITools {
+		t, _ := toolNamed(name)
+		fmt.Fprintf(b, "| %s |", name)
+		for _, role := range OCIRoles {
+			var parts []string
+			for i, r := range with {
+				v, ok := r.Cells[OCICell(name, role)]
+				switch {
+				case !ok:
+					v = "not run"
+				case v == "ok" && Expect(t, role).Denied:
+					v = "denied"
+				case v == "ok":
+					v = "works"
+				default:
+					v = "**FAIL**"
+				}
+				if i == 0 || v != parts[0] {
+					if i > 0 {
+						v = r.Kernel + ": " + v
+					}
+					parts = append(parts, v)
+				}
+			}
+			fmt.Fprintf(b, " %s |", strings.Join(parts, ", "))
+		}
+		b.WriteString("\n")
+	}
+	ks := make([]string, len(with))
+	for i, r := range with {
+		ks[i] = "Linux " + r.Kernel
+	}
+	fmt.Fprintf(b, "\nResults of %s (make vmtest-compat runs them with the whole suite).\n\n", strings.Join(ks, " and "))
+}
+
 func docNotes(b *strings.Builder, notes []string) {
 	if len(notes) == 0 {
 		return
@@ -181,7 +274,7 @@ func docNotes(b *strings.Builder, notes []string) {
 }
 
 func docFailures(b *strings.Builder, runs []Run) {
-	var lines, diags []string
+	var lines, diags, subsets []string
 	diag := func(d string) int {
 		for i, x := range diags {
 			if x == d {
@@ -200,15 +293,28 @@ func docFailures(b *strings.Builder, runs []Run) {
 		for _, k := range keys {
 			if v := r.Cells[k]; v != "ok" {
 				l := fmt.Sprintf("- %s on %s: %s", k, r.Kernel, strings.TrimPrefix(v, "FAIL "))
-				if d, ok := Diagnoses[k]; ok {
+				if d, ok := Diagnoses[strings.TrimSuffix(k, "@"+OCIVariant)]; ok {
 					l += fmt.Sprintf(" (diagnosis %d)", diag(d))
 				}
 				lines = append(lines, l)
 			}
 		}
-		for _, k := range r.Missing() {
+		var notRun []string
+		for _, k := range append(r.Missing(), r.MissingOCI()...) {
+			if tool, _, _ := strings.Cut(k, "/"); !strings.Contains(k, "@") && !r.ranTool(tool) {
+				if len(notRun) == 0 || notRun[len(notRun)-1] != tool {
+					notRun = append(notRun, tool)
+				}
+				continue
+			}
 			lines = append(lines, fmt.Sprintf("- %s on %s: no result", k, r.Kernel))
 		}
+		if len(notRun) > 0 {
+			subsets = append(subsets, fmt.Sprintf("%s ran a subset of the tools (not run: %s).", r.Kernel, strings.Join(notRun, ", ")))
+		}
+	}
+	if len(subsets) > 0 {
+		b.WriteString(strings.Join(subsets, " ") + "\n\n")
 	}
 	if len(lines) == 0 {
 		b.WriteString("Every cell has its expected outcome.\n")

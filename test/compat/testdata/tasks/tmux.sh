@@ -8,7 +8,7 @@ tmux send-keys -t compat 'echo tmux-says-$((40+2))' Enter
 i=0
 until tmux capture-pane -p -t compat | grep -q tmux-says-42; do
 	i=$((i + 1))
-	[ "$i" -le 100 ] || exit 1
+	[ "$i" -le 300 ] || exit 1
 	sleep 0.1
 done
 tmux kill-server

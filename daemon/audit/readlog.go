@@ -1,0 +1,154 @@
+package audit
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// AuditReadlog is a NETLINK_AUDIT socket subscribed to the kernel's
+// read-only multicast group of audit records (AUDIT_NLGRP_READLOG): a
+// copy of every record the kernel's audit thread sends on, whether an
+// auditd runs or not (journald reads the same group). Subscribing needs
+// CAP_AUDIT_READ in the initial user namespace. Read and Close may be
+// called from different goroutines.
+type AuditReadlog struct {
+	fd     int
+	closed atomic.Bool
+	buf    []byte
+}
+
+// readlogPoll is how often a blocked Read looks whether Close was called.
+const readlogPoll = 250 * time.Millisecond
+
+// readlogBuffer is the socket's receive buffer asked for (the kernel caps
+// it at net.core.rmem_max): records beyond it while the daemon is slow
+// are lost (ErrReadlogOverrun).
+const readlogBuffer = 4 << 20
+
+// ErrReadlogOverrun: the socket's buffer overflowed, records were lost.
+var ErrReadlogOverrun = errors.New("audit multicast: receive buffer overrun, records lost")
+
+// ErrReadlogClosed: Close was called.
+var ErrReadlogClosed = errors.New("audit multicast: closed")
+
+// DialAuditReadlog opens a NETLINK_AUDIT socket bound to the
+// AUDIT_NLGRP_READLOG group. Errors: the kernel has no audit
+// (EPROTONOSUPPORT), the bind is refused (EPERM: no CAP_AUDIT_READ in
+// the initial user namespace), the socket cannot be made.
+func DialAuditReadlog() (*AuditReadlog, error) {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_AUDIT)
+	if err != nil {
+		return nil, fmt.Errorf("netlink audit socket: %w", err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Groups: 1 << (unix.AUDIT_NLGRP_READLOG - 1)}); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("netlink audit multicast group (CAP_AUDIT_READ is needed): %w", err)
+	}
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, readlogBuffer)
+	tv := unix.NsecToTimeval(readlogPoll.Nanoseconds())
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("netlink audit: receive timeout: %w", err)
+	}
+	return &AuditReadlog{fd: fd, buf: make([]byte, 1<<16)}, nil
+}
+
+// ReadlogMessage is one record of the multicast group: its type
+// (AUDIT_SECCOMP, AUDIT_SYSCALL, ...) and text.
+type ReadlogMessage struct {
+	Type uint16
+	Text []byte
+}
+
+// Read blocks until the next datagram and returns its records (the text
+// is valid until the next Read). Errors: ErrReadlogClosed after Close,
+// ErrReadlogOverrun when records were lost (reading can go on), a
+// receive or parse failure.
+func (r *AuditReadlog) Read() ([]ReadlogMessage, error) {
+	for {
+		if r.closed.Load() {
+			return nil, ErrReadlogClosed
+		}
+		n, _, err := unix.Recvfrom(r.fd, r.buf, 0)
+		switch {
+		case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.ENOBUFS):
+			return nil, ErrReadlogOverrun
+		case r.closed.Load():
+			return nil, ErrReadlogClosed
+		case err != nil:
+			return nil, fmt.Errorf("netlink audit receive: %w", err)
+		}
+		msgs, err := syscall.ParseNetlinkMessage(r.buf[:n])
+		if err != nil {
+			return nil, fmt.Errorf("netlink audit message: %w", err)
+		}
+		out := make([]ReadlogMessage, 0, len(msgs))
+		for _, m := range msgs {
+			out = append(out, ReadlogMessage{Type: m.Header.Type, Text: m.Data})
+		}
+		return out, nil
+	}
+}
+
+// Close makes a Read (blocked or later) return ErrReadlogClosed, within
+// readlogPoll; Release then closes the socket.
+func (r *AuditReadlog) Close() { r.closed.Store(true) }
+
+// Release closes the socket; call it once no Read runs any more.
+func (r *AuditReadlog) Release() error { return unix.Close(r.fd) }
+
+// AuditEnabled asks the kernel whether audit is enabled (AUDIT_GET: the
+// status's enabled, 1 or 2 locked). Errors: no answer (EPERM: no
+// CAP_AUDIT_CONTROL, or not in the initial pid namespace; the state is
+// then unknown), no audit in the kernel.
+func AuditEnabled() (bool, error) {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_AUDIT)
+	if err != nil {
+		return false, fmt.Errorf("netlink audit socket: %w", err)
+	}
+	defer unix.Close(fd)
+	tv := unix.NsecToTimeval(ackTimeout.Nanoseconds())
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		return false, err
+	}
+	msg := make([]byte, unix.NLMSG_HDRLEN)
+	binary.NativeEndian.PutUint32(msg[0:4], uint32(len(msg)))
+	binary.NativeEndian.PutUint16(msg[4:6], unix.AUDIT_GET)
+	binary.NativeEndian.PutUint16(msg[6:8], unix.NLM_F_REQUEST|unix.NLM_F_ACK)
+	binary.NativeEndian.PutUint32(msg[8:12], 1)
+	if err := unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return false, fmt.Errorf("netlink audit send: %w", err)
+	}
+	buf := make([]byte, 8192)
+	for {
+		n, _, err := unix.Recvfrom(fd, buf, 0)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("netlink audit status: %w", err)
+		}
+		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
+		if err != nil {
+			return false, fmt.Errorf("netlink audit status: %w", err)
+		}
+		for _, m := range msgs {
+			switch {
+			case m.Header.Type == unix.AUDIT_GET && len(m.Data) >= 8:
+				return binary.NativeEndian.Uint32(m.Data[4:8]) != 0, nil
+			case m.Header.Type == unix.NLMSG_ERROR && len(m.Data) >= 4:
+				if e := int32(binary.NativeEndian.Uint32(m.Data[0:4])); e != 0 {
+					return false, fmt.Errorf("netlink audit status: %w", unix.Errno(-e))
+				}
+			}
+		}
+	}
+}

@@ -30,7 +30,8 @@ import (
 // nearest registered ancestor (itself included) was registered directly
 // (by `enforcerd run`, not a container of this daemon), the filter's
 // action is EPERM, and the filter SeccompFor that registration's ceiling
-// denies the call (fallback.Classify); every other record (other
+// denies the call (fallback.Classify), and the action is
+// SECCOMP_RET_ERRNO (the record does not carry the errno); every other record (other
 // programs' logged filters, a systemd unit's) is counted as not_ours and
 // never reported. Like the kernel's records, only the first denial of
 // each distinct denial (ceiling cgroup, hook, rule) per summary interval
@@ -202,7 +203,7 @@ func (s *seccompTrail) handle(text []byte) {
 // attribute is the denial record of r, or the result it is counted as
 // when it is not ours (not_ours, unattributed).
 func (s *seccompTrail) attribute(r audit.SeccompRecord) (audit.Record, string) {
-	if r.Code != fallback.DeniedErrno {
+	if r.Code&unix.SECCOMP_RET_ACTION_FULL != fallback.DeniedAction {
 		return audit.Record{}, "not_ours"
 	}
 	group, err := cgroup.PidGroup(int(r.PID))

@@ -66,7 +66,7 @@ type ReadlogMessage struct {
 	Text []byte
 }
 
-// Read blocks until the next datagram and returns its records (the text
+// Read blocks until the next datagram and returns its record (the text
 // is valid until the next Read). Errors: ErrReadlogClosed after Close,
 // ErrReadlogOverrun when records were lost (reading can go on), a
 // receive or parse failure.
@@ -86,16 +86,24 @@ func (r *AuditReadlog) Read() ([]ReadlogMessage, error) {
 		case err != nil:
 			return nil, fmt.Errorf("netlink audit receive: %w", err)
 		}
-		msgs, err := syscall.ParseNetlinkMessage(r.buf[:n])
+		m, err := auditMessage(r.buf[:n])
 		if err != nil {
-			return nil, fmt.Errorf("netlink audit message: %w", err)
+			return nil, err
 		}
-		out := make([]ReadlogMessage, 0, len(msgs))
-		for _, m := range msgs {
-			out = append(out, ReadlogMessage{Type: m.Header.Type, Text: m.Data})
-		}
-		return out, nil
+		return []ReadlogMessage{m}, nil
 	}
+}
+
+// auditMessage is the one record of a datagram of the audit thread: a
+// netlink header and the text. The kernel's audit records set
+// nlmsg_len to the text's length without the header's (kernel/audit.c,
+// audit_log_end), so the header's length is not trusted: the text is the
+// rest of the datagram. Errors: shorter than a header.
+func auditMessage(b []byte) (ReadlogMessage, error) {
+	if len(b) < unix.NLMSG_HDRLEN {
+		return ReadlogMessage{}, fmt.Errorf("netlink audit message: %d bytes, shorter than its header", len(b))
+	}
+	return ReadlogMessage{Type: binary.NativeEndian.Uint16(b[4:6]), Text: b[unix.NLMSG_HDRLEN:]}, nil
 }
 
 // Close makes a Read (blocked or later) return ErrReadlogClosed, within

@@ -13,7 +13,7 @@ import (
 // system call a seccomp filter refused (or logged), as
 // kernel/auditsc.c:__audit_seccomp writes it:
 //
-//	audit(1733470000.123:45): auid=4294967295 uid=0 gid=0 ses=4294967295 subj=unconfined pid=123 comm="chmod" exe="/usr/bin/chmod" sig=0 arch=c000003e syscall=268 compat=0 ip=0x7f00 code=0x50001
+//	audit(1733470000.123:45): auid=4294967295 uid=0 gid=0 ses=4294967295 subj=unconfined pid=123 comm="chmod" exe="/usr/bin/chmod" sig=0 arch=c000003e syscall=268 compat=0 ip=0x7f00 code=0x50000
 //
 // (subj= only with an LSM that labels tasks; it may hold spaces).
 type SeccompRecord struct {
@@ -34,8 +34,8 @@ type SeccompRecord struct {
 	// system call's number in it (x32 calls with their 0x40000000 bit).
 	Arch    uint32
 	Syscall uint64
-	// Code is the filter's return action (SECCOMP_RET_ERRNO|errno:
-	// 0x50001 for EPERM).
+	// Code is the filter's action (SECCOMP_RET_ERRNO: 0x50000; the
+	// kernel writes the action without its data, the errno).
 	Code uint32
 }
 

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"encoding/binary"
 	"testing"
 	"time"
 )
@@ -52,4 +53,22 @@ func FuzzParseSeccomp(f *testing.F) {
 			t.Errorf("parsed without a time: %+v", r)
 		}
 	})
+}
+
+// TestAuditMessage: the audit thread's datagram is a header whose length
+// leaves the header out (kernel/audit.c) and the text: the type and the
+// whole rest are the record; a datagram shorter than a header is refused.
+func TestAuditMessage(t *testing.T) {
+	text := `audit(1.000:1): pid=1 code=0x50000` + "\x00"
+	b := make([]byte, 16+len(text))
+	binary.NativeEndian.PutUint32(b[0:4], uint32(len(text))) // without the header, as the kernel sets it
+	binary.NativeEndian.PutUint16(b[4:6], 1326)
+	copy(b[16:], text)
+	m, err := auditMessage(b)
+	if err != nil || m.Type != 1326 || string(m.Text) != text {
+		t.Errorf("got %d %q %v", m.Type, m.Text, err)
+	}
+	if _, err := auditMessage(b[:15]); err == nil {
+		t.Error("a 15-byte datagram parsed")
+	}
 }

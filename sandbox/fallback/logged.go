@@ -13,10 +13,10 @@ import (
 // a call of another ABI (docs/audit.md).
 const HookPrefix = "seccomp:"
 
-// DeniedErrno is the return action of every denial of the filter, as the
+// DeniedAction is the action of every denial of the filter, as the
 // kernel's AUDIT_SECCOMP record prints it in code=: SECCOMP_RET_ERRNO
-// with EPERM.
-const DeniedErrno = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+// (0x50000; the record has the action only, not its errno, EPERM).
+const DeniedAction = unix.SECCOMP_RET_ERRNO
 
 // SeccompFor is the filter the helper loads for ceiling c (the same
 // choice as Plan's, on a host with seccomp): write=false denies the file

@@ -74,8 +74,10 @@ type seccompCount struct {
 // openSeccompTrail opens the audit multicast group when the process
 // layer can run on this host (no BPF LSM): nil when it is not needed.
 // What keeps the records from arriving (no CAP_AUDIT_READ, no audit in
-// the kernel, audit disabled) is logged once and counted (result
-// unavailable), never fatal.
+// the kernel, audit=0 on the kernel command line) is logged once and
+// counted (result unavailable), never fatal. Audit disabled at run time
+// (auditctl -e 0, the default without auditd) does not stop them: the
+// kernel writes AUDIT_SECCOMP records whatever audit_enabled says.
 func (n *node) openSeccompTrail(write func(audit.Record)) *seccompTrail {
 	if n.enf.LayerError(coverage.LayerLSM) == nil {
 		return nil
@@ -89,9 +91,7 @@ func (n *node) openSeccompTrail(write func(audit.Record)) *seccompTrail {
 		unavailable("seccomp denials of enforcerd run (no BPF LSM) are not recorded: the audit multicast group cannot be read", err)
 		return nil
 	}
-	if on, err := audit.AuditEnabled(); err == nil && !on {
-		unavailable("seccomp denials of enforcerd run (no BPF LSM) are not recorded while audit is disabled (auditctl -e 1, or auditd, enables it)", errors.New("audit disabled"))
-	} else if err != nil && kernelArg("audit=0") {
+	if kernelArg("audit=0") {
 		unavailable("seccomp denials of enforcerd run (no BPF LSM) are not recorded: audit=0 on the kernel command line", errors.New("audit=0"))
 	}
 	n.log.Info("seccomp denials of enforcerd run (no BPF LSM) are read from the audit multicast group")

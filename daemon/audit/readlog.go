@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -112,51 +111,3 @@ func (r *AuditReadlog) Close() { r.closed.Store(true) }
 
 // Release closes the socket; call it once no Read runs any more.
 func (r *AuditReadlog) Release() error { return unix.Close(r.fd) }
-
-// AuditEnabled asks the kernel whether audit is enabled (AUDIT_GET: the
-// status's enabled, 1 or 2 locked). Errors: no answer (EPERM: no
-// CAP_AUDIT_CONTROL, or not in the initial pid namespace; the state is
-// then unknown), no audit in the kernel.
-func AuditEnabled() (bool, error) {
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_AUDIT)
-	if err != nil {
-		return false, fmt.Errorf("netlink audit socket: %w", err)
-	}
-	defer unix.Close(fd)
-	tv := unix.NsecToTimeval(ackTimeout.Nanoseconds())
-	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-		return false, err
-	}
-	msg := make([]byte, unix.NLMSG_HDRLEN)
-	binary.NativeEndian.PutUint32(msg[0:4], uint32(len(msg)))
-	binary.NativeEndian.PutUint16(msg[4:6], unix.AUDIT_GET)
-	binary.NativeEndian.PutUint16(msg[6:8], unix.NLM_F_REQUEST|unix.NLM_F_ACK)
-	binary.NativeEndian.PutUint32(msg[8:12], 1)
-	if err := unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return false, fmt.Errorf("netlink audit send: %w", err)
-	}
-	buf := make([]byte, 8192)
-	for {
-		n, _, err := unix.Recvfrom(fd, buf, 0)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return false, fmt.Errorf("netlink audit status: %w", err)
-		}
-		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
-		if err != nil {
-			return false, fmt.Errorf("netlink audit status: %w", err)
-		}
-		for _, m := range msgs {
-			switch {
-			case m.Header.Type == unix.AUDIT_GET && len(m.Data) >= 8:
-				return binary.NativeEndian.Uint32(m.Data[4:8]) != 0, nil
-			case m.Header.Type == unix.NLMSG_ERROR && len(m.Data) >= 4:
-				if e := int32(binary.NativeEndian.Uint32(m.Data[0:4])); e != 0 {
-					return false, fmt.Errorf("netlink audit status: %w", unix.Errno(-e))
-				}
-			}
-		}
-	}
-}

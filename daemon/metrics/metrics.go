@@ -272,7 +272,7 @@ func (c *hookCollector) Collect(ch chan<- prometheus.Metric) {
 // no longer the one that acted, when the record was read), malformed,
 // lost (a receive buffer overrun: records of unknown number lost), and
 // unavailable (the records cannot be read or are not written: no
-// CAP_AUDIT_READ, audit disabled; counted once).
+// CAP_AUDIT_READ, no audit in the kernel, audit=0; counted once).
 var SeccompRecordResults = []string{"reported", "summarized", "not_ours", "unattributed", "malformed", "lost", "unavailable"}
 
 func newSeccompRecords() *prometheus.CounterVec {

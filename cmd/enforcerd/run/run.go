@@ -139,9 +139,9 @@ Flags:
                          Without BPF LSM (CMD restricts itself with
                          Landlock and seccomp) there are no records to send:
                          the seccomp filter's denials are the kernel's own
-                         AUDIT_SECCOMP records (while audit is enabled),
-                         which a running daemon also reads into its audit
-                         log; Landlock's are not recorded
+                         AUDIT_SECCOMP records, which a running daemon
+                         also reads into its audit log; Landlock's are not
+                         recorded
   -q, --quiet            print neither denials nor the banners of what
                          the flags chose (what --allow-partial or
                          --audit-only leave unenforced or unseen, the

@@ -257,11 +257,22 @@ func (s *seccompTrail) registeredAncestor(group string) (own, ceiling uint64, en
 	}
 }
 
-// sameComm reports whether pid's command name is still comm (it did
-// not exec another program, the pid was not reused).
+// sameComm reports whether a thread of pid still has the command name
+// comm (the record names the thread group, the name is the thread's): it
+// did not exec another program, the pid was not reused.
 func sameComm(pid uint32, comm string) bool {
-	b, err := os.ReadFile("/proc/" + strconv.FormatUint(uint64(pid), 10) + "/comm")
-	return err == nil && strings.TrimSuffix(string(b), "\n") == comm
+	dir := "/proc/" + strconv.FormatUint(uint64(pid), 10) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + "/" + t.Name() + "/comm")
+		if err == nil && strings.TrimSuffix(string(b), "\n") == comm {
+			return true
+		}
+	}
+	return false
 }
 
 // parentOf is pid's parent's thread group id (/proc/PID/stat).

@@ -91,7 +91,7 @@ func (n *node) openSeccompTrail(write func(audit.Record)) *seccompTrail {
 		unavailable("seccomp denials of enforcerd run (no BPF LSM) are not recorded: the audit multicast group cannot be read", err)
 		return nil
 	}
-	if kernelArg("audit=0") {
+	if kernelArg("audit=0") || kernelArg("audit=off") {
 		unavailable("seccomp denials of enforcerd run (no BPF LSM) are not recorded: audit=0 on the kernel command line", errors.New("audit=0"))
 	}
 	n.log.Info("seccomp denials of enforcerd run (no BPF LSM) are read from the audit multicast group")

@@ -19,6 +19,7 @@ import (
 	"github.com/enforcerd/enforcerd/daemon/metrics"
 	"github.com/enforcerd/enforcerd/daemon/state"
 	"github.com/enforcerd/enforcerd/entry"
+	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/sandbox/fallback"
 )
 
@@ -214,10 +215,14 @@ func (s *seccompTrail) attribute(r audit.SeccompRecord) (audit.Record, string) {
 	if !ok {
 		return audit.Record{}, "not_ours"
 	}
-	if c, known := s.attribution(ceiling); known && c.ID != "" {
+	if ct, known := s.attribution(ceiling); known && ct.ID != "" {
 		return audit.Record{}, "not_ours" // a container: no filter of ours
 	}
-	call, ours := fallback.Classify(fallback.SeccompFor(en.Ceiling, false), r.Arch, r.Syscall)
+	c := en.Ceiling
+	if en.AuditOnly || (c.Network && c.Write && c.Shell == policy.ShellFull) {
+		return audit.Record{}, "not_ours" // run loads no filter for these (sandbox.processLayer)
+	}
+	call, ours := fallback.Classify(fallback.SeccompFor(c, false), r.Arch, r.Syscall)
 	if !ours {
 		return audit.Record{}, "not_ours"
 	}

@@ -286,7 +286,8 @@ func (n *node) record(ev registry.Event) {
 // startPump starts the denial pump: the kernel's denial records to the
 // audit log, the followers, the metrics, when journald runs and the
 // configuration does not switch it off the journal, and with
-// audit.linux_audit the Linux audit trail.
+// audit.linux_audit the Linux audit trail; without BPF LSM also the
+// seccomp trail (the process layer's denials, openSeccompTrail).
 func (n *node) startPump() error {
 	var jr *denialJournal
 	if n.cfg.Journal.Denials && journal.Enabled() {
@@ -303,6 +304,9 @@ func (n *node) startPump() error {
 	}
 	p := &auditPump{rd: rd, tally: tally, reg: n.reg, alog: n.alog, hub: n.hub, m: n.m, log: n.log, jr: jr, la: n.startLinuxAudit()}
 	n.atStop(p.start())
+	if st := n.openSeccompTrail(p.writeLocal); st != nil {
+		n.atStop(st.start())
+	}
 	return nil
 }
 

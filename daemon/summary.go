@@ -3,6 +3,7 @@ package daemon
 import (
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/enforcerd/enforcerd/daemon/audit"
@@ -48,6 +49,8 @@ type auditPump struct {
 	emitted *emittedRecords
 	// summarized receives after each summary pass (non-blocking).
 	summarized chan struct{}
+	// wmu orders the writes of the pump and of the seccomp trail.
+	wmu sync.Mutex
 }
 
 // run reads records until the reader is closed.
@@ -116,6 +119,17 @@ func (p *auditPump) writeSummaries(sums []denial.Summary) {
 // write sends rec to every sink: the audit log, the followers (and the
 // recent records), the journal, the Linux audit trail.
 func (p *auditPump) write(rec audit.Record) {
+	p.writeLocal(rec)
+	if p.la != nil {
+		p.la.Record(rec)
+	}
+}
+
+// writeLocal sends rec to the audit log, the followers (and the recent
+// records) and the journal: every sink but the Linux audit trail.
+func (p *auditPump) writeLocal(rec audit.Record) {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
 	if p.alog != nil {
 		if err := p.alog.Write(rec); err != nil {
 			p.m.AuditErrors.Inc()
@@ -127,9 +141,6 @@ func (p *auditPump) write(rec audit.Record) {
 		if err := p.jr.Record(rec); err != nil {
 			p.log.Warn("journal", "err", err)
 		}
-	}
-	if p.la != nil {
-		p.la.Record(rec)
 	}
 }
 

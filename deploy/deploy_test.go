@@ -95,6 +95,11 @@ func TestSystemdUnits(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^CapabilityBoundingSet=.*\bCAP_AUDIT_WRITE\b`).Match(svc) {
 		t.Error("enforcerd.service's CapabilityBoundingSet lacks CAP_AUDIT_WRITE (audit.linux_audit)")
 	}
+	// Without BPF LSM the daemon reads the seccomp records of enforcerd
+	// run from the audit multicast group: CAP_AUDIT_READ.
+	if !regexp.MustCompile(`(?m)^CapabilityBoundingSet=.*\bCAP_AUDIT_READ\b`).Match(svc) {
+		t.Error("enforcerd.service's CapabilityBoundingSet lacks CAP_AUDIT_READ (the seccomp trail)")
+	}
 	if strings.Contains(string(svc), "systemd-nspawn@.service") {
 		t.Error("enforcerd.service orders itself against systemd-nspawn@.service, which names no instance")
 	}

@@ -95,6 +95,9 @@ func TestKubernetesManifests(t *testing.T) {
 	if c.SecurityContext == nil || c.SecurityContext.Capabilities == nil || !slices.Contains(c.SecurityContext.Capabilities.Add, "AUDIT_WRITE") {
 		t.Error("capabilities.add lacks AUDIT_WRITE (audit.linux_audit; implied by privileged, named so a narrower securityContext keeps it)")
 	}
+	if c.SecurityContext == nil || c.SecurityContext.Capabilities == nil || !slices.Contains(c.SecurityContext.Capabilities.Add, "AUDIT_READ") {
+		t.Error("capabilities.add lacks AUDIT_READ (the seccomp trail without BPF LSM; implied by privileged, named so a narrower securityContext keeps it)")
+	}
 	if !slices.Equal(c.Command[:2], []string{"enforcerd", "daemon"}) || !slices.Contains(c.Command, "/etc/enforcerd/config.yaml") {
 		t.Errorf("command %v", c.Command)
 	}

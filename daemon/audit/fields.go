@@ -70,6 +70,23 @@ type ObjectFields struct {
 	KeySerial      *uint64 `json:"key_serial,omitempty"`      // rule key-outside
 	RlimitResource *uint64 `json:"rlimit_resource,omitempty"` // rule core-dump-limit
 	Module         string  `json:"module,omitempty"`          // hook kernel_module_request
+	// Kind syscall (a denial of the process layer's seccomp filter,
+	// SeccompObject): the system call's name ("" for a call of another
+	// ABI), its number and the audit arch ("c000003e").
+	Syscall   string  `json:"syscall,omitempty"`
+	SyscallNr *uint64 `json:"syscall_nr,omitempty"`
+	Arch      string  `json:"arch,omitempty"`
+}
+
+// SeccompObject is the object of a seccomp denial: for humans
+// "syscall NAME (arch A nr N)", and its fields.
+func SeccompObject(name string, arch uint32, nr uint64) (string, *ObjectFields) {
+	a := strconv.FormatUint(uint64(arch), 16)
+	text := "syscall " + name + " (arch " + a + " nr " + strconv.FormatUint(nr, 10) + ")"
+	if name == "" {
+		text = "syscall of another ABI (arch " + a + " nr " + strconv.FormatUint(nr, 10) + ")"
+	}
+	return text, &ObjectFields{Kind: "syscall", Syscall: name, SyscallNr: &nr, Arch: a}
 }
 
 var kindNames = map[denial.ObjectKind]string{

@@ -107,6 +107,9 @@ type Metrics struct {
 	// (audit.linux_audit) by outcome (audit.LinuxAuditSent, ...RateLimited,
 	// ...QueueFull, ...Failed).
 	LinuxAudit *prometheus.CounterVec
+	// SeccompRecords counts the kernel's AUDIT_SECCOMP records the
+	// daemon read without BPF LSM, by result (SeccompRecordResults).
+	SeccompRecords *prometheus.CounterVec
 	// ConnsRefused counts API connections refused over the connection
 	// limits, by the limit reached (api.ConnLimit*: "per_cgroup",
 	// "confined", "total").
@@ -123,7 +126,7 @@ type Metrics struct {
 func New(src Sources) *Metrics {
 	m := newOwnMetrics()
 	reg := m.reg
-	reg.MustRegister(m.Denials, m.Registrations, m.Pending, m.AuditErrors, m.LinuxAudit, m.ConnsRefused, m.APIDuration)
+	reg.MustRegister(m.Denials, m.Registrations, m.Pending, m.AuditErrors, m.LinuxAudit, m.SeccompRecords, m.ConnsRefused, m.APIDuration)
 	registerSources(reg, src)
 	// enforcerd_build_info{version,revision,branch,goversion,goos,goarch,
 	// tags}: the values `enforcerd version` prints (internal/buildinfo
@@ -168,6 +171,7 @@ func newOwnMetrics() *Metrics {
 		Help:    "API requests from their headers read to their answer written, by endpoint (register, unregister, status, ready, ...; the denial stream is not timed), the caller's stage (createRuntime, prestart, poststop from the OCI hook; none; other) and result (ok or the API's error code).",
 		Buckets: apiDurationBuckets,
 	}, []string{"endpoint", "stage", "result"})
+	m.SeccompRecords = newSeccompRecords()
 	return m
 }
 
@@ -274,4 +278,21 @@ func (c *hookCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, v, h.Name, string(h.Layer))
 	}
+}
+
+// SeccompRecordResults are the values of SeccompRecords' result label:
+// reported (a denial record written), summarized (counted in a summary
+// record), not_ours (another program's seccomp filter, or a call the
+// sandbox's filter does not deny), unattributed (the process was gone, or
+// no longer the one that acted, when the record was read), malformed,
+// lost (a receive buffer overrun: records of unknown number lost), and
+// unavailable (the records cannot be read or are not written: no
+// CAP_AUDIT_READ, no audit in the kernel, audit=0; counted once).
+var SeccompRecordResults = []string{"reported", "summarized", "not_ours", "unattributed", "malformed", "lost", "unavailable"}
+
+func newSeccompRecords() *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "enforcerd_seccomp_records_total",
+		Help: "Without BPF LSM: the kernel's AUDIT_SECCOMP records read from the audit multicast group, by result: reported, summarized, not_ours, unattributed, malformed, lost, unavailable (docs/audit.md).",
+	}, []string{"result"})
 }

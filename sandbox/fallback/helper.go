@@ -67,7 +67,9 @@ func Main(args []string, stderr io.Writer) int {
 }
 
 // Apply sets no_new_privs and applies the Landlock ruleset and the
-// seccomp filter of spec to the calling thread (lock it first). Errors:
+// seccomp filter of spec to the calling thread (lock it first); the
+// filter is loaded with SECCOMP_FILTER_FLAG_LOG (seccompFlags), so the
+// kernel's audit trail has its denials. Errors:
 // any step, wrapped with what failed; the thread is then partly
 // restricted and must not run the command.
 func Apply(spec Spec) error {
@@ -88,7 +90,7 @@ func Apply(spec Spec) error {
 		prog[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
 	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if _, _, e := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); e != 0 {
+	if _, _, e := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, seccompFlags, uintptr(unsafe.Pointer(&fprog))); e != 0 {
 		return fmt.Errorf("seccomp filter: %w", e)
 	}
 	return nil

@@ -11,7 +11,11 @@
 // HelperArg). docs/design.md "Hosts without BPF LSM" lists what each
 // mechanism covers and misses.
 //
-// Layering (docs/design.md): layer 3; it may import policy/, endpoint/,
+// SeccompFor and Classify name the filter's denials in the audit
+// vocabulary (the daemon reads them back from the kernel's audit records,
+// docs/audit.md).
+//
+// Layering (docs/design.md): layer 3; it may import policy/, denial/, endpoint/,
 // progcheck/, entry/, coverage/ and enforcer/, and of other modules no
 // cilium/ebpf.
 package fallback

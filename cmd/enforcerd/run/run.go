@@ -137,7 +137,11 @@ Flags:
                          CMD all the same. With a daemon reading the
                          records, its audit.linux_audit decides instead.
                          Without BPF LSM (CMD restricts itself with
-                         Landlock and seccomp) there are no records to send
+                         Landlock and seccomp) there are no records to send:
+                         the seccomp filter's denials are the kernel's own
+                         AUDIT_SECCOMP records, which a running daemon
+                         also reads into its audit log; Landlock's are not
+                         recorded
   -q, --quiet            print neither denials nor the banners of what
                          the flags chose (what --allow-partial or
                          --audit-only leave unenforced or unseen, the

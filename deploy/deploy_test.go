@@ -170,13 +170,18 @@ func TestDist(t *testing.T) {
 	if b, err := inst.CombinedOutput(); err != nil {
 		t.Fatalf("install.sh: %v\n%s", err, b)
 	}
-	for _, f := range []string{"usr/local/bin/enforcerd", "etc/systemd/system/enforcerd.service", "etc/systemd/system/enforcerd.socket",
-		"etc/systemd/system/enforcerd-proxy.socket",
+	for _, f := range []string{"usr/local/bin/enforcerd", "usr/local/lib/systemd/system/enforcerd.service", "usr/local/lib/systemd/system/enforcerd.socket",
+		"usr/local/lib/systemd/system/enforcerd-proxy.socket",
 		"usr/share/containers/oci/hooks.d/50-enforcerd-createruntime.json", "etc/enforcerd/config.yaml",
 		"usr/local/share/man/man1/enforcerd-ctl.1", "usr/local/share/bash-completion/completions/enforcerd"} {
 		if _, err := os.Stat(filepath.Join(dest, f)); err != nil {
 			t.Errorf("install.sh did not install %s: %v", f, err)
 		}
+	}
+	// /etc/systemd/system is the administrator's (overrides, drop-ins):
+	// a package's units go to /usr/local/lib/systemd/system.
+	if _, err := os.Stat(filepath.Join(dest, "etc/systemd")); err == nil {
+		t.Error("install.sh wrote into /etc/systemd, the administrator's directory")
 	}
 }
 

@@ -263,9 +263,16 @@ func TestDistScriptsArguments(t *testing.T) {
 		{"dist-uninstall.sh", []string{"--force", "--bogus"}, 2, "unknown argument: --bogus"},
 		{"dist-uninstall.sh", []string{"--socket"}, 2, "--socket needs a value"},
 		{"dist-uninstall.sh", []string{"--config"}, 2, "--config needs a value"},
+		{"dist-deb", []string{"--help"}, 0, "Usage: scripts/dist-deb STAGED_TOP VERSION OUT_DIR"},
+		{"dist-deb", []string{"a", "b"}, 2, "want STAGED_TOP VERSION OUT_DIR"},
+		{"dist-deb", []string{"/nonexistent", "1.0", "out"}, 2, "not a staged release tree"},
 	} {
 		dest := t.TempDir()
-		cmd := exec.Command("sh", append([]string{filepath.Join("../scripts", c.script)}, c.args...)...)
+		shell := "sh"
+		if c.script == "dist-deb" {
+			shell = "bash"
+		}
+		cmd := exec.Command(shell, append([]string{filepath.Join("../scripts", c.script)}, c.args...)...)
 		cmd.Env = append(os.Environ(), "DESTDIR="+dest)
 		b, err := cmd.CombinedOutput()
 		code := 0

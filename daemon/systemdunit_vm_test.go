@@ -170,7 +170,8 @@ func installFromDist(t *testing.T, top string) {
 
 // stepSocketActivation: with the service stopped and the socket
 // listening, the first `enforcerd ctl status` starts the daemon and gets
-// its answer.
+// its answer (its --timeout covers the daemon's start, about 10 s under
+// TCG on loaded shared cores).
 func stepSocketActivation(t *testing.T) {
 	t.Helper()
 	sh(t, "systemctl stop enforcerd.service")
@@ -180,7 +181,7 @@ func stepSocketActivation(t *testing.T) {
 	if st := unitProp(t, "enforcerd.socket", "ActiveState"); st != "active" {
 		t.Fatalf("enforcerd.socket with the service stopped: %s, want active (listening)", st)
 	}
-	out := sh(t, "enforcerd ctl status")
+	out := sh(t, "enforcerd ctl status --timeout 60s")
 	if !strings.Contains(out, "containers") {
 		t.Errorf("ctl status: %s", out)
 	}

@@ -37,8 +37,10 @@ image: build ## the DaemonSet's image as a docker-archive tarball in bin/
 	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) $(GO) run ./cmd/image \
 		--binary $(BIN) --tag enforcerd:$(IMAGE_TAG) --tag enforcerd:latest --version $(VERSION) --revision $(REVISION) --out bin/enforcerd-image.tar
 
-# The release tarball and its SHA-256 file in dist/ (scripts/dist --help).
-dist: ## the release tarball and its .sha256 in dist/
+# The release tarball, the Debian package (lintian must pass) and their
+# SHA-256 files in dist/ (scripts/dist --help).
+dist: ## the release tarball, the Debian package and their .sha256 in dist/
+	scripts/setup-deps --lint
 	scripts/dist
 # The man pages man/enforcerd*.1, one per command and ctl subcommand, from
 # the command tree (github.com/spf13/cobra/doc over each command's help

@@ -122,6 +122,7 @@ func TestDist(t *testing.T) {
 	if len(sums) != 1 {
 		t.Fatalf("checksum files %v\n%s", sums, b)
 	}
+	checkDeb(t, out)
 	check := exec.Command("sha256sum", "-c", filepath.Base(sums[0]))
 	check.Dir = out
 	if b, err := check.CombinedOutput(); err != nil {
@@ -175,13 +176,76 @@ func TestDist(t *testing.T) {
 	if b, err := inst.CombinedOutput(); err != nil {
 		t.Fatalf("install.sh: %v\n%s", err, b)
 	}
-	for _, f := range []string{"usr/local/bin/enforcerd", "etc/systemd/system/enforcerd.service", "etc/systemd/system/enforcerd.socket",
-		"etc/systemd/system/enforcerd-proxy.socket",
+	for _, f := range []string{"usr/local/bin/enforcerd", "usr/local/lib/systemd/system/enforcerd.service", "usr/local/lib/systemd/system/enforcerd.socket",
+		"usr/local/lib/systemd/system/enforcerd-proxy.socket",
 		"usr/share/containers/oci/hooks.d/50-enforcerd-createruntime.json", "etc/enforcerd/config.yaml",
 		"usr/local/share/man/man1/enforcerd-ctl.1", "usr/local/share/bash-completion/completions/enforcerd"} {
 		if _, err := os.Stat(filepath.Join(dest, f)); err != nil {
 			t.Errorf("install.sh did not install %s: %v", f, err)
 		}
+	}
+	// /etc/systemd/system is the administrator's (overrides, drop-ins):
+	// a package's units go to /usr/local/lib/systemd/system.
+	if _, err := os.Stat(filepath.Join(dest, "etc/systemd")); err == nil {
+		t.Error("install.sh wrote into /etc/systemd, the administrator's directory")
+	}
+}
+
+// checkDeb: scripts/dist also wrote the Debian package (lintian passed
+// inside scripts/dist) with its .sha256: the binary in /usr/bin, the units
+// in /lib/systemd/system and hooks naming /usr/bin/enforcerd, the
+// configuration as a conffile, the maintainer scripts, the lintian
+// overrides each with a reason.
+func checkDeb(t *testing.T, out string) {
+	t.Helper()
+	debs, _ := filepath.Glob(filepath.Join(out, "enforcerd_*.deb"))
+	if len(debs) != 1 {
+		t.Fatalf("Debian packages in %s: %v", out, debs)
+	}
+	deb := debs[0]
+	check := exec.Command("sha256sum", "-c", filepath.Base(deb)+".sha256")
+	check.Dir = out
+	if b, err := check.CombinedOutput(); err != nil {
+		t.Fatalf("sha256sum -c of the package: %v\n%s", err, b)
+	}
+	root := t.TempDir()
+	if b, err := exec.Command("dpkg-deb", "-R", deb, root).CombinedOutput(); err != nil {
+		t.Fatalf("dpkg-deb -R: %v\n%s", err, b)
+	}
+	for _, f := range []string{"usr/bin/enforcerd", "lib/systemd/system/enforcerd.service", "lib/systemd/system/enforcerd.socket",
+		"lib/systemd/system/enforcerd-proxy.service", "lib/systemd/system/enforcerd-proxy.socket",
+		"usr/share/containers/oci/hooks.d/50-enforcerd-createruntime.json", "usr/share/containers/oci/hooks.d/50-enforcerd-poststop.json",
+		"etc/enforcerd/config.yaml", "usr/share/man/man1/enforcerd.1.gz", "usr/share/bash-completion/completions/enforcerd",
+		"usr/share/zsh/vendor-completions/_enforcerd", "usr/share/fish/vendor_completions.d/enforcerd.fish",
+		"usr/share/doc/enforcerd/copyright", "DEBIAN/postinst", "DEBIAN/prerm", "DEBIAN/postrm", "DEBIAN/md5sums"} {
+		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+			t.Errorf("the package lacks %s: %v", f, err)
+		}
+	}
+	for _, f := range []string{"lib/systemd/system/enforcerd.service", "usr/share/containers/oci/hooks.d/50-enforcerd-createruntime.json"} {
+		b, _ := os.ReadFile(filepath.Join(root, f))
+		if strings.Contains(string(b), "/usr/local") || !strings.Contains(string(b), "/usr/bin/enforcerd") {
+			t.Errorf("the package's %s must name /usr/bin/enforcerd, nothing in /usr/local:\n%s", f, b)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "DEBIAN/conffiles")); string(b) != "/etc/enforcerd/config.yaml\n" {
+		t.Errorf("conffiles %q, want /etc/enforcerd/config.yaml", b)
+	}
+	// postinst runs systemctl only to reload and to restart what ran.
+	pi, _ := os.ReadFile(filepath.Join(root, "DEBIAN/postinst"))
+	for _, l := range strings.Split(string(pi), "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "systemctl ") && l != "systemctl daemon-reload" && !strings.HasPrefix(l, "systemctl try-restart ") {
+			t.Errorf("postinst runs %q: it may only reload and restart what ran", l)
+		}
+	}
+	// Every override is preceded by its reason (a comment line).
+	b, _ := os.ReadFile(filepath.Join(root, "usr/share/lintian/overrides/enforcerd"))
+	prev := ""
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if strings.HasPrefix(l, "enforcerd: ") && !strings.HasPrefix(prev, "#") {
+			t.Errorf("lintian override %q has no reason above it", l)
+		}
+		prev = l
 	}
 }
 
@@ -204,9 +268,16 @@ func TestDistScriptsArguments(t *testing.T) {
 		{"dist-uninstall.sh", []string{"--force", "--bogus"}, 2, "unknown argument: --bogus"},
 		{"dist-uninstall.sh", []string{"--socket"}, 2, "--socket needs a value"},
 		{"dist-uninstall.sh", []string{"--config"}, 2, "--config needs a value"},
+		{"dist-deb", []string{"--help"}, 0, "Usage: scripts/dist-deb STAGED_TOP VERSION OUT_DIR"},
+		{"dist-deb", []string{"a", "b"}, 2, "want STAGED_TOP VERSION OUT_DIR"},
+		{"dist-deb", []string{"/nonexistent", "1.0", "out"}, 2, "not a staged release tree"},
 	} {
 		dest := t.TempDir()
-		cmd := exec.Command("sh", append([]string{filepath.Join("../scripts", c.script)}, c.args...)...)
+		shell := "sh"
+		if c.script == "dist-deb" {
+			shell = "bash"
+		}
+		cmd := exec.Command(shell, append([]string{filepath.Join("../scripts", c.script)}, c.args...)...)
 		cmd.Env = append(os.Environ(), "DESTDIR="+dest)
 		b, err := cmd.CombinedOutput()
 		code := 0

@@ -9,8 +9,10 @@ usage() {
 Usage: [DESTDIR=DIR] ./install.sh
 
 Install enforcerd from this unpacked release: the binary into
-/usr/local/bin, the systemd units (enforcerd.socket, enforcerd.service and
-the egress proxy's units, which are not enabled), the OCI hooks.d files,
+/usr/local/bin, the systemd units into /usr/local/lib/systemd/system
+(enforcerd.socket, enforcerd.service and the egress proxy's units, which
+are not enabled; /etc/systemd/system stays the administrator's, for
+drop-ins and overrides), the OCI hooks.d files,
 man pages and shell completions, and /etc/enforcerd/config.yaml unless one
 exists. The configuration in force afterwards is checked first (enforcerd
 daemon --check-config): an invalid one stops the install before anything
@@ -53,11 +55,11 @@ if ! "$here/bin/enforcerd" daemon --check-config --quiet --config "$cfg"; then
 	exit 1
 fi
 install -D -m 0755 "$here/bin/enforcerd" "$d/usr/local/bin/enforcerd"
-install -D -m 0644 "$here/systemd/enforcerd.service" "$d/etc/systemd/system/enforcerd.service"
-install -D -m 0644 "$here/systemd/enforcerd.socket" "$d/etc/systemd/system/enforcerd.socket"
+install -D -m 0644 "$here/systemd/enforcerd.service" "$d/usr/local/lib/systemd/system/enforcerd.service"
+install -D -m 0644 "$here/systemd/enforcerd.socket" "$d/usr/local/lib/systemd/system/enforcerd.socket"
 # The egress proxy's units are installed, not enabled (docs/proxy.md).
-install -D -m 0644 "$here/systemd/enforcerd-proxy.service" "$d/etc/systemd/system/enforcerd-proxy.service"
-install -D -m 0644 "$here/systemd/enforcerd-proxy.socket" "$d/etc/systemd/system/enforcerd-proxy.socket"
+install -D -m 0644 "$here/systemd/enforcerd-proxy.service" "$d/usr/local/lib/systemd/system/enforcerd-proxy.service"
+install -D -m 0644 "$here/systemd/enforcerd-proxy.socket" "$d/usr/local/lib/systemd/system/enforcerd-proxy.socket"
 for f in "$here"/hooks.d/*.json; do
 	install -D -m 0644 "$f" "$d/usr/share/containers/oci/hooks.d/$(basename "$f")"
 done

@@ -89,8 +89,8 @@ if ! "$bin" uninstall "$@"; then
 	echo "uninstall.sh: enforcerd uninstall refused or failed (above); nothing was removed" >&2
 	exit 1
 fi
-rm -f "$bin" /etc/systemd/system/enforcerd.service /etc/systemd/system/enforcerd.socket \
-	/etc/systemd/system/enforcerd-proxy.service /etc/systemd/system/enforcerd-proxy.socket \
+rm -f "$bin" /usr/local/lib/systemd/system/enforcerd.service /usr/local/lib/systemd/system/enforcerd.socket \
+	/usr/local/lib/systemd/system/enforcerd-proxy.service /usr/local/lib/systemd/system/enforcerd-proxy.socket \
 	/usr/share/containers/oci/hooks.d/50-enforcerd-createruntime.json \
 	/usr/share/containers/oci/hooks.d/50-enforcerd-poststop.json \
 	/usr/local/share/man/man1/enforcerd*.1 \

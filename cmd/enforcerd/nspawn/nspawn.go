@@ -71,7 +71,10 @@ enforcerd nspawn --prestart MACHINE
     /run/systemd/nspawn/MACHINE.nspawn must say Boot=no in [Exec], and
     Parameters= gives the machine's command (its first word is the
     program the first exec runs). Without that file or with Boot= other
-    than no, the start is refused before anything is registered.
+    than no, the start is refused before anything is registered. The
+    drop-in gives --ceiling and further flags from the machine's
+    /etc/enforcerd/nspawn/MACHINE.env (ENFORCERD_CEILING,
+    ENFORCERD_NSPAWN_FLAGS).
 
 Flags:
   --id ID              the registration's id (default nspawn-MACHINE; the

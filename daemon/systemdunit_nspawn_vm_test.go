@@ -340,6 +340,18 @@ func (h *unitNspawn) startOneOff(t *testing.T, name string, argv []string) (o ma
 	return o
 }
 
+// stopDaemon stops enforcerd.service and enforcerd.socket and checks
+// nothing listens on the socket any more (systemd leaves the file:
+// RemoveOnStop=no).
+func stopDaemon(t *testing.T) {
+	t.Helper()
+	sh(t, "systemctl stop enforcerd.service enforcerd.socket")
+	if c, err := net.Dial("unix", unitSocket); err == nil {
+		c.Close()
+		t.Fatalf("%s accepts a connection with enforcerd.socket and enforcerd.service stopped", unitSocket)
+	}
+}
+
 // unitNspawnDenied says whether line shows the agent's connect (at
 // socket(2) or connect(2)), its write outside /w and its exec of /bin/sh
 // denied with EPERM, and its write in the root /w allowed.
@@ -405,7 +417,7 @@ func (h *unitNspawn) neverStarted(t *testing.T, what string, o machineOutcome, h
 // the ceiling each is EPERM and (c) their effects are absent, /w/root is
 // created. 20 consecutive unit starts (every other one with machinectl
 // start; the 11th with enforcerd.socket and enforcerd.service stopped,
-// the socket absent: the drop-in's Requires= starts the socket again),
+// nothing listening: the drop-in's Requires= starts the socket again),
 // each with the agent's first action (a connect) EPERM, nspawn in
 // <machine>/supervisor and outside the ceiling (a process there connects,
 // once), the registration active at the agent's exec, machined's record
@@ -413,8 +425,8 @@ func (h *unitNspawn) neverStarted(t *testing.T, what string, o machineOutcome, h
 // registration is refused, or whose daemon cannot be reached, never runs
 // nspawn. Then the documented one-off command (systemd-run --scope -p
 // Delegate=yes enforcerd nspawn ...): a control, 3 starts under the
-// ceiling, and one with the daemon down (socket unit stopped, socket
-// absent), which never starts.
+// ceiling, and one with the daemon down (socket unit stopped, nothing
+// listening), which never starts.
 func TestVMSystemdUnitNspawn(t *testing.T) {
 	vmtest.RequireDebianGuest(t)
 	vmtest.RequireLSM(t, nil)
@@ -492,10 +504,7 @@ func TestVMSystemdUnitNspawn(t *testing.T) {
 			// The daemon down: the start brings it up through the
 			// socket (Requires=); its cold start may exceed the
 			// default 8 s --timeout under TCG.
-			sh(t, "systemctl stop enforcerd.service enforcerd.socket")
-			if _, err := os.Stat(unitSocket); err == nil {
-				t.Fatalf("%s is there with enforcerd.socket stopped", unitSocket)
-			}
+			stopDaemon(t)
 			h.setCeiling(t, unitMachineCeiling, unitMachineFlags+" --timeout 80s")
 		}
 		hits := h.hits.Load()
@@ -570,10 +579,7 @@ func TestVMSystemdUnitNspawn(t *testing.T) {
 	t.Logf("one-off: %d starts under %s: first connect EPERM in %d", oneOffs, unitMachineCeiling, denied)
 
 	// The daemon down: the one-off never starts nspawn.
-	sh(t, "systemctl stop enforcerd.service enforcerd.socket")
-	if _, err := os.Stat(unitSocket); err == nil {
-		t.Fatalf("%s is there with enforcerd.socket stopped", unitSocket)
-	}
+	stopDaemon(t)
 	hits = h.hits.Load()
 	o = h.startOneOff(t, "vmtest-oneoff-down", h.oneOffArgv("vmtest-oneoff-down", unitMachineCeiling, "--timeout", "2s"))
 	if o.ended != "exit 125" {

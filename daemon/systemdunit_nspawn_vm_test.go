@@ -248,7 +248,8 @@ func (h *unitNspawn) startUnit(t *testing.T, how string) (o machineOutcome) {
 	t0 := time.Now()
 	defer func() { o.took = time.Since(t0) }()
 	if out, err := exec.Command("/bin/sh", "-c", how).CombinedOutput(); err != nil {
-		o.startErr = fmt.Sprintf("%v: %s", err, bytes.TrimSpace(out))
+		j, _ := exec.Command("/bin/sh", "-c", "journalctl -b --no-pager --since=@"+fmt.Sprint(t0.Unix()-1)+" | tail -n 40").Output()
+		o.startErr = fmt.Sprintf("%v: %s\njournal since the start:\n%s", err, bytes.TrimSpace(out), j)
 		if b, err := os.ReadFile(filepath.Join(unitMachineDir, "w/result")); err == nil {
 			o.result = string(b)
 		}

@@ -28,35 +28,41 @@ import (
 // /w/probe-sh; it prints each outcome.
 func init() {
 	probe.Register("nspawn-agent", func(r *probe.Result, a []string) {
-		outcome := func(err error) string {
-			if err != nil {
-				return err.Error()
-			}
-			return "ok"
-		}
-		conn, err := net.DialTimeout("tcp", a[0], 5*time.Second)
-		if err == nil {
-			conn.Close()
-		}
-		connect := outcome(err)
-		create := func(name string) string {
-			f, err := os.Create(name)
-			if err == nil {
-				f.Close()
-			}
-			return outcome(err)
-		}
-		root, write := create("/w/root"), create("/probe")
-		sh := "ok"
-		pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", "touch /w/probe-sh"}, &syscall.ProcAttr{Env: []string{"PATH=/bin"}, Files: []uintptr{0, 1, 2}})
-		if err != nil {
-			sh = err.Error()
-		} else {
-			var ws syscall.WaitStatus
-			syscall.Wait4(pid, &ws, 0, nil)
-		}
-		fmt.Printf("connect=%s root=%s write=%s exec=%s\n", connect, root, write, sh)
+		fmt.Println(nspawnAgentActions(a[0]))
 	})
+}
+
+// nspawnAgentActions is what nspawn-agent does, in order, and its line
+// "connect=... root=... write=... exec=..." (each "ok" or the error).
+func nspawnAgentActions(addr string) string {
+	outcome := func(err error) string {
+		if err != nil {
+			return err.Error()
+		}
+		return "ok"
+	}
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err == nil {
+		conn.Close()
+	}
+	connect := outcome(err)
+	create := func(name string) string {
+		f, err := os.Create(name)
+		if err == nil {
+			f.Close()
+		}
+		return outcome(err)
+	}
+	root, write := create("/w/root"), create("/probe")
+	sh := "ok"
+	pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", "touch /w/probe-sh"}, &syscall.ProcAttr{Env: []string{"PATH=/bin"}, Files: []uintptr{0, 1, 2}})
+	if err != nil {
+		sh = err.Error()
+	} else {
+		var ws syscall.WaitStatus
+		syscall.Wait4(pid, &ws, 0, nil)
+	}
+	return fmt.Sprintf("connect=%s root=%s write=%s exec=%s", connect, root, write, sh)
 }
 
 // nspawnVM is a machine root and what its starts need.

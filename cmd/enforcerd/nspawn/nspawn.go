@@ -57,7 +57,10 @@ enforcerd nspawn [flags] -- SYSTEMD-NSPAWN-ARG...
     init mounts, which every ceiling denies), --oci-bundle (nspawn never
     runs its hooks), -i/--image, -x/--ephemeral, --template. The
     registration stays after the machine ends until the daemon drops it
-    with its cgroup, or enforcerd ctl unregister ID.
+    with its cgroup, or enforcerd ctl unregister ID. systemd-nspawn runs
+    with SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 unless that is set (the
+    machine stays on the host's cgroup2 hierarchy even when its tree has
+    no systemd; the drop-in sets it for the unit).
 
 enforcerd nspawn --prestart MACHINE
     For ExecStartPre= of systemd-nspawn@MACHINE.service (deploy/nspawn):
@@ -68,7 +71,10 @@ enforcerd nspawn --prestart MACHINE
     /run/systemd/nspawn/MACHINE.nspawn must say Boot=no in [Exec], and
     Parameters= gives the machine's command (its first word is the
     program the first exec runs). Without that file or with Boot= other
-    than no, the start is refused before anything is registered.
+    than no, the start is refused before anything is registered. The
+    drop-in gives --ceiling and further flags from the machine's
+    /etc/enforcerd/nspawn/MACHINE.env (ENFORCERD_CEILING,
+    ENFORCERD_NSPAWN_FLAGS).
 
 Flags:
   --id ID              the registration's id (default nspawn-MACHINE; the
@@ -228,13 +234,32 @@ func runNspawn(f nspawnFlags, dash int, args []string, s cli.Streams) int {
 	if f.prestart != "" {
 		return cli.ExitOK
 	}
-	err = nspawnExec(bin, append([]string{"systemd-nspawn"}, nspawnArgv...), os.Environ())
+	err = nspawnExec(bin, append([]string{"systemd-nspawn"}, nspawnArgv...), nspawnEnv(os.Environ()))
 	// Not started: take the registration back.
 	if _, uerr := client.Unregister(context.Background(), id); uerr != nil {
 		fmt.Fprintf(s.Err, "enforcerd nspawn: machine %s: unregister %s after the failed exec: %v\n", m.name, id, uerr)
 	}
 	removePayload()
 	return fail(cli.ExitCannotEnforce, "exec %s: %v", bin, err)
+}
+
+// nspawnUnifiedEnv makes systemd-nspawn keep the machine on the host's
+// cgroup2 hierarchy. Without it nspawn looks for systemd (>= 230) in the
+// machine's tree, and a tree without one (an agent's, which does not
+// boot) gets a legacy name=systemd hierarchy, mounted on the host for the
+// rest of its life. enforcerd needs cgroup2 (its programs are keyed by
+// cgroup id), so this is the only mode its machines run in.
+const nspawnUnifiedEnv = "SYSTEMD_NSPAWN_UNIFIED_HIERARCHY"
+
+// nspawnEnv is env with nspawnUnifiedEnv=1 added when env does not set it
+// (an operator's value is kept).
+func nspawnEnv(env []string) []string {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, nspawnUnifiedEnv+"=") {
+			return env
+		}
+	}
+	return append(env, nspawnUnifiedEnv+"=1")
 }
 
 // machine checks the command line and names the machine: from the

@@ -160,3 +160,17 @@ func TestNspawnPrestart(t *testing.T) {
 		t.Fatalf("in the root cgroup: exit %d: %s", code, msg)
 	}
 }
+
+// TestNspawnEnvUnifiedHierarchy: the one-off mode runs systemd-nspawn with
+// SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 unless the operator set it.
+func TestNspawnEnvUnifiedHierarchy(t *testing.T) {
+	for _, tc := range []struct{ in, want []string }{
+		{[]string{"PATH=/bin"}, []string{"PATH=/bin", "SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1"}},
+		{[]string{"SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=0", "PATH=/bin"}, []string{"SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=0", "PATH=/bin"}},
+		{nil, []string{"SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1"}},
+	} {
+		if got := nspawnEnv(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("nspawnEnv(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -12,7 +12,10 @@
  * Writes to pipes, sockets, the null-like devices and terminals (which of
  * them the sandbox may use at all: device.bpf.c) and files on
  * kernel-internal mounts (memfd, anonymous inodes) stay allowed: they modify
- * no filesystem.
+ * no filesystem. So do the sandbox's own POSIX semaphores and shared memory
+ * objects in its registered shm directory (shm.h: created, written, mapped,
+ * truncated, linked within it and unlinked), IPC objects like its message
+ * queues; those made outside are refused there under every ceiling.
  *
  * Every program first honours the verdict of the LSM programs before it.
  */

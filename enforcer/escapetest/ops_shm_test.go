@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"runtime"
 
 	"golang.org/x/sys/unix"
 
@@ -140,6 +141,24 @@ func init() {
 	// shared and writable and write Payload through the mapping.
 	probe.Register("shm-map-fd", func(r *probe.Result, a []string) {
 		mapWrite(r, probe.InheritedFD, len(probe.Payload), []byte(probe.Payload))
+	})
+	// shm-uring-rw PATH: open an existing file O_RDWR with io_uring's
+	// IORING_OP_OPENAT (no open(2)), then write Payload.
+	probe.Register("shm-uring-rw", func(r *probe.Result, a []string) {
+		ring, err := probe.NewRing()
+		if !r.Require(err, "io_uring_setup") {
+			return
+		}
+		defer ring.Close()
+		path := append([]byte(a[0]), 0)
+		fd, err := ring.Do(probe.SQE{Op: probe.UringOpenat, FD: unix.AT_FDCWD, Addr: probe.Ptr(path), OpFlags: unix.O_RDWR | unix.O_CLOEXEC})
+		runtime.KeepAlive(path)
+		if !r.Check(err, "IORING_OP_OPENAT") {
+			return
+		}
+		defer unix.Close(int(fd))
+		_, err = unix.Write(int(fd), []byte(probe.Payload))
+		r.Check(err, "write")
 	})
 	// shm-link SRC DST: link(2).
 	probe.Register("shm-link", func(r *probe.Result, a []string) { r.Check(unix.Link(a[0], a[1]), "link") })

@@ -95,6 +95,10 @@ func TestPOSIXShmAndSemaphores(t *testing.T) {
 			p := hostFile(t, fs.dir, "host", "host")
 			return sb.Probe(t, "shm-rw", p), contentIsNot(p, "host")
 		}},
+		{Name: "io_uring openat O_RDWR of a file made outside in the shm dir", Want: outside, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			p := hostFile(t, fs.dir, "host", "host")
+			return sb.Probe(t, "shm-uring-rw", p), contentIsNot(p, "host")
+		}},
 		{Name: "read-only open of a file made outside in the shm dir", Want: outside, Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			p := hostFile(t, fs.dir, "host", "host-secret")
 			r := sb.Probe(t, "read-file", p)

@@ -122,11 +122,11 @@ func (r *Registry) ownTerminals(req Request, c state.Container) ([]state.Termina
 	return stateTerminals(ts), nil
 }
 
-// setHostObjectFields puts c's device allow list, own terminals, console
-// egress choice and POSIX shared memory directory on en: every entry the
-// daemon installs for c carries them from the state, whatever a Lookup of
-// the map returned.
-func setHostObjectFields(en *entry.Entry, c state.Container) {
+// setDeviceFields puts c's host objects on en: its device allow list, own
+// terminals, console egress choice and POSIX shared memory directory.
+// Every entry the daemon installs for c carries them from the state,
+// whatever a Lookup of the map returned.
+func setDeviceFields(en *entry.Entry, c state.Container) {
 	en.AllowDevices = entryDevices(c.AllowDevices)
 	en.Terminals = entryTerminals(c.Terminals)
 	en.DenyConsoleEgress = c.DenyConsoleEgress

@@ -39,7 +39,7 @@ func storedEntry(c state.Container) entry.Entry {
 		AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots),
 		ExecAllow: execAllowIDs(c.ExecAllow), ExecInterp: execAllowIDs(c.ExecInterp), Spec: c.Spec,
 	}
-	setHostObjectFields(&en, c)
+	setDeviceFields(&en, c)
 	return en
 }
 

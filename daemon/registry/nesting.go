@@ -243,7 +243,7 @@ func (r *Registry) applyLocked(ns []narrowing, asked string) ([]state.Container,
 		if err := cov.Err(c.AuditOnly, r.o.AllowPartial || prev.AllowPartial); err != nil {
 			return fail(fmt.Errorf("container %s: %w", c.ID, err))
 		}
-		setHostObjectFields(&prev, old)
+		setDeviceFields(&prev, old)
 		ent := prev
 		ent.Ceiling = c.Kernel
 		ent.AllowPartial = len(cov.Partial) > 0

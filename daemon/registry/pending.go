@@ -148,7 +148,7 @@ func (r *Registry) freezeLocked(c state.Container, en entry.Entry, why string) (
 	}
 	active := en
 	active.Pending = false
-	setHostObjectFields(&active, c)
+	setDeviceFields(&active, c)
 	cg := cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}
 	kerr := r.o.Cgroups.Kill(c.Cgroup)
 	if kerr == nil {

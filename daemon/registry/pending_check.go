@@ -95,7 +95,7 @@ func (r *Registry) activateIntrudedLocked(c state.Container, en entry.Entry, why
 	}
 	active := en
 	active.Pending = false
-	setHostObjectFields(&active, c)
+	setDeviceFields(&active, c)
 	cg := cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}
 	if err := r.o.Enforcer.Register(cg, active); err != nil {
 		c, ev := r.freezeLocked(c, en, fmt.Sprintf("%s, and activating failed: %v", why, err))

@@ -216,7 +216,7 @@ func (r *Registry) recoverInterps(c state.Container, cg cgroup.Cgroup, en entry.
 	en.ExecAllow = execAllowIDs(c.ExecAllow)
 	en.ExecInterp = execAllowIDs(c.ExecInterp)
 	en.Spec = c.Spec
-	setHostObjectFields(&en, c)
+	setDeviceFields(&en, c)
 	if err := r.o.Enforcer.Register(cg, en); err != nil {
 		r.o.Log.Error("reconcile: cannot list program interpreters", "container", c.ID, "err", err)
 		return

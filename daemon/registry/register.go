@@ -73,7 +73,7 @@ func (r *Registry) Unregister(id string) error {
 			// Lookup does not read the exec allow list back; the state has it.
 			prev.ExecAllow = execAllowIDs(c.ExecAllow)
 			prev.ExecInterp = execAllowIDs(c.ExecInterp)
-			setHostObjectFields(&prev, c)
+			setDeviceFields(&prev, c)
 			if rerr := r.o.Enforcer.Register(cgroup.Cgroup{Group: c.Cgroup, ID: c.CgroupID, Level: cgroup.Level(c.Cgroup)}, prev); rerr != nil {
 				r.o.Log.Error("rollback of a failed unregistration", "container", id, "cgroup_id", c.CgroupID, "err", rerr)
 			}

@@ -297,7 +297,7 @@ func (p registration) kernelEntry() entry.Entry {
 		AllowPartial: p.partial, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots),
 		ExecAllow: execAllowIDs(c.ExecAllow), ExecInterp: execAllowIDs(c.ExecInterp), Entrypoints: execAllowIDs(p.entrypoints),
 		Spec: c.Spec}
-	setHostObjectFields(&en, c)
+	setDeviceFields(&en, c)
 	return en
 }
 

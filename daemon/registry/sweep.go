@@ -71,7 +71,7 @@ func (r *Registry) reinstallLocked(c state.Container, cg cgroup.Cgroup) error {
 	// AllowPartial: this ceiling was accepted before; refusing to put it
 	// back would leave the cgroup with none at all.
 	en := entry.Entry{Ceiling: c.Kernel, AuditOnly: c.AuditOnly, AllowPartial: true, AllowConnect: c.AllowConnect, WriteRoots: writeRootIDs(c.WriteRoots), ExecAllow: execAllowIDs(c.ExecAllow), ExecInterp: execAllowIDs(c.ExecInterp), Spec: c.Spec}
-	setHostObjectFields(&en, c)
+	setDeviceFields(&en, c)
 	if err := r.o.Enforcer.Register(cg, en); err != nil {
 		return err
 	}

@@ -60,6 +60,17 @@
 /* ---- superblocks (include/linux/fs.h) ---- */
 #define SB_KERNMOUNT (1U << 22)
 
+/* ---- attribute changes (include/linux/fs.h, struct iattr.ia_valid) ---- */
+#define ATTR_SIZE (1U << 3)
+#define ATTR_MTIME (1U << 5)
+#define ATTR_CTIME (1U << 6)
+#define ATTR_FORCE (1U << 9)
+#define ATTR_KILL_SUID (1U << 11)
+#define ATTR_KILL_SGID (1U << 12)
+#define ATTR_FILE (1U << 13)
+#define ATTR_KILL_PRIV (1U << 14)
+#define ATTR_OPEN (1U << 15)
+
 /* ---- tasks and limits (include/linux/sched.h, include/linux/security.h,
  * include/uapi/asm-generic/resource.h) ---- */
 #define PF_KTHREAD 0x00200000

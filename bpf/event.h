@@ -139,7 +139,7 @@ enum rule_id {
 	RULE_PROCESS_OUTSIDE,	 /* priority, scheduling or limits of a process outside */
 	RULE_CORE_DUMP_LIMIT,	 /* RLIMIT_CORE other than 1 */
 	RULE_URING_CMD,		 /* io_uring command passthrough */
-	RULE_IPC_OUTSIDE,	 /* an IPC object (SysV, POSIX message queue)
+	RULE_IPC_OUTSIDE,	 /* an IPC object (SysV, POSIX message queue, POSIX shm or semaphore)
 				  * created outside */
 	RULE_OWNER_UNRECORDED,	 /* an IPC object or key whose creator could not be recorded */
 	RULE_KEY_REQUEST_AUTH,	 /* a request_key authorisation key */

@@ -12,7 +12,10 @@
  * Writes to pipes, sockets, the null-like devices and terminals (which of
  * them the sandbox may use at all: device.bpf.c) and files on
  * kernel-internal mounts (memfd, anonymous inodes) stay allowed: they modify
- * no filesystem.
+ * no filesystem. So do the sandbox's own POSIX semaphores and shared memory
+ * objects in its registered shm directory (shm.h: created, written, mapped,
+ * truncated, linked within it and unlinked), IPC objects like its message
+ * queues; those made outside are refused there under every ceiling.
  *
  * Every program first honours the verdict of the LSM programs before it.
  */
@@ -20,6 +23,7 @@
 #include "net.h"
 #include "roots.h"
 #include "mqueue.h"
+#include "shm.h"
 #include "fifo.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -113,15 +117,26 @@ static __always_inline bool roots_lift_target(struct dentry *d, bool parent)
 	return fmt != S_IFCHR && fmt != S_IFBLK;
 }
 
+/* What may lift a write denial on one target (write_verdict's lift). */
+enum write_lift {
+	LIFT_ROOTS = 1U << 0, /* writable roots: the operation changes nothing but d */
+	LIFT_SHM = 1U << 1,   /* d is the sandbox's own POSIX shm object (shm.h):
+			       * writing, mapping, truncating its contents */
+	LIFT_ALL = LIFT_ROOTS | LIFT_SHM,
+};
+
 /* write_verdict: the write ceiling's decision on a write to d (see
  * roots_verdict for mnt and parent): an unconditional denial, else, when
- * lift (the operation changes nothing but d) and d is a target roots may
- * lift, the decision of the ancestors with writable roots (roots.h). */
+ * lift has LIFT_SHM and d is an own shm object, none; else, when lift has
+ * LIFT_ROOTS and d is a target roots may lift, the decision of the
+ * ancestors with writable roots (roots.h). */
 static __always_inline int write_verdict(struct effective *e, struct dentry *d,
-					 struct vfsmount *mnt, bool parent, bool lift)
+					 struct vfsmount *mnt, bool parent, __u32 lift)
 {
 	int v = verdict(e, DENY_WRITE);
-	if (!v || !lift || !roots_apply(e) || !roots_lift_target(d, parent))
+	if (v && (lift & LIFT_SHM) && !parent && shm_kind_dentry(e, d) == SHM_OWN)
+		return 0;
+	if (!v || !(lift & LIFT_ROOTS) || !roots_apply(e) || !roots_lift_target(d, parent))
 		return v;
 	int r = roots_check(d, mnt, parent, v);
 	/* An audit-only ancestor without roots still audits. */
@@ -130,18 +145,69 @@ static __always_inline int write_verdict(struct effective *e, struct dentry *d,
 	return r;
 }
 
+/* The operations on names the shm rule (shm.h) decides on. */
+enum shm_name_op {
+	SHM_OP_NONE = 0,
+	SHM_OP_CREATE, /* a: the new name; mode: its file type */
+	SHM_OP_UNLINK, /* a: the name removed */
+	SHM_OP_LINK,   /* a: the source, b: the new name */
+	SHM_OP_RENAME, /* a: the source, b: the target (replaced if positive) */
+};
+
+/* shm_names: the shm rule's decision on an operation on names: 0 the
+ * write ceiling decides, 1 allowed (an own object, a regular file created
+ * in the shm directory itself), or the refusal of an object made outside
+ * (every ceiling). A link's new name must be in the shm directory itself:
+ * the kernel keeps it on the same superblock (EXDEV), this keeps it out of
+ * its subdirectories. */
+static __always_inline int shm_names(struct effective *e, int op, struct dentry *a,
+				     struct dentry *b, __u32 mode, __u16 hook)
+{
+	int k;
+	switch (op) {
+	case SHM_OP_CREATE:
+		return (mode & S_IFMT) == S_IFREG && shm_is_dir(e, a->d_parent);
+	case SHM_OP_UNLINK:
+		k = shm_kind_dentry(e, a);
+		if (k == SHM_OUTSIDE)
+			return shm_outside(e, a->d_inode, hook);
+		return k == SHM_OWN;
+	case SHM_OP_LINK:
+		k = shm_kind_dentry(e, a);
+		if (k == SHM_OUTSIDE)
+			return shm_outside(e, a->d_inode, hook);
+		return k == SHM_OWN && b && shm_is_dir(e, b->d_parent);
+	case SHM_OP_RENAME:
+		if (shm_kind_dentry(e, a) == SHM_OUTSIDE)
+			return shm_outside(e, a->d_inode, hook);
+		if (b && shm_kind_dentry(e, b) == SHM_OUTSIDE)
+			return shm_outside(e, b->d_inode, hook);
+		return 0;
+	}
+	return 0;
+}
+
 /* deny_write_names: the common body of the inode_* hooks on names. a (and
  * b, when not NULL) are the dentries the operation changes; pa (pb): the
  * change is to the name, so the parent directory must be writable (create,
- * unlink, rename, ...), else the inode itself (link's source). */
+ * unlink, rename, ...), else the inode itself (link's source). shm_op and
+ * mode: what the shm rule decides first (shm_names). */
 static __always_inline int deny_write_names(struct dentry *a, bool pa,
-					    struct dentry *b, bool pb, __u16 hook)
+					    struct dentry *b, bool pb, __u16 hook,
+					    int shm_op, __u32 mode)
 {
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
+	if (shm_op) {
+		int s = shm_names(&e, shm_op, a, b, mode, hook);
+		if (s < 0)
+			return s;
+		if (s > 0)
+			return 0;
+	}
 	task_write_denied(&e);
-	int v = write_verdict(&e, a, NULL, pa, true);
+	int v = write_verdict(&e, a, NULL, pa, LIFT_ROOTS);
 	struct dentry *at = a;
 	if (b && v != DECISION_DENIED && roots_apply(&e)) {
 		int r = roots_check(b, NULL, pb, verdict(&e, DENY_WRITE));
@@ -159,7 +225,7 @@ static __always_inline int deny_write_names(struct dentry *a, bool pa,
 /* deny_write_dentry: a change of the name d in its parent directory. */
 static __always_inline int deny_write_dentry(struct dentry *d, __u16 hook)
 {
-	return deny_write_names(d, true, NULL, false, hook);
+	return deny_write_names(d, true, NULL, false, hook, SHM_OP_NONE, 0);
 }
 
 /* dentry_internal: pseudo files that no path reaches (anonymous pipes,
@@ -176,17 +242,24 @@ static __always_inline bool dentry_internal(struct dentry *d)
 /* W8: metadata changes (mode, owner, times, size, xattrs, ACLs) are writes for
  * every inode type: a socket, FIFO or device node with a path is changed
  * like a file (chmod 0777 of a container engine's socket opens it to every
- * local user). Only pseudo files without a path are exempt. */
+ * local user). Only pseudo files without a path are exempt. A POSIX shm
+ * object made outside is refused under every ceiling (shm.h); lift: what
+ * may lift the write denial (write_verdict). */
 static __always_inline int deny_modify_dentry(struct dentry *d, struct vfsmount *mnt,
-					      __u16 hook)
+					      __u16 hook, __u32 lift)
 {
 	if (dentry_internal(d))
 		return 0;
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;
+	if (shm_kind_dentry(&e, d) == SHM_OUTSIDE) {
+		int r = shm_outside(&e, d->d_inode, hook);
+		if (r)
+			return r;
+	}
 	task_write_denied(&e);
-	int v = write_verdict(&e, d, mnt, false, true);
+	int v = write_verdict(&e, d, mnt, false, lift);
 	if (!v)
 		return 0;
 	record_event(&e, hook, v, DENY_WRITE, fill_dentry(ev, d));
@@ -202,7 +275,7 @@ static __always_inline int deny_modify_dentry(struct dentry *d, struct vfsmount 
 /* deny_write_file_e: the body, for a caller that resolved e (found) and
  * checked file_exempt already. */
 static __always_inline int deny_write_file_e(struct effective *e, struct file *file,
-					     __u16 hook, bool mark, bool lift)
+					     __u16 hook, bool mark, __u32 lift)
 {
 	task_write_denied(e);
 	int v = write_verdict(e, file->f_path.dentry, file->f_path.mnt, false, lift);
@@ -237,7 +310,7 @@ static __always_inline int deny_write_file_e(struct effective *e, struct file *f
 /* lift: writable roots may allow it (the operation changes only the file
  * named, see write_verdict). */
 static __always_inline int deny_write_file(struct file *file, __u16 hook,
-					   bool mark, bool lift)
+					   bool mark, __u32 lift)
 {
 	if (file_exempt(file))
 		return 0;
@@ -445,6 +518,8 @@ int BPF_PROG(file_open, struct file *file, int ret)
 		return ret;
 	if ((ret = mqueue_outside(file->f_inode, HOOK_FILE_OPEN))) /* mqueue.h */
 		return ret;
+	if ((ret = shm_open_verdict(file->f_inode, HOOK_FILE_OPEN))) /* shm.h */
+		return ret;
 	if ((ret = fifo_outside(file))) /* fifo.h: N11 */
 		return ret;
 	struct inode *inode = file->f_inode;
@@ -469,7 +544,7 @@ int BPF_PROG(file_open, struct file *file, int ret)
 		return exec_open(file);
 	if (!(fmode & FMODE_WRITE) && !(fflags & O_TRUNC))
 		return 0;
-	return deny_write_file(file, HOOK_FILE_OPEN, true, true);
+	return deny_write_file(file, HOOK_FILE_OPEN, true, LIFT_ALL);
 }
 
 /* W4/W5: every write through a descriptor, including ones opened before the
@@ -544,7 +619,7 @@ int BPF_PROG(file_permission, struct file *file, int mask, int ret)
 	}
 	if (!write || file_exempt(file))
 		return 0;
-	return deny_write_file_e(&e, file, HOOK_FILE_PERMISSION, true, true);
+	return deny_write_file_e(&e, file, HOOK_FILE_PERMISSION, true, LIFT_ALL);
 }
 
 /* W2: ftruncate on kernels >= 6.2 (security_file_truncate). Optional hook. */
@@ -553,7 +628,7 @@ int BPF_PROG(file_truncate, struct file *file, int ret)
 {
 	if (ret)
 		return ret;
-	return deny_write_file(file, HOOK_FILE_TRUNCATE, false, true);
+	return deny_write_file(file, HOOK_FILE_TRUNCATE, false, LIFT_ALL);
 }
 
 /* W2: truncate(path), and ftruncate/O_TRUNC on kernels < 6.2. */
@@ -563,7 +638,7 @@ int BPF_PROG(path_truncate, const struct path *path, int ret)
 	if (ret)
 		return ret;
 	struct dentry *d = path->dentry;
-	return deny_modify_dentry(d, path->mnt, HOOK_PATH_TRUNCATE);
+	return deny_modify_dentry(d, path->mnt, HOOK_PATH_TRUNCATE, LIFT_ALL);
 }
 
 /* Shared writable mapping of a file (needs a writable descriptor, e.g. one
@@ -585,6 +660,11 @@ int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot,
 		if (r)
 			return r;
 	}
+	/* Any mapping of a POSIX shm object made outside (shm.h), whoever
+	 * opened the descriptor. */
+	int sr = shm_open_verdict(inode, HOOK_MMAP_FILE);
+	if (sr)
+		return sr;
 	if (prot & PROT_EXEC) {
 		/* shell=none/read_only: no code from memfds or written files. */
 		struct effective e = {};
@@ -598,7 +678,7 @@ int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot,
 		return 0;
 	if ((flags & MAP_TYPE) != MAP_SHARED && (flags & MAP_TYPE) != MAP_SHARED_VALIDATE)
 		return 0;
-	return deny_write_file(file, HOOK_MMAP_FILE, true, true);
+	return deny_write_file(file, HOOK_MMAP_FILE, true, LIFT_ALL);
 }
 
 /* mprotect(PROT_WRITE) of a shared file mapping made before the ceiling. */
@@ -624,7 +704,7 @@ int BPF_PROG(file_mprotect, struct vm_area_struct *vma, unsigned long reqprot,
 	unsigned long vm_flags = BPF_CORE_READ(vma, vm_flags);
 	if (!(vm_flags & VM_SHARED))
 		return 0;
-	return deny_write_file(file, HOOK_FILE_MPROTECT, true, true);
+	return deny_write_file(file, HOOK_FILE_MPROTECT, true, LIFT_ALL);
 }
 
 /* W7: ioctl_read_only: the closed allow list of requests known not to modify
@@ -772,7 +852,8 @@ static __always_inline int ioctl_decision(struct file *file, unsigned int cmd,
 	 * only read). Others reach further than the hook sees: an extent
 	 * swap (EXT4_IOC_MOVE_EXT, XFS_IOC_SWAPEXT, F2FS_IOC_MOVE_RANGE)
 	 * rewrites a second file named by a descriptor in its argument. */
-	return deny_write_file(file, hook, false, cmd == FICLONE || cmd == FICLONERANGE);
+	return deny_write_file(file, hook, false,
+			       cmd == FICLONE || cmd == FICLONERANGE ? LIFT_ROOTS : 0);
 }
 
 SEC("lsm/file_ioctl")
@@ -802,7 +883,7 @@ int BPF_PROG(inode_create, struct inode *dir, struct dentry *dentry,
 {
 	if (ret)
 		return ret;
-	return deny_write_dentry(dentry, HOOK_INODE_CREATE);
+	return deny_write_names(dentry, true, NULL, false, HOOK_INODE_CREATE, SHM_OP_CREATE, mode);
 }
 
 SEC("lsm/inode_link")
@@ -813,7 +894,8 @@ int BPF_PROG(inode_link, struct dentry *old_dentry, struct inode *dir,
 		return ret;
 	/* The source must be inside too: no outside file linked into a
 	 * root (threat model R3). */
-	if ((ret = deny_write_names(old_dentry, false, new_dentry, true, HOOK_INODE_LINK)))
+	if ((ret = deny_write_names(old_dentry, false, new_dentry, true, HOOK_INODE_LINK,
+				    SHM_OP_LINK, 0)))
 		return ret;
 	fifo_link(); /* fifo.h: N11 */
 	return 0;
@@ -828,7 +910,7 @@ int BPF_PROG(inode_unlink, struct inode *dir, struct dentry *dentry, int ret)
 		return -EPERM;
 	if ((ret = mqueue_outside_dentry(dentry, HOOK_INODE_UNLINK))) /* mqueue.h */
 		return ret;
-	return deny_write_dentry(dentry, HOOK_INODE_UNLINK);
+	return deny_write_names(dentry, true, NULL, false, HOOK_INODE_UNLINK, SHM_OP_UNLINK, 0);
 }
 
 SEC("lsm/inode_symlink")
@@ -881,7 +963,22 @@ int BPF_PROG(inode_rename, struct inode *old_dir, struct dentry *old_dentry,
 	if (deny_bpffs(old_dentry, HOOK_INODE_RENAME) || deny_bpffs(new_dentry, HOOK_INODE_RENAME))
 		return -EPERM;
 	/* Both ends: nothing renamed into or out of a root (R4). */
-	return deny_write_names(old_dentry, true, new_dentry, true, HOOK_INODE_RENAME);
+	return deny_write_names(old_dentry, true, new_dentry, true, HOOK_INODE_RENAME,
+				SHM_OP_RENAME, 0);
+}
+
+/* setattr_lift: what may lift a write denial on an attribute change: a
+ * truncation (the size and the times and privilege bits it changes with
+ * it) of an own POSIX shm object (shm.h: shm_open, then ftruncate), and
+ * writable roots. chmod, chown and utimes of shm objects stay writes. */
+static __always_inline __u32 setattr_lift(struct iattr *attr)
+{
+	__u32 valid = BPF_CORE_READ(attr, ia_valid);
+	const __u32 trunc = ATTR_SIZE | ATTR_MTIME | ATTR_CTIME | ATTR_FORCE | ATTR_KILL_SUID |
+			    ATTR_KILL_SGID | ATTR_FILE | ATTR_KILL_PRIV | ATTR_OPEN;
+	if ((valid & ATTR_SIZE) && !(valid & ~trunc))
+		return LIFT_ALL;
+	return LIFT_ROOTS;
 }
 
 /* W3: chmod, chown, utimes (notify_change) and truncate's size change.
@@ -898,7 +995,7 @@ int BPF_PROG(inode_setattr, struct mnt_idmap *idmap, struct dentry *dentry,
 		return r;
 	if ((r = mqueue_outside_dentry(dentry, HOOK_INODE_SETATTR))) /* mqueue.h */
 		return r;
-	return deny_modify_dentry(dentry, NULL, HOOK_INODE_SETATTR);
+	return deny_modify_dentry(dentry, NULL, HOOK_INODE_SETATTR, setattr_lift(attr));
 }
 
 SEC("lsm/inode_setattr")
@@ -912,7 +1009,7 @@ int BPF_PROG(inode_setattr_pre63, struct dentry *dentry, struct iattr *attr,
 		return r;
 	if ((r = mqueue_outside_dentry(dentry, HOOK_INODE_SETATTR))) /* mqueue.h */
 		return r;
-	return deny_modify_dentry(dentry, NULL, HOOK_INODE_SETATTR);
+	return deny_modify_dentry(dentry, NULL, HOOK_INODE_SETATTR, setattr_lift(attr));
 }
 
 /* W3: setxattr (6.1: also POSIX ACLs). The first argument is a struct
@@ -928,7 +1025,7 @@ int BPF_PROG(inode_setxattr, void *idmap, struct dentry *dentry,
 	int r = deny_kernel_attr(dentry, HOOK_INODE_SETXATTR);
 	if (r)
 		return r;
-	return deny_modify_dentry(dentry, NULL, HOOK_INODE_SETXATTR);
+	return deny_modify_dentry(dentry, NULL, HOOK_INODE_SETXATTR, LIFT_ROOTS);
 }
 
 /* W3: removexattr. */
@@ -941,7 +1038,7 @@ int BPF_PROG(inode_removexattr, void *idmap, struct dentry *dentry,
 	int r = deny_kernel_attr(dentry, HOOK_INODE_REMOVEXATTR);
 	if (r)
 		return r;
-	return deny_modify_dentry(dentry, NULL, HOOK_INODE_REMOVEXATTR);
+	return deny_modify_dentry(dentry, NULL, HOOK_INODE_REMOVEXATTR, LIFT_ROOTS);
 }
 
 /* W3: POSIX ACLs on kernels >= 6.2 (vfs_set_acl). Optional hook. */
@@ -954,7 +1051,7 @@ int BPF_PROG(inode_set_acl, struct mnt_idmap *idmap, struct dentry *dentry,
 	int r = deny_kernel_attr(dentry, HOOK_INODE_SET_ACL);
 	if (r)
 		return r;
-	return deny_modify_dentry(dentry, NULL, HOOK_INODE_SET_ACL);
+	return deny_modify_dentry(dentry, NULL, HOOK_INODE_SET_ACL, LIFT_ROOTS);
 }
 
 SEC("lsm/inode_remove_acl")
@@ -966,5 +1063,5 @@ int BPF_PROG(inode_remove_acl, struct mnt_idmap *idmap, struct dentry *dentry,
 	int r = deny_kernel_attr(dentry, HOOK_INODE_REMOVE_ACL);
 	if (r)
 		return r;
-	return deny_modify_dentry(dentry, NULL, HOOK_INODE_REMOVE_ACL);
+	return deny_modify_dentry(dentry, NULL, HOOK_INODE_REMOVE_ACL, LIFT_ROOTS);
 }

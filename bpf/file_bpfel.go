@@ -107,6 +107,13 @@ type FileFifoNote struct {
 	Hash   [2]uint32
 }
 
+type FileIpcDir struct {
+	_   structs.HostLayout
+	Ino uint64
+	Dev uint32
+	Pad uint32
+}
+
 type FileOwner struct {
 	_   structs.HostLayout
 	Anc [32]uint64
@@ -157,10 +164,12 @@ const (
 	FileMapExecAllow          = "exec_allow"
 	FileMapFifoOwners         = "fifo_owners"
 	FileMapFifoPending        = "fifo_pending"
+	FileMapIpcDirs            = "ipc_dirs"
 	FileMapIpcOwners          = "ipc_owners"
 	FileMapKeyOwners          = "key_owners"
 	FileMapMqOwners           = "mq_owners"
 	FileMapResolveCache       = "resolve_cache"
+	FileMapShmOwners          = "shm_owners"
 	FileMapStats              = "stats"
 	FileMapTallyOverflowSlot  = "tally_overflow_slot"
 	FileMapTallySlot          = "tally_slot"
@@ -271,10 +280,12 @@ type FileMapSpecs struct {
 	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
 	FifoOwners        *ebpf.MapSpec `ebpf:"fifo_owners"`
 	FifoPending       *ebpf.MapSpec `ebpf:"fifo_pending"`
+	IpcDirs           *ebpf.MapSpec `ebpf:"ipc_dirs"`
 	IpcOwners         *ebpf.MapSpec `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
 	MqOwners          *ebpf.MapSpec `ebpf:"mq_owners"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	ShmOwners         *ebpf.MapSpec `ebpf:"shm_owners"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -319,10 +330,12 @@ type FileMaps struct {
 	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
 	FifoOwners        *ebpf.Map `ebpf:"fifo_owners"`
 	FifoPending       *ebpf.Map `ebpf:"fifo_pending"`
+	IpcDirs           *ebpf.Map `ebpf:"ipc_dirs"`
 	IpcOwners         *ebpf.Map `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
 	MqOwners          *ebpf.Map `ebpf:"mq_owners"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	ShmOwners         *ebpf.Map `ebpf:"shm_owners"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -343,10 +356,12 @@ func (m *FileMaps) Close() error {
 		m.ExecAllow,
 		m.FifoOwners,
 		m.FifoPending,
+		m.IpcDirs,
 		m.IpcOwners,
 		m.KeyOwners,
 		m.MqOwners,
 		m.ResolveCache,
+		m.ShmOwners,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,

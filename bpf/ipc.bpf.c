@@ -48,6 +48,7 @@
  */
 #include "ipc.h"
 #include "mqueue.h"
+#include "shm.h"
 #include "fifo.h"
 #include "locks.h"
 #include "comm.h"
@@ -346,13 +347,17 @@ int key_permission(__u64 *ctx)
 
 /* Every inode allocation on the host; only those on an mqueue superblock
  * (a queue being created, or a mount's root) go past two loads and a
- * compare. */
+ * compare; those on a mounted tmpfs (a file created there) past
+ * resolve(), to record an enforced creator on its sandbox's POSIX shm
+ * superblock (shm.h). */
 SEC("lsm/inode_alloc_security")
 int BPF_PROG(inode_alloc_security, struct inode *inode, int ret)
 {
 	if (ret)
 		return ret;
-	return mqueue_record_creator(inode, HOOK_INODE_ALLOC_SECURITY);
+	if ((ret = mqueue_record_creator(inode, HOOK_INODE_ALLOC_SECURITY)))
+		return ret;
+	return shm_record_creator(inode, HOOK_INODE_ALLOC_SECURITY);
 }
 
 /* ---- FIFOs (fifo.h) ---- */

@@ -93,6 +93,13 @@ type IpcFifoNote struct {
 	Hash   [2]uint32
 }
 
+type IpcIpcDir struct {
+	_   structs.HostLayout
+	Ino uint64
+	Dev uint32
+	Pad uint32
+}
+
 type IpcOwner struct {
 	_   structs.HostLayout
 	Anc [32]uint64
@@ -142,11 +149,13 @@ const (
 	IpcMapExecAllow              = "exec_allow"
 	IpcMapFifoOwners             = "fifo_owners"
 	IpcMapFifoPending            = "fifo_pending"
+	IpcMapIpcDirs                = "ipc_dirs"
 	IpcMapIpcOwners              = "ipc_owners"
 	IpcMapKeyOwners              = "key_owners"
 	IpcMapMqOwners               = "mq_owners"
 	IpcMapOwnerZero              = "owner_zero"
 	IpcMapResolveCache           = "resolve_cache"
+	IpcMapShmOwners              = "shm_owners"
 	IpcMapStats                  = "stats"
 	IpcMapTallyOverflowSlot      = "tally_overflow_slot"
 	IpcMapTallySlot              = "tally_slot"
@@ -254,11 +263,13 @@ type IpcMapSpecs struct {
 	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
 	FifoOwners        *ebpf.MapSpec `ebpf:"fifo_owners"`
 	FifoPending       *ebpf.MapSpec `ebpf:"fifo_pending"`
+	IpcDirs           *ebpf.MapSpec `ebpf:"ipc_dirs"`
 	IpcOwners         *ebpf.MapSpec `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
 	MqOwners          *ebpf.MapSpec `ebpf:"mq_owners"`
 	OwnerZero         *ebpf.MapSpec `ebpf:"owner_zero"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	ShmOwners         *ebpf.MapSpec `ebpf:"shm_owners"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -302,11 +313,13 @@ type IpcMaps struct {
 	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
 	FifoOwners        *ebpf.Map `ebpf:"fifo_owners"`
 	FifoPending       *ebpf.Map `ebpf:"fifo_pending"`
+	IpcDirs           *ebpf.Map `ebpf:"ipc_dirs"`
 	IpcOwners         *ebpf.Map `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
 	MqOwners          *ebpf.Map `ebpf:"mq_owners"`
 	OwnerZero         *ebpf.Map `ebpf:"owner_zero"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	ShmOwners         *ebpf.Map `ebpf:"shm_owners"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -326,11 +339,13 @@ func (m *IpcMaps) Close() error {
 		m.ExecAllow,
 		m.FifoOwners,
 		m.FifoPending,
+		m.IpcDirs,
 		m.IpcOwners,
 		m.KeyOwners,
 		m.MqOwners,
 		m.OwnerZero,
 		m.ResolveCache,
+		m.ShmOwners,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,

@@ -20,6 +20,7 @@
 #include "exec.h"
 #include "ipc.h"
 #include "mqueue.h"
+#include "shm.h"
 #include "fifo.h"
 #include "endpoints.h"
 #include "devices.h"
@@ -35,6 +36,7 @@ struct shared_types {
 	enum endpoint_kind endpoint_kind;
 	enum endpoint_limits endpoint_limits;
 	struct root_set root_set;
+	struct ipc_dir ipc_dir;
 	struct device_list device_list;
 	enum device_kind device_kind;
 	enum device_limits device_limits;

@@ -311,6 +311,13 @@ const (
 	SharedHookIdHOOK_INODE_FREE_SECURITY      SharedHookId = 88
 )
 
+type SharedIpcDir struct {
+	_   structs.HostLayout
+	Ino uint64
+	Dev uint32
+	Pad uint32
+}
+
 type SharedLimits uint32
 
 const (
@@ -471,11 +478,13 @@ const (
 	SharedMapExecAllow         = "exec_allow"
 	SharedMapFifoOwners        = "fifo_owners"
 	SharedMapFifoPending       = "fifo_pending"
+	SharedMapIpcDirs           = "ipc_dirs"
 	SharedMapIpcOwners         = "ipc_owners"
 	SharedMapKeyOwners         = "key_owners"
 	SharedMapMqOwners          = "mq_owners"
 	SharedMapPtyOwners         = "pty_owners"
 	SharedMapResolveCache      = "resolve_cache"
+	SharedMapShmOwners         = "shm_owners"
 	SharedMapStats             = "stats"
 	SharedMapTallyOverflowSlot = "tally_overflow_slot"
 	SharedMapTallySlot         = "tally_slot"
@@ -544,11 +553,13 @@ type SharedMapSpecs struct {
 	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
 	FifoOwners        *ebpf.MapSpec `ebpf:"fifo_owners"`
 	FifoPending       *ebpf.MapSpec `ebpf:"fifo_pending"`
+	IpcDirs           *ebpf.MapSpec `ebpf:"ipc_dirs"`
 	IpcOwners         *ebpf.MapSpec `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
 	MqOwners          *ebpf.MapSpec `ebpf:"mq_owners"`
 	PtyOwners         *ebpf.MapSpec `ebpf:"pty_owners"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	ShmOwners         *ebpf.MapSpec `ebpf:"shm_owners"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -595,11 +606,13 @@ type SharedMaps struct {
 	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
 	FifoOwners        *ebpf.Map `ebpf:"fifo_owners"`
 	FifoPending       *ebpf.Map `ebpf:"fifo_pending"`
+	IpcDirs           *ebpf.Map `ebpf:"ipc_dirs"`
 	IpcOwners         *ebpf.Map `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
 	MqOwners          *ebpf.Map `ebpf:"mq_owners"`
 	PtyOwners         *ebpf.Map `ebpf:"pty_owners"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	ShmOwners         *ebpf.Map `ebpf:"shm_owners"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -621,11 +634,13 @@ func (m *SharedMaps) Close() error {
 		m.ExecAllow,
 		m.FifoOwners,
 		m.FifoPending,
+		m.IpcDirs,
 		m.IpcOwners,
 		m.KeyOwners,
 		m.MqOwners,
 		m.PtyOwners,
 		m.ResolveCache,
+		m.ShmOwners,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,

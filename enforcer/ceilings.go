@@ -209,11 +209,17 @@ func (e *Enforcer) writeLists(cgroupID uint64, en entry.Entry) (undo func(), err
 		e.dropExecAllow(cgroupID)
 		if oldErr == nil {
 			_ = e.setWriteRoots(cgroupID, old.WriteRoots)
+			_ = e.setShmDir(cgroupID, old.ShmDir)
 		} else {
 			e.dropWriteRoots(cgroupID)
+			e.dropShmDir(cgroupID)
 		}
 	}
 	if err := e.setWriteRoots(cgroupID, en.WriteRoots); err != nil {
+		undo()
+		return nil, err
+	}
+	if err := e.setShmDir(cgroupID, en.ShmDir); err != nil {
 		undo()
 		return nil, err
 	}
@@ -247,6 +253,7 @@ func (e *Enforcer) dropRegistration(cgroupID uint64) {
 	e.dropDevices(cgroupID)
 	e.dropExecAllow(cgroupID)
 	e.dropWriteRoots(cgroupID)
+	e.dropShmDir(cgroupID)
 	_ = e.invalidate()
 }
 
@@ -388,6 +395,7 @@ func (e *Enforcer) Unregister(cgroupID uint64) error {
 	defer e.dropEndpoints(cgroupID)
 	defer e.dropDevices(cgroupID)
 	defer e.dropWriteRoots(cgroupID)
+	defer e.dropShmDir(cgroupID)
 	if e.since != nil {
 		defer func() { _ = e.since.Delete(cgroupID) }()
 	}
@@ -444,6 +452,7 @@ func (e *Enforcer) Lookup(cgroupID uint64) (entry.Entry, error) {
 	en.Spec = e.specOf(cgroupID)
 	en.AllowConnect = e.lookupEndpoints(cgroupID)
 	e.lookupDevices(cgroupID, &en)
+	e.lookupShmDir(cgroupID, &en)
 	if err := e.readWriteRoots(cgroupID, v.Flags, &en); err != nil {
 		return entry.Entry{}, err
 	}
@@ -462,6 +471,7 @@ func (e *Enforcer) List() ([]Registration, error) {
 		en := decode(v)
 		en.AllowConnect = e.lookupEndpoints(id)
 		e.lookupDevices(id, &en)
+		e.lookupShmDir(id, &en)
 		en.WriteRoots = rootsFlag(v.Flags)
 		out = append(out, Registration{CgroupID: id, Entry: en})
 	}

@@ -66,6 +66,13 @@ type Entry struct {
 	// WriteRootOf) beneath which writes stay allowed; at most
 	// MaxWriteRoots (bpf/roots.h, docs/design.md "Writable roots").
 	WriteRoots []FileID
+	// ShmDir: the sandbox's POSIX shared memory directory (/dev/shm as
+	// its processes see it: ShmDirOf), the root of a tmpfs; zero: none
+	// known. Files the sandbox creates there (sem_open(3), shm_open(3))
+	// stay usable under every ceiling, write=false included; files made
+	// outside are not usable inside (bpf/shm.h). Zero: no such rule, its
+	// files are written like any other (fail closed).
+	ShmDir FileID
 	// AllowDevices: device nodes processes in the cgroup may use besides
 	// the null-like devices and their own terminals, at most
 	// MaxAllowDevices; only a device every registered ancestor lists is

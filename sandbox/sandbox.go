@@ -143,6 +143,9 @@ type Sandbox struct {
 	entryID *entry.FileID
 	// allowIDs: the ExecAllow files' identities as they were vetted.
 	allowIDs []entry.FileID
+	// shmDir: the caller's POSIX shared memory directory
+	// (entry.ShmDirOf), zero when it has none the rule can name.
+	shmDir entry.FileID
 
 	reg Registrar // nil until Register: pinRegistrar then
 
@@ -410,6 +413,9 @@ func (s *Sandbox) Register() error {
 			s.outer[i].Unenforced = s.enf.Coverage(s.outer[i].Entry.Ceiling).Gaps()
 		}
 	}
+	// The command shares this process's mounts: its /dev/shm is ours.
+	// None the rule can name: its files are written like any other.
+	s.shmDir, _ = entry.ShmDirOf("/", "/proc/self/mountinfo")
 	en := s.entry(s.enf.CanActivateAtExec())
 	restore, err := LimitCore(0)
 	if err != nil {
@@ -435,7 +441,8 @@ func (s *Sandbox) Register() error {
 func (s *Sandbox) entry(pending bool) entry.Entry {
 	e := entry.Entry{Ceiling: s.cfg.Ceiling, AuditOnly: s.cfg.AuditOnly, Pending: pending,
 		AllowPartial: len(s.cov.Partial) > 0, AllowConnect: s.cfg.AllowConnect, WriteRoots: s.cfg.WriteRoots, Process: s.proc,
-		AllowDevices: s.cfg.AllowDevices, Terminals: s.cfg.Terminals, DenyConsoleEgress: s.cfg.DenyConsoleEgress}
+		AllowDevices: s.cfg.AllowDevices, Terminals: s.cfg.Terminals, DenyConsoleEgress: s.cfg.DenyConsoleEgress,
+		ShmDir: s.shmDir}
 	if s.cfg.Ceiling.Shell == policy.ShellNone {
 		e.ExecInterp = s.interps
 		// The files as they were vetted, not their paths again.

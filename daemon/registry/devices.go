@@ -122,13 +122,18 @@ func (r *Registry) ownTerminals(req Request, c state.Container) ([]state.Termina
 	return stateTerminals(ts), nil
 }
 
-// setDeviceFields puts c's device allow list, own terminals and console
-// egress choice on en: every entry the daemon installs for c carries
-// them from the state, whatever a Lookup of the map returned.
+// setDeviceFields puts c's host objects on en: its device allow list, own
+// terminals, console egress choice and POSIX shared memory directory.
+// Every entry the daemon installs for c carries them from the state,
+// whatever a Lookup of the map returned.
 func setDeviceFields(en *entry.Entry, c state.Container) {
 	en.AllowDevices = entryDevices(c.AllowDevices)
 	en.Terminals = entryTerminals(c.Terminals)
 	en.DenyConsoleEgress = c.DenyConsoleEgress
+	en.ShmDir = entry.FileID{}
+	if c.ShmDir != nil {
+		en.ShmDir = entry.FileID{Dev: c.ShmDir.Dev, Ino: c.ShmDir.Ino}
+	}
 }
 
 // entryDevices is the kernel form of a device allow list.

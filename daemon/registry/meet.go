@@ -48,7 +48,8 @@ func storedEntry(c state.Container) entry.Entry {
 // allow list (AllowConnect under network=false, WriteRoots under
 // write=false, AllowDevices, Terminals) is what both allow, a side whose
 // field is open (network or write allowed) allowing everything;
-// DenyConsoleEgress when either denies. The exec allow lists, which the
+// DenyConsoleEgress when either denies; ShmDir when both name the same
+// directory. The exec allow lists, which the
 // map does not give back, and Spec are s's; Entrypoints and AllowPartial
 // are k's.
 func meetEntry(k, s entry.Entry) entry.Entry {
@@ -67,6 +68,12 @@ func meetEntry(k, s entry.Entry) entry.Entry {
 	m.AllowDevices = meetList(false, k.AllowDevices, false, s.AllowDevices, func(d entry.Device) entry.Device { return d })
 	m.Terminals = meetList(false, k.Terminals, false, s.Terminals, func(t entry.Terminal) entry.Terminal { return t })
 	m.DenyConsoleEgress = k.DenyConsoleEgress || s.DenyConsoleEgress
+	if k.ShmDir != s.ShmDir {
+		// Two different directories: neither is known to be the
+		// container's; no shm rule (its files are written like any
+		// other).
+		m.ShmDir = entry.FileID{}
+	}
 	m.ExecAllow, m.ExecInterp, m.Spec = s.ExecAllow, s.ExecInterp, s.Spec
 	return m
 }

@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -200,8 +201,38 @@ func (r *Registry) planProcesses(p *registration) error {
 	if p.c.SetupProgram, err = setupProgramOf(p.req, p.cg.Group); err != nil {
 		return err
 	}
+	p.c.ShmDir = shmDirOf(p.req)
 	p.c.Terminals, err = r.ownTerminals(p.req, p.c)
 	return err
+}
+
+// shmDirOf is the POSIX shared memory directory of the registered
+// processes (entry.ShmDirOf), nil when none can be named: without a pid,
+// or a registration at exec without the container's root directory
+// (before its runtime pivots, the init's /proc/PID/root is not the
+// container's "/"), or when it is not the root of a tmpfs. nil is the
+// fail-closed side: the container's shm files are written like any other.
+func shmDirOf(req Request) *state.FileID {
+	pid := req.InitPID
+	if pid <= 0 {
+		pid = req.PID
+	}
+	if pid <= 0 {
+		return nil
+	}
+	proc := path.Join("/proc", strconv.Itoa(pid))
+	root := path.Join(proc, "root")
+	switch {
+	case req.Entrypoint != nil && req.Entrypoint.Root != "" && req.Entrypoint.Root != "/":
+		root = req.Entrypoint.Root
+	case req.Activate == ActivateExec && (req.Entrypoint == nil || req.Entrypoint.Root == ""):
+		return nil
+	}
+	id, err := entry.ShmDirOf(root, path.Join(proc, "mountinfo"))
+	if err != nil {
+		return nil
+	}
+	return &state.FileID{Dev: id.Dev, Ino: id.Ino}
 }
 
 // initStart is the start time of req.InitPID (clock ticks after boot),

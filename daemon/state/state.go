@@ -100,6 +100,11 @@ type Container struct {
 	// stay allowed, as requested and as identified at registration (the
 	// kernel matches the identity; docs/design.md "Writable roots").
 	WriteRoots []WriteRoot `json:"write_roots,omitempty"`
+	// ShmDir: the container's POSIX shared memory directory (its
+	// /dev/shm, the root of a tmpfs) as identified at registration
+	// (entry.Entry.ShmDir); nil: none could be (its files are written
+	// like any other).
+	ShmDir *FileID `json:"shm_dir,omitempty"`
 	// ExecAllow: with shell=none, the files processes in the cgroup may
 	// execute (besides an entrypoint taken at the first exec), as
 	// requested and as identified at registration, met with the lists of
@@ -147,6 +152,13 @@ type Terminal struct {
 // WriteRoot is one writable root: its path as requested (inside the
 // container's root) and its identity, kernel dev_t (major<<20|minor) and
 // inode number.
+// FileID is a file by identity: kernel dev_t (major<<20|minor) and inode
+// number.
+type FileID struct {
+	Dev uint32 `json:"dev"`
+	Ino uint64 `json:"ino"`
+}
+
 type WriteRoot struct {
 	Path string `json:"path"`
 	Dev  uint32 `json:"dev"`

@@ -112,8 +112,8 @@ func TestPOSIXMessageQueues(t *testing.T) {
 	kt.Run(t, cases)
 
 	// A queue the sandbox creates keeps working. (Under write=false a
-	// queue's name is a new name in a filesystem, as a POSIX shared memory
-	// object's in /dev/shm: the write ceiling refuses creating one.)
+	// queue's name is a new name in a filesystem: the write ceiling
+	// refuses creating one.)
 	for _, c := range []struct {
 		name string
 		en   entry.Entry

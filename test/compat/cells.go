@@ -93,19 +93,6 @@ func expect(t Tool, role string) Outcome {
 // Diagnoses explain the cells known to fail ("tool/role"): the rule that
 // denies, why that is a false denial, and the way around it until the
 // rule changes. docs/compatibility.md prints them under the failing cells.
-var Diagnoses = map[string]string{
-	"python-mp/explore":  semDiagnosis,
-	"python-mp/reviewer": semDiagnosis,
-	"python-mp/test":     semDiagnosis,
-}
-
-// semDiagnosis: POSIX named semaphores (and shm_open objects) are files on
-// the /dev/shm tmpfs.
-const semDiagnosis = "A false denial (a bug): sem_open(3) creates its semaphore as a file on the /dev/shm tmpfs, and the write rule " +
-	"(file.bpf.c, inode_create; under shell=read_only the exec'd process's write denial) treats it as any file outside the " +
-	"write roots. A POSIX semaphore is an IPC object: like the message queues (bpf/mqueue.h), one the sandbox creates " +
-	"should keep working under every ceiling and one made outside stay unusable. The fix is a rule keyed by the creator " +
-	"(the mqueue model: the creator's cgroup recorded on the inode at creation) for the shm directory, named by identity " +
-	"at registration (never by the name /dev/shm). Until then: under test (shell=full), --write-root /dev/shm when /dev/shm " +
-	"is the sandbox's own (a container's private tmpfs; on a host it opens every shm file to writes); under explore and " +
-	"reviewer no workaround (write roots do not lift a read_only shell's write denial)."
+// None is known: multiprocessing's semaphores, the last, are the
+// sandbox's own IPC objects (bpf/shm.h).
+var Diagnoses = map[string]string{}

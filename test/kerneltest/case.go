@@ -57,8 +57,11 @@ type Case struct {
 	// Endpoints gives the entry's allowed endpoints under network=false
 	// (entry.Entry.AllowConnect; called after Prep).
 	Endpoints func(t *testing.T) []endpoint.Endpoint
-	Attempt   Attempt
-	At        Where
+	// ShmDir gives the entry's POSIX shared memory directory
+	// (entry.Entry.ShmDir; called after Prep).
+	ShmDir  func(t *testing.T) entry.FileID
+	Attempt Attempt
+	At      Where
 	// Nested: the denied operation is one a program the probe ran makes
 	// (awk's system(), a shell's redirect): the probe's own result is not
 	// judged, only the side effect and the record.
@@ -140,6 +143,9 @@ func (h *Harness) TriState(t *testing.T, c Case) {
 	}
 	if c.Endpoints != nil {
 		en.AllowConnect = c.Endpoints(t)
+	}
+	if c.ShmDir != nil {
+		en.ShmDir = c.ShmDir(t)
 	}
 	sb.Register(t, en)
 	r, eff = c.Attempt(t, c.place(t, sb))

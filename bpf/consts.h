@@ -23,6 +23,8 @@
 
 /* ---- file types (include/uapi/linux/stat.h) ---- */
 #define S_IFMT 00170000
+#define S_ISUID 0004000
+#define S_ISGID 0002000
 #define S_IFSOCK 0140000
 #define S_IFREG 0100000
 #define S_IFBLK 0060000

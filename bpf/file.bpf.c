@@ -134,7 +134,7 @@ static __always_inline int write_verdict(struct effective *e, struct dentry *d,
 					 struct vfsmount *mnt, bool parent, __u32 lift)
 {
 	int v = verdict(e, DENY_WRITE);
-	if (v && (lift & LIFT_SHM) && !parent && shm_kind_dentry(e, d) == SHM_OWN)
+	if (v && (lift & LIFT_SHM) && !parent && shm_own_plain(e, d))
 		return 0;
 	if (!v || !(lift & LIFT_ROOTS) || !roots_apply(e) || !roots_lift_target(d, parent))
 		return v;
@@ -166,7 +166,8 @@ static __always_inline int shm_names(struct effective *e, int op, struct dentry 
 	int k;
 	switch (op) {
 	case SHM_OP_CREATE:
-		return (mode & S_IFMT) == S_IFREG && shm_is_dir(e, a->d_parent);
+		return (mode & S_IFMT) == S_IFREG && shm_mode_plain(mode) &&
+		       shm_is_dir(e, a->d_parent);
 	case SHM_OP_UNLINK:
 		k = shm_kind_dentry(e, a);
 		if (k == SHM_OUTSIDE)
@@ -176,7 +177,7 @@ static __always_inline int shm_names(struct effective *e, int op, struct dentry 
 		k = shm_kind_dentry(e, a);
 		if (k == SHM_OUTSIDE)
 			return shm_outside(e, a->d_inode, hook);
-		return k == SHM_OWN && b && shm_is_dir(e, b->d_parent);
+		return k == SHM_OWN && shm_own_plain(e, a) && b && shm_is_dir(e, b->d_parent);
 	case SHM_OP_RENAME:
 		if (shm_kind_dentry(e, a) == SHM_OUTSIDE)
 			return shm_outside(e, a->d_inode, hook);

@@ -33,7 +33,9 @@
  *      opening an own object for write or with O_TRUNC, writing it,
  *      mapping it shared-writable, truncating it, linking it to another
  *      name in the directory (sem_open's temporary -> sem.NAME) and
- *      unlinking it are allowed. Everything else stays a write: mkdir,
+ *      unlinking it are allowed, for files without a set-user-ID or
+ *      set-group-ID bit (shm_mode_plain: such a file is a program planted
+ *      for the host, not an IPC object). Everything else stays a write: mkdir,
  *      symlink, mknod of anything but a regular file, rename, chmod,
  *      chown, utimes, xattrs and ACLs, ioctls.
  *
@@ -132,6 +134,25 @@ static __always_inline int shm_kind_dentry(const struct effective *e, struct den
 	if (!d)
 		return SHM_NONE;
 	return shm_kind_of(e, d->d_inode); /* a BTF load: see shm_candidate_sb */
+}
+
+/* shm_mode_plain: mode gives no set-user-ID or set-group-ID bit. An own
+ * object with one is no IPC object but a program for the host to run
+ * (/dev/shm is the host's under enforcerd run and --ipc=host): creating it,
+ * writing it and linking it stay writes. */
+static __always_inline bool shm_mode_plain(__u32 mode)
+{
+	return (mode & (S_ISUID | S_ISGID)) == 0;
+}
+
+/* shm_own_plain: d is an own object of the sandbox (e resolved, found)
+ * with a plain mode (shm_mode_plain). */
+static __always_inline bool shm_own_plain(const struct effective *e, struct dentry *d)
+{
+	if (shm_kind_dentry(e, d) != SHM_OWN)
+		return false;
+	struct inode *inode = d->d_inode; /* a BTF load: see shm_candidate_sb */
+	return inode && shm_mode_plain(inode->i_mode);
 }
 
 /* shm_is_dir: p is the sandbox's shm directory itself (the root of its

@@ -222,7 +222,7 @@ func checkDeb(t *testing.T, out string) {
 			t.Errorf("the package lacks %s: %v", f, err)
 		}
 	}
-	for _, f := range []string{"lib/systemd/system/enforcerd.service", "usr/share/containers/oci/hooks.d/50-enforcerd-createruntime.json"} {
+	for _, f := range []string{"lib/systemd/system/enforcerd.service", "usr/share/containers/oci/hooks.d/50-enforcerd-createruntime.json", "etc/enforcerd/config.yaml"} {
 		b, _ := os.ReadFile(filepath.Join(root, f))
 		if strings.Contains(string(b), "/usr/local") || !strings.Contains(string(b), "/usr/bin/enforcerd") {
 			t.Errorf("the package's %s must name /usr/bin/enforcerd, nothing in /usr/local:\n%s", f, b)

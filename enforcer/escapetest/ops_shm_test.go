@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 
@@ -181,4 +182,20 @@ func init() {
 	})
 	// shm-mkdir PATH: mkdir(2).
 	probe.Register("shm-mkdir", func(r *probe.Result, a []string) { r.Check(unix.Mkdir(a[0], 0o700), "mkdir") })
+	// shm-create-mode PATH MODE: create PATH with MODE (octal; umask 0),
+	// write a byte; Effect: the file exists with a set-ID bit.
+	probe.Register("shm-create-mode", func(r *probe.Result, a []string) {
+		mode, err := strconv.ParseUint(a[1], 8, 32)
+		if !r.Require(err, "mode") {
+			return
+		}
+		unix.Umask(0)
+		fd, err := unix.Open(a[0], unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, uint32(mode))
+		if !r.Check(err, "create") {
+			return
+		}
+		defer unix.Close(fd)
+		_, err = unix.Write(fd, []byte{0x7f})
+		r.Check(err, "write")
+	})
 }

@@ -184,6 +184,14 @@ func TestPOSIXShmAndSemaphores(t *testing.T) {
 			p := filepath.Join(sub, "f")
 			return sb.Probe(t, "create", p), exists(p)
 		}},
+		{Name: "create of a set-user-ID file in the shm dir (a program planted for the host)", Want: write(denial.HookInodeCreate), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			p := filepath.Join(fs.dir, fmt.Sprintf("suid-%d", kt.Seq()))
+			return sb.Probe(t, "shm-create-mode", p, "4755"), exists(p)
+		}},
+		{Name: "create of a set-group-ID file in the shm dir", Want: write(denial.HookInodeCreate), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			p := filepath.Join(fs.dir, fmt.Sprintf("sgid-%d", kt.Seq()))
+			return sb.Probe(t, "shm-create-mode", p, "2755"), exists(p)
+		}},
 		{Name: "create on another tmpfs (a /tmp)", Want: write(denial.HookInodeCreate), Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
 			other := newShmFS(t) // a tmpfs, not the registered one
 			p := filepath.Join(other.dir, "f")

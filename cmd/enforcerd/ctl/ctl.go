@@ -96,7 +96,7 @@ func ctlFail(s cli.Streams, c *cobra.Command, o *ctlOptions, err error) error {
 		if errors.As(err, &oe) {
 			cause = oe.Err
 		}
-		hint := "is the daemon running? (systemctl status enforcerd)"
+		hint := "is the daemon running? (systemctl status enforcerd.socket enforcerd.service)"
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
 			cause = fmt.Errorf("no answer within --timeout %s", o.timeout)

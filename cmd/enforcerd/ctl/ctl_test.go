@@ -228,7 +228,7 @@ func TestCtlNoDaemon(t *testing.T) {
 		{"unregister", "x"}, {"narrow", "x", "--ceiling", "write=false"}, {"surface", "x"}, {"denials"}, {"denials", "--follow"}} {
 		code, out, errs := cmdline(append([]string{"ctl", "--socket", sock}, args...)...)
 		want := "enforcerd ctl " + args[0] + ": cannot reach the enforcerd daemon at " + sock +
-			" (connect: no such file or directory): is the daemon running? (systemctl status enforcerd)\n"
+			" (connect: no such file or directory): is the daemon running? (systemctl status enforcerd.socket enforcerd.service)\n"
 		if code != cli.ExitFailure || out != "" || errs != want {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want %q", args, code, out, errs, want)
 		}
@@ -354,7 +354,7 @@ func TestCtlUnreachableCauses(t *testing.T) {
 	}()
 	code, out, errs := cmdline("ctl", "--socket", sock, "--timeout", "200ms", "list")
 	want := "enforcerd ctl list: cannot reach the enforcerd daemon at " + sock +
-		" (no answer within --timeout 200ms): is the daemon running? (systemctl status enforcerd)\n"
+		" (no answer within --timeout 200ms): is the daemon running? (systemctl status enforcerd.socket enforcerd.service)\n"
 	if code != cli.ExitFailure || out != "" || errs != want {
 		t.Errorf("mute daemon: exit %d, stdout %q, stderr %q; want %q", code, out, errs, want)
 	}

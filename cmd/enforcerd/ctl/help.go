@@ -22,7 +22,8 @@ const ctlCommonFlags = `Flags of every ctl command (before or after the command 
 const ctlExitStatus = `Exit status:
   0  success
   1  the daemon cannot be reached (the message names the socket; is
-     the daemon running? systemctl status enforcerd), or it refused the
+     the daemon running? systemctl status enforcerd.socket
+     enforcerd.service), or it refused the
      request: the message names its error code and HTTP status
      (bad_request 400, forbidden 403, not_found 404, conflict 409,
      cannot_enforce, partial_coverage, unsafe_program,

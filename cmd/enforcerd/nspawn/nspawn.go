@@ -152,6 +152,11 @@ func NewCommand(s cli.Streams) *cobra.Command {
 		Help:    nspawnUsage,
 		Args:    cobra.ArbitraryArgs,
 		Run: func(c *cobra.Command, args []string) error {
+			// An empty --ceiling (the drop-in's ENFORCERD_CEILING= set to
+			// nothing) would register the default session: no ceiling.
+			if c.Flags().Changed("ceiling") && strings.TrimSpace(f.ceiling) == "" {
+				return cli.UsageErrorf("--ceiling is empty: give a ceiling such as network=false (an empty one would leave the machine unconfined)")
+			}
 			return cli.ExitCode(runNspawn(f, c.ArgsLenAtDash(), args, s))
 		},
 	})

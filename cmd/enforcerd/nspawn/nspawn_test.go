@@ -113,6 +113,8 @@ func TestNspawnRefusals(t *testing.T) {
 		{"oci bundle", []string{"--", "--oci-bundle=/b", "-D", "/srv/m1", "agent"}, "", cli.ExitUsage, "--oci-bundle is refused"},
 		{"no dash", []string{"-D", "/srv/m1"}, "", cli.ExitUsage, ""},
 		{"prestart with args", []string{"--prestart", "m1", "--", "-D", "/x", "a"}, "", cli.ExitUsage, "--prestart takes no"},
+		{"empty ceiling", []string{"--ceiling", "", "--", "-D", "/srv/m1", "/bin/agent"}, "", cli.ExitUsage, "--ceiling is empty"},
+		{"empty ceiling, prestart", []string{"--prestart", "m1", "--ceiling", " "}, "", cli.ExitUsage, "--ceiling is empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newNspawnFixture(t)

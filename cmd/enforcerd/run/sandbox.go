@@ -152,7 +152,7 @@ func (r *sandboxRun) reportCoverage(sb *sandbox.Sandbox) error {
 		fmt.Fprintf(stderr, "enforcerd run: partial coverage (--allow-partial): NOT enforced: %s\n", strings.Join(gapLines(gaps), "; "))
 	}
 	if p := sb.ProcessLayer(); p != nil {
-		fmt.Fprintf(stderr, "enforcerd run: no BPF LSM: CMD restricts itself before its exec (%s); what those refuse is not printed here (the kernel reports their denials to nobody)\n", processMechanisms(sb.Coverage()))
+		fmt.Fprintf(stderr, "enforcerd run: no BPF LSM: CMD restricts itself before its exec (%s); what those refuse is not printed here (seccomp's denials go to the kernel's audit trail, which a running daemon reads into its log; Landlock's are not recorded)\n", processMechanisms(sb.Coverage()))
 	}
 	return nil
 }

@@ -225,16 +225,18 @@ func quiesceHeap() {
 }
 
 // GCPressureEnv, set to 1, makes a worker allocate 64 KiB at a time on
-// another goroutine while it runs: with the collector on (GOGC) a collection
-// would start in every operation. Tests set it to show that the worker's
-// operations cannot be caught by one (quiesceHeap).
+// another goroutine while it runs, 64 MiB in all: with the collector on
+// (GOGC=1) a collection would start during almost every operation. Tests
+// set it to show that the worker's operations cannot be caught by one
+// (quiesceHeap). Bounded: with the collector off nothing is freed.
 const GCPressureEnv = "ENFORCERD_BENCH_GC_PRESSURE"
 
 var garbage [][]byte
 
-// allocateForever allocates and drops 64 KiB, yielding in between.
+// allocateForever allocates and drops 64 KiB at a time, 1,024 times,
+// yielding in between.
 func allocateForever() {
-	for {
+	for i := 0; i < 1024; i++ {
 		garbage = append(garbage[:0], make([]byte, 64<<10))
 		runtime.Gosched()
 	}

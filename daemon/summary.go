@@ -173,24 +173,9 @@ func (p *auditPump) start() (stop func()) {
 		defer close(done)
 		p.run()
 	}()
-	quit := make(chan struct{})
-	ticked := make(chan struct{})
-	go func() {
-		defer close(ticked)
-		t := time.NewTicker(summaryInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-				p.tick()
-			}
-		}
-	}()
+	stopTicker := everyInterval(summaryInterval, p.tick)
 	return func() {
-		close(quit)
-		<-ticked
+		stopTicker()
 		select { // a summary pass of the ticker not yet taken
 		case <-p.summarized:
 		default:
@@ -202,5 +187,30 @@ func (p *auditPump) start() (stop func()) {
 		}
 		p.rd.Close()
 		<-done
+	}
+}
+
+// everyInterval calls f every d on a goroutine of its own until the
+// returned stop, which returns once f is no longer running (no call of f
+// begins after it).
+func everyInterval(d time.Duration, f func()) (stop func()) {
+	quit := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				f()
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-stopped
 	}
 }

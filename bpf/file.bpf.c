@@ -959,6 +959,9 @@ SEC("lsm/inode_rename")
 int BPF_PROG(inode_rename, struct inode *old_dir, struct dentry *old_dentry,
 	     struct inode *new_dir, struct dentry *new_dentry, int ret)
 {
+	/* Every rename on the host, before it happens: the roots decision
+	 * cache (roots.h) is keyed by where directories are. */
+	names_moved();
 	if (ret)
 		return ret;
 	if (deny_bpffs(old_dentry, HOOK_INODE_RENAME) || deny_bpffs(new_dentry, HOOK_INODE_RENAME))
@@ -966,6 +969,17 @@ int BPF_PROG(inode_rename, struct inode *old_dir, struct dentry *old_dentry,
 	/* Both ends: nothing renamed into or out of a root (R4). */
 	return deny_write_names(old_dentry, true, new_dentry, true, HOOK_INODE_RENAME,
 				SHM_OP_RENAME, 0);
+}
+
+/* Every rename on the host, after it happened (or failed): the second move
+ * of names_generation (roots.h). Attached to the function every rename
+ * passes (renameat2, io_uring, overlayfs, nfsd and ksmbd call it), so a
+ * roots decision made while a directory was moving is never reused. */
+SEC("fexit/vfs_rename")
+int BPF_PROG(vfs_rename)
+{
+	names_moved();
+	return 0;
 }
 
 /* setattr_lift: what may lift a write denial on an attribute change: a

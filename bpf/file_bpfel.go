@@ -114,6 +114,12 @@ type FileIpcDir struct {
 	Pad uint32
 }
 
+type FileNamesGeneration struct {
+	_        structs.HostLayout
+	Gen      uint64
+	Tracking uint64
+}
+
 type FileOwner struct {
 	_   structs.HostLayout
 	Anc [32]uint64
@@ -150,6 +156,14 @@ type FileRootSet struct {
 	}
 }
 
+type FileRootsCacheEntry struct {
+	_         structs.HostLayout
+	Dentry    uint64
+	Cgid      uint64
+	ConfigGen uint64
+	NamesGen  uint64
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -168,7 +182,9 @@ const (
 	FileMapIpcOwners          = "ipc_owners"
 	FileMapKeyOwners          = "key_owners"
 	FileMapMqOwners           = "mq_owners"
+	FileMapNamesGeneration    = "names_generation"
 	FileMapResolveCache       = "resolve_cache"
+	FileMapRootsCache         = "roots_cache"
 	FileMapShmOwners          = "shm_owners"
 	FileMapStats              = "stats"
 	FileMapTallyOverflowSlot  = "tally_overflow_slot"
@@ -198,6 +214,7 @@ const (
 	FileProgInodeUnlink       = "inode_unlink"
 	FileProgMmapFile          = "mmap_file"
 	FileProgPathTruncate      = "path_truncate"
+	FileProgVfsRename         = "vfs_rename"
 )
 
 // LoadFile returns the embedded CollectionSpec for File.
@@ -264,6 +281,7 @@ type FileProgramSpecs struct {
 	InodeUnlink       *ebpf.ProgramSpec `ebpf:"inode_unlink"`
 	MmapFile          *ebpf.ProgramSpec `ebpf:"mmap_file"`
 	PathTruncate      *ebpf.ProgramSpec `ebpf:"path_truncate"`
+	VfsRename         *ebpf.ProgramSpec `ebpf:"vfs_rename"`
 }
 
 // FileMapSpecs contains maps before they are loaded into the kernel.
@@ -284,7 +302,9 @@ type FileMapSpecs struct {
 	IpcOwners         *ebpf.MapSpec `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
 	MqOwners          *ebpf.MapSpec `ebpf:"mq_owners"`
+	NamesGeneration   *ebpf.MapSpec `ebpf:"names_generation"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	RootsCache        *ebpf.MapSpec `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.MapSpec `ebpf:"shm_owners"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
@@ -334,7 +354,9 @@ type FileMaps struct {
 	IpcOwners         *ebpf.Map `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
 	MqOwners          *ebpf.Map `ebpf:"mq_owners"`
+	NamesGeneration   *ebpf.Map `ebpf:"names_generation"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	RootsCache        *ebpf.Map `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.Map `ebpf:"shm_owners"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
@@ -360,7 +382,9 @@ func (m *FileMaps) Close() error {
 		m.IpcOwners,
 		m.KeyOwners,
 		m.MqOwners,
+		m.NamesGeneration,
 		m.ResolveCache,
+		m.RootsCache,
 		m.ShmOwners,
 		m.Stats,
 		m.TallyOverflowSlot,
@@ -403,6 +427,7 @@ type FilePrograms struct {
 	InodeUnlink       *ebpf.Program `ebpf:"inode_unlink"`
 	MmapFile          *ebpf.Program `ebpf:"mmap_file"`
 	PathTruncate      *ebpf.Program `ebpf:"path_truncate"`
+	VfsRename         *ebpf.Program `ebpf:"vfs_rename"`
 }
 
 func (p *FilePrograms) Close() error {
@@ -429,6 +454,7 @@ func (p *FilePrograms) Close() error {
 		p.InodeUnlink,
 		p.MmapFile,
 		p.PathTruncate,
+		p.VfsRename,
 	)
 }
 

@@ -100,6 +100,12 @@ type IpcIpcDir struct {
 	Pad uint32
 }
 
+type IpcNamesGeneration struct {
+	_        structs.HostLayout
+	Gen      uint64
+	Tracking uint64
+}
+
 type IpcOwner struct {
 	_   structs.HostLayout
 	Anc [32]uint64
@@ -136,6 +142,14 @@ type IpcRootSet struct {
 	}
 }
 
+type IpcRootsCacheEntry struct {
+	_         structs.HostLayout
+	Dentry    uint64
+	Cgid      uint64
+	ConfigGen uint64
+	NamesGen  uint64
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -153,8 +167,10 @@ const (
 	IpcMapIpcOwners              = "ipc_owners"
 	IpcMapKeyOwners              = "key_owners"
 	IpcMapMqOwners               = "mq_owners"
+	IpcMapNamesGeneration        = "names_generation"
 	IpcMapOwnerZero              = "owner_zero"
 	IpcMapResolveCache           = "resolve_cache"
+	IpcMapRootsCache             = "roots_cache"
 	IpcMapShmOwners              = "shm_owners"
 	IpcMapStats                  = "stats"
 	IpcMapTallyOverflowSlot      = "tally_overflow_slot"
@@ -267,8 +283,10 @@ type IpcMapSpecs struct {
 	IpcOwners         *ebpf.MapSpec `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
 	MqOwners          *ebpf.MapSpec `ebpf:"mq_owners"`
+	NamesGeneration   *ebpf.MapSpec `ebpf:"names_generation"`
 	OwnerZero         *ebpf.MapSpec `ebpf:"owner_zero"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	RootsCache        *ebpf.MapSpec `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.MapSpec `ebpf:"shm_owners"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
@@ -317,8 +335,10 @@ type IpcMaps struct {
 	IpcOwners         *ebpf.Map `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
 	MqOwners          *ebpf.Map `ebpf:"mq_owners"`
+	NamesGeneration   *ebpf.Map `ebpf:"names_generation"`
 	OwnerZero         *ebpf.Map `ebpf:"owner_zero"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	RootsCache        *ebpf.Map `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.Map `ebpf:"shm_owners"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
@@ -343,8 +363,10 @@ func (m *IpcMaps) Close() error {
 		m.IpcOwners,
 		m.KeyOwners,
 		m.MqOwners,
+		m.NamesGeneration,
 		m.OwnerZero,
 		m.ResolveCache,
+		m.RootsCache,
 		m.ShmOwners,
 		m.Stats,
 		m.TallyOverflowSlot,

@@ -56,8 +56,7 @@ static __always_inline int lock_write_verdict(struct effective *e, struct file *
 	int v = verdict(e, DENY_WRITE);
 	if (!v || !roots_apply(e))
 		return v;
-	int r = roots_check(BPF_CORE_READ(file, f_path.dentry),
-			    BPF_CORE_READ(file, f_path.mnt), false, v);
+	int r = roots_check(file->f_path.dentry, file->f_path.mnt, false, v);
 	if (!r && (e->audit & DENY_WRITE) && (e->write_roots & WR_AUDIT_TOTAL))
 		return DECISION_AUDITED;
 	return r;

@@ -49,7 +49,66 @@ struct {
 	__type(value, struct root_set);
 } write_roots SEC(".maps");
 
+/*
+ * The decision cache in front of the climb (roots_check). A write that
+ * every ancestor with roots allowed leaves, on the inode of the directory
+ * the climb started from, what it was decided for: that directory's
+ * dentry, the current cgroup id and the two generations below. A later
+ * write starting from the same dentry, by a task of the same cgroup, with
+ * neither generation changed, is allowed without the climb.
+ *
+ * What the climb's answer depends on, and what invalidates it:
+ *  - the ceilings and roots of the task's ancestors: enforcerd_config's
+ *    generation (maps.h), which every registration change moves;
+ *  - the chain of d_parent from that directory up: only a rename changes
+ *    it on the storage file systems roots are accepted on (roots_storage_magic;
+ *    a directory has one dentry there, so the same dentry on the same inode
+ *    is the same place). names_generation moves before every rename
+ *    (inode_rename) and after it (fexit on vfs_rename), so a climb that
+ *    overlapped a rename records a generation that is already stale;
+ *  - mounts: a climb that crossed from a mount to its mountpoint is never
+ *    cached (the mount tree changes without a rename).
+ * Denials and audited writes are never cached. A cache entry that cannot
+ * be created costs the next write the climb, nothing more.
+ */
+struct names_generation {
+	__u64 gen;	/* moved by 1 before and after every rename */
+	__u64 tracking; /* 1: the program moving gen after renames is attached
+			 * (enforcer sets it after the load): without it,
+			 * nothing is cached or read from the cache */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct names_generation);
+} names_generation SEC(".maps");
+
+struct roots_cache_entry {
+	__u64 dentry;	  /* struct dentry * the climb started from */
+	__u64 cgid;	  /* the current cgroup id it was decided for */
+	__u64 config_gen; /* enforcerd_config's generation, read before */
+	__u64 names_gen;  /* names_generation.gen, read before */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_INODE_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct roots_cache_entry);
+} roots_cache SEC(".maps");
+
 #ifndef ENFORCERD_ROOTS_TYPES_ONLY
+
+/* names_moved: a rename is about to happen or has happened. */
+static __always_inline void names_moved(void)
+{
+	__u32 zero = 0;
+	struct names_generation *g = bpf_map_lookup_elem(&names_generation, &zero);
+	if (g)
+		__sync_fetch_and_add(&g->gen, 1);
+}
 
 /* The ancestors of the current task with writable roots (a bpf_loop
  * context). */
@@ -112,7 +171,7 @@ struct roots_climb {
 	__u64 cgid;     /* whose roots */
 	__u64 bloom;    /* bit (ino & 63) of every root's inode number */
 	__u32 found;
-	__u32 pad;
+	__u32 crossed;  /* went from a mount to its mountpoint */
 };
 
 /* roots_bloom: one bit per root, (ino & 63): a level whose inode number
@@ -172,16 +231,24 @@ static long roots_step(__u32 i, void *ctx)
 	if (!up || up == m)
 		return 1;
 	c->d = (__u64)BPF_CORE_READ(m, mnt_mountpoint);
+	c->crossed = 1;
 	c->mnt = (__u64)up;
 	c->mnt_root = (__u64)BPF_CORE_READ(up, mnt.mnt_root);
 	return 0;
 }
 
+/* What roots_beneath returns: bits. */
+enum roots_beneath_bit {
+	BENEATH_FOUND = 1,   /* beneath one of the roots */
+	BENEATH_CROSSED = 2, /* the climb went from a mount to its mountpoint */
+};
+
 /* roots_beneath: whether the dentry d (reached through struct mount mnt,
- * 0 when unknown) lies beneath one of cgroup cgid's roots. A global
- * function: the verifier checks it (and its loop) once per program. Fail
- * direction: no roots entry for cgid, or one removed during the climb:
- * not beneath. */
+ * 0 when unknown) lies beneath one of cgroup cgid's roots
+ * (BENEATH_FOUND), and whether the climb crossed a mount
+ * (BENEATH_CROSSED). A global function: the verifier checks it (and its
+ * loop) once per program. Fail direction: no roots entry for cgid, or one
+ * removed during the climb: not beneath. */
 __attribute__((noinline)) int roots_beneath(__u64 cgid, __u64 d, __u64 mnt)
 {
 	struct roots_climb c = {.d = d, .mnt = mnt, .cgid = cgid};
@@ -196,7 +263,7 @@ __attribute__((noinline)) int roots_beneath(__u64 cgid, __u64 d, __u64 mnt)
 		c.mnt_root = (__u64)BPF_CORE_READ(m, mnt.mnt_root);
 	}
 	bpf_loop(MAX_ROOT_DEPTH, roots_step, &c, 0);
-	return c.found;
+	return (c.found ? BENEATH_FOUND : 0) | (c.crossed ? BENEATH_CROSSED : 0);
 }
 
 /* real_mount: the struct mount of a vfsmount (fs/mount.h container_of). */
@@ -212,9 +279,9 @@ static __always_inline __u64 real_mount(__u64 mnt)
 struct roots_args {
 	__u64 d;      /* struct dentry * */
 	__u64 mnt;    /* struct vfsmount *, 0 for inode-only hooks */
-	__u32 parent; /* climb from d's parent directory */
 	__u32 empty;  /* the decision when no ancestor with roots is left (the
 		       * ceilings changed since resolve()): the write verdict */
+	__u32 crossed; /* out: some climb crossed a mount (BENEATH_CROSSED) */
 };
 
 /* roots_storage_magic: the file systems a write target may be on for roots
@@ -236,11 +303,11 @@ static __always_inline bool roots_storage_magic(__u64 magic)
 
 /*
  * roots_verdict: the decision of the current task's ancestors with writable
- * roots on a write to the dentry a->d: 0 when every one of them sees d beneath
- * one of its roots, else DECISION_DENIED (an enforcing one does not) or
- * DECISION_AUDITED. parent: climb from d's parent directory (operations on
- * a name: create, unlink, rename, link, ...). mnt: the struct vfsmount d
- * was reached through, 0 for inode-only hooks. Fail direction: a missing
+ * roots on a write beneath the dentry a->d (where the climb starts:
+ * roots_check): 0 when every one of them sees d beneath one of its roots,
+ * else DECISION_DENIED (an enforcing one does not) or DECISION_AUDITED.
+ * mnt: the struct vfsmount d was reached through, 0 for inode-only hooks;
+ * a->crossed: some climb went on from a mount to its mountpoint. Fail direction: a missing
  * roots entry, an unreadable level, a target on anything but the storage
  * file systems roots are accepted on, more than MAX_ROOT_CEILINGS
  * ancestors with roots or more than MAX_ROOT_DEPTH levels: not beneath; no
@@ -253,7 +320,6 @@ __attribute__((noinline)) int roots_verdict(struct roots_args *a)
 	if (!a)
 		return DECISION_DENIED;
 	__u64 d = a->d, mnt = a->mnt;
-	int parent = a->parent;
 	struct roots_list l = {};
 	bpf_loop(MAX_CGROUP_LEVEL, roots_collect_level, &l, 0);
 	if (l.overflow)
@@ -266,13 +332,16 @@ __attribute__((noinline)) int roots_verdict(struct roots_args *a)
 	__u64 magic = BPF_CORE_READ(dd, d_sb, s_magic);
 	if (!roots_storage_magic(magic))
 		return DECISION_DENIED; /* R7: only storage is ever beneath a root */
-	__u64 start = parent ? (__u64)BPF_CORE_READ(dd, d_parent) : d;
+	__u64 start = d;
 	__u64 m = real_mount(mnt);
 	int v = 0;
 	for (int k = 0; k < MAX_ROOT_CEILINGS; k++) {
 		if (k >= l.n)
 			break;
-		if (roots_beneath(l.cgid[k], start, m))
+		int b = roots_beneath(l.cgid[k], start, m);
+		if (b & BENEATH_CROSSED)
+			a->crossed = 1;
+		if (b & BENEATH_FOUND)
 			continue;
 		if (!(l.audit & (1U << k)))
 			return DECISION_DENIED;
@@ -281,12 +350,60 @@ __attribute__((noinline)) int roots_verdict(struct roots_args *a)
 	return v;
 }
 
-/* roots_check: roots_verdict for a hook's dentry and mount. */
+/* dentry_is_dir: d has a directory inode. */
+static __always_inline bool dentry_is_dir(struct dentry *d)
+{
+	struct inode *inode = d->d_inode;
+	return inode && (inode->i_mode & S_IFMT) == S_IFDIR;
+}
+
+/*
+ * roots_check: roots_verdict for a hook's dentry and mount, through the
+ * decision cache (above). The climb starts at the directory the write is
+ * in: d's parent for an operation on a name (parent) or on a file that is
+ * not a directory (a root is always a directory: entry.WriteRoot refuses
+ * anything else, so a file is never its own root), else d itself.
+ * Leaving a file that is its mount's root (a bind-mounted file) leaves
+ * that mount, as the climb itself does.
+ */
 static __always_inline int roots_check(struct dentry *d, struct vfsmount *mnt, bool parent,
 				       int empty)
 {
-	struct roots_args a = {.d = (__u64)d, .mnt = (__u64)mnt, .parent = parent, .empty = empty};
-	return roots_verdict(&a);
+	__u32 zero = 0;
+	struct names_generation *ng = bpf_map_lookup_elem(&names_generation, &zero);
+	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
+	/* Both generations before anything the decision reads. */
+	__u64 names_gen = ng ? ng->gen : 0, config_gen = cfg ? cfg->generation : 0;
+	bool cache = ng && cfg && ng->tracking == 1;
+	struct dentry *start = d;
+	if (d && (parent || !dentry_is_dir(d))) {
+		if (!parent && mnt && mnt->mnt_root == d)
+			mnt = NULL;
+		start = d->d_parent;
+	}
+	struct inode *dir = NULL;
+	__u64 cur = 0;
+	if (cache && start && dentry_is_dir(start)) {
+		dir = start->d_inode;
+		cur = bpf_get_current_cgroup_id();
+		struct roots_cache_entry *ce = bpf_inode_storage_get(&roots_cache, dir, 0, 0);
+		if (ce && ce->dentry == (__u64)start && ce->cgid == cur &&
+		    ce->config_gen == config_gen && ce->names_gen == names_gen)
+			return 0;
+	}
+	struct roots_args a = {.d = (__u64)start, .mnt = (__u64)mnt, .empty = empty};
+	int v = roots_verdict(&a);
+	if (!v && !a.crossed && dir) {
+		struct roots_cache_entry *ce = bpf_inode_storage_get(&roots_cache, dir, 0,
+								     BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (ce) {
+			ce->dentry = (__u64)start;
+			ce->cgid = cur;
+			ce->config_gen = config_gen;
+			ce->names_gen = names_gen;
+		}
+	}
+	return v;
 }
 
 /* roots_apply: whether the write verdict (verdict(e, DENY_WRITE)) is one

@@ -328,6 +328,12 @@ const (
 	SharedLimitsMAX_ROOT_DEPTH    SharedLimits = 64
 )
 
+type SharedNamesGeneration struct {
+	_        structs.HostLayout
+	Gen      uint64
+	Tracking uint64
+}
+
 type SharedObjectKind uint32
 
 const (
@@ -376,6 +382,14 @@ type SharedRootSet struct {
 		Dev uint32
 		Pad uint32
 	}
+}
+
+type SharedRootsCacheEntry struct {
+	_         structs.HostLayout
+	Dentry    uint64
+	Cgid      uint64
+	ConfigGen uint64
+	NamesGen  uint64
 }
 
 type SharedRuleId uint32
@@ -482,8 +496,10 @@ const (
 	SharedMapIpcOwners         = "ipc_owners"
 	SharedMapKeyOwners         = "key_owners"
 	SharedMapMqOwners          = "mq_owners"
+	SharedMapNamesGeneration   = "names_generation"
 	SharedMapPtyOwners         = "pty_owners"
 	SharedMapResolveCache      = "resolve_cache"
+	SharedMapRootsCache        = "roots_cache"
 	SharedMapShmOwners         = "shm_owners"
 	SharedMapStats             = "stats"
 	SharedMapTallyOverflowSlot = "tally_overflow_slot"
@@ -557,8 +573,10 @@ type SharedMapSpecs struct {
 	IpcOwners         *ebpf.MapSpec `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
 	MqOwners          *ebpf.MapSpec `ebpf:"mq_owners"`
+	NamesGeneration   *ebpf.MapSpec `ebpf:"names_generation"`
 	PtyOwners         *ebpf.MapSpec `ebpf:"pty_owners"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	RootsCache        *ebpf.MapSpec `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.MapSpec `ebpf:"shm_owners"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
@@ -610,8 +628,10 @@ type SharedMaps struct {
 	IpcOwners         *ebpf.Map `ebpf:"ipc_owners"`
 	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
 	MqOwners          *ebpf.Map `ebpf:"mq_owners"`
+	NamesGeneration   *ebpf.Map `ebpf:"names_generation"`
 	PtyOwners         *ebpf.Map `ebpf:"pty_owners"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	RootsCache        *ebpf.Map `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.Map `ebpf:"shm_owners"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
@@ -638,8 +658,10 @@ func (m *SharedMaps) Close() error {
 		m.IpcOwners,
 		m.KeyOwners,
 		m.MqOwners,
+		m.NamesGeneration,
 		m.PtyOwners,
 		m.ResolveCache,
+		m.RootsCache,
 		m.ShmOwners,
 		m.Stats,
 		m.TallyOverflowSlot,

@@ -117,6 +117,10 @@ int BPF_PROG(task_kill, struct task_struct *p, struct kernel_siginfo *info,
 {
 	if (ret)
 		return ret;
+	/* A signal to the sender's own thread group never leaves the
+	 * sandbox (its threads share the sender's memory): no lookup. */
+	if (p->tgid == (__u32)(bpf_get_current_pid_tgid() >> 32))
+		return 0;
 	struct effective e = {};
 	if (!resolve(&e))
 		return 0;

@@ -97,6 +97,12 @@ type TamperExecKey struct {
 	Pad      uint32
 }
 
+type TamperNamesGeneration struct {
+	_        structs.HostLayout
+	Gen      uint64
+	Tracking uint64
+}
+
 type TamperResolveCacheEntry struct {
 	_          structs.HostLayout
 	Generation uint64
@@ -128,6 +134,14 @@ type TamperRootSet struct {
 	}
 }
 
+type TamperRootsCacheEntry struct {
+	_         structs.HostLayout
+	Dentry    uint64
+	Cgid      uint64
+	ConfigGen uint64
+	NamesGen  uint64
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -140,7 +154,9 @@ const (
 	TamperMapEventScratch         = "event_scratch"
 	TamperMapEvents               = "events"
 	TamperMapExecAllow            = "exec_allow"
+	TamperMapNamesGeneration      = "names_generation"
 	TamperMapResolveCache         = "resolve_cache"
+	TamperMapRootsCache           = "roots_cache"
 	TamperMapStats                = "stats"
 	TamperMapTallyOverflowSlot    = "tally_overflow_slot"
 	TamperMapTallySlot            = "tally_slot"
@@ -249,7 +265,9 @@ type TamperMapSpecs struct {
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
+	NamesGeneration   *ebpf.MapSpec `ebpf:"names_generation"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	RootsCache        *ebpf.MapSpec `ebpf:"roots_cache"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -292,7 +310,9 @@ type TamperMaps struct {
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
 	Events            *ebpf.Map `ebpf:"events"`
 	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
+	NamesGeneration   *ebpf.Map `ebpf:"names_generation"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	RootsCache        *ebpf.Map `ebpf:"roots_cache"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -311,7 +331,9 @@ func (m *TamperMaps) Close() error {
 		m.EventScratch,
 		m.Events,
 		m.ExecAllow,
+		m.NamesGeneration,
 		m.ResolveCache,
+		m.RootsCache,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,

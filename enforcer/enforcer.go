@@ -137,6 +137,10 @@ func Open(opts Options) (*Enforcer, error) {
 		e.Close()
 		return nil, err
 	}
+	if err := e.setRenameTracking(false); err != nil {
+		e.Close()
+		return nil, err
+	}
 	kernel, kerr := btf.LoadKernelSpec()
 	lsmErr := lsmUsable()
 	if lsmErr != nil {
@@ -172,6 +176,12 @@ func Open(opts Options) (*Enforcer, error) {
 		}
 	}
 	sort.SliceStable(e.hooks, func(i, j int) bool { return e.hooks[i].Layer < e.hooks[j].Layer })
+	if e.links[bpf.FileProgVfsRename] != nil {
+		if err := e.setRenameTracking(true); err != nil {
+			e.Close()
+			return nil, err
+		}
+	}
 	e.finishUpgrade()
 	return e, nil
 }

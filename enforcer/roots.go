@@ -1,6 +1,8 @@
 package enforcer
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -90,4 +92,40 @@ func rootsFlag(flags uint32) []entry.FileID {
 		return nil
 	}
 	return []entry.FileID{}
+}
+
+// namesGeneration mirrors struct names_generation (bpf/roots.h): the
+// generation every rename on the host moves twice, and whether the roots
+// decision cache may be used.
+type namesGeneration struct {
+	Gen      uint64
+	Tracking uint64
+}
+
+// setRenameTracking turns the roots decision cache (bpf/roots.h) on or
+// off. Open turns it off before it attaches anything and on only once the
+// program that moves the generation after every rename (fexit/vfs_rename)
+// is attached, so a process that dies in between leaves the cache off,
+// never on without that program. Each call also writes a fresh random
+// generation: the write replaces the whole value, and a rename counted
+// between a read and that write must never bring back a generation that
+// entries were recorded under. Errors: no randomness, or the map update
+// failed; a missing map (nothing can be cached) is not an error.
+func (e *Enforcer) setRenameTracking(on bool) error {
+	m := e.shared[bpf.SharedMapNamesGeneration]
+	if m == nil {
+		return nil
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return fmt.Errorf("rename generation: %w", err)
+	}
+	v := namesGeneration{Gen: binary.NativeEndian.Uint64(b[:])}
+	if on {
+		v.Tracking = 1
+	}
+	if err := m.Update(uint32(0), v, ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("rename generation: %w", err)
+	}
+	return nil
 }

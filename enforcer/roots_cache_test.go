@@ -1,0 +1,154 @@
+package enforcer_test
+
+// The writable roots' decision cache (bpf/roots.h, roots_check): a write
+// every ancestor with roots allowed is remembered on the inode of the
+// directory the climb started from. These cases first make the sandbox
+// write beneath the root (so the cache holds "allowed" for the
+// directory), then change what the decision depended on from outside
+// (a rename of the directory or of an ancestor out of the root, the
+// registration's roots), and require the next write to be refused at
+// once: tri-state, with a control that runs the same steps without a
+// ceiling.
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/test/probe"
+)
+
+// cacheCase: after warm-up writes beneath R/a/sub, change moves things
+// (run outside the sandbox); then op with args (fixture paths) is the
+// attempt. fd: a fixture file opened O_WRONLY before the change and
+// passed as the inherited descriptor.
+type cacheCase struct {
+	name   string
+	change func(t *testing.T, fx outsideFx)
+	op     string
+	args   []string
+	fd     string
+	watch  string
+}
+
+// moveSub and moveAncestor put R/a/sub outside the root (T1: the root's
+// own tmpfs, so the rename is within one file system).
+func moveSub(t *testing.T, fx outsideFx) {
+	must(t, os.Rename(fx.path("R/a/sub"), fx.path("T1/sub")))
+}
+
+func moveAncestor(t *testing.T, fx outsideFx) {
+	must(t, os.Rename(fx.path("R/a"), fx.path("T1/a")))
+}
+
+func (c cacheCase) run(t *testing.T, ceiling bool) (probe.Result, func() (bool, string)) {
+	name := "cache-control"
+	if ceiling {
+		name = "cache-case"
+	}
+	sb := kt.Sandbox(t, name)
+	fx := newOutsideFx(t)
+	must(t, os.MkdirAll(fx.path("R/a/sub"), 0o755))
+	must(t, os.WriteFile(fx.path("R/a/sub/f"), []byte("hello"), 0o644))
+	if ceiling {
+		sb.Register(t, fx.entry(t, "R"))
+	}
+	// Warm-up: allowed under either, and the cache's entry for sub.
+	for _, w := range [][]string{{"create", "R/a/sub/warm"}, {"append", "R/a/sub/f"}} {
+		if r := sb.Probe(t, w[0], fx.path(w[1])); r.Setup != "" || r.Errno != 0 {
+			t.Fatalf("warm-up %s %s: %v, want success", w[0], w[1], r)
+		}
+	}
+	var files []*os.File
+	if c.fd != "" {
+		fd, err := unix.Open(fx.path(c.fd), unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		must(t, err)
+		f := os.NewFile(uintptr(fd), c.fd)
+		defer f.Close()
+		files = append(files, f)
+	}
+	c.change(t, fx)
+	args := make([]string, len(c.args))
+	for i, a := range c.args {
+		args[i] = fx.path(a)
+	}
+	eff := fileChange(t, fx.path(c.watch))
+	return sb.Run(t, probe.Cmd{Op: c.op, Args: args, Files: files}), eff
+}
+
+// TestOutsideRootsCacheInvalidation: a decision the cache holds is never
+// reused once the directory (or an ancestor) was renamed out of the root:
+// by name (create, append, chmod, truncate, unlink, mkdir) and through a
+// descriptor opened beneath the root before the move.
+func TestOutsideRootsCacheInvalidation(t *testing.T) {
+	kt.Enforcer(t)
+	var cases []cacheCase
+	for _, m := range []struct {
+		name   string
+		change func(t *testing.T, fx outsideFx)
+		dir    string
+	}{{"dir-moved-out", moveSub, "T1/sub"}, {"ancestor-moved-out", moveAncestor, "T1/a/sub"}} {
+		cases = append(cases,
+			cacheCase{name: m.name + "/create", change: m.change, op: "create", args: []string{m.dir + "/new"}, watch: m.dir},
+			cacheCase{name: m.name + "/append", change: m.change, op: "append", args: []string{m.dir + "/f"}, watch: m.dir},
+			cacheCase{name: m.name + "/chmod", change: m.change, op: "chmod", args: []string{m.dir + "/f"}, watch: m.dir},
+			cacheCase{name: m.name + "/truncate", change: m.change, op: "truncate", args: []string{m.dir + "/f"}, watch: m.dir},
+			cacheCase{name: m.name + "/unlink", change: m.change, op: "unlink", args: []string{m.dir + "/f"}, watch: m.dir},
+			cacheCase{name: m.name + "/mkdir", change: m.change, op: "mkdir", args: []string{m.dir + "/d"}, watch: m.dir},
+			cacheCase{name: m.name + "/write-held-descriptor", change: m.change, op: "write-fd", fd: "R/a/sub/f", watch: m.dir},
+		)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, eff := c.run(t, false)
+			if r.Setup != "" || r.Errno != 0 {
+				t.Fatalf("control (no ceiling): %v, want success", r)
+			}
+			if ok, what := eff(); !ok {
+				t.Fatalf("control (no ceiling): no side effect (%s)", what)
+			}
+			r, eff = c.run(t, true)
+			expectRootsDenied(t, c.name, r, eff)
+		})
+	}
+}
+
+// TestOutsideRootsCacheRegistration: the registration's roots change (the
+// root dropped, then the registration replaced by one with another root)
+// after the cache holds "allowed": refused at once.
+func TestOutsideRootsCacheRegistration(t *testing.T) {
+	kt.Enforcer(t)
+	for _, other := range []bool{false, true} {
+		name := "roots-dropped"
+		if other {
+			name = "other-root"
+		}
+		t.Run(name, func(t *testing.T) {
+			sb := kt.Sandbox(t, "cache")
+			fx := newOutsideFx(t)
+			must(t, os.MkdirAll(fx.path("R/a/sub"), 0o755))
+			must(t, os.WriteFile(fx.path("R/a/sub/f"), []byte("hello"), 0o644))
+			sb.Register(t, fx.entry(t, "R"))
+			if r := sb.Probe(t, "append", fx.path("R/a/sub/f")); r.Setup != "" || r.Errno != 0 {
+				t.Fatalf("warm-up append beneath R: %v, want success", r)
+			}
+			if other {
+				sb.Register(t, fx.entry(t, "O"))
+			} else {
+				sb.Register(t, fx.entry(t))
+			}
+			eff := fileChange(t, filepath.Join(fx.R, "a"))
+			r := sb.Probe(t, "append", fx.path("R/a/sub/f"))
+			expectRootsDenied(t, name, r, eff)
+			// The new root works: the cache did not keep the old answer
+			// for every directory either.
+			if other {
+				if r := sb.Probe(t, "append", fx.path("O/f")); r.Setup != "" || r.Errno != 0 {
+					t.Fatalf("append beneath the new root O: %v, want success", r)
+				}
+			}
+		})
+	}
+}

@@ -120,6 +120,15 @@ type DeviceResolveCacheEntry struct {
 	}
 }
 
+type DeviceResolveLast struct {
+	_          structs.HostLayout
+	Seq        uint64
+	Cgid       uint64
+	Generation uint64
+	Pending    uint32
+	Pad        uint32
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -134,6 +143,7 @@ const (
 	DeviceMapKeyOwners                = "key_owners"
 	DeviceMapPtyOwners                = "pty_owners"
 	DeviceMapResolveCache             = "resolve_cache"
+	DeviceMapResolveLast              = "resolve_last"
 	DeviceMapStats                    = "stats"
 	DeviceMapTallyOverflowSlot        = "tally_overflow_slot"
 	DeviceMapTallySlot                = "tally_slot"
@@ -211,6 +221,7 @@ type DeviceMapSpecs struct {
 	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
 	PtyOwners         *ebpf.MapSpec `ebpf:"pty_owners"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -252,6 +263,7 @@ type DeviceMaps struct {
 	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
 	PtyOwners         *ebpf.Map `ebpf:"pty_owners"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -269,6 +281,7 @@ func (m *DeviceMaps) Close() error {
 		m.KeyOwners,
 		m.PtyOwners,
 		m.ResolveCache,
+		m.ResolveLast,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,

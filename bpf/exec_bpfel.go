@@ -105,6 +105,15 @@ type ExecResolveCacheEntry struct {
 	}
 }
 
+type ExecResolveLast struct {
+	_          structs.HostLayout
+	Seq        uint64
+	Cgid       uint64
+	Generation uint64
+	Pending    uint32
+	Pad        uint32
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -117,6 +126,7 @@ const (
 	ExecMapEvents              = "events"
 	ExecMapExecAllow           = "exec_allow"
 	ExecMapResolveCache        = "resolve_cache"
+	ExecMapResolveLast         = "resolve_last"
 	ExecMapStats               = "stats"
 	ExecMapTallyOverflowSlot   = "tally_overflow_slot"
 	ExecMapTallySlot           = "tally_slot"
@@ -186,6 +196,7 @@ type ExecMapSpecs struct {
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -227,6 +238,7 @@ type ExecMaps struct {
 	Events            *ebpf.Map `ebpf:"events"`
 	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -244,6 +256,7 @@ func (m *ExecMaps) Close() error {
 		m.Events,
 		m.ExecAllow,
 		m.ResolveCache,
+		m.ResolveLast,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,

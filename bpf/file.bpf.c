@@ -110,10 +110,10 @@ static __always_inline bool roots_lift_target(struct dentry *d, bool parent)
 {
 	if (parent)
 		return true;
-	struct inode *inode = BPF_CORE_READ(d, d_inode);
+	struct inode *inode = d->d_inode; /* BTF loads: d is a hook's or file's */
 	if (!inode)
 		return false;
-	__u32 fmt = BPF_CORE_READ(inode, i_mode) & S_IFMT;
+	__u32 fmt = inode->i_mode & S_IFMT;
 	return fmt != S_IFCHR && fmt != S_IFBLK;
 }
 

@@ -144,6 +144,15 @@ type FileResolveCacheEntry struct {
 	}
 }
 
+type FileResolveLast struct {
+	_          structs.HostLayout
+	Seq        uint64
+	Cgid       uint64
+	Generation uint64
+	Pending    uint32
+	Pad        uint32
+}
+
 type FileRootSet struct {
 	_     structs.HostLayout
 	Count uint32
@@ -184,6 +193,7 @@ const (
 	FileMapMqOwners           = "mq_owners"
 	FileMapNamesGeneration    = "names_generation"
 	FileMapResolveCache       = "resolve_cache"
+	FileMapResolveLast        = "resolve_last"
 	FileMapRootsCache         = "roots_cache"
 	FileMapShmOwners          = "shm_owners"
 	FileMapStats              = "stats"
@@ -304,6 +314,7 @@ type FileMapSpecs struct {
 	MqOwners          *ebpf.MapSpec `ebpf:"mq_owners"`
 	NamesGeneration   *ebpf.MapSpec `ebpf:"names_generation"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
 	RootsCache        *ebpf.MapSpec `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.MapSpec `ebpf:"shm_owners"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
@@ -356,6 +367,7 @@ type FileMaps struct {
 	MqOwners          *ebpf.Map `ebpf:"mq_owners"`
 	NamesGeneration   *ebpf.Map `ebpf:"names_generation"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
 	RootsCache        *ebpf.Map `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.Map `ebpf:"shm_owners"`
 	Stats             *ebpf.Map `ebpf:"stats"`
@@ -384,6 +396,7 @@ func (m *FileMaps) Close() error {
 		m.MqOwners,
 		m.NamesGeneration,
 		m.ResolveCache,
+		m.ResolveLast,
 		m.RootsCache,
 		m.ShmOwners,
 		m.Stats,

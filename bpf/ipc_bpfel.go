@@ -130,6 +130,15 @@ type IpcResolveCacheEntry struct {
 	}
 }
 
+type IpcResolveLast struct {
+	_          structs.HostLayout
+	Seq        uint64
+	Cgid       uint64
+	Generation uint64
+	Pending    uint32
+	Pad        uint32
+}
+
 type IpcRootSet struct {
 	_     structs.HostLayout
 	Count uint32
@@ -170,6 +179,7 @@ const (
 	IpcMapNamesGeneration        = "names_generation"
 	IpcMapOwnerZero              = "owner_zero"
 	IpcMapResolveCache           = "resolve_cache"
+	IpcMapResolveLast            = "resolve_last"
 	IpcMapRootsCache             = "roots_cache"
 	IpcMapShmOwners              = "shm_owners"
 	IpcMapStats                  = "stats"
@@ -286,6 +296,7 @@ type IpcMapSpecs struct {
 	NamesGeneration   *ebpf.MapSpec `ebpf:"names_generation"`
 	OwnerZero         *ebpf.MapSpec `ebpf:"owner_zero"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
 	RootsCache        *ebpf.MapSpec `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.MapSpec `ebpf:"shm_owners"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
@@ -338,6 +349,7 @@ type IpcMaps struct {
 	NamesGeneration   *ebpf.Map `ebpf:"names_generation"`
 	OwnerZero         *ebpf.Map `ebpf:"owner_zero"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
 	RootsCache        *ebpf.Map `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.Map `ebpf:"shm_owners"`
 	Stats             *ebpf.Map `ebpf:"stats"`
@@ -366,6 +378,7 @@ func (m *IpcMaps) Close() error {
 		m.NamesGeneration,
 		m.OwnerZero,
 		m.ResolveCache,
+		m.ResolveLast,
 		m.RootsCache,
 		m.ShmOwners,
 		m.Stats,

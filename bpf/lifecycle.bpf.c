@@ -30,7 +30,7 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid,
 	__u32 zero = 0;
 	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
 	if (cfg) {
-		struct resolve_cache_entry *rc = cache_current(cfg->generation, bpf_get_current_cgroup_id());
+		struct resolve_cache_entry *rc = cache_current(cfg->generation, current_cgroup_id());
 		if (rc && !rc->e.pending)
 			return 0;
 	}

@@ -97,6 +97,15 @@ type LifecycleResolveCacheEntry struct {
 	}
 }
 
+type LifecycleResolveLast struct {
+	_          structs.HostLayout
+	Seq        uint64
+	Cgid       uint64
+	Generation uint64
+	Pending    uint32
+	Pad        uint32
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -107,6 +116,7 @@ const (
 	LifecycleMapEventScratch      = "event_scratch"
 	LifecycleMapEvents            = "events"
 	LifecycleMapResolveCache      = "resolve_cache"
+	LifecycleMapResolveLast       = "resolve_last"
 	LifecycleMapStats             = "stats"
 	LifecycleMapTallyOverflowSlot = "tally_overflow_slot"
 	LifecycleMapTallySlot         = "tally_slot"
@@ -168,6 +178,7 @@ type LifecycleMapSpecs struct {
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -205,6 +216,7 @@ type LifecycleMaps struct {
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
 	Events            *ebpf.Map `ebpf:"events"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -218,6 +230,7 @@ func (m *LifecycleMaps) Close() error {
 		m.EventScratch,
 		m.Events,
 		m.ResolveCache,
+		m.ResolveLast,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,

@@ -111,6 +111,15 @@ type NetworkResolveCacheEntry struct {
 	}
 }
 
+type NetworkResolveLast struct {
+	_          structs.HostLayout
+	Seq        uint64
+	Cgid       uint64
+	Generation uint64
+	Pending    uint32
+	Pad        uint32
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -122,6 +131,7 @@ const (
 	NetworkMapEventScratch       = "event_scratch"
 	NetworkMapEvents             = "events"
 	NetworkMapResolveCache       = "resolve_cache"
+	NetworkMapResolveLast        = "resolve_last"
 	NetworkMapStats              = "stats"
 	NetworkMapTallyOverflowSlot  = "tally_overflow_slot"
 	NetworkMapTallySlot          = "tally_slot"
@@ -206,6 +216,7 @@ type NetworkMapSpecs struct {
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -244,6 +255,7 @@ type NetworkMaps struct {
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
 	Events            *ebpf.Map `ebpf:"events"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -258,6 +270,7 @@ func (m *NetworkMaps) Close() error {
 		m.EventScratch,
 		m.Events,
 		m.ResolveCache,
+		m.ResolveLast,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,

@@ -385,7 +385,7 @@ static __always_inline int roots_check(struct dentry *d, struct vfsmount *mnt, b
 	__u64 cur = 0;
 	if (cache && start && dentry_is_dir(start)) {
 		dir = start->d_inode;
-		cur = bpf_get_current_cgroup_id();
+		cur = current_cgroup_id();
 		struct roots_cache_entry *ce = bpf_inode_storage_get(&roots_cache, dir, 0, 0);
 		if (ce && ce->dentry == (__u64)start && ce->cgid == cur &&
 		    ce->config_gen == config_gen && ce->names_gen == names_gen)

@@ -372,6 +372,15 @@ type SharedResolveCacheEntry struct {
 	}
 }
 
+type SharedResolveLast struct {
+	_          structs.HostLayout
+	Seq        uint64
+	Cgid       uint64
+	Generation uint64
+	Pending    uint32
+	Pad        uint32
+}
+
 type SharedRootSet struct {
 	_     structs.HostLayout
 	Count uint32
@@ -499,6 +508,7 @@ const (
 	SharedMapNamesGeneration   = "names_generation"
 	SharedMapPtyOwners         = "pty_owners"
 	SharedMapResolveCache      = "resolve_cache"
+	SharedMapResolveLast       = "resolve_last"
 	SharedMapRootsCache        = "roots_cache"
 	SharedMapShmOwners         = "shm_owners"
 	SharedMapStats             = "stats"
@@ -576,6 +586,7 @@ type SharedMapSpecs struct {
 	NamesGeneration   *ebpf.MapSpec `ebpf:"names_generation"`
 	PtyOwners         *ebpf.MapSpec `ebpf:"pty_owners"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
 	RootsCache        *ebpf.MapSpec `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.MapSpec `ebpf:"shm_owners"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
@@ -631,6 +642,7 @@ type SharedMaps struct {
 	NamesGeneration   *ebpf.Map `ebpf:"names_generation"`
 	PtyOwners         *ebpf.Map `ebpf:"pty_owners"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
 	RootsCache        *ebpf.Map `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.Map `ebpf:"shm_owners"`
 	Stats             *ebpf.Map `ebpf:"stats"`
@@ -661,6 +673,7 @@ func (m *SharedMaps) Close() error {
 		m.NamesGeneration,
 		m.PtyOwners,
 		m.ResolveCache,
+		m.ResolveLast,
 		m.RootsCache,
 		m.ShmOwners,
 		m.Stats,

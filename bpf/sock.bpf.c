@@ -14,6 +14,8 @@
  *
  * Return 1 allows; 0 rejects with EPERM.
  */
+/* cgroup-BPF programs: the cgroup id by its helper (walk.h). */
+#define ENFORCERD_CGROUP_ID_HELPER
 #include "enforcerd.h"
 #include "endpoints.h"
 

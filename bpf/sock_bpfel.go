@@ -111,6 +111,15 @@ type SockResolveCacheEntry struct {
 	}
 }
 
+type SockResolveLast struct {
+	_          structs.HostLayout
+	Seq        uint64
+	Cgid       uint64
+	Generation uint64
+	Pending    uint32
+	Pad        uint32
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -122,6 +131,7 @@ const (
 	SockMapEventScratch      = "event_scratch"
 	SockMapEvents            = "events"
 	SockMapResolveCache      = "resolve_cache"
+	SockMapResolveLast       = "resolve_last"
 	SockMapStats             = "stats"
 	SockMapTallyOverflowSlot = "tally_overflow_slot"
 	SockMapTallySlot         = "tally_slot"
@@ -192,6 +202,7 @@ type SockMapSpecs struct {
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -230,6 +241,7 @@ type SockMaps struct {
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
 	Events            *ebpf.Map `ebpf:"events"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -244,6 +256,7 @@ func (m *SockMaps) Close() error {
 		m.EventScratch,
 		m.Events,
 		m.ResolveCache,
+		m.ResolveLast,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,

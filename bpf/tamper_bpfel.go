@@ -122,6 +122,15 @@ type TamperResolveCacheEntry struct {
 	}
 }
 
+type TamperResolveLast struct {
+	_          structs.HostLayout
+	Seq        uint64
+	Cgid       uint64
+	Generation uint64
+	Pending    uint32
+	Pad        uint32
+}
+
 type TamperRootSet struct {
 	_     structs.HostLayout
 	Count uint32
@@ -156,6 +165,7 @@ const (
 	TamperMapExecAllow            = "exec_allow"
 	TamperMapNamesGeneration      = "names_generation"
 	TamperMapResolveCache         = "resolve_cache"
+	TamperMapResolveLast          = "resolve_last"
 	TamperMapRootsCache           = "roots_cache"
 	TamperMapStats                = "stats"
 	TamperMapTallyOverflowSlot    = "tally_overflow_slot"
@@ -267,6 +277,7 @@ type TamperMapSpecs struct {
 	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
 	NamesGeneration   *ebpf.MapSpec `ebpf:"names_generation"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
+	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
 	RootsCache        *ebpf.MapSpec `ebpf:"roots_cache"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
@@ -312,6 +323,7 @@ type TamperMaps struct {
 	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
 	NamesGeneration   *ebpf.Map `ebpf:"names_generation"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
+	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
 	RootsCache        *ebpf.Map `ebpf:"roots_cache"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
@@ -333,6 +345,7 @@ func (m *TamperMaps) Close() error {
 		m.ExecAllow,
 		m.NamesGeneration,
 		m.ResolveCache,
+		m.ResolveLast,
 		m.RootsCache,
 		m.Stats,
 		m.TallyOverflowSlot,

@@ -167,12 +167,97 @@ static __always_inline struct resolve_cache_entry *cache_current(__u64 gen, __u6
 	return NULL;
 }
 
+/* current_cgroup_id: bpf_get_current_cgroup_id() by BTF loads of
+ * current->cgroups->dfl_cgrp->kn->id (the helper takes and drops the RCU
+ * read lock around the same loads; an LSM or tracing program already runs
+ * inside one). cgroup-BPF objects define ENFORCERD_CGROUP_ID_HELPER and
+ * keep the helper. */
+static __always_inline __u64 current_cgroup_id(void)
+{
+#ifdef ENFORCERD_CGROUP_ID_HELPER
+	return bpf_get_current_cgroup_id();
+#else
+	struct task_struct *t = bpf_get_current_task_btf();
+	return t->cgroups->dfl_cgrp->kn->id;
+#endif
+}
+
+/*
+ * The last "not enforced" answer on this CPU, in front of resolve_cache:
+ * the cgroup id and the generation it holds for, and e->pending. A task
+ * outside every sandbox runs hook after hook from one cgroup, and a
+ * per-CPU array lookup is inlined by the verifier, where the hash needs a
+ * hash of the key and a bucket walk. Enforced answers are never kept
+ * here (they need the whole struct effective: resolve_cache holds it).
+ *
+ * Programs on one CPU may interleave (a preempted program, one in an
+ * interrupt): seq is even while the fields are whole. A writer claims the
+ * slot by moving seq from even to odd with a compare-and-exchange (a
+ * writer that finds it odd, or loses the exchange, keeps nothing) and
+ * moves it to the next even number when done; a reader accepts the fields
+ * only when seq was even and the same before and after it read them.
+ */
+struct resolve_last {
+	__u64 seq;
+	__u64 cgid;
+	__u64 generation;
+	__u32 pending;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct resolve_last);
+} resolve_last SEC(".maps");
+
+#define ENFORCERD_READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+#define ENFORCERD_BARRIER() asm volatile("" ::: "memory")
+
+/* last_hit: l holds "cgroup id, not enforced under gen": e->pending from it. */
+static __always_inline bool last_hit(struct resolve_last *l, __u64 gen, __u64 id,
+				     struct effective *e)
+{
+	__u64 s = ENFORCERD_READ_ONCE(l->seq);
+	if (s & 1)
+		return false;
+	ENFORCERD_BARRIER();
+	if (ENFORCERD_READ_ONCE(l->cgid) != id || ENFORCERD_READ_ONCE(l->generation) != gen)
+		return false;
+	__u32 p = ENFORCERD_READ_ONCE(l->pending);
+	ENFORCERD_BARRIER();
+	if (ENFORCERD_READ_ONCE(l->seq) != s)
+		return false;
+	e->pending = p;
+	return true;
+}
+
+/* last_store: keep "cgroup id, not enforced under gen" in l, unless another
+ * program on this CPU is writing it. */
+static __always_inline void last_store(struct resolve_last *l, __u64 gen, __u64 id,
+				       __u32 pending)
+{
+	__u64 s = ENFORCERD_READ_ONCE(l->seq);
+	if (s & 1)
+		return;
+	if (__sync_val_compare_and_swap(&l->seq, s, s + 1) != s)
+		return;
+	ENFORCERD_BARRIER();
+	l->cgid = id;
+	l->generation = gen;
+	l->pending = pending;
+	ENFORCERD_BARRIER();
+	__sync_fetch_and_add(&l->seq, 1);
+}
+
 /*
  * resolve fills *e for the current task and returns whether any ancestor is
  * registered and active (enforced or audited): walk(), through the
- * per-cgroup cache. A cache hit for an unenforced cgroup copies only
- * e->pending. Every hook calls it once; a hit costs one array and one hash
- * lookup, a miss the walk.
+ * per-cgroup cache, behind this CPU's last "not enforced" answer. A hit for
+ * an unenforced cgroup copies only e->pending. Every hook calls it once;
+ * the last answer costs an inlined array lookup and four compares, a
+ * resolve_cache hit one hash lookup more, a miss the walk.
  */
 __attribute__((noinline)) int resolve(struct effective *e)
 {
@@ -180,15 +265,19 @@ __attribute__((noinline)) int resolve(struct effective *e)
 		return 0;
 	__u32 zero = 0;
 	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
+	struct resolve_last *last = bpf_map_lookup_elem(&resolve_last, &zero);
 	__u64 gen = 0;
-	__u64 id = bpf_get_current_cgroup_id();
+	__u64 id = current_cgroup_id();
 	if (cfg) {
 		gen = cfg->generation;
+		if (last && last_hit(last, gen, id, e))
+			return 0; /* the common case: a process nobody enforces */
 		struct resolve_cache_entry *c = cache_current(gen, id);
 		if (c) {
 			if (!c->found) {
-				/* the common case: a process nobody enforces */
 				e->pending = c->e.pending;
+				if (last)
+					last_store(last, gen, id, c->e.pending);
 				return 0;
 			}
 			__builtin_memcpy(e, &c->e, sizeof(*e));
@@ -202,6 +291,8 @@ __attribute__((noinline)) int resolve(struct effective *e)
 	if (cfg) {
 		w.n.generation = gen;
 		bpf_map_update_elem(&resolve_cache, &id, &w.n, BPF_ANY);
+		if (!w.n.found && last)
+			last_store(last, gen, id, w.n.e.pending);
 	}
 	__builtin_memcpy(e, &w.n.e, sizeof(*e));
 	return w.n.found;

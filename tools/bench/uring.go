@@ -32,13 +32,13 @@ type uringParams struct {
 // uringSQE is struct io_uring_sqe (64 B) as read and write use it.
 type uringSQE struct {
 	opcode   uint8
-	flags    uint8
-	ioprio   uint16
+	_        uint8  // flags
+	_        uint16 // ioprio
 	fd       int32
-	off      uint64
+	_        uint64 // off: 0, the file's start
 	addr     uint64
 	len      uint32
-	rwFlags  uint32
+	_        uint32 // rw_flags
 	userData uint64
 	_        [24]byte
 }
@@ -81,11 +81,8 @@ func newURing() (*uring, error) {
 	var p uringParams
 	fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 2, uintptr(unsafe.Pointer(&p)), 0)
 	if errno != 0 {
-		err := fmt.Errorf("io_uring_setup: %w", errno)
-		if b, rerr := os.ReadFile(ioUringDisabledSysctl); rerr == nil && strings.TrimSpace(string(b)) != "0" {
-			err = fmt.Errorf("%w: io_uring is disabled on this kernel (kernel.io_uring_disabled = %s)", err, strings.TrimSpace(string(b)))
-		}
-		return nil, err
+		b, _ := os.ReadFile(ioUringDisabledSysctl) // absent before Linux 6.6
+		return nil, uringSetupError(errno, strings.TrimSpace(string(b)))
 	}
 	u := &uring{fd: int(fd)}
 	sqSize := int(p.sqOff.array + p.sqEntries*4)
@@ -124,6 +121,17 @@ func newURing() (*uring, error) {
 	u.cqes = at(u.cqRing, p.cqOff.cqes)
 	u.sqes = (*[2]uringSQE)(unsafe.Pointer(&u.sqeMem[0]))
 	return u, nil
+}
+
+// uringSetupError is io_uring_setup's errno as an error, naming the
+// kernel.io_uring_disabled sysctl when its value (disabled) is set and
+// not 0: 1 allows only members of kernel.io_uring_group (and
+// CAP_SYS_ADMIN), 2 disables io_uring for every process.
+func uringSetupError(errno unix.Errno, disabled string) error {
+	if disabled != "" && disabled != "0" {
+		return fmt.Errorf("io_uring_setup: %w: io_uring is disabled on this kernel (kernel.io_uring_disabled = %s)", errno, disabled)
+	}
+	return fmt.Errorf("io_uring_setup: %w", errno)
 }
 
 // readWrite submits an IORING_OP_READ of len(rb) bytes into rb and an

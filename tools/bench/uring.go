@@ -136,8 +136,8 @@ func uringSetupError(errno unix.Errno, disabled string) error {
 
 // readWrite submits an IORING_OP_READ of len(rb) bytes into rb and an
 // IORING_OP_WRITE of wb, both at offset 0 of fd, with one io_uring_enter
-// that waits for both completions (a raw system call: it waits for the
-// kernel, not for a thread of the worker). Errors: io_uring_enter's; the
+// that waits for both completions, and again while some are missing (raw
+// system calls: they wait for the kernel, not for a thread of the worker). Errors: io_uring_enter's; the
 // write's error, else the read's (a completion's negative res), or a
 // short transfer.
 func (u *uring) readWrite(fd int, rb, wb []byte) error {
@@ -151,30 +151,33 @@ func (u *uring) readWrite(fd int, rb, wb []byte) error {
 		*(*uint32)(unsafe.Add(u.sqArray, 4*((tail+uint32(i))&mask))) = uint32(i)
 	}
 	atomic.StoreUint32(u.sqTail, tail+2)
-	for {
-		_, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(u.fd), 2, 2, ioringEnterGetevent, 0, 0)
+	var res [2]int32
+	got, submit := 0, 2
+	for got < 2 {
+		// io_uring_enter may return before min_complete completions are
+		// in (it did on 6.12, in the guest): wait again for the rest, as
+		// liburing's io_uring_wait_cqe does.
+		n, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(u.fd), uintptr(submit), uintptr(2-got), ioringEnterGetevent, 0, 0)
 		if errno == unix.EINTR {
 			continue
 		}
 		if errno != 0 {
 			return fmt.Errorf("io_uring_enter: %w", errno)
 		}
-		break
-	}
-	var res [2]int32
-	got := 0
-	head := atomic.LoadUint32(u.cqHead)
-	for ; got < 2 && head != atomic.LoadUint32(u.cqTail); head++ {
-		c := (*uringCQE)(unsafe.Add(u.cqes, int(unsafe.Sizeof(uringCQE{}))*int(head&*u.cqMask)))
-		if c.userData > 1 {
-			return fmt.Errorf("io_uring: completion of unknown request %d", c.userData)
+		if int(n) < submit {
+			return fmt.Errorf("io_uring_enter: %d of %d submitted", n, submit)
 		}
-		res[c.userData] = c.res
-		got++
-	}
-	atomic.StoreUint32(u.cqHead, head)
-	if got != 2 {
-		return fmt.Errorf("io_uring: %d of 2 completions", got)
+		submit = 0
+		head := atomic.LoadUint32(u.cqHead)
+		for ; got < 2 && head != atomic.LoadUint32(u.cqTail); head++ {
+			c := (*uringCQE)(unsafe.Add(u.cqes, int(unsafe.Sizeof(uringCQE{}))*int(head&*u.cqMask)))
+			if c.userData > 1 {
+				return fmt.Errorf("io_uring: completion of unknown request %d", c.userData)
+			}
+			res[c.userData] = c.res
+			got++
+		}
+		atomic.StoreUint32(u.cqHead, head)
 	}
 	what := [2]string{"IORING_OP_READ", "IORING_OP_WRITE"}
 	for _, i := range []int{1, 0} {

@@ -336,7 +336,7 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 	p("over it, and inconclusive otherwise. Inside the VM (QEMU TCG, no KVM) only ratios are meaningful, the ns ")
 	p("columns are TCG time, or instruction counts in icount mode (-icount shift=0: 1 ns of guest time per ")
 	p("instruction, so an icount ratio is a ratio of instructions executed, blind to cache and pipeline effects). Time is CPU time of the ")
-	p("workload's measuring thread (CLOCK_THREAD_CPUTIME_ID, plus reaped children: exec's and fork's), not wall time: on a shared ")
+	p("workload's measuring thread (CLOCK_THREAD_CPUTIME_ID, plus reaped children: exec's and fork's; plus the worker's io_uring io-wq threads: io_uring_rw's requests the kernel does not complete inline), not wall time: on a shared ")
 	p("machine the wall time a process spends waiting for a CPU is not the cost of the operation (wall times are ")
 	p("kept in the JSON results).\n\n")
 	p("Operations: %s.\n\n", opsDoc)

@@ -452,30 +452,34 @@ func (e *env) readDir() error {
 	return nil
 }
 
-// acceptOnce is one accept operation (OpAccept).
+// acceptOnce is one accept operation (OpAccept): the connecting socket is
+// closed first, with linger 0 (an RST: no TIME_WAIT on either side), then
+// the accepted one.
 func (e *env) acceptOnce() error {
 	h := &e.host
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
-	defer unix.Close(fd) // linger 0: an RST, no TIME_WAIT on either side
 	_ = unix.SetsockoptLinger(fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
 	if err := unix.Connect(fd, &h.acceptTo); err != nil && !errors.Is(err, unix.EINPROGRESS) {
+		unix.Close(fd)
 		return err
 	}
 	nfd, _, err := unix.Accept4(h.acceptLn, unix.SOCK_CLOEXEC)
 	if errors.Is(err, unix.EAGAIN) {
 		pfd := []unix.PollFd{{Fd: int32(h.acceptLn), Events: unix.POLLIN}}
 		if n, perr := unix.Poll(pfd, 1000); perr != nil || n == 0 {
+			unix.Close(fd)
 			return fmt.Errorf("accept4: no connection within a second of connect (%v)", perr)
 		}
 		nfd, _, err = unix.Accept4(h.acceptLn, unix.SOCK_CLOEXEC)
 	}
+	cerr := unix.Close(fd)
 	if err != nil {
 		return fmt.Errorf("accept4: %w", err)
 	}
-	return unix.Close(nfd)
+	return errors.Join(cerr, unix.Close(nfd))
 }
 
 // rawRecvfrom is recvfrom(2) of len(b) bytes on fd by a raw system call

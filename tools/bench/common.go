@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,9 +47,12 @@ type run struct {
 	udp    int           // loopback UDP sink (listenUDP); 0: none
 	tar    string
 	exec   string
-	root   string // scratch root; each phase works in root/<phase>
-	iters  map[Op]int
-	log    func(format string, a ...any)
+	// execDynamic: exec_dynamic's binary (the worker's -exec-dynamic);
+	// empty: the worker finds one.
+	execDynamic string
+	root        string // scratch root; each phase works in root/<phase>
+	iters       map[Op]int
+	log         func(format string, a ...any)
 	// scaled: an operation's repetition runs sampleScale(op) times
 	// -target (the guests, where a repetition's share of deferred work
 	// moves a ratio); the host's timed part has bootstrap intervals
@@ -173,6 +177,9 @@ func (r *run) args(phase string, extra ...string) []string {
 // argsIn is args with the worker working in dir.
 func (r *run) argsIn(dir string, extra ...string) []string {
 	a := []string{"-dir", dir, "-port", strconv.Itoa(r.port), "-exec", r.exec}
+	if r.execDynamic != "" {
+		a = append(a, "-exec-dynamic", r.execDynamic)
+	}
 	if r.udp > 0 {
 		a = append(a, "-udp-port", strconv.Itoa(r.udp))
 	}
@@ -268,6 +275,7 @@ func (r *run) microIn(cg cgroup.Cgroup, dirPhase, phase string, ops []Op, extra 
 	if err != nil {
 		return fmt.Errorf("phase %s: %w", phase, err)
 	}
+	r.note(res.Notes)
 	for _, op := range ops {
 		r.doc.add(op, phase, r.iters[op], res.NsPerOp[op], res.WallNsPerOp[op])
 	}
@@ -303,10 +311,21 @@ func (r *run) registered(enf *enforcer.Enforcer, cg cgroup.Cgroup, phase string,
 	if err != nil {
 		return fmt.Errorf("phase %s: %w", phase, err)
 	}
+	r.note(res.Notes)
 	for _, op := range ops {
 		r.doc.add(op, phase, r.iters[op], res.NsPerOp[op], res.WallNsPerOp[op])
 	}
 	return nil
+}
+
+// note adds a worker's notes (WorkerResult.Notes) to the document's, each
+// once.
+func (r *run) note(notes []string) {
+	for _, n := range notes {
+		if !slices.Contains(r.doc.Notes, n) {
+			r.doc.Notes = append(r.doc.Notes, n)
+		}
+	}
 }
 
 // loadResult is what the "load" subcommand prints.

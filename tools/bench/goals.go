@@ -11,6 +11,31 @@ const (
 	GoalEnforced    = 1.05 // (c)/(a) and (c2)/(a)
 )
 
+// PathWalk reports whether op's cost is dominated by a path lookup: the
+// kernel's walk of the path's components (8 or more beneath the phase
+// directory, where enforcerd's inode_permission program runs once per
+// component), with little else in the operation. These ops measure what
+// enforcement adds to a lookup; the others what it adds to the work
+// named. The goals are the same for both kinds (Goals); the report lists
+// the path walks with them, so that a table is read knowing which
+// figures one cost shapes. Path walks: open_read, create_unlink, stat,
+// rename, the open_depth ops, stat_storm, and chmod_setxattr (two lookups
+// of the same path, fchmodat's and setxattr's, each followed only by an
+// inode update in memory). Not path walks, though each opens a path:
+// getdents_1k (reading 1,000 directory entries costs many times the one
+// lookup of the open: about 230 µs against about 2.5 µs for an
+// open+close on this project's development host), proc_status (the read
+// formats the task's state, about 1.4 KiB of text: about 11 µs against
+// that 2.5 µs), exec, exec_dynamic, exec_storm and macro_untar (process
+// creation and program loading; unpacking and reading files).
+func PathWalk(op Op) bool {
+	switch op {
+	case OpOpenRead, OpCreateWrite, OpStat, OpRename, OpOpenDepth1, OpOpenDepth10, OpOpenDepth28, OpStatStorm, OpChmodXattr:
+		return true
+	}
+	return false
+}
+
 // goalOf is the limit of phase's goal against (a); false for a phase with
 // no goal ((f), (d), (e1), (e0)).
 func goalOf(phase string) (float64, bool) {

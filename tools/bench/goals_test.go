@@ -187,3 +187,23 @@ func TestMarkdownLandlockColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestPathWalk: the path walks are the ops a lookup dominates, and the
+// report's goal section names them.
+func TestPathWalk(t *testing.T) {
+	for _, op := range []Op{OpOpenRead, OpCreateWrite, OpStat, OpRename, OpOpenDepth28, OpStatStorm, OpChmodXattr} {
+		if !PathWalk(op) {
+			t.Errorf("%s is no path walk", op)
+		}
+	}
+	for _, op := range []Op{OpGetdents, OpProcStatus, OpExec, OpExecDynamic, OpMacro, OpPread, OpIOUringRW} {
+		if PathWalk(op) {
+			t.Errorf("%s is a path walk", op)
+		}
+	}
+	var buf bytes.Buffer
+	Markdown(&buf, []*Doc{icountDoc()}, "make bench", "test host", 1)
+	if !strings.Contains(buf.String(), "`open_depth28`, `chmod_setxattr`, `stat_storm`. The goals are the same") {
+		t.Errorf("markdown lacks the path walks:\n%s", buf.String())
+	}
+}

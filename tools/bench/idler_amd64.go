@@ -11,3 +11,11 @@ const idlersSupported = true
 func vforkExit() (pid int64)
 
 const vforkSupported = true
+
+// forkExit is in hostops_amd64.s.
+func forkExit() (pid int64)
+
+// cloneThreadExit is in hostops_amd64.s.
+//
+//go:noescape
+func cloneThreadExit(stack uintptr, tid *int32, tls uintptr) (r int64)

@@ -17,3 +17,11 @@ const idlersSupported = false
 func vforkExit() (pid int64) { return -int64(unix.ENOSYS) }
 
 const vforkSupported = false
+
+// forkExit and cloneThreadExit: written for amd64 only; elsewhere
+// fork_copy and thread refuse to run.
+func forkExit() (pid int64) { return -int64(unix.ENOSYS) }
+
+func cloneThreadExit(stack uintptr, tid *int32, tls uintptr) (r int64) {
+	return -int64(unix.ENOSYS)
+}

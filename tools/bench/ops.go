@@ -65,7 +65,44 @@ const (
 	OpOpenDepth1  Op = "open_depth1"  // open(O_RDONLY) + close of a file 1 directory below the phase directory
 	OpOpenDepth10 Op = "open_depth10" // open(O_RDONLY) + close of a file 10 directories below the phase directory
 	OpOpenDepth28 Op = "open_depth28" // open(O_RDONLY) + close of a file 28 directories below the phase directory
-	OpMacro       Op = "macro_untar"  // unpack a source tree, walk + stat + read it, remove it
+	// The operations real hosts do besides the ones above (hostops.go).
+	OpMmapAnon   Op = "mmap_anon"    // mmap(PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS) of 64 KiB + mprotect(PROT_READ) of it + munmap, no page touched
+	OpIoctlFcntl Op = "ioctl_fcntl"  // ioctl(FIONREAD) on the read end of a pipe holding 16 B + fcntl(F_GETFL) on it
+	OpGetdents   Op = "getdents_1k"  // open(O_RDONLY|O_DIRECTORY) of a directory of 1,000 files + getdents64 into 32 KiB until it returns 0 + close
+	OpReadvWrite Op = "readv_writev" // pwritev of 2 × 2 KiB at offset 0 of a 4 KiB file + preadv of the same 2 × 2 KiB, through a descriptor opened O_RDWR beforehand (Deniable as pwrite_4k)
+	OpSplice     Op = "splice"       // splice of 4 KiB at offset 0 of a file opened O_RDONLY beforehand into an empty pipe + read(2) of the 4 KiB out of the pipe
+	// OpAccept is socket(AF_INET, SOCK_STREAM|SOCK_NONBLOCK) +
+	// setsockopt(SO_LINGER 0) + connect to a loopback listener of the
+	// worker's own (listening since setup, nonblocking) + accept4 on the
+	// listener + close of the connecting socket (RST) + close of the
+	// accepted one. No partner: the kernel completes the loopback
+	// handshake inside connect, so the connection is in the accept queue
+	// when connect returns (EINPROGRESS); should it not be, accept4 polls
+	// the listener for up to a second, then fails.
+	OpAccept      Op = "accept"
+	OpUDPRecvfrom Op = "udp_recvfrom"   // sendto of 16 B from a UDP socket bound to 127.0.0.1 beforehand to its own address + recvfrom of the 16 B on it
+	OpSysvMsg     Op = "sysv_msg"       // msgsnd of 16 B + msgrcv of them (both IPC_NOWAIT) on a private SysV message queue the worker created beforehand (removed when it exits)
+	OpProcStatus  Op = "proc_status"    // open(O_RDONLY) of /proc/self/status + one read(2) of it whole (into 8 KiB) + close
+	OpChmodXattr  Op = "chmod_setxattr" // fchmodat of a file (0644 and 0640 in turn) + setxattr(user.bench, 8 B) on it by path; where tmpfs has no user.* xattrs (before Linux 6.6) the setxattr is left out and the worker's result says so
+	// OpThread is a thread created and joined as pthread_create and
+	// pthread_join do (hostops.go threadCreateJoin): every signal blocked
+	// + clone(CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|
+	// CLONE_SYSVSEM|CLONE_SETTLS|CLONE_PARENT_SETTID|CLONE_CHILD_CLEARTID)
+	// on a stack allocated beforehand + the signal mask restored + the
+	// thread's exit(0) + futex wait until the kernel clears its tid.
+	OpThread Op = "thread"
+	// OpForkCopy is fork(2): clone(SIGCHLD) without CLONE_VM, so the
+	// worker's address space is copied (page tables, copy-on-write) +
+	// child exit_group(0) + wait. What it costs depends on how much the
+	// worker has mapped (see spawnExit): compare phases, not machines.
+	OpForkCopy    Op = "fork_copy"
+	OpExecDynamic Op = "exec_dynamic" // fork + execve of a dynamically linked `true` (found at setup: its ELF names a program interpreter) + wait
+	// OpIOUringRW is one IORING_OP_READ and one IORING_OP_WRITE of 4 KiB
+	// at offset 0 of a 4 KiB file opened O_RDWR beforehand, submitted
+	// together by one io_uring_enter that also waits for both completions
+	// (the ring set up beforehand with io_uring_setup and mmap).
+	OpIOUringRW Op = "io_uring_rw"
+	OpMacro     Op = "macro_untar" // unpack a source tree, walk + stat + read it, remove it
 	// OpExecStorm runs the exec op's binary once per file of a tree of
 	// execStormFiles files (fork + exec with the file as its argument +
 	// wait, one after the other), as `find -exec` or a build's tool runs do.
@@ -81,7 +118,9 @@ const (
 // MicroOps is every microbenchmark in table order.
 var MicroOps = []Op{OpOpenRead, OpCreateWrite, OpStat, OpRename, OpExec, OpSocket, OpConnect,
 	OpPread, OpPwrite, OpPipe, OpUnixStream, OpUnixDgram, OpTCPRR, OpUDPSendto,
-	OpFork, OpMmapExec, OpKill, OpOpenDepth1, OpOpenDepth10, OpOpenDepth28}
+	OpFork, OpMmapExec, OpKill, OpOpenDepth1, OpOpenDepth10, OpOpenDepth28,
+	OpMmapAnon, OpIoctlFcntl, OpGetdents, OpReadvWrite, OpSplice, OpAccept, OpUDPRecvfrom,
+	OpSysvMsg, OpProcStatus, OpChmodXattr, OpThread, OpForkCopy, OpExecDynamic, OpIOUringRW}
 
 // MacroOps is every macro workload in table order. OpMacro runs only when
 // the run has a tarball (-tar); the storms build their own trees.
@@ -111,18 +150,26 @@ const (
 
 // Deniable reports whether an enforced deny-all ceiling (network=false,
 // write=false, shell=none) denies op, so that phase (d) runs it and
-// requires EPERM: writes (create_unlink, rename, and pwrite_4k through a
-// descriptor opened before the ceiling: file_permission checks every
-// write), exec (bprm_check_security), inet sockets (socket_create;
-// connect; tcp_rr on a connection established before the ceiling and
-// udp_sendto from a socket created before it, both at socket_sendmsg).
-// Never denied: reads, stats, pipes (exempt from the write ceiling), unix
-// socketpairs (both peers inside the sandbox), fork, a signal to oneself,
-// and an executable mapping of a file the sandbox could not have written.
+// requires EPERM: writes (create_unlink, rename, and pwrite_4k,
+// readv_writev's pwritev and io_uring_rw's IORING_OP_WRITE through
+// descriptors opened before the ceiling: file_permission checks every
+// write, io_uring's too; chmod_setxattr at inode_setattr), exec
+// (bprm_check_security: exec, exec_dynamic), inet sockets (socket_create:
+// socket_close, accept's socket; connect; tcp_rr on a connection
+// established before the ceiling, udp_sendto and udp_recvfrom's sendto
+// from sockets created before it, at socket_sendmsg).
+// Never denied: reads (getdents_1k, proc_status, splice of a file into a
+// pipe), stats, pipes (exempt from the write ceiling; ioctl_fcntl's
+// FIONREAD and F_GETFL change nothing), unix socketpairs (both peers
+// inside the sandbox), a SysV queue the sandbox created itself
+// (ipc_permission allows objects created inside it), anonymous memory
+// (mmap_anon), fork, fork_copy, thread, a signal to oneself, and an
+// executable mapping of a file the sandbox could not have written.
 // The macro workloads run only on allowed paths.
 func Deniable(op Op) bool {
 	switch op {
-	case OpCreateWrite, OpRename, OpExec, OpSocket, OpConnect, OpPwrite, OpTCPRR, OpUDPSendto:
+	case OpCreateWrite, OpRename, OpExec, OpSocket, OpConnect, OpPwrite, OpTCPRR, OpUDPSendto,
+		OpReadvWrite, OpAccept, OpUDPRecvfrom, OpChmodXattr, OpExecDynamic, OpIOUringRW:
 		return true
 	}
 	return false
@@ -130,26 +177,51 @@ func Deniable(op Op) bool {
 
 // LandlockExpresses reports whether Landlock at ABI abi mediates op (so that
 // a Landlock figure is a comparison of like with like): opens, creations,
-// renames and execs by path (every ABI); TCP connect from ABI 4; signals
-// (the signal scope) from ABI 6; UDP sendto from ABI 10. Landlock has no
-// rule for socket creation, stat, reads and writes through an open
-// descriptor, pipes, socketpairs, established TCP connections, fork or
-// mmap.
+// renames and execs by path (every ABI: open_read, create_unlink, rename,
+// exec, exec_dynamic, the open_depth ops, getdents_1k's open of a
+// directory (LANDLOCK_ACCESS_FS_READ_DIR), proc_status's open); TCP
+// connect from ABI 4 (connect, accept's connect); signals (the signal
+// scope) from ABI 6; UDP sendto from ABI 10 (udp_sendto, udp_recvfrom).
+// Landlock has no rule for socket creation, stat, reads and writes
+// through an open descriptor (readv_writev, splice, io_uring_rw), ioctls
+// on anything but a device (ioctl_fcntl's pipe), chmod and xattrs,
+// pipes, socketpairs, established TCP connections, SysV IPC, fork,
+// threads or mmap.
 func LandlockExpresses(op Op, abi int) bool {
 	if abi < 1 {
 		return false
 	}
 	switch op {
-	case OpOpenRead, OpCreateWrite, OpRename, OpExec, OpMacro, OpOpenDepth1, OpOpenDepth10, OpOpenDepth28, OpExecStorm:
+	case OpOpenRead, OpCreateWrite, OpRename, OpExec, OpMacro, OpOpenDepth1, OpOpenDepth10, OpOpenDepth28, OpExecStorm,
+		OpExecDynamic, OpGetdents, OpProcStatus:
 		return true
-	case OpConnect:
+	case OpConnect, OpAccept:
 		return abi >= 4
 	case OpKill:
 		return abi >= 6
-	case OpUDPSendto:
+	case OpUDPSendto, OpUDPRecvfrom:
 		return abi >= 10
 	}
 	return false
+}
+
+// TypicalDenies reports whether (c2)'s typical ceiling (typical:
+// network=false with the driver's listener and UDP sink as its only
+// endpoints) denies op, which then does not run in (c2): accept (its
+// connect goes to the worker's own listener, not a listed endpoint, and
+// socket_accept is denied under network=false whatever the endpoints) and
+// udp_recvfrom (its sendto goes to the worker's own socket).
+func TypicalDenies(op Op) bool { return op == OpAccept || op == OpUDPRecvfrom }
+
+// typicalOps is ops without those TypicalDenies.
+func typicalOps(ops []Op) []Op {
+	var out []Op
+	for _, op := range ops {
+		if !TypicalDenies(op) {
+			out = append(out, op)
+		}
+	}
+	return out
 }
 
 // env is what a worker's operations act on, prepared before the worker
@@ -184,11 +256,16 @@ type env struct {
 	depth     map[Op]string
 	stormExec []string // OpExecStorm: the tree's files
 	stormStat []string // OpStatStorm: the tree's entries
+	host      hostEnv  // the operations of hostops.go
+	// notes: what the worker's result says about how it ran an operation
+	// (WorkerResult.Notes).
+	notes []string
 }
 
 // envConfig is what newEnv sets up.
 type envConfig struct {
 	dir, tarPath, execPath string
+	execDynamic            string // OpExecDynamic's binary; empty: found at setup (findDynamic)
 	port, udpPort          int
 	ops                    []Op       // the operations to prepare for
 	denyErr                unix.Errno // see env.denyErr
@@ -198,7 +275,7 @@ func newEnv(c envConfig) (*env, error) {
 	e := &env{dir: c.dir, port: c.port, connFD: -1, execPath: c.execPath, denyErr: c.denyErr,
 		payload: bytes.Repeat([]byte("x"), 64), buf4k: bytes.Repeat([]byte("y"), 4096),
 		preadFD: -1, pwriteFD: -1, pipeTo: -1, pipeFrom: -1, unixS: [2]int{-1, -1}, unixD: [2]int{-1, -1},
-		tcpFD: -1, udpFD: -1, mmapFD: -1, depth: map[Op]string{}}
+		tcpFD: -1, udpFD: -1, mmapFD: -1, depth: map[Op]string{}, host: newHostEnv()}
 	dir := c.dir
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -230,7 +307,7 @@ func newEnv(c envConfig) (*env, error) {
 	}
 	for _, op := range c.ops {
 		if err := e.setup(op, c); err != nil {
-			return nil, fmt.Errorf("set up %s: %w", op, err)
+			return nil, errors.Join(fmt.Errorf("set up %s: %w", op, err), e.closeHost())
 		}
 	}
 	return e, nil
@@ -319,6 +396,8 @@ func (e *env) setup(op Op, c envConfig) error {
 			}
 			e.stormStat = append(e.stormStat, files...)
 		}
+	default:
+		return e.setupHost(op, c)
 	}
 	return err
 }
@@ -534,7 +613,7 @@ func (e *env) run(op Op) error {
 		}
 		return e.check(op, nil)
 	}
-	return fmt.Errorf("unknown op %q", op)
+	return e.runHost(op)
 }
 
 // waitOK waits for the child pid. Errors: the wait fails, the child did

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,10 +58,22 @@ func TestOpsFailLoudly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, op := range []Op{OpPread, OpPwrite, OpTCPRR, OpUDPSendto, OpMmapExec, OpUnixStream, OpOpenDepth10} {
+	for _, op := range []Op{OpPread, OpPwrite, OpTCPRR, OpUDPSendto, OpMmapExec, OpUnixStream, OpOpenDepth10,
+		OpIoctlFcntl, OpGetdents, OpReadvWrite, OpSplice, OpAccept, OpUDPRecvfrom, OpSysvMsg, OpChmodXattr,
+		OpThread, OpExecDynamic, OpIOUringRW} {
 		if err := e.run(op); !errors.Is(err, errWrongOutcome) {
 			t.Errorf("%s without its setup: %v, want a wrong outcome", op, err)
 		}
+	}
+	notELF := filepath.Join(t.TempDir(), "script")
+	if err := os.WriteFile(notELF, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newEnv(envConfig{dir: t.TempDir(), execPath: "/bin/true", execDynamic: notELF, ops: []Op{OpExecDynamic}}); err == nil {
+		t.Error("exec_dynamic set up with a script for its binary")
+	}
+	if err := uringSetupError(unix.EPERM, "2"); !strings.Contains(err.Error(), "kernel.io_uring_disabled = 2") {
+		t.Errorf("io_uring_setup refused under kernel.io_uring_disabled=2: %v, want the sysctl named", err)
 	}
 	if _, err := newEnv(envConfig{dir: t.TempDir(), execPath: "/bin/true", ops: []Op{OpTCPRR}}); err == nil {
 		t.Error("tcp_rr set up without a listener")
@@ -87,15 +100,46 @@ func TestDeniedPathChecksErrno(t *testing.T) {
 	if err := e.check(OpRename, unix.EACCES); err != nil {
 		t.Errorf("EACCES under (e0): %v", err)
 	}
+	// Every Deniable micro operation, set up and run on the denied path
+	// where nothing denies it, must report the success as a wrong
+	// outcome, never as a denial.
+	port, stop, err := listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	udp, stopUDP, err := listenUDP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopUDP()
+	var ops []Op
+	for _, op := range MicroOps {
+		if Deniable(op) {
+			ops = append(ops, op)
+		}
+	}
+	d, err := newEnv(envConfig{dir: t.TempDir(), execPath: "/bin/true", port: port, udpPort: udp, ops: ops, denyErr: unix.EPERM})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.closeHost()
+	for _, op := range ops {
+		if err := d.run(op); !errors.Is(err, errWrongOutcome) || !strings.Contains(err.Error(), "succeeded on the denied path") {
+			t.Errorf("%s allowed on the denied path: %v, want a wrong outcome", op, err)
+		}
+	}
 }
 
 func TestDeniableAndLandlock(t *testing.T) {
-	for _, op := range []Op{OpPwrite, OpTCPRR, OpUDPSendto, OpCreateWrite, OpRename, OpExec, OpSocket, OpConnect} {
+	for _, op := range []Op{OpPwrite, OpTCPRR, OpUDPSendto, OpCreateWrite, OpRename, OpExec, OpSocket, OpConnect,
+		OpReadvWrite, OpAccept, OpUDPRecvfrom, OpChmodXattr, OpExecDynamic, OpIOUringRW} {
 		if !Deniable(op) {
 			t.Errorf("%s not deniable", op)
 		}
 	}
-	for _, op := range []Op{OpPread, OpPipe, OpUnixStream, OpUnixDgram, OpFork, OpMmapExec, OpKill, OpOpenDepth28, OpStat} {
+	for _, op := range []Op{OpPread, OpPipe, OpUnixStream, OpUnixDgram, OpFork, OpMmapExec, OpKill, OpOpenDepth28, OpStat,
+		OpMmapAnon, OpIoctlFcntl, OpGetdents, OpSplice, OpSysvMsg, OpProcStatus, OpThread, OpForkCopy} {
 		if Deniable(op) {
 			t.Errorf("%s deniable", op)
 		}
@@ -109,10 +153,23 @@ func TestDeniableAndLandlock(t *testing.T) {
 		{OpConnect, 3, false}, {OpConnect, 4, true}, {OpKill, 5, false}, {OpKill, 6, true},
 		{OpUDPSendto, 9, false}, {OpUDPSendto, 10, true}, {OpTCPRR, 10, false}, {OpPwrite, 10, false},
 		{OpOpenRead, 0, false},
+		{OpGetdents, 1, true}, {OpProcStatus, 1, true}, {OpExecDynamic, 1, true},
+		{OpAccept, 3, false}, {OpAccept, 4, true}, {OpUDPRecvfrom, 9, false}, {OpUDPRecvfrom, 10, true},
+		{OpReadvWrite, 10, false}, {OpIOUringRW, 10, false}, {OpChmodXattr, 10, false}, {OpSplice, 10, false},
+		{OpIoctlFcntl, 10, false}, {OpSysvMsg, 10, false}, {OpMmapAnon, 10, false}, {OpThread, 10, false}, {OpForkCopy, 10, false},
 	} {
 		if got := LandlockExpresses(c.op, c.abi); got != c.want {
 			t.Errorf("LandlockExpresses(%s, %d) = %v, want %v", c.op, c.abi, got, c.want)
 		}
+	}
+}
+
+// TestTypicalOps: (c2) runs every micro operation but the two whose
+// traffic goes to the worker's own sockets (TypicalDenies).
+func TestTypicalOps(t *testing.T) {
+	got := typicalOps(MicroOps)
+	if len(got) != len(MicroOps)-2 || slices.Contains(got, OpAccept) || slices.Contains(got, OpUDPRecvfrom) {
+		t.Errorf("typicalOps(MicroOps) = %v, want MicroOps without accept and udp_recvfrom", got)
 	}
 }
 

@@ -317,17 +317,17 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 	p("(c2) the process in a registered cgroup under the ceiling a real agent gets: ")
 	p("network=false with the listener and the UDP sink as its allowed endpoints (tcp:127.0.0.1:PORT, udp:127.0.0.1:PORT), write=false with one writable root, ")
 	p("shell=read_only; its scratch directory lies 8 levels beneath the root, so every allowed write climbs 8 directories to ")
-	p("find it (every phase works 8 directories beneath its own phase directory, so the path walk costs the same in each); as in a container, the cgroup is registered once the worker (its entrypoint) runs, so the programs it execs run write-denied (the exec op measures that path too); ")
+	p("find it (every phase works 8 directories beneath its own phase directory, so the path walk costs the same in each); as in a container, the cgroup is registered once the worker (its entrypoint) runs, so the programs it execs run write-denied (the exec op measures that path too); accept and udp_recvfrom do not run in (c2): their traffic goes to the worker's own listener and UDP socket, which the ceiling does not list (and it denies accept under network=false whatever it lists); ")
 	p("(d) registered with network=false, write=false, shell=none: ")
 	p("the denied path (every operation must fail with EPERM, or the run fails); ")
 	p("(e1) no enforcerd programs, Landlock (go-landlock, best effort: every right the kernel's ABI has, filesystem, ")
 	p("TCP bind and connect, UDP bind and send, the signal and abstract unix socket scopes) granting everything the benchmark does ")
-	p("(every filesystem right on /, TCP connect to the listener, UDP send to the sink): the allow-everything sandbox, to compare with (c); ")
+	p("(every filesystem right on /, TCP connect to the listener and to the worker's own listener, UDP send to the sink and to the worker's own UDP socket): the allow-everything sandbox, to compare with (c); ")
 	p("(e0) the same Landlock handling every right but granting only reading files and directories beneath / ")
 	p("(no write, no execute, no TCP connect): the intent of (d)'s deny-all ceiling, run on the operations both deny ")
 	p("(every one must fail with EACCES), to compare with (d); the goal (c) <= (e1) is checked only where Landlock ")
 	p("expresses the operation (creations, opens, renames and execs by path; TCP connect from ABI 4; signals from ABI 6; ")
-	p("UDP send from ABI 10; never socket creation, stat, I/O on an open descriptor, pipes, socketpairs, fork or mmap). ")
+	p("UDP send from ABI 10; never socket creation, stat, I/O on an open descriptor (io_uring's too), ioctls on anything but a device, chmod, xattrs, pipes, socketpairs, SysV IPC, fork, threads or mmap). ")
 	p("Within a part every workload process sits at the same cgroup depth: in the VM every phase's worker runs in its own ")
 	p("cgroup at level 4 (/bench/p/q/<phase>), (a) as deep as (c2). A ratio is the median over rounds of the per-round ratio phase/(a) (both ran ")
 	p("in the same round, so drift of the machine between rounds cancels), shown as \"ratio [lo–hi]\" with its ")
@@ -336,7 +336,7 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 	p("over it, and inconclusive otherwise. Inside the VM (QEMU TCG, no KVM) only ratios are meaningful, the ns ")
 	p("columns are TCG time, or instruction counts in icount mode (-icount shift=0: 1 ns of guest time per ")
 	p("instruction, so an icount ratio is a ratio of instructions executed, blind to cache and pipeline effects). Time is CPU time of the ")
-	p("workload's measuring thread (CLOCK_THREAD_CPUTIME_ID, plus reaped children: exec's and fork's), not wall time: on a shared ")
+	p("workload's measuring thread (CLOCK_THREAD_CPUTIME_ID, plus reaped children: exec's and fork's; plus the worker's io_uring io-wq threads: io_uring_rw's requests the kernel does not complete inline), not wall time: on a shared ")
 	p("machine the wall time a process spends waiting for a CPU is not the cost of the operation (wall times are ")
 	p("kept in the JSON results).\n\n")
 	p("Operations: %s.\n\n", opsDoc)
@@ -406,6 +406,14 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 	p("At most 2%% for processes not enforced ((b)/(a) <= 1.02), at most 5%% for enforced processes doing allowed work ")
 	p("((c)/(a) <= 1.05), and no more than Landlock on the same work ((c)/(e1) <= 1, where Landlock expresses the operation). Published, for comparison: ")
 	p("BPFContain +3.3%% on a kernel build and +26.6%% on file creation; KubeArmor BPF-LSM mode 1–8%%.\n\n")
+	var walks []string
+	for _, op := range allOps() {
+		if PathWalk(op) {
+			walks = append(walks, "`"+string(op)+"`")
+		}
+	}
+	p("Path walks, whose cost a path lookup dominates (so their ratios are what enforcement adds to a lookup): %s. ", strings.Join(walks, ", "))
+	p("The goals are the same for every operation.\n\n")
 	p("Verdict over the 95%% interval: met (whole interval at or under the goal), **not met** (whole interval over it), ")
 	p("inconclusive (the interval straddles the goal: this run cannot tell; always with fewer than %d rounds).\n\n", MinVerdictRounds)
 	p("| part | operation | goal | ratio | 95%% interval | rounds | verdict |\n|---|---|---|---:|---|---:|---|\n")
@@ -444,4 +452,18 @@ const opsDoc = "`open_read` open(O_RDONLY)+close of an existing file; " +
 	"`open_depth1`/`open_depth10`/`open_depth28` open(O_RDONLY)+close of a file 1/10/28 directories below the phase directory; " +
 	"`macro_untar` unpack a tarball of a Go source subtree (archive/tar), walk it with lstat+read of every file, remove it; " +
 	"`exec_storm` fork+execve of busybox `true` once per file of a 100-file tree; " +
-	"`stat_storm` lstat of every entry of a 3,030-entry tree (as `git status` refreshes its index)"
+	"`stat_storm` lstat of every entry of a 3,030-entry tree (as `git status` refreshes its index); " +
+	"`mmap_anon` mmap of 64 KiB of anonymous memory+mprotect(PROT_READ)+munmap; " +
+	"`ioctl_fcntl` ioctl(FIONREAD)+fcntl(F_GETFL) on a pipe; " +
+	"`getdents_1k` open+getdents64 to the end+close of a directory of 1,000 files; " +
+	"`readv_writev` pwritev+preadv of 2 × 2 KiB at offset 0 through a descriptor opened before the ceiling (denied: the pwritev, at file_permission); " +
+	"`splice` splice of 4 KiB of a file into a pipe+read of the pipe; " +
+	"`accept` socket+connect (nonblocking) to a loopback listener of the worker's own+accept4+close of both (denied: the socket); " +
+	"`udp_recvfrom` sendto of 16 B to the worker's own bound UDP socket+recvfrom on it (denied: the sendto); " +
+	"`sysv_msg` msgsnd+msgrcv of 16 B on a private SysV queue of the worker's own; " +
+	"`proc_status` open+read+close of /proc/self/status; " +
+	"`chmod_setxattr` fchmodat+setxattr(user.bench, 8 B) of a file (the setxattr left out where tmpfs has no user.* xattrs, before Linux 6.6: the notes say so; denied: the fchmodat); " +
+	"`thread` a thread created and joined as pthread_create and pthread_join do (signals blocked around clone, futex wait on the tid); " +
+	"`fork_copy` fork(2) (the address space copied)+_exit+wait; " +
+	"`exec_dynamic` fork+execve of a dynamically linked `true`+wait (denied: execve); " +
+	"`io_uring_rw` one IORING_OP_READ and one IORING_OP_WRITE of 4 KiB, submitted and awaited by one io_uring_enter (denied: the write, at file_permission)"

@@ -26,8 +26,10 @@ import (
 // WorkerResult is what a worker prints on stdout (one JSON line) when done.
 type WorkerResult struct {
 	// NsPerOp is CPU time (the measuring thread plus reaped children:
-	// the exec op's child), not wall time: time the worker waits while
-	// other work on a shared machine runs is not its cost.
+	// the exec op's child; plus the worker's io_uring io-wq threads,
+	// which run the requests of io_uring_rw the kernel does not complete
+	// inline), not wall time: time the worker waits while other work on
+	// a shared machine runs is not its cost.
 	NsPerOp     map[Op]float64 `json:"ns_per_op,omitempty"`
 	WallNsPerOp map[Op]float64 `json:"wall_ns_per_op,omitempty"`
 	// Flood: denied / allowed / other outcomes and the elapsed time.
@@ -37,6 +39,9 @@ type WorkerResult struct {
 	ElapsedNs float64 `json:"elapsed_ns,omitempty"`
 	// DeniedBy: flood denials per distinct operation (FloodOps order).
 	DeniedBy []uint64 `json:"denied_by,omitempty"`
+	// Notes: how the worker ran an operation where that differs from its
+	// description (chmod_setxattr without setxattr).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Worker is the "worker" subcommand: set up, apply Landlock if asked, print
@@ -56,6 +61,7 @@ func Worker(args []string) error {
 	port := fs.Int("port", 0, "loopback listener port")
 	tarPath := fs.String("tar", "", "tarball for the macro workload")
 	execPath := fs.String("exec", "/bin/true", "static binary for the exec op")
+	execDynamic := fs.String("exec-dynamic", "", "dynamically linked binary for exec_dynamic (default: the first of "+strings.Join(dynamicCandidates, ", ")+" that is one)")
 	udpPort := fs.Int("udp-port", 0, "loopback UDP sink port (udp_sendto)")
 	deny := fs.Bool("deny", false, "denied path: every op must fail with EPERM (with -landlock deny: EACCES)")
 	ll := fs.String("landlock", "", "restrict self with Landlock (restrictLandlock): allow (phase e1) or deny (phase e0); empty: no Landlock")
@@ -72,7 +78,7 @@ func Worker(args []string) error {
 			opList = append(opList, Op(o))
 		}
 	}
-	cfg := envConfig{dir: *dir, tarPath: *tarPath, execPath: *execPath, port: *port, udpPort: *udpPort, ops: opList}
+	cfg := envConfig{dir: *dir, tarPath: *tarPath, execPath: *execPath, execDynamic: *execDynamic, port: *port, udpPort: *udpPort, ops: opList}
 	if *deny {
 		cfg.denyErr = unix.EPERM
 		if *ll == llDeny {
@@ -83,8 +89,12 @@ func Worker(args []string) error {
 	if err != nil {
 		return fmt.Errorf("worker setup: %w", err)
 	}
+	defer func() { _ = e.closeHost() }() // on an error return; see below
+
 	if *ll != "" {
-		if err := restrictLandlock(*ll, *port, *udpPort); err != nil {
+		// The worker's own listener (accept) and UDP socket
+		// (udp_recvfrom) are endpoints of (e1)'s like the driver's.
+		if err := restrictLandlock(*ll, []int{*port, e.host.acceptPort}, []int{*udpPort, e.host.udpSelfPort}); err != nil {
 			return err
 		}
 	}
@@ -113,7 +123,7 @@ func Worker(args []string) error {
 	if err := idleOtherThreads(); err != nil {
 		return err
 	}
-	res := WorkerResult{NsPerOp: map[Op]float64{}, WallNsPerOp: map[Op]float64{}}
+	res := WorkerResult{NsPerOp: map[Op]float64{}, WallNsPerOp: map[Op]float64{}, Notes: e.notes}
 	switch *mode {
 	case "micro":
 		for i, op := range opList {
@@ -123,14 +133,14 @@ func Worker(args []string) error {
 					return err
 				}
 			}
-			c0, t0 := cpuNs(), time.Now()
+			c0, w0, t0 := cpuNs(), ioWorkerNs(), time.Now()
 			for j := 0; j < iterList[i]; j++ {
 				if err := e.run(op); err != nil {
 					return err
 				}
 			}
 			res.WallNsPerOp[op] = float64(time.Since(t0).Nanoseconds()) / float64(iterList[i])
-			res.NsPerOp[op] = float64(cpuNs()-c0) / float64(iterList[i])
+			res.NsPerOp[op] = float64(cpuNs()-c0+ioWorkerDelta(w0, ioWorkerNs())) / float64(iterList[i])
 		}
 	case "calibrate":
 		for _, op := range opList {
@@ -176,6 +186,9 @@ func Worker(args []string) error {
 		return latencyLoop(in)
 	default:
 		return fmt.Errorf("unknown -mode %q", *mode)
+	}
+	if err := e.closeHost(); err != nil {
+		return err
 	}
 	return json.NewEncoder(os.Stdout).Encode(res)
 }
@@ -298,6 +311,52 @@ func cpuNs() int64 {
 	return ts.Nano() + ru.Utime.Nano() + ru.Stime.Nano()
 }
 
+// ioWorkerNs is the CPU time of each of the worker's io_uring io-wq
+// threads (named iou-wrk-<tid>: threads of the worker's own thread group,
+// which io_uring creates to run a request that cannot complete inline, as
+// tmpfs writes on 6.12 and 6.18), ns by thread id; nil when there is none
+// or /proc/self/task cannot be read.
+func ioWorkerNs() map[int]int64 {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil
+	}
+	var out map[int]int64
+	for _, t := range tasks {
+		comm, err := os.ReadFile("/proc/self/task/" + t.Name() + "/comm")
+		if err != nil || !strings.HasPrefix(string(comm), "iou-wrk-") {
+			continue
+		}
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		// The thread's CPU clock (MAKE_THREAD_CPUCLOCK(tid,
+		// CPUCLOCK_SCHED)): a thread of the caller's own group.
+		var ts unix.Timespec
+		if unix.ClockGettime(int32(^tid<<3|6), &ts) != nil {
+			continue // exited meanwhile
+		}
+		if out == nil {
+			out = map[int]int64{}
+		}
+		out[tid] = ts.Nano()
+	}
+	return out
+}
+
+// ioWorkerDelta is the CPU time io-wq threads spent between two
+// ioWorkerNs snapshots, ns: a thread new in after counts from 0; one gone
+// from after is left out (io-wq threads exit only after seconds idle, so
+// it did no work of the measurement).
+func ioWorkerDelta(before, after map[int]int64) int64 {
+	var d int64
+	for tid, ns := range after {
+		d += ns - before[tid]
+	}
+	return d
+}
+
 func monotonicNs() int64 {
 	var ts unix.Timespec
 	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
@@ -314,24 +373,28 @@ const (
 // handling every access right go-landlock knows (filesystem, TCP bind and
 // connect, UDP bind and send, the signal and abstract unix socket scopes),
 // best effort: only what the running kernel's ABI has. mode llAllow (e1)
-// grants every filesystem right on / and TCP connect to port and UDP send
-// to udpPort: everything the benchmark does stays allowed, so e1 against
+// grants every filesystem right on / and TCP connect to tcpPorts and UDP
+// send to udpPorts (ports 0 left out): everything the benchmark does stays allowed, so e1 against
 // (c) compares the cost of two allow-everything sandboxes. mode llDeny
 // (e0) grants only reading files and directories beneath / (no write, no
 // execute, no TCP connect, no UDP send): the intent of the deny-all
 // ceiling network=false, write=false, shell=none, to compare with (d).
 // Errors: an unknown mode, Landlock refusing the ruleset.
-func restrictLandlock(mode string, port, udpPort int) error {
+func restrictLandlock(mode string, tcpPorts, udpPorts []int) error {
 	all := landlock.V11.HandledAccessFS
 	var rules []landlock.Rule
 	switch mode {
 	case llAllow:
 		rules = append(rules, landlock.PathAccess(all, "/"))
-		if port > 0 {
-			rules = append(rules, landlock.ConnectTCP(uint16(port)))
+		for _, port := range tcpPorts {
+			if port > 0 {
+				rules = append(rules, landlock.ConnectTCP(uint16(port)))
+			}
 		}
-		if udpPort > 0 {
-			rules = append(rules, landlock.ConnectSendUDP(uint16(udpPort)))
+		for _, port := range udpPorts {
+			if port > 0 {
+				rules = append(rules, landlock.ConnectSendUDP(uint16(port)))
+			}
 		}
 	case llDeny:
 		rules = append(rules, landlock.PathAccess(llsys.AccessFSReadFile|llsys.AccessFSReadDir, "/"))

@@ -149,8 +149,20 @@ type FileResolveLast struct {
 	Seq        uint64
 	Cgid       uint64
 	Generation uint64
-	Pending    uint32
+	Found      int32
 	Pad        uint32
+	E          struct {
+		_            structs.HostLayout
+		Deny         uint32
+		Audit        uint32
+		DenyCgid     [5]uint64
+		AuditCgid    [5]uint64
+		NetLevel     int32
+		SandboxLevel int32
+		Pending      int32
+		WriteRoots   uint32
+		SandboxCgid  uint64
+	}
 }
 
 type FileRootSet struct {

@@ -183,12 +183,11 @@ static __always_inline __u64 current_cgroup_id(void)
 }
 
 /*
- * The last "not enforced" answer on this CPU, in front of resolve_cache:
- * the cgroup id and the generation it holds for, and e->pending. A task
- * outside every sandbox runs hook after hook from one cgroup, and a
- * per-CPU array lookup is inlined by the verifier, where the hash needs a
- * hash of the key and a bucket walk. Enforced answers are never kept
- * here (they need the whole struct effective: resolve_cache holds it).
+ * The last answer on this CPU, in front of resolve_cache: the cgroup id
+ * and the generation it holds for, whether an ancestor is registered, and
+ * the effective ceiling. A task runs hook after hook from one cgroup, and
+ * a per-CPU array lookup is inlined by the verifier, where the hash needs
+ * a hash of the key and a bucket walk.
  *
  * Programs on one CPU may interleave (a preempted program, one in an
  * interrupt): seq is even while the fields are whole. A writer claims the
@@ -201,8 +200,9 @@ struct resolve_last {
 	__u64 seq;
 	__u64 cgid;
 	__u64 generation;
-	__u32 pending;
+	__s32 found;
 	__u32 pad;
+	struct effective e;
 };
 
 struct {
@@ -215,28 +215,36 @@ struct {
 #define ENFORCERD_READ_ONCE(x) (*(volatile typeof(x) *)&(x))
 #define ENFORCERD_BARRIER() asm volatile("" ::: "memory")
 
-/* last_hit: l holds "cgroup id, not enforced under gen": e->pending from it. */
-static __always_inline bool last_hit(struct resolve_last *l, __u64 gen, __u64 id,
-				     struct effective *e)
+/* last_hit: l holds the answer for cgroup id under gen: 0 not (*e's
+ * pending set from it), 1 registered (*e copied from it), -1 no answer
+ * (*e zeroed again, as every caller passes it). */
+static __always_inline int last_hit(struct resolve_last *l, __u64 gen, __u64 id,
+				    struct effective *e)
 {
 	__u64 s = ENFORCERD_READ_ONCE(l->seq);
 	if (s & 1)
-		return false;
+		return -1;
 	ENFORCERD_BARRIER();
 	if (ENFORCERD_READ_ONCE(l->cgid) != id || ENFORCERD_READ_ONCE(l->generation) != gen)
-		return false;
-	__u32 p = ENFORCERD_READ_ONCE(l->pending);
+		return -1;
+	int found = ENFORCERD_READ_ONCE(l->found);
+	if (found)
+		__builtin_memcpy(e, &l->e, sizeof(*e));
+	else
+		e->pending = ENFORCERD_READ_ONCE(l->e.pending);
 	ENFORCERD_BARRIER();
-	if (ENFORCERD_READ_ONCE(l->seq) != s)
-		return false;
-	e->pending = p;
-	return true;
+	if (ENFORCERD_READ_ONCE(l->seq) != s) {
+		/* rewritten meanwhile: leave *e as the caller gave it */
+		__builtin_memset(e, 0, sizeof(*e));
+		return -1;
+	}
+	return found ? 1 : 0;
 }
 
-/* last_store: keep "cgroup id, not enforced under gen" in l, unless another
- * program on this CPU is writing it. */
+/* last_store: keep the answer (found, *e) for cgroup id under gen in l,
+ * unless another program on this CPU is writing it. */
 static __always_inline void last_store(struct resolve_last *l, __u64 gen, __u64 id,
-				       __u32 pending)
+				       int found, const struct effective *e)
 {
 	__u64 s = ENFORCERD_READ_ONCE(l->seq);
 	if (s & 1)
@@ -246,7 +254,8 @@ static __always_inline void last_store(struct resolve_last *l, __u64 gen, __u64 
 	ENFORCERD_BARRIER();
 	l->cgid = id;
 	l->generation = gen;
-	l->pending = pending;
+	l->found = found;
+	__builtin_memcpy(&l->e, e, sizeof(*e));
 	ENFORCERD_BARRIER();
 	__sync_fetch_and_add(&l->seq, 1);
 }
@@ -254,10 +263,11 @@ static __always_inline void last_store(struct resolve_last *l, __u64 gen, __u64 
 /*
  * resolve fills *e for the current task and returns whether any ancestor is
  * registered and active (enforced or audited): walk(), through the
- * per-cgroup cache, behind this CPU's last "not enforced" answer. A hit for
- * an unenforced cgroup copies only e->pending. Every hook calls it once;
- * the last answer costs an inlined array lookup and four compares, a
- * resolve_cache hit one hash lookup more, a miss the walk.
+ * per-cgroup cache, behind this CPU's last answer. A hit for an
+ * unenforced cgroup copies only e->pending. Every hook calls it once; the
+ * last answer costs an inlined array lookup and a few compares (and the
+ * copy of *e for an enforced task), a resolve_cache hit one hash lookup
+ * more, a miss the walk.
  */
 __attribute__((noinline)) int resolve(struct effective *e)
 {
@@ -270,14 +280,17 @@ __attribute__((noinline)) int resolve(struct effective *e)
 	__u64 id = current_cgroup_id();
 	if (cfg) {
 		gen = cfg->generation;
-		if (last && last_hit(last, gen, id, e))
-			return 0; /* the common case: a process nobody enforces */
+		if (last) {
+			int h = last_hit(last, gen, id, e);
+			if (h >= 0)
+				return h;
+		}
 		struct resolve_cache_entry *c = cache_current(gen, id);
 		if (c) {
+			if (last)
+				last_store(last, gen, id, c->found, &c->e);
 			if (!c->found) {
 				e->pending = c->e.pending;
-				if (last)
-					last_store(last, gen, id, c->e.pending);
 				return 0;
 			}
 			__builtin_memcpy(e, &c->e, sizeof(*e));
@@ -291,8 +304,8 @@ __attribute__((noinline)) int resolve(struct effective *e)
 	if (cfg) {
 		w.n.generation = gen;
 		bpf_map_update_elem(&resolve_cache, &id, &w.n, BPF_ANY);
-		if (!w.n.found && last)
-			last_store(last, gen, id, w.n.e.pending);
+		if (last)
+			last_store(last, gen, id, w.n.found, &w.n.e);
 	}
 	__builtin_memcpy(e, &w.n.e, sizeof(*e));
 	return w.n.found;

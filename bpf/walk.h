@@ -261,15 +261,11 @@ static __always_inline void last_store(struct resolve_last *l, __u64 gen, __u64 
 }
 
 /*
- * resolve fills *e for the current task and returns whether any ancestor is
- * registered and active (enforced or audited): walk(), through the
- * per-cgroup cache, behind this CPU's last answer. A hit for an
- * unenforced cgroup copies only e->pending. Every hook calls it once; the
- * last answer costs an inlined array lookup and a few compares (and the
- * copy of *e for an enforced task), a resolve_cache hit one hash lookup
- * more, a miss the walk.
+ * resolve_slow: resolve() past this CPU's last answer: the per-cgroup
+ * cache, then the walk; it keeps what it found as the CPU's last answer.
+ * A global function: the verifier checks the walk once per program.
  */
-__attribute__((noinline)) int resolve(struct effective *e)
+__attribute__((noinline)) int resolve_slow(struct effective *e)
 {
 	if (!e)
 		return 0;
@@ -280,11 +276,6 @@ __attribute__((noinline)) int resolve(struct effective *e)
 	__u64 id = current_cgroup_id();
 	if (cfg) {
 		gen = cfg->generation;
-		if (last) {
-			int h = last_hit(last, gen, id, e);
-			if (h >= 0)
-				return h;
-		}
 		struct resolve_cache_entry *c = cache_current(gen, id);
 		if (c) {
 			if (last)
@@ -309,6 +300,30 @@ __attribute__((noinline)) int resolve(struct effective *e)
 	}
 	__builtin_memcpy(e, &w.n.e, sizeof(*e));
 	return w.n.found;
+}
+
+/*
+ * resolve fills *e (zeroed by the caller) for the current task and
+ * returns whether any ancestor is registered and active (enforced or
+ * audited): this CPU's last answer when it is for the task's cgroup under
+ * the current generation, else resolve_slow (the per-cgroup cache, then
+ * the walk). A hit for an unenforced cgroup sets only e->pending. Every
+ * hook calls it once. Inlined: the last answer costs two inlined array
+ * lookups, the cgroup id's loads and a few compares (and the copy of *e
+ * for an enforced task), without a call; resolve_cache's hit one call and
+ * one hash lookup more; a miss the walk.
+ */
+static __always_inline int resolve(struct effective *e)
+{
+	__u32 zero = 0;
+	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
+	struct resolve_last *last = bpf_map_lookup_elem(&resolve_last, &zero);
+	if (cfg && last) {
+		int h = last_hit(last, cfg->generation, current_cgroup_id(), e);
+		if (h >= 0)
+			return h;
+	}
+	return resolve_slow(e);
 }
 
 /* verdict for one deny bit: 0 allow, DECISION_DENIED, DECISION_AUDITED. */

@@ -41,12 +41,16 @@ type Doc struct {
 	OrderSeed uint64 `json:"order_seed,omitempty"`
 	// Icount: the guest ran under QEMU -icount shift=0,sleep=off with one
 	// vCPU: its clocks count instructions (1 ns per instruction).
-	Icount   bool         `json:"icount,omitempty"`
-	Cells    []Cell       `json:"cells"`
-	Values   []Value      `json:"values"`
-	Profile  []ProfileRow `json:"profile"`
-	Notes    []string     `json:"notes"`
-	ElapsedS float64      `json:"elapsed_s"`
+	Icount bool `json:"icount,omitempty"`
+	// Background: what else ran on the guest during the rounds (the
+	// background sandbox, background.go); empty: nothing (runs before it
+	// existed, or -background=false).
+	Background string       `json:"background,omitempty"`
+	Cells      []Cell       `json:"cells"`
+	Values     []Value      `json:"values"`
+	Profile    []ProfileRow `json:"profile"`
+	Notes      []string     `json:"notes"`
+	ElapsedS   float64      `json:"elapsed_s"`
 }
 
 // Cell is one operation under one phase: ns/op of each repetition.
@@ -294,8 +298,12 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 				break
 			}
 		}
-		p("- %s: kernel %s, %s%s; part took %.0f s. Figures: %s\n",
-			d.Label(), d.Kernel, d.Machine, ll, d.ElapsedS, d.Method())
+		bg := ""
+		if d.Background != "" {
+			bg = ". Background: " + d.Background
+		}
+		p("- %s: kernel %s, %s%s; part took %.0f s. Figures: %s%s\n",
+			d.Label(), d.Kernel, d.Machine, ll, d.ElapsedS, d.Method(), bg)
 	}
 	p("\nPhases: (a) no enforcerd program: in the VM, every round runs three groups in an order shuffled per round ")
 	p("(seeded; the phases within a group shuffled too), loading or unloading between groups as they need: ")
@@ -305,6 +313,10 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 	p("the kernel's deferred freeing is not charged to the next phase; the loader's figures ")
 	p("come from the first load of the boot; (a0) is (a) run a second time in the same unloaded group, the null check ")
 	p("of the method ((a0)/(a) should be within 0.995–1.005); ")
+	p("in the VM (unless a part's line says otherwise) one other sandbox is on the guest during the rounds, as on a real agent host: a sibling cgroup of the phase cgroups ")
+	p("(same level) holding one live process that makes a socket()+close() now and then, its cgroup registered with a ceiling of (c2)'s shape (its own writable root) ")
+	p("from each load to just before each unload, so (b), (c), (c2) and (d) are measured with one (c2) sandbox registered elsewhere on the host; ")
+	p("in (f) there is nothing of enforcerd's to register it with (the floor programs are attached) and only its process is there, as in the unloaded group; ")
 	p("on the host (a) runs in a sibling subtree of the cgroup the programs attach to, ")
 	p("at the same cgroup depth, and every round runs (a), (f), (b), (c), (c2), (d) once each in a shuffled order; ")
 	p("(f) the floor: in place of enforcerd's programs, allow-only programs (r0 = allow; exit) of the same ")

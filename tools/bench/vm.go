@@ -59,6 +59,7 @@ func VM(args []string) error {
 	macroOn := fs.Bool("macro", true, "run the macro workloads: exec_storm, stat_storm, and macro_untar when -tar is given")
 	microOnly := fs.Bool("micro-only", false, "only the microbenchmark phases: no scale, latency, memory, flood or profile")
 	phasesList := fs.String("phases", strings.Join(allPhases, ","), "phases the rounds run, comma-separated, a among them (every ratio is against (a)); a subset is a diagnosis, e.g. the null check alone with -phases a,a0")
+	bgOn := fs.Bool("background", true, "one other sandbox on the guest during the rounds: a sibling cgroup of the phase cgroups holding one live process, registered with a (c2)-shaped ceiling while enforcerd is loaded (false: without it, as runs before it had one)")
 	profileOnly := fs.Bool("profile-only", false, "only the BPF run-time profile of (b), (c) and (c2): no rounds, scale, latency, memory or flood (a diagnosis, not figures)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -187,6 +188,13 @@ func VM(args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := os.MkdirAll(r.phaseDir(PhaseC2), 0o755); err != nil {
+		return err
+	}
+	c2, err := typical(r.writeRoot(), r.port, r.udp)
+	if err != nil {
+		return err
+	}
 	k := &vmKernel{r: r, pin: *pin, mount: mount, baseline: baseline, settle: *settle}
 	k.onLoad = func(enf *enforcer.Enforcer) error { return enf.Register(cgs[PhaseC], allowAll) }
 	// The first load: its figures are the loader's, its hooks the floor's
@@ -195,15 +203,28 @@ func VM(args []string) error {
 	if err := k.enter(stateLoaded); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(r.phaseDir(PhaseC2), 0o755); err != nil {
-		return err
-	}
-	c2, err := typical(r.writeRoot(), r.port, r.udp)
-	if err != nil {
-		return err
-	}
 	if err := k.enter(stateUnloaded); err != nil {
 		return err
+	}
+	// The background sandbox (background.go): its process from here to
+	// the end of the rounds, its cgroup registered from each load to just
+	// before each unload.
+	var bg *background
+	if *bgOn && rounds(r.reps, *profileOnly) > 0 {
+		if bg, err = startBackground(mount, backgroundGroup, r.root, r.port, r.udp); err != nil {
+			return err
+		}
+		k.onLoad = func(enf *enforcer.Enforcer) error {
+			if err := enf.Register(cgs[PhaseC], allowAll); err != nil {
+				return err
+			}
+			return bg.register(enf)
+		}
+		k.onUnload = bg.unregister
+		r.doc.Background = backgroundNote()
+		r.log("background sandbox: %s", bg.cg)
+	} else {
+		r.doc.Notes = append(r.doc.Notes, "no background sandbox during the rounds (-background=false)")
 	}
 
 	type phase struct {
@@ -263,12 +284,10 @@ func VM(args []string) error {
 	// between groups as they need; paired ratios per round cancel drift.
 	r.log("phase order seed %d", *seed)
 	rng := rand.New(rand.NewPCG(*seed, 0))
-	rounds := r.reps
 	if *profileOnly {
-		rounds = 0
 		r.doc.Notes = append(r.doc.Notes, "profile-only run: no phase figures")
 	}
-	for i := 0; i < rounds; i++ {
+	for i := 0; i < rounds(r.reps, *profileOnly); i++ {
 		rng.Shuffle(len(groups), func(x, y int) { groups[x], groups[y] = groups[y], groups[x] })
 		for _, g := range groups {
 			ph := g.phases
@@ -289,6 +308,20 @@ func VM(args []string) error {
 		}
 	}
 	r.log("%d loads in all", k.loads)
+	// The background sandbox ends with the rounds: scale, latency, flood
+	// and the profile have their own layouts.
+	if bg != nil {
+		if k.enf != nil {
+			if err := bg.unregister(k.enf); err != nil {
+				return err
+			}
+		}
+		k.onLoad = func(enf *enforcer.Enforcer) error { return enf.Register(cgs[PhaseC], allowAll) }
+		k.onUnload = nil
+		if err := bg.stop(); err != nil {
+			return err
+		}
+	}
 	if *microOnly {
 		r.doc.Notes = append(r.doc.Notes, "micro-only run: no scale, latency, memory, flood or profile figures")
 		r.doc.ElapsedS = time.Since(t0).Seconds()
@@ -339,6 +372,14 @@ func VM(args []string) error {
 	r.doc.ElapsedS = time.Since(t0).Seconds()
 	r.log("done in %.0fs", r.doc.ElapsedS)
 	return Emit(os.Stdout, r.doc)
+}
+
+// rounds is how many rounds the run makes: reps, none with -profile-only.
+func rounds(reps int, profileOnly bool) int {
+	if profileOnly {
+		return 0
+	}
+	return reps
 }
 
 // latency: a child loops on socket(); the time from the Register call to the

@@ -35,7 +35,7 @@ import (
 // ancestor walk) costs the same in each phase. The macro workloads (-macro:
 // the storms, and macro_untar with -tar) run in (a), (e1), (f), (b), (c)
 // and (c2). Then, loaded: scale, registration latency,
-// memory, the audit flood, and last the profile (BPF stats slow every
+// scale with unregistered cgroups (-scale-unreg), memory, the audit flood, and last the profile (BPF stats slow every
 // program down, so they are on only for the profile passes). Errors: a
 // setup step that fails, programs still loaded after an unload (the
 // unloaded phases would not be "nothing loaded"), a phase that fails.
@@ -47,7 +47,7 @@ func VM(args []string) error {
 	execPath := fs.String("exec", "/bin/true", "static binary for the exec op")
 	execDynamic := fs.String("exec-dynamic", "", "dynamically linked binary for exec_dynamic (default: the first of "+strings.Join(dynamicCandidates, ", ")+" that is one; the busybox guest needs one added, with its program interpreter and libraries)")
 	pin := fs.String("pin", enforcer.DefaultPinDir, "pin directory")
-	scaleOf := scaleFlags(fs, []Op{OpSocket, OpCreateWrite, OpStat, OpOpenRead})
+	scaleOf := scaleFlags(fs, []Op{OpSocket, OpCreateWrite, OpStat, OpOpenRead}, true)
 	latN := fs.Int("latency", 50, "registration latency samples")
 	floodN := fs.Uint64("flood", 1_000_000, "audit flood: denied operations")
 	floodOnly := fs.Bool("flood-only", false, "load enforcerd and run only the audit flood")
@@ -340,6 +340,14 @@ func VM(args []string) error {
 				return err
 			}
 			if err := r.scaleRun(enf, mount, "/bench/scale", scaleCfg, *seed); err != nil {
+				return err
+			}
+		}
+		if scaleCfg.unreg != nil {
+			if _, err := cgroup.Create(mount, "/bench/scale-unreg"); err != nil {
+				return err
+			}
+			if err := r.scaleUnregRun(enf, mount, "/bench/scale-unreg", scaleCfg, *seed); err != nil {
 				return err
 			}
 		}

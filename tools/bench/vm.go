@@ -135,7 +135,7 @@ func VM(args []string) error {
 		return err
 	}
 	cgs := map[string]cgroup.Cgroup{}
-	for _, name := range []string{PhaseA, PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE1, PhaseE0, "lat", "flood"} {
+	for _, name := range []string{PhaseA, PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE1, PhaseE2, PhaseE0, "lat", "flood"} {
 		cg, err := cgroup.Create(mount, phaseCgroup+name)
 		if err != nil {
 			return err
@@ -245,8 +245,17 @@ func VM(args []string) error {
 	if c2Ops := typicalOps(ops); len(c2Ops) > 0 {
 		loaded = append(loaded, regP(PhaseC2, cgs[PhaseC2], c2, c2Ops))
 	}
+	// (e2), (c2)'s Landlock twin, runs what (c2) runs and Landlock at
+	// this ABI mediates; the rest is listed in the result.
+	e2Ops, e2Left := landlockTwinOps(typicalOps(ops), abi)
 	if abi > 0 {
-		unloaded = append(unloaded, microP(PhaseE1, cgs[PhaseE1], ops, "-landlock", llAllow))
+		unloaded = append(unloaded, microP(PhaseE1, cgs[PhaseE1], ops, "-landlock", llAllow, "-landlock-root", r.workspace(PhaseE1)))
+		if len(e2Ops) > 0 {
+			unloaded = append(unloaded, microP(PhaseE2, cgs[PhaseE2], e2Ops, "-landlock", llTypical, "-landlock-root", r.workspace(PhaseE2)))
+		}
+		if len(e2Left) > 0 && want[PhaseE2] {
+			r.doc.Notes = append(r.doc.Notes, fmt.Sprintf("(e2) leaves out what Landlock ABI %d cannot express: %s", abi, joinOps(e2Left)))
+		}
 		if len(llDenyOps) > 0 {
 			unloaded = append(unloaded, microP(PhaseE0, cgs[PhaseE0], llDenyOps, "-landlock", llDeny, "-deny"))
 		}
@@ -254,7 +263,10 @@ func VM(args []string) error {
 	if len(m) > 0 {
 		unloaded = append(unloaded, microP(PhaseA, cgs[PhaseA], m))
 		if abi > 0 {
-			unloaded = append(unloaded, microP(PhaseE1, cgs[PhaseE1], m, "-landlock", llAllow))
+			unloaded = append(unloaded, microP(PhaseE1, cgs[PhaseE1], m, "-landlock", llAllow, "-landlock-root", r.workspace(PhaseE1)))
+			if mOps, _ := landlockTwinOps(m, abi); len(mOps) > 0 {
+				unloaded = append(unloaded, microP(PhaseE2, cgs[PhaseE2], mOps, "-landlock", llTypical, "-landlock-root", r.workspace(PhaseE2)))
+			}
 		}
 		floor = append(floor, microP(PhaseF, cgs[PhaseF], m))
 		loaded = append(loaded, microP(PhaseB, cgs[PhaseB], m), microP(PhaseC, cgs[PhaseC], m), regP(PhaseC2, cgs[PhaseC2], c2, m))
@@ -382,6 +394,19 @@ func VM(args []string) error {
 	return Emit(os.Stdout, r.doc)
 }
 
+// landlockTwinOps splits ops into those Landlock at abi mediates
+// (LandlockExpresses: they run in (e2)) and the rest (left out, listed).
+func landlockTwinOps(ops []Op, abi int) (in, left []Op) {
+	for _, op := range ops {
+		if LandlockExpresses(op, abi) {
+			in = append(in, op)
+		} else {
+			left = append(left, op)
+		}
+	}
+	return in, left
+}
+
 // rounds is how many rounds the run makes: reps, none with -profile-only.
 func rounds(reps int, profileOnly bool) int {
 	if profileOnly {
@@ -496,7 +521,7 @@ func parseOps(list string) ([]Op, error) {
 }
 
 // allPhases are the phases a round runs, in the report's order.
-var allPhases = []string{PhaseA, PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE1, PhaseE0}
+var allPhases = []string{PhaseA, PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE1, PhaseE2, PhaseE0}
 
 // parsePhases parses -phases: a comma-separated subset of allPhases that
 // contains PhaseA. Errors: an unknown or repeated name, an empty list, no

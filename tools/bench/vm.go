@@ -25,11 +25,12 @@ import (
 // the loader's figures and the hooks the floor mirrors, then everything is
 // unloaded again. Each of -reps rounds runs three groups in an order
 // shuffled per round (-seed), the phases within each group shuffled too:
-// unloaded ((a), (a0), (e1), (e0): every program and link of enforcerd's
+// unloaded ((a), (a0), (e1), (e2), (e0): every program and link of enforcerd's
 // closed and unpinned, the kernel's program count back at what it was
 // before the first load), floor ((f): allow-only twins of every program
 // enforcerd attaches, on the same hooks) and loaded ((b), (c), (c2), (d)),
-// loading or unloading between groups as they need. Every phase's worker
+// loading or unloading between groups as they need, with one other
+// sandbox on the guest throughout (-background, background.go). Every phase's worker
 // runs in a cgroup of its own at cgroup level 4, /bench/p/q/<phase>, so
 // the cgroup depth (charging, the effective program arrays, enforcerd's
 // ancestor walk) costs the same in each phase. The macro workloads (-macro:

@@ -140,6 +140,11 @@ func (r *run) phaseDir(phase string) string {
 	return d
 }
 
+// workspace is phase's workspace: the directory its worker works
+// rootDepth levels beneath, (c2)'s writable root and (e1)'s and (e2)'s
+// writable Landlock root.
+func (r *run) workspace(phase string) string { return filepath.Join(r.root, phase) }
+
 // writeRoot is (c2)'s writable root.
 func (r *run) writeRoot() string { return filepath.Join(r.root, PhaseC2) }
 

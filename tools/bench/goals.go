@@ -61,7 +61,8 @@ type Verdict struct {
 // Goals checks every figure against the performance goals: (b)/(a) <= 1.02,
 // (c)/(a) and (c2)/(a) <= 1.05, and (c) no slower than (e1), the
 // allow-everything Landlock sandbox, where Landlock at the doc's ABI
-// expresses the op (LandlockExpresses); each verdict is over the ratio's
+// expresses the op (LandlockExpresses), and likewise (c2) no slower than
+// (e2), its Landlock twin; each verdict is over the ratio's
 // bootstrap 95% interval.
 func Goals(docs []*Doc) []Verdict {
 	var out []Verdict
@@ -79,6 +80,9 @@ func Goals(docs []*Doc) []Verdict {
 			if e, ok := d.Estimate(op, PhaseC, PhaseE1); ok {
 				out = append(out, Verdict{d.Label(), string(op), "c <= e1 (Landlock)", e, 1, VerdictOf(e, 1)})
 			}
+			if e, ok := d.Estimate(op, PhaseC2, PhaseE2); ok {
+				out = append(out, Verdict{d.Label(), string(op), "c2 <= e2 (Landlock twin)", e, 1, VerdictOf(e, 1)})
+			}
 		}
 	}
 	return out
@@ -86,7 +90,7 @@ func Goals(docs []*Doc) []Verdict {
 
 // SummaryPhases are the phases of the per-op summary lines, each against
 // (a) of the same run.
-var SummaryPhases = []string{PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE1, PhaseE0}
+var SummaryPhases = []string{PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE1, PhaseE2, PhaseE0}
 
 // Summary writes one line per figure: "bench: <name> ratio=<r>" or
 // "bench: <name> value=<v> <unit>", <name> starting with the doc's Label
@@ -94,7 +98,8 @@ var SummaryPhases = []string{PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, P
 // measured, "bench: <label>/<op>/<phase> ratio=R" (R the ratio against (a)
 // of the same run, Doc.Ratio); for the two Landlock comparisons, where both
 // ran and Landlock mediates the op (LandlockExpresses), "bench:
-// <label>/c_vs_e1/<op> ratio=R" ((c)/(e1)) and
+// <label>/c_vs_e1/<op> ratio=R" ((c)/(e1)), "bench:
+// <label>/c2_vs_e2/<op> ratio=R" ((c2)/(e2)) and
 // "bench: <label>/d_vs_e0/<op> ratio=R" ((d)/(e0)); for the native part,
 // one more line per op and phase: "bench: native/<op>/<phase> ratio=R lo=L
 // hi=H verdict=V", [L, H] the bootstrap 95% interval and V one of met,
@@ -110,7 +115,7 @@ func Summary(w io.Writer, docs []*Doc) {
 				}
 			}
 		}
-		for _, cmp := range [][2]string{{PhaseC, PhaseE1}, {PhaseD, PhaseE0}} {
+		for _, cmp := range [][2]string{{PhaseC, PhaseE1}, {PhaseC2, PhaseE2}, {PhaseD, PhaseE0}} {
 			for _, op := range ops {
 				if !LandlockExpresses(op, d.LandlockABI) {
 					continue // (e1) would be (a) again: no comparison

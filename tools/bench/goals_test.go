@@ -116,10 +116,10 @@ func TestParsePhases(t *testing.T) {
 // and (d), (e0) for connect.
 func icountDoc() *Doc {
 	d := &Doc{Where: "vm", Kernel: "6.12.117+deb12-amd64", Icount: true, Reps: 3, LandlockABI: 6}
-	f := map[string]float64{PhaseA: 100, PhaseA0: 100, PhaseF: 101, PhaseB: 102, PhaseC: 104, PhaseC2: 105, PhaseE1: 110, PhaseE0: 90, PhaseD: 60}
+	f := map[string]float64{PhaseA: 100, PhaseA0: 100, PhaseF: 101, PhaseB: 102, PhaseC: 104, PhaseC2: 105, PhaseE1: 110, PhaseE2: 108, PhaseE0: 90, PhaseD: 60}
 	for i := 0; i < 3; i++ {
 		for _, op := range []Op{OpStat, OpOpenDepth28, OpTCPRR, OpExecStorm} {
-			for _, ph := range []string{PhaseA, PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseE1} {
+			for _, ph := range []string{PhaseA, PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseE1, PhaseE2} {
 				d.add(op, ph, 10, f[ph], f[ph])
 			}
 		}
@@ -135,15 +135,16 @@ func TestSummaryIcountEveryPhase(t *testing.T) {
 	Summary(&buf, []*Doc{icountDoc()})
 	out := buf.String()
 	for _, op := range []string{"stat", "open_depth28", "tcp_rr", "exec_storm"} {
-		for ph, r := range map[string]string{"a0": "1.000", "f": "1.010", "b": "1.020", "c": "1.040", "c2": "1.050", "e1": "1.100"} {
+		for ph, r := range map[string]string{"a0": "1.000", "f": "1.010", "b": "1.020", "c": "1.040", "c2": "1.050", "e1": "1.100", "e2": "1.080"} {
 			if l := "bench: icount/6.12/" + op + "/" + ph + " ratio=" + r + "\n"; !strings.Contains(out, l) {
 				t.Errorf("missing %q:\n%s", l, out)
 			}
 		}
 		// Only where Landlock mediates the op (not stat, not tcp_rr's I/O).
-		l := "bench: icount/6.12/c_vs_e1/" + op + " ratio=0.945\n"
-		if want := LandlockExpresses(Op(op), 6); strings.Contains(out, l) != want {
-			t.Errorf("line %q printed: %v, want %v:\n%s", l, !want, want, out)
+		for _, l := range []string{"bench: icount/6.12/c_vs_e1/" + op + " ratio=0.945\n", "bench: icount/6.12/c2_vs_e2/" + op + " ratio=0.972\n"} {
+			if want := LandlockExpresses(Op(op), 6); strings.Contains(out, l) != want {
+				t.Errorf("line %q printed: %v, want %v:\n%s", l, !want, want, out)
+			}
 		}
 	}
 	for _, l := range []string{"bench: icount/6.12/connect/d ratio=0.600\n", "bench: icount/6.12/connect/e0 ratio=0.900\n", "bench: icount/6.12/d_vs_e0/connect ratio=0.667\n"} {
@@ -160,11 +161,17 @@ func TestSummaryIcountEveryPhase(t *testing.T) {
 // at the doc's ABI expresses the op (open_depth28, exec_storm), not for
 // stat or tcp_rr.
 func TestGoalsLandlockWhereExpressed(t *testing.T) {
-	got := map[string]bool{}
+	got, twin := map[string]bool{}, map[string]bool{}
 	for _, v := range Goals([]*Doc{icountDoc()}) {
-		if v.Goal == "c <= e1 (Landlock)" {
+		switch v.Goal {
+		case "c <= e1 (Landlock)":
 			got[v.Op] = true
+		case "c2 <= e2 (Landlock twin)":
+			twin[v.Op] = true
 		}
+	}
+	if len(twin) != 2 || !twin["open_depth28"] || !twin["exec_storm"] {
+		t.Errorf("c2 <= e2 goals for %v, want open_depth28 and exec_storm", twin)
 	}
 	want := map[string]bool{"open_depth28": true, "exec_storm": true}
 	if len(got) != len(want) || !got["open_depth28"] || !got["exec_storm"] {
@@ -177,8 +184,10 @@ func TestMarkdownLandlockColumns(t *testing.T) {
 	Markdown(&buf, []*Doc{icountDoc()}, "make bench", "test host", 1)
 	out := buf.String()
 	for _, s := range []string{
-		"| (e1)/(a) | (e0)/(a) | (c)/(e1) | (d)/(e0) | (a0)/(a) |",
+		"| (e1)/(a) | (e2)/(a) | (e0)/(a) | (c)/(e1) | (c2)/(e2) | (d)/(e0) | (a0)/(a) |",
 		"| connect | 10 | 100 | n/a | n/a | n/a | n/a | 0.600 [",
+		"| open_depth28 | 10 | 100 | 1.010 [1.010–1.010] | 1.020 [1.020–1.020] | 1.040 [1.040–1.040] | 1.050 [1.050–1.050] | n/a | 1.100 [1.100–1.100] | 1.080 [1.080–1.080] | n/a | 0.945 [0.945–0.945] | 0.972 [0.972–0.972] | n/a |",
+		"(e2) (c2)'s Landlock twin",
 		"cgroup at level 4 (/bench/p/q/<phase>)",
 		"`open_depth28`",
 	} {

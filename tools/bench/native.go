@@ -38,7 +38,7 @@ func Native(args []string) error {
 	target := fs.Duration("target", 150*time.Millisecond, "time per operation per repetition")
 	seed := fs.Uint64("seed", 0, "seed of the per-round phase order (0: from the clock; the seed used is logged)")
 	out := fs.String("out", "", "write the result here (default: stdout, chunked)")
-	scaleOf := scaleFlags(fs, NetOps)
+	scaleOf := scaleFlags(fs, NetOps, false)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -12,7 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/test/vmtest"
 )
 
 // TestEveryOpDoesItsWork runs every microbenchmark and the storms three
@@ -292,6 +295,16 @@ const testWorkerEnv = "ENFORCERD_BENCH_TEST_WORKER"
 // this process, and fails t unless the worker ran them all.
 func runTestWorker(t *testing.T, ops []Op, n int, env []string) {
 	t.Helper()
+	if err := runTestWorkerIn(t, t.TempDir(), ops, n, env); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runTestWorkerIn is runTestWorker with the worker working in dir and
+// extra worker arguments; it returns the worker's failure instead of
+// failing t (a worker that prints no result for an op fails t).
+func runTestWorkerIn(t *testing.T, dir string, ops []Op, n int, env []string, extra ...string) error {
+	t.Helper()
 	port, stop, err := listen()
 	if err != nil {
 		t.Fatal(err)
@@ -309,15 +322,15 @@ func runTestWorker(t *testing.T, ops []Op, n int, env []string) {
 	for i := range iters {
 		iters[i] = fmt.Sprint(n)
 	}
-	cmd := exec.Command(os.Args[0], "-mode", "micro", "-ops", joinOps(ops), "-iters", strings.Join(iters, ","),
-		"-dir", t.TempDir(), "-port", fmt.Sprint(port), "-udp-port", fmt.Sprint(udp), "-exec", "/bin/true")
+	cmd := exec.Command(os.Args[0], append([]string{"-mode", "micro", "-ops", joinOps(ops), "-iters", strings.Join(iters, ","),
+		"-dir", dir, "-port", fmt.Sprint(port), "-udp-port", fmt.Sprint(udp), "-exec", "/bin/true"}, extra...)...)
 	cmd.Env = append(append(os.Environ(), testWorkerEnv+"=1"), env...)
 	cmd.Stdin = strings.NewReader("go\n")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("worker: %v\n%s", err, stderr.String())
+		return fmt.Errorf("worker: %v\n%s", err, stderr.String())
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	var r WorkerResult
@@ -327,6 +340,43 @@ func runTestWorker(t *testing.T, ops []Op, n int, env []string) {
 	for _, op := range ops {
 		if _, ok := r.NsPerOp[op]; !ok {
 			t.Errorf("%s: no result", op)
+		}
+	}
+	return nil
+}
+
+// TestLandlockRootedAtTheWorkspace: (e1)'s ruleset (rooted at the
+// workspace, read and execute elsewhere) lets every operation the
+// benchmark runs do its work, and so does (e2)'s, (c2)'s twin, on what it
+// runs; both deny a write outside the workspace (the ruleset is rooted
+// there, not at /), with EACCES, and the file is not there.
+func TestLandlockRootedAtTheWorkspace(t *testing.T) {
+	abi, _ := llsys.LandlockGetABIVersion()
+	if abi < 1 {
+		vmtest.Skip(t, "this kernel has no Landlock")
+	}
+	ws := t.TempDir()
+	dir := filepath.Join(ws, "1", "2")
+	if err := runTestWorkerIn(t, dir, MicroOps, 3, nil, "-landlock", llAllow, "-landlock-root", ws); err != nil {
+		t.Errorf("(e1): %v", err)
+	}
+	e2, _ := landlockTwinOps(typicalOps(MicroOps), abi)
+	if err := runTestWorkerIn(t, dir, e2, 3, nil, "-landlock", llTypical, "-landlock-root", ws); err != nil {
+		t.Errorf("(e2): %v", err)
+	}
+	// Outside the workspace: the worker's setup (before Landlock) makes
+	// its files, then create_unlink's first creation is denied.
+	outside := t.TempDir()
+	for _, mode := range []string{llAllow, llTypical} {
+		err := runTestWorkerIn(t, outside, []Op{OpCreateWrite}, 3, nil, "-landlock", mode, "-landlock-root", ws)
+		if err == nil || !strings.Contains(err.Error(), "permission denied") {
+			t.Errorf("-landlock %s: create_unlink outside the workspace: %v, want permission denied (EACCES)", mode, err)
+		}
+	}
+	ents, _ := os.ReadDir(outside)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), "tmp") {
+			t.Errorf("%s left outside the workspace", e.Name())
 		}
 	}
 }

@@ -22,7 +22,8 @@ const (
 	PhaseC     = "c"            // enforced, all-allow ceiling
 	PhaseC2    = "c2"           // enforced, a typical agent ceiling: network=false with one allowed endpoint, write=false with one writable root, shell=read_only
 	PhaseD     = "d"            // enforced, denied path
-	PhaseE1    = "e1"           // no enforcerd programs; Landlock handling every right it has, allowing everything the benchmark does (against (c))
+	PhaseE1    = "e1"           // no enforcerd programs; Landlock handling every right it has, rooted at the workspace, allowing everything the benchmark does (against (c))
+	PhaseE2    = "e2"           // no enforcerd programs; (c2)'s Landlock twin: one writable root, the rest read-only, TCP connect and UDP send to (c2)'s endpoints only (against (c2))
 	PhaseE0    = "e0"           // no enforcerd programs; Landlock denying: read-only /, no exec, no TCP connect (the intent of (d))
 	PhaseOne   = "scale-k1"     // enforced, 1 registered cgroup (scale.go: scalePhase(1))
 	PhaseTenK  = "scale-k10000" // enforced, 10,000 registered cgroups, each with a live process (scalePhase(10000))
@@ -41,12 +42,16 @@ type Doc struct {
 	OrderSeed uint64 `json:"order_seed,omitempty"`
 	// Icount: the guest ran under QEMU -icount shift=0,sleep=off with one
 	// vCPU: its clocks count instructions (1 ns per instruction).
-	Icount   bool         `json:"icount,omitempty"`
-	Cells    []Cell       `json:"cells"`
-	Values   []Value      `json:"values"`
-	Profile  []ProfileRow `json:"profile"`
-	Notes    []string     `json:"notes"`
-	ElapsedS float64      `json:"elapsed_s"`
+	Icount bool `json:"icount,omitempty"`
+	// Background: what else ran on the guest during the rounds (the
+	// background sandbox, background.go); empty: nothing (runs before it
+	// existed, or -background=false).
+	Background string       `json:"background,omitempty"`
+	Cells      []Cell       `json:"cells"`
+	Values     []Value      `json:"values"`
+	Profile    []ProfileRow `json:"profile"`
+	Notes      []string     `json:"notes"`
+	ElapsedS   float64      `json:"elapsed_s"`
 }
 
 // Cell is one operation under one phase: ns/op of each repetition.
@@ -289,13 +294,17 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 		// (the host part has none and does not probe it).
 		ll := ""
 		for _, c := range d.Cells {
-			if c.Phase == PhaseE1 || c.Phase == PhaseE0 {
+			if c.Phase == PhaseE1 || c.Phase == PhaseE2 || c.Phase == PhaseE0 {
 				ll = fmt.Sprintf("; Landlock ABI %d", d.LandlockABI)
 				break
 			}
 		}
-		p("- %s: kernel %s, %s%s; part took %.0f s. Figures: %s\n",
-			d.Label(), d.Kernel, d.Machine, ll, d.ElapsedS, d.Method())
+		bg := ""
+		if d.Background != "" {
+			bg = ". Background: " + d.Background
+		}
+		p("- %s: kernel %s, %s%s; part took %.0f s. Figures: %s%s\n",
+			d.Label(), d.Kernel, d.Machine, ll, d.ElapsedS, d.Method(), bg)
 	}
 	p("\nPhases: (a) no enforcerd program: in the VM, every round runs three groups in an order shuffled per round ")
 	p("(seeded; the phases within a group shuffled too), loading or unloading between groups as they need: ")
@@ -305,6 +314,10 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 	p("the kernel's deferred freeing is not charged to the next phase; the loader's figures ")
 	p("come from the first load of the boot; (a0) is (a) run a second time in the same unloaded group, the null check ")
 	p("of the method ((a0)/(a) should be within 0.995–1.005); ")
+	p("in the VM (unless a part's line says otherwise) one other sandbox is on the guest during the rounds, as on a real agent host: a sibling cgroup of the phase cgroups ")
+	p("(same level) holding one live process that makes a socket()+close() now and then, its cgroup registered with a ceiling of (c2)'s shape (its own writable root) ")
+	p("from each load to just before each unload, so (b), (c), (c2) and (d) are measured with one (c2) sandbox registered elsewhere on the host; ")
+	p("in (f) there is nothing of enforcerd's to register it with (the floor programs are attached) and only its process is there, as in the unloaded group; ")
 	p("on the host (a) runs in a sibling subtree of the cgroup the programs attach to, ")
 	p("at the same cgroup depth, and every round runs (a), (f), (b), (c), (c2), (d) once each in a shuffled order; ")
 	p("(f) the floor: in place of enforcerd's programs, allow-only programs (r0 = allow; exit) of the same ")
@@ -321,8 +334,12 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 	p("(d) registered with network=false, write=false, shell=none: ")
 	p("the denied path (every operation must fail with EPERM, or the run fails); ")
 	p("(e1) no enforcerd programs, Landlock (go-landlock, best effort: every right the kernel's ABI has, filesystem, ")
-	p("TCP bind and connect, UDP bind and send, the signal and abstract unix socket scopes) granting everything the benchmark does ")
-	p("(every filesystem right on /, TCP connect to the listener and to the worker's own listener, UDP send to the sink and to the worker's own UDP socket): the allow-everything sandbox, to compare with (c); ")
+	p("TCP bind and connect, UDP bind and send, the signal and abstract unix socket scopes) granting everything the benchmark does, ")
+	p("rooted at the phase's workspace as a Landlock agent sandbox is (every filesystem right beneath the workspace, the phase's directory the worker works 8 levels beneath; ")
+	p("reading and executing beneath /; TCP connect to the listener and to the worker's own listener, UDP send to the sink and to the worker's own UDP socket): the allow-everything sandbox, to compare with (c); ")
+	p("(e2) (c2)'s Landlock twin: the same handled rights, every filesystem right beneath the workspace (its one writable root) and reading and executing beneath / (the rest read-only), ")
+	p("TCP connect only to the listener and UDP send only to the sink ((c2)'s endpoints; TCP from ABI 4, UDP from ABI 10), no TCP bind; run on what (c2) runs and Landlock at the kernel's ABI expresses ")
+	p("(the part's notes list what it leaves out), to compare with (c2): the goal (c2) <= (e2) is checked there; ")
 	p("(e0) the same Landlock handling every right but granting only reading files and directories beneath / ")
 	p("(no write, no execute, no TCP connect): the intent of (d)'s deny-all ceiling, run on the operations both deny ")
 	p("(every one must fail with EACCES), to compare with (d); the goal (c) <= (e1) is checked only where Landlock ")
@@ -343,8 +360,8 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 
 	for _, d := range docs {
 		p("## %s (kernel %s)\n\n", d.Label(), d.Kernel)
-		p("| operation | iters | (a) ns/op | (f)/(a) | (b)/(a) | (c)/(a) | (c2)/(a) | (d)/(a) | (e1)/(a) | (e0)/(a) | (c)/(e1) | (d)/(e0) | (a0)/(a) |\n")
-		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		p("| operation | iters | (a) ns/op | (f)/(a) | (b)/(a) | (c)/(a) | (c2)/(a) | (d)/(a) | (e1)/(a) | (e2)/(a) | (e0)/(a) | (c)/(e1) | (c2)/(e2) | (d)/(e0) | (a0)/(a) |\n")
+		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		ops := allOps()
 		for _, op := range ops {
 			a, ok := d.cell(op, PhaseA)
@@ -362,12 +379,12 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 			}
 			// (c)/(e1) compares like with like only where Landlock
 			// mediates the operation; elsewhere (e1) is (a) again.
-			ce := "n/a"
+			ce, ce2 := "n/a", "n/a"
 			if LandlockExpresses(op, d.LandlockABI) {
-				ce = r(PhaseC, PhaseE1)
+				ce, ce2 = r(PhaseC, PhaseE1), r(PhaseC2, PhaseE2)
 			}
-			p("| %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", op, a.Iters, a.Median(),
-				r(PhaseF, PhaseA), r(PhaseB, PhaseA), r(PhaseC, PhaseA), r(PhaseC2, PhaseA), r(PhaseD, PhaseA), r(PhaseE1, PhaseA), r(PhaseE0, PhaseA), ce, r(PhaseD, PhaseE0), r(PhaseA0, PhaseA))
+			p("| %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", op, a.Iters, a.Median(),
+				r(PhaseF, PhaseA), r(PhaseB, PhaseA), r(PhaseC, PhaseA), r(PhaseC2, PhaseA), r(PhaseD, PhaseA), r(PhaseE1, PhaseA), r(PhaseE2, PhaseA), r(PhaseE0, PhaseA), ce, ce2, r(PhaseD, PhaseE0), r(PhaseA0, PhaseA))
 		}
 		p("\n")
 		scaleMarkdown(p, d)

@@ -48,10 +48,11 @@ import (
 
 // Defaults of the scale flags.
 const (
-	defaultScaleKs   = "1,1000,10000,20000"
-	defaultChurn     = "0,10,100"
-	defaultChurnAt   = 10000
-	defaultScaleRate = 2000
+	defaultScaleKs    = "1,1000,10000,20000"
+	defaultChurn      = "0,10,100"
+	defaultChurnAt    = 10000
+	defaultScaleRate  = 2000
+	defaultScaleUnreg = "20000"
 	// maxScaleK stays well under the ceilings map's MAX_CEILINGS (65536),
 	// leaving room for the other phases' and churn's registrations.
 	maxScaleK = 60000
@@ -64,6 +65,7 @@ const (
 // scaleConfig is what the scale flags ask for.
 type scaleConfig struct {
 	ks      []int // ascending, starting at 1; nil: no scale figure
+	unreg   []int // Ns of the unregistered-cgroups figure, ascending; nil: none
 	churn   []int // registrations+unregistrations per second, ascending, starting at 0; nil: no churn
 	churnAt int   // the K (one of ks) at which churn is measured
 	rate    float64
@@ -74,8 +76,12 @@ type scaleConfig struct {
 // them once fs is parsed: -scale-ops must be a subset of have (the
 // operations the run measures); when not given, it is defaultOps restricted
 // to have. Errors name the flag.
-func scaleFlags(fs *flag.FlagSet, defaultOps []Op) func(have []Op) (scaleConfig, error) {
+func scaleFlags(fs *flag.FlagSet, defaultOps []Op, withUnreg bool) func(have []Op) (scaleConfig, error) {
 	ks := fs.String("scale", defaultScaleKs, "scale figure: numbers K of real registered cgroups (level 4), each with a live process, comma-separated, the first 1 (empty: no scale figure)")
+	unreg := new(string)
+	if withUnreg {
+		unreg = fs.String("scale-unreg", defaultScaleUnreg, "unregistered-cgroups figure: numbers N of unregistered cgroups (level 4), each with a live process, all together at -scale-rate, measured from an unregistered and from a registered cgroup against N=0, comma-separated (empty: no such figure)")
+	}
 	churn := fs.String("churn", defaultChurn, "churn figure: registrations+unregistrations of extra cgroups per second while measuring at -churn-at, comma-separated, the first 0 (empty: no churn figure)")
 	churnAt := fs.Int("churn-at", defaultChurnAt, "the K of -scale at which churn is measured")
 	rate := fs.Float64("scale-rate", defaultScaleRate, "socket()+close() calls per second of all background processes together, at every K")
@@ -85,30 +91,37 @@ func scaleFlags(fs *flag.FlagSet, defaultOps []Op) func(have []Op) (scaleConfig,
 		if !flagSet(fs, "scale-ops") {
 			o = joinOps(scaleOpsIn(defaultOps, have))
 		}
-		return parseScale(*ks, *churn, *churnAt, *rate, o, have)
+		return parseScale(*ks, *churn, *churnAt, *unreg, *rate, o, have)
 	}
 }
 
-// parseScale checks the scale flags (see scaleFlags).
-func parseScale(ks, churn string, churnAt int, rate float64, ops string, have []Op) (scaleConfig, error) {
+// parseScale checks the scale flags (see scaleFlags); unreg is
+// -scale-unreg (empty: no such figure).
+func parseScale(ks, churn string, churnAt int, unreg string, rate float64, ops string, have []Op) (scaleConfig, error) {
 	var c scaleConfig
 	var err error
 	if c.ks, err = parseCounts("-scale", ks, 1, maxScaleK); err != nil {
 		return c, err
 	}
-	if c.ks == nil {
+	if c.unreg, err = parseCounts("-scale-unreg", unreg, 1, maxScaleK); err != nil {
+		return c, err
+	}
+	if c.ks == nil && c.unreg == nil {
 		return c, nil
 	}
-	if c.ks[0] != 1 {
+	if c.ks != nil && c.ks[0] != 1 {
 		return c, fmt.Errorf("-scale %q: the list must start at 1 (the figure's base)", ks)
 	}
-	if len(c.ks) < 2 {
+	if c.ks != nil && len(c.ks) < 2 {
 		return c, fmt.Errorf("-scale %q: want at least one K beside 1", ks)
 	}
 	if !(rate > 0) || rate > 1e6 {
 		return c, fmt.Errorf("-scale-rate %v: want a positive rate up to 1e6 per second", rate)
 	}
 	c.rate = rate
+	if c.ks == nil {
+		churn = "" // churn is measured at one of the Ks
+	}
 	if c.churn, err = parseCounts("-churn", churn, 0, 10000); err != nil {
 		return c, err
 	}
@@ -221,7 +234,10 @@ func parsePhaseNumber(phase, prefix, suffix string) (int, bool) {
 // scaleLayout names the cells below base (a group path, e.g. /bench/scale).
 type scaleLayout struct{ base string }
 
-func (l scaleLayout) measured() string { return path.Join(l.base, "s-m", "c0") }
+func (l scaleLayout) measured() string { return l.measuredAt(0) }
+
+// measuredAt is measured cell i (a figure measured from more than one).
+func (l scaleLayout) measuredAt(i int) string { return path.Join(l.base, "s-m", fmt.Sprintf("c%d", i)) }
 
 // cell is background cell i (1 <= i < K).
 func (l scaleLayout) cell(i int) string {
@@ -472,278 +488,447 @@ func meminfoField(r io.Reader, field string) float64 {
 	return v
 }
 
-// scaleRun measures the scale figure (and churn at c.churnAt) with the
-// cells below base: first K ascending, each K's cells created, registered
-// (all-allow ceiling) and their idlers started on top of the previous K's,
-// then a warm-up until every idler made a call (so the cache has seen
-// every cell), then r.reps workers in the measured cell, one per round
-// (phase scale-k<K>); at churnAt, r.reps rounds of every churn rate in an
-// order shuffled per round (phase churn-<R>ps, paired with churn-0ps).
-// Then the Ks are measured again in descending order, cells removed on
-// the way down (the largest K once, every other K twice, K=1 at both ends).
-// Everything is torn down at the end (idlers killed and reaped, every cell
-// unregistered and removed), also on error. Errors: a cgroup, registration
-// or clone failure, an idler silent after the warm-up or failing its
-// socket(), a worker failure.
-func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig, seed uint64) (err error) {
-	l := scaleLayout{base}
-	maxK := c.ks[len(c.ks)-1]
-	// Room for maxK more tasks and pids (a 1 GiB guest allows about 7,800
-	// threads in all).
+// scaleCells is the state of one scale-type figure below one base (a
+// scaleLayout): the idler pools, the groups and cells it made, the
+// cgroups it registered. Its methods are the figure's steps; close tears
+// everything down.
+type scaleCells struct {
+	r     *run
+	enf   *enforcer.Enforcer
+	mount string
+	l     scaleLayout
+	c     scaleConfig
+	// maxCells is the most background cells the figure has at once.
+	maxCells int
+	// registerCells: background cells are registered (all-allow) as they
+	// are made (the scale figure), or left unregistered (-scale-unreg).
+	registerCells                      bool
+	pool, pacer                        *idlerPool
+	restore                            []func()
+	measuredIDs                        []uint64        // registered measured cells
+	cellIDs                            []uint64        // registered background cells, in cells' order
+	made                               []string        // level-3 groups created
+	cells                              []cgroup.Cgroup // background cell i+1 is cells[i], its idler pool slot i
+	churn                              []cgroup.Cgroup
+	pacerCells                         []cgroup.Cgroup
+	pacerCg                            cgroup.Cgroup
+	pacerPeriod                        time.Duration
+	memBase                            float64
+	createD, registerD, spawnD, unregD time.Duration
+}
+
+// newScaleCells prepares a figure of up to maxCells background cells below
+// base: room for as many more tasks and pids (a 1 GiB guest allows about
+// 7,800 threads in all), the idler pools. Errors: a sysctl that cannot be
+// raised, the idlers unsupported.
+func newScaleCells(r *run, enf *enforcer.Enforcer, mount, base string, c scaleConfig, maxCells int, registerCells bool) (*scaleCells, error) {
+	s := &scaleCells{r: r, enf: enf, mount: mount, l: scaleLayout{base}, c: c, maxCells: maxCells, registerCells: registerCells}
 	for _, f := range []string{"/proc/sys/kernel/threads-max", "/proc/sys/kernel/pid_max"} {
-		want := tasksNow() + int64(maxK) + 8192
+		want := tasksNow() + int64(maxCells) + 8192
 		restore, err := raiseSysctl(f, want)
 		if err != nil {
-			return fmt.Errorf("scale: %w", err)
+			s.undoSysctls()
+			return nil, fmt.Errorf("scale: %w", err)
 		}
-		defer restore()
+		s.restore = append(s.restore, restore)
 	}
-	pool, err := newIdlerPool(maxK - 1)
-	if err != nil {
-		return err
+	var err error
+	if s.pool, err = newIdlerPool(maxCells); err != nil {
+		s.undoSysctls()
+		return nil, err
 	}
-	pacer, err := newIdlerPool(pacerCount(c.rate))
-	if err != nil {
-		pool.close(true)
-		return err
+	if s.pacer, err = newIdlerPool(pacerCount(c.rate)); err != nil {
+		s.pool.close(true)
+		s.undoSysctls()
+		return nil, err
 	}
-	var registered []uint64 // the measured cell's first
-	var made []string       // level-3 groups created
-	var churn []cgroup.Cgroup
-	unregister := func(ids []uint64) (rerr error) {
-		for _, id := range ids {
-			if uerr := enf.Unregister(id); uerr != nil && !errors.Is(uerr, enforcer.ErrNotRegistered) {
-				rerr = errors.Join(rerr, uerr)
-			}
+	return s, nil
+}
+
+func (s *scaleCells) undoSysctls() {
+	for i := len(s.restore) - 1; i >= 0; i-- {
+		s.restore[i]()
+	}
+	s.restore = nil
+}
+
+// unregister unregisters ids (one not registered is no error).
+func (s *scaleCells) unregister(ids []uint64) (rerr error) {
+	for _, id := range ids {
+		if uerr := s.enf.Unregister(id); uerr != nil && !errors.Is(uerr, enforcer.ErrNotRegistered) {
+			rerr = errors.Join(rerr, uerr)
 		}
-		return rerr
 	}
-	defer func() {
-		t0 := time.Now()
-		for _, g := range l.parents(maxK) {
-			if cg, oerr := cgroup.Open(mount, g); oerr == nil {
-				_ = cg.Kill()
-			}
+	return rerr
+}
+
+// close tears the figure down: every idler killed and reaped, every cgroup
+// it registered unregistered, every group it made removed, the sysctls
+// restored.
+func (s *scaleCells) close() error {
+	t0 := time.Now()
+	for _, g := range s.l.parents(s.maxCells + 1) {
+		if cg, oerr := cgroup.Open(s.mount, g); oerr == nil {
+			_ = cg.Kill()
 		}
-		rerr := pool.reap(0, 30*time.Second)
-		pool.close(rerr == nil)
-		perr := pacer.reap(0, 30*time.Second)
-		pacer.close(perr == nil)
-		rerr = errors.Join(rerr, perr, unregister(registered))
-		for _, cg := range churn { // a churn error may leave one registered
-			rerr = errors.Join(rerr, unregister([]uint64{cg.ID}))
-		}
-		for _, g := range made {
-			if cg, oerr := cgroup.Open(mount, g); oerr == nil {
-				rerr = errors.Join(rerr, cg.Remove(10*time.Second))
-			}
-		}
-		r.log("scale: torn down in %.1fs", time.Since(t0).Seconds())
-		err = errors.Join(err, rerr)
-	}()
-	mkcell := func(group string) (cgroup.Cgroup, error) {
-		parent := path.Dir(group)
-		if _, err := os.Stat(path.Join(mount, parent)); errors.Is(err, os.ErrNotExist) {
-			if err := os.MkdirAll(path.Join(mount, parent), 0o755); err != nil {
-				return cgroup.Cgroup{}, fmt.Errorf("scale: %w", err)
-			}
-			made = append(made, parent)
-		}
-		if err := unix.Mkdir(path.Join(mount, group), 0o755); err != nil {
-			return cgroup.Cgroup{}, fmt.Errorf("scale: create cgroup %s: %w", group, err)
-		}
-		return cgroup.Open(mount, group)
 	}
-	register := func(cg cgroup.Cgroup) error {
-		if err := enf.Register(cg, allowAll); err != nil {
-			return fmt.Errorf("scale: %w", err)
+	rerr := s.pool.reap(0, 30*time.Second)
+	s.pool.close(rerr == nil)
+	perr := s.pacer.reap(0, 30*time.Second)
+	s.pacer.close(perr == nil)
+	rerr = errors.Join(rerr, perr, s.unregister(s.measuredIDs), s.unregister(s.cellIDs))
+	for _, cg := range s.churn { // a churn error may leave one registered
+		rerr = errors.Join(rerr, s.unregister([]uint64{cg.ID}))
+	}
+	for _, g := range s.made {
+		if cg, oerr := cgroup.Open(s.mount, g); oerr == nil {
+			rerr = errors.Join(rerr, cg.Remove(10*time.Second))
 		}
-		registered = append(registered, cg.ID)
-		return nil
 	}
-	measured, err := mkcell(l.measured())
-	if err != nil {
-		return err
+	s.undoSysctls()
+	s.r.log("%s: torn down in %.1fs", s.l.base, time.Since(t0).Seconds())
+	return rerr
+}
+
+// mkcell creates the cgroup group (its level-3 parent too, when new).
+func (s *scaleCells) mkcell(group string) (cgroup.Cgroup, error) {
+	parent := path.Dir(group)
+	if _, err := os.Stat(path.Join(s.mount, parent)); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(path.Join(s.mount, parent), 0o755); err != nil {
+			return cgroup.Cgroup{}, fmt.Errorf("scale: %w", err)
+		}
+		s.made = append(s.made, parent)
 	}
-	if err := register(measured); err != nil {
-		return err
+	if err := unix.Mkdir(path.Join(s.mount, group), 0o755); err != nil {
+		return cgroup.Cgroup{}, fmt.Errorf("scale: create cgroup %s: %w", group, err)
 	}
-	// K=1's background: pacerCount processes in unregistered cells at
-	// the same total rate, so that interrupts, wake-ups and switches of
-	// background work weigh on every K alike. Frozen (cgroup.freeze of
-	// their parent) while K > 1.
-	var pacerCells []cgroup.Cgroup
-	for i := 0; i < pacerCount(c.rate); i++ {
-		cg, err := mkcell(l.pacer(i))
+	return cgroup.Open(s.mount, group)
+}
+
+// measuredCell makes measured cell i, registered (all-allow) or not.
+func (s *scaleCells) measuredCell(i int, register bool) (cgroup.Cgroup, error) {
+	cg, err := s.mkcell(s.l.measuredAt(i))
+	if err != nil || !register {
+		return cg, err
+	}
+	if err := s.enf.Register(cg, allowAll); err != nil {
+		return cg, fmt.Errorf("scale: %w", err)
+	}
+	s.measuredIDs = append(s.measuredIDs, cg.ID)
+	return cg, nil
+}
+
+// setupPacers makes the cells of the base's background: pacerCount
+// processes in unregistered cells at the same total rate, so that
+// interrupts, wake-ups and switches of background work weigh on every
+// count alike. Frozen (cgroup.freeze of their parent) while background
+// cells have the load. Its processes start with the first pacersOn.
+func (s *scaleCells) setupPacers() error {
+	for i := 0; i < pacerCount(s.c.rate); i++ {
+		cg, err := s.mkcell(s.l.pacer(i))
 		if err != nil {
 			return err
 		}
-		pacerCells = append(pacerCells, cg)
+		s.pacerCells = append(s.pacerCells, cg)
 	}
-	pacerCg, err := cgroup.Open(mount, l.pacers())
+	cg, err := cgroup.Open(s.mount, s.l.pacers())
 	if err != nil {
 		return err
 	}
-	pacerPeriod := time.Duration(float64(len(pacerCells)) / c.rate * float64(time.Second))
-	pacerOn := func(rng *rand.Rand) error {
-		if len(pacer.slots) == 0 {
-			for _, cg := range pacerCells {
-				if err := pacer.spawn(cg, time.Duration(rng.Int64N(int64(pacerPeriod))), pacerPeriod); err != nil {
-					return err
+	s.pacerCg = cg
+	s.pacerPeriod = time.Duration(float64(len(s.pacerCells)) / s.c.rate * float64(time.Second))
+	return nil
+}
+
+// setupChurn makes the cells churn registers and unregisters.
+func (s *scaleCells) setupChurn() error {
+	for i := 0; i < churnCells; i++ {
+		cg, err := s.mkcell(s.l.churnCell(i))
+		if err != nil {
+			return err
+		}
+		s.churn = append(s.churn, cg)
+	}
+	return nil
+}
+
+// periodOf is each background process's period with n background cells:
+// together they make c.rate calls per second.
+func (s *scaleCells) periodOf(n int) time.Duration {
+	return time.Duration(float64(n) / s.c.rate * float64(time.Second))
+}
+
+// load puts the background load where a count of n background cells has it
+// (n = 0: the pacers, else the cells' processes on n's schedule) and
+// returns the call counts the warm-up starts from.
+func (s *scaleCells) load(n int, rng *rand.Rand) ([]uint64, error) {
+	if n == 0 {
+		before := s.pacer.snapshot()
+		if len(s.pacer.slots) == 0 {
+			for _, cg := range s.pacerCells {
+				if err := s.pacer.spawn(cg, time.Duration(rng.Int64N(int64(s.pacerPeriod))), s.pacerPeriod); err != nil {
+					return nil, err
 				}
 			}
-			return nil
+			return before, nil
 		}
-		pacer.retime(pacerPeriod, rng)
-		return pacerCg.Thaw()
+		s.pacer.retime(s.pacerPeriod, rng)
+		return before, s.pacerCg.Thaw()
 	}
-	if c.churn != nil {
-		for i := 0; i < churnCells; i++ {
-			cg, err := mkcell(l.churnCell(i))
-			if err != nil {
-				return err
+	if err := s.pacerCg.Freeze(30 * time.Second); err != nil {
+		return nil, err
+	}
+	s.pool.retime(s.periodOf(n), rng)
+	return s.pool.snapshot(), nil
+}
+
+// grow makes background cells up to n (each created, registered when
+// registerCells, its process started on n's schedule).
+func (s *scaleCells) grow(n int, rng *rand.Rand) error {
+	t0 := time.Now()
+	for i := len(s.cells) + 1; i <= n; i++ {
+		ta := time.Now()
+		cg, err := s.mkcell(s.l.cell(i))
+		if err != nil {
+			return err
+		}
+		tb := time.Now()
+		if s.registerCells {
+			if err := s.enf.Register(cg, allowAll); err != nil {
+				return fmt.Errorf("scale: %w", err)
 			}
-			churn = append(churn, cg)
+			s.cellIDs = append(s.cellIDs, cg.ID)
+		}
+		tc := time.Now()
+		if err := s.pool.spawn(cg, time.Duration(rng.Int64N(int64(s.periodOf(n)))), s.periodOf(n)); err != nil {
+			return err
+		}
+		s.cells = append(s.cells, cg)
+		s.createD += tb.Sub(ta)
+		s.registerD += tc.Sub(tb)
+		s.spawnD += time.Since(tc)
+		if i%5000 == 0 {
+			s.r.log("%s: %d cells so far (%.0fs)", s.l.base, i, time.Since(t0).Seconds())
 		}
 	}
-	r.doc.Notes = append(r.doc.Notes, fmt.Sprintf("scale: the measured process and every background process sit at cgroup level %d, each in its own registered cgroup (all-allow ceiling); the background processes together make %.0f socket()+close() calls per second at every K, each one every (K-1)/%.0f s; a background process is a process of its own in its own cgroup that shares the driver's address space and fd table (clone3 CLONE_VM|CLONE_FILES|CLONE_INTO_CGROUP), so that 20,000 fit in a small guest; at K=1 %d processes in unregistered cells make the same calls at the same total rate (frozen while K > 1), so that every K has the same background load; the Ks are measured ascending, then again descending (the largest once), so that K=1 has samples from both ends", measured.Level, c.rate, c.rate, pacerCount(c.rate)))
-	memBase := memAvailableKiB()
-	var createD, registerD, spawnD time.Duration
-	var cells []cgroup.Cgroup // background cell i is cells[i-1], its idler pool slot i-1
-	rng := rand.New(rand.NewPCG(seed, 1))
-	periodOf := func(k int) time.Duration { return time.Duration(float64(k-1) / c.rate * float64(time.Second)) }
-	// measure warms the cells up (every idler makes a call), then runs
-	// r.reps workers at K=k; up: the ascending pass (its figures recorded).
-	measure := func(k int, before []uint64, up bool) error {
-		p, per := pool, periodOf(k)
-		if k == 1 {
-			p, per = pacer, pacerPeriod
+	return nil
+}
+
+// shrink removes background cells beyond n: their processes killed and
+// reaped, the cells unregistered (when registered) and removed.
+func (s *scaleCells) shrink(n int) error {
+	for _, cg := range s.cells[n:] {
+		if err := cg.Kill(); err != nil {
+			return err
 		}
-		if err := r.scaleWarm(p, before, per); err != nil {
-			return fmt.Errorf("scale: K=%d: %w", k, err)
-		}
-		calls0, _, _ := p.counts()
+	}
+	if err := s.pool.reap(n, 30*time.Second); err != nil {
+		return err
+	}
+	if s.registerCells {
 		t1 := time.Now()
-		for i := 0; i < r.reps; i++ {
-			if err := r.microIn(measured, "scale", scalePhase(k), c.ops); err != nil {
-				return err
-			}
+		if err := s.unregister(s.cellIDs[n:]); err != nil {
+			return err
 		}
-		calls1, fails, _ := p.counts()
-		if fails > 0 {
-			return fmt.Errorf("scale: K=%d: %d background socket() calls failed", k, fails)
-		}
-		bg := float64(calls1-calls0) / time.Since(t1).Seconds()
-		if up {
-			r.doc.Values = append(r.doc.Values, Value{fmt.Sprintf("scale_k%d_background_calls", k), bg, "per s"})
-		}
-		r.log("scale: K=%d measured; background %.0f calls/s during it", k, bg)
-		return nil
+		s.unregD += time.Since(t1)
+		s.cellIDs = s.cellIDs[:n]
 	}
-	// The ascending pass: each K's new cells on top of the previous K's.
-	for _, k := range c.ks {
-		t0 := time.Now()
-		before := pacer.snapshot()
-		if k == 1 {
-			if err := pacerOn(rng); err != nil {
-				return err
-			}
-		} else {
-			if err := pacerCg.Freeze(30 * time.Second); err != nil {
-				return err
-			}
-			pool.retime(periodOf(k), rng)
-			before = pool.snapshot()
+	for _, cg := range s.cells[n:] {
+		if err := unix.Rmdir(cg.Path()); err != nil {
+			return fmt.Errorf("scale: remove cgroup %s: %w", cg.Group, err)
 		}
-		for n := len(cells) + 1; n < k; n++ {
-			ta := time.Now()
-			cg, err := mkcell(l.cell(n))
-			if err != nil {
-				return err
-			}
-			tb := time.Now()
-			if err := register(cg); err != nil {
-				return err
-			}
-			tc := time.Now()
-			if err := pool.spawn(cg, time.Duration(rng.Int64N(int64(periodOf(k)))), periodOf(k)); err != nil {
-				return err
-			}
-			cells = append(cells, cg)
-			createD += tb.Sub(ta)
-			registerD += tc.Sub(tb)
-			spawnD += time.Since(tc)
-			if n%5000 == 0 {
-				r.log("scale: %d cells so far (%.0fs)", n, time.Since(t0).Seconds())
-			}
+	}
+	s.cells = s.cells[:n]
+	return nil
+}
+
+// measure warms the background up (every process of n's load makes a
+// call since before), then runs r.reps rounds of run (the workers);
+// record: the ascending pass, whose background rate is recorded as
+// <value>_background_calls.
+func (s *scaleCells) measure(label string, n int, before []uint64, value string, record bool, run func() error) error {
+	p, per := s.pool, s.periodOf(n)
+	if n == 0 {
+		p, per = s.pacer, s.pacerPeriod
+	}
+	if err := s.r.scaleWarm(p, before, per); err != nil {
+		return fmt.Errorf("%s: %s: %w", s.l.base, label, err)
+	}
+	calls0, _, _ := p.counts()
+	t1 := time.Now()
+	for i := 0; i < s.r.reps; i++ {
+		if err := run(); err != nil {
+			return err
+		}
+	}
+	calls1, fails, _ := p.counts()
+	if fails > 0 {
+		return fmt.Errorf("%s: %s: %d background socket() calls failed", s.l.base, label, fails)
+	}
+	bg := float64(calls1-calls0) / time.Since(t1).Seconds()
+	if record {
+		s.r.doc.Values = append(s.r.doc.Values, Value{value + "_background_calls", bg, "per s"})
+	}
+	s.r.log("%s: %s measured; background %.0f calls/s during it", s.l.base, label, bg)
+	return nil
+}
+
+// sweep measures at every count of counts ascending, each count's cells
+// made on top of the previous count's (cellsOf: its number of background
+// cells), then again descending down to the first, cells removed on the
+// way down (the largest once, every other twice, the first at both ends),
+// so that drift of the machine over the figure weighs on every count
+// alike. name gives a count's log label and value prefix, run its
+// workers; after (may be nil) runs after a count's ascending measurement.
+func (s *scaleCells) sweep(counts []int, cellsOf func(int) int, name func(int) (string, string), run func(int) error, after func(int) error, rng *rand.Rand) error {
+	for _, k := range counts {
+		n := cellsOf(k)
+		label, value := name(k)
+		t0 := time.Now()
+		before, err := s.load(n, rng)
+		if err != nil {
+			return err
+		}
+		if err := s.grow(n, rng); err != nil {
+			return err
 		}
 		setup := time.Since(t0)
 		avail := memAvailableKiB()
-		used := (memBase - avail) / 1024
-		r.log("scale: K=%d: set up in %.1fs (cumulative: create %.1fs, register %.1fs, spawn %.1fs), %.0f MiB more in use than before the scale figure (MemAvailable %.0f MiB), period %v",
-			k, setup.Seconds(), createD.Seconds(), registerD.Seconds(), spawnD.Seconds(), used, avail/1024, periodOf(k))
-		r.doc.Values = append(r.doc.Values,
-			Value{fmt.Sprintf("scale_k%d_setup", k), setup.Seconds(), "s"},
-			Value{fmt.Sprintf("scale_k%d_memory", k), used, "MiB"})
-		if err := measure(k, before, true); err != nil {
+		used := (s.memBase - avail) / 1024
+		s.r.log("%s: %s: set up in %.1fs (cumulative: create %.1fs, register %.1fs, spawn %.1fs), %.0f MiB more in use than before the figure (MemAvailable %.0f MiB), period %v",
+			s.l.base, label, setup.Seconds(), s.createD.Seconds(), s.registerD.Seconds(), s.spawnD.Seconds(), used, avail/1024, s.periodOf(n))
+		s.r.doc.Values = append(s.r.doc.Values,
+			Value{value + "_setup", setup.Seconds(), "s"},
+			Value{value + "_memory", used, "MiB"})
+		if err := s.measure(label, n, before, value, true, func() error { return run(k) }); err != nil {
 			return err
 		}
-		if k == c.churnAt && c.churn != nil {
-			if err := r.churnRounds(enf, measured, churn, c, rng); err != nil {
+		if after != nil {
+			if err := after(k); err != nil {
 				return err
 			}
 		}
 	}
-	nb := len(cells)
-	r.doc.Values = append(r.doc.Values,
-		Value{"scale_register_mean", float64(registerD.Microseconds()) / float64(nb), "us"},
-		Value{"scale_cgroup_create_mean", float64(createD.Microseconds()) / float64(nb), "us"},
-		Value{"scale_process_spawn_mean", float64(spawnD.Microseconds()) / float64(nb), "us"})
-	// The descending pass, down to K=1: the last cells' processes killed
-	// and reaped, the cells unregistered and removed, the rest on the new
-	// K's schedule; every K below the largest is measured again (the
-	// samples join the ascending pass's), so drift of the machine over the
-	// figure weighs on every K alike rather than on the largest.
-	var unregD time.Duration
-	for i := len(c.ks) - 2; i >= 0; i-- {
-		k := c.ks[i]
+	for i := len(counts) - 2; i >= 0; i-- {
+		k := counts[i]
+		n := cellsOf(k)
+		label, value := name(k)
 		t0 := time.Now()
-		for _, cg := range cells[k-1:] {
-			if err := cg.Kill(); err != nil {
-				return err
-			}
-		}
-		if err := pool.reap(k-1, 30*time.Second); err != nil {
+		if err := s.shrink(n); err != nil {
 			return err
 		}
-		t1 := time.Now()
-		if err := unregister(registered[k:]); err != nil {
+		before, err := s.load(n, rng)
+		if err != nil {
 			return err
 		}
-		unregD += time.Since(t1)
-		registered = registered[:k]
-		for _, cg := range cells[k-1:] {
-			if err := unix.Rmdir(cg.Path()); err != nil {
-				return fmt.Errorf("scale: remove cgroup %s: %w", cg.Group, err)
-			}
-		}
-		cells = cells[:k-1]
-		before := pool.snapshot()
-		if k > 1 {
-			pool.retime(periodOf(k), rng)
-		} else {
-			before = pacer.snapshot()
-			if err := pacerOn(rng); err != nil {
-				return err
-			}
-		}
-		r.log("scale: down to K=%d in %.1fs", k, time.Since(t0).Seconds())
-		if err := measure(k, before, false); err != nil {
+		s.r.log("%s: down to %s in %.1fs", s.l.base, label, time.Since(t0).Seconds())
+		if err := s.measure(label, n, before, value, false, func() error { return run(k) }); err != nil {
 			return err
 		}
 	}
-	r.doc.Values = append(r.doc.Values, Value{"scale_unregister_mean", float64(unregD.Microseconds()) / float64(nb), "us"})
 	return nil
+}
+
+// scaleRun measures the scale figure (and churn at c.churnAt) with the
+// cells below base (scaleCells.sweep over c.ks): each K's cells created,
+// registered (all-allow ceiling) and their idlers started on top of the
+// previous K's, then a warm-up until every idler made a call (so the cache
+// has seen every cell), then r.reps workers in the measured cell, one per
+// round (phase scale-k<K>); at churnAt, r.reps rounds of every churn rate
+// in an order shuffled per round (phase churn-<R>ps, paired with
+// churn-0ps). Everything is torn down at the end (idlers killed and
+// reaped, every cell unregistered and removed), also on error. Errors: a
+// cgroup, registration or clone failure, an idler silent after the
+// warm-up or failing its socket(), a worker failure.
+func (r *run) scaleRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig, seed uint64) (err error) {
+	s, err := newScaleCells(r, enf, mount, base, c, c.ks[len(c.ks)-1]-1, true)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, s.close()) }()
+	measured, err := s.measuredCell(0, true)
+	if err != nil {
+		return err
+	}
+	if err := s.setupPacers(); err != nil {
+		return err
+	}
+	if c.churn != nil {
+		if err := s.setupChurn(); err != nil {
+			return err
+		}
+	}
+	r.doc.Notes = append(r.doc.Notes, fmt.Sprintf("scale: the measured process and every background process sit at cgroup level %d, each in its own registered cgroup (all-allow ceiling); the background processes together make %.0f socket()+close() calls per second at every K, each one every (K-1)/%.0f s; a background process is a process of its own in its own cgroup that shares the driver's address space and fd table (clone3 CLONE_VM|CLONE_FILES|CLONE_INTO_CGROUP), so that 20,000 fit in a small guest; at K=1 %d processes in unregistered cells make the same calls at the same total rate (frozen while K > 1), so that every K has the same background load; the Ks are measured ascending, then again descending (the largest once), so that K=1 has samples from both ends", measured.Level, c.rate, c.rate, pacerCount(c.rate)))
+	s.memBase = memAvailableKiB()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	name := func(k int) (string, string) { return fmt.Sprintf("K=%d", k), fmt.Sprintf("scale_k%d", k) }
+	run := func(k int) error { return r.microIn(measured, "scale", scalePhase(k), c.ops) }
+	churn := func(k int) error {
+		if k != c.churnAt || c.churn == nil {
+			return nil
+		}
+		return r.churnRounds(enf, measured, s.churn, c, rng)
+	}
+	if err := s.sweep(c.ks, func(k int) int { return k - 1 }, name, run, churn, rng); err != nil {
+		return err
+	}
+	nb := float64(c.ks[len(c.ks)-1] - 1)
+	r.doc.Values = append(r.doc.Values,
+		Value{"scale_register_mean", float64(s.registerD.Microseconds()) / nb, "us"},
+		Value{"scale_cgroup_create_mean", float64(s.createD.Microseconds()) / nb, "us"},
+		Value{"scale_process_spawn_mean", float64(s.spawnD.Microseconds()) / nb, "us"},
+		Value{"scale_unregister_mean", float64(s.unregD.Microseconds()) / nb, "us"})
+	return nil
+}
+
+// The two measured cells of the unregistered-cgroups figure.
+const (
+	fromUnreg = "from-unreg" // the worker's cgroup unregistered, as in (b)
+	fromReg   = "from-reg"   // the worker's cgroup registered all-allow, as in (c)
+)
+
+// unregPhase is the phase of the unregistered-cgroups figure at N cells,
+// measured from (fromUnreg or fromReg).
+func unregPhase(n int, from string) string { return fmt.Sprintf("scale-unreg-n%d-%s", n, from) }
+
+// scaleUnregRun measures the unregistered-cgroups figure below base
+// (scaleCells.sweep over 0 and c.unreg): N unregistered cgroups at level 4,
+// each with a live process, all of them together making c.rate
+// socket()+close() calls per second (at N=0 the pacers make them), measured
+// from an unregistered cell (phase scale-unreg-n<N>-from-unreg) and from a
+// registered one (all-allow; -from-reg), one worker of each per round,
+// against N=0. A host runs many more cgroups than sandboxes (every system
+// service, every pod's other containers): this is what theirs cost the
+// enforced and the unenforced process. Torn down at the end, also on error.
+// Errors: as scaleRun's.
+func (r *run) scaleUnregRun(enf *enforcer.Enforcer, mount, base string, c scaleConfig, seed uint64) (err error) {
+	s, err := newScaleCells(r, enf, mount, base, c, c.unreg[len(c.unreg)-1], false)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, s.close()) }()
+	unreg, err := s.measuredCell(0, false)
+	if err != nil {
+		return err
+	}
+	reg, err := s.measuredCell(1, true)
+	if err != nil {
+		return err
+	}
+	if err := s.setupPacers(); err != nil {
+		return err
+	}
+	r.doc.Notes = append(r.doc.Notes, fmt.Sprintf("scale-unreg: N unregistered cgroups at level %d, each with a live process of the scale figure's shape, together making %.0f socket()+close() calls per second at every N (each one every N/%.0f s; at N=0 %d processes in unregistered cells make them); measured from an unregistered cgroup (as (b)) and from a registered one (all-allow, as (c)), both at level %d, against N=0; ascending, then again descending", unreg.Level, c.rate, c.rate, pacerCount(c.rate), reg.Level))
+	s.memBase = memAvailableKiB()
+	rng := rand.New(rand.NewPCG(seed, 2))
+	name := func(n int) (string, string) { return fmt.Sprintf("N=%d", n), fmt.Sprintf("scale_unreg_n%d", n) }
+	run := func(n int) error {
+		if err := r.microIn(unreg, "scale", unregPhase(n, fromUnreg), c.ops); err != nil {
+			return err
+		}
+		return r.microIn(reg, "scale", unregPhase(n, fromReg), c.ops)
+	}
+	return s.sweep(append([]int{0}, c.unreg...), func(n int) int { return n }, name, run, nil, rng)
 }
 
 // snapshot is every idler's call count.
@@ -855,9 +1040,14 @@ func (r *run) churnRounds(enf *enforcer.Enforcer, measured cgroup.Cgroup, cells 
 //	bench: <l>/<op>/scale10k ratio=R ...        K=10000 against K=1
 //	bench: <l>/scale/k<K>/<op> ratio=R ...      every K against K=1
 //	bench: <l>/churn/<R>ps/<op> ratio=R ...     churn R/s against 0, paired
+//	bench: <l>/scale-unreg/n<N>/<op>/from-unreg ratio=R ...
+//	bench: <l>/scale-unreg/n<N>/<op>/from-reg ratio=R ...
+//	                                            N unregistered busy cgroups against none,
+//	                                            from an unregistered and a registered cgroup
 func scaleSummary(w io.Writer, d *Doc) {
 	l := d.Label()
 	ks, rates := scaleNumbers(d)
+	ns := unregNumbers(d)
 	line := func(name string, op Op, phase, base string) {
 		v, ok := d.Ratio(op, phase, base)
 		if !ok {
@@ -889,6 +1079,33 @@ func scaleSummary(w io.Writer, d *Doc) {
 			line(fmt.Sprintf("%s/churn/%dps/%s", l, rate, op), op, churnPhase(rate), churnPhase(0))
 		}
 	}
+	for _, n := range ns {
+		if n == 0 {
+			continue
+		}
+		for _, op := range ops {
+			for _, from := range []string{fromUnreg, fromReg} {
+				line(fmt.Sprintf("%s/scale-unreg/n%d/%s/%s", l, n, op, from), op, unregPhase(n, from), unregPhase(0, from))
+			}
+		}
+	}
+}
+
+// unregNumbers are the Ns d has cells of the unregistered-cgroups figure
+// of, ascending (0, the base, among them).
+func unregNumbers(d *Doc) []int {
+	var ns []int
+	seen := map[int]bool{}
+	for _, c := range d.Cells {
+		for _, from := range []string{fromUnreg, fromReg} {
+			if n, ok := parsePhaseNumber(c.Phase, "scale-unreg-n", "-"+from); ok && !seen[n] {
+				seen[n] = true
+				ns = append(ns, n)
+			}
+		}
+	}
+	sort.Ints(ns)
+	return ns
 }
 
 // scaleNumbers are the Ks and churn rates d has cells of, ascending.
@@ -946,6 +1163,14 @@ func scaleMarkdown(p func(string, ...any), d *Doc) {
 	}
 	table("Scale, real cgroups: per-operation cost of a process in one of K registered cgroups (level 4), each of the other K-1 with a live process calling socket()+close() periodically (all of them together at a fixed rate), against K=1 (unpaired: the Ks run one after the other; bootstrap 95% interval).", "K", ks, scalePhase)
 	table("Churn: the same at the churn K while extra cgroups are registered and unregistered R times per second, against R=0 (paired per round).", "R", rates, churnPhase)
+	ns := unregNumbers(d)
+	for _, from := range []struct{ name, what string }{
+		{fromUnreg, "an unregistered cgroup (as (b))"},
+		{fromReg, "a registered cgroup (all-allow, as (c))"},
+	} {
+		table(fmt.Sprintf("Unregistered cgroups: per-operation cost of a process in %s while N unregistered cgroups (level 4) each hold a live process calling socket()+close() periodically (all of them together at the scale figure's rate), against N=0 (unpaired: the Ns run one after the other; bootstrap 95%% interval).", from.what),
+			"N", ns, func(n int) string { return unregPhase(n, from.name) })
+	}
 }
 
 // flagSet reports whether the flag name was given on the command line.

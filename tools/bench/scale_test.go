@@ -13,7 +13,7 @@ import (
 
 func TestParseScaleDefaults(t *testing.T) {
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	of := scaleFlags(fs, []Op{OpSocket, OpCreateWrite, OpStat, OpOpenRead})
+	of := scaleFlags(fs, []Op{OpSocket, OpCreateWrite, OpStat, OpOpenRead}, true)
 	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestParseScaleDefaults(t *testing.T) {
 
 func TestParseScaleOpsGiven(t *testing.T) {
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	of := scaleFlags(fs, NetOps)
+	of := scaleFlags(fs, NetOps, false)
 	if err := fs.Parse([]string{"-scale-ops", "stat", "-scale", "1,5", "-churn", ""}); err != nil {
 		t.Fatal(err)
 	}
@@ -58,25 +58,25 @@ func TestParseScaleErrors(t *testing.T) {
 		{"1,20000", "0,10"},     // churn-at 10000 not measured
 		{"1,10000", "0,-1"},     // negative rate
 	} {
-		if _, err := parseScale(tc.ks, tc.churn, 10000, 100, "stat", have); err == nil {
+		if _, err := parseScale(tc.ks, tc.churn, 10000, "", 100, "stat", have); err == nil {
 			t.Errorf("parseScale(%q, %q) accepted", tc.ks, tc.churn)
 		}
 	}
 	for _, rate := range []float64{0, -1, 2e6} {
-		if _, err := parseScale("1,10", "", 10, rate, "stat", have); err == nil {
+		if _, err := parseScale("1,10", "", 10, "", rate, "stat", have); err == nil {
 			t.Errorf("rate %v accepted", rate)
 		}
 	}
 	for _, ops := range []string{"", "stat,stat", "connect"} {
-		if _, err := parseScale("1,10", "", 10, 100, ops, have); err == nil {
+		if _, err := parseScale("1,10", "", 10, "", 100, ops, have); err == nil {
 			t.Errorf("ops %q accepted", ops)
 		}
 	}
-	c, err := parseScale("", "0,10", 10000, 100, "stat", have)
+	c, err := parseScale("", "0,10", 10000, "", 100, "stat", have)
 	if err != nil || c.ks != nil {
 		t.Errorf("empty -scale: %+v, %v (want no figure)", c, err)
 	}
-	c, err = parseScale(" 20000, 1,1000 ", "100,0", 20000, 100, "stat", have)
+	c, err = parseScale(" 20000, 1,1000 ", "100,0", 20000, "", 100, "stat", have)
 	if err != nil || len(c.ks) != 3 || c.ks[0] != 1 || c.ks[2] != 20000 || c.churn[0] != 0 {
 		t.Errorf("unsorted lists: %+v, %v", c, err)
 	}
@@ -223,5 +223,81 @@ func TestPacers(t *testing.T) {
 	l := scaleLayout{"/bench/scale"}
 	if l.pacer(3) != "/bench/scale/s-p/p03" || cgroup.Level(l.pacer(3)) != 4 {
 		t.Errorf("pacer(3) = %s", l.pacer(3))
+	}
+}
+
+// unregDoc is a doc with the unregistered-cgroups figure: N=0 and N=200,
+// from an unregistered and a registered cell, two rounds.
+func unregDoc() *Doc {
+	d := &Doc{Where: "vm", Kernel: "6.12.1", Icount: true, Reps: 2}
+	for i := 0; i < 2; i++ {
+		d.add(OpStat, unregPhase(0, fromUnreg), 10, 100, 100)
+		d.add(OpStat, unregPhase(200, fromUnreg), 10, 101, 101)
+		d.add(OpStat, unregPhase(0, fromReg), 10, 110, 110)
+		d.add(OpStat, unregPhase(200, fromReg), 10, 115.5, 115.5)
+	}
+	return d
+}
+
+func TestScaleUnregLines(t *testing.T) {
+	var buf bytes.Buffer
+	Summary(&buf, []*Doc{unregDoc()})
+	out := buf.String()
+	for _, s := range []string{
+		"bench: icount/6.12/scale-unreg/n200/stat/from-unreg ratio=1.0100 lo=1.0100 hi=1.0100\n",
+		"bench: icount/6.12/scale-unreg/n200/stat/from-reg ratio=1.0500 lo=1.0500 hi=1.0500\n",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("summary lacks %q:\n%s", s, out)
+		}
+	}
+	if strings.Contains(out, "scale-unreg/n0/") {
+		t.Errorf("the base against itself:\n%s", out)
+	}
+	buf.Reset()
+	Markdown(&buf, []*Doc{unregDoc()}, "make bench", "test host", 1)
+	md := buf.String()
+	for _, s := range []string{
+		"per-operation cost of a process in an unregistered cgroup (as (b)) while N unregistered cgroups",
+		"| operation | N=0, ns/op | N=200 / 0 |",
+		"| stat | 100 | 1.010 [1.010–1.010] |",
+		"| stat | 110 | 1.050 [1.050–1.050] |",
+	} {
+		if !strings.Contains(md, s) {
+			t.Errorf("markdown lacks %q:\n%s", s, md)
+		}
+	}
+}
+
+func TestParseScaleUnreg(t *testing.T) {
+	have := []Op{OpStat, OpSocket}
+	c, err := parseScale("", "", 10000, "200, 20000", 100, "stat", have)
+	if err != nil || c.ks != nil || c.churn != nil || len(c.unreg) != 2 || c.unreg[0] != 200 || c.rate != 100 || joinOps(c.ops) != "stat" {
+		t.Errorf("unreg alone: %+v, %v", c, err)
+	}
+	for _, u := range []string{"0", "70000", "x", "5,5"} {
+		if _, err := parseScale("", "", 10000, u, 100, "stat", have); err == nil {
+			t.Errorf("-scale-unreg %q accepted", u)
+		}
+	}
+	if _, err := parseScale("", "", 10000, "200", 0, "stat", have); err == nil {
+		t.Error("-scale-unreg with rate 0 accepted")
+	}
+	fs := flag.NewFlagSet("vm", flag.ContinueOnError)
+	of := scaleFlags(fs, []Op{OpStat}, true)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := of([]Op{OpStat}); err != nil || len(c.unreg) != 1 || c.unreg[0] != 20000 {
+		t.Errorf("default -scale-unreg: %+v, %v", c, err)
+	}
+	if fs := flag.NewFlagSet("native", flag.ContinueOnError); true {
+		scaleFlags(fs, NetOps, false)
+		if fs.Lookup("scale-unreg") != nil {
+			t.Error("the native part has -scale-unreg but does not measure it")
+		}
+	}
+	if l := (scaleLayout{"/bench/scale-unreg"}); l.measuredAt(1) != "/bench/scale-unreg/s-m/c1" || cgroup.Level(l.measuredAt(1)) != 4 {
+		t.Errorf("measuredAt(1) = %s", l.measuredAt(1))
 	}
 }

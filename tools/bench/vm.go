@@ -25,17 +25,18 @@ import (
 // the loader's figures and the hooks the floor mirrors, then everything is
 // unloaded again. Each of -reps rounds runs three groups in an order
 // shuffled per round (-seed), the phases within each group shuffled too:
-// unloaded ((a), (a0), (e1), (e0): every program and link of enforcerd's
+// unloaded ((a), (a0), (e1), (e2), (e0): every program and link of enforcerd's
 // closed and unpinned, the kernel's program count back at what it was
 // before the first load), floor ((f): allow-only twins of every program
 // enforcerd attaches, on the same hooks) and loaded ((b), (c), (c2), (d)),
-// loading or unloading between groups as they need. Every phase's worker
+// loading or unloading between groups as they need, with one other
+// sandbox on the guest throughout (-background, background.go). Every phase's worker
 // runs in a cgroup of its own at cgroup level 4, /bench/p/q/<phase>, so
 // the cgroup depth (charging, the effective program arrays, enforcerd's
 // ancestor walk) costs the same in each phase. The macro workloads (-macro:
 // the storms, and macro_untar with -tar) run in (a), (e1), (f), (b), (c)
 // and (c2). Then, loaded: scale, registration latency,
-// memory, the audit flood, and last the profile (BPF stats slow every
+// scale with unregistered cgroups (-scale-unreg), memory, the audit flood, and last the profile (BPF stats slow every
 // program down, so they are on only for the profile passes). Errors: a
 // setup step that fails, programs still loaded after an unload (the
 // unloaded phases would not be "nothing loaded"), a phase that fails.
@@ -47,7 +48,7 @@ func VM(args []string) error {
 	execPath := fs.String("exec", "/bin/true", "static binary for the exec op")
 	execDynamic := fs.String("exec-dynamic", "", "dynamically linked binary for exec_dynamic (default: the first of "+strings.Join(dynamicCandidates, ", ")+" that is one; the busybox guest needs one added, with its program interpreter and libraries)")
 	pin := fs.String("pin", enforcer.DefaultPinDir, "pin directory")
-	scaleOf := scaleFlags(fs, []Op{OpSocket, OpCreateWrite, OpStat, OpOpenRead})
+	scaleOf := scaleFlags(fs, []Op{OpSocket, OpCreateWrite, OpStat, OpOpenRead}, true)
 	latN := fs.Int("latency", 50, "registration latency samples")
 	floodN := fs.Uint64("flood", 1_000_000, "audit flood: denied operations")
 	floodOnly := fs.Bool("flood-only", false, "load enforcerd and run only the audit flood")
@@ -59,6 +60,7 @@ func VM(args []string) error {
 	macroOn := fs.Bool("macro", true, "run the macro workloads: exec_storm, stat_storm, and macro_untar when -tar is given")
 	microOnly := fs.Bool("micro-only", false, "only the microbenchmark phases: no scale, latency, memory, flood or profile")
 	phasesList := fs.String("phases", strings.Join(allPhases, ","), "phases the rounds run, comma-separated, a among them (every ratio is against (a)); a subset is a diagnosis, e.g. the null check alone with -phases a,a0")
+	bgOn := fs.Bool("background", true, "one other sandbox on the guest during the rounds: a sibling cgroup of the phase cgroups holding one live process, registered with a (c2)-shaped ceiling while enforcerd is loaded (false: without it, as runs before it had one)")
 	profileOnly := fs.Bool("profile-only", false, "only the BPF run-time profile of (b), (c) and (c2): no rounds, scale, latency, memory or flood (a diagnosis, not figures)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -134,7 +136,7 @@ func VM(args []string) error {
 		return err
 	}
 	cgs := map[string]cgroup.Cgroup{}
-	for _, name := range []string{PhaseA, PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE1, PhaseE0, "lat", "flood"} {
+	for _, name := range []string{PhaseA, PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE1, PhaseE2, PhaseE0, "lat", "flood"} {
 		cg, err := cgroup.Create(mount, phaseCgroup+name)
 		if err != nil {
 			return err
@@ -187,6 +189,13 @@ func VM(args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := os.MkdirAll(r.phaseDir(PhaseC2), 0o755); err != nil {
+		return err
+	}
+	c2, err := typical(r.writeRoot(), r.port, r.udp)
+	if err != nil {
+		return err
+	}
 	k := &vmKernel{r: r, pin: *pin, mount: mount, baseline: baseline, settle: *settle}
 	k.onLoad = func(enf *enforcer.Enforcer) error { return enf.Register(cgs[PhaseC], allowAll) }
 	// The first load: its figures are the loader's, its hooks the floor's
@@ -195,15 +204,28 @@ func VM(args []string) error {
 	if err := k.enter(stateLoaded); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(r.phaseDir(PhaseC2), 0o755); err != nil {
-		return err
-	}
-	c2, err := typical(r.writeRoot(), r.port, r.udp)
-	if err != nil {
-		return err
-	}
 	if err := k.enter(stateUnloaded); err != nil {
 		return err
+	}
+	// The background sandbox (background.go): its process from here to
+	// the end of the rounds, its cgroup registered from each load to just
+	// before each unload.
+	var bg *background
+	if *bgOn && rounds(r.reps, *profileOnly) > 0 {
+		if bg, err = startBackground(mount, backgroundGroup, r.root, r.port, r.udp); err != nil {
+			return err
+		}
+		k.onLoad = func(enf *enforcer.Enforcer) error {
+			if err := enf.Register(cgs[PhaseC], allowAll); err != nil {
+				return err
+			}
+			return bg.register(enf)
+		}
+		k.onUnload = bg.unregister
+		r.doc.Background = backgroundNote()
+		r.log("background sandbox: %s", bg.cg)
+	} else {
+		r.doc.Notes = append(r.doc.Notes, "no background sandbox during the rounds (-background=false)")
 	}
 
 	type phase struct {
@@ -224,8 +246,17 @@ func VM(args []string) error {
 	if c2Ops := typicalOps(ops); len(c2Ops) > 0 {
 		loaded = append(loaded, regP(PhaseC2, cgs[PhaseC2], c2, c2Ops))
 	}
+	// (e2), (c2)'s Landlock twin, runs what (c2) runs and Landlock at
+	// this ABI mediates; the rest is listed in the result.
+	e2Ops, e2Left := landlockTwinOps(typicalOps(ops), abi)
 	if abi > 0 {
-		unloaded = append(unloaded, microP(PhaseE1, cgs[PhaseE1], ops, "-landlock", llAllow))
+		unloaded = append(unloaded, microP(PhaseE1, cgs[PhaseE1], ops, "-landlock", llAllow, "-landlock-root", r.workspace(PhaseE1)))
+		if len(e2Ops) > 0 {
+			unloaded = append(unloaded, microP(PhaseE2, cgs[PhaseE2], e2Ops, "-landlock", llTypical, "-landlock-root", r.workspace(PhaseE2)))
+		}
+		if len(e2Left) > 0 && want[PhaseE2] {
+			r.doc.Notes = append(r.doc.Notes, fmt.Sprintf("(e2) leaves out what Landlock ABI %d cannot express: %s", abi, joinOps(e2Left)))
+		}
 		if len(llDenyOps) > 0 {
 			unloaded = append(unloaded, microP(PhaseE0, cgs[PhaseE0], llDenyOps, "-landlock", llDeny, "-deny"))
 		}
@@ -233,7 +264,10 @@ func VM(args []string) error {
 	if len(m) > 0 {
 		unloaded = append(unloaded, microP(PhaseA, cgs[PhaseA], m))
 		if abi > 0 {
-			unloaded = append(unloaded, microP(PhaseE1, cgs[PhaseE1], m, "-landlock", llAllow))
+			unloaded = append(unloaded, microP(PhaseE1, cgs[PhaseE1], m, "-landlock", llAllow, "-landlock-root", r.workspace(PhaseE1)))
+			if mOps, _ := landlockTwinOps(m, abi); len(mOps) > 0 {
+				unloaded = append(unloaded, microP(PhaseE2, cgs[PhaseE2], mOps, "-landlock", llTypical, "-landlock-root", r.workspace(PhaseE2)))
+			}
 		}
 		floor = append(floor, microP(PhaseF, cgs[PhaseF], m))
 		loaded = append(loaded, microP(PhaseB, cgs[PhaseB], m), microP(PhaseC, cgs[PhaseC], m), regP(PhaseC2, cgs[PhaseC2], c2, m))
@@ -263,12 +297,10 @@ func VM(args []string) error {
 	// between groups as they need; paired ratios per round cancel drift.
 	r.log("phase order seed %d", *seed)
 	rng := rand.New(rand.NewPCG(*seed, 0))
-	rounds := r.reps
 	if *profileOnly {
-		rounds = 0
 		r.doc.Notes = append(r.doc.Notes, "profile-only run: no phase figures")
 	}
-	for i := 0; i < rounds; i++ {
+	for i := 0; i < rounds(r.reps, *profileOnly); i++ {
 		rng.Shuffle(len(groups), func(x, y int) { groups[x], groups[y] = groups[y], groups[x] })
 		for _, g := range groups {
 			ph := g.phases
@@ -289,6 +321,20 @@ func VM(args []string) error {
 		}
 	}
 	r.log("%d loads in all", k.loads)
+	// The background sandbox ends with the rounds: scale, latency, flood
+	// and the profile have their own layouts.
+	if bg != nil {
+		if k.enf != nil {
+			if err := bg.unregister(k.enf); err != nil {
+				return err
+			}
+		}
+		k.onLoad = func(enf *enforcer.Enforcer) error { return enf.Register(cgs[PhaseC], allowAll) }
+		k.onUnload = nil
+		if err := bg.stop(); err != nil {
+			return err
+		}
+	}
 	if *microOnly {
 		r.doc.Notes = append(r.doc.Notes, "micro-only run: no scale, latency, memory, flood or profile figures")
 		r.doc.ElapsedS = time.Since(t0).Seconds()
@@ -307,6 +353,14 @@ func VM(args []string) error {
 				return err
 			}
 			if err := r.scaleRun(enf, mount, "/bench/scale", scaleCfg, *seed); err != nil {
+				return err
+			}
+		}
+		if scaleCfg.unreg != nil {
+			if _, err := cgroup.Create(mount, "/bench/scale-unreg"); err != nil {
+				return err
+			}
+			if err := r.scaleUnregRun(enf, mount, "/bench/scale-unreg", scaleCfg, *seed); err != nil {
 				return err
 			}
 		}
@@ -339,6 +393,27 @@ func VM(args []string) error {
 	r.doc.ElapsedS = time.Since(t0).Seconds()
 	r.log("done in %.0fs", r.doc.ElapsedS)
 	return Emit(os.Stdout, r.doc)
+}
+
+// landlockTwinOps splits ops into those Landlock at abi mediates
+// (LandlockExpresses: they run in (e2)) and the rest (left out, listed).
+func landlockTwinOps(ops []Op, abi int) (in, left []Op) {
+	for _, op := range ops {
+		if LandlockExpresses(op, abi) {
+			in = append(in, op)
+		} else {
+			left = append(left, op)
+		}
+	}
+	return in, left
+}
+
+// rounds is how many rounds the run makes: reps, none with -profile-only.
+func rounds(reps int, profileOnly bool) int {
+	if profileOnly {
+		return 0
+	}
+	return reps
 }
 
 // latency: a child loops on socket(); the time from the Register call to the
@@ -447,7 +522,7 @@ func parseOps(list string) ([]Op, error) {
 }
 
 // allPhases are the phases a round runs, in the report's order.
-var allPhases = []string{PhaseA, PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE1, PhaseE0}
+var allPhases = []string{PhaseA, PhaseA0, PhaseF, PhaseB, PhaseC, PhaseC2, PhaseD, PhaseE1, PhaseE2, PhaseE0}
 
 // parsePhases parses -phases: a comma-separated subset of allPhases that
 // contains PhaseA. Errors: an unknown or repeated name, an empty list, no

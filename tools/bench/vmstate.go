@@ -58,6 +58,9 @@ type vmKernel struct {
 	enf      *enforcer.Enforcer // stateLoaded
 	floor    *floorSet          // stateFloor
 	onLoad   func(*enforcer.Enforcer) error
+	// onUnload runs before enforcerd is unloaded (the background
+	// sandbox's unregistration).
+	onUnload func(*enforcer.Enforcer) error
 	// settle is how long enter idles after a change of state: the kernel's
 	// deferred work of a load or unload (RCU callbacks freeing programs
 	// and trampolines, run in softirq and charged to whichever process is
@@ -130,7 +133,11 @@ func (k *vmKernel) leave() error {
 	case stateUnloaded:
 		return nil
 	case stateLoaded:
-		err := k.enf.Uninstall()
+		var err error
+		if k.onUnload != nil {
+			err = k.onUnload(k.enf)
+		}
+		err = errors.Join(err, k.enf.Uninstall())
 		k.enf = nil
 		if err != nil {
 			return err

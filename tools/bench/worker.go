@@ -64,7 +64,8 @@ func Worker(args []string) error {
 	execDynamic := fs.String("exec-dynamic", "", "dynamically linked binary for exec_dynamic (default: the first of "+strings.Join(dynamicCandidates, ", ")+" that is one)")
 	udpPort := fs.Int("udp-port", 0, "loopback UDP sink port (udp_sendto)")
 	deny := fs.Bool("deny", false, "denied path: every op must fail with EPERM (with -landlock deny: EACCES)")
-	ll := fs.String("landlock", "", "restrict self with Landlock (restrictLandlock): allow (phase e1) or deny (phase e0); empty: no Landlock")
+	ll := fs.String("landlock", "", "restrict self with Landlock (restrictLandlock): allow (phase e1), typical (phase e2) or deny (phase e0); empty: no Landlock")
+	llRoot := fs.String("landlock-root", "", "with -landlock allow or typical: the workspace, the one directory Landlock grants every filesystem right beneath (default: -dir)")
 	cal := fs.Duration("calibrate", 200*time.Millisecond, "calibrate: time per op")
 	n := fs.Uint64("n", 1_000_000, "flood: operations")
 	files := fs.String("files", "", "flood: comma-separated files to open for writing (after the sockets of FloodOps)")
@@ -93,8 +94,17 @@ func Worker(args []string) error {
 
 	if *ll != "" {
 		// The worker's own listener (accept) and UDP socket
-		// (udp_recvfrom) are endpoints of (e1)'s like the driver's.
-		if err := restrictLandlock(*ll, []int{*port, e.host.acceptPort}, []int{*udpPort, e.host.udpSelfPort}); err != nil {
+		// (udp_recvfrom) are endpoints of (e1)'s like the driver's;
+		// (e2) has the driver's alone, as (c2)'s ceiling.
+		tcp, udp := []int{*port, e.host.acceptPort}, []int{*udpPort, e.host.udpSelfPort}
+		if *ll == llTypical {
+			tcp, udp = []int{*port}, []int{*udpPort}
+		}
+		root := *llRoot
+		if root == "" {
+			root = *dir
+		}
+		if err := restrictLandlock(*ll, root, tcp, udp); err != nil {
 			return err
 		}
 	}
@@ -365,27 +375,35 @@ func monotonicNs() int64 {
 
 // The Landlock modes of a worker (-landlock).
 const (
-	llAllow = "allow" // phase (e1)
-	llDeny  = "deny"  // phase (e0)
+	llAllow   = "allow"   // phase (e1)
+	llTypical = "typical" // phase (e2)
+	llDeny    = "deny"    // phase (e0)
 )
 
 // restrictLandlock restricts the worker (every thread) with Landlock,
 // handling every access right go-landlock knows (filesystem, TCP bind and
 // connect, UDP bind and send, the signal and abstract unix socket scopes),
-// best effort: only what the running kernel's ABI has. mode llAllow (e1)
-// grants every filesystem right on / and TCP connect to tcpPorts and UDP
-// send to udpPorts (ports 0 left out): everything the benchmark does stays allowed, so e1 against
-// (c) compares the cost of two allow-everything sandboxes. mode llDeny
+// best effort: only what the running kernel's ABI has. Modes llAllow (e1)
+// and llTypical (e2) are rooted at the workspace, the way a Landlock agent
+// sandbox is: every filesystem right beneath workspace, reading files and
+// directories and executing files beneath / (a read-only system), TCP
+// connect to tcpPorts and UDP send to udpPorts (ports 0 left out). For
+// llAllow the caller gives every port the benchmark uses, so everything
+// the benchmark does stays allowed and e1 against (c) compares two
+// allow-everything sandboxes; for llTypical the ports of (c2)'s endpoints
+// alone: (c2)'s twin, one writable root, the rest read-only, network
+// restricted to the listed endpoints. mode llDeny
 // (e0) grants only reading files and directories beneath / (no write, no
 // execute, no TCP connect, no UDP send): the intent of the deny-all
 // ceiling network=false, write=false, shell=none, to compare with (d).
 // Errors: an unknown mode, Landlock refusing the ruleset.
-func restrictLandlock(mode string, tcpPorts, udpPorts []int) error {
+func restrictLandlock(mode, workspace string, tcpPorts, udpPorts []int) error {
 	all := landlock.V11.HandledAccessFS
 	var rules []landlock.Rule
 	switch mode {
-	case llAllow:
-		rules = append(rules, landlock.PathAccess(all, "/"))
+	case llAllow, llTypical:
+		rules = append(rules, landlock.PathAccess(all, workspace),
+			landlock.PathAccess(llsys.AccessFSReadFile|llsys.AccessFSReadDir|llsys.AccessFSExecute, "/"))
 		for _, port := range tcpPorts {
 			if port > 0 {
 				rules = append(rules, landlock.ConnectTCP(uint16(port)))
@@ -399,7 +417,7 @@ func restrictLandlock(mode string, tcpPorts, udpPorts []int) error {
 	case llDeny:
 		rules = append(rules, landlock.PathAccess(llsys.AccessFSReadFile|llsys.AccessFSReadDir, "/"))
 	default:
-		return fmt.Errorf("-landlock %q: want %s or %s", mode, llAllow, llDeny)
+		return fmt.Errorf("-landlock %q: want %s, %s or %s", mode, llAllow, llTypical, llDeny)
 	}
 	if err := landlock.V11.BestEffort().Restrict(rules...); err != nil {
 		return fmt.Errorf("landlock: %w", err)

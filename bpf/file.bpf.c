@@ -961,7 +961,7 @@ int BPF_PROG(inode_rename, struct inode *old_dir, struct dentry *old_dentry,
 {
 	/* Every rename on the host, before it happens: the roots decision
 	 * cache (roots.h) is keyed by where directories are. */
-	names_moved();
+	rename_begin();
 	if (ret)
 		return ret;
 	if (deny_bpffs(old_dentry, HOOK_INODE_RENAME) || deny_bpffs(new_dentry, HOOK_INODE_RENAME))
@@ -972,13 +972,14 @@ int BPF_PROG(inode_rename, struct inode *old_dir, struct dentry *old_dentry,
 }
 
 /* Every rename on the host, after it happened (or failed): the second move
- * of names_generation (roots.h). Attached to the function every rename
- * passes (renameat2, io_uring, overlayfs, nfsd and ksmbd call it), so a
- * roots decision made while a directory was moving is never reused. */
+ * of names_generation and the end of the rename in progress (roots.h).
+ * Attached to the function every rename passes (renameat2, io_uring,
+ * overlayfs, nfsd and ksmbd call it): no roots decision is read from the
+ * cache or kept in it while a directory may be moving. */
 SEC("fexit/vfs_rename")
 int BPF_PROG(vfs_rename)
 {
-	names_moved();
+	rename_end();
 	return 0;
 }
 

@@ -204,6 +204,8 @@ const (
 	FileMapKeyOwners          = "key_owners"
 	FileMapMqOwners           = "mq_owners"
 	FileMapNamesGeneration    = "names_generation"
+	FileMapRenameDepth        = "rename_depth"
+	FileMapRenamesActive      = "renames_active"
 	FileMapResolveCache       = "resolve_cache"
 	FileMapResolveLast        = "resolve_last"
 	FileMapRootsCache         = "roots_cache"
@@ -325,6 +327,8 @@ type FileMapSpecs struct {
 	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
 	MqOwners          *ebpf.MapSpec `ebpf:"mq_owners"`
 	NamesGeneration   *ebpf.MapSpec `ebpf:"names_generation"`
+	RenameDepth       *ebpf.MapSpec `ebpf:"rename_depth"`
+	RenamesActive     *ebpf.MapSpec `ebpf:"renames_active"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
 	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
 	RootsCache        *ebpf.MapSpec `ebpf:"roots_cache"`
@@ -378,6 +382,8 @@ type FileMaps struct {
 	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
 	MqOwners          *ebpf.Map `ebpf:"mq_owners"`
 	NamesGeneration   *ebpf.Map `ebpf:"names_generation"`
+	RenameDepth       *ebpf.Map `ebpf:"rename_depth"`
+	RenamesActive     *ebpf.Map `ebpf:"renames_active"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
 	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
 	RootsCache        *ebpf.Map `ebpf:"roots_cache"`
@@ -407,6 +413,8 @@ func (m *FileMaps) Close() error {
 		m.KeyOwners,
 		m.MqOwners,
 		m.NamesGeneration,
+		m.RenameDepth,
+		m.RenamesActive,
 		m.ResolveCache,
 		m.ResolveLast,
 		m.RootsCache,

@@ -190,6 +190,8 @@ const (
 	IpcMapMqOwners               = "mq_owners"
 	IpcMapNamesGeneration        = "names_generation"
 	IpcMapOwnerZero              = "owner_zero"
+	IpcMapRenameDepth            = "rename_depth"
+	IpcMapRenamesActive          = "renames_active"
 	IpcMapResolveCache           = "resolve_cache"
 	IpcMapResolveLast            = "resolve_last"
 	IpcMapRootsCache             = "roots_cache"
@@ -307,6 +309,8 @@ type IpcMapSpecs struct {
 	MqOwners          *ebpf.MapSpec `ebpf:"mq_owners"`
 	NamesGeneration   *ebpf.MapSpec `ebpf:"names_generation"`
 	OwnerZero         *ebpf.MapSpec `ebpf:"owner_zero"`
+	RenameDepth       *ebpf.MapSpec `ebpf:"rename_depth"`
+	RenamesActive     *ebpf.MapSpec `ebpf:"renames_active"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
 	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
 	RootsCache        *ebpf.MapSpec `ebpf:"roots_cache"`
@@ -360,6 +364,8 @@ type IpcMaps struct {
 	MqOwners          *ebpf.Map `ebpf:"mq_owners"`
 	NamesGeneration   *ebpf.Map `ebpf:"names_generation"`
 	OwnerZero         *ebpf.Map `ebpf:"owner_zero"`
+	RenameDepth       *ebpf.Map `ebpf:"rename_depth"`
+	RenamesActive     *ebpf.Map `ebpf:"renames_active"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
 	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
 	RootsCache        *ebpf.Map `ebpf:"roots_cache"`
@@ -389,6 +395,8 @@ func (m *IpcMaps) Close() error {
 		m.MqOwners,
 		m.NamesGeneration,
 		m.OwnerZero,
+		m.RenameDepth,
+		m.RenamesActive,
 		m.ResolveCache,
 		m.ResolveLast,
 		m.RootsCache,

@@ -85,6 +85,18 @@ struct {
 	__type(value, struct names_generation);
 } names_generation SEC(".maps");
 
+/* renames_active[0]: renames between their inode_rename and the return of
+ * their vfs_rename. While it is not 0 nothing is cached or read from the
+ * cache: a directory may have moved, and the second move of the
+ * generation is still to come. Only the programs write it (a map of its
+ * own: user space rewrites names_generation whole). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} renames_active SEC(".maps");
+
 struct roots_cache_entry {
 	__u64 dentry;	  /* struct dentry * the climb started from */
 	__u64 cgid;	  /* the current cgroup id it was decided for */
@@ -101,13 +113,54 @@ struct {
 
 #ifndef ENFORCERD_ROOTS_TYPES_ONLY
 
-/* names_moved: a rename is about to happen or has happened. */
-static __always_inline void names_moved(void)
+/* A task's renames between inode_rename and the return of vfs_rename
+ * (more than one when overlayfs renames in its upper layer inside its own
+ * rename): rename_end undoes only what rename_begin counted, so a rename
+ * whose inode_rename never reached this program (an earlier LSM refused
+ * it) leaves active alone. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} rename_depth SEC(".maps");
+
+/* rename_begin: a rename is about to happen (inode_rename). active first,
+ * then gen: a climb that reads the new gen (it reads gen first, then
+ * active) sees the rename in progress. A depth that cannot be recorded
+ * leaves active raised for good: the cache stays off (slower, never
+ * wrong). */
+static __always_inline void rename_begin(void)
 {
 	__u32 zero = 0;
 	struct names_generation *g = bpf_map_lookup_elem(&names_generation, &zero);
-	if (g)
-		__sync_fetch_and_add(&g->gen, 1);
+	__u64 *active = bpf_map_lookup_elem(&renames_active, &zero);
+	if (!g || !active)
+		return;
+	__sync_fetch_and_add(active, 1);
+	__sync_fetch_and_add(&g->gen, 1);
+	__u32 *depth = bpf_task_storage_get(&rename_depth, bpf_get_current_task_btf(), 0,
+					    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (depth)
+		*depth += 1;
+}
+
+/* rename_end: vfs_rename returned (fexit): gen first, then active. A
+ * rename this program missed (the kernel skips a tracing program that
+ * would recurse on a CPU) leaves active raised: the cache stays off. */
+static __always_inline void rename_end(void)
+{
+	__u32 zero = 0;
+	struct names_generation *g = bpf_map_lookup_elem(&names_generation, &zero);
+	__u64 *active = bpf_map_lookup_elem(&renames_active, &zero);
+	if (!g || !active)
+		return;
+	__sync_fetch_and_add(&g->gen, 1);
+	__u32 *depth = bpf_task_storage_get(&rename_depth, bpf_get_current_task_btf(), 0, 0);
+	if (!depth || !*depth)
+		return;
+	*depth -= 1;
+	__sync_fetch_and_add(active, -1);
 }
 
 /* The ancestors of the current task with writable roots (a bpf_loop
@@ -371,10 +424,15 @@ static __always_inline int roots_check(struct dentry *d, struct vfsmount *mnt, b
 {
 	__u32 zero = 0;
 	struct names_generation *ng = bpf_map_lookup_elem(&names_generation, &zero);
+	__u64 *active = bpf_map_lookup_elem(&renames_active, &zero);
 	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
-	/* Both generations before anything the decision reads. */
-	__u64 names_gen = ng ? ng->gen : 0, config_gen = cfg ? cfg->generation : 0;
-	bool cache = ng && cfg && ng->tracking == 1;
+	/* Both generations before anything the decision reads; the names
+	 * generation before the count of renames in progress (rename_begin
+	 * raises the count first: this order sees it). */
+	__u64 names_gen = ng ? ENFORCERD_READ_ONCE(ng->gen) : 0;
+	__u64 config_gen = cfg ? cfg->generation : 0;
+	ENFORCERD_BARRIER();
+	bool cache = ng && cfg && active && ng->tracking == 1 && ENFORCERD_READ_ONCE(*active) == 0;
 	struct dentry *start = d;
 	if (d && (parent || !dentry_is_dir(d))) {
 		if (!parent && mnt && mnt->mnt_root == d)

@@ -519,6 +519,7 @@ const (
 	SharedMapMqOwners          = "mq_owners"
 	SharedMapNamesGeneration   = "names_generation"
 	SharedMapPtyOwners         = "pty_owners"
+	SharedMapRenamesActive     = "renames_active"
 	SharedMapResolveCache      = "resolve_cache"
 	SharedMapResolveLast       = "resolve_last"
 	SharedMapRootsCache        = "roots_cache"
@@ -597,6 +598,7 @@ type SharedMapSpecs struct {
 	MqOwners          *ebpf.MapSpec `ebpf:"mq_owners"`
 	NamesGeneration   *ebpf.MapSpec `ebpf:"names_generation"`
 	PtyOwners         *ebpf.MapSpec `ebpf:"pty_owners"`
+	RenamesActive     *ebpf.MapSpec `ebpf:"renames_active"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
 	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
 	RootsCache        *ebpf.MapSpec `ebpf:"roots_cache"`
@@ -653,6 +655,7 @@ type SharedMaps struct {
 	MqOwners          *ebpf.Map `ebpf:"mq_owners"`
 	NamesGeneration   *ebpf.Map `ebpf:"names_generation"`
 	PtyOwners         *ebpf.Map `ebpf:"pty_owners"`
+	RenamesActive     *ebpf.Map `ebpf:"renames_active"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
 	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
 	RootsCache        *ebpf.Map `ebpf:"roots_cache"`
@@ -684,6 +687,7 @@ func (m *SharedMaps) Close() error {
 		m.MqOwners,
 		m.NamesGeneration,
 		m.PtyOwners,
+		m.RenamesActive,
 		m.ResolveCache,
 		m.ResolveLast,
 		m.RootsCache,

@@ -176,6 +176,8 @@ const (
 	TamperMapEvents               = "events"
 	TamperMapExecAllow            = "exec_allow"
 	TamperMapNamesGeneration      = "names_generation"
+	TamperMapRenameDepth          = "rename_depth"
+	TamperMapRenamesActive        = "renames_active"
 	TamperMapResolveCache         = "resolve_cache"
 	TamperMapResolveLast          = "resolve_last"
 	TamperMapRootsCache           = "roots_cache"
@@ -288,6 +290,8 @@ type TamperMapSpecs struct {
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
 	NamesGeneration   *ebpf.MapSpec `ebpf:"names_generation"`
+	RenameDepth       *ebpf.MapSpec `ebpf:"rename_depth"`
+	RenamesActive     *ebpf.MapSpec `ebpf:"renames_active"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
 	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
 	RootsCache        *ebpf.MapSpec `ebpf:"roots_cache"`
@@ -334,6 +338,8 @@ type TamperMaps struct {
 	Events            *ebpf.Map `ebpf:"events"`
 	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
 	NamesGeneration   *ebpf.Map `ebpf:"names_generation"`
+	RenameDepth       *ebpf.Map `ebpf:"rename_depth"`
+	RenamesActive     *ebpf.Map `ebpf:"renames_active"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
 	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
 	RootsCache        *ebpf.Map `ebpf:"roots_cache"`
@@ -356,6 +362,8 @@ func (m *TamperMaps) Close() error {
 		m.Events,
 		m.ExecAllow,
 		m.NamesGeneration,
+		m.RenameDepth,
+		m.RenamesActive,
 		m.ResolveCache,
 		m.ResolveLast,
 		m.RootsCache,

@@ -141,6 +141,25 @@ func Open(opts Options) (*Enforcer, error) {
 		e.Close()
 		return nil, err
 	}
+	if err := e.openObjects(); err != nil {
+		e.Close()
+		return nil, err // the embedded objects are broken: a build error
+	}
+	sort.SliceStable(e.hooks, func(i, j int) bool { return e.hooks[i].Layer < e.hooks[j].Layer })
+	if err := e.setRenameTracking(e.links[bpf.FileProgVfsRename] != nil); err != nil {
+		e.Close()
+		return nil, err
+	}
+	e.finishUpgrade()
+	return e, nil
+}
+
+// openObjects loads and attaches every object's programs (adopting pins of
+// this build), recording per layer why one could not be (LayerError) and
+// per program what is attached (Hooks). Errors: only an embedded object
+// that cannot be read (a build error); a layer the kernel cannot run is
+// recorded, not returned.
+func (e *Enforcer) openObjects() error {
 	kernel, kerr := btf.LoadKernelSpec()
 	lsmErr := lsmUsable()
 	if lsmErr != nil {
@@ -149,11 +168,10 @@ func Open(opts Options) (*Enforcer, error) {
 	for _, obj := range objects {
 		progs, all, err := obj.programs(kernel)
 		if err != nil {
-			e.Close()
-			return nil, err // the embedded objects are broken: a build error
+			return err
 		}
 		for _, name := range all { // every variant, for finishUpgrade
-			e.pinNames[filepath.Base(LinkPinPath(opts.PinDir, obj.layer, name))] = true
+			e.pinNames[filepath.Base(LinkPinPath(e.opts.PinDir, obj.layer, name))] = true
 		}
 		switch {
 		case obj.layer == coverage.LayerLSM && lsmErr != nil:
@@ -175,15 +193,7 @@ func Open(opts Options) (*Enforcer, error) {
 			}
 		}
 	}
-	sort.SliceStable(e.hooks, func(i, j int) bool { return e.hooks[i].Layer < e.hooks[j].Layer })
-	if e.links[bpf.FileProgVfsRename] != nil {
-		if err := e.setRenameTracking(true); err != nil {
-			e.Close()
-			return nil, err
-		}
-	}
-	e.finishUpgrade()
-	return e, nil
+	return nil
 }
 
 func (e *Enforcer) hasProgram(name string) bool {

@@ -961,7 +961,7 @@ int BPF_PROG(inode_rename, struct inode *old_dir, struct dentry *old_dentry,
 {
 	/* Every rename on the host, before it happens: the roots decision
 	 * cache (roots.h) is keyed by where directories are. */
-	rename_begin();
+	rename_begin(old_dentry, new_dentry);
 	if (ret)
 		return ret;
 	if (deny_bpffs(old_dentry, HOOK_INODE_RENAME) || deny_bpffs(new_dentry, HOOK_INODE_RENAME))

@@ -125,6 +125,13 @@ type FileOwner struct {
 	Anc [32]uint64
 }
 
+type FileRenameState struct {
+	_     structs.HostLayout
+	Depth uint32
+	Pad   uint32
+	Key   uint64
+}
+
 type FileResolveCacheEntry struct {
 	_          structs.HostLayout
 	Generation uint64

@@ -111,6 +111,13 @@ type IpcOwner struct {
 	Anc [32]uint64
 }
 
+type IpcRenameState struct {
+	_     structs.HostLayout
+	Depth uint32
+	Pad   uint32
+	Key   uint64
+}
+
 type IpcResolveCacheEntry struct {
 	_          structs.HostLayout
 	Generation uint64

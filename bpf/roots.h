@@ -117,12 +117,20 @@ struct {
  * (more than one when overlayfs renames in its upper layer inside its own
  * rename): rename_end undoes only what rename_begin counted, so a rename
  * whose inode_rename never reached this program (an earlier LSM refused
- * it) leaves active alone. */
+ * it, or the program was attached after that point) leaves active alone.
+ * key: the innermost counted rename's two dentries (XOR): RENAME_EXCHANGE
+ * calls inode_rename twice, with the ends swapped, for one vfs_rename. */
+struct rename_state {
+	__u32 depth;
+	__u32 pad;
+	__u64 key;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, __u32);
+	__type(value, struct rename_state);
 } rename_depth SEC(".maps");
 
 /* rename_begin: a rename is about to happen (inode_rename). active first,
@@ -130,19 +138,24 @@ struct {
  * active) sees the rename in progress. A depth that cannot be recorded
  * leaves active raised for good: the cache stays off (slower, never
  * wrong). */
-static __always_inline void rename_begin(void)
+static __always_inline void rename_begin(struct dentry *old_dentry, struct dentry *new_dentry)
 {
 	__u32 zero = 0;
 	struct names_generation *g = bpf_map_lookup_elem(&names_generation, &zero);
 	__u64 *active = bpf_map_lookup_elem(&renames_active, &zero);
 	if (!g || !active)
 		return;
+	__u64 key = (__u64)old_dentry ^ (__u64)new_dentry;
+	struct rename_state *st = bpf_task_storage_get(&rename_depth, bpf_get_current_task_btf(), 0,
+						       BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (st && st->depth && st->key == key)
+		return; /* the second call of one RENAME_EXCHANGE: counted */
 	__sync_fetch_and_add(active, 1);
 	__sync_fetch_and_add(&g->gen, 1);
-	__u32 *depth = bpf_task_storage_get(&rename_depth, bpf_get_current_task_btf(), 0,
-					    BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (depth)
-		*depth += 1;
+	if (st) {
+		st->depth += 1;
+		st->key = key;
+	}
 }
 
 /* rename_end: vfs_rename returned (fexit): gen first, then active. A
@@ -156,10 +169,11 @@ static __always_inline void rename_end(void)
 	if (!g || !active)
 		return;
 	__sync_fetch_and_add(&g->gen, 1);
-	__u32 *depth = bpf_task_storage_get(&rename_depth, bpf_get_current_task_btf(), 0, 0);
-	if (!depth || !*depth)
+	struct rename_state *st = bpf_task_storage_get(&rename_depth, bpf_get_current_task_btf(), 0, 0);
+	if (!st || !st->depth)
 		return;
-	*depth -= 1;
+	st->depth -= 1;
+	st->key = 0;
 	__sync_fetch_and_add(active, -1);
 }
 

@@ -103,6 +103,13 @@ type TamperNamesGeneration struct {
 	Tracking uint64
 }
 
+type TamperRenameState struct {
+	_     structs.HostLayout
+	Depth uint32
+	Pad   uint32
+	Key   uint64
+}
+
 type TamperResolveCacheEntry struct {
 	_          structs.HostLayout
 	Generation uint64

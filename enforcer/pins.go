@@ -173,10 +173,29 @@ func (e *Enforcer) loadPrograms(obj object, spec *ebpf.CollectionSpec) (*ebpf.Co
 	return coll, nil
 }
 
+// attachOrder is progs with the tracing programs first: fexit/vfs_rename
+// must be attached before inode_rename starts counting renames in
+// progress (bpf/roots.h), or a rename between the two would stay counted
+// and keep the writable roots' decision cache off.
+func attachOrder(progs []program) []program {
+	out := make([]program, 0, len(progs))
+	for _, p := range progs {
+		if !p.isLSM() {
+			out = append(out, p)
+		}
+	}
+	for _, p := range progs {
+		if p.isLSM() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // attachMissing attaches the loaded missing programs and pins their links
 // (over another build's pin: pinOver).
 func (e *Enforcer) attachMissing(obj object, spec *ebpf.CollectionSpec, coll *ebpf.Collection, missing []program) error {
-	for _, p := range missing {
+	for _, p := range attachOrder(missing) {
 		prog := coll.Programs[p.name]
 		if prog == nil {
 			continue

@@ -11,12 +11,16 @@ package enforcer_test
 // ceiling.
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
+	"github.com/enforcerd/enforcerd/bpf"
+	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/test/probe"
 )
 
@@ -150,5 +154,57 @@ func TestOutsideRootsCacheRegistration(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// renamesActive reads bpf/roots.h's count of renames in progress.
+func renamesActive(t *testing.T) uint64 {
+	t.Helper()
+	m, err := ebpf.LoadPinnedMap(enforcer.MapPinPath(kt.PinDir(), bpf.SharedMapRenamesActive), nil)
+	must(t, err)
+	defer m.Close()
+	var v uint64
+	must(t, m.Lookup(uint32(0), &v))
+	return v
+}
+
+// TestRenamesActiveReturnsToZero: every kind of rename on the host ends
+// with the count of renames in progress back where it was, so the roots
+// decision cache is not left off (a count left raised is safe but makes
+// every write climb again).
+func TestRenamesActiveReturnsToZero(t *testing.T) {
+	kt.Enforcer(t)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	must(t, os.WriteFile(a, nil, 0o644))
+	must(t, os.WriteFile(b, nil, 0o644))
+	for _, c := range []struct {
+		name string
+		do   func() error
+	}{
+		{"rename", func() error { return unix.Rename(a, filepath.Join(dir, "c")) }},
+		{"rename-back", func() error { return unix.Rename(filepath.Join(dir, "c"), a) }},
+		{"exchange", func() error { return unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE) }},
+		{"noreplace-refused", func() error {
+			if err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_NOREPLACE); err == nil {
+				return errors.New("RENAME_NOREPLACE over an existing name succeeded")
+			}
+			return nil
+		}},
+		{"missing-source", func() error {
+			if err := unix.Rename(filepath.Join(dir, "missing"), a); err == nil {
+				return errors.New("renaming a missing file succeeded")
+			}
+			return nil
+		}},
+	} {
+		before := renamesActive(t)
+		if before != 0 {
+			t.Fatalf("before %s: %d renames in progress, want 0 (a rename counted and never ended: the decision cache is off)", c.name, before)
+		}
+		must(t, c.do())
+		if after := renamesActive(t); after != before {
+			t.Errorf("%s: renames in progress %d before, %d after", c.name, before, after)
+		}
 	}
 }

@@ -118,8 +118,9 @@ struct {
  * rename): rename_end undoes only what rename_begin counted, so a rename
  * whose inode_rename never reached this program (an earlier LSM refused
  * it, or the program was attached after that point) leaves active alone.
- * key: the innermost counted rename's two dentries (XOR): RENAME_EXCHANGE
- * calls inode_rename twice, with the ends swapped, for one vfs_rename. */
+ * key: the innermost counted rename's two names and its device:
+ * RENAME_EXCHANGE calls inode_rename twice, with the ends swapped, for one
+ * vfs_rename. */
 struct rename_state {
 	__u32 depth;
 	__u32 pad;
@@ -145,7 +146,10 @@ static __always_inline void rename_begin(struct dentry *old_dentry, struct dentr
 	__u64 *active = bpf_map_lookup_elem(&renames_active, &zero);
 	if (!g || !active)
 		return;
-	__u64 key = (__u64)old_dentry ^ (__u64)new_dentry;
+	/* Symmetric in the two ends; the device keeps overlayfs's own rename
+	 * and the one it makes in its upper layer apart. */
+	__u64 key = (old_dentry->d_name.hash_len ^ new_dentry->d_name.hash_len) +
+		    ((__u64)old_dentry->d_sb->s_dev << 1);
 	struct rename_state *st = bpf_task_storage_get(&rename_depth, bpf_get_current_task_btf(), 0,
 						       BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (st && st->depth && st->key == key)

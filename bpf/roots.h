@@ -148,8 +148,8 @@ static __always_inline void rename_begin(struct dentry *old_dentry, struct dentr
 		return;
 	/* Symmetric in the two ends; the device keeps overlayfs's own rename
 	 * and the one it makes in its upper layer apart. */
-	__u64 key = (old_dentry->d_name.hash_len ^ new_dentry->d_name.hash_len) +
-		    ((__u64)old_dentry->d_sb->s_dev << 1);
+	__u32 names = old_dentry->d_name.hash ^ new_dentry->d_name.hash;
+	__u64 key = ((__u64)old_dentry->d_sb->s_dev << 32) | names;
 	struct rename_state *st = bpf_task_storage_get(&rename_depth, bpf_get_current_task_btf(), 0,
 						       BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (st && st->depth && st->key == key)

@@ -262,11 +262,10 @@ func (e *Enforcer) dropRegistration(cgroupID uint64) {
 // The value is random rather than incremented: two processes changing the
 // map at once must never both write the same generation.
 func (e *Enforcer) invalidate() error {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return fmt.Errorf("new generation: %w", err)
+	gen, err := newGeneration()
+	if err != nil {
+		return err
 	}
-	gen := binary.NativeEndian.Uint64(b[:])
 	if err := e.config.Update(uint32(0), gen, ebpf.UpdateAny); err != nil {
 		return fmt.Errorf("invalidate cached ceilings: %w", err)
 	}
@@ -544,4 +543,14 @@ func decodeShell(deny uint32) policy.Shell {
 	default:
 		return policy.ShellFull
 	}
+}
+
+// newGeneration is a fresh random 64-bit generation (the ceilings' and the
+// renames': a value no earlier write can have used). Errors: no randomness.
+func newGeneration() (uint64, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return 0, fmt.Errorf("new generation: %w", err)
+	}
+	return binary.NativeEndian.Uint64(b[:]), nil
 }

@@ -1,8 +1,6 @@
 package enforcer
 
 import (
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -116,11 +114,11 @@ func (e *Enforcer) setRenameTracking(on bool) error {
 	if m == nil {
 		return nil
 	}
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	gen, err := newGeneration()
+	if err != nil {
 		return fmt.Errorf("rename generation: %w", err)
 	}
-	v := namesGeneration{Gen: binary.NativeEndian.Uint64(b[:])}
+	v := namesGeneration{Gen: gen}
 	if on {
 		v.Tracking = 1
 	}

@@ -15,13 +15,15 @@ import (
 
 // execStateMaps are the shared maps that need task or inode storage, which
 // the kernel creates only while the BPF LSM is active: the shell ceiling's
-// (bpf/exec.h) and the creators of FIFOs, POSIX message queues and POSIX
-// shm objects (bpf/fifo.h, bpf/mqueue.h, bpf/shm.h), with the maps the shell ceiling keeps beside
-// them. The cgroup layer needs none of them; when one cannot be created,
+// (bpf/exec.h), the creators of FIFOs, POSIX message queues and POSIX
+// shm objects (bpf/fifo.h, bpf/mqueue.h, bpf/shm.h) and the writable
+// roots' decision cache (bpf/roots.h), with the maps the shell ceiling
+// keeps beside them. The cgroup layer needs none of them; when one cannot be created,
 // none of them is used and only the objects that declare them (the LSM
 // layer) are refused (execMapsErr).
 var execStateMaps = []string{bpf.SharedMapTaskFlags, bpf.SharedMapWrittenInodes, bpf.SharedMapExecAllow, bpf.SharedMapCeilingSince,
-	bpf.SharedMapFifoOwners, bpf.SharedMapFifoPending, bpf.SharedMapMqOwners, bpf.SharedMapShmOwners}
+	bpf.SharedMapFifoOwners, bpf.SharedMapFifoPending, bpf.SharedMapMqOwners, bpf.SharedMapShmOwners,
+	bpf.SharedMapRootsCache}
 
 // openMaps adopts the pinned shared maps, creating and pinning those that
 // are missing, and opens the build id. The shared maps are the maps of

@@ -959,16 +959,20 @@ SEC("lsm/inode_rename")
 int BPF_PROG(inode_rename, struct inode *old_dir, struct dentry *old_dentry,
 	     struct inode *new_dir, struct dentry *new_dentry, int ret)
 {
-	/* Every rename on the host, before it happens: the roots decision
-	 * cache (roots.h) is keyed by where directories are. */
-	rename_begin(old_dentry, new_dentry);
 	if (ret)
 		return ret;
 	if (deny_bpffs(old_dentry, HOOK_INODE_RENAME) || deny_bpffs(new_dentry, HOOK_INODE_RENAME))
 		return -EPERM;
-	/* Both ends: nothing renamed into or out of a root (R4). */
-	return deny_write_names(old_dentry, true, new_dentry, true, HOOK_INODE_RENAME,
-				SHM_OP_RENAME, 0);
+	/* Both ends: nothing renamed into or out of a root (R4). Decided
+	 * before the rename is counted, so this check may use the roots
+	 * decision cache: nothing has moved yet. */
+	int r = deny_write_names(old_dentry, true, new_dentry, true, HOOK_INODE_RENAME,
+				 SHM_OP_RENAME, 0);
+	/* A rename that may now happen, before it does: the roots decision
+	 * cache (roots.h) is keyed by where directories are. */
+	if (!r)
+		rename_begin(old_dentry, new_dentry);
+	return r;
 }
 
 /* Every rename on the host, after it happened (or failed): the second move

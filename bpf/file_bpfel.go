@@ -136,7 +136,7 @@ type FileResolveCacheEntry struct {
 	_          structs.HostLayout
 	Generation uint64
 	Found      int32
-	Pad        uint32
+	CgidLo     uint32
 	E          struct {
 		_            structs.HostLayout
 		Deny         uint32

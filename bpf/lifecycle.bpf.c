@@ -30,8 +30,8 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid,
 	__u32 zero = 0;
 	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
 	if (cfg) {
-		struct resolve_cache_entry *rc = cache_current(cfg->generation, current_cgroup_id());
-		if (rc && !rc->e.pending)
+		struct effective e = {};
+		if (cache_copy(cfg->generation, current_cgroup_id(), &e) >= 0 && !e.pending)
 			return 0;
 	}
 	for (int level = 0; level < MAX_CGROUP_LEVEL; level++) {

@@ -82,7 +82,7 @@ type LifecycleResolveCacheEntry struct {
 	_          structs.HostLayout
 	Generation uint64
 	Found      int32
-	Pad        uint32
+	CgidLo     uint32
 	E          struct {
 		_            structs.HostLayout
 		Deny         uint32

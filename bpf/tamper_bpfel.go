@@ -114,7 +114,7 @@ type TamperResolveCacheEntry struct {
 	_          structs.HostLayout
 	Generation uint64
 	Found      int32
-	Pad        uint32
+	CgidLo     uint32
 	E          struct {
 		_            structs.HostLayout
 		Deny         uint32

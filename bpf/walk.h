@@ -73,7 +73,7 @@ static __always_inline int bit_index(__u32 bit)
 struct resolve_cache_entry {
 	__u64 generation;
 	__s32 found;
-	__u32 pad;
+	__u32 cgid_lo; /* the low 32 bits of the key: see cache_copy */
 	struct effective e;
 };
 
@@ -156,15 +156,39 @@ struct {
 	__type(value, struct resolve_cache_entry);
 } resolve_cache SEC(".maps");
 
-/* cache_current: resolve_cache's entry for cgroup id when it was computed
- * under generation gen (read from enforcerd_config first: maps.h), else
- * NULL (missing or stale). */
-static __always_inline struct resolve_cache_entry *cache_current(__u64 gen, __u64 id)
+#define ENFORCERD_READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+#define ENFORCERD_BARRIER() asm volatile("" ::: "memory")
+
+/* cache_copy: resolve_cache's answer for cgroup id under generation gen
+ * (read from enforcerd_config first: maps.h) into *e: 1 registered (*e
+ * copied), 0 not (*e's pending set), -1 none (missing, stale, or rewritten
+ * while it was read; *e zeroed again, as every caller passes it).
+ *
+ * An LRU hash recycles an evicted element for another key at once, without
+ * waiting for the readers that hold it (no RCU grace period), so the
+ * element may be rewritten for another cgroup while it is copied. The
+ * writer copies the value from its first byte, where the generation and
+ * the key's low bits are: checking both again after the copy refuses an
+ * element whose rewrite began before the copy ended. Elements of a build
+ * that left cgid_lo 0 miss once and are walked again. */
+static __always_inline int cache_copy(__u64 gen, __u64 id, struct effective *e)
 {
 	struct resolve_cache_entry *c = bpf_map_lookup_elem(&resolve_cache, &id);
-	if (c && c->generation == gen)
-		return c;
-	return NULL;
+	if (!c)
+		return -1;
+	if (ENFORCERD_READ_ONCE(c->generation) != gen || ENFORCERD_READ_ONCE(c->cgid_lo) != (__u32)id)
+		return -1;
+	int found = ENFORCERD_READ_ONCE(c->found);
+	if (found)
+		__builtin_memcpy(e, &c->e, sizeof(*e));
+	else
+		e->pending = ENFORCERD_READ_ONCE(c->e.pending);
+	ENFORCERD_BARRIER();
+	if (ENFORCERD_READ_ONCE(c->generation) != gen || ENFORCERD_READ_ONCE(c->cgid_lo) != (__u32)id) {
+		__builtin_memset(e, 0, sizeof(*e));
+		return -1;
+	}
+	return found ? 1 : 0;
 }
 
 /* current_cgroup_id: bpf_get_current_cgroup_id() by BTF loads of
@@ -211,9 +235,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct resolve_last);
 } resolve_last SEC(".maps");
-
-#define ENFORCERD_READ_ONCE(x) (*(volatile typeof(x) *)&(x))
-#define ENFORCERD_BARRIER() asm volatile("" ::: "memory")
 
 /* last_hit: l holds the answer for cgroup id under gen: 0 not (*e's
  * pending set from it), 1 registered (*e copied from it), -1 no answer
@@ -276,16 +297,11 @@ __attribute__((noinline)) int resolve_slow(struct effective *e)
 	__u64 id = current_cgroup_id();
 	if (cfg) {
 		gen = cfg->generation;
-		struct resolve_cache_entry *c = cache_current(gen, id);
-		if (c) {
+		int h = cache_copy(gen, id, e);
+		if (h >= 0) {
 			if (last)
-				last_store(last, gen, id, c->found, &c->e);
-			if (!c->found) {
-				e->pending = c->e.pending;
-				return 0;
-			}
-			__builtin_memcpy(e, &c->e, sizeof(*e));
-			return 1;
+				last_store(last, gen, id, h, e);
+			return h;
 		}
 	}
 	/* A miss (or no config, which cannot happen for an array: never
@@ -294,6 +310,7 @@ __attribute__((noinline)) int resolve_slow(struct effective *e)
 	walk(&w);
 	if (cfg) {
 		w.n.generation = gen;
+		w.n.cgid_lo = (__u32)id;
 		bpf_map_update_elem(&resolve_cache, &id, &w.n, BPF_ANY);
 		if (last)
 			last_store(last, gen, id, w.n.found, &w.n.e);

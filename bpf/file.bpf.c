@@ -570,10 +570,11 @@ int BPF_PROG(file_permission, struct file *file, int mask, int ret)
 	}
 	bool kfs = magic && kernel_fs_magic(magic);
 	/* Reads matter only on inet sockets and network devices: every
-	 * other read (files, ttys, unix sockets, on the whole host) returns
-	 * here, before any map lookup. */
-	bool net = special && fmt != S_IFBLK && network_file(file, inode);
-	if (!write && !net)
+	 * other read (files, ttys, on the whole host) returns here, before
+	 * any map lookup. A socket's family takes three probe reads: it is
+	 * read below, only for a task a ceiling denies network. */
+	bool net_chr = fmt == S_IFCHR && chr_network(inode->i_rdev);
+	if (!write && fmt != S_IFSOCK && !net_chr)
 		return 0;
 	/* Writes the write ceiling alone decides: pipes, memfds, ... exempt. */
 	if (!special && !kfs && file_exempt(file))
@@ -582,6 +583,12 @@ int BPF_PROG(file_permission, struct file *file, int mask, int ret)
 	 * combined stack limit: one struct effective per frame). */
 	struct effective e = {};
 	if (!resolve(&e))
+		return 0;
+	/* Where network is neither denied nor audited, both socket checks
+	 * below allow whatever the family: it is not read. */
+	bool net = net_chr || (fmt == S_IFSOCK && verdict(&e, DENY_NETWORK) &&
+			       network_file(file, inode));
+	if (!write && !net)
 		return 0;
 	int r;
 	if (fmt == S_IFBLK) /* a write: reads returned above */

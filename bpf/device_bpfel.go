@@ -115,7 +115,7 @@ type DeviceResolveCacheEntry struct {
 		NetLevel     int32
 		SandboxLevel int32
 		Pending      int32
-		WriteRoots   uint32
+		Seen         uint32
 		SandboxCgid  uint64
 	}
 }
@@ -136,7 +136,7 @@ type DeviceResolveLast struct {
 		NetLevel     int32
 		SandboxLevel int32
 		Pending      int32
-		WriteRoots   uint32
+		Seen         uint32
 		SandboxCgid  uint64
 	}
 }

@@ -120,12 +120,12 @@ static __always_inline void task_write_denied(struct effective *e)
 		return;
 	if (*f & TASK_EXEC_WRITE_DENIED) {
 		e->deny |= DENY_WRITE;
-		e->write_roots |= WR_DENY_TOTAL; /* no writable roots for it */
+		e->seen |= WR_DENY_TOTAL; /* no writable roots for it */
 		if (!e->deny_cgid[1])
 			e->deny_cgid[1] = e->deny_cgid[3] ? e->deny_cgid[3] : e->sandbox_cgid;
 	} else if (*f & TASK_EXEC_WRITE_AUDITED) {
 		e->audit |= DENY_WRITE;
-		e->write_roots |= WR_AUDIT_TOTAL;
+		e->seen |= WR_AUDIT_TOTAL;
 		if (!e->audit_cgid[1])
 			e->audit_cgid[1] = e->audit_cgid[3] ? e->audit_cgid[3] : e->sandbox_cgid;
 	}

@@ -140,7 +140,7 @@ static __always_inline int write_verdict(struct effective *e, struct dentry *d,
 		return v;
 	int r = roots_check(d, mnt, parent, v);
 	/* An audit-only ancestor without roots still audits. */
-	if (!r && (e->audit & DENY_WRITE) && (e->write_roots & WR_AUDIT_TOTAL))
+	if (!r && (e->audit & DENY_WRITE) && (e->seen & WR_AUDIT_TOTAL))
 		return DECISION_AUDITED;
 	return r;
 }

@@ -146,7 +146,7 @@ type FileResolveCacheEntry struct {
 		NetLevel     int32
 		SandboxLevel int32
 		Pending      int32
-		WriteRoots   uint32
+		Seen         uint32
 		SandboxCgid  uint64
 	}
 }
@@ -167,7 +167,7 @@ type FileResolveLast struct {
 		NetLevel     int32
 		SandboxLevel int32
 		Pending      int32
-		WriteRoots   uint32
+		Seen         uint32
 		SandboxCgid  uint64
 	}
 }

@@ -57,7 +57,7 @@ static __always_inline int lock_write_verdict(struct effective *e, struct file *
 	if (!v || !roots_apply(e))
 		return v;
 	int r = roots_check(file->f_path.dentry, file->f_path.mnt, false, v);
-	if (!r && (e->audit & DENY_WRITE) && (e->write_roots & WR_AUDIT_TOTAL))
+	if (!r && (e->audit & DENY_WRITE) && (e->seen & WR_AUDIT_TOTAL))
 		return DECISION_AUDITED;
 	return r;
 }

@@ -106,7 +106,7 @@ type NetworkResolveCacheEntry struct {
 		NetLevel     int32
 		SandboxLevel int32
 		Pending      int32
-		WriteRoots   uint32
+		Seen         uint32
 		SandboxCgid  uint64
 	}
 }
@@ -127,7 +127,7 @@ type NetworkResolveLast struct {
 		NetLevel     int32
 		SandboxLevel int32
 		Pending      int32
-		WriteRoots   uint32
+		Seen         uint32
 		SandboxCgid  uint64
 	}
 }

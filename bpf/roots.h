@@ -487,7 +487,7 @@ static __always_inline int roots_check(struct dentry *d, struct vfsmount *mnt, b
  * audit-only) write denial comes from an ancestor with roots. */
 static __always_inline bool roots_apply(const struct effective *e)
 {
-	__u32 wr = e->write_roots;
+	__u32 wr = e->seen;
 	if (e->deny & DENY_WRITE)
 		return (wr & WR_DENY_ROOTS) && !(wr & WR_DENY_TOTAL);
 	if (e->audit & DENY_WRITE)

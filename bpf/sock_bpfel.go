@@ -106,7 +106,7 @@ type SockResolveCacheEntry struct {
 		NetLevel     int32
 		SandboxLevel int32
 		Pending      int32
-		WriteRoots   uint32
+		Seen         uint32
 		SandboxCgid  uint64
 	}
 }
@@ -127,7 +127,7 @@ type SockResolveLast struct {
 		NetLevel     int32
 		SandboxLevel int32
 		Pending      int32
-		WriteRoots   uint32
+		Seen         uint32
 		SandboxCgid  uint64
 	}
 }

@@ -124,7 +124,7 @@ type TamperResolveCacheEntry struct {
 		NetLevel     int32
 		SandboxLevel int32
 		Pending      int32
-		WriteRoots   uint32
+		Seen         uint32
 		SandboxCgid  uint64
 	}
 }
@@ -145,7 +145,7 @@ type TamperResolveLast struct {
 		NetLevel     int32
 		SandboxLevel int32
 		Pending      int32
-		WriteRoots   uint32
+		Seen         uint32
 		SandboxCgid  uint64
 	}
 }

@@ -21,23 +21,28 @@ struct effective {
 			      * the next exec is an entrypoint (exec.bpf.c,
 			      * lifecycle.bpf.c); set even when nothing is
 			      * enforced yet */
-	__u32 write_roots;   /* enum write_roots_bit: which ancestors' write
-			      * denials hold only outside their writable
-			      * roots (roots.h). Takes what was padding: the
-			      * cache's layout is pinned state, and an entry
-			      * an older build wrote (0 here) reads as
-			      * unconditional denials */
+	__u32 seen;	     /* enum seen_bit: what the walk saw of the
+			      * ancestors beyond the deny bits. Takes what
+			      * was padding: the cache's layout is pinned
+			      * state, and an entry an older build wrote (0
+			      * here) reads as unconditional write denials
+			      * and as network denials to walk again */
 	__u64 sandbox_cgid;  /* its id: the sandbox boundary for "outside" */
 };
 
-/* Bits of effective.write_roots. DENY_WRITE in deny (audit) is lifted
- * beneath roots only when no *_TOTAL bit says an ancestor (or the task,
- * exec.h) denies writes unconditionally. */
-enum write_roots_bit {
+/* Bits of effective.seen. WR_*: which ancestors' write denials hold only
+ * outside their writable roots (roots.h): DENY_WRITE in deny (audit) is
+ * lifted beneath roots only when no *_TOTAL bit says an ancestor (or the
+ * task, exec.h) denies writes unconditionally. SEEN_NET_ONE: exactly one
+ * active ancestor denies or audits network, and the walk reached the
+ * task's own level (endpoints.h decides on that ancestor's list alone;
+ * without the bit it walks the ancestors again). */
+enum seen_bit {
 	WR_DENY_TOTAL = 1U << 0,  /* an enforcing ancestor without roots */
 	WR_DENY_ROOTS = 1U << 1,  /* an enforcing ancestor with roots */
 	WR_AUDIT_TOTAL = 1U << 2, /* an audit-only ancestor without roots */
 	WR_AUDIT_ROOTS = 1U << 3, /* an audit-only ancestor with roots */
+	SEEN_NET_ONE = 1U << 4,
 };
 
 /* bit_index: the index of a deny bit in effective.deny_cgid/audit_cgid. */
@@ -83,6 +88,7 @@ struct resolve_cache_entry {
 struct walk_ctx {
 	struct resolve_cache_entry n;
 	int done;
+	int net_ancestors; /* active ancestors denying or auditing network */
 };
 
 static long walk_level(__u32 level, void *ctx)
@@ -116,14 +122,15 @@ static long walk_level(__u32 level, void *ctx)
 	if (deny & DENY_NETWORK) {
 		cgid[0] = id;
 		w->n.e.net_level = level;
+		w->net_ancestors += 1;
 	}
 	if (deny & DENY_WRITE) {
 		cgid[1] = id;
 		bool roots = (flags & CEILING_WRITE_ROOTS) != 0;
 		if (flags & CEILING_AUDIT_ONLY)
-			w->n.e.write_roots |= roots ? WR_AUDIT_ROOTS : WR_AUDIT_TOTAL;
+			w->n.e.seen |= roots ? WR_AUDIT_ROOTS : WR_AUDIT_TOTAL;
 		else
-			w->n.e.write_roots |= roots ? WR_DENY_ROOTS : WR_DENY_TOTAL;
+			w->n.e.seen |= roots ? WR_DENY_ROOTS : WR_DENY_TOTAL;
 	}
 	if (deny & DENY_SHELL)
 		cgid[2] = id;
@@ -143,8 +150,10 @@ static __always_inline void walk(struct walk_ctx *w)
 	if (!w->done && w->n.found &&
 	    bpf_get_current_ancestor_cgroup_id(MAX_CGROUP_LEVEL)) {
 		w->n.e.deny |= DENY_ALL;
-		w->n.e.write_roots |= WR_DENY_TOTAL;
+		w->n.e.seen |= WR_DENY_TOTAL;
 	}
+	if (w->done && w->net_ancestors == 1)
+		w->n.e.seen |= SEEN_NET_ONE;
 }
 
 /* resolve()'s results by the current task's cgroup id, valid while their

@@ -317,7 +317,11 @@ __attribute__((noinline)) int resolve_slow(struct effective *e)
 	 * skip): the walk. Its context is zeroed here, not on the hit path. */
 	struct walk_ctx w = {};
 	walk(&w);
-	if (cfg) {
+	/* Kept only when the task is still in the cgroup it was in before
+	 * the walk: a task moved meanwhile (a host tool writing
+	 * cgroup.procs) walked levels of both cgroups, an answer for
+	 * neither. It is this call's answer, not one to keep under id. */
+	if (cfg && current_cgroup_id() == id) {
 		w.n.generation = gen;
 		w.n.cgid_lo = (__u32)id;
 		bpf_map_update_elem(&resolve_cache, &id, &w.n, BPF_ANY);

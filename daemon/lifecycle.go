@@ -243,7 +243,7 @@ func (n *node) serve(ctx context.Context) error {
 func (n *node) observe() {
 	n.hub = audit.NewHub()
 	n.m = metrics.New(metrics.Sources{
-		Registered: n.reg.Len, LostRecords: n.enf.LostRecords, Unattributed: n.enf.UnattributedDenials, Hooks: n.enf.Hooks, Dropped: n.hub.Dropped,
+		Registered: n.reg.Len, LostRecords: n.enf.LostRecords, Unattributed: n.enf.UnattributedDenials, RenamesInProgress: n.enf.RenamesInProgress, Hooks: n.enf.Hooks, Dropped: n.hub.Dropped,
 		Unenforced: n.reg.Unenforced,
 	})
 	h := n.m.Handler()

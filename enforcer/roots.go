@@ -127,3 +127,23 @@ func (e *Enforcer) setRenameTracking(on bool) error {
 	}
 	return nil
 }
+
+// RenamesInProgress is the count of renames on the host between their
+// inode_rename and vfs_rename's return, as the roots decision cache keeps
+// it (bpf/roots.h renames_active): while it is not 0 the cache is off and
+// every write under writable roots climbs. A count that stays above 0
+// while nothing renames is a rename whose end the kernel skipped (a
+// tracing program never recurses on a CPU): the cache stays off (slower,
+// never wrong) until the pinned maps are made anew. Errors: the map
+// cannot be read.
+func (e *Enforcer) RenamesInProgress() (uint64, error) {
+	m := e.shared[bpf.SharedMapRenamesActive]
+	if m == nil {
+		return 0, errors.New("renames_active map missing")
+	}
+	var n uint64
+	if err := m.Lookup(uint32(0), &n); err != nil {
+		return 0, fmt.Errorf("read renames_active: %w", err)
+	}
+	return n, nil
+}

@@ -16,11 +16,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/bpf"
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/test/probe"
 )
 
@@ -157,14 +154,12 @@ func TestOutsideRootsCacheRegistration(t *testing.T) {
 	}
 }
 
-// renamesActive reads bpf/roots.h's count of renames in progress.
+// renamesActive reads bpf/roots.h's count of renames in progress (what
+// the daemon's enforcerd_renames_in_progress exports).
 func renamesActive(t *testing.T) uint64 {
 	t.Helper()
-	m, err := ebpf.LoadPinnedMap(enforcer.MapPinPath(kt.PinDir(), bpf.SharedMapRenamesActive), nil)
+	v, err := kt.Enforcer(t).RenamesInProgress()
 	must(t, err)
-	defer m.Close()
-	var v uint64
-	must(t, m.Lookup(uint32(0), &v))
 	return v
 }
 

@@ -92,6 +92,10 @@ type Sources struct {
 	// Unenforced counts the registered containers by coverage gap code
 	// (coverage.Gap.Code); nil: the metric is not exported.
 	Unenforced func() map[string]int
+	// RenamesInProgress: the kernel's count of renames in progress that
+	// keeps the writable roots' decision cache off while not 0
+	// (enforcer.RenamesInProgress); nil: the metric is not exported.
+	RenamesInProgress func() (uint64, error)
 }
 
 // Metrics holds the collectors the daemon updates.
@@ -209,6 +213,18 @@ func registerSources(reg *prometheus.Registry, src Sources) {
 			Name: "enforcerd_follow_dropped_records_total",
 			Help: "Denial records API followers missed because they did not keep up.",
 		}, func() float64 { return float64(src.Dropped()) }))
+	}
+	if src.RenamesInProgress != nil {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "enforcerd_renames_in_progress",
+			Help: "Renames on the host between their security check and their end, as the kernel counts them for the writable roots' decision cache, which is off while this is not 0. A value that stays above 0 while nothing renames is a rename whose end the kernel did not report: every write under writable roots then climbs its directories (slower, never wrong) until the pinned maps are made anew.",
+		}, func() float64 {
+			n, err := src.RenamesInProgress()
+			if err != nil {
+				return 0
+			}
+			return float64(n)
+		}))
 	}
 	if src.Unenforced != nil {
 		reg.MustRegister(&gapCollector{gaps: src.Unenforced, desc: prometheus.NewDesc(

@@ -202,4 +202,37 @@ func TestRenamesActiveReturnsToZero(t *testing.T) {
 			t.Errorf("%s: renames in progress %d before, %d after", c.name, before, after)
 		}
 	}
+	// Renames under a ceiling with a root: inode_rename decides before
+	// it counts; one it refuses is never counted, one it allows (its own
+	// check may come from the decision cache) ends like any other.
+	sb := kt.Sandbox(t, "renames")
+	fx := newOutsideFx(t)
+	// One file system (T1's tmpfs): a rename across mounts fails with
+	// EXDEV before any security check.
+	must(t, os.MkdirAll(fx.path("R/a"), 0o755))
+	must(t, os.WriteFile(fx.path("R/a/f"), nil, 0o644))
+	must(t, os.MkdirAll(fx.path("T1/o"), 0o755))
+	must(t, os.WriteFile(fx.path("T1/o/g"), nil, 0o644))
+	sb.Register(t, fx.entry(t, "R"))
+	for _, c := range []struct {
+		name     string
+		from, to string
+		refused  bool
+	}{
+		{"allowed-beneath-the-root", "R/a/f", "R/a/f2", false},
+		{"allowed-again-from-the-cache", "R/a/f2", "R/a/f", false},
+		{"refused-out-of-the-root", "R/a/f", "T1/o/f", true},
+		{"refused-into-the-root", "T1/o/g", "R/a/g", true},
+	} {
+		r := sb.Probe(t, "rename", fx.path(c.from), fx.path(c.to))
+		if r.Setup != "" {
+			t.Fatalf("%s: %v", c.name, r)
+		}
+		if c.refused != r.Denied() || (!c.refused && r.Errno != 0) {
+			t.Errorf("%s: %v, want refused=%v", c.name, r, c.refused)
+		}
+		if after := renamesActive(t); after != 0 {
+			t.Errorf("%s: %d renames in progress after it, want 0", c.name, after)
+		}
+	}
 }

@@ -231,6 +231,11 @@ func TestRenamesActiveReturnsToZero(t *testing.T) {
 		if c.refused != r.Denied() || (!c.refused && r.Errno != 0) {
 			t.Errorf("%s: %v, want refused=%v", c.name, r, c.refused)
 		}
+		_, errFrom := os.Lstat(fx.path(c.from))
+		_, errTo := os.Lstat(fx.path(c.to))
+		if moved := errFrom != nil && errTo == nil; moved == c.refused {
+			t.Errorf("%s: moved=%v (from: %v, to: %v), want moved=%v", c.name, moved, errFrom, errTo, !c.refused)
+		}
 		if after := renamesActive(t); after != 0 {
 			t.Errorf("%s: %d renames in progress after it, want 0", c.name, after)
 		}

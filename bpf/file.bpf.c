@@ -441,8 +441,13 @@ static __always_inline bool network_file(struct file *file, struct inode *inode)
 		return chr_network(inode->i_rdev);
 	if (fmt != S_IFSOCK)
 		return false;
-	struct socket *sock = (struct socket *)BPF_CORE_READ(file, private_data);
-	return BPF_CORE_READ(sock, sk, __sk_common.skc_family) != AF_UNIX;
+	/* The kernel's own test (f_op is the socket's), and typed loads:
+	 * every read and write of a socket on the host passes here. */
+	struct socket *sock = bpf_sock_from_file(file);
+	if (!sock)
+		return true;
+	struct sock *sk = sock->sk;
+	return !sk || sk->__sk_common.skc_family != AF_UNIX;
 }
 
 /* K5: deny_raw_storage (every ceiling): the SCSI generic driver (/dev/sg*)
@@ -570,11 +575,10 @@ int BPF_PROG(file_permission, struct file *file, int mask, int ret)
 	}
 	bool kfs = magic && kernel_fs_magic(magic);
 	/* Reads matter only on inet sockets and network devices: every
-	 * other read (files, ttys, on the whole host) returns here, before
-	 * any map lookup. A socket's family takes three probe reads: it is
-	 * read below, only for a task a ceiling denies network. */
-	bool net_chr = fmt == S_IFCHR && chr_network(inode->i_rdev);
-	if (!write && fmt != S_IFSOCK && !net_chr)
+	 * other read (files, ttys, unix sockets, on the whole host) returns
+	 * here, before any map lookup. */
+	bool net = special && fmt != S_IFBLK && network_file(file, inode);
+	if (!write && !net)
 		return 0;
 	/* Writes the write ceiling alone decides: pipes, memfds, ... exempt. */
 	if (!special && !kfs && file_exempt(file))
@@ -583,12 +587,6 @@ int BPF_PROG(file_permission, struct file *file, int mask, int ret)
 	 * combined stack limit: one struct effective per frame). */
 	struct effective e = {};
 	if (!resolve(&e))
-		return 0;
-	/* Where network is neither denied nor audited, both socket checks
-	 * below allow whatever the family: it is not read. */
-	bool net = net_chr || (fmt == S_IFSOCK && verdict(&e, DENY_NETWORK) &&
-			       network_file(file, inode));
-	if (!write && !net)
 		return 0;
 	int r;
 	if (fmt == S_IFBLK) /* a write: reads returned above */

@@ -455,11 +455,11 @@ func (f *cacheForger) forge(t *testing.T, victims []uint64, stop *atomic.Bool) (
 		for i := 0; !stop.Load(); i++ {
 			gen := f.generation(t)
 			for _, v := range victims {
-				if err := f.put(v, gen, uint32(v)+1); err != nil {
+				if err := f.put(v, gen-1, uint32(v)); err != nil {
 					t.Errorf("forge: %v", err)
 					return
 				}
-				if err := f.put(v, gen-1, uint32(v)); err != nil {
+				if err := f.put(v, gen, uint32(v)+1); err != nil {
 					t.Errorf("forge: %v", err)
 					return
 				}

@@ -52,6 +52,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/enforcerd/enforcerd/bpf"
+	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/entry"
 	"github.com/enforcerd/enforcerd/test/kerneltest"
@@ -677,6 +678,7 @@ type sockPair struct {
 	keep int      // the test's duplicate of the same socket
 	feed func()   // puts data where the probe reads
 	peer func() (bool, string)
+	addr string // the peer's address (inet)
 }
 
 // readEffect: the data fed to the socket was consumed (no longer there
@@ -706,6 +708,7 @@ func keepDup(t *testing.T, f *os.File) int {
 func inetPair(t *testing.T, network string) sockPair {
 	var conn net.Conn
 	var mine net.Conn
+	var addr string
 	switch network {
 	case "tcp4":
 		l, err := net.Listen("tcp4", "127.0.0.1:0")
@@ -715,6 +718,7 @@ func inetPair(t *testing.T, network string) sockPair {
 		must(t, err)
 		conn, err = l.Accept()
 		must(t, err)
+		addr = l.Addr().String()
 	default:
 		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 		must(t, err)
@@ -724,12 +728,13 @@ func inetPair(t *testing.T, network string) sockPair {
 		c.Close()
 		conn, err = net.DialUDP("udp4", c.LocalAddr().(*net.UDPAddr), mine.LocalAddr().(*net.UDPAddr))
 		must(t, err)
+		addr = c.LocalAddr().String()
 	}
 	t.Cleanup(func() { conn.Close(); mine.Close() })
 	f, err := mine.(interface{ File() (*os.File, error) }).File()
 	must(t, err)
 	keep := keepDup(t, f)
-	return sockPair{mine: f, keep: keep,
+	return sockPair{mine: f, keep: keep, addr: addr,
 		feed: func() { _, err := conn.Write([]byte("waiting data")); must(t, err) },
 		peer: connReader(t, conn)}
 }
@@ -901,4 +906,60 @@ func fastpathSocketCases() []kerneltest.Case {
 func TestAttackFastpathSocketIO(t *testing.T) {
 	kt.Enforcer(t)
 	runCases(t, fastpathSocketCases(), networkDeny, kerneltest.InSandbox)
+}
+
+// sockAttempt runs mode on p's socket in sb (feeding it first for a read)
+// and returns the result and whether the effect happened.
+func sockAttempt(t *testing.T, sb *kerneltest.Sandbox, p sockPair, mode string) (probe.Result, bool, string) {
+	eff := p.peer
+	for _, m := range readModes {
+		if m == mode {
+			p.feed()
+			time.Sleep(20 * time.Millisecond)
+			eff = readEffect(t, p.keep)
+		}
+	}
+	r := sb.ProbeFiles(t, []*os.File{p.mine}, "fp-sock-io", mode, "text")
+	ok, what := eff()
+	return r, ok, what
+}
+
+// TestAttackFastpathSocketIOAuditAndEndpoints: the family read behind
+// the cgroup check under the two other network verdicts. Audit-only
+// network=false: every read and write of an inet socket passed in works
+// and is recorded (file_permission, audited). network=false with the
+// socket's peer listed: works without a record; the same socket kind
+// connected to an unlisted peer is refused with the data left unread or
+// unsent.
+func TestAttackFastpathSocketIOAuditAndEndpoints(t *testing.T) {
+	kt.Enforcer(t)
+	modes := []string{"read", "uring-read", "recv-splice", "write", "sendfile", "uring-write"}
+	t.Run("audit-only", func(t *testing.T) {
+		for _, m := range modes {
+			sb := kt.Sandbox(t, "fp-audit")
+			sb.Register(t, entry.Entry{Ceiling: networkDeny, AuditOnly: true})
+			r, ok, what := sockAttempt(t, sb, inetPair(t, "tcp4"), m)
+			if r.Setup != "" || r.Errno != 0 || !ok {
+				t.Errorf("%s under audit-only network=false: %v (%s), want success and its effect", m, r, what)
+			}
+			kt.Expect(t, sb.Cg.ID, kerneltest.Want{Hooks: []denial.Hook{denial.HookFilePermission}, Audited: true})
+		}
+	})
+	t.Run("endpoints", func(t *testing.T) {
+		for _, m := range modes {
+			listed, other := inetPair(t, "tcp4"), inetPair(t, "tcp4")
+			sb := registered(t, "tcp:"+listed.addr)
+			r, ok, what := sockAttempt(t, sb, listed, m)
+			if r.Setup != "" || r.Errno != 0 || !ok {
+				t.Errorf("%s on a socket connected to the listed endpoint: %v (%s), want success and its effect", m, r, what)
+			}
+			for _, d := range sb.Records(t) {
+				t.Errorf("%s to the listed endpoint: unexpected record %v", m, d)
+			}
+			r, ok, what = sockAttempt(t, sb, other, m)
+			if r.Setup != "" || !r.Denied() || ok {
+				t.Errorf("BYPASS %s on a socket connected to an unlisted peer: %v (%s), want EPERM and no effect", m, r, what)
+			}
+		}
+	})
 }

@@ -89,6 +89,7 @@ struct walk_ctx {
 	struct resolve_cache_entry n;
 	int done;
 	int net_ancestors; /* active ancestors denying or auditing network */
+	__u64 last;	   /* the id of the deepest level walked */
 };
 
 static long walk_level(__u32 level, void *ctx)
@@ -99,6 +100,7 @@ static long walk_level(__u32 level, void *ctx)
 		w->done = 1;
 		return 1;
 	}
+	w->last = id;
 	struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
 	if (!c)
 		return 0;
@@ -317,11 +319,11 @@ __attribute__((noinline)) int resolve_slow(struct effective *e)
 	 * skip): the walk. Its context is zeroed here, not on the hit path. */
 	struct walk_ctx w = {};
 	walk(&w);
-	/* Kept only when the task is still in the cgroup it was in before
-	 * the walk: a task moved meanwhile (a host tool writing
+	/* Kept only when the walk's deepest level is the cgroup id read
+	 * before it: a task moved meanwhile (a host tool writing
 	 * cgroup.procs) walked levels of both cgroups, an answer for
 	 * neither. It is this call's answer, not one to keep under id. */
-	if (cfg && current_cgroup_id() == id) {
+	if (cfg && w.last == id) {
 		w.n.generation = gen;
 		w.n.cgid_lo = (__u32)id;
 		bpf_map_update_elem(&resolve_cache, &id, &w.n, BPF_ANY);

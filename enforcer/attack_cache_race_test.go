@@ -126,9 +126,55 @@ func renameWindowWrite(r *probe.Result, a []string) {
 		}
 	}()
 	runtime.LockOSThread()
-	var trials, written, refused, other int
-	var lastErr error
+	w, ok := triggeredWrites(r, fd, trig, ctl, rep, slow)
+	if !ok {
+		return
+	}
+	r.Out = fmt.Sprintf("%s instances=%d", w, len(slow))
+	w.verdict(r)
+}
+
+// windowTally counts the writes of a rename-window attack.
+type windowTally struct {
+	trials, written, refused, other int
+	lastErr                         error
+}
+
+func (w windowTally) String() string {
+	return fmt.Sprintf("trials=%d written=%d refused=%d other=%d", w.trials, w.written, w.refused, w.other)
+}
+
+// verdict fills r from the tally (its Out already set): Setup when no
+// trial ran or the writes failed otherwise, Errno with the refusal when
+// every write was refused, nothing when one got through (the operation
+// succeeded: Errno 0).
+func (w windowTally) verdict(r *probe.Result) {
+	switch {
+	case w.trials == 0:
+		r.Setup = "no trial ran: " + r.Out
+	case w.written > 0:
+	case w.other > 0:
+		r.Setup = fmt.Sprintf("writes failed otherwise (%v): %s", w.lastErr, r.Out)
+	default:
+		r.Errno = w.lastErr.(unix.Errno)
+	}
+}
+
+// triggeredWrites is the sandbox's side of a rename-window attack: each
+// time trig (inotify on the old parent) says the directory has moved out,
+// one write to fd at once; then trig and every descriptor of drain are
+// emptied and y (written), n (refused) or e (failed otherwise) is
+// reported on rep. It returns when ctl is readable; ok is false when
+// poll or the report failed (r.Setup says so).
+func triggeredWrites(r *probe.Result, fd, trig, ctl, rep int, drain []int) (w windowTally, ok bool) {
 	ev := make([]byte, 64*1024)
+	empty := func(d int) {
+		for {
+			if _, err := unix.Read(d, ev); err != nil {
+				return
+			}
+		}
+	}
 	for {
 		pfd := []unix.PollFd{{Fd: int32(trig), Events: unix.POLLIN}, {Fd: int32(ctl), Events: unix.POLLIN}}
 		if _, err := unix.Poll(pfd, -1); err != nil {
@@ -136,56 +182,37 @@ func renameWindowWrite(r *probe.Result, a []string) {
 				continue
 			}
 			r.Require(err, "poll")
-			return
+			return w, false
 		}
 		if pfd[0].Revents&unix.POLLIN != 0 {
 			// D is outside now: write at once.
 			_, werr := unix.Pwrite(fd, []byte("X"), 0)
-			trials++
+			w.trials++
 			b := byte('y')
 			switch werr {
 			case nil:
-				written++
+				w.written++
 			case unix.EPERM, unix.EACCES:
-				refused++
+				w.refused++
 				b = 'n'
-				lastErr = werr
+				w.lastErr = werr
 			default:
-				other++
+				w.other++
 				b = 'e'
-				lastErr = werr
+				w.lastErr = werr
 			}
-			for {
-				if _, err := unix.Read(trig, ev); err != nil {
-					break
-				}
-			}
-			for _, s := range slow {
-				for {
-					if _, err := unix.Read(s, ev); err != nil {
-						break
-					}
-				}
+			empty(trig)
+			for _, d := range drain {
+				empty(d)
 			}
 			if _, err := unix.Write(rep, []byte{b}); !r.Require(err, "report") {
-				return
+				return w, false
 			}
 			continue
 		}
 		if pfd[1].Revents != 0 {
-			break
+			return w, true
 		}
-	}
-	r.Out = fmt.Sprintf("trials=%d written=%d refused=%d other=%d instances=%d", trials, written, refused, other, len(slow))
-	switch {
-	case trials == 0:
-		r.Setup = "no trial ran: " + r.Out
-	case written > 0:
-		// the operation succeeded at least once (Errno 0)
-	case other > 0:
-		r.Setup = fmt.Sprintf("writes failed otherwise (%v): %s", lastErr, r.Out)
-	default:
-		r.Errno = lastErr.(unix.Errno)
 	}
 }
 

@@ -273,62 +273,18 @@ func fpOwnRenameWindow(r *probe.Result, a []string) {
 		}
 	}()
 	runtime.LockOSThread()
-	var trials, written, refused, other int
-	var lastErr error
-	ev := make([]byte, 64*1024)
-	for {
-		pfd := []unix.PollFd{{Fd: int32(trig), Events: unix.POLLIN}, {Fd: int32(ctl), Events: unix.POLLIN}}
-		if _, err := unix.Poll(pfd, -1); err != nil {
-			if err == unix.EINTR {
-				continue
-			}
-			r.Require(err, "poll")
-			return
-		}
-		if pfd[0].Revents&unix.POLLIN != 0 {
-			_, werr := unix.Pwrite(fd, []byte("X"), 0)
-			trials++
-			b := byte('y')
-			switch werr {
-			case nil:
-				written++
-			case unix.EPERM, unix.EACCES:
-				refused++
-				b = 'n'
-				lastErr = werr
-			default:
-				other++
-				b = 'e'
-				lastErr = werr
-			}
-			for {
-				if _, err := unix.Read(trig, ev); err != nil {
-					break
-				}
-			}
-			if _, err := unix.Write(rep, []byte{b}); !r.Require(err, "report") {
-				return
-			}
-			continue
-		}
-		if pfd[1].Revents != 0 {
-			break
-		}
-	}
+	w, ok := triggeredWrites(r, fd, trig, ctl, rep, nil)
 	stop.Store(true)
 	wg.Wait()
-	r.Out = fmt.Sprintf("trials=%d written=%d refused=%d other=%d renames=%d/%d", trials, written, refused, other, renameOK.Load(), renames.Load())
-	switch {
-	case trials == 0:
-		r.Setup = "no trial ran: " + r.Out
-	case renameOK.Load() == 0:
-		r.Setup = "no own rename succeeded: " + r.Out
-	case written > 0:
-	case other > 0:
-		r.Setup = fmt.Sprintf("writes failed otherwise (%v): %s", lastErr, r.Out)
-	default:
-		r.Errno = lastErr.(unix.Errno)
+	if !ok {
+		return
 	}
+	r.Out = fmt.Sprintf("%s renames=%d/%d", w, renameOK.Load(), renames.Load())
+	if w.trials > 0 && renameOK.Load() == 0 {
+		r.Setup = "no own rename succeeded: " + r.Out
+		return
+	}
+	w.verdict(r)
 }
 
 // ownRenameWindowRun: the host moves R/a/sub to T1/out and back, trials

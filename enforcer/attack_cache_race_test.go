@@ -43,6 +43,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/bpf"
 	"github.com/enforcerd/enforcerd/enforcer"
+	"github.com/enforcerd/enforcerd/test/kerneltest"
 	"github.com/enforcerd/enforcerd/test/probe"
 )
 
@@ -251,19 +252,32 @@ func renameWindowRun(t *testing.T, ceiling, ext bool, trials int, budget time.Du
 	if ceiling {
 		sb.Register(t, writeRootsEntry(t, path, "R"))
 	}
+	r, got := hostMoveTrials(t, sb, probe.Cmd{Op: "rename-window-write", Args: append([]string{d, path("R/a")}, extra...)},
+		d, path("T1/out"), 500*time.Millisecond, trials, budget)
+	bs, err := os.ReadFile(filepath.Join(d, "f"))
+	must(t, err)
+	t.Logf("ceiling=%v: %v; reports %q", ceiling, r, fmt.Sprint(got))
+	return r, string(bs)
+}
+
+// hostMoveTrials runs cmd in sb with a control pipe and a report pipe
+// (probe.InheritedFD and the next; see triggeredWrites), waits settle for
+// its watches, then moves d to out and back, trials times or until
+// budget, reading the probe's one-byte report of each move. It closes the
+// control pipe and returns the probe's result and the count of each
+// report byte.
+func hostMoveTrials(t *testing.T, sb *kerneltest.Sandbox, cmd probe.Cmd, d, out string, settle time.Duration, trials int, budget time.Duration) (probe.Result, map[byte]int) {
+	t.Helper()
 	ctlR, ctlW, err := os.Pipe()
 	must(t, err)
 	repR, repW, err := os.Pipe()
 	must(t, err)
 	defer repR.Close()
+	cmd.Files = []*os.File{ctlR, repW}
+	cmd.Timeout = budget + 60*time.Second
 	done := make(chan probe.Result, 1)
-	go func() {
-		done <- sb.Run(t, probe.Cmd{Op: "rename-window-write", Args: append([]string{d, path("R/a")}, extra...),
-			Files: []*os.File{ctlR, repW}, Timeout: budget + 60*time.Second})
-	}()
-	out := path("T1/out")
-	// Give the probe time to set up its watches (its first poll).
-	time.Sleep(500 * time.Millisecond)
+	go func() { done <- sb.Run(t, cmd) }()
+	time.Sleep(settle)
 	deadline := time.Now().Add(budget)
 	got := map[byte]int{}
 	var b [1]byte
@@ -278,16 +292,13 @@ func renameWindowRun(t *testing.T, ceiling, ext bool, trials int, budget time.Du
 		must(t, os.Rename(out, d))
 	}
 	ctlW.Close()
-	var r probe.Result
 	select {
-	case r = <-done:
+	case r := <-done:
+		return r, got
 	case <-time.After(budget + 90*time.Second):
 		t.Fatal("probe did not finish")
 	}
-	bs, err := os.ReadFile(filepath.Join(d, "f"))
-	must(t, err)
-	t.Logf("ceiling=%v: %v; reports %q", ceiling, r, fmt.Sprint(got))
-	return r, string(bs)
+	return probe.Result{}, nil
 }
 
 // setRenameTracking writes names_generation (bpf/roots.h) as enforcer.Open

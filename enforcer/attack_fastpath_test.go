@@ -300,38 +300,8 @@ func ownRenameWindowRun(t *testing.T, ceiling bool, trials int, budget time.Dura
 	if ceiling {
 		sb.Register(t, fx.entry(t, "R"))
 	}
-	ctlR, ctlW, err := os.Pipe()
-	must(t, err)
-	repR, repW, err := os.Pipe()
-	must(t, err)
-	defer repR.Close()
-	done := make(chan probe.Result, 1)
-	go func() {
-		done <- sb.Run(t, probe.Cmd{Op: "fp-own-rename-window", Args: []string{d, fx.path("R/a")},
-			Files: []*os.File{ctlR, repW}, Timeout: budget + 60*time.Second})
-	}()
-	time.Sleep(300 * time.Millisecond)
-	out := fx.path("T1/out")
-	deadline := time.Now().Add(budget)
-	got := map[byte]int{}
-	var b [1]byte
-	for i := 0; i < trials && time.Now().Before(deadline); i++ {
-		must(t, os.Rename(d, out))
-		must(t, repR.SetReadDeadline(time.Now().Add(20*time.Second)))
-		if _, err := repR.Read(b[:]); err != nil {
-			ctlW.Close()
-			t.Fatalf("trial %d: no report from the probe: %v (%v)", i, err, <-done)
-		}
-		got[b[0]]++
-		must(t, os.Rename(out, d))
-	}
-	ctlW.Close()
-	var r probe.Result
-	select {
-	case r = <-done:
-	case <-time.After(budget + 90*time.Second):
-		t.Fatal("probe did not finish")
-	}
+	r, got := hostMoveTrials(t, sb, probe.Cmd{Op: "fp-own-rename-window", Args: []string{d, fx.path("R/a")}},
+		d, fx.path("T1/out"), 300*time.Millisecond, trials, budget)
 	bs, err := os.ReadFile(filepath.Join(d, "f"))
 	must(t, err)
 	t.Logf("ceiling=%v: %v; reports %v", ceiling, r, got)

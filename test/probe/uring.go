@@ -109,11 +109,23 @@ type SQE struct {
 
 // Do submits one request, waits for its completion and returns its result:
 // a value, a syscall.Errno for a negative result, or a Setupf error when
-// the ring itself failed.
+// the ring itself failed. A request the kernel canceled before it ran
+// (ECANCELED) is submitted again, at most twice more: Linux 6.1 now and
+// then completes a request of a Go process that way (seen once with
+// IORING_OP_RENAMEAT from a test's own step, and under GC pressure in the
+// benchmark; work handed to an io-wq worker, likely one that could not be
+// started). A denial is EPERM or EACCES, never ECANCELED, so this never
+// turns a denial into a success.
 func (r *Ring) Do(s SQE) (int32, error) {
-	res, err := r.submit(s)
-	if err != nil {
-		return 0, err
+	var res int32
+	for range 3 {
+		var err error
+		if res, err = r.submit(s); err != nil {
+			return 0, err
+		}
+		if res != -int32(syscall.ECANCELED) {
+			break
+		}
 	}
 	if res < 0 {
 		return 0, syscall.Errno(-res)

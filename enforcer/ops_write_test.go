@@ -6,8 +6,6 @@ package enforcer_test
 
 import (
 	"runtime"
-	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -157,20 +155,8 @@ func uringOpenatWrite(a []string) error {
 
 func uringWrite(r *probe.Ring, fd int32) error {
 	buf := []byte(probe.Payload)
-	var (
-		n   int32
-		err error
-	)
-	// A write punted to an io-wq worker comes back ECANCELED when the
-	// worker could not be started (seen under TCG load); that is not a
-	// permission decision, so try again before reporting it.
-	for i := 0; i < 5; i++ {
-		n, err = r.Do(probe.SQE{Op: probe.UringWrite, FD: fd, Addr: probe.Ptr(buf), Len: uint32(len(buf))})
-		if err != syscall.ECANCELED {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	// Do submits a request canceled before it ran again.
+	n, err := r.Do(probe.SQE{Op: probe.UringWrite, FD: fd, Addr: probe.Ptr(buf), Len: uint32(len(buf))})
 	runtime.KeepAlive(buf)
 	if err == nil && n != int32(len(buf)) {
 		return probe.Setupf("io_uring write: short write %d", n)

@@ -110,15 +110,17 @@ type SQE struct {
 // Do submits one request, waits for its completion and returns its result:
 // a value, a syscall.Errno for a negative result, or a Setupf error when
 // the ring itself failed. A request the kernel canceled before it ran
-// (ECANCELED) is submitted again, at most twice more: Linux 6.1 now and
-// then completes a request of a Go process that way (seen once with
-// IORING_OP_RENAMEAT from a test's own step, and under GC pressure in the
-// benchmark; work handed to an io-wq worker, likely one that could not be
-// started). A denial is EPERM or EACCES, never ECANCELED, so this never
-// turns a denial into a success.
+// (ECANCELED) is submitted again 20 ms later, five times at most: work
+// handed to an io-wq worker comes back that way when the worker could not
+// be started (seen under TCG load: writes, and IORING_OP_RENAMEAT from a
+// test's own step on 6.1). A denial is EPERM or EACCES, never ECANCELED,
+// so this never turns a denial into a success.
 func (r *Ring) Do(s SQE) (int32, error) {
 	var res int32
-	for range 3 {
+	for i := range 5 {
+		if i > 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
 		var err error
 		if res, err = r.submit(s); err != nil {
 			return 0, err

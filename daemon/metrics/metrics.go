@@ -189,24 +189,12 @@ func registerSources(reg *prometheus.Registry, src Sources) {
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "enforcerd_ringbuf_lost_records_total",
 		Help: "Denial records dropped because the kernel ring buffer was full (the denials were still enforced and counted in enforcerd_denials_total).",
-	}, func() float64 {
-		n, err := src.LostRecords()
-		if err != nil {
-			return 0
-		}
-		return float64(n)
-	}))
+	}, kernelCount(src.LostRecords)))
 	if src.Unattributed != nil {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "enforcerd_denials_unattributed_total",
 			Help: "Denials the kernel counted for no container because its tally maps were full (exact; with enforcerd_denials_total every denial).",
-		}, func() float64 {
-			n, err := src.Unattributed()
-			if err != nil {
-				return 0
-			}
-			return float64(n)
-		}))
+		}, kernelCount(src.Unattributed)))
 	}
 	if src.Dropped != nil {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
@@ -218,13 +206,7 @@ func registerSources(reg *prometheus.Registry, src Sources) {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "enforcerd_renames_in_progress",
 			Help: "Renames on the host between their security check and their end, as the kernel counts them for the writable roots' decision cache, which is off while this is not 0. A value that stays above 0 while nothing renames is a rename whose end the kernel did not report: every write under writable roots then climbs its directories (slower, never wrong) until the pinned maps are made anew.",
-		}, func() float64 {
-			n, err := src.RenamesInProgress()
-			if err != nil {
-				return 0
-			}
-			return float64(n)
-		}))
+		}, kernelCount(src.RenamesInProgress)))
 	}
 	if src.Unenforced != nil {
 		reg.MustRegister(&gapCollector{gaps: src.Unenforced, desc: prometheus.NewDesc(
@@ -236,6 +218,18 @@ func registerSources(reg *prometheus.Registry, src Sources) {
 		"enforcerd_programs_attached",
 		"1 when the eBPF program of the hook is attached (loaded or re-adopted from its pin), else 0.",
 		[]string{"hook", "layer"}, nil)})
+}
+
+// kernelCount reads a count from the kernel's maps at scrape time; a
+// count that cannot be read is exported as 0, never as a stale value.
+func kernelCount(read func() (uint64, error)) func() float64 {
+	return func() float64 {
+		n, err := read()
+		if err != nil {
+			return 0
+		}
+		return float64(n)
+	}
 }
 
 // forgetAfter is how long a container's series outlive its unregistration,

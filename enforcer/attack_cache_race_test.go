@@ -66,20 +66,8 @@ func renameWindowWrite(r *probe.Result, a []string) {
 		return
 	}
 	ctl, rep := probe.InheritedFD, probe.InheritedFD+1
-	fd, err := unix.Open(filepath.Join(dir, "f"), unix.O_WRONLY|unix.O_CLOEXEC, 0)
-	if !r.Require(err, "open f beneath the root") {
-		return
-	}
-	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if !r.Require(err, "open D") {
-		return
-	}
-	// The trigger: IN_MOVED_FROM on the old parent (after d_move).
-	trig, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
-	if !r.Require(err, "inotify_init1") {
-		return
-	}
-	if _, err := unix.InotifyAddWatch(trig, parent, unix.IN_MOVED_FROM); !r.Require(err, "watch parent") {
+	fd, dfd, trig, ok := windowFDs(r, dir, parent)
+	if !ok {
 		return
 	}
 	// The widening: IN_MOVE_SELF on D from many instances.
@@ -133,6 +121,29 @@ func renameWindowWrite(r *probe.Result, a []string) {
 	}
 	r.Out = fmt.Sprintf("%s instances=%d", w, len(slow))
 	w.verdict(r)
+}
+
+// windowFDs opens what the sandbox's side of a rename-window attack
+// holds: f beneath dir for writing, dir itself, and the trigger (inotify
+// IN_MOVED_FROM on parent, which fires after d_move). ok is false when one
+// could not be had (r says which).
+func windowFDs(r *probe.Result, dir, parent string) (fd, dfd, trig int, ok bool) {
+	fd, err := unix.Open(filepath.Join(dir, "f"), unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if !r.Require(err, "open f beneath the root") {
+		return
+	}
+	dfd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if !r.Require(err, "open D") {
+		return
+	}
+	trig, err = unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if !r.Require(err, "inotify_init1") {
+		return
+	}
+	if _, err := unix.InotifyAddWatch(trig, parent, unix.IN_MOVED_FROM); !r.Require(err, "watch parent") {
+		return
+	}
+	return fd, dfd, trig, true
 }
 
 // windowTally counts the writes of a rename-window attack.

@@ -233,19 +233,8 @@ func TestAttackFastpathRenameKinds(t *testing.T) {
 func fpOwnRenameWindow(r *probe.Result, a []string) {
 	dir, parent := a[0], a[1]
 	ctl, rep := probe.InheritedFD, probe.InheritedFD+1
-	fd, err := unix.Open(filepath.Join(dir, "f"), unix.O_WRONLY|unix.O_CLOEXEC, 0)
-	if !r.Require(err, "open f beneath the root") {
-		return
-	}
-	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if !r.Require(err, "open D") {
-		return
-	}
-	trig, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
-	if !r.Require(err, "inotify_init1") {
-		return
-	}
-	if _, err := unix.InotifyAddWatch(trig, parent, unix.IN_MOVED_FROM); !r.Require(err, "watch parent") {
+	fd, dfd, trig, ok := windowFDs(r, dir, parent)
+	if !ok {
 		return
 	}
 	var stop atomic.Bool

@@ -16,6 +16,7 @@ func Report(args []string) error {
 	md := fs.String("md", "docs/benchmarks.md", "markdown output")
 	command := fs.String("cmd", "make bench", "the command that produced the run")
 	wall := fs.Float64("wall", 0, "wall time of the whole run, seconds")
+	verdicts := fs.String("verdicts", "", "also write the per-operation verdicts between the verdict markers of this file (docs/performance.md)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -35,6 +36,15 @@ func Report(args []string) error {
 	if len(docs) == 0 {
 		return fmt.Errorf("no results given")
 	}
+	var withV []byte
+	if *verdicts != "" {
+		// Before anything is written: a file without the markers is an
+		// error that leaves both files as they were.
+		var err error
+		if withV, err = withVerdicts(*verdicts, docs); err != nil {
+			return err
+		}
+	}
 	f, err := os.Create(*md)
 	if err != nil {
 		return err
@@ -47,6 +57,11 @@ func Report(args []string) error {
 	}
 	if err := f.Close(); err != nil {
 		return err
+	}
+	if *verdicts != "" {
+		if err := writeFileAtomic(*verdicts, withV); err != nil {
+			return err
+		}
 	}
 	Summary(os.Stdout, docs)
 	return nil

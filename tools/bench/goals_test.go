@@ -34,9 +34,11 @@ func TestSummaryNativeLines(t *testing.T) {
 	for _, m := range line.FindAllStringSubmatch(out, -1) {
 		got[m[1]+"/"+m[2]] = m[6]
 	}
+	// No profile: the goals of both hook classes, those against (a) among
+	// them ((f) <= 1.05, (c2) <= 1.10).
 	want := map[string]string{
-		"socket_close/f": "none", "socket_close/b": VerdictMet, "socket_close/c": VerdictNotMet, "socket_close/c2": VerdictInconclusive, "socket_close/d": "none",
-		"connect/f": "none", "connect/b": VerdictMet, "connect/c": VerdictNotMet, "connect/c2": VerdictInconclusive, "connect/d": "none",
+		"socket_close/f": VerdictMet, "socket_close/b": VerdictMet, "socket_close/c": VerdictNotMet, "socket_close/c2": VerdictMet, "socket_close/d": "none",
+		"connect/f": VerdictMet, "connect/b": VerdictMet, "connect/c": VerdictNotMet, "connect/c2": VerdictMet, "connect/d": "none",
 	}
 	for k, v := range want {
 		if got[k] != v {
@@ -212,7 +214,105 @@ func TestPathWalk(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	Markdown(&buf, []*Doc{icountDoc()}, "make bench", "test host", 1)
-	if !strings.Contains(buf.String(), "`open_depth28`, `chmod_setxattr`, `stat_storm`. The goals are the same") {
+	if !strings.Contains(buf.String(), "`open_depth28`, `chmod_setxattr`, `stat_storm`.\n") {
 		t.Errorf("markdown lacks the path walks:\n%s", buf.String())
+	}
+}
+
+// profiled gives d a (b) profile in which one program runs once per op on
+// stay, 0.2 times per op on each of rare (under MinHookRuns; and 3 times
+// in (c2), which does not count), and no row of the other ops.
+func profiled(d *Doc, stay Op, rare ...Op) *Doc {
+	d.Profile = append(d.Profile, ProfileRow{Phase: phaseProfB, Op: stay, Program: "lsm_inode_permission", RunsPerOp: 1, NsPerRun: 90})
+	for _, op := range rare {
+		d.Profile = append(d.Profile,
+			ProfileRow{Phase: phaseProfB, Op: op, Program: "lsm_bpf", RunsPerOp: 0.2, NsPerRun: 170},
+			ProfileRow{Phase: "c2", Op: op, Program: "lsm_file_open", RunsPerOp: 3, NsPerRun: 170})
+	}
+	return d
+}
+
+// TestOpGoalsByHookClass: an op a program runs on in (b) is judged against
+// (f); one with profile rows and no such program against (a), the floor
+// included (1.03 on a path walk and macro_untar, 1.05 elsewhere); one
+// without profile rows by both sets.
+func TestOpGoalsByHookClass(t *testing.T) {
+	names := func(gs []Goal) string {
+		var out []string
+		for _, g := range gs {
+			out = append(out, g.String())
+		}
+		return strings.Join(out, ", ")
+	}
+	d := profiled(icountDoc(), OpStat, OpTCPRR, OpOpenDepth28, OpMacro)
+	for _, c := range []struct {
+		op          Op
+		class, want string
+	}{
+		{OpStat, HooksStay, "b/f <= 1.01, c/f <= 1.03, c2/f <= 1.08"},
+		{OpTCPRR, HooksNone, "f/a <= 1.05, b/a <= 1.02, c/a <= 1.05, c2/a <= 1.10"},
+		{OpOpenDepth28, HooksNone, "f/a <= 1.03, b/a <= 1.02, c/a <= 1.05, c2/a <= 1.10"},
+		{OpMacro, HooksNone, "f/a <= 1.03, b/a <= 1.02, c/a <= 1.05, c2/a <= 1.10"},
+		{OpExecStorm, HooksUnknown, "b/f <= 1.01, c/f <= 1.03, c2/f <= 1.08, f/a <= 1.05, b/a <= 1.02, c/a <= 1.05, c2/a <= 1.10"},
+	} {
+		if got := d.HookClass(c.op); got != c.class {
+			t.Errorf("%s: class %q, want %q", c.op, got, c.class)
+		}
+		if got := names(d.OpGoals(c.op)); got != c.want {
+			t.Errorf("%s: goals %q, want %q", c.op, got, c.want)
+		}
+	}
+	rows, _ := d.HookRuns(OpStat)
+	if len(rows) != 1 || rows[0].Program != "lsm_inode_permission" {
+		t.Errorf("HookRuns(stat) = %+v", rows)
+	}
+}
+
+// TestGoalsVerdictsAndLines: the verdicts of Goals are over the interval,
+// against the right base, and Summary prints one line per goal.
+func TestGoalsVerdictsAndLines(t *testing.T) {
+	d := &Doc{Where: "vm", Kernel: "6.12.117+deb12-amd64", Icount: true, Reps: 7, LandlockABI: 6}
+	for i := 0; i < 7; i++ {
+		for _, op := range []Op{OpStat, OpTCPRR} {
+			d.add(op, PhaseA, 10, 100, 100)
+			d.add(op, PhaseF, 10, 120, 120)  // floor 1.20
+			d.add(op, PhaseB, 10, 121, 121)  // 1.0083 over (f)
+			d.add(op, PhaseC, 10, 125, 125)  // 1.0417 over (f)
+			d.add(op, PhaseC2, 10, 126, 126) // 1.05 over (f)
+		}
+		d.add(OpSocket, scalePhase(1), 10, 100, 100)
+		d.add(OpSocket, scalePhase(10000), 10, 101, 101)
+		d.add(OpSocket, scalePhase(20000), 10, 103, 103)
+		d.add(OpSocket, unregPhase(0, fromReg), 10, 100, 100)
+		d.add(OpSocket, unregPhase(20000, fromReg), 10, 100.5, 100.5)
+	}
+	profiled(d, OpStat, OpTCPRR)
+	got := map[string]string{}
+	for _, v := range Goals([]*Doc{d}) {
+		got[v.Op+" "+v.ID] = v.Verdict
+	}
+	want := map[string]string{
+		"stat b/f<=1.01": VerdictMet, "stat c/f<=1.03": VerdictNotMet, "stat c2/f<=1.08": VerdictMet,
+		"tcp_rr f/a<=1.05": VerdictNotMet, "tcp_rr b/a<=1.02": VerdictNotMet, "tcp_rr c/a<=1.05": VerdictNotMet, "tcp_rr c2/a<=1.10": VerdictNotMet,
+		"socket_close scale/k10000<=1.02": VerdictMet, "socket_close scale/k20000<=1.02": VerdictNotMet,
+		"socket_close scale-unreg/n20000/from-reg<=1.02": VerdictMet,
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %q, want %q", k, got[k], v)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d verdicts, want %d: %v", len(got), len(want), got)
+	}
+	var buf bytes.Buffer
+	Summary(&buf, []*Doc{d})
+	for _, l := range []string{
+		"bench: icount/6.12/goal/stat/b/f<=1.01 ratio=1.0083 lo=1.0083 hi=1.0083 verdict=met\n",
+		"bench: icount/6.12/goal/socket_close/scale/k20000<=1.02 ratio=1.0300 lo=1.0300 hi=1.0300 verdict=not-met\n",
+	} {
+		if !strings.Contains(buf.String(), l) {
+			t.Errorf("summary lacks %q:\n%s", l, buf.String())
+		}
 	}
 }

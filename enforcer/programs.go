@@ -133,3 +133,49 @@ func hookOf(section string) (hook, target string) {
 
 // isLSM reports whether p is an LSM program (section "lsm/<hook>").
 func (p program) isLSM() bool { return strings.HasPrefix(p.section, "lsm/") }
+
+// AttachPoint is one program of enforcerd's eBPF objects and where it
+// attaches.
+type AttachPoint struct {
+	Layer   coverage.Layer
+	Object  string // bpf2go's name of the object, lower case ("file")
+	Program string // ELF program name ("device_file_open")
+	Section string // ELF section ("lsm/file_open", "cgroup/connect4")
+	// Hook is the LSM hook or tracepoint ("file_open",
+	// "sched_process_exec"), else the section ("cgroup/connect4",
+	// "fexit/vfs_rename").
+	Hook string
+	// PinName names the program's link pin (LinkPinPath) and its rows in
+	// a BPF profile: the layer's prefix and the program name
+	// ("lsm_device_file_open", "cgroup_connect4").
+	PinName string
+	// Optional: the hook is missing on some kernels, and the layer is in
+	// force without it there.
+	Optional bool
+}
+
+// AttachPoints lists every program of every object enforcerd loads, the
+// variants for other kernel signatures included, by object and program
+// name; an error only when an embedded object cannot be read (a build
+// error).
+func AttachPoints() ([]AttachPoint, error) {
+	var out []AttachPoint
+	for _, obj := range objects {
+		secs, err := bpf.ProgramSections(obj.stem)
+		if err != nil {
+			return nil, fmt.Errorf("%s object: %w", obj.layer, err)
+		}
+		for name, sec := range secs {
+			hook, _ := hookOf(sec)
+			out = append(out, AttachPoint{Layer: obj.layer, Object: obj.stem, Program: name, Section: sec, Hook: hook,
+				PinName: layerPinPrefix[obj.layer] + name, Optional: obj.optional[name]})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Object != out[j].Object {
+			return out[i].Object < out[j].Object
+		}
+		return out[i].Program < out[j].Program
+	})
+	return out, nil
+}

@@ -17,6 +17,7 @@ func Report(args []string) error {
 	command := fs.String("cmd", "make bench", "the command that produced the run")
 	wall := fs.Float64("wall", 0, "wall time of the whole run, seconds")
 	verdicts := fs.String("verdicts", "", "also write the per-operation verdicts between the verdict markers of this file (docs/performance.md)")
+	hooks := fs.String("hooks", "", "also write the table of attached hooks, their kinds and cost per run between the hook markers of this threat model (docs/threat-model.md)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -36,12 +37,18 @@ func Report(args []string) error {
 	if len(docs) == 0 {
 		return fmt.Errorf("no results given")
 	}
-	var withV []byte
+	// Before anything is written: a file without its markers is an error
+	// that leaves every file as it was.
+	var withV, withH []byte
 	if *verdicts != "" {
-		// Before anything is written: a file without the markers is an
-		// error that leaves both files as they were.
 		var err error
 		if withV, err = withVerdicts(*verdicts, docs); err != nil {
+			return err
+		}
+	}
+	if *hooks != "" {
+		var err error
+		if withH, err = withHooks(*hooks, docs); err != nil {
 			return err
 		}
 	}
@@ -60,6 +67,11 @@ func Report(args []string) error {
 	}
 	if *verdicts != "" {
 		if err := writeFileAtomic(*verdicts, withV); err != nil {
+			return err
+		}
+	}
+	if *hooks != "" {
+		if err := writeFileAtomic(*hooks, withH); err != nil {
 			return err
 		}
 	}

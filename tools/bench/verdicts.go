@@ -169,22 +169,28 @@ func VerdictTables(w io.Writer, docs []*Doc) {
 }
 
 // withVerdicts returns the file at path with VerdictTables of docs
-// between VerdictsBegin and VerdictsEnd; an error when either marker is
-// missing or out of order.
+// between VerdictsBegin and VerdictsEnd (withBlock).
 func withVerdicts(path string, docs []*Doc) ([]byte, error) {
+	return withBlock(path, VerdictsBegin, VerdictsEnd, func(w io.Writer) { VerdictTables(w, docs) })
+}
+
+// withBlock returns the file at path with what write writes between the
+// lines begin and end, the rest as it was; an error when either marker is
+// missing or out of order.
+func withBlock(path, begin, end string, write func(io.Writer)) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	i := bytes.Index(b, []byte(VerdictsBegin))
-	j := bytes.Index(b, []byte(VerdictsEnd))
+	i := bytes.Index(b, []byte(begin))
+	j := bytes.Index(b, []byte(end))
 	if i < 0 || j < i {
-		return nil, fmt.Errorf("%s: want the lines %q and %q around the verdicts, in that order", path, VerdictsBegin, VerdictsEnd)
+		return nil, fmt.Errorf("%s: want the lines %q and %q around the generated block, in that order", path, begin, end)
 	}
 	var buf bytes.Buffer
-	buf.Write(b[:i+len(VerdictsBegin)])
+	buf.Write(b[:i+len(begin)])
 	buf.WriteString("\n\n")
-	VerdictTables(&buf, docs)
+	write(&buf)
 	buf.WriteString("\n")
 	buf.Write(b[j:])
 	return buf.Bytes(), nil

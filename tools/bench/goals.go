@@ -165,33 +165,66 @@ const (
 	GoalNameE2 = "c2 <= e2 (Landlock twin)"
 )
 
+// The null check's band: (a0), (a) measured again in its own worker, over
+// (a) must lie within it for the method to be trusted on an operation.
+const (
+	NullLo = 0.995
+	NullHi = 1.005
+)
+
+// VerdictUntrusted is the verdict of every goal of an operation whose
+// null check failed in the part ((a0)/(a) outside [NullLo, NullHi]): the
+// two measurements of the same thing disagree by more than a goal's
+// margin, so no ratio of that operation in that part decides a goal.
+const VerdictUntrusted = "untrusted"
+
+// nullFailed reports whether d measured (a0) for op and (a0)/(a) lies
+// outside [NullLo, NullHi].
+func nullFailed(d *Doc, op Op) bool {
+	r, ok := d.Ratio(op, PhaseA0, PhaseA)
+	return ok && (r < NullLo || r > NullHi)
+}
+
 // Goals checks every figure of docs against the performance goals: the
 // op's goals against (f) or (a) (Doc.OpGoals), (c) <= (e1) and (c2) <=
 // (e2) where Landlock at the doc's ABI expresses the op
 // (LandlockExpresses), and the scale goals (scaleGoals); each verdict is
-// over the ratio's bootstrap 95% interval.
+// over the ratio's bootstrap 95% interval, or VerdictUntrusted for every
+// goal against (a), (f) or Landlock of an operation whose null check
+// failed in the part.
 func Goals(docs []*Doc) []Verdict {
 	var out []Verdict
 	for _, d := range docs {
 		for _, op := range allOps() {
+			first := len(out)
 			for _, g := range d.OpGoals(op) {
 				if e, ok := d.Estimate(op, g.Phase, g.Base); ok {
 					out = append(out, Verdict{d.Label(), string(op), g.String(), fmt.Sprintf("%s/%s<=%.2f", g.Phase, g.Base, g.Limit), e, g.Limit, VerdictOf(e, g.Limit)})
 				}
 			}
-			if !LandlockExpresses(op, d.LandlockABI) {
-				continue
+			if LandlockExpresses(op, d.LandlockABI) {
+				if e, ok := d.Estimate(op, PhaseC, PhaseE1); ok {
+					out = append(out, Verdict{d.Label(), string(op), GoalNameE1, "c/e1<=1", e, 1, VerdictOf(e, 1)})
+				}
+				if e, ok := d.Estimate(op, PhaseC2, PhaseE2); ok {
+					out = append(out, Verdict{d.Label(), string(op), GoalNameE2, "c2/e2<=1", e, 1, VerdictOf(e, 1)})
+				}
 			}
-			if e, ok := d.Estimate(op, PhaseC, PhaseE1); ok {
-				out = append(out, Verdict{d.Label(), string(op), GoalNameE1, "c/e1<=1", e, 1, VerdictOf(e, 1)})
-			}
-			if e, ok := d.Estimate(op, PhaseC2, PhaseE2); ok {
-				out = append(out, Verdict{d.Label(), string(op), GoalNameE2, "c2/e2<=1", e, 1, VerdictOf(e, 1)})
-			}
+			untrust(out[first:], nullFailed(d, op))
 		}
 		out = append(out, scaleGoals(d)...)
 	}
 	return out
+}
+
+// untrust marks every verdict of vs VerdictUntrusted when failed.
+func untrust(vs []Verdict, failed bool) {
+	if !failed {
+		return
+	}
+	for i := range vs {
+		vs[i].Verdict = VerdictUntrusted
+	}
 }
 
 // scaleGoals checks d's scale figures against GoalScale: every K above

@@ -316,3 +316,37 @@ func TestGoalsVerdictsAndLines(t *testing.T) {
 		}
 	}
 }
+
+// TestGoalsUntrustedWhereNullCheckFails: an operation whose (a0)/(a) lies
+// outside [0.995, 1.005] in a part has every goal of that part untrusted,
+// its scale goals aside; the others keep their verdicts.
+func TestGoalsUntrustedWhereNullCheckFails(t *testing.T) {
+	d := &Doc{Where: "vm", Kernel: "6.12.117+deb12-amd64", Icount: true, Reps: 7, LandlockABI: 6}
+	for i := 0; i < 7; i++ {
+		for op, a0 := range map[Op]float64{OpMmapExec: 88, OpOpenRead: 100.2} {
+			d.add(op, PhaseA, 10, 100, 100)
+			d.add(op, PhaseA0, 10, a0, a0)
+			d.add(op, PhaseF, 10, 110, 110)
+			d.add(op, PhaseB, 10, 110.5, 110.5)
+			d.add(op, PhaseC, 10, 111, 111)
+			d.add(op, PhaseE1, 10, 112, 112)
+		}
+	}
+	got := map[string]string{}
+	for _, v := range Goals([]*Doc{d}) {
+		got[v.Op+" "+v.ID] = v.Verdict
+	}
+	for k, want := range map[string]string{
+		"mmap_exec b/f<=1.01": VerdictUntrusted, "mmap_exec c/f<=1.03": VerdictUntrusted,
+		"open_read b/f<=1.01": VerdictMet, "open_read c/e1<=1": VerdictMet,
+	} {
+		if got[k] != want {
+			t.Errorf("%s: %q, want %q", k, got[k], want)
+		}
+	}
+	var b strings.Builder
+	VerdictTables(&b, []*Doc{d})
+	if !strings.Contains(b.String(), "untrusted (null check)") || !strings.Contains(b.String(), ", 1 untrusted;") {
+		t.Errorf("tables do not show the untrusted verdicts:\n%s", b.String())
+	}
+}

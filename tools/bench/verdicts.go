@@ -22,6 +22,8 @@ func verdictMark(v string) string {
 		return "met"
 	case VerdictNotMet:
 		return "**not met**"
+	case VerdictUntrusted:
+		return "untrusted (null check)"
 	}
 	return "inconcl."
 }
@@ -133,7 +135,7 @@ func VerdictTables(w io.Writer, docs []*Doc) {
 		}
 	}
 	// The count per goal over all parts, in the order goals first appear.
-	type tally struct{ met, not, inc int }
+	type tally struct{ met, not, inc, untrusted int }
 	var order []string
 	count := map[string]*tally{}
 	for _, v := range vs {
@@ -152,6 +154,8 @@ func VerdictTables(w io.Writer, docs []*Doc) {
 			t.met++
 		case VerdictNotMet:
 			t.not++
+		case VerdictUntrusted:
+			t.untrusted++
 		default:
 			t.inc++
 		}
@@ -163,7 +167,11 @@ func VerdictTables(w io.Writer, docs []*Doc) {
 		if i == len(order)-1 {
 			sep = "."
 		}
-		p(" %s: %d met, %d **not met**, %d inconcl.%s", g, t.met, t.not, t.inc, sep)
+		p(" %s: %d met, %d **not met**, %d inconcl.", g, t.met, t.not, t.inc)
+		if t.untrusted > 0 {
+			p(", %d untrusted", t.untrusted)
+		}
+		p("%s", sep)
 	}
 	p("\n")
 }

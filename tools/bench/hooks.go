@@ -21,7 +21,7 @@ const (
 
 var (
 	// kindRow is a row of a kind table: "| W1 | kind | closed by | tests |".
-	kindRow = regexp.MustCompile("(?m)^\\| ([A-Z]{1,2}[0-9]+) \\|(.*)$")
+	kindRow = regexp.MustCompile(`(?m)^\| ([A-Z]{1,2}[0-9]+) \|(.*)$`)
 	// codeName is a name in backticks.
 	codeName = regexp.MustCompile("`([a-z0-9_/]+)`")
 )

@@ -8,8 +8,8 @@ import (
 
 // The performance goals: ratios within one run, each judged over its
 // bootstrap 95% interval (VerdictOf). Every hook enforcerd attaches closes
-// a kind of the threat model (docs/threat-model.md, "What each hot hook
-// costs every process"), so what attaching at a hook costs at all, the
+// a kind of the threat model (docs/threat-model.md, "What each hook
+// closes and what it costs"), so what attaching at a hook costs at all, the
 // floor (f), is paid for a kind, and an operation that reaches such a hook
 // is judged by what enforcerd's program bodies add over the floor; an
 // operation that reaches none is judged against no programs at all (a),

@@ -420,12 +420,12 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 	}
 
 	p("## Goals\n\n")
-	p("Every hook enforcerd attaches closes a kind of the threat model (docs/threat-model.md, with each hot hook's cost per run), ")
+	p("Every hook enforcerd attaches closes a kind of the threat model (docs/threat-model.md, with each hook's kinds and cost per run), ")
 	p("so an operation on whose path one of its programs runs (at least %.1f runs per operation in (b) of the part's profile) ", MinHookRuns)
 	p("is judged by what the program bodies add over the floor (f): (b)/(f) <= %.2f for processes nobody enforces, ", GoalBodyNotEnforced)
 	p("(c)/(f) <= %.2f for enforced processes doing allowed work, (c2)/(f) <= %.2f under the typical ceiling. ", GoalBodyEnforced, GoalBodyTypical)
 	p("An operation no program runs on is judged against no programs at all: (f)/(a) <= %.2f on path walks and macro_untar, ", GoalFloorPathWalk)
-	p("<= %.2f elsewhere, (b)/(a) <= %.2f, (c)/(a) <= %.2f, (c2)/(a) <= %.2f; without a profile in the part, both sets are checked. ", GoalFloorOther, GoalNotEnforced, GoalEnforced, GoalTypical)
+	p("<= %.2f elsewhere, (b)/(a) <= %.2f, (c)/(a) <= %.2f, (c2)/(a) <= %.2f; an operation the part's profile has no row of is checked against both sets. ", GoalFloorOther, GoalNotEnforced, GoalEnforced, GoalTypical)
 	p("Everywhere: no more than Landlock on the same work ((c)/(e1) <= 1 and (c2)/(e2) <= 1, where Landlock expresses the operation), ")
 	p("and K = 10,000 and 20,000 registered cgroups, and 20,000 unregistered busy cgroups, each at most %.2f times the figure without them. ", GoalScale)
 	p("Published, for comparison: BPFContain +3.3%% on a kernel build and +26.6%% on file creation; KubeArmor BPF-LSM mode 1–8%%.\n\n")
@@ -437,7 +437,8 @@ func Markdown(w io.Writer, docs []*Doc, command, host string, wallS float64) {
 	}
 	p("Path walks, whose cost a path lookup dominates (so their ratios are what enforcement adds to a lookup): %s.\n\n", strings.Join(walks, ", "))
 	p("Verdict over the 95%% interval: met (whole interval at or under the goal), **not met** (whole interval over it), ")
-	p("inconclusive (the interval straddles the goal: this run cannot tell; always with fewer than %d rounds).\n\n", MinVerdictRounds)
+	p("inconclusive (the interval straddles the goal: this run cannot tell; always with fewer than %d rounds), ", MinVerdictRounds)
+	p("untrusted (the operation's null check failed in the part: (a0)/(a) outside %.3f–%.3f, so none of its ratios there decides a goal).\n\n", NullLo, NullHi)
 	p("| part | operation | goal | ratio | 95%% interval | rounds | verdict |\n|---|---|---|---:|---|---:|---|\n")
 	for _, v := range Goals(docs) {
 		m := v.Verdict

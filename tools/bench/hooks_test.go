@@ -1,39 +1,11 @@
 package bench
 
 import (
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/enforcerd/enforcerd/enforcer"
 )
-
-// TestEveryAttachedHookClosesAKind: every hook enforcerd attaches a
-// program to is named in the "closed by" column of a kind of
-// docs/threat-model.md. The goals judge an operation that reaches a hook
-// against the floor because every hook closes a kind (OpGoals): a hook
-// the threat model does not name would be a cost nobody answered for.
-func TestEveryAttachedHookClosesAKind(t *testing.T) {
-	md, err := os.ReadFile("../../docs/threat-model.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	points, err := enforcer.AttachPoints()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(points) < 50 {
-		t.Fatalf("only %d attach points", len(points))
-	}
-	kinds := KindsByHook(md, points)
-	seen := map[string]bool{}
-	for _, p := range points {
-		if !seen[p.Hook] && len(kinds[p.Hook]) == 0 {
-			t.Errorf("hook %s (program %s, object %s) closes no kind of docs/threat-model.md: name it in the \"closed by\" column of the kinds it closes", p.Hook, p.Program, p.Object)
-		}
-		seen[p.Hook] = true
-	}
-}
 
 // TestKindsByHook reads hooks by their names and sections, once per kind,
 // from the "closed by" column only.

@@ -150,10 +150,22 @@ func init() {
 			if _, err := unix.Write(s, []byte(sentData+"\n")); !r.Check(err, "write pty slave") {
 				return
 			}
+			// The master reads the echo of "in" and the slave's line as
+			// the tty layer's worker delivers them, in one read or in
+			// several: read until the line is there or 2 s have passed.
+			var got []byte
 			b := make([]byte, 256)
-			probe.WaitReadable(m, 2*time.Second)
-			n, _ := unix.Read(m, b)
-			r.Effect = n > 0 && strings.Contains(string(b[:n]), sentData)
+			for deadline := time.Now().Add(2 * time.Second); !strings.Contains(string(got), sentData) && time.Now().Before(deadline); {
+				if !probe.WaitReadable(m, time.Until(deadline)) {
+					break
+				}
+				n, err := unix.Read(m, b)
+				if err != nil || n <= 0 {
+					break
+				}
+				got = append(got, b[:n]...)
+			}
+			r.Effect = strings.Contains(string(got), sentData)
 		},
 	})
 }

@@ -39,6 +39,7 @@
 				    * another open (overlayfs, cachefiles and
 				    * FUSE passthrough backing files) */
 #define MAY_WRITE 0x2
+#define MAY_READ 0x4
 #define MAY_APPEND 0x8
 #define O_TRUNC 00001000
 #define FASYNC 020000

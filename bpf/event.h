@@ -109,9 +109,9 @@ enum hook_id {
 				    * not be recorded */
 	HOOK_FILE_LOCK,
 	HOOK_TASK_PRCTL,
-	HOOK_D_INSTANTIATE, /* attached, never refuses (fifo.h; device.bpf.c:
+	HOOK_D_INSTANTIATE, /* attached, never refuses (fifo.h; devices.h:
 			     * pty creation) */
-	HOOK_INODE_FREE_SECURITY, /* device.bpf.c: a pty's end (never refuses) */
+	HOOK_INODE_FREE_SECURITY, /* devices.h: a pty's end (never refuses) */
 };
 
 /*

@@ -10,12 +10,17 @@
  * open before the ceiling applied (file_permission runs on every write).
  *
  * Writes to pipes, sockets, the null-like devices and terminals (which of
- * them the sandbox may use at all: device.bpf.c) and files on
+ * them the sandbox may use at all: devices.h) and files on
  * kernel-internal mounts (memfd, anonymous inodes) stay allowed: they modify
  * no filesystem. So do the sandbox's own POSIX semaphores and shared memory
  * objects in its registered shm directory (shm.h: created, written, mapped,
  * truncated, linked within it and unlinked), IPC objects like its message
  * queues; those made outside are refused there under every ceiling.
+ *
+ * The device and terminal allow list of every ceiling (devices.h, D1-D4)
+ * runs in this object's file_open, file_permission, file_ioctl,
+ * file_ioctl_compat and mmap_file programs, after their own checks: one
+ * program per hook.
  *
  * Every program first honours the verdict of the LSM programs before it.
  */
@@ -25,17 +30,18 @@
 #include "mqueue.h"
 #include "shm.h"
 #include "fifo.h"
+#include "devices.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 /*
  * W9: chr_write_allowed: the character devices that pass the write ceiling
  * (writes and ioctls under write=false), an allow list kept as a second
- * layer behind device.bpf.c, which decides under every ceiling which
+ * layer behind devices.h's rules, which decide under every ceiling which
  * devices are usable at all (D1-D4): those that store nothing (null,
  * zero, full, random, urandom) and terminals (/dev/tty, console, ptmx, pty
  * slaves, virtual consoles, serial lines), of which only the sandbox's own
- * (declared, or created from /dev/ptmx) get past device.bpf.c. Every other
+ * (declared, or created from /dev/ptmx) get past devices.h. Every other
  * character device is a channel to something outside: raw disks (sg, bsg,
  * NVMe generic), uinput (keystrokes into the host's session), vcs (the
  * host's consoles), fuse, tun, ...
@@ -517,11 +523,9 @@ static __always_inline bool proc_pid_write_allowed(struct file *file)
  * network-class device under network=false. K5, every ceiling: block
  * devices for write (raw disk writes change files below every inode check,
  * ctime included) and SCSI generic devices. */
-SEC("lsm/file_open")
-int BPF_PROG(file_open, struct file *file, int ret)
+static __always_inline int file_open_rules(struct file *file)
 {
-	if (ret)
-		return ret;
+	int ret;
 	if ((ret = mqueue_outside(file->f_inode, HOOK_FILE_OPEN))) /* mqueue.h */
 		return ret;
 	if ((ret = shm_open_verdict(file->f_inode, HOOK_FILE_OPEN))) /* shm.h */
@@ -553,17 +557,63 @@ int BPF_PROG(file_open, struct file *file, int ret)
 	return deny_write_file(file, HOOK_FILE_OPEN, true, LIFT_ALL);
 }
 
+/* file_open_slow: every rule of file_open, for what open_needs_no_rule
+ * does not let through. A static subprogram (bpf-to-bpf call): the
+ * program below then needs no stack and no callee-saved register (it runs
+ * on every open of the host). Its frame (at most 256 bytes), resolve_slow's
+ * (192), the walk's callback (32) and the program's own (32: the least a
+ * frame counts) fill the verifier's combined stack limit of 512 exactly. */
+static __noinline int file_open_slow(struct file *file)
+{
+	int ret = file_open_rules(file);
+	if (ret)
+		return ret;
+	return device_open_rule(file); /* devices.h: D1-D3 */
+}
+
+/* open_needs_no_rule: an open that reaches no rule of file_open: a
+ * regular file or directory opened neither for write, nor with O_TRUNC,
+ * nor for exec, on no superblock a rule looks at (mqueue: mqueue.h; tmpfs:
+ * the POSIX shm objects of shm.h; sysfs and procfs: device_register_file).
+ * FIFOs and devices are neither regular files nor directories. */
+static __always_inline bool open_needs_no_rule(struct file *file)
+{
+	__u32 fmode = file->f_mode;
+	__u32 fflags = file->f_flags;
+	if ((fmode & FMODE_WRITE) || ((fflags | fmode) & FMODE_EXEC) || (fflags & O_TRUNC))
+		return false;
+	struct inode *inode = file->f_inode;
+	if (!inode)
+		return false;
+	__u32 fmt = inode->i_mode & S_IFMT;
+	if (fmt != S_IFREG && fmt != S_IFDIR)
+		return false;
+	struct super_block *sb = inode->i_sb;
+	if (!sb)
+		return false;
+	unsigned long magic = sb->s_magic;
+	return magic != MQUEUE_MAGIC && magic != TMPFS_MAGIC && magic != SYSFS_MAGIC &&
+	       magic != PROC_SUPER_MAGIC;
+}
+
+SEC("lsm/file_open")
+int BPF_PROG(file_open, struct file *file, int ret)
+{
+	if (ret)
+		return ret;
+	if (open_needs_no_rule(file))
+		return 0;
+	return file_open_slow(file);
+}
+
 /* W4/W5: every write through a descriptor, including ones opened before the
  * ceiling applied, io_uring IORING_OP_WRITE, splice, copy_file_range,
  * fallocate and reflink (all pass rw_verify_area/security_file_permission).
  * N6: every read and write of an inet socket or a network device, whatever
  * the entry (read/write, splice and sendfile on a socket inherited or
  * passed in, io_uring read/write), under network=false. */
-SEC("lsm/file_permission")
-int BPF_PROG(file_permission, struct file *file, int mask, int ret)
+static __always_inline int file_permission_rules(struct file *file, int mask)
 {
-	if (ret)
-		return ret;
 	struct inode *inode = file->f_inode;
 	bool write = (mask & (MAY_WRITE | MAY_APPEND)) != 0;
 	__u32 fmt = inode ? (inode->i_mode & S_IFMT) : 0;
@@ -628,6 +678,52 @@ int BPF_PROG(file_permission, struct file *file, int mask, int ret)
 	return deny_write_file_e(&e, file, HOOK_FILE_PERMISSION, true, LIFT_ALL);
 }
 
+/* file_permission_slow: every rule of file_permission, for what
+ * read_needs_no_rule does not let through. Inlined, unlike file_open's and
+ * inode_permission's slow paths: a static subprogram's frame counts at
+ * least 32 bytes against the verifier's combined stack limit (512), and
+ * this chain (the rules' frame, resolve_slow's and the walk's callback)
+ * uses all 512 already. */
+static __always_inline int file_permission_slow(struct file *file, int mask)
+{
+	int ret = file_permission_rules(file, mask);
+	if (ret)
+		return ret;
+	return device_rw_rule(file, mask); /* devices.h: D1-D3 */
+}
+
+/* read_needs_no_rule: a read of file reaches no rule of file_permission:
+ * not an inet socket or a network device (N6: only those are read-checked
+ * in file_permission_rules), not a character or block device (devices.h),
+ * not a sysfs or procfs file (device_register_file). A pipe is none of
+ * these, whatever its superblock. */
+static __always_inline bool read_needs_no_rule(struct file *file)
+{
+	struct inode *inode = file->f_inode;
+	if (!inode)
+		return true;
+	__u32 fmt = inode->i_mode & S_IFMT;
+	if (fmt == S_IFIFO)
+		return true;
+	if (fmt == S_IFSOCK || fmt == S_IFCHR || fmt == S_IFBLK)
+		return false;
+	struct super_block *sb = inode->i_sb;
+	if (!sb)
+		return true;
+	unsigned long magic = sb->s_magic;
+	return magic != SYSFS_MAGIC && magic != PROC_SUPER_MAGIC;
+}
+
+SEC("lsm/file_permission")
+int BPF_PROG(file_permission, struct file *file, int mask, int ret)
+{
+	if (ret)
+		return ret;
+	if (!(mask & (MAY_WRITE | MAY_APPEND)) && read_needs_no_rule(file))
+		return 0;
+	return file_permission_slow(file, mask);
+}
+
 /* W2: ftruncate on kernels >= 6.2 (security_file_truncate). Optional hook. */
 SEC("lsm/file_truncate")
 int BPF_PROG(file_truncate, struct file *file, int ret)
@@ -652,14 +748,9 @@ int BPF_PROG(path_truncate, const struct path *path, int ret)
  * executable mapping of a memfd or of a file the sandbox could have
  * written; N6: any mapping of an inet socket (TCP_ZEROCOPY_RECEIVE) or a
  * network device under network=false. */
-SEC("lsm/mmap_file")
-int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot,
-	     unsigned long prot, unsigned long flags, int ret)
+static __always_inline int mmap_file_rules(struct file *file, unsigned long prot,
+					   unsigned long flags)
 {
-	if (ret)
-		return ret;
-	if (!file)
-		return 0;
 	struct inode *inode = file->f_inode;
 	if (inode && network_file(file, inode)) {
 		int r = deny_network_file(file, HOOK_MMAP_FILE);
@@ -685,6 +776,19 @@ int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot,
 	if ((flags & MAP_TYPE) != MAP_SHARED && (flags & MAP_TYPE) != MAP_SHARED_VALIDATE)
 		return 0;
 	return deny_write_file(file, HOOK_MMAP_FILE, true, LIFT_ALL);
+}
+
+SEC("lsm/mmap_file")
+int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot,
+	     unsigned long prot, unsigned long flags, int ret)
+{
+	if (ret)
+		return ret;
+	if (!file)
+		return 0;
+	if ((ret = mmap_file_rules(file, prot, flags)))
+		return ret;
+	return device_mmap_rule(file); /* devices.h: D1 */
 }
 
 /* mprotect(PROT_WRITE) of a shared file mapping made before the ceiling. */
@@ -868,7 +972,9 @@ int BPF_PROG(file_ioctl, struct file *file, unsigned int cmd,
 {
 	if (ret)
 		return ret;
-	return ioctl_decision(file, cmd, arg, HOOK_FILE_IOCTL);
+	if ((ret = ioctl_decision(file, cmd, arg, HOOK_FILE_IOCTL)))
+		return ret;
+	return device_ioctl_rule(file, cmd, HOOK_FILE_IOCTL); /* devices.h: D1-D3 */
 }
 
 /* The 32-bit compat entry (int $0x80 / compat_sys_ioctl), Linux 6.7+.
@@ -879,7 +985,9 @@ int BPF_PROG(file_ioctl_compat, struct file *file, unsigned int cmd,
 {
 	if (ret)
 		return ret;
-	return ioctl_decision(file, cmd, arg, HOOK_FILE_IOCTL_COMPAT);
+	if ((ret = ioctl_decision(file, cmd, arg, HOOK_FILE_IOCTL_COMPAT)))
+		return ret;
+	return device_ioctl_rule(file, cmd, HOOK_FILE_IOCTL_COMPAT); /* devices.h: D1-D3 */
 }
 
 /* W1: every creation of a directory entry, by any syscall or io_uring op. */

@@ -19,6 +19,24 @@ type FileCeiling struct {
 	Flags uint32
 }
 
+type FileDeviceList struct {
+	_     structs.HostLayout
+	Ndev  uint32
+	Nterm uint32
+	Flags uint32
+	Pad   uint32
+	Dev   [16]struct {
+		_    structs.HostLayout
+		Dev  uint32
+		Kind uint32
+	}
+	Term [8]struct {
+		_      structs.HostLayout
+		Dev    uint32
+		PtsDev uint32
+	}
+}
+
 type FileEndpointList struct {
 	_     structs.HostLayout
 	Count uint32
@@ -200,6 +218,7 @@ const (
 	FileMapCeilingSince       = "ceiling_since"
 	FileMapCeilings           = "ceilings"
 	FileMapConnectAllow       = "connect_allow"
+	FileMapDeviceAllow        = "device_allow"
 	FileMapEnforcerdConfig    = "enforcerd_config"
 	FileMapEventScratch       = "event_scratch"
 	FileMapEvents             = "events"
@@ -211,6 +230,7 @@ const (
 	FileMapKeyOwners          = "key_owners"
 	FileMapMqOwners           = "mq_owners"
 	FileMapNamesGeneration    = "names_generation"
+	FileMapPtyOwners          = "pty_owners"
 	FileMapRenameDepth        = "rename_depth"
 	FileMapRenamesActive      = "renames_active"
 	FileMapResolveCache       = "resolve_cache"
@@ -323,6 +343,7 @@ type FileMapSpecs struct {
 	CeilingSince      *ebpf.MapSpec `ebpf:"ceiling_since"`
 	Ceilings          *ebpf.MapSpec `ebpf:"ceilings"`
 	ConnectAllow      *ebpf.MapSpec `ebpf:"connect_allow"`
+	DeviceAllow       *ebpf.MapSpec `ebpf:"device_allow"`
 	EnforcerdConfig   *ebpf.MapSpec `ebpf:"enforcerd_config"`
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
 	Events            *ebpf.MapSpec `ebpf:"events"`
@@ -334,6 +355,7 @@ type FileMapSpecs struct {
 	KeyOwners         *ebpf.MapSpec `ebpf:"key_owners"`
 	MqOwners          *ebpf.MapSpec `ebpf:"mq_owners"`
 	NamesGeneration   *ebpf.MapSpec `ebpf:"names_generation"`
+	PtyOwners         *ebpf.MapSpec `ebpf:"pty_owners"`
 	RenameDepth       *ebpf.MapSpec `ebpf:"rename_depth"`
 	RenamesActive     *ebpf.MapSpec `ebpf:"renames_active"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
@@ -378,6 +400,7 @@ type FileMaps struct {
 	CeilingSince      *ebpf.Map `ebpf:"ceiling_since"`
 	Ceilings          *ebpf.Map `ebpf:"ceilings"`
 	ConnectAllow      *ebpf.Map `ebpf:"connect_allow"`
+	DeviceAllow       *ebpf.Map `ebpf:"device_allow"`
 	EnforcerdConfig   *ebpf.Map `ebpf:"enforcerd_config"`
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
 	Events            *ebpf.Map `ebpf:"events"`
@@ -389,6 +412,7 @@ type FileMaps struct {
 	KeyOwners         *ebpf.Map `ebpf:"key_owners"`
 	MqOwners          *ebpf.Map `ebpf:"mq_owners"`
 	NamesGeneration   *ebpf.Map `ebpf:"names_generation"`
+	PtyOwners         *ebpf.Map `ebpf:"pty_owners"`
 	RenameDepth       *ebpf.Map `ebpf:"rename_depth"`
 	RenamesActive     *ebpf.Map `ebpf:"renames_active"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
@@ -409,6 +433,7 @@ func (m *FileMaps) Close() error {
 		m.CeilingSince,
 		m.Ceilings,
 		m.ConnectAllow,
+		m.DeviceAllow,
 		m.EnforcerdConfig,
 		m.EventScratch,
 		m.Events,
@@ -420,6 +445,7 @@ func (m *FileMaps) Close() error {
 		m.KeyOwners,
 		m.MqOwners,
 		m.NamesGeneration,
+		m.PtyOwners,
 		m.RenameDepth,
 		m.RenamesActive,
 		m.ResolveCache,

@@ -3,11 +3,10 @@
 // exec.h and ipc.h:
 //
 //   - network.bpf.c:   network=false at LSM socket hooks (endpoints.h: allowed endpoints)
-//   - file.bpf.c:      write=false at LSM file and inode hooks
+//   - file.bpf.c:      write=false at LSM file and inode hooks, and the device and terminal allow list under every ceiling (devices.h)
 //   - exec.bpf.c:      shell=none|read_only at LSM exec hooks (exec.h: shared state)
 //   - tamper.bpf.c:    escape and tamper protection for every enforced process
-//   - ipc.bpf.c:       SysV IPC objects and kernel keys created outside the sandbox
-//   - device.bpf.c:    device nodes and terminals, an allow list under every ceiling (devices.h)
+//   - ipc.bpf.c:       SysV IPC objects, kernel keys, POSIX queues, FIFOs and ptys: their creators
 //   - sock.bpf.c:      network=false at cgroup-BPF hooks (works without BPF LSM)
 //   - lifecycle.bpf.c: activation of pending ceilings at the first exec
 //   - tally.h:         counting denials; first records only (event.h)
@@ -41,5 +40,4 @@ package bpf
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Sock sock.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Lifecycle lifecycle.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Ipc ipc.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
-//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Device device.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel -type event -type ceiling -type exec_key -type exec_allow_bit -type exec_allow_marker -type endpoint_list -type root_set -type ipc_dir -type device_list -type device_kind -type device_limits -type device_flag -type endpoint_kind -type endpoint_limits -type hook_id -type rule_id -type rule_layout -type object_kind -type decision -type deny_bit -type ceiling_flag -type stat_index -type limits -type fs_magic -type tally_key -type tally_overflow_key -type tally_limits Shared shared.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.

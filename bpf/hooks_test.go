@@ -96,7 +96,7 @@ func TestRecordEnumsAreUnique(t *testing.T) {
 func TestProgramSectionsMatchSpecs(t *testing.T) {
 	for stem, load := range map[string]func() (*ebpf.CollectionSpec, error){
 		"network": bpf.LoadNetwork, "file": bpf.LoadFile, "exec": bpf.LoadExec, "tamper": bpf.LoadTamper,
-		"ipc": bpf.LoadIpc, "device": bpf.LoadDevice, "sock": bpf.LoadSock, "lifecycle": bpf.LoadLifecycle, "shared": bpf.LoadShared,
+		"ipc": bpf.LoadIpc, "sock": bpf.LoadSock, "lifecycle": bpf.LoadLifecycle, "shared": bpf.LoadShared,
 	} {
 		spec, err := load()
 		if err != nil {
@@ -124,7 +124,7 @@ func TestEveryAttachedHookHasAnID(t *testing.T) {
 	n := 0
 	for stem, load := range map[string]func() (*ebpf.CollectionSpec, error){
 		"network": bpf.LoadNetwork, "file": bpf.LoadFile, "exec": bpf.LoadExec, "tamper": bpf.LoadTamper,
-		"ipc": bpf.LoadIpc, "device": bpf.LoadDevice, "sock": bpf.LoadSock, "lifecycle": bpf.LoadLifecycle,
+		"ipc": bpf.LoadIpc, "sock": bpf.LoadSock, "lifecycle": bpf.LoadLifecycle,
 	} {
 		spec, err := load()
 		if err != nil {

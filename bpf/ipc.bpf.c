@@ -19,6 +19,8 @@
  *    file.bpf.c).
  *  - Named FIFOs, under network=false (fifo.h: the creator is recorded
  *    here, opens are decided in file.bpf.c).
+ *  - ptys made from /dev/ptmx (devices.h: the creator is recorded here,
+ *    every use of a terminal is decided in file.bpf.c).
  *
  * Beside IPC objects, two small rules with their own headers live here
  * because their hooks had no program: exclusive locks on files the
@@ -52,6 +54,7 @@
 #include "fifo.h"
 #include "locks.h"
 #include "comm.h"
+#include "devices.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -363,11 +366,21 @@ int BPF_PROG(inode_alloc_security, struct inode *inode, int ret)
 /* ---- FIFOs (fifo.h) ---- */
 
 /* Every dentry given an inode (creations and lookups alike); only a FIFO
- * inode goes past a load and a compare. */
+ * inode, or a pty slave's on devpts (devices.h: its creator), goes past a
+ * load and a compare. */
 SEC("lsm/d_instantiate")
 void BPF_PROG(d_instantiate, struct dentry *dentry, struct inode *inode)
 {
 	fifo_instantiate(dentry, inode);
+	pty_record_creator(inode);
+}
+
+/* Every inode's end; only a pty slave's goes past a load and a compare
+ * (devices.h: its record goes with it). */
+SEC("lsm/inode_free_security")
+void BPF_PROG(inode_free_security, struct inode *inode)
+{
+	pty_forget(inode);
 }
 
 /* ---- Locks (locks.h) ---- */

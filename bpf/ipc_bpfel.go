@@ -19,6 +19,24 @@ type IpcCeiling struct {
 	Flags uint32
 }
 
+type IpcDeviceList struct {
+	_     structs.HostLayout
+	Ndev  uint32
+	Nterm uint32
+	Flags uint32
+	Pad   uint32
+	Dev   [16]struct {
+		_    structs.HostLayout
+		Dev  uint32
+		Kind uint32
+	}
+	Term [8]struct {
+		_      structs.HostLayout
+		Dev    uint32
+		PtsDev uint32
+	}
+}
+
 type IpcEnforcerdConfig struct {
 	_          structs.HostLayout
 	Generation uint64
@@ -185,6 +203,7 @@ const (
 	IpcMapActivations            = "activations"
 	IpcMapCeilingSince           = "ceiling_since"
 	IpcMapCeilings               = "ceilings"
+	IpcMapDeviceAllow            = "device_allow"
 	IpcMapEnforcerdConfig        = "enforcerd_config"
 	IpcMapEventScratch           = "event_scratch"
 	IpcMapEvents                 = "events"
@@ -197,6 +216,7 @@ const (
 	IpcMapMqOwners               = "mq_owners"
 	IpcMapNamesGeneration        = "names_generation"
 	IpcMapOwnerZero              = "owner_zero"
+	IpcMapPtyOwners              = "pty_owners"
 	IpcMapRenameDepth            = "rename_depth"
 	IpcMapRenamesActive          = "renames_active"
 	IpcMapResolveCache           = "resolve_cache"
@@ -212,6 +232,7 @@ const (
 	IpcProgD_instantiate         = "d_instantiate"
 	IpcProgFileLock              = "file_lock"
 	IpcProgInodeAllocSecurity    = "inode_alloc_security"
+	IpcProgInodeFreeSecurity     = "inode_free_security"
 	IpcProgIpcPermission         = "ipc_permission"
 	IpcProgKeyAlloc              = "key_alloc"
 	IpcProgKeyFree               = "key_free"
@@ -277,6 +298,7 @@ type IpcProgramSpecs struct {
 	D_instantiate         *ebpf.ProgramSpec `ebpf:"d_instantiate"`
 	FileLock              *ebpf.ProgramSpec `ebpf:"file_lock"`
 	InodeAllocSecurity    *ebpf.ProgramSpec `ebpf:"inode_alloc_security"`
+	InodeFreeSecurity     *ebpf.ProgramSpec `ebpf:"inode_free_security"`
 	IpcPermission         *ebpf.ProgramSpec `ebpf:"ipc_permission"`
 	KeyAlloc              *ebpf.ProgramSpec `ebpf:"key_alloc"`
 	KeyFree               *ebpf.ProgramSpec `ebpf:"key_free"`
@@ -304,6 +326,7 @@ type IpcMapSpecs struct {
 	Activations       *ebpf.MapSpec `ebpf:"activations"`
 	CeilingSince      *ebpf.MapSpec `ebpf:"ceiling_since"`
 	Ceilings          *ebpf.MapSpec `ebpf:"ceilings"`
+	DeviceAllow       *ebpf.MapSpec `ebpf:"device_allow"`
 	EnforcerdConfig   *ebpf.MapSpec `ebpf:"enforcerd_config"`
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
 	Events            *ebpf.MapSpec `ebpf:"events"`
@@ -316,6 +339,7 @@ type IpcMapSpecs struct {
 	MqOwners          *ebpf.MapSpec `ebpf:"mq_owners"`
 	NamesGeneration   *ebpf.MapSpec `ebpf:"names_generation"`
 	OwnerZero         *ebpf.MapSpec `ebpf:"owner_zero"`
+	PtyOwners         *ebpf.MapSpec `ebpf:"pty_owners"`
 	RenameDepth       *ebpf.MapSpec `ebpf:"rename_depth"`
 	RenamesActive     *ebpf.MapSpec `ebpf:"renames_active"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
@@ -359,6 +383,7 @@ type IpcMaps struct {
 	Activations       *ebpf.Map `ebpf:"activations"`
 	CeilingSince      *ebpf.Map `ebpf:"ceiling_since"`
 	Ceilings          *ebpf.Map `ebpf:"ceilings"`
+	DeviceAllow       *ebpf.Map `ebpf:"device_allow"`
 	EnforcerdConfig   *ebpf.Map `ebpf:"enforcerd_config"`
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
 	Events            *ebpf.Map `ebpf:"events"`
@@ -371,6 +396,7 @@ type IpcMaps struct {
 	MqOwners          *ebpf.Map `ebpf:"mq_owners"`
 	NamesGeneration   *ebpf.Map `ebpf:"names_generation"`
 	OwnerZero         *ebpf.Map `ebpf:"owner_zero"`
+	PtyOwners         *ebpf.Map `ebpf:"pty_owners"`
 	RenameDepth       *ebpf.Map `ebpf:"rename_depth"`
 	RenamesActive     *ebpf.Map `ebpf:"renames_active"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
@@ -390,6 +416,7 @@ func (m *IpcMaps) Close() error {
 		m.Activations,
 		m.CeilingSince,
 		m.Ceilings,
+		m.DeviceAllow,
 		m.EnforcerdConfig,
 		m.EventScratch,
 		m.Events,
@@ -402,6 +429,7 @@ func (m *IpcMaps) Close() error {
 		m.MqOwners,
 		m.NamesGeneration,
 		m.OwnerZero,
+		m.PtyOwners,
 		m.RenameDepth,
 		m.RenamesActive,
 		m.ResolveCache,
@@ -430,6 +458,7 @@ type IpcPrograms struct {
 	D_instantiate         *ebpf.Program `ebpf:"d_instantiate"`
 	FileLock              *ebpf.Program `ebpf:"file_lock"`
 	InodeAllocSecurity    *ebpf.Program `ebpf:"inode_alloc_security"`
+	InodeFreeSecurity     *ebpf.Program `ebpf:"inode_free_security"`
 	IpcPermission         *ebpf.Program `ebpf:"ipc_permission"`
 	KeyAlloc              *ebpf.Program `ebpf:"key_alloc"`
 	KeyFree               *ebpf.Program `ebpf:"key_free"`
@@ -455,6 +484,7 @@ func (p *IpcPrograms) Close() error {
 		p.D_instantiate,
 		p.FileLock,
 		p.InodeAllocSecurity,
+		p.InodeFreeSecurity,
 		p.IpcPermission,
 		p.KeyAlloc,
 		p.KeyFree,

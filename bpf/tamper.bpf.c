@@ -149,13 +149,13 @@ int BPF_PROG(task_kill, struct task_struct *p, struct kernel_siginfo *info,
  *  - kernel tunables and pseudo filesystems that act outside the sandbox.
  * Cheap checks first: this hook runs on every path walk step.
  */
-SEC("lsm/inode_permission")
-int BPF_PROG(inode_permission, struct inode *inode, int mask, int ret)
+/* inode_permission_write: inode_permission's decision on a write. A
+ * static subprogram (bpf-to-bpf call): the program below then needs no
+ * stack and no callee-saved register, so its prologue and epilogue are as
+ * short as a program's can be (every path syscall of the host runs it once
+ * per path component, and almost all of them return before this). */
+static __noinline int inode_permission_write(struct inode *inode)
 {
-	if (ret)
-		return ret;
-	if (!(mask & MAY_WRITE))
-		return 0;
 	struct super_block *sb = inode->i_sb;
 	if (!sb)
 		return 0;
@@ -167,6 +167,16 @@ int BPF_PROG(inode_permission, struct inode *inode, int mask, int ret)
 	if (!resolve(&e))
 		return 0;
 	return deny_kernel_write(&e, inode, magic, HOOK_INODE_PERMISSION);
+}
+
+SEC("lsm/inode_permission")
+int BPF_PROG(inode_permission, struct inode *inode, int mask, int ret)
+{
+	if (ret)
+		return ret;
+	if (!(mask & MAY_WRITE))
+		return 0;
+	return inode_permission_write(inode);
 }
 
 static __always_inline int deny_mount(__u16 hook)

@@ -66,9 +66,6 @@ var objects = []object{
 		// Linux 6.1 has it; 6.12 has no bpf_lsm_key_free: there a
 		// record is replaced at the next key_alloc of the same address.
 		optional: set(bpf.IpcProgKeyFree)},
-	{layer: coverage.LayerLSM, stem: "device", load: bpf.LoadDevice,
-		// Linux 6.7+: see file.
-		optional: set(bpf.DeviceProgDeviceFileIoctlCompat)},
 	{layer: coverage.LayerCgroup, stem: "sock", load: bpf.LoadSock},
 	{layer: coverage.LayerLifecycle, stem: "lifecycle", load: bpf.LoadLifecycle},
 }
@@ -139,7 +136,7 @@ func (p program) isLSM() bool { return strings.HasPrefix(p.section, "lsm/") }
 type AttachPoint struct {
 	Layer   coverage.Layer
 	Object  string // bpf2go's name of the object, lower case ("file")
-	Program string // ELF program name ("device_file_open")
+	Program string // ELF program name ("file_open")
 	Section string // ELF section ("lsm/file_open", "cgroup/connect4")
 	// Hook is the LSM hook or tracepoint ("file_open",
 	// "sched_process_exec"), else the section ("cgroup/connect4",
@@ -147,7 +144,7 @@ type AttachPoint struct {
 	Hook string
 	// PinName names the program's link pin (LinkPinPath) and its rows in
 	// a BPF profile: the layer's prefix and the program name
-	// ("lsm_device_file_open", "cgroup_connect4").
+	// ("lsm_file_open", "cgroup_connect4").
 	PinName string
 	// Optional: the hook is missing on some kernels, and the layer is in
 	// force without it there.

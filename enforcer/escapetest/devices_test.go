@@ -1,7 +1,7 @@
 package escapetest
 
 // Device nodes and terminals are host objects under every ceiling
-// (bpf/device.bpf.c; threat model "Devices and terminals", D1-D4).
+// (bpf/devices.h; threat model "Devices and terminals", D1-D4).
 
 import (
 	"fmt"

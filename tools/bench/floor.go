@@ -22,7 +22,7 @@ const PhaseF = "f"
 
 // objectSpecs are every embedded object's collection spec (bpf2go loaders).
 var objectSpecs = []func() (*ebpf.CollectionSpec, error){
-	bpf.LoadDevice, bpf.LoadExec, bpf.LoadFile, bpf.LoadIpc, bpf.LoadLifecycle,
+	bpf.LoadExec, bpf.LoadFile, bpf.LoadIpc, bpf.LoadLifecycle,
 	bpf.LoadNetwork, bpf.LoadShared, bpf.LoadSock, bpf.LoadTamper,
 }
 

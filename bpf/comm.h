@@ -40,7 +40,7 @@ static __always_inline int comm_prctl(int option)
 {
 	if (option != PR_SET_NAME)
 		return 0;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	return tamper(&e, HOOK_TASK_PRCTL, RULE_TASK_NAME, OBJ_NONE, PR_SET_NAME);

@@ -436,7 +436,7 @@ static __always_inline int device_use(struct file *file, enum device_op op,
 	 * /dev/console, /dev/tty is the current one, a ptmx master never). */
 	if (tty && op == DEV_OPEN && redirect(rdev))
 		return 0; /* decided at every use, on the tty it reached */
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	int d = verdict(&e, DENY_TAMPER);
@@ -563,7 +563,7 @@ static __always_inline bool kernel_iface_file(struct file *file)
  * sysfs pays the superblock test and resolve's cache hit, no string read. */
 static __always_inline int device_register_use(struct file *file, __u16 hook, bool by_name)
 {
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	int v = verdict(&e, DENY_TAMPER);

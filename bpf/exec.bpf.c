@@ -87,7 +87,7 @@ int BPF_PROG(bprm_committed_creds, struct linux_binprm *bprm)
 	__u32 *f = bpf_task_storage_get(&task_flags, t, 0, 0);
 	if (f)
 		*f &= ~TASK_EXEC_PROGRAM_CHECKED;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	int ro = verdict(&e, DENY_SHELL_WRITE);

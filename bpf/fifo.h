@@ -152,7 +152,7 @@ static __always_inline int fifo_outside(struct file *file)
 	struct super_block *sb = inode->i_sb;
 	if (!sb || sb->s_magic == PIPEFS_MAGIC)
 		return 0;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	int v = verdict(&e, DENY_NETWORK);

@@ -203,7 +203,7 @@ static __always_inline int deny_write_names(struct dentry *a, bool pa,
 					    struct dentry *b, bool pb, __u16 hook,
 					    int shm_op, __u32 mode)
 {
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	if (shm_op) {
@@ -257,7 +257,7 @@ static __always_inline int deny_modify_dentry(struct dentry *d, struct vfsmount 
 {
 	if (dentry_internal(d))
 		return 0;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	if (shm_kind_dentry(&e, d) == SHM_OUTSIDE) {
@@ -321,7 +321,7 @@ static __always_inline int deny_write_file(struct file *file, __u16 hook,
 {
 	if (file_exempt(file))
 		return 0;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	return deny_write_file_e(&e, file, hook, mark, lift);
@@ -335,7 +335,7 @@ static __always_inline int deny_bpffs(struct dentry *d, __u16 hook)
 	struct super_block *sb = d->d_sb;
 	if (!sb || sb->s_magic != BPF_FS_MAGIC)
 		return 0;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	int v = verdict(&e, DENY_TAMPER);
@@ -371,7 +371,7 @@ static __always_inline int deny_kernel_attr(struct dentry *d, __u16 hook)
 	__u64 magic = sb->s_magic;
 	if (!kernel_fs_magic(magic) && magic != BPF_FS_MAGIC)
 		return 0;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	if (magic == PROC_SUPER_MAGIC) {
@@ -431,7 +431,7 @@ static __always_inline int deny_network_file_e(struct effective *e, struct file 
 
 static __always_inline int deny_network_file(struct file *file, __u16 hook)
 {
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	return deny_network_file_e(&e, file, hook);
@@ -475,7 +475,7 @@ static __always_inline int deny_raw_storage_e(struct effective *e, struct file *
 
 static __always_inline int deny_raw_storage(struct file *file, __u16 hook)
 {
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	return deny_raw_storage_e(&e, file, hook);
@@ -635,7 +635,7 @@ static __always_inline int file_permission_rules(struct file *file, int mask)
 		return 0;
 	/* One effective ceiling for every check below (the 6.1 verifier's
 	 * combined stack limit: one struct effective per frame). */
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	int r;
@@ -778,6 +778,40 @@ static __always_inline int mmap_file_rules(struct file *file, unsigned long prot
 	return deny_write_file(file, HOOK_MMAP_FILE, true, LIFT_ALL);
 }
 
+/* mmap_file_slow: every rule of mmap_file, for what mmap_needs_no_rule
+ * does not let through. A static subprogram: the program below then needs
+ * no stack and no callee-saved register. */
+static __noinline int mmap_file_slow(struct file *file, unsigned long prot, unsigned long flags)
+{
+	int ret = mmap_file_rules(file, prot, flags);
+	if (ret)
+		return ret;
+	return device_mmap_rule(file); /* devices.h: D1 */
+}
+
+/* mmap_needs_no_rule: a mapping no rule of mmap_file looks at: neither
+ * executable (code mappings under a restricted shell) nor shared and
+ * writable (the write ceiling), of a regular file on no superblock a rule
+ * looks at (tmpfs: the POSIX shm objects of shm.h; sysfs and procfs:
+ * devices.h). Sockets and devices are not regular files. */
+static __always_inline bool mmap_needs_no_rule(struct file *file, unsigned long prot,
+					       unsigned long flags)
+{
+	if (prot & PROT_EXEC)
+		return false;
+	if ((prot & PROT_WRITE) &&
+	    ((flags & MAP_TYPE) == MAP_SHARED || (flags & MAP_TYPE) == MAP_SHARED_VALIDATE))
+		return false;
+	struct inode *inode = file->f_inode;
+	if (!inode || (inode->i_mode & S_IFMT) != S_IFREG)
+		return false;
+	struct super_block *sb = inode->i_sb;
+	if (!sb)
+		return false;
+	unsigned long magic = sb->s_magic;
+	return magic != TMPFS_MAGIC && magic != SYSFS_MAGIC && magic != PROC_SUPER_MAGIC;
+}
+
 SEC("lsm/mmap_file")
 int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot,
 	     unsigned long prot, unsigned long flags, int ret)
@@ -786,9 +820,9 @@ int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot,
 		return ret;
 	if (!file)
 		return 0;
-	if ((ret = mmap_file_rules(file, prot, flags)))
-		return ret;
-	return device_mmap_rule(file); /* devices.h: D1 */
+	if (mmap_needs_no_rule(file, prot, flags))
+		return 0;
+	return mmap_file_slow(file, prot, flags);
 }
 
 /* mprotect(PROT_WRITE) of a shared file mapping made before the ceiling. */
@@ -922,7 +956,7 @@ static __always_inline int ioctl_decision(struct file *file, unsigned int cmd,
 		__u64 pid_tgid = bpf_get_current_pid_tgid();
 		if (owner == 0 || owner == (int)(pid_tgid >> 32) || owner == (int)(__u32)pid_tgid)
 			return 0;
-		struct effective e = {};
+		struct effective e; /* resolve() writes it */
 		if (!resolve(&e))
 			return 0;
 		return tamper(&e, hook, RULE_SIGIO_OWNER, OBJ_TASK, owner);
@@ -942,7 +976,7 @@ static __always_inline int ioctl_decision(struct file *file, unsigned int cmd,
 		/* X3: injecting input into a terminal, and the console and
 		 * keyboard state of the host's virtual consoles (KD* keymaps,
 		 * fonts and modes, VT_* switching) (every ceiling). */
-		struct effective e = {};
+		struct effective e; /* resolve() writes it */
 		if (!resolve(&e))
 			return 0;
 		return tamper(&e, hook, RULE_TTY_INJECT, OBJ_NONE, cmd);
@@ -966,15 +1000,44 @@ static __always_inline int ioctl_decision(struct file *file, unsigned int cmd,
 			       cmd == FICLONE || cmd == FICLONERANGE ? LIFT_ROOTS : 0);
 }
 
+/* file_ioctl_slow: every rule of file_ioctl, for what ioctl_needs_no_rule
+ * does not let through. A static subprogram: the program below then needs
+ * no stack and no callee-saved register. */
+static __noinline int file_ioctl_slow(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	int ret = ioctl_decision(file, cmd, arg, HOOK_FILE_IOCTL);
+	if (ret)
+		return ret;
+	return device_ioctl_rule(file, cmd, HOOK_FILE_IOCTL); /* devices.h: D1-D3 */
+}
+
+/* ioctl_needs_no_rule: the queries every program asks of its descriptors
+ * (isatty's TCGETS, FIONREAD, FIONBIO, FIOCLEX, FIONCLEX, TIOCGWINSZ) on
+ * a regular file, directory or FIFO: all are in ioctl_read_only and none
+ * is one ioctl_decision decides before it (owners, terminal input, raw
+ * storage); a regular file, directory or FIFO is neither a socket
+ * (network_file) nor a device (devices.h). */
+static __always_inline bool ioctl_needs_no_rule(struct file *file, unsigned int cmd)
+{
+	if (cmd != TCGETS && cmd != FIONREAD && cmd != FIONBIO && cmd != FIOCLEX &&
+	    cmd != FIONCLEX && cmd != TIOCGWINSZ)
+		return false;
+	struct inode *inode = file->f_inode;
+	if (!inode)
+		return false;
+	__u32 fmt = inode->i_mode & S_IFMT;
+	return fmt == S_IFREG || fmt == S_IFDIR || fmt == S_IFIFO;
+}
+
 SEC("lsm/file_ioctl")
 int BPF_PROG(file_ioctl, struct file *file, unsigned int cmd,
 	     unsigned long arg, int ret)
 {
 	if (ret)
 		return ret;
-	if ((ret = ioctl_decision(file, cmd, arg, HOOK_FILE_IOCTL)))
-		return ret;
-	return device_ioctl_rule(file, cmd, HOOK_FILE_IOCTL); /* devices.h: D1-D3 */
+	if (ioctl_needs_no_rule(file, cmd))
+		return 0;
+	return file_ioctl_slow(file, cmd, arg);
 }
 
 /* The 32-bit compat entry (int $0x80 / compat_sys_ioctl), Linux 6.7+.

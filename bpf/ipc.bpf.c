@@ -113,7 +113,7 @@ static __always_inline int ipc_use(struct kern_ipc_perm *perm, __u16 hook)
 {
 	if (!perm)
 		return 0;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	if (created_inside(&ipc_owners, (__u64)perm, &e))
@@ -332,7 +332,7 @@ int key_permission(__u64 *ctx)
 	int ret = (int)ctx[3];
 	if (ret)
 		return ret;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	__u64 ref = 0;

@@ -67,7 +67,7 @@ static __always_inline int lock_refuse(struct file *file, __u16 hook)
 {
 	if (!lock_target(file))
 		return 0;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	int v = lock_write_verdict(&e, file);

@@ -90,7 +90,7 @@ static __always_inline int mqueue_outside(struct inode *inode, __u16 hook)
 		return 0;
 	if ((inode->i_mode & S_IFMT) != S_IFREG)
 		return 0;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	struct owner *o = bpf_inode_storage_get(&mq_owners, inode, 0, 0);

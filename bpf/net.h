@@ -80,7 +80,7 @@ static __always_inline int check_unix_peer(struct socket *sock,
 					   struct sock *peer, __u16 hook,
 					   bool connected)
 {
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	return check_unix_peer_e(&e, sock, peer, hook, connected);

@@ -70,7 +70,7 @@ static __always_inline int deny_inet(struct socket *sock, __u16 hook,
 {
 	if (socket_family(sock) == AF_UNIX)
 		return 0;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	int d = verdict(&e, DENY_NETWORK);
@@ -112,7 +112,7 @@ int BPF_PROG(socket_create, int family, int type, int protocol, int kern,
 		return ret; /* an earlier LSM already denied */
 	if (kern || family == AF_UNIX)
 		return 0; /* kernel-internal sockets; unix is governed by peers */
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	int d = verdict(&e, DENY_NETWORK);

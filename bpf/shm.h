@@ -183,7 +183,7 @@ static __always_inline int shm_open_verdict(struct inode *inode, __u16 hook)
 {
 	if (!shm_candidate(inode))
 		return 0;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	if (shm_kind_of(&e, inode) != SHM_OUTSIDE)

@@ -42,7 +42,7 @@ int BPF_PROG(bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
 {
 	if (ret)
 		return ret;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	return tamper(&e, HOOK_BPF, RULE_BPF_SYSCALL, OBJ_BPF_CMD, cmd);
@@ -58,7 +58,7 @@ int BPF_PROG(bpf_v4, int cmd, union bpf_attr *attr, unsigned int size,
 		return ret;
 	if (kernel)
 		return 0; /* in-kernel users (e.g. a light skeleton), not a process */
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	return tamper(&e, HOOK_BPF, RULE_BPF_SYSCALL, OBJ_BPF_CMD, cmd);
@@ -71,7 +71,7 @@ int BPF_PROG(ptrace_access_check, struct task_struct *child, unsigned int mode,
 {
 	if (ret)
 		return ret;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	if (task_outside(&e, child))
@@ -102,7 +102,7 @@ int BPF_PROG(ptrace_traceme, struct task_struct *parent, int ret)
 {
 	if (ret)
 		return ret;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	if (!task_outside(&e, parent))
@@ -121,7 +121,7 @@ int BPF_PROG(task_kill, struct task_struct *p, struct kernel_siginfo *info,
 	 * sandbox (its threads share the sender's memory): no lookup. */
 	if (p->tgid == (__u32)(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	if (!task_outside(&e, p))
@@ -163,7 +163,7 @@ static __noinline int inode_permission_write(struct inode *inode)
 	if (!kernel_fs_magic(magic))
 		return 0;
 	/* Unenforced processes stop here, before any procfs reads. */
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	return deny_kernel_write(&e, inode, magic, HOOK_INODE_PERMISSION);
@@ -181,7 +181,7 @@ int BPF_PROG(inode_permission, struct inode *inode, int mask, int ret)
 
 static __always_inline int deny_mount(__u16 hook)
 {
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	return tamper(&e, hook, RULE_MOUNT, OBJ_MOUNT, 0);
@@ -275,7 +275,7 @@ int BPF_PROG(file_fcntl, struct file *file, unsigned int cmd,
 	}
 	if (owner == 0 || owner == tgid || owner == tid)
 		return 0;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	return tamper(&e, HOOK_FILE_FCNTL, RULE_SIGIO_OWNER, OBJ_TASK, owner);
@@ -331,7 +331,7 @@ int BPF_PROG(capable, const struct cred *cred, struct user_namespace *ns,
 		return ret;
 	if (allowed_cap(cap))
 		return 0;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	int v = verdict(&e, DENY_TAMPER);
@@ -543,7 +543,7 @@ int BPF_PROG(kernel_module_request, char *kmod_name, int ret)
 SEC("fentry/crypto_alg_mod_lookup")
 int BPF_PROG(crypto_alg_mod_lookup, const char *name, __u32 type, __u32 mask)
 {
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	if (verdict(&e, DENY_TAMPER) != DECISION_DENIED)
@@ -561,7 +561,7 @@ int BPF_PROG(file_send_sigiotask, struct task_struct *tsk,
 {
 	if (ret)
 		return ret;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	if (!task_outside(&e, tsk))
@@ -573,7 +573,7 @@ int BPF_PROG(file_send_sigiotask, struct task_struct *tsk,
  * outside (setpriority, ioprio_set, sched_setscheduler/setattr/setaffinity). */
 static __always_inline int deny_task_outside(struct task_struct *p, __u16 hook)
 {
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	if (!task_outside(&e, p))
@@ -616,7 +616,7 @@ int BPF_PROG(task_prlimit, const struct cred *cred, const struct cred *tcred,
 		return ret;
 	if (!(flags & LSM_PRLIMIT_WRITE))
 		return 0;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	return tamper(&e, HOOK_TASK_PRLIMIT, RULE_PROCESS_OUTSIDE, OBJ_NONE, 0);
@@ -642,7 +642,7 @@ int BPF_PROG(task_setrlimit, struct task_struct *p, unsigned int resource,
 		return 0;
 	if (BPF_CORE_READ(new_rlim, rlim_cur) == 1)
 		return 0;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	return tamper(&e, HOOK_TASK_SETRLIMIT, RULE_CORE_DUMP_LIMIT, OBJ_NONE, resource);
@@ -659,7 +659,7 @@ int BPF_PROG(uring_cmd, struct io_uring_cmd *ioucmd, int ret)
 {
 	if (ret)
 		return ret;
-	struct effective e = {};
+	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
 	return tamper(&e, HOOK_URING_CMD, RULE_URING_CMD, OBJ_NONE, 0);

@@ -249,7 +249,7 @@ struct {
 
 /* last_hit: l holds the answer for cgroup id under gen: 0 not (*e's
  * pending set from it), 1 registered (*e copied from it), -1 no answer
- * (*e zeroed again, as every caller passes it). */
+ * (*e may be partly written: resolve() zeroes it before the slow path). */
 static __always_inline int last_hit(struct resolve_last *l, __u64 gen, __u64 id,
 				    struct effective *e)
 {
@@ -265,11 +265,8 @@ static __always_inline int last_hit(struct resolve_last *l, __u64 gen, __u64 id,
 	else
 		e->pending = ENFORCERD_READ_ONCE(l->e.pending);
 	ENFORCERD_BARRIER();
-	if (ENFORCERD_READ_ONCE(l->seq) != s) {
-		/* rewritten meanwhile: leave *e as the caller gave it */
-		__builtin_memset(e, 0, sizeof(*e));
-		return -1;
-	}
+	if (ENFORCERD_READ_ONCE(l->seq) != s)
+		return -1; /* rewritten meanwhile */
 	return found ? 1 : 0;
 }
 
@@ -335,15 +332,21 @@ __attribute__((noinline)) int resolve_slow(struct effective *e)
 }
 
 /*
- * resolve fills *e (zeroed by the caller) for the current task and
- * returns whether any ancestor is registered and active (enforced or
- * audited): this CPU's last answer when it is for the task's cgroup under
- * the current generation, else resolve_slow (the per-cgroup cache, then
- * the walk). A hit for an unenforced cgroup sets only e->pending. Every
- * hook calls it once. Inlined: the last answer costs two inlined array
- * lookups, the cgroup id's loads and a few compares (and the copy of *e
- * for an enforced task), without a call; resolve_cache's hit one call and
- * one hash lookup more; a miss the walk.
+ * resolve fills *e for the current task and returns whether any ancestor
+ * is registered and active (enforced or audited): this CPU's last answer
+ * when it is for the task's cgroup under the current generation, else
+ * resolve_slow (the per-cgroup cache, then the walk). Every hook calls it
+ * once. Inlined: the last answer costs two inlined array lookups, the
+ * cgroup id's loads and a few compares (and the copy of *e for an enforced
+ * task), without a call; resolve_cache's hit one call and one hash lookup
+ * more; a miss the walk.
+ *
+ * *e need not be initialised: resolve writes all of it when it returns 1,
+ * and e->pending when it returns 0 (the rest is zero on the slow path, and
+ * undefined after this CPU's last answer: a caller that reads more than
+ * pending after 0 must zero e itself). A hook that returns on 0 declares e
+ * without zeroing its 112 bytes, which every unenforced process would pay
+ * on every call.
  */
 static __always_inline int resolve(struct effective *e)
 {
@@ -355,6 +358,9 @@ static __always_inline int resolve(struct effective *e)
 		if (h >= 0)
 			return h;
 	}
+	/* resolve_slow is a global function: the verifier wants its
+	 * argument's memory initialised. */
+	__builtin_memset(e, 0, sizeof(*e));
 	return resolve_slow(e);
 }
 

@@ -111,6 +111,19 @@ int BPF_PROG(ptrace_traceme, struct task_struct *parent, int ret)
 }
 
 /* E4: kill, tgkill, sigqueue, pidfd_send_signal to a process outside. */
+/* task_kill_outside: task_kill's decision on a signal to p, a process
+ * other than the sender's own thread group. A static subprogram: the
+ * program below then needs no stack and no callee-saved register. */
+static __noinline int task_kill_outside(struct task_struct *p)
+{
+	struct effective e; /* resolve() writes it */
+	if (!resolve(&e))
+		return 0;
+	if (!task_outside(&e, p))
+		return 0;
+	return tamper(&e, HOOK_TASK_KILL, RULE_SIGNAL_OUTSIDE, OBJ_TASK, BPF_CORE_READ(p, tgid));
+}
+
 SEC("lsm/task_kill")
 int BPF_PROG(task_kill, struct task_struct *p, struct kernel_siginfo *info,
 	     int sig, const struct cred *cred, int ret)
@@ -121,12 +134,7 @@ int BPF_PROG(task_kill, struct task_struct *p, struct kernel_siginfo *info,
 	 * sandbox (its threads share the sender's memory): no lookup. */
 	if (p->tgid == (__u32)(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	struct effective e; /* resolve() writes it */
-	if (!resolve(&e))
-		return 0;
-	if (!task_outside(&e, p))
-		return 0;
-	return tamper(&e, HOOK_TASK_KILL, RULE_SIGNAL_OUTSIDE, OBJ_TASK, BPF_CORE_READ(p, tgid));
+	return task_kill_outside(p);
 }
 
 /*

@@ -243,12 +243,12 @@ int BPF_PROG(sb_pivotroot, const struct path *old_path,
  * F_SETSIG signal) another process or process group on I/O. Only the
  * caller itself may be the owner. Fail direction: an unreadable
  * f_owner_ex is denied. */
-SEC("lsm/file_fcntl")
-int BPF_PROG(file_fcntl, struct file *file, unsigned int cmd,
-	     unsigned long arg, int ret)
+/* file_fcntl_decision: file_fcntl's rules, for the commands it decides
+ * on. A static subprogram: the program below then needs no stack and no
+ * callee-saved register. */
+static __noinline int file_fcntl_decision(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	if (ret)
-		return ret;
+	int ret;
 	if ((ret = lease_fcntl(file, cmd, arg))) /* locks.h: W10 leases */
 		return ret;
 	if (cmd == F_SETFL || cmd == F_SETSIG) {
@@ -287,6 +287,20 @@ int BPF_PROG(file_fcntl, struct file *file, unsigned int cmd,
 	if (!resolve(&e))
 		return 0;
 	return tamper(&e, HOOK_FILE_FCNTL, RULE_SIGIO_OWNER, OBJ_TASK, owner);
+}
+
+SEC("lsm/file_fcntl")
+int BPF_PROG(file_fcntl, struct file *file, unsigned int cmd,
+	     unsigned long arg, int ret)
+{
+	if (ret)
+		return ret;
+	/* Every other command (F_GETFL, F_DUPFD, F_SETFD, record locks:
+	 * file_lock) returns 0 in file_fcntl_decision. */
+	if (cmd != F_SETLEASE && cmd != F_SETFL && cmd != F_SETSIG && cmd != F_SETOWN &&
+	    cmd != F_SETOWN_EX)
+		return 0;
+	return file_fcntl_decision(file, cmd, arg);
 }
 
 /*

@@ -364,6 +364,33 @@ static __always_inline int resolve(struct effective *e)
 	return resolve_slow(e);
 }
 
+/*
+ * surely_unenforced: this CPU's last answer (resolve_last) is for the
+ * current task's cgroup under the current generation and says no ancestor
+ * is registered, active or pending: what resolve() would answer with 0 and
+ * pending 0, without copying anything. false when the slot cannot say
+ * (another cgroup, a registration since, a writer on this CPU): the
+ * caller then decides the long way, resolve() included. For a hook whose
+ * every rule returns 0 when resolve() does: it may return at once.
+ */
+static __always_inline bool surely_unenforced(void)
+{
+	__u32 zero = 0;
+	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
+	struct resolve_last *l = bpf_map_lookup_elem(&resolve_last, &zero);
+	if (!cfg || !l)
+		return false;
+	__u64 s = ENFORCERD_READ_ONCE(l->seq);
+	if (s & 1)
+		return false;
+	ENFORCERD_BARRIER();
+	bool none = ENFORCERD_READ_ONCE(l->cgid) == current_cgroup_id() &&
+		    ENFORCERD_READ_ONCE(l->generation) == cfg->generation &&
+		    !ENFORCERD_READ_ONCE(l->found) && !ENFORCERD_READ_ONCE(l->e.pending);
+	ENFORCERD_BARRIER();
+	return none && ENFORCERD_READ_ONCE(l->seq) == s;
+}
+
 /* verdict for one deny bit: 0 allow, DECISION_DENIED, DECISION_AUDITED. */
 enum decision {
 	DECISION_DENIED = 1,

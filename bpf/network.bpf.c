@@ -185,6 +185,11 @@ int BPF_PROG(socket_sendmsg, struct socket *sock, struct msghdr *msg, int size,
 {
 	if (ret)
 		return ret;
+	/* Both rules below return 0 where resolve() finds no registered
+	 * ancestor: a process outside every sandbox skips the reads of its
+	 * message header. */
+	if (surely_unenforced())
+		return 0;
 	if (socket_family(sock) != AF_UNIX) {
 		struct sockaddr *sa = BPF_CORE_READ(msg, msg_name);
 		int salen = BPF_CORE_READ(msg, msg_namelen);

@@ -565,6 +565,8 @@ static __always_inline int file_open_rules(struct file *file)
  * frame counts) fill the verifier's combined stack limit of 512 exactly. */
 static __noinline int file_open_slow(struct file *file)
 {
+	if (surely_unenforced()) /* every rule below returns 0 then */
+		return 0;
 	int ret = file_open_rules(file);
 	if (ret)
 		return ret;
@@ -789,6 +791,8 @@ static __always_inline int mmap_file_rules(struct file *file, unsigned long prot
  * no stack and no callee-saved register. */
 static __noinline int mmap_file_slow(struct file *file, unsigned long prot, unsigned long flags)
 {
+	if (surely_unenforced()) /* every rule below returns 0 then */
+		return 0;
 	int ret = mmap_file_rules(file, prot, flags);
 	if (ret)
 		return ret;
@@ -1011,6 +1015,8 @@ static __always_inline int ioctl_decision(struct file *file, unsigned int cmd,
  * no stack and no callee-saved register. */
 static __noinline int file_ioctl_slow(struct file *file, unsigned int cmd, unsigned long arg)
 {
+	if (surely_unenforced()) /* every rule below returns 0 then */
+		return 0;
 	int ret = ioctl_decision(file, cmd, arg, HOOK_FILE_IOCTL);
 	if (ret)
 		return ret;

@@ -103,8 +103,8 @@ unit: ## unit tests and native kernel tests (root for cgroup-BPF), then the cras
 # lint and unit, no VM: what to run before sending a change.
 check: lint unit ## the fast checks: lint, then unit (no VM)
 
-deps: ## what the tests need: apt packages, kernels, containerd
-	scripts/setup-deps
+deps: ## what the tests need: apt packages, kernels, containerd, and what builds the Debian guest's image
+	scripts/setup-deps --vm --rootfs
 
 # Kernel tests inside a QEMU VM (KERNEL=6.12 or 6.1; see scripts/vmtest --help):
 # the full suite with BPF LSM active, then a boot without "bpf" in lsm= that

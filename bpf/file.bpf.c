@@ -575,9 +575,10 @@ static __noinline int file_open_slow(struct file *file)
 
 /* open_needs_no_rule: an open that reaches no rule of file_open: a
  * regular file or directory opened neither for write, nor with O_TRUNC,
- * nor for exec, on no superblock a rule looks at (mqueue: mqueue.h; tmpfs:
- * the POSIX shm objects of shm.h; sysfs and procfs: device_register_file).
- * FIFOs and devices are neither regular files nor directories. */
+ * nor for exec, that none of the rules' own superblock tests takes
+ * (mqueue_sb: mqueue.h; shm_candidate_sb: the POSIX shm objects of shm.h;
+ * kernel_iface_file: devices.h). FIFOs and devices are neither regular
+ * files nor directories. */
 static __always_inline bool open_needs_no_rule(struct file *file)
 {
 	__u32 fmode = file->f_mode;
@@ -590,12 +591,7 @@ static __always_inline bool open_needs_no_rule(struct file *file)
 	__u32 fmt = inode->i_mode & S_IFMT;
 	if (fmt != S_IFREG && fmt != S_IFDIR)
 		return false;
-	struct super_block *sb = inode->i_sb;
-	if (!sb)
-		return false;
-	unsigned long magic = sb->s_magic;
-	return magic != MQUEUE_MAGIC && magic != TMPFS_MAGIC && magic != SYSFS_MAGIC &&
-	       magic != PROC_SUPER_MAGIC;
+	return !mqueue_sb(inode) && !shm_candidate_sb(inode) && !kernel_iface_file(file);
 }
 
 SEC("lsm/file_open")
@@ -697,7 +693,7 @@ static __always_inline int file_permission_slow(struct file *file, int mask)
 /* read_needs_no_rule: a read of file reaches no rule of file_permission:
  * not an inet socket or a network device (N6: only those are read-checked
  * in file_permission_rules), not a character or block device (devices.h),
- * not a sysfs or procfs file (device_register_file). A pipe is none of
+ * not a file kernel_iface_file takes (device_rw_rule). A pipe is none of
  * these, whatever its superblock. */
 static __always_inline bool read_needs_no_rule(struct file *file)
 {
@@ -709,11 +705,7 @@ static __always_inline bool read_needs_no_rule(struct file *file)
 		return true;
 	if (fmt == S_IFSOCK || fmt == S_IFCHR || fmt == S_IFBLK)
 		return false;
-	struct super_block *sb = inode->i_sb;
-	if (!sb)
-		return true;
-	unsigned long magic = sb->s_magic;
-	return magic != SYSFS_MAGIC && magic != PROC_SUPER_MAGIC;
+	return !kernel_iface_file(file);
 }
 
 SEC("lsm/file_permission")
@@ -801,9 +793,10 @@ static __noinline int mmap_file_slow(struct file *file, unsigned long prot, unsi
 
 /* mmap_needs_no_rule: a mapping no rule of mmap_file looks at: neither
  * executable (code mappings under a restricted shell) nor shared and
- * writable (the write ceiling), of a regular file on no superblock a rule
- * looks at (tmpfs: the POSIX shm objects of shm.h; sysfs and procfs:
- * devices.h). Sockets and devices are not regular files. */
+ * writable (the write ceiling), of a regular file that none of the rules'
+ * own superblock tests takes (shm_candidate_sb: the POSIX shm objects of
+ * shm.h; kernel_iface_file: devices.h). Sockets and devices are not
+ * regular files. */
 static __always_inline bool mmap_needs_no_rule(struct file *file, unsigned long prot,
 					       unsigned long flags)
 {
@@ -815,11 +808,7 @@ static __always_inline bool mmap_needs_no_rule(struct file *file, unsigned long 
 	struct inode *inode = file->f_inode;
 	if (!inode || (inode->i_mode & S_IFMT) != S_IFREG)
 		return false;
-	struct super_block *sb = inode->i_sb;
-	if (!sb)
-		return false;
-	unsigned long magic = sb->s_magic;
-	return magic != TMPFS_MAGIC && magic != SYSFS_MAGIC && magic != PROC_SUPER_MAGIC;
+	return !shm_candidate_sb(inode) && !kernel_iface_file(file);
 }
 
 SEC("lsm/mmap_file")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strings"
@@ -17,40 +18,33 @@ func Report(args []string) error {
 	command := fs.String("cmd", "make bench", "the command that produced the run")
 	wall := fs.Float64("wall", 0, "wall time of the whole run, seconds")
 	verdicts := fs.String("verdicts", "", "also write the per-operation verdicts between the verdict markers of this file (docs/performance.md)")
+	since := fs.String("since", "", "the raw results of an earlier run, comma-separated: also write how the figures moved since it between the since markers of the -verdicts file")
+	sinceLabel := fs.String("since-label", "", "what the text calls the earlier run of -since (for example its date and commit); required with -since")
 	hooks := fs.String("hooks", "", "also write the table of attached hooks, their kinds and cost per run between the hook markers of this threat model (docs/threat-model.md)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var docs []*Doc
-	for _, p := range fs.Args() {
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		d, err := Collect(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		docs = append(docs, d)
+	if *since != "" && (*verdicts == "" || *sinceLabel == "") {
+		return fmt.Errorf("-since needs -verdicts (the file with the since markers) and -since-label (what the text calls the earlier run)")
+	}
+	docs, err := collectFiles(fs.Args())
+	if err != nil {
+		return err
 	}
 	if len(docs) == 0 {
 		return fmt.Errorf("no results given")
 	}
-	// Before anything is written: a file without its markers is an error
-	// that leaves every file as it was.
-	var withV, withH []byte
-	if *verdicts != "" {
-		var err error
-		if withV, err = withVerdicts(*verdicts, docs); err != nil {
-			return err
+	var old []*Doc
+	if *since != "" {
+		if old, err = collectFiles(strings.Split(*since, ",")); err != nil {
+			return fmt.Errorf("-since: %w", err)
 		}
 	}
-	if *hooks != "" {
-		var err error
-		if withH, err = withHooks(*hooks, docs); err != nil {
-			return err
-		}
+	// Before anything is written: a file without its markers is an error
+	// that leaves every file as it was.
+	pages, err := analysisPages(*verdicts, *hooks, docs, old, *sinceLabel)
+	if err != nil {
+		return err
 	}
 	f, err := os.Create(*md)
 	if err != nil {
@@ -65,18 +59,68 @@ func Report(args []string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if *verdicts != "" {
-		if err := writeFileAtomic(*verdicts, withV); err != nil {
-			return err
-		}
-	}
-	if *hooks != "" {
-		if err := writeFileAtomic(*hooks, withH); err != nil {
+	for _, pg := range pages {
+		if err := writeFileAtomic(pg.path, pg.content); err != nil {
 			return err
 		}
 	}
 	Summary(os.Stdout, docs)
 	return nil
+}
+
+// page is an analysis page with its generated blocks rewritten.
+type page struct {
+	path    string
+	content []byte
+}
+
+// analysisPages are the pages Report rewrites, read and rewritten in
+// memory: the verdicts file (empty: none) with VerdictTables and, when old
+// is not nil, SinceTables against old; the threat model (empty: none) with
+// the table of hooks. Errors: a page that cannot be read or lacks a
+// block's markers.
+func analysisPages(verdicts, hooks string, docs, old []*Doc, sinceLabel string) ([]page, error) {
+	var out []page
+	if verdicts != "" {
+		b, err := withVerdicts(verdicts, docs)
+		if err != nil {
+			return nil, err
+		}
+		if old != nil {
+			b, err = replaceBlock(verdicts, b, SinceBegin, SinceEnd, func(w io.Writer) { SinceTables(w, old, docs, sinceLabel) })
+			if err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, page{verdicts, b})
+	}
+	if hooks != "" {
+		b, err := withHooks(hooks, docs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page{hooks, b})
+	}
+	return out, nil
+}
+
+// collectFiles collects the doc of each raw result file (Collect); an
+// error names the file.
+func collectFiles(paths []string) ([]*Doc, error) {
+	var docs []*Doc
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		d, err := Collect(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		docs = append(docs, d)
+	}
+	return docs, nil
 }
 
 // hostDescription: kernel, CPU model and count of the machine running the report.

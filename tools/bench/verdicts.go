@@ -135,36 +135,12 @@ func VerdictTables(w io.Writer, docs []*Doc) {
 		}
 	}
 	// The count per goal over all parts, in the order goals first appear.
-	type tally struct{ met, not, inc, untrusted int }
-	var order []string
-	count := map[string]*tally{}
-	for _, v := range vs {
-		g := v.Goal
-		if strings.HasPrefix(v.ID, "scale") {
-			g = "scale ≤ " + fmt.Sprintf("%.2f", GoalScale)
-		}
-		t, ok := count[g]
-		if !ok {
-			t = &tally{}
-			count[g] = t
-			order = append(order, g)
-		}
-		switch v.Verdict {
-		case VerdictMet:
-			t.met++
-		case VerdictNotMet:
-			t.not++
-		case VerdictUntrusted:
-			t.untrusted++
-		default:
-			t.inc++
-		}
-	}
+	counts := verdictCounts(vs)
 	p("In all (every part above):")
-	for i, g := range order {
-		t := count[g]
+	for i, g := range counts.order {
+		t := counts.count[g]
 		sep := ";"
-		if i == len(order)-1 {
+		if i == len(counts.order)-1 {
 			sep = "."
 		}
 		p(" %s: %d met, %d **not met**, %d inconcl.", g, t.met, t.not, t.inc)
@@ -190,10 +166,16 @@ func withBlock(path, begin, end string, write func(io.Writer)) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return replaceBlock(path, b, begin, end, write)
+}
+
+// replaceBlock is withBlock on the contents b of the file named name (in
+// the error only).
+func replaceBlock(name string, b []byte, begin, end string, write func(io.Writer)) ([]byte, error) {
 	i := bytes.Index(b, []byte(begin))
 	j := bytes.Index(b, []byte(end))
 	if i < 0 || j < i {
-		return nil, fmt.Errorf("%s: want the lines %q and %q around the generated block, in that order", path, begin, end)
+		return nil, fmt.Errorf("%s: want the lines %q and %q around the generated block, in that order", name, begin, end)
 	}
 	var buf bytes.Buffer
 	buf.Write(b[:i+len(begin)])

@@ -43,7 +43,7 @@ nothing it did not find: when the pin directory did not exist, it removes
 the pins it created before it exits ("left behind" says which).
 
 A layer that fails for one reason prints it once, with its programs'
-count ("layer bpf-lsm: NOT AVAILABLE: 0/73 hooks attached: REASON"); the
+count ("layer bpf-lsm: NOT AVAILABLE: 0/N hooks attached: REASON"); the
 details below it refer to it instead of repeating it.
 
 Flags:

@@ -70,7 +70,7 @@ host enforces it in full, in part or not at all, by which mechanism, and
 the gap codes of what is not enforced; then, per layer, how many of its
 programs (hooks) are attached and why the others are not, each reason
 once with the number of programs it stopped
-("bpf-lsm: 0/73 hooks attached: REASON").
+("bpf-lsm: 0/N hooks attached: REASON").
 
 Flags of status:
   -v, --verbose

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -60,10 +61,14 @@ Flags:
   --config FILE    take the paths below, and the audit log's, from the
                    daemon's configuration FILE
   --pin-dir DIR    bpffs directory of the pins (default /sys/fs/bpf/enforcerd)
-  --socket PATH    the daemon's API socket, to refuse while it answers
-                   (default /run/enforcerd/enforcerd.sock)
+  --socket PATH    the daemon's API socket, to refuse while a daemon
+                   answers there for this pin directory (default
+                   /run/enforcerd/enforcerd.sock)
   --state FILE     the daemon's state file to remove (default
-                   /var/lib/enforcerd/state.json)
+                   /var/lib/enforcerd/state.json with the default pin
+                   directory; with another --pin-dir and no --config,
+                   none unless given: the default daemon's state file
+                   belongs to the default pins)
   -h, --help       this help
 
 Exit status:
@@ -91,6 +96,8 @@ func NewCommand(s cli.Streams) *cobra.Command {
 					return cli.ExitCode(cli.ExitUsage)
 				}
 				o = o.fromConfig(cfg, c.Flags().Changed)
+			} else {
+				o = o.withoutGuessedState(c.Flags().Changed)
 			}
 			if err := cli.NeedsRoot("detaching eBPF programs and removing their pins"); err != nil {
 				return err
@@ -132,6 +139,18 @@ func (o uninstallOptions) fromConfig(cfg daemon.Config, changed func(string) boo
 		}
 	}
 	o.auditPath, o.fromFile = cfg.Audit.Path, true
+	return o
+}
+
+// withoutGuessedState is o without the default state file when the pin
+// directory is not the default one and --state was not given (changed
+// reports a flag by name): the default state file is the default daemon's,
+// and removing it beside another installation's pins (the demo's, a
+// test's) would delete a daemon's state that uninstall never looked at.
+func (o uninstallOptions) withoutGuessedState(changed func(string) bool) uninstallOptions {
+	if !changed("state") && filepath.Clean(o.pinDir) != filepath.Clean(cli.DefaultPinDir) {
+		o.state = ""
+	}
 	return o
 }
 
@@ -189,12 +208,19 @@ func refuseWhileDaemonRuns(in enforcer.Installation, o uninstallOptions) error {
 		return fmt.Errorf("refusing: the enforcerd daemon (pid %d) uses %s and holds its programs attached; stop it first (systemctl disable --now enforcerd.socket enforcerd.service)", pid, o.pinDir)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	_, serr := api.NewClient(o.socket, 2*time.Second).Status(ctx)
+	st, serr := api.NewClient(o.socket, 2*time.Second).Status(ctx)
 	cancel()
-	if serr == nil {
-		return fmt.Errorf("refusing: an enforcerd daemon answers on %s; stop it first (systemctl disable --now enforcerd.socket enforcerd.service)", o.socket)
+	if serr == nil && daemonUsesPins(st, o.pinDir) {
+		return fmt.Errorf("refusing: an enforcerd daemon answers on %s for %s; stop it first (systemctl disable --now enforcerd.socket enforcerd.service)", o.socket, o.pinDir)
 	}
 	return nil
+}
+
+// daemonUsesPins reports whether the daemon whose status is st may hold
+// the programs pinned in pinDir attached: its pin directory is pinDir, or
+// it does not say which it is (then it may).
+func daemonUsesPins(st api.Status, pinDir string) bool {
+	return st.PinDir == "" || filepath.Clean(st.PinDir) == filepath.Clean(pinDir)
 }
 
 // liveRegistrations are the registrations of in whose cgroup still
@@ -286,8 +312,13 @@ func removeLeftovers(s cli.Streams, mount string, groups map[uint64]string) {
 }
 
 // removeState removes the daemon's state file and its lock; a failure
-// other than absence is reported on s.err.
+// other than absence is reported on s.err. With no state file named
+// (withoutGuessedState) it removes nothing and says so.
 func removeState(s cli.Streams, o uninstallOptions) {
+	if o.state == "" {
+		outf(s, "state file: none removed (the pin directory is not the default one: name its daemon's state file with --state or --config)")
+		return
+	}
 	for _, f := range []string{o.state, o.state + ".lock"} {
 		if err := os.Remove(f); err == nil {
 			outf(s, "removed: %s", f)

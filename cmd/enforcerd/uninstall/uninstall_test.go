@@ -16,6 +16,7 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"github.com/enforcerd/enforcerd/daemon"
+	"github.com/enforcerd/enforcerd/daemon/api"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/test/vmtest"
 
@@ -128,6 +129,83 @@ func TestUninstall(t *testing.T) {
 	}
 	if r := clitest.Run(t, nil, args()...); r.Code != 0 || !strings.Contains(r.Stdout, "nothing pinned under "+pin) {
 		t.Errorf("second uninstall: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+
+	// A daemon answering for other pins does not hold these: not refused;
+	// one answering for these pins is.
+	for _, c := range []struct {
+		pinDir  string
+		refused bool
+	}{{"/sys/fs/bpf/elsewhere", false}, {pin + "/", true}} {
+		ln, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := fmt.Sprintf(`{"version":"x","pid":1,"pin_dir":%q}`, c.pinDir)
+		go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(body))
+		}))
+		r := clitest.Run(t, nil, args()...)
+		if refused := r.Code == cli.ExitFailure && strings.Contains(r.Stderr, "daemon answers"); refused != c.refused || (!c.refused && r.Code != 0) {
+			t.Errorf("a daemon answering for %s: exit %d, stderr %q; want refused %v", c.pinDir, r.Code, r.Stderr, c.refused)
+		}
+		ln.Close()
+		os.Remove(sock)
+	}
+}
+
+// TestUninstallStateBelongsToPins: the default state file goes with the
+// default pin directory; beside another --pin-dir (the demo's) uninstall
+// removes no state file unless --state names one, and says so.
+func TestUninstallStateBelongsToPins(t *testing.T) {
+	given := func(names ...string) func(string) bool {
+		return func(f string) bool {
+			for _, n := range names {
+				if n == f {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	for _, c := range []struct {
+		pinDir, state string
+		changed       []string
+		want          string
+	}{
+		{cli.DefaultPinDir, "/var/lib/enforcerd/state.json", nil, "/var/lib/enforcerd/state.json"},
+		{cli.DefaultPinDir + "/", "/var/lib/enforcerd/state.json", []string{"pin-dir"}, "/var/lib/enforcerd/state.json"},
+		{"/sys/fs/bpf/enforcerd-demo", "/var/lib/enforcerd/state.json", []string{"pin-dir"}, ""},
+		{"/sys/fs/bpf/enforcerd-demo", "/srv/demo/state.json", []string{"pin-dir", "state"}, "/srv/demo/state.json"},
+	} {
+		o := uninstallOptions{pinDir: c.pinDir, state: c.state}.withoutGuessedState(given(c.changed...))
+		if o.state != c.want {
+			t.Errorf("--pin-dir %s, flags given %v: state %q, want %q", c.pinDir, c.changed, o.state, c.want)
+		}
+	}
+	var out, errOut bytes.Buffer
+	removeState(cli.Streams{Out: &out, Err: &errOut}, uninstallOptions{})
+	if !strings.Contains(out.String(), "state file: none removed") || errOut.Len() != 0 {
+		t.Errorf("no state file named: stdout %q, stderr %q", out.String(), errOut.String())
+	}
+}
+
+// TestDaemonUsesPins: a daemon answering on the socket holds the pins of
+// its own pin directory, and any when its status names none.
+func TestDaemonUsesPins(t *testing.T) {
+	for _, c := range []struct {
+		daemon, pins string
+		want         bool
+	}{
+		{"/sys/fs/bpf/enforcerd", "/sys/fs/bpf/enforcerd", true},
+		{"/sys/fs/bpf/enforcerd/", "/sys/fs/bpf/enforcerd", true},
+		{"", "/sys/fs/bpf/enforcerd-demo", true},
+		{"/sys/fs/bpf/enforcerd", "/sys/fs/bpf/enforcerd-demo", false},
+	} {
+		if got := daemonUsesPins(api.Status{PinDir: c.daemon}, c.pins); got != c.want {
+			t.Errorf("daemon on %q, pins %q: %v, want %v", c.daemon, c.pins, got, c.want)
+		}
 	}
 }
 

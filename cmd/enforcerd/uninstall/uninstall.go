@@ -154,6 +154,15 @@ func (o uninstallOptions) withoutGuessedState(changed func(string) bool) uninsta
 	return o
 }
 
+// configNote names the configuration left in place: the file --config
+// named, else the default configuration directory.
+func (o uninstallOptions) configNote() string {
+	if o.fromFile {
+		return "the configuration (" + o.config + ")"
+	}
+	return "the configuration (" + filepath.Dir(daemon.DefaultConfigPath) + ")"
+}
+
 // auditNote names the audit log left in place.
 func (o uninstallOptions) auditNote() string {
 	switch {
@@ -194,7 +203,7 @@ func uninstall(s cli.Streams, o uninstallOptions) error {
 	}
 	removeLeftovers(s, mount, groups)
 	removeState(s, o)
-	outf(s, "left in place: %s, the configuration (/etc/enforcerd), the systemd units, hooks.d files and this binary", o.auditNote())
+	outf(s, "left in place: %s, %s, the systemd units, hooks.d files and this binary", o.auditNote(), o.configNote())
 	return nil
 }
 

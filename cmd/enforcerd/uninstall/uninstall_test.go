@@ -270,6 +270,12 @@ func TestUninstallConfig(t *testing.T) {
 	if got := (uninstallOptions{}).auditNote(); got != "the audit log (/var/log/enforcerd)" {
 		t.Errorf("without --config: note %q", got)
 	}
+	if got := o.configNote(); got != "the configuration ("+file+")" {
+		t.Errorf("--config %s: configuration note %q", file, got)
+	}
+	if got := (uninstallOptions{}).configNote(); got != "the configuration (/etc/enforcerd)" {
+		t.Errorf("without --config: configuration note %q", got)
+	}
 	bad := filepath.Join(dir, "bad.yaml")
 	if err := os.WriteFile(bad, []byte("sweep_interval: 30\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -50,12 +50,24 @@ static __always_inline __u16 socket_family(struct socket *sock)
 enum inet_use {
 	USE_NONE,    /* never: bind, listen, accept */
 	USE_ADDRESS, /* connect: the address given must be listed */
-	USE_SEND,    /* sendmsg: the address given, else the connected peer;
-		      * never with control messages */
+	USE_SEND,    /* sendmsg: the address given, else the connected peer
+		      * (always the peer where the kernel ignores the address:
+		      * send_address_ignored); never with control messages */
 	USE_PEER,    /* recvmsg, shutdown: the connected peer must be listed */
 	USE_OPTION,  /* get/setsockopt: a socket of a listed kind, unconnected
 		      * or connected to a listed peer */
 };
+
+/* send_address_ignored: a send on sock goes to its connected peer
+ * whatever address it names: a TCP socket past TCP_CLOSE (connecting,
+ * connected, closing). tcp_sendmsg reads msg_name only for MSG_FASTOPEN on
+ * an unconnected socket, where it connects to it; on a socket passed in
+ * connected to an unlisted peer, a listed address would otherwise let the
+ * data reach that peer (N8). */
+static __always_inline bool send_address_ignored(struct socket *sock, __u32 kind)
+{
+	return kind == ENDPOINT_TCP && BPF_CORE_READ(sock, sk, __sk_common.skc_state) != TCP_CLOSE;
+}
 
 /*
  * deny_inet handles every hook that "uses" a socket: any family but AF_UNIX is
@@ -81,7 +93,7 @@ static __always_inline int deny_inet(struct socket *sock, __u16 hook,
 	if (kind) {
 		w.want.kind = kind;
 		bool ok;
-		if (use == USE_ADDRESS || (use == USE_SEND && sa))
+		if (use == USE_ADDRESS || (use == USE_SEND && sa && !send_address_ignored(sock, kind)))
 			ok = sockaddr_endpoint(sa, addrlen, &w);
 		else if (use == USE_OPTION && !BPF_CORE_READ(sock, sk, __sk_common.skc_dport)) {
 			/* unconnected: options before connect */

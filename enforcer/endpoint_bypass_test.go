@@ -104,3 +104,65 @@ func TestAttackEndpointsInheritedListenerOptions(t *testing.T) {
 		},
 	}})
 }
+
+func init() {
+	probe.RegisterAll(map[string]probe.Op{
+		// send-named ADDR [sendto|sendmsg]: a send of Payload on fd 3
+		// naming the IPv4 ADDR (host:port), by sendto or by sendmsg's
+		// msg_name.
+		"send-named": func(r *probe.Result, a []string) {
+			host, port, err := net.SplitHostPort(a[0])
+			if !r.Require(err, "address") {
+				return
+			}
+			var p int
+			if _, err := fmt.Sscan(port, &p); !r.Require(err, "port") {
+				return
+			}
+			sa := &unix.SockaddrInet4{Port: p}
+			copy(sa.Addr[:], net.ParseIP(host).To4())
+			if len(a) > 1 && a[1] == "sendmsg" {
+				_, err = unix.SendmsgN(3, []byte(probe.Payload), nil, sa, 0)
+				r.Check(err, "sendmsg")
+				return
+			}
+			r.Check(unix.Sendto(3, []byte(probe.Payload), 0, sa), "sendto")
+		},
+	})
+}
+
+// N8, a listed address on a TCP socket connected elsewhere: a TCP socket
+// passed in, connected to a peer the ceiling does not list, sends naming
+// a listed address (sendto, or sendmsg's msg_name). TCP sends to its
+// connected peer whatever address a send names, so the peer decides: the
+// send is refused at socket_sendmsg and the unlisted peer gets nothing.
+// (Found by an outside review: the address decided, and the data reached
+// the unlisted peer.)
+func TestAttackEndpointsNamedAddressOnConnectedTCP(t *testing.T) {
+	kt.Enforcer(t)
+	var listed string
+	prep := func(t *testing.T) {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		must(t, err)
+		t.Cleanup(func() { l.Close() })
+		listed = l.Addr().String()
+	}
+	attempt := func(mode string) kerneltest.Attempt {
+		return func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			unlisted := inetPair(t, "tcp4")
+			return sb.ProbeFiles(t, []*os.File{unlisted.mine}, "send-named", listed, mode), unlisted.peer
+		}
+	}
+	c := func(name, mode string) kerneltest.Case {
+		return kerneltest.Case{
+			Name: name, Ceiling: networkDeny, At: kerneltest.InSandbox,
+			Want: kerneltest.Hooks(denial.HookSocketSendmsg), Prep: prep,
+			Endpoints: func(t *testing.T) []endpoint.Endpoint { return parseEndpoints(t, "tcp:"+listed) },
+			Attempt:   attempt(mode),
+		}
+	}
+	kt.Run(t, []kerneltest.Case{
+		c("N8/tcp-passed-in-connected-unlisted-sendto-listed", "sendto"),
+		c("N8/tcp-passed-in-connected-unlisted-sendmsg-listed", "sendmsg"),
+	})
+}

@@ -1,0 +1,370 @@
+package escapetest
+
+// Outside attacks (E4): I/O signals to a process outside the sandbox
+// through owners the hooks never see chosen.
+//
+//  1. tty_fasync: O_ASYNC (fcntl F_SETFL) on a terminal makes the kernel
+//     set the descriptor's owner itself, to the terminal's foreground
+//     process group (drivers/tty/tty_io.c __tty_fasync). file_fcntl
+//     checks owner_outside *before* the kernel sets it; the signal is
+//     then sent from the context of whoever feeds the terminal (the
+//     flush_to_ldisc kworker), where file_send_sigiotask sees an
+//     unenforced task. A foreign pty may be opened O_RDONLY|O_NOCTTY
+//     under every ceiling (D2).
+//  2. double fetch: F_SETOWN_EX and FIOSETOWN read the owner from user
+//     memory in the BPF program (bpf_probe_read_user) and again in the
+//     kernel (copy_from_user/get_user): a second thread flips it from 0
+//     (allowed: no owner) to a pid outside in between.
+
+import (
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/enforcerd/enforcerd/entry"
+	"github.com/enforcerd/enforcerd/test/kerneltest"
+	"github.com/enforcerd/enforcerd/test/probe"
+)
+
+func init() {
+	probe.RegisterAll(map[string]probe.Op{
+		// zz-tty-async PATH sigkill|sigio HOLDMS: open PATH read-only
+		// with O_NOCTTY (allowed on a foreign terminal), optionally
+		// F_SETSIG SIGKILL (no owner yet: allowed), F_SETFL O_ASYNC
+		// (tty_fasync sets the owner to the terminal's foreground
+		// process group), hold the descriptor HOLDMS ms.
+		"zz-tty-async": func(r *probe.Result, a []string) {
+			fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_NOCTTY, 0)
+			if !r.Check(err, "open "+a[0]) {
+				return
+			}
+			defer unix.Close(fd)
+			if a[1] == "sigkill" {
+				if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETSIG, int(unix.SIGKILL)); !r.Check(err, "F_SETSIG") {
+					return
+				}
+			}
+			if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, unix.O_ASYNC|unix.O_RDONLY); !r.Check(err, "F_SETFL O_ASYNC") {
+				return
+			}
+			own, _ := unix.FcntlInt(uintptr(fd), unix.F_GETOWN, 0)
+			r.Out = "owner " + strconv.Itoa(own)
+			ms, _ := strconv.Atoi(a[2])
+			time.Sleep(time.Duration(ms) * time.Millisecond)
+		},
+		// zz-tty-async-fd sigkill|sigio fcntl|fioasync HOLDMS: the same
+		// on fd 3 (a terminal inherited, e.g. the sandbox's declared
+		// own terminal), O_ASYNC by fcntl or FIOASYNC.
+		"zz-tty-async-fd": func(r *probe.Result, a []string) {
+			if a[0] == "sigkill" {
+				if _, err := unix.FcntlInt(3, unix.F_SETSIG, int(unix.SIGKILL)); !r.Check(err, "F_SETSIG") {
+					return
+				}
+			}
+			if a[1] == "fioasync" {
+				if !r.Check(unix.IoctlSetPointerInt(3, fioAsync, 1), "FIOASYNC") {
+					return
+				}
+			} else {
+				fl, err := unix.FcntlInt(3, unix.F_GETFL, 0)
+				if !r.Require(err, "F_GETFL") {
+					return
+				}
+				if _, err := unix.FcntlInt(3, unix.F_SETFL, fl|unix.O_ASYNC); !r.Check(err, "F_SETFL O_ASYNC") {
+					return
+				}
+			}
+			own, _ := unix.FcntlInt(3, unix.F_GETOWN, 0)
+			r.Out = "owner " + strconv.Itoa(own)
+			ms, _ := strconv.Atoi(a[2])
+			time.Sleep(time.Duration(ms) * time.Millisecond)
+		},
+		// zz-race-owner setown-ex|fiosetown VICTIM SECONDS HOLDMS: fd 3
+		// (a pipe's read end or a socket whose peer is held outside):
+		// F_SETSIG SIGKILL, O_ASYNC, then the owner set again and again
+		// from a word another thread flips between 0 and VICTIM, until
+		// the kernel reports VICTIM as the owner or SECONDS pass; then
+		// hold the descriptor HOLDMS ms. Errno: the last refusal when
+		// the owner never became VICTIM.
+		"zz-race-owner": func(r *probe.Result, a []string) {
+			victim, _ := strconv.Atoi(a[1])
+			secs, _ := strconv.Atoi(a[2])
+			hold, _ := strconv.Atoi(a[3])
+			if _, err := unix.FcntlInt(3, unix.F_SETSIG, int(unix.SIGKILL)); !r.Require(err, "F_SETSIG") {
+				return
+			}
+			fl, err := unix.FcntlInt(3, unix.F_GETFL, 0)
+			if !r.Require(err, "F_GETFL") {
+				return
+			}
+			if _, err := unix.FcntlInt(3, unix.F_SETFL, fl|unix.O_ASYNC); !r.Require(err, "F_SETFL O_ASYNC") {
+				return
+			}
+			type ownerEx struct{ typ, pid int32 }
+			word := new([64]int32) // the flipped words, off the stack
+			ex := (*ownerEx)(unsafe.Pointer(&word[8]))
+			ex.typ = 1 // F_OWNER_PID
+			var stop atomic.Bool
+			done := make(chan struct{})
+			go func() {
+				runtime.LockOSThread()
+				defer close(done)
+				p := (*int32)(unsafe.Pointer(&ex.pid))
+				for !stop.Load() {
+					for i := 0; i < 64; i++ {
+						atomic.StoreInt32(p, 0)
+						atomic.StoreInt32(p, int32(victim))
+					}
+					atomic.StoreInt32(p, 0)
+				}
+			}()
+			runtime.LockOSThread()
+			deadline := time.Now().Add(time.Duration(secs) * time.Second)
+			var last syscall.Errno = unix.EPERM
+			tries, ok := 0, false
+			for time.Now().Before(deadline) && !ok {
+				for i := 0; i < 256; i++ {
+					tries++
+					var e syscall.Errno
+					if a[0] == "fiosetown" {
+						_, _, e = unix.RawSyscall(unix.SYS_IOCTL, 3, fioSetown, uintptr(unsafe.Pointer(&ex.pid)))
+					} else {
+						_, _, e = unix.RawSyscall(unix.SYS_FCNTL, 3, unix.F_SETOWN_EX, uintptr(unsafe.Pointer(ex)))
+					}
+					if e != 0 {
+						last = e
+						continue
+					}
+					if own, err := unix.FcntlInt(3, unix.F_GETOWN, 0); err == nil && own == victim {
+						ok = true
+						break
+					}
+				}
+			}
+			stop.Store(true)
+			<-done
+			r.Out = "tries " + strconv.Itoa(tries)
+			if !ok {
+				r.Errno = last
+				return
+			}
+			r.Out += ", owner is " + a[1]
+			time.Sleep(time.Duration(hold) * time.Millisecond)
+		},
+		// zz-race-fioasync SECONDS HOLDMS: fd 3 is a socket whose owner
+		// (a process outside) and signal (SIGKILL) were set outside.
+		// FIOASYNC again and again from a word another thread flips
+		// between 0 (not checked) and 1, until O_ASYNC is on or SECONDS
+		// pass; then hold fd 3 HOLDMS ms.
+		"zz-race-fioasync": func(r *probe.Result, a []string) {
+			secs, _ := strconv.Atoi(a[0])
+			hold, _ := strconv.Atoi(a[1])
+			word := new([64]int32)
+			p := &word[8]
+			var stop atomic.Bool
+			done := make(chan struct{})
+			go func() {
+				runtime.LockOSThread()
+				defer close(done)
+				for !stop.Load() {
+					for i := 0; i < 64; i++ {
+						atomic.StoreInt32(p, 0)
+						atomic.StoreInt32(p, 1)
+					}
+					atomic.StoreInt32(p, 0)
+				}
+			}()
+			runtime.LockOSThread()
+			deadline := time.Now().Add(time.Duration(secs) * time.Second)
+			var last syscall.Errno = unix.EPERM
+			tries, ok := 0, false
+			for time.Now().Before(deadline) && !ok {
+				for i := 0; i < 256; i++ {
+					tries++
+					_, _, e := unix.RawSyscall(unix.SYS_IOCTL, 3, fioAsync, uintptr(unsafe.Pointer(p)))
+					if e != 0 {
+						last = e
+						continue
+					}
+					if fl, err := unix.FcntlInt(3, unix.F_GETFL, 0); err == nil && fl&unix.O_ASYNC != 0 {
+						ok = true
+						break
+					}
+				}
+			}
+			stop.Store(true)
+			<-done
+			r.Out = "tries " + strconv.Itoa(tries)
+			if !ok {
+				r.Errno = last
+				return
+			}
+			r.Out += ", O_ASYNC on"
+			time.Sleep(time.Duration(hold) * time.Millisecond)
+		},
+	})
+}
+
+// startTtyVictim runs busybox sleep outside as a session leader whose
+// controlling terminal is p's slave: the terminal's foreground process
+// group is the victim's.
+func startTtyVictim(t *testing.T, p *hostPty) *outside {
+	t.Helper()
+	cmd := exec.Command("/bin/busybox", "sleep", "120")
+	cmd.Stdin = p.slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	o := &outside{cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(o.done) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-o.done })
+	return o
+}
+
+// feed writes to w every 50 ms until the returned stop is called.
+func feed(t *testing.T, w *os.File, b []byte) (stop func()) {
+	t.Helper()
+	quit := make(chan struct{})
+	fin := make(chan struct{})
+	go func() {
+		defer close(fin)
+		for {
+			select {
+			case <-quit:
+				return
+			case <-time.After(50 * time.Millisecond):
+				_, _ = w.Write(b)
+			}
+		}
+	}()
+	var once atomic.Bool
+	stop = func() {
+		if once.CompareAndSwap(false, true) {
+			close(quit)
+			<-fin
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func TestZZAttackTtyFasyncOwner(t *testing.T) {
+	kt.Enforcer(t)
+	tty := func(sig string) kerneltest.Attempt {
+		return func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			p := newHostPty(t)
+			o := startTtyVictim(t, p)
+			time.Sleep(200 * time.Millisecond) // the victim took its terminal
+			stop := feed(t, p.master, []byte("x\n"))
+			r := sb.Probe(t, "zz-tty-async", p.path, sig, "1500")
+			stop()
+			return r, o.dead()
+		}
+	}
+	runTamperOnly(t, []kerneltest.Case{
+		{Name: "E4 F_SETSIG SIGKILL, O_ASYNC on a foreign pty: its foreground process group outside is killed", Attempt: tty("sigkill")},
+		{Name: "E4 O_ASYNC on a foreign pty: SIGIO kills its foreground process group outside", Attempt: tty("sigio")},
+	})
+}
+
+func TestZZAttackOwnerDoubleFetch(t *testing.T) {
+	kt.Enforcer(t)
+	race := func(mode string) kerneltest.Attempt {
+		return func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+			o := startOutside(t, nil)
+			var mine, peer *os.File
+			if mode == "fiosetown" {
+				fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mine, peer = os.NewFile(uintptr(fds[0]), "mine"), os.NewFile(uintptr(fds[1]), "peer")
+			} else {
+				var err error
+				mine, peer, err = os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Cleanup(func() { mine.Close(); peer.Close() })
+			stop := feed(t, peer, []byte("x"))
+			r := sb.ProbeFiles(t, []*os.File{mine}, "zz-race-owner", mode, o.pid(), "25", "1000")
+			stop()
+			t.Logf("%s: %v", mode, r)
+			return r, o.dead()
+		}
+	}
+	runTamperOnly(t, []kerneltest.Case{
+		{Name: "E4 F_SETOWN_EX owner flipped 0 -> outside between the BPF read and the kernel's", Attempt: race("setown-ex")},
+		{Name: "E4 FIOSETOWN owner flipped 0 -> outside between the BPF read and the kernel's", Attempt: race("fiosetown")},
+	})
+	inherited := func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
+		o := startOutside(t, nil)
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mine, peer := os.NewFile(uintptr(fds[0]), "owned"), os.NewFile(uintptr(fds[1]), "peer")
+		t.Cleanup(func() { mine.Close(); peer.Close() })
+		// Owner and signal set here, outside the sandbox.
+		if _, err := unix.FcntlInt(uintptr(fds[0]), unix.F_SETOWN, o.cmd.Process.Pid); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := unix.FcntlInt(uintptr(fds[0]), unix.F_SETSIG, int(unix.SIGKILL)); err != nil {
+			t.Fatal(err)
+		}
+		stop := feed(t, peer, []byte("x"))
+		r := sb.ProbeFiles(t, []*os.File{mine}, "zz-race-fioasync", "25", "1000")
+		stop()
+		t.Logf("fioasync: %v", r)
+		return r, o.dead()
+	}
+	runTamperOnly(t, []kerneltest.Case{
+		{Name: "E4 FIOASYNC on a descriptor owned outside, its argument flipped 0 -> 1 after the BPF read", Attempt: inherited},
+	})
+}
+
+// TestZZAttackOwnTerminalFasyncOwner: the sandbox's declared own terminal
+// (its entrypoint's stdio) is shared with a foreground process group
+// outside (enforcerd run from an interactive shell: the job's other
+// processes, enforcerd run itself). O_ASYNC / FIOASYNC on it, both
+// allowed on an own terminal, make that process group the owner.
+func TestZZAttackOwnTerminalFasyncOwner(t *testing.T) {
+	kt.Enforcer(t)
+	for _, mode := range []string{"fcntl", "fioasync"} {
+		t.Run(mode, func(t *testing.T) {
+			for _, ceiling := range []bool{false, true} {
+				p := newHostPty(t)
+				o := startTtyVictim(t, p)
+				time.Sleep(200 * time.Millisecond)
+				sb := kt.Sandbox(t, "case")
+				if ceiling {
+					sb.Register(t, entry.Entry{Ceiling: tamperOnly, Terminals: []entry.Terminal{p.terminal(t)}})
+				}
+				stop := feed(t, p.master, []byte("x\n"))
+				r := sb.ProbeFiles(t, []*os.File{p.slave}, "zz-tty-async-fd", "sigkill", mode, "1500")
+				stop()
+				dead, what := o.dead()()
+				t.Logf("ceiling=%v: %v; %s: %v", ceiling, r, what, dead)
+				if r.Setup != "" {
+					t.Fatalf("setup: %v", r)
+				}
+				if !ceiling && (r.Errno != 0 || !dead) {
+					t.Fatalf("control: %v, dead=%v: the probe proves nothing", r, dead)
+				}
+				if ceiling && (!r.Denied() || dead) {
+					t.Errorf("BYPASS own terminal %s under %v: %v; %s: %v", mode, tamperOnly, r, what, dead)
+				}
+			}
+		})
+	}
+}

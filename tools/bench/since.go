@@ -23,7 +23,7 @@ var sinceRatios = []struct{ phase, base string }{
 
 // SinceTables writes how the figures moved from an earlier run (old) to
 // this one (cur), for every part of cur that old has too (same Label, such
-// as "icount/6.12"; the native part has no profile and is left out): one
+// as "icount/6.12"; the native part, time on the host, is left out): one
 // row per operation both measured, with (f)/(a), (b)/(f), (c)/(f) and
 // (c2)/(f) as "old → new" ("–" where either run lacks it), then the
 // verdicts per goal (Goals) of both runs over those parts. label names the
@@ -52,13 +52,13 @@ func SinceTables(w io.Writer, old, cur []*Doc, label string) {
 		}
 		p("\n|---|%s\n", strings.Repeat("---:|", len(sinceRatios)))
 		for _, op := range allOps() {
-			var cells []string
-			for _, r := range sinceRatios {
-				if c := sinceCell(o, d, op, r.phase, r.base); c != "–" || len(cells) > 0 {
-					cells = append(cells, c)
-				}
+			cells := make([]string, len(sinceRatios))
+			measured := false
+			for i, r := range sinceRatios {
+				cells[i] = sinceCell(o, d, op, r.phase, r.base)
+				measured = measured || cells[i] != "–"
 			}
-			if len(cells) == 0 { // measured in (a) alone: nothing to compare
+			if !measured { // measured in (a) alone: nothing to compare
 				continue
 			}
 			p("| %s | %s |\n", op, strings.Join(cells, " | "))

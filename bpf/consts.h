@@ -14,6 +14,7 @@
 /* ---- errno (include/uapi/asm-generic/errno-base.h) ---- */
 #define EPERM 1
 #define ENOMEM 12
+#define E2BIG 7
 #define EACCES 13
 
 /* ---- address families (include/linux/socket.h) ---- */

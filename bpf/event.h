@@ -112,6 +112,7 @@ enum hook_id {
 	HOOK_D_INSTANTIATE, /* attached, never refuses (fifo.h; devices.h:
 			     * pty creation) */
 	HOOK_INODE_FREE_SECURITY, /* devices.h: a pty's end (never refuses) */
+	HOOK_FILE_RECEIVE,
 };
 
 /*

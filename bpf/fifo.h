@@ -141,10 +141,11 @@ static __always_inline void fifo_link(void)
 	n->dentry[1] = 0;
 }
 
-/* fifo_outside: file_open's part: under network=false, opening a named
- * FIFO whose creator was outside the subtree of the cgroup that denies
- * network (as N4 decides for unix sockets). */
-static __always_inline int fifo_outside(struct file *file)
+/* fifo_outside: file_open's and file_receive's part: under network=false,
+ * opening or receiving (SCM_RIGHTS, pidfd_getfd) a named FIFO whose
+ * creator was outside the subtree of the cgroup that denies network (as N4
+ * decides for unix sockets). */
+static __always_inline int fifo_outside(struct file *file, __u16 hook)
 {
 	struct inode *inode = file->f_inode;
 	if (!inode || (inode->i_mode & S_IFMT) != S_IFIFO)
@@ -164,7 +165,7 @@ static __always_inline int fifo_outside(struct file *file)
 	if (o && e.net_level >= 0 && e.net_level < MAX_CGROUP_LEVEL && net &&
 	    o->anc[e.net_level] == net)
 		return 0;
-	record_event(&e, HOOK_FILE_OPEN, v, DENY_NETWORK, {
+	record_event(&e, hook, v, DENY_NETWORK, {
 		fill_inode(ev, inode);
 		fill_names(ev, BPF_CORE_READ(file, f_path.dentry));
 	});

@@ -31,6 +31,7 @@
 #include "shm.h"
 #include "fifo.h"
 #include "devices.h"
+#include "sigio.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -518,6 +519,23 @@ static __always_inline bool proc_pid_write_allowed(struct file *file)
 	       streq16(buf, "sockcreate", 11);
 }
 
+/* K8, N11: a descriptor crossing into an enforced process (SCM_RIGHTS,
+ * pidfd_getfd) is decided as opening it would be, for the objects whose
+ * later use passes no hook that decides it: a POSIX message queue made
+ * outside (mq_timedsend and mq_timedreceive reach no LSM hook) and, under
+ * network=false, a named FIFO made outside (its reads and writes are
+ * decided as a pipe's). Descriptors inherited at registration are the
+ * launcher's to choose (threat model). */
+SEC("lsm/file_receive")
+int BPF_PROG(file_receive, struct file *file, int ret)
+{
+	if (ret)
+		return ret;
+	if ((ret = mqueue_outside(file->f_inode, HOOK_FILE_RECEIVE))) /* mqueue.h */
+		return ret;
+	return fifo_outside(file, HOOK_FILE_RECEIVE); /* fifo.h */
+}
+
 /* W2/W5: open for write or with O_TRUNC (O_RDONLY|O_TRUNC truncates), by
  * open(2), openat2, or io_uring IORING_OP_OPENAT alike. N7: any open of a
  * network-class device under network=false. K5, every ceiling: block
@@ -530,7 +548,7 @@ static __always_inline int file_open_rules(struct file *file)
 		return ret;
 	if ((ret = shm_open_verdict(file->f_inode, HOOK_FILE_OPEN))) /* shm.h */
 		return ret;
-	if ((ret = fifo_outside(file))) /* fifo.h: N11 */
+	if ((ret = fifo_outside(file, HOOK_FILE_OPEN))) /* fifo.h: N11 */
 		return ret;
 	struct inode *inode = file->f_inode;
 	__u32 fmode = file->f_mode;
@@ -936,8 +954,8 @@ static __always_inline bool raw_passthrough(unsigned int cmd, struct inode *inod
  * ioctl_decision (W6): one decision for the native and the 32-bit compat entry
  * (file_ioctl, and file_ioctl_compat on Linux >= 6.7; older kernels pass
  * compat requests, with their compat numbers, through file_ioctl).
- *  - every ceiling: no I/O signal owner outside the sandbox (FIOSETOWN,
- *    SIOCSPGRP; FIOASYNC while an outside owner is set), no terminal
+ *  - every ceiling: I/O signals arranged (FIOSETOWN, SIOCSPGRP, FIOASYNC)
+ *    are decided at delivery (sigio.h), no terminal
  *    injection (TIOCSTI, TIOCLINUX), no raw storage passthrough;
  *  - network=false: no ioctl on an inet socket or a network device;
  *  - write=false: only the closed read-only allow list, except on pipes,
@@ -946,29 +964,10 @@ static __always_inline bool raw_passthrough(unsigned int cmd, struct inode *inod
 static __always_inline int ioctl_decision(struct file *file, unsigned int cmd,
 					  unsigned long arg, __u16 hook)
 {
-	if (cmd == FIOSETOWN || cmd == SIOCSPGRP) {
-		/* E4: like fcntl(F_SETOWN): only the caller may own the file's
-		 * I/O signals (tamper.bpf.c file_fcntl, file_send_sigiotask). */
-		int owner = 0;
-		if (bpf_probe_read_user(&owner, sizeof(owner), (void *)arg) < 0)
-			owner = -1; /* unreadable: fail closed */
-		__u64 pid_tgid = bpf_get_current_pid_tgid();
-		if (owner == 0 || owner == (int)(pid_tgid >> 32) || owner == (int)(__u32)pid_tgid)
-			return 0;
-		struct effective e; /* resolve() writes it */
-		if (!resolve(&e))
-			return 0;
-		return tamper(&e, hook, RULE_SIGIO_OWNER, OBJ_TASK, owner);
-	}
-	if (cmd == FIOASYNC) {
-		int on = 1;
-		if (bpf_probe_read_user(&on, sizeof(on), (void *)arg) < 0)
-			on = 1; /* unreadable: fail closed */
-		if (on) {
-			struct effective e = {};
-			if (resolve(&e) && owner_outside(&e, file))
-				return tamper(&e, hook, RULE_SIGIO_OWNER, OBJ_NONE, 0);
-		}
+	if (cmd == FIOSETOWN || cmd == SIOCSPGRP || cmd == FIOASYNC) {
+		int r = sigio_ioctl(file, cmd, arg, hook);
+		if (r || cmd != FIOASYNC)
+			return r;
 	}
 	if (cmd == TIOCSTI || cmd == TIOCLINUX || LEGACY_IOC(cmd, KD_IOC_BASE) ||
 	    LEGACY_IOC(cmd, VT_IOC_BASE)) {

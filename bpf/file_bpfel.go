@@ -210,6 +210,21 @@ type FileRootsCacheEntry struct {
 	NamesGen  uint64
 }
 
+type FileSigioKey struct {
+	_     structs.HostLayout
+	File  uint64
+	Cred  uint64
+	Inode uint64
+}
+
+type FileSigioMark struct {
+	_      structs.HostLayout
+	Cgid   [2]uint64
+	Level  [2]int32
+	Nobody uint32
+	Pad    uint32
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -237,6 +252,7 @@ const (
 	FileMapResolveLast        = "resolve_last"
 	FileMapRootsCache         = "roots_cache"
 	FileMapShmOwners          = "shm_owners"
+	FileMapSigioMarks         = "sigio_marks"
 	FileMapStats              = "stats"
 	FileMapTallyOverflowSlot  = "tally_overflow_slot"
 	FileMapTallySlot          = "tally_slot"
@@ -248,6 +264,7 @@ const (
 	FileProgFileMprotect      = "file_mprotect"
 	FileProgFileOpen          = "file_open"
 	FileProgFilePermission    = "file_permission"
+	FileProgFileReceive       = "file_receive"
 	FileProgFileTruncate      = "file_truncate"
 	FileProgInodeCreate       = "inode_create"
 	FileProgInodeLink         = "inode_link"
@@ -315,6 +332,7 @@ type FileProgramSpecs struct {
 	FileMprotect      *ebpf.ProgramSpec `ebpf:"file_mprotect"`
 	FileOpen          *ebpf.ProgramSpec `ebpf:"file_open"`
 	FilePermission    *ebpf.ProgramSpec `ebpf:"file_permission"`
+	FileReceive       *ebpf.ProgramSpec `ebpf:"file_receive"`
 	FileTruncate      *ebpf.ProgramSpec `ebpf:"file_truncate"`
 	InodeCreate       *ebpf.ProgramSpec `ebpf:"inode_create"`
 	InodeLink         *ebpf.ProgramSpec `ebpf:"inode_link"`
@@ -362,6 +380,7 @@ type FileMapSpecs struct {
 	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
 	RootsCache        *ebpf.MapSpec `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.MapSpec `ebpf:"shm_owners"`
+	SigioMarks        *ebpf.MapSpec `ebpf:"sigio_marks"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -419,6 +438,7 @@ type FileMaps struct {
 	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
 	RootsCache        *ebpf.Map `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.Map `ebpf:"shm_owners"`
+	SigioMarks        *ebpf.Map `ebpf:"sigio_marks"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -452,6 +472,7 @@ func (m *FileMaps) Close() error {
 		m.ResolveLast,
 		m.RootsCache,
 		m.ShmOwners,
+		m.SigioMarks,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,
@@ -476,6 +497,7 @@ type FilePrograms struct {
 	FileMprotect      *ebpf.Program `ebpf:"file_mprotect"`
 	FileOpen          *ebpf.Program `ebpf:"file_open"`
 	FilePermission    *ebpf.Program `ebpf:"file_permission"`
+	FileReceive       *ebpf.Program `ebpf:"file_receive"`
 	FileTruncate      *ebpf.Program `ebpf:"file_truncate"`
 	InodeCreate       *ebpf.Program `ebpf:"inode_create"`
 	InodeLink         *ebpf.Program `ebpf:"inode_link"`
@@ -503,6 +525,7 @@ func (p *FilePrograms) Close() error {
 		p.FileMprotect,
 		p.FileOpen,
 		p.FilePermission,
+		p.FileReceive,
 		p.FileTruncate,
 		p.InodeCreate,
 		p.InodeLink,

@@ -24,6 +24,7 @@
 #include "fifo.h"
 #include "endpoints.h"
 #include "devices.h"
+#include "sigio.h"
 #define ENFORCERD_ROOTS_TYPES_ONLY /* the map and its types */
 #include "roots.h"
 

@@ -309,6 +309,7 @@ const (
 	SharedHookIdHOOK_TASK_PRCTL               SharedHookId = 86
 	SharedHookIdHOOK_D_INSTANTIATE            SharedHookId = 87
 	SharedHookIdHOOK_INODE_FREE_SECURITY      SharedHookId = 88
+	SharedHookIdHOOK_FILE_RECEIVE             SharedHookId = 89
 )
 
 type SharedIpcDir struct {
@@ -456,6 +457,21 @@ const (
 	SharedRuleLayoutRULE_SHIFT SharedRuleLayout = 16
 )
 
+type SharedSigioKey struct {
+	_     structs.HostLayout
+	File  uint64
+	Cred  uint64
+	Inode uint64
+}
+
+type SharedSigioMark struct {
+	_      structs.HostLayout
+	Cgid   [2]uint64
+	Level  [2]int32
+	Nobody uint32
+	Pad    uint32
+}
+
 type SharedStatIndex uint32
 
 const (
@@ -524,6 +540,7 @@ const (
 	SharedMapResolveLast       = "resolve_last"
 	SharedMapRootsCache        = "roots_cache"
 	SharedMapShmOwners         = "shm_owners"
+	SharedMapSigioMarks        = "sigio_marks"
 	SharedMapStats             = "stats"
 	SharedMapTallyOverflowSlot = "tally_overflow_slot"
 	SharedMapTallySlot         = "tally_slot"
@@ -603,6 +620,7 @@ type SharedMapSpecs struct {
 	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
 	RootsCache        *ebpf.MapSpec `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.MapSpec `ebpf:"shm_owners"`
+	SigioMarks        *ebpf.MapSpec `ebpf:"sigio_marks"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -660,6 +678,7 @@ type SharedMaps struct {
 	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
 	RootsCache        *ebpf.Map `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.Map `ebpf:"shm_owners"`
+	SigioMarks        *ebpf.Map `ebpf:"sigio_marks"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -692,6 +711,7 @@ func (m *SharedMaps) Close() error {
 		m.ResolveLast,
 		m.RootsCache,
 		m.ShmOwners,
+		m.SigioMarks,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,

@@ -33,6 +33,7 @@
  */
 #include "exec.h"
 #include "locks.h"
+#include "sigio.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -238,55 +239,52 @@ int BPF_PROG(sb_pivotroot, const struct path *old_path,
 	return deny_mount(HOOK_SB_PIVOTROOT);
 }
 
-/* E4, native and compat (fcntl64 reaches the same hook with the same
- * commands): F_SETOWN/F_SETOWN_EX make the kernel signal (SIGIO, SIGURG, or any
- * F_SETSIG signal) another process or process group on I/O. Only the
- * caller itself may be the owner. Fail direction: an unreadable
- * f_owner_ex is denied. */
 /* file_fcntl_decision: file_fcntl's rules, for the commands it decides
  * on. A static subprogram: the program below then needs no stack and no
- * callee-saved register. */
+ * callee-saved register.
+ *
+ * E4, native and compat (fcntl64 reaches the same hook with the same
+ * commands): the commands that arrange a descriptor's I/O signals (SIGIO,
+ * SIGURG, an F_SETSIG signal, dnotify's, a lease break's) mark the file
+ * for the delivery's decision (sigio.h); an owner named outside is
+ * refused here already where that can be told (sigio_named_owner_outside,
+ * owner_outside), for a clear EPERM. Fail direction: an unreadable
+ * f_owner_ex names a process group (outside). */
 static __noinline int file_fcntl_decision(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	int ret;
 	if ((ret = lease_fcntl(file, cmd, arg))) /* locks.h: W10 leases */
 		return ret;
+	if (cmd == F_SETFL && !(arg & FASYNC))
+		return 0;
+	struct effective e = {};
+	if (!resolve(&e))
+		return 0;
 	if (cmd == F_SETFL || cmd == F_SETSIG) {
 		/* O_ASYNC on a descriptor whose owner is already outside (set
 		 * before the ceiling, or by the peer), or choosing the signal
 		 * (F_SETSIG, e.g. SIGKILL) such an owner receives when the
-		 * peer does I/O: the same signals, sent in the peer's context
-		 * where file_send_sigiotask sees an unenforced task. */
-		if (cmd == F_SETFL && !(arg & FASYNC))
-			return 0;
-		struct effective e = {};
-		if (resolve(&e) && owner_outside(&e, file))
+		 * peer does I/O. */
+		if (owner_outside(&e, file))
 			return tamper(&e, HOOK_FILE_FCNTL, RULE_SIGIO_OWNER, OBJ_NONE, 0);
-		return 0;
+	} else if (cmd == F_SETOWN || cmd == F_SETOWN_EX) {
+		long owner = (int)arg;
+		if (cmd == F_SETOWN_EX) {
+			struct {
+				int type;
+				int pid;
+			} ex = {};
+			if (bpf_probe_read_user(&ex, sizeof(ex), (void *)arg) < 0)
+				owner = -1;
+			else if (ex.type == F_OWNER_TID || ex.type == F_OWNER_PID)
+				owner = ex.pid;
+			else
+				owner = -1; /* process group */
+		}
+		if (sigio_named_owner_outside(owner))
+			return tamper(&e, HOOK_FILE_FCNTL, RULE_SIGIO_OWNER, OBJ_TASK, owner);
 	}
-	if (cmd != F_SETOWN && cmd != F_SETOWN_EX)
-		return 0;
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
-	long owner = (int)arg;
-	if (cmd == F_SETOWN_EX) {
-		struct {
-			int type;
-			int pid;
-		} ex = {};
-		if (bpf_probe_read_user(&ex, sizeof(ex), (void *)arg) < 0)
-			owner = -1;
-		else if (ex.type == F_OWNER_TID || ex.type == F_OWNER_PID)
-			owner = ex.pid;
-		else
-			owner = -1; /* process group */
-	}
-	if (owner == 0 || owner == tgid || owner == tid)
-		return 0;
-	struct effective e; /* resolve() writes it */
-	if (!resolve(&e))
-		return 0;
-	return tamper(&e, HOOK_FILE_FCNTL, RULE_SIGIO_OWNER, OBJ_TASK, owner);
+	return sigio_mark(&e, file, HOOK_FILE_FCNTL);
 }
 
 SEC("lsm/file_fcntl")
@@ -298,7 +296,7 @@ int BPF_PROG(file_fcntl, struct file *file, unsigned int cmd,
 	/* Every other command (F_GETFL, F_DUPFD, F_SETFD, record locks:
 	 * file_lock) returns 0 in file_fcntl_decision. */
 	if (cmd != F_SETLEASE && cmd != F_SETFL && cmd != F_SETSIG && cmd != F_SETOWN &&
-	    cmd != F_SETOWN_EX)
+	    cmd != F_SETOWN_EX && cmd != F_NOTIFY)
 		return 0;
 	return file_fcntl_decision(file, cmd, arg);
 }
@@ -574,21 +572,32 @@ int BPF_PROG(crypto_alg_mod_lookup, const char *name, __u32 type, __u32 mask)
 	return 0;
 }
 
-/* E4: a signal the kernel sends on I/O (SIGIO/SIGURG or F_SETSIG) from an
- * enforced process's I/O to a process outside, however its owner was set
- * (fcntl F_SETOWN, ioctl FIOSETOWN/SIOCSPGRP, or before the ceiling). */
+/* E4: a signal the kernel sends on I/O (SIGIO/SIGURG, an F_SETSIG
+ * signal, dnotify's, a lease break's) to a process outside: from an
+ * enforced process's I/O, however its owner was set (before the ceiling
+ * too), and from anyone's I/O on a file an enforced process arranged the
+ * signals of (sigio.h). */
+static __always_inline int sigio_from_enforced(struct task_struct *tsk)
+{
+	struct effective e; /* resolve() writes it */
+	if (!resolve(&e))
+		return 0;
+	if (!task_outside(&e, tsk))
+		return 0;
+	return tamper(&e, HOOK_FILE_SEND_SIGIOTASK, RULE_SIGIO_OWNER, OBJ_TASK,
+		      BPF_CORE_READ(tsk, tgid));
+}
+
 SEC("lsm/file_send_sigiotask")
 int BPF_PROG(file_send_sigiotask, struct task_struct *tsk,
 	     struct fown_struct *fown, int sig, int ret)
 {
 	if (ret)
 		return ret;
-	struct effective e; /* resolve() writes it */
-	if (!resolve(&e))
-		return 0;
-	if (!task_outside(&e, tsk))
-		return 0;
-	return tamper(&e, HOOK_FILE_SEND_SIGIOTASK, RULE_SIGIO_OWNER, OBJ_TASK, BPF_CORE_READ(tsk, tgid));
+	int r = sigio_from_enforced(tsk);
+	if (r)
+		return r;
+	return sigio_deliver(tsk, fown);
 }
 
 /* E4: nice, I/O priority, scheduling policy and CPU affinity of a process

@@ -170,6 +170,21 @@ type TamperRootsCacheEntry struct {
 	NamesGen  uint64
 }
 
+type TamperSigioKey struct {
+	_     structs.HostLayout
+	File  uint64
+	Cred  uint64
+	Inode uint64
+}
+
+type TamperSigioMark struct {
+	_      structs.HostLayout
+	Cgid   [2]uint64
+	Level  [2]int32
+	Nobody uint32
+	Pad    uint32
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -188,6 +203,7 @@ const (
 	TamperMapResolveCache         = "resolve_cache"
 	TamperMapResolveLast          = "resolve_last"
 	TamperMapRootsCache           = "roots_cache"
+	TamperMapSigioMarks           = "sigio_marks"
 	TamperMapStats                = "stats"
 	TamperMapTallyOverflowSlot    = "tally_overflow_slot"
 	TamperMapTallySlot            = "tally_slot"
@@ -302,6 +318,7 @@ type TamperMapSpecs struct {
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
 	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
 	RootsCache        *ebpf.MapSpec `ebpf:"roots_cache"`
+	SigioMarks        *ebpf.MapSpec `ebpf:"sigio_marks"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -350,6 +367,7 @@ type TamperMaps struct {
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
 	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
 	RootsCache        *ebpf.Map `ebpf:"roots_cache"`
+	SigioMarks        *ebpf.Map `ebpf:"sigio_marks"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -374,6 +392,7 @@ func (m *TamperMaps) Close() error {
 		m.ResolveCache,
 		m.ResolveLast,
 		m.RootsCache,
+		m.SigioMarks,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,

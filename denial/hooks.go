@@ -103,6 +103,7 @@ const (
 	HookTaskPrctl                             // HOOK_TASK_PRCTL
 	HookDInstantiate                          // HOOK_D_INSTANTIATE
 	HookInodeFreeSecurity                     // HOOK_INODE_FREE_SECURITY
+	HookFileReceive                           // HOOK_FILE_RECEIVE
 )
 
 type hookInfo struct {
@@ -203,6 +204,7 @@ var hookTable = map[Hook]hookInfo{
 	HookTaskPrctl:             {name: "task_prctl", operation: "prctl"},
 	HookDInstantiate:          {name: "d_instantiate", operation: "create"},
 	HookInodeFreeSecurity:     {name: "inode_free_security", operation: "remove-pty"},
+	HookFileReceive:           {name: "file_receive", operation: "receive-descriptor"},
 }
 
 // AllHooks lists every hook id, legacy ones included, for exhaustiveness

@@ -66,6 +66,11 @@ type Case struct {
 	// (awk's system(), a shell's redirect): the probe's own result is not
 	// judged, only the side effect and the record.
 	Nested bool
+	// Delivered: the kernel refuses later, where it acts on what the
+	// probe arranged (a signal delivered on I/O, file_send_sigiotask),
+	// so the probe's own calls may succeed: only the side effect and the
+	// record are judged, and the record is required (Want.Hooks).
+	Delivered bool
 	// Want is the record the ceiling run must leave (Want.Hooks empty: none
 	// is checked). WantAt, when set, gives it when the case runs (for
 	// what depends on the kernel, which probe children must not compute).
@@ -123,7 +128,7 @@ func (h *Harness) TriState(t *testing.T, c Case) {
 		t.Logf("%s control: %v: family not built into this kernel (a module); the ceiling must still deny at the LSM hook, which runs before the family lookup", c.Name, r)
 	case r.Errno != 0 || r.Exit > 0:
 		t.Fatalf("control (no ceiling): %v, want success", r)
-	case eff != nil || c.Nested:
+	case eff != nil || c.Nested || c.Delivered:
 		if ok, what := happened(r, eff); !ok {
 			t.Fatalf("control (no ceiling): %v but no side effect (%s): the probe proves nothing", r, what)
 		}
@@ -153,13 +158,13 @@ func (h *Harness) TriState(t *testing.T, c Case) {
 		t.Fatalf("ceiling: probe could not attempt the operation (a test bug, not a pass): %v", r)
 	}
 	switch {
-	case c.Nested:
+	case c.Nested, c.Delivered:
 	case !r.Denied():
 		t.Errorf("BYPASS %s under %v: %v, want EPERM or EACCES", c.Name, c.Ceiling, r)
 	case r.Errno != unix.EPERM:
 		t.Logf("denied with %v (EACCES: the kernel path's own errno)", r)
 	}
-	if eff != nil || c.Nested || r.Effect {
+	if eff != nil || c.Nested || c.Delivered || r.Effect {
 		if ok, what := happened(r, eff); ok {
 			t.Errorf("BYPASS %s under %v: side effect happened: %s (%v)", c.Name, c.Ceiling, what, r)
 		}
@@ -167,6 +172,9 @@ func (h *Harness) TriState(t *testing.T, c Case) {
 	w := c.Want
 	if c.WantAt != nil {
 		w = c.WantAt()
+	}
+	if c.Delivered && len(w.Hooks) == 0 {
+		t.Fatalf("%s: a Delivered case names the record of its refusal (Want.Hooks): the probe's result says nothing", c.Name)
 	}
 	if len(w.Hooks) > 0 {
 		h.Expect(t, sb.Cg.ID, w)

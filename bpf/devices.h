@@ -413,6 +413,101 @@ static __always_inline void inode_identity(struct inode *inode, __u32 rdev,
 }
 
 /*
+ * Signals the tty core sends for a use of a terminal (E4). They are sent
+ * by the kernel (SEND_SIG_PRIV), so task_kill never sees them; the use
+ * that causes them is refused instead, when the process group they go to
+ * has a member outside the sandbox:
+ *
+ *  - TIOCSWINSZ: SIGWINCH to the terminal's foreground process group and
+ *    to its pty peer's (tty_do_resize, pty_resize);
+ *  - from a caller in a background process group of its controlling
+ *    terminal: SIGTTIN for a read, SIGTTOU for a write under TOSTOP and
+ *    for an ioctl that changes the terminal (__tty_check_change), to the
+ *    caller's own process group.
+ *
+ * Under `enforcerd run` from an interactive shell the sandbox shares
+ * run's process group: its resize is refused, and a backgrounded job
+ * that reads its terminal gets EPERM instead of stopping (which would
+ * stop run as well). A process group with more members than walked is
+ * outside (fail closed).
+ */
+#define TIOCSWINSZ 0x00005414U
+#define TOSTOP_FLAG 0000400 /* termios c_lflag TOSTOP */
+#define PGRP_MEMBERS 64
+
+struct pgrp_walk {
+	struct hlist_node *node;
+	__u64 off; /* offset of task_struct.pid_links[PIDTYPE_PGID] */
+	__u64 cgid;
+	__s32 level;
+	__u32 outside;
+};
+
+static long pgrp_member(__u32 i, void *ctx)
+{
+	struct pgrp_walk *w = ctx;
+	struct hlist_node *n = w->node; /* a plain load: no CO-RE on w */
+	if (!n)
+		return 1;
+	struct task_struct *t = (struct task_struct *)((void *)n - w->off);
+	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
+	if (!cgroup_in_subtree(cg, w->level, w->cgid)) {
+		w->outside = 1;
+		return 1;
+	}
+	w->node = BPF_CORE_READ(n, next);
+	return 0;
+}
+
+/* pgrp_outside: process group pgrp has a member outside the sandbox at
+ * (level, cgid), or more members than PGRP_MEMBERS. */
+static __always_inline bool pgrp_outside(struct pid *pgrp, __s32 level, __u64 cgid)
+{
+	if (!pgrp)
+		return false;
+	struct pgrp_walk w = {.cgid = cgid, .level = level};
+	w.off = bpf_core_field_offset(struct task_struct, pid_links) +
+		PIDTYPE_PGID * sizeof(struct hlist_node);
+	w.node = BPF_CORE_READ(pgrp, tasks[PIDTYPE_PGID].first);
+	bpf_loop(PGRP_MEMBERS, pgrp_member, &w, 0);
+	return w.outside || w.node;
+}
+
+/* tty_signals_outside: the use (op, cmd) of the tty file by the current,
+ * enforced process would make the tty core signal a process group with
+ * a member outside its sandbox (level, cgid). A subprogram: its frame
+ * stays off the calling program's. */
+static __noinline bool tty_signals_outside(struct file *file, __u32 op, unsigned int cmd,
+					   __s32 level, __u64 cgid)
+{
+	if (!file)
+		return false;
+	struct tty_file_private *priv = (struct tty_file_private *)BPF_CORE_READ(file, private_data);
+	struct tty_struct *tty = priv ? BPF_CORE_READ(priv, tty) : NULL;
+	if (!tty)
+		return false;
+	if (op == DEV_IOCTL && cmd == TIOCSWINSZ) {
+		if (pgrp_outside(BPF_CORE_READ(tty, ctrl.pgrp), level, cgid))
+			return true;
+		struct tty_struct *link = BPF_CORE_READ(tty, link);
+		if (link && pgrp_outside(BPF_CORE_READ(link, ctrl.pgrp), level, cgid))
+			return true;
+	}
+	struct task_struct *cur = bpf_get_current_task_btf();
+	if (BPF_CORE_READ(cur, signal, tty) != tty)
+		return false; /* not its controlling terminal: no job control */
+	if (op == DEV_IOCTL && tty_query(cmd))
+		return false;
+	if (op == DEV_WRITE && !(BPF_CORE_READ(tty, termios.c_lflag) & TOSTOP_FLAG))
+		return false;
+	struct pid *mine = BPF_CORE_READ(cur, signal, pids[PIDTYPE_PGID]);
+	struct pid *fg = BPF_CORE_READ(tty, ctrl.pgrp);
+	if (!fg || mine == fg)
+		return false; /* the foreground group: nothing is sent */
+	return pgrp_outside(mine, level, cgid);
+}
+
+/*
  * device_use: the decision on one use (op) of a device file; cmd is the
  * ioctl request (DEV_IOCTL). 0 for everything that is not a character or
  * block device.
@@ -464,6 +559,11 @@ static __always_inline int device_use(struct file *file, enum device_op op,
 			v = 0;
 		else if (op == DEV_IOCTL && tty_query(cmd))
 			v = 0;
+	}
+	if (!v && tty && (op == DEV_READ || op == DEV_WRITE || op == DEV_IOCTL) &&
+	    tty_signals_outside(file, op, cmd, e.sandbox_level, e.sandbox_cgid)) {
+		v = d;
+		rule = RULE_SIGNAL_OUTSIDE;
 	}
 	if (!v && (w.egress_deny || w.egress_audit)) {
 		v = w.egress_deny ? DECISION_DENIED : DECISION_AUDITED;

@@ -142,7 +142,9 @@ enum rule_id {
 	RULE_URING_CMD,		 /* io_uring command passthrough */
 	RULE_IPC_OUTSIDE,	 /* an IPC object (SysV, POSIX message queue, POSIX shm or semaphore)
 				  * created outside */
-	RULE_OWNER_UNRECORDED,	 /* an IPC object or key whose creator could not be recorded */
+	RULE_OWNER_UNRECORDED,	 /* an IPC object or key whose creator, or a
+				  * descriptor whose signal arrangement
+				  * (sigio.h), could not be recorded */
 	RULE_KEY_REQUEST_AUTH,	 /* a request_key authorisation key */
 	RULE_KEY_OUTSIDE,	 /* a key created outside */
 	RULE_PIN_REMOVAL,	 /* removing or replacing a bpffs pin */

@@ -35,7 +35,7 @@ const (
 	RuleCoreDumpLimit   Rule = "core-dump-limit"   // RLIMIT_CORE other than 1 (core-dump pipe helpers)
 	RuleURingCmd        Rule = "uring-cmd"         // io_uring command passthrough
 	RuleIPCOutside      Rule = "ipc-outside"       // an IPC object (SysV, POSIX message queue, POSIX shm or semaphore) created outside
-	RuleOwnerUnrecorded Rule = "owner-unrecorded"  // an IPC object or key whose creator could not be recorded
+	RuleOwnerUnrecorded Rule = "owner-unrecorded"  // an IPC object or key whose creator, or a descriptor whose signal arrangement, could not be recorded
 	RuleKeyRequestAuth  Rule = "key-request-auth"  // a request_key authorisation key
 	RuleKeyOutside      Rule = "key-outside"       // a key created outside
 	RulePinRemoval      Rule = "pin-removal"       // removing or replacing a bpffs pin

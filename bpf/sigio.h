@@ -27,7 +27,9 @@
  *    the owner was chosen (a process group's members are decided one by
  *    one, as the kernel delivers to each). A file two sandboxes marked
  *    signals only tasks inside both; one a third sandbox marked too
- *    signals nobody.
+ *    signals nobody. A mark is never lifted while its file lives: a
+ *    descriptor a sandbox arranged and then passed out signals only that
+ *    sandbox, whoever sets its owner afterwards.
  *
  * Marks of files that are gone are removed when the map is full. A new
  * file at a freed one's address, opened with the same credentials on the

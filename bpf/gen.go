@@ -33,11 +33,11 @@
 // module, and of other modules any (cilium/ebpf included).
 package bpf
 
-//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Network network.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
-//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel File file.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
-//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Exec exec.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
-//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Tamper tamper.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
-//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Sock sock.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
-//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Lifecycle lifecycle.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
-//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Ipc ipc.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
-//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel -type event -type ceiling -type exec_key -type exec_allow_bit -type exec_allow_marker -type endpoint_list -type root_set -type ipc_dir -type device_list -type device_kind -type device_limits -type device_flag -type endpoint_kind -type endpoint_limits -type hook_id -type rule_id -type rule_layout -type object_kind -type decision -type deny_bit -type ceiling_flag -type stat_index -type limits -type fs_magic -type tally_key -type tally_overflow_key -type tally_limits Shared shared.bpf.c -- -O2 -g -Wall -D__TARGET_ARCH_x86 -I./headers -I.
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Network network.bpf.c -- -O2 -g -Wall -mcpu=v3 -D__TARGET_ARCH_x86 -I./headers -I.
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel File file.bpf.c -- -O2 -g -Wall -mcpu=v3 -D__TARGET_ARCH_x86 -I./headers -I.
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Exec exec.bpf.c -- -O2 -g -Wall -mcpu=v3 -D__TARGET_ARCH_x86 -I./headers -I.
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Tamper tamper.bpf.c -- -O2 -g -Wall -mcpu=v3 -D__TARGET_ARCH_x86 -I./headers -I.
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Sock sock.bpf.c -- -O2 -g -Wall -mcpu=v3 -D__TARGET_ARCH_x86 -I./headers -I.
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Lifecycle lifecycle.bpf.c -- -O2 -g -Wall -mcpu=v3 -D__TARGET_ARCH_x86 -I./headers -I.
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel Ipc ipc.bpf.c -- -O2 -g -Wall -mcpu=v3 -D__TARGET_ARCH_x86 -I./headers -I.
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -go-package bpf -target bpfel -type event -type ceiling -type exec_key -type exec_allow_bit -type exec_allow_marker -type endpoint_list -type root_set -type ipc_dir -type device_list -type device_kind -type device_limits -type device_flag -type endpoint_kind -type endpoint_limits -type hook_id -type rule_id -type rule_layout -type object_kind -type decision -type deny_bit -type ceiling_flag -type stat_index -type limits -type fs_magic -type tally_key -type tally_overflow_key -type tally_limits Shared shared.bpf.c -- -O2 -g -Wall -mcpu=v3 -D__TARGET_ARCH_x86 -I./headers -I.

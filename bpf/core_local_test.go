@@ -7,10 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
-
-	"github.com/enforcerd/enforcerd/bpf"
 )
 
 // TestNoCORERelocationOnOwnTypes: no CO-RE relocation of any program
@@ -46,10 +43,7 @@ func TestNoCORERelocationOnOwnTypes(t *testing.T) {
 	if len(own) == 0 {
 		t.Fatal("no struct of the objects' own found: the scan is broken")
 	}
-	for stem, load := range map[string]func() (*ebpf.CollectionSpec, error){
-		"network": bpf.LoadNetwork, "file": bpf.LoadFile, "exec": bpf.LoadExec, "tamper": bpf.LoadTamper,
-		"ipc": bpf.LoadIpc, "sock": bpf.LoadSock, "lifecycle": bpf.LoadLifecycle,
-	} {
+	for stem, load := range programObjects {
 		spec, err := load()
 		if err != nil {
 			t.Fatal(err)

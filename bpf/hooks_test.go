@@ -117,15 +117,18 @@ func TestProgramSectionsMatchSpecs(t *testing.T) {
 	}
 }
 
+// programObjects are the objects that hold programs, by stem.
+var programObjects = map[string]func() (*ebpf.CollectionSpec, error){
+	"network": bpf.LoadNetwork, "file": bpf.LoadFile, "exec": bpf.LoadExec, "tamper": bpf.LoadTamper,
+	"ipc": bpf.LoadIpc, "sock": bpf.LoadSock, "lifecycle": bpf.LoadLifecycle,
+}
+
 // TestEveryAttachedHookHasAnID: every LSM and cgroup-BPF program of the
 // objects attaches to a hook that has a (non-legacy) id of the same name,
 // so that its records can name it exactly.
 func TestEveryAttachedHookHasAnID(t *testing.T) {
 	n := 0
-	for stem, load := range map[string]func() (*ebpf.CollectionSpec, error){
-		"network": bpf.LoadNetwork, "file": bpf.LoadFile, "exec": bpf.LoadExec, "tamper": bpf.LoadTamper,
-		"ipc": bpf.LoadIpc, "sock": bpf.LoadSock, "lifecycle": bpf.LoadLifecycle,
-	} {
+	for stem, load := range programObjects {
 		spec, err := load()
 		if err != nil {
 			t.Fatal(err)

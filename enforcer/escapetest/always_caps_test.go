@@ -6,7 +6,6 @@ package escapetest
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -125,15 +124,7 @@ func TestAlwaysSigio(t *testing.T) {
 // startOutsidePgrp runs busybox sleep outside, leading its own process group.
 func startOutsidePgrp(t *testing.T) *outside {
 	t.Helper()
-	cmd := exec.Command("/bin/busybox", "sleep", "120")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	o := &outside{cmd: cmd, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(o.done) }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-o.done })
-	return o
+	return startOutsideWith(t, &syscall.SysProcAttr{Setpgid: true}, nil)
 }
 
 // K10 through NETLINK_AUDIT: CAP_AUDIT_WRITE is on the capability allow

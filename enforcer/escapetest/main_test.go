@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -172,9 +173,21 @@ type outside struct {
 // startOutside runs busybox sleep in dir's cgroup (nil: the test's own).
 func startOutside(t *testing.T, dir *os.File) *outside {
 	t.Helper()
-	cmd := exec.Command("/bin/busybox", "sleep", "120")
+	var attr *syscall.SysProcAttr
 	if dir != nil {
-		cmd.SysProcAttr = cgroup.SysProcAttr(dir)
+		attr = cgroup.SysProcAttr(dir)
+	}
+	return startOutsideWith(t, attr, nil)
+}
+
+// startOutsideWith runs busybox sleep outside with attr (nil: none) and
+// stdin (nil: none); killed at cleanup.
+func startOutsideWith(t *testing.T, attr *syscall.SysProcAttr, stdin *os.File) *outside {
+	t.Helper()
+	cmd := exec.Command("/bin/busybox", "sleep", "120")
+	cmd.SysProcAttr = attr
+	if stdin != nil {
+		cmd.Stdin = stdin
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

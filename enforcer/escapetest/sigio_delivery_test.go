@@ -19,7 +19,6 @@ package escapetest
 
 import (
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"sync/atomic"
@@ -114,45 +113,19 @@ func init() {
 			word := new([64]int32) // the flipped words, off the stack
 			ex := (*ownerEx)(unsafe.Pointer(&word[8]))
 			ex.typ = 1 // F_OWNER_PID
-			var stop atomic.Bool
-			done := make(chan struct{})
-			go func() {
-				runtime.LockOSThread()
-				defer close(done)
-				p := (*int32)(unsafe.Pointer(&ex.pid))
-				for !stop.Load() {
-					for i := 0; i < 64; i++ {
-						atomic.StoreInt32(p, 0)
-						atomic.StoreInt32(p, int32(victim))
-					}
-					atomic.StoreInt32(p, 0)
+			tries, ok, last := flipRace(&ex.pid, int32(victim), secs, func() (bool, syscall.Errno) {
+				var e syscall.Errno
+				if a[0] == "fiosetown" {
+					_, _, e = unix.RawSyscall(unix.SYS_IOCTL, 3, fioSetown, uintptr(unsafe.Pointer(&ex.pid)))
+				} else {
+					_, _, e = unix.RawSyscall(unix.SYS_FCNTL, 3, unix.F_SETOWN_EX, uintptr(unsafe.Pointer(ex)))
 				}
-			}()
-			runtime.LockOSThread()
-			deadline := time.Now().Add(time.Duration(secs) * time.Second)
-			var last syscall.Errno = unix.EPERM
-			tries, ok := 0, false
-			for time.Now().Before(deadline) && !ok {
-				for i := 0; i < 256; i++ {
-					tries++
-					var e syscall.Errno
-					if a[0] == "fiosetown" {
-						_, _, e = unix.RawSyscall(unix.SYS_IOCTL, 3, fioSetown, uintptr(unsafe.Pointer(&ex.pid)))
-					} else {
-						_, _, e = unix.RawSyscall(unix.SYS_FCNTL, 3, unix.F_SETOWN_EX, uintptr(unsafe.Pointer(ex)))
-					}
-					if e != 0 {
-						last = e
-						continue
-					}
-					if own, err := unix.FcntlInt(3, unix.F_GETOWN, 0); err == nil && own == victim {
-						ok = true
-						break
-					}
+				if e != 0 {
+					return false, e
 				}
-			}
-			stop.Store(true)
-			<-done
+				own, err := unix.FcntlInt(3, unix.F_GETOWN, 0)
+				return err == nil && own == victim, 0
+			})
 			r.Out = "tries " + strconv.Itoa(tries)
 			if !ok {
 				r.Errno = last
@@ -169,41 +142,15 @@ func init() {
 		"sigio-race-fioasync": func(r *probe.Result, a []string) {
 			secs, _ := strconv.Atoi(a[0])
 			hold, _ := strconv.Atoi(a[1])
-			word := new([64]int32)
-			p := &word[8]
-			var stop atomic.Bool
-			done := make(chan struct{})
-			go func() {
-				runtime.LockOSThread()
-				defer close(done)
-				for !stop.Load() {
-					for i := 0; i < 64; i++ {
-						atomic.StoreInt32(p, 0)
-						atomic.StoreInt32(p, 1)
-					}
-					atomic.StoreInt32(p, 0)
+			word := new([64]int32) // the flipped word, off the stack
+			tries, ok, last := flipRace(&word[8], 1, secs, func() (bool, syscall.Errno) {
+				_, _, e := unix.RawSyscall(unix.SYS_IOCTL, 3, fioAsync, uintptr(unsafe.Pointer(&word[8])))
+				if e != 0 {
+					return false, e
 				}
-			}()
-			runtime.LockOSThread()
-			deadline := time.Now().Add(time.Duration(secs) * time.Second)
-			var last syscall.Errno = unix.EPERM
-			tries, ok := 0, false
-			for time.Now().Before(deadline) && !ok {
-				for i := 0; i < 256; i++ {
-					tries++
-					_, _, e := unix.RawSyscall(unix.SYS_IOCTL, 3, fioAsync, uintptr(unsafe.Pointer(p)))
-					if e != 0 {
-						last = e
-						continue
-					}
-					if fl, err := unix.FcntlInt(3, unix.F_GETFL, 0); err == nil && fl&unix.O_ASYNC != 0 {
-						ok = true
-						break
-					}
-				}
-			}
-			stop.Store(true)
-			<-done
+				fl, err := unix.FcntlInt(3, unix.F_GETFL, 0)
+				return err == nil && fl&unix.O_ASYNC != 0, 0
+			})
 			r.Out = "tries " + strconv.Itoa(tries)
 			if !ok {
 				r.Errno = last
@@ -215,21 +162,48 @@ func init() {
 	})
 }
 
+// flipRace runs try again and again, from one locked thread, while
+// another flips *word between 0 and v, until try reports the kernel took
+// v or secs seconds pass. It returns the tries, whether one succeeded,
+// and the last errno a try returned (EPERM when none did).
+func flipRace(word *int32, v int32, secs int, try func() (bool, syscall.Errno)) (tries int, ok bool, last syscall.Errno) {
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer close(done)
+		for !stop.Load() {
+			for i := 0; i < 64; i++ {
+				atomic.StoreInt32(word, 0)
+				atomic.StoreInt32(word, v)
+			}
+			atomic.StoreInt32(word, 0)
+		}
+	}()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	last = unix.EPERM
+	deadline := time.Now().Add(time.Duration(secs) * time.Second)
+	for time.Now().Before(deadline) && !ok {
+		for i := 0; i < 256 && !ok; i++ {
+			tries++
+			var e syscall.Errno
+			if ok, e = try(); e != 0 {
+				last = e
+			}
+		}
+	}
+	stop.Store(true)
+	<-done
+	return tries, ok, last
+}
+
 // startTtyVictim runs busybox sleep outside as a session leader whose
 // controlling terminal is p's slave: the terminal's foreground process
 // group is the victim's.
 func startTtyVictim(t *testing.T, p *hostPty) *outside {
 	t.Helper()
-	cmd := exec.Command("/bin/busybox", "sleep", "120")
-	cmd.Stdin = p.slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	o := &outside{cmd: cmd, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(o.done) }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-o.done })
-	return o
+	return startOutsideWith(t, &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}, p.slave)
 }
 
 // feed writes to w every 50 ms until the returned stop is called.

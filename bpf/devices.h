@@ -28,6 +28,7 @@
 
 #include "enforcerd.h"
 #include "ipc.h" /* struct owner */
+#include "pgrp.h"
 
 enum device_limits {
 	MAX_ALLOW_DEVICES = 16, /* enforcer.MaxAllowDevices */
@@ -423,7 +424,13 @@ static __always_inline void inode_identity(struct inode *inode, __u32 rdev,
  *  - from a caller in a background process group of its controlling
  *    terminal: SIGTTIN for a read, SIGTTOU for a write under TOSTOP and
  *    for an ioctl that changes the terminal (__tty_check_change), to the
- *    caller's own process group.
+ *    caller's own process group;
+ *  - TIOCSPGRP while the caller's session holds a process outside: the
+ *    foreground group it names gets the terminal's later signals.
+ *
+ * A sandbox cannot join a process group with a member outside
+ * (task_setpgid, tamper.bpf.c), so its own group has one only when it
+ * started in it.
  *
  * Under `enforcerd run` from an interactive shell the sandbox shares
  * run's process group: its resize is refused, and a backgrounded job
@@ -432,47 +439,8 @@ static __always_inline void inode_identity(struct inode *inode, __u32 rdev,
  * outside (fail closed).
  */
 #define TIOCSWINSZ 0x00005414U
+#define TIOCSPGRP 0x00005410U
 #define TOSTOP_FLAG 0000400 /* termios c_lflag TOSTOP */
-#define PGRP_MEMBERS 64
-
-struct pgrp_walk {
-	struct hlist_node *node;
-	__u64 off; /* offset of task_struct.pid_links[PIDTYPE_PGID] */
-	__u64 cgid;
-	__s32 level;
-	__u32 outside;
-};
-
-static long pgrp_member(__u32 i, void *ctx)
-{
-	struct pgrp_walk *w = ctx;
-	struct hlist_node *n = w->node; /* a plain load: no CO-RE on w */
-	if (!n)
-		return 1;
-	struct task_struct *t = (struct task_struct *)((void *)n - w->off);
-	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
-	if (!cgroup_in_subtree(cg, w->level, w->cgid)) {
-		w->outside = 1;
-		return 1;
-	}
-	w->node = BPF_CORE_READ(n, next);
-	return 0;
-}
-
-/* pgrp_outside: process group pgrp has a member outside the sandbox at
- * (level, cgid), or more members than PGRP_MEMBERS. */
-static __always_inline bool pgrp_outside(struct pid *pgrp, __s32 level, __u64 cgid)
-{
-	if (!pgrp)
-		return false;
-	struct pgrp_walk w = {.cgid = cgid, .level = level};
-	w.off = bpf_core_field_offset(struct task_struct, pid_links) +
-		PIDTYPE_PGID * sizeof(struct hlist_node);
-	w.node = BPF_CORE_READ(pgrp, tasks[PIDTYPE_PGID].first);
-	bpf_loop(PGRP_MEMBERS, pgrp_member, &w, 0);
-	return w.outside || w.node;
-}
-
 /* tty_signals_outside: the use (op, cmd) of the tty file by the current,
  * enforced process would make the tty core signal a process group with
  * a member outside its sandbox (level, cgid). A subprogram: its frame
@@ -493,6 +461,11 @@ static __noinline bool tty_signals_outside(struct file *file, __u32 op, unsigned
 		if (link && pgrp_outside(BPF_CORE_READ(link, ctrl.pgrp), level, cgid))
 			return true;
 	}
+	/* The foreground group chosen while the session holds processes
+	 * outside: the tty core then signals whichever group it names, and
+	 * the argument is read again after any check of it (pgrp.h). */
+	if (op == DEV_IOCTL && cmd == TIOCSPGRP && session_outside(level, cgid, 0))
+		return true;
 	struct task_struct *cur = bpf_get_current_task_btf();
 	if (BPF_CORE_READ(cur, signal, tty) != tty)
 		return false; /* not its controlling terminal: no job control */

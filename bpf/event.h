@@ -113,6 +113,7 @@ enum hook_id {
 			     * pty creation) */
 	HOOK_INODE_FREE_SECURITY, /* devices.h: a pty's end (never refuses) */
 	HOOK_FILE_RECEIVE,
+	HOOK_TASK_SETPGID,
 };
 
 /*

@@ -310,6 +310,7 @@ const (
 	SharedHookIdHOOK_D_INSTANTIATE            SharedHookId = 87
 	SharedHookIdHOOK_INODE_FREE_SECURITY      SharedHookId = 88
 	SharedHookIdHOOK_FILE_RECEIVE             SharedHookId = 89
+	SharedHookIdHOOK_TASK_SETPGID             SharedHookId = 90
 )
 
 type SharedIpcDir struct {

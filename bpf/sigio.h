@@ -173,14 +173,16 @@ static __always_inline bool sigio_caller_global_pids(void)
 }
 
 /* sigio_named_owner_outside: an owner named by pid (F_SETOWN's value,
- * F_SETOWN_EX's or FIOSETOWN's as read here) that is neither 0 nor the
- * caller itself. Only an early answer, for a clear EPERM at the call: the
- * kernel reads user memory again, and in another pid namespace the
+ * F_SETOWN_EX's or FIOSETOWN's as read here) that is another process
+ * than the caller. Only an early answer, for a clear EPERM at the call:
+ * the kernel reads user memory again, and in another pid namespace the
  * numbers mean other processes, so the delivery decides (sigio_deliver);
- * outside the initial pid namespace this says nothing. */
+ * outside the initial pid namespace this says nothing, and neither does a
+ * process group (a negative owner: its members are decided one by one at
+ * delivery, so a group wholly inside the sandbox is allowed). */
 static __always_inline bool sigio_named_owner_outside(long owner)
 {
-	if (owner == 0 || !sigio_caller_global_pids())
+	if (owner <= 0 || !sigio_caller_global_pids())
 		return false;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	return owner != (long)(pid_tgid >> 32) && owner != (long)(__u32)pid_tgid;
@@ -210,7 +212,7 @@ static __always_inline int sigio_ioctl(struct file *file, unsigned int cmd, unsi
 	} else {
 		int owner = 0;
 		if (bpf_probe_read_user(&owner, sizeof(owner), (void *)arg) < 0)
-			owner = -1; /* unreadable: a process group */
+			owner = 0; /* unreadable: the delivery decides */
 		if (sigio_named_owner_outside(owner))
 			return tamper(&e, hook, RULE_SIGIO_OWNER, OBJ_TASK, owner);
 	}

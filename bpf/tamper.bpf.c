@@ -34,6 +34,7 @@
 #include "exec.h"
 #include "locks.h"
 #include "sigio.h"
+#include "pgrp.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -248,8 +249,7 @@ int BPF_PROG(sb_pivotroot, const struct path *old_path,
  * SIGURG, an F_SETSIG signal, dnotify's, a lease break's) mark the file
  * for the delivery's decision (sigio.h); an owner named outside is
  * refused here already where that can be told (sigio_named_owner_outside,
- * owner_outside), for a clear EPERM. Fail direction: an unreadable
- * f_owner_ex names a process group (outside). */
+ * owner_outside), for a clear EPERM. */
 static __noinline int file_fcntl_decision(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	int ret;
@@ -275,11 +275,11 @@ static __noinline int file_fcntl_decision(struct file *file, unsigned int cmd, u
 				int pid;
 			} ex = {};
 			if (bpf_probe_read_user(&ex, sizeof(ex), (void *)arg) < 0)
-				owner = -1;
+				owner = 0; /* unreadable: the delivery decides */
 			else if (ex.type == F_OWNER_TID || ex.type == F_OWNER_PID)
 				owner = ex.pid;
 			else
-				owner = -1; /* process group */
+				owner = 0; /* a process group: decided member by member */
 		}
 		if (sigio_named_owner_outside(owner))
 			return tamper(&e, HOOK_FILE_FCNTL, RULE_SIGIO_OWNER, OBJ_TASK, owner);
@@ -598,6 +598,31 @@ int BPF_PROG(file_send_sigiotask, struct task_struct *tsk,
 	if (r)
 		return r;
 	return sigio_deliver(tsk, fown);
+}
+
+/* E4: setpgid into a process group with a member outside the sandbox (a
+ * session shared with processes outside: enforcerd run from an
+ * interactive shell). In it, the tty core's job-control signals and the
+ * SIGHUP+SIGCONT of an exit that orphans the group with a stopped member
+ * reach those members without task_kill (pgrp.h). A group of its own
+ * (pgid is the process's own number) and groups wholly inside stay
+ * allowed; pgid is a number in the caller's pid namespace, matched there. */
+SEC("lsm/task_setpgid")
+int BPF_PROG(task_setpgid, struct task_struct *p, pid_t pgid, int ret)
+{
+	if (ret)
+		return ret;
+	struct effective e; /* resolve() writes it */
+	if (!resolve(&e))
+		return 0;
+	struct task_struct *cur = bpf_get_current_task_btf();
+	int ns_level = BPF_CORE_READ(cur, thread_pid, level);
+	if (pgid == pid_nr_at(BPF_CORE_READ(p, thread_pid), ns_level))
+		return 0;
+	if (!members_outside(BPF_CORE_READ(p, signal, pids[PIDTYPE_SID]), PIDTYPE_SID,
+			     e.sandbox_level, e.sandbox_cgid, ns_level, pgid))
+		return 0;
+	return tamper(&e, HOOK_TASK_SETPGID, RULE_SIGNAL_OUTSIDE, OBJ_TASK, pgid);
 }
 
 /* E4: nice, I/O priority, scheduling policy and CPU affinity of a process

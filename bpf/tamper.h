@@ -34,7 +34,8 @@ struct file___owner_ptr {
 
 /* owner_outside: the descriptor's SIGIO/SIGURG owner (set by F_SETOWN or
  * FIOSETOWN, possibly before the ceiling) is a process outside the
- * sandbox. Process groups count as outside (fail closed). */
+ * sandbox: an early answer (sigio.h decides at delivery). A process group
+ * is left to the delivery, which decides its members one by one. */
 static __always_inline bool owner_outside(struct effective *e, struct file *file)
 {
 	struct fown_struct *fo;
@@ -52,7 +53,7 @@ static __always_inline bool owner_outside(struct effective *e, struct file *file
 		return false;
 	int type = BPF_CORE_READ(fo, pid_type);
 	if (type != PIDTYPE_PID && type != PIDTYPE_TGID)
-		return true;
+		return false;
 	struct task_struct *t = pid_task_of(pid);
 	return !t || task_outside(e, t);
 }

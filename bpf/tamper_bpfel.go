@@ -229,6 +229,7 @@ const (
 	TamperProgTaskPrlimit         = "task_prlimit"
 	TamperProgTaskSetioprio       = "task_setioprio"
 	TamperProgTaskSetnice         = "task_setnice"
+	TamperProgTaskSetpgid         = "task_setpgid"
 	TamperProgTaskSetrlimit       = "task_setrlimit"
 	TamperProgTaskSetscheduler    = "task_setscheduler"
 	TamperProgUringCmd            = "uring_cmd"
@@ -295,6 +296,7 @@ type TamperProgramSpecs struct {
 	TaskPrlimit         *ebpf.ProgramSpec `ebpf:"task_prlimit"`
 	TaskSetioprio       *ebpf.ProgramSpec `ebpf:"task_setioprio"`
 	TaskSetnice         *ebpf.ProgramSpec `ebpf:"task_setnice"`
+	TaskSetpgid         *ebpf.ProgramSpec `ebpf:"task_setpgid"`
 	TaskSetrlimit       *ebpf.ProgramSpec `ebpf:"task_setrlimit"`
 	TaskSetscheduler    *ebpf.ProgramSpec `ebpf:"task_setscheduler"`
 	UringCmd            *ebpf.ProgramSpec `ebpf:"uring_cmd"`
@@ -431,6 +433,7 @@ type TamperPrograms struct {
 	TaskPrlimit         *ebpf.Program `ebpf:"task_prlimit"`
 	TaskSetioprio       *ebpf.Program `ebpf:"task_setioprio"`
 	TaskSetnice         *ebpf.Program `ebpf:"task_setnice"`
+	TaskSetpgid         *ebpf.Program `ebpf:"task_setpgid"`
 	TaskSetrlimit       *ebpf.Program `ebpf:"task_setrlimit"`
 	TaskSetscheduler    *ebpf.Program `ebpf:"task_setscheduler"`
 	UringCmd            *ebpf.Program `ebpf:"uring_cmd"`
@@ -457,6 +460,7 @@ func (p *TamperPrograms) Close() error {
 		p.TaskPrlimit,
 		p.TaskSetioprio,
 		p.TaskSetnice,
+		p.TaskSetpgid,
 		p.TaskSetrlimit,
 		p.TaskSetscheduler,
 		p.UringCmd,

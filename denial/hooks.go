@@ -104,6 +104,7 @@ const (
 	HookDInstantiate                          // HOOK_D_INSTANTIATE
 	HookInodeFreeSecurity                     // HOOK_INODE_FREE_SECURITY
 	HookFileReceive                           // HOOK_FILE_RECEIVE
+	HookTaskSetpgid                           // HOOK_TASK_SETPGID
 )
 
 type hookInfo struct {
@@ -205,6 +206,7 @@ var hookTable = map[Hook]hookInfo{
 	HookDInstantiate:          {name: "d_instantiate", operation: "create"},
 	HookInodeFreeSecurity:     {name: "inode_free_security", operation: "remove-pty"},
 	HookFileReceive:           {name: "file_receive", operation: "receive-descriptor"},
+	HookTaskSetpgid:           {name: "task_setpgid", operation: "join-process-group"},
 }
 
 // AllHooks lists every hook id, legacy ones included, for exhaustiveness

@@ -107,13 +107,14 @@ func TestLeafNumbersMatchBPF(t *testing.T) {
 		{denial.HookDInstantiate, bpf.SharedHookIdHOOK_D_INSTANTIATE},
 		{denial.HookInodeFreeSecurity, bpf.SharedHookIdHOOK_INODE_FREE_SECURITY},
 		{denial.HookFileReceive, bpf.SharedHookIdHOOK_FILE_RECEIVE},
+		{denial.HookTaskSetpgid, bpf.SharedHookIdHOOK_TASK_SETPGID},
 	} {
 		if uint64(c.got) != uint64(c.want) {
 			t.Errorf("hook %s is %d, enum hook_id says %d", c.got, c.got, c.want)
 		}
 	}
-	if len(denial.AllHooks) != 89 {
-		t.Errorf("denial.AllHooks has %d hooks, enum hook_id 89", len(denial.AllHooks))
+	if len(denial.AllHooks) != 90 {
+		t.Errorf("denial.AllHooks has %d hooks, enum hook_id 90", len(denial.AllHooks))
 	}
 	for _, c := range []struct {
 		got  denial.ObjectKind

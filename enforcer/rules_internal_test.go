@@ -30,7 +30,7 @@ func rawEvent(t *testing.T, hook denial.Hook, denyBit uint32) []byte {
 func TestDecodeHookNames(t *testing.T) {
 	want := map[denial.Hook]string{
 		denial.HookTaskSetnice: "task_setnice", denial.HookTaskSetioprio: "task_setioprio", denial.HookTaskSetscheduler: "task_setscheduler",
-		denial.HookTaskPrlimit: "task_prlimit", denial.HookFileSendSigiotask: "file_send_sigiotask", denial.HookTaskKill: "task_kill", denial.HookFileReceive: "file_receive",
+		denial.HookTaskPrlimit: "task_prlimit", denial.HookFileSendSigiotask: "file_send_sigiotask", denial.HookTaskKill: "task_kill", denial.HookFileReceive: "file_receive", denial.HookTaskSetpgid: "task_setpgid",
 		denial.HookFileFcntl: "file_fcntl", denial.HookFileIoctl: "file_ioctl", denial.HookFileIoctlCompat: "file_ioctl_compat",
 		denial.HookShmShmctl: "shm_shmctl", denial.HookMsgQueueMsgctl: "msg_queue_msgctl", denial.HookSemSemctl: "sem_semctl",
 		denial.HookShmAssociate: "shm_associate", denial.HookMsgQueueAssociate: "msg_queue_associate", denial.HookSemAssociate: "sem_associate",

@@ -39,6 +39,8 @@ func init() {
 			if !r.Check(unix.Setpgid(0, g), "setpgid(0, "+a[0]+")") {
 				return
 			}
+			sid, _ := unix.Getsid(0)
+			r.Out = fmt.Sprintf("pid %d, group %d, session %d", unix.Getpid(), unix.Getpgrp(), sid)
 			r.Effect = unix.Getpgrp() == g
 		},
 		// pgrp-join-own-child: a child in a group of its own, then the
@@ -97,8 +99,27 @@ func init() {
 			if !r.Require(err, "inner probe") {
 				return
 			}
-			r.Errno, r.Setup, r.Out = in.Errno, in.Setup, in.Out
+			r.Errno, r.Setup, r.Out, r.Effect = in.Errno, in.Setup, in.Out, in.Effect
 			time.Sleep(3 * time.Second)
+		},
+		// pgrp-tcsetpgrp: a group of its own made the foreground of the
+		// controlling terminal (TIOCSPGRP, SIGTTOU ignored). Effect: the
+		// terminal's foreground is that group afterwards.
+		"pgrp-tcsetpgrp": func(r *probe.Result, a []string) {
+			signal.Ignore(syscall.SIGTTOU)
+			fd, err := unix.Open("/dev/tty", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+			if !r.Require(err, "open /dev/tty") {
+				return
+			}
+			defer unix.Close(fd)
+			if !r.Require(unix.Setpgid(0, 0), "setpgid(0, 0)") {
+				return
+			}
+			if !r.Check(unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, unix.Getpgrp()), "TIOCSPGRP") {
+				return
+			}
+			fg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+			r.Effect = err == nil && fg == unix.Getpgrp()
 		},
 		// pgrp-orphan PGRP REPORT: a group of its own, a child that stops
 		// itself in the session leader's group PGRP, then exit: the
@@ -128,15 +149,29 @@ func init() {
 
 func TestProcessGroupsOutside(t *testing.T) {
 	kt.Enforcer(t)
-	want := kerneltest.Hooks(denial.HookTaskSetpgid).Rule(denial.RuleSignalOutside)
-	runTamperOnly(t, []kerneltest.Case{
-		// The probe starts in the test's own session: the test
-		// process's group is one with a member outside.
-		{Name: "E4 setpgid into a process group of the session with a member outside", Want: want,
-			Attempt: func(t *testing.T, sb *kerneltest.Sandbox) (probe.Result, kerneltest.Effect) {
-				return sb.Probe(t, "pgrp-join", strconv.Itoa(unix.Getpgrp())), nil
-			}},
-	})
+	// The sandbox is started by a session leader outside (a login shell
+	// running enforcerd run): the leader's group has a member outside.
+	for _, ceiling := range []bool{false, true} {
+		sb := kt.Sandbox(t, "case")
+		if ceiling {
+			sb.Register(t, entry.Entry{Ceiling: tamperOnly})
+		}
+		out, ws := leaderShell(t, sb, nil, "pgrp-join", "$PGRP")
+		r, err := probe.ParseResult([]byte(out))
+		t.Logf("ceiling=%v: leader %v: %v (%v)", ceiling, ws, r, err)
+		if err != nil || r.Setup != "" {
+			t.Fatalf("setup: %q", out)
+		}
+		if !ceiling && (r.Errno != 0 || !r.Effect) {
+			t.Fatalf("control: %v: the probe proves nothing", r)
+		}
+		if ceiling {
+			if !r.Denied() || r.Effect {
+				t.Errorf("BYPASS (E4): setpgid into the outside session leader's process group: %v", r)
+			}
+			kt.Expect(t, sb.Cg.ID, kerneltest.Hooks(denial.HookTaskSetpgid).Rule(denial.RuleSignalOutside))
+		}
+	}
 	for name, op := range map[string]string{
 		"a process group of its own child joined":      "pgrp-join-own-child",
 		"its own process group as an I/O signal owner": "sigio-own-pgrp",
@@ -149,6 +184,70 @@ func TestProcessGroupsOutside(t *testing.T) {
 				t.Errorf("%s under %v: %v, want success; records %v", op, tamperOnly, r, kt.Records(t, sb.Cg.ID))
 			}
 		})
+	}
+}
+
+// leaderShell runs op with args in sb from a new session's leader
+// outside (tty, when set, its controlling terminal) and returns the
+// leader's output and exit status.
+func leaderShell(t *testing.T, sb *kerneltest.Sandbox, tty *os.File, op string, args ...string) (string, syscall.WaitStatus) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append([]string{"PATH=/bin:/sbin:/usr/bin", "TMPDIR=/tmp"}, probe.Env("pgrp-leader-shell", append([]string{op}, args...)...)...)
+	cmd.ExtraFiles = []*os.File{sb.Dir}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if tty != nil {
+		cmd.Stdin = tty
+		cmd.SysProcAttr.Setctty = true
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+	return out.String(), cmd.ProcessState.Sys().(syscall.WaitStatus)
+}
+
+// TestForegroundGroupInSharedSession: in a session whose leader is
+// outside (a login shell running enforcerd run), the sandbox may not make
+// a process group the terminal's foreground: the argument is read again
+// after any check of it, and the foreground group gets the terminal's
+// signals (SIGWINCH, SIGTTIN/SIGTTOU, the keyboard's).
+func TestForegroundGroupInSharedSession(t *testing.T) {
+	kt.Enforcer(t)
+	for _, ceiling := range []bool{false, true} {
+		p := newHostPty(t)
+		sb := kt.Sandbox(t, "case")
+		if ceiling {
+			sb.Register(t, entry.Entry{Ceiling: tamperOnly, Terminals: []entry.Terminal{p.terminal(t)}})
+		}
+		out, ws := leaderShell(t, sb, p.slave, "pgrp-tcsetpgrp")
+		r, err := probe.ParseResult([]byte(out))
+		t.Logf("ceiling=%v: leader %v: %v (%v)", ceiling, ws, r, err)
+		if err != nil || r.Setup != "" {
+			t.Fatalf("setup: %q", out)
+		}
+		if !ceiling && (r.Errno != 0 || !r.Effect) {
+			t.Fatalf("control: %v: the probe proves nothing", r)
+		}
+		if ceiling {
+			if !r.Denied() || r.Effect {
+				t.Errorf("BYPASS (E4): TIOCSPGRP in a session shared with a process outside: %v", r)
+			}
+			kt.Expect(t, sb.Cg.ID, kerneltest.Hooks(denial.HookFileIoctl).Rule(denial.RuleSignalOutside))
+		}
 	}
 }
 
@@ -166,35 +265,14 @@ func TestOrphanedProcessGroupHangup(t *testing.T) {
 			sb.Register(t, entry.Entry{Ceiling: tamperOnly})
 		}
 		report := kt.TmpPath(fmt.Sprintf("orphan-%d", kt.Seq()))
-		self, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(self)
-		cmd.Env = append([]string{"PATH=/bin:/sbin:/usr/bin", "TMPDIR=/tmp"}, probe.Env("pgrp-leader-shell", "pgrp-orphan", "$PGRP", report)...)
-		cmd.ExtraFiles = []*os.File{sb.Dir}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(60 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
+		out, ws := leaderShell(t, sb, nil, "pgrp-orphan", "$PGRP", report)
 		if b, err := os.ReadFile(report); err == nil {
 			if pid, err := strconv.Atoi(string(b)); err == nil {
 				_ = unix.Kill(pid, unix.SIGKILL)
 			}
 		}
-		ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
 		hup := ws.Signaled() && ws.Signal() == syscall.SIGHUP
-		t.Logf("ceiling=%v: the session leader outside ended %v; output %q", ceiling, ws, out.String())
+		t.Logf("ceiling=%v: the session leader outside ended %v; output %q", ceiling, ws, out)
 		if !ceiling && !hup {
 			t.Fatalf("control: the session leader outside got no SIGHUP: the probe proves nothing")
 		}

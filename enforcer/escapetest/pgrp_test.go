@@ -151,27 +151,7 @@ func TestProcessGroupsOutside(t *testing.T) {
 	kt.Enforcer(t)
 	// The sandbox is started by a session leader outside (a login shell
 	// running enforcerd run): the leader's group has a member outside.
-	for _, ceiling := range []bool{false, true} {
-		sb := kt.Sandbox(t, "case")
-		if ceiling {
-			sb.Register(t, entry.Entry{Ceiling: tamperOnly})
-		}
-		out, ws := leaderShell(t, sb, nil, "pgrp-join", "$PGRP")
-		r, err := probe.ParseResult([]byte(out))
-		t.Logf("ceiling=%v: leader %v: %v (%v)", ceiling, ws, r, err)
-		if err != nil || r.Setup != "" {
-			t.Fatalf("setup: %q", out)
-		}
-		if !ceiling && (r.Errno != 0 || !r.Effect) {
-			t.Fatalf("control: %v: the probe proves nothing", r)
-		}
-		if ceiling {
-			if !r.Denied() || r.Effect {
-				t.Errorf("BYPASS (E4): setpgid into the outside session leader's process group: %v", r)
-			}
-			kt.Expect(t, sb.Cg.ID, kerneltest.Hooks(denial.HookTaskSetpgid).Rule(denial.RuleSignalOutside))
-		}
-	}
+	leaderTriState(t, false, kerneltest.Hooks(denial.HookTaskSetpgid).Rule(denial.RuleSignalOutside), "pgrp-join", "$PGRP")
 	for name, op := range map[string]string{
 		"a process group of its own child joined":      "pgrp-join-own-child",
 		"its own process group as an I/O signal owner": "sigio-own-pgrp",
@@ -227,13 +207,29 @@ func leaderShell(t *testing.T, sb *kerneltest.Sandbox, tty *os.File, op string, 
 // signals (SIGWINCH, SIGTTIN/SIGTTOU, the keyboard's).
 func TestForegroundGroupInSharedSession(t *testing.T) {
 	kt.Enforcer(t)
+	leaderTriState(t, true, kerneltest.Hooks(denial.HookFileIoctl).Rule(denial.RuleSignalOutside), "pgrp-tcsetpgrp")
+}
+
+// leaderTriState runs probe op with args in a sandbox started by a
+// session leader outside (with ownTTY, a host pty is the leader's
+// controlling terminal and the sandbox's own terminal): allowed with an
+// effect without a ceiling, denied without one under tamperOnly, with
+// the record want.
+func leaderTriState(t *testing.T, ownTTY bool, want kerneltest.Want, op string, args ...string) {
+	t.Helper()
 	for _, ceiling := range []bool{false, true} {
-		p := newHostPty(t)
+		var tty *os.File
+		en := entry.Entry{Ceiling: tamperOnly}
+		if ownTTY {
+			p := newHostPty(t)
+			tty = p.slave
+			en.Terminals = []entry.Terminal{p.terminal(t)}
+		}
 		sb := kt.Sandbox(t, "case")
 		if ceiling {
-			sb.Register(t, entry.Entry{Ceiling: tamperOnly, Terminals: []entry.Terminal{p.terminal(t)}})
+			sb.Register(t, en)
 		}
-		out, ws := leaderShell(t, sb, p.slave, "pgrp-tcsetpgrp")
+		out, ws := leaderShell(t, sb, tty, op, args...)
 		r, err := probe.ParseResult([]byte(out))
 		t.Logf("ceiling=%v: leader %v: %v (%v)", ceiling, ws, r, err)
 		if err != nil || r.Setup != "" {
@@ -244,9 +240,9 @@ func TestForegroundGroupInSharedSession(t *testing.T) {
 		}
 		if ceiling {
 			if !r.Denied() || r.Effect {
-				t.Errorf("BYPASS (E4): TIOCSPGRP in a session shared with a process outside: %v", r)
+				t.Errorf("BYPASS (E4) %s under %v: %v", op, tamperOnly, r)
 			}
-			kt.Expect(t, sb.Cg.ID, kerneltest.Hooks(denial.HookFileIoctl).Rule(denial.RuleSignalOutside))
+			kt.Expect(t, sb.Cg.ID, want)
 		}
 	}
 }

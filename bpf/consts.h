@@ -50,6 +50,8 @@
 #define F_SETOWN 8
 #define F_SETSIG 10
 #define F_SETOWN_EX 15
+#define F_SETLEASE 1024 /* F_LINUX_SPECIFIC_BASE (include/uapi/linux/fcntl.h) */
+#define F_NOTIFY 1026
 #define F_OWNER_TID 0 /* struct f_owner_ex.type */
 #define F_OWNER_PID 1
 

@@ -466,13 +466,15 @@ static __noinline bool tty_signals_outside(struct file *file, __u32 op, unsigned
 	 * the argument is read again after any check of it (pgrp.h). */
 	if (op == DEV_IOCTL && cmd == TIOCSPGRP && session_outside(level, cgid, 0))
 		return true;
-	struct task_struct *cur = bpf_get_current_task_btf();
-	if (BPF_CORE_READ(cur, signal, tty) != tty)
-		return false; /* not its controlling terminal: no job control */
+	/* The tests that need no load first: every write of an enforced
+	 * process to its terminal comes here. */
 	if (op == DEV_IOCTL && tty_query(cmd))
 		return false;
 	if (op == DEV_WRITE && !(BPF_CORE_READ(tty, termios.c_lflag) & TOSTOP_FLAG))
 		return false;
+	struct task_struct *cur = bpf_get_current_task_btf();
+	if (BPF_CORE_READ(cur, signal, tty) != tty)
+		return false; /* not its controlling terminal: no job control */
 	struct pid *mine = BPF_CORE_READ(cur, signal, pids[PIDTYPE_PGID]);
 	struct pid *fg = BPF_CORE_READ(tty, ctrl.pgrp);
 	if (!fg || mine == fg)

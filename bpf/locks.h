@@ -31,7 +31,6 @@
 #include "exec.h"
 #include "roots.h"
 
-#define F_SETLEASE 1024 /* include/uapi/linux/fcntl.h */
 #define LOCK_F_RDLCK 0	/* struct flock.l_type (asm-generic/fcntl.h) */
 #define LOCK_F_WRLCK 1
 #define LOCK_F_UNLCK 2

@@ -95,8 +95,7 @@ static __always_inline bool session_outside(__s32 level, __u64 cgid, __s32 pgid)
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
 	struct pid *sid = BPF_CORE_READ(cur, signal, pids[PIDTYPE_SID]);
-	int ns_level = BPF_CORE_READ(cur, thread_pid, level);
-	return members_outside(sid, PIDTYPE_SID, level, cgid, ns_level, pgid);
+	return members_outside(sid, PIDTYPE_SID, level, cgid, current_pid_ns_level(), pgid);
 }
 
 #endif /* ENFORCERD_PGRP_H */

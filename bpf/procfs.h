@@ -37,4 +37,13 @@ static __always_inline struct task_struct *pid_task_of(struct pid *pid)
 		bpf_core_field_offset(struct task_struct, pid_links));
 }
 
+/* current_pid_ns_level: the level of the current task's pid namespace (0:
+ * the initial one, where pid numbers are the kernel's global ids). The
+ * numbers a caller passes (setpgid, F_SETOWN) mean pids at this level. */
+static __always_inline int current_pid_ns_level(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	return BPF_CORE_READ(t, thread_pid, level);
+}
+
 #endif /* ENFORCERD_PROCFS_H */

@@ -45,11 +45,6 @@
 
 #include "enforcerd.h"
 
-#define F_NOTIFY 1026 /* include/uapi/linux/fcntl.h: F_LINUX_SPECIFIC_BASE + 2 */
-#ifndef F_SETLEASE
-#define F_SETLEASE 1024
-#endif
-
 /* SIGIO_MARKS: the files whose signals enforced processes arranged, at
  * most; memory follows the live marks (not preallocated). */
 #define SIGIO_MARKS 65536
@@ -164,14 +159,6 @@ static __noinline int sigio_mark(struct effective *e, struct file *file, __u16 h
 	return 0;
 }
 
-/* sigio_caller_global_pids: the caller's pid namespace is the initial
- * one, where the pids a caller names are the kernel's global ids. */
-static __always_inline bool sigio_caller_global_pids(void)
-{
-	struct task_struct *t = bpf_get_current_task_btf();
-	return BPF_CORE_READ(t, thread_pid, level) == 0;
-}
-
 /* sigio_named_owner_outside: an owner named by pid (F_SETOWN's value,
  * F_SETOWN_EX's or FIOSETOWN's as read here) that is another process
  * than the caller. Only an early answer, for a clear EPERM at the call:
@@ -182,7 +169,7 @@ static __always_inline bool sigio_caller_global_pids(void)
  * delivery, so a group wholly inside the sandbox is allowed). */
 static __always_inline bool sigio_named_owner_outside(long owner)
 {
-	if (owner <= 0 || !sigio_caller_global_pids())
+	if (owner <= 0 || current_pid_ns_level() != 0)
 		return false;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	return owner != (long)(pid_tgid >> 32) && owner != (long)(__u32)pid_tgid;

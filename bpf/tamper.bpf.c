@@ -615,8 +615,7 @@ int BPF_PROG(task_setpgid, struct task_struct *p, pid_t pgid, int ret)
 	struct effective e; /* resolve() writes it */
 	if (!resolve(&e))
 		return 0;
-	struct task_struct *cur = bpf_get_current_task_btf();
-	int ns_level = BPF_CORE_READ(cur, thread_pid, level);
+	int ns_level = current_pid_ns_level();
 	if (pgid == pid_nr_at(BPF_CORE_READ(p, thread_pid), ns_level))
 		return 0;
 	if (!members_outside(BPF_CORE_READ(p, signal, pids[PIDTYPE_SID]), PIDTYPE_SID,

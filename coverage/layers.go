@@ -37,8 +37,14 @@ type HookStatus struct {
 	Attached bool
 	Adopted  bool   // re-adopted from a pin of this build
 	Optional bool   // the hook does not exist on every kernel
-	Err      string // why it is not attached
+	Err      string // why it is not attached (ErrHookNotInKernel: an optional hook this kernel lacks)
 }
+
+// ErrHookNotInKernel is HookStatus.Err of an optional program whose hook
+// this kernel does not have: it was not loaded, and nothing is missing
+// for it. Any other Err of an optional program is a failure like a
+// required one's.
+const ErrHookNotInKernel = "hook not in this kernel"
 
 // Subject is what the rule (Of) judges of a registration: its ceiling,
 // its allowed endpoints and the layers outside the kernel programs that

@@ -135,7 +135,7 @@ func (e *Enforcer) keepPrograms(obj object, spec *ebpf.CollectionSpec, missing [
 	for _, p := range missing {
 		if obj.layer == coverage.LayerLSM && kernel != nil && !kernelHas(kernel, p) {
 			if p.optional {
-				e.hooks = append(e.hooks, coverage.HookStatus{Program: p.name, Name: p.hook, Layer: obj.layer, Optional: true, Err: "hook not in this kernel"})
+				e.hooks = append(e.hooks, coverage.HookStatus{Program: p.name, Name: p.hook, Layer: obj.layer, Optional: true, Err: coverage.ErrHookNotInKernel})
 				continue
 			}
 			return fmt.Errorf("LSM hook %s not in this kernel", p.hook)

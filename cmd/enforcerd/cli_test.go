@@ -104,6 +104,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--shell=bash", "--", "true"}, `invalid value "bash" for flag --shell: `},
 		{[]string{"run", "--quiet=maybe", "--", "true"}, `invalid boolean value "maybe" for flag --quiet`},
 		{[]string{"check", "--json=maybe"}, `invalid boolean value "maybe" for flag --json`},
+		{[]string{"check", "--json", "--verbose"}, "--json and --verbose together: --json always has every program; give one of them"},
 		{[]string{"hook", "--timeout", "xyz", "poststop"}, `invalid value "xyz" for flag --timeout`},
 		{[]string{"run", "--write=deny", "true"}, `unexpected argument "true" before --`},
 		{[]string{"run", "stray", "--", "true"}, `unexpected argument "stray" before --`},

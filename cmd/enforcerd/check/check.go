@@ -57,10 +57,11 @@ Flags:
                   seccomp_actions, seccomp_error, vm_memfd_noexec,
                   kernel_io_uring_disabled, dev_tty_legacy_tiocsti} (-1:
                   no such sysctl),
-                  coverage{run|containers|containers-spec: [{field, state, mechanisms,
-                  gaps[{code, field, detail}]}]} where field is network,
-                  write, shell=none, shell=read_only or tamper, state
-                  full|partial|none, mechanisms among bpf-lsm,
+                  coverage{run|containers|containers-spec: [{field, state, by,
+                  mechanisms, gaps[{code, field, detail}]}]} where field
+                  is network, write, shell=none, shell=read_only or
+                  tamper, state full|partial|none, by the mechanism
+                  that enforces it ("" for none), mechanisms among bpf-lsm,
                   cgroup-bpf, landlock-abiN, seccomp, no_new_privs,
                   container-spec),
                   container_spec_rules{write|network: [rule names]};
@@ -184,6 +185,9 @@ func NewCommand(s cli.Streams) *cobra.Command {
 		Summary: "report what this kernel can enforce",
 		Help:    checkUsage,
 		Run: func(*cobra.Command, []string) error {
+			if asJSON && verbose {
+				return cli.UsageErrorf("--json and --verbose together: --json always has every program; give one of them")
+			}
 			if err := cli.NeedsRoot("loading eBPF programs to test them"); err != nil {
 				return err
 			}

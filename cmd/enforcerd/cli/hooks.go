@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/daemon/api"
 )
 
@@ -17,8 +18,10 @@ type LayerHooks struct {
 	Layer    string
 	Attached int
 	Total    int
-	// Reasons of the required programs not attached, most frequent first
-	// (then by text); Optional those of the optional ones, counted only.
+	// Reasons of the programs not attached, most frequent first (then by
+	// text); Optional counts the optional programs whose hook this kernel
+	// lacks (coverage.ErrHookNotInKernel), apart: an optional program
+	// that failed for another reason is counted under that reason.
 	Reasons  []HookReason
 	Optional int
 }
@@ -47,7 +50,7 @@ func GroupHooks(hooks []api.HookStatus) []LayerHooks {
 		switch {
 		case h.Attached:
 			l.Attached++
-		case h.Optional:
+		case h.Optional && h.Error == coverage.ErrHookNotInKernel:
 			l.Optional++
 		default:
 			count[h.Layer][OrDash(h.Error)]++

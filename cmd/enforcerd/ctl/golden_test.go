@@ -76,7 +76,7 @@ func statusOfHost() api.Status {
 		st.Hooks = append(st.Hooks, api.HookStatus{Program: strings.ReplaceAll(h, "/", "_"), Hook: h, Layer: "cgroup-bpf", Attached: true})
 	}
 	st.Hooks = append(st.Hooks, api.HookStatus{Program: "exec_tp", Hook: "sched_process_exec", Layer: "lifecycle", Attached: true, Adopted: true},
-		api.HookStatus{Program: "fork_new", Hook: "new_hook", Layer: "lifecycle", Optional: true, Error: "no such hook in this kernel"})
+		api.HookStatus{Program: "fork_new", Hook: "new_hook", Layer: "lifecycle", Optional: true, Error: coverage.ErrHookNotInKernel})
 	return st
 }
 

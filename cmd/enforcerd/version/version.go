@@ -14,7 +14,9 @@ Print the version of this enforcerd binary: its release or git describe
 version, the VCS revision it was built from, the build date and the Go
 toolchain and platform. The build date is the date of that revision's
 commit, not the time of the build, so that one commit always builds the
-same binary (reproducible builds). The same values are the labels of the metric
+same binary (reproducible builds); a "make build" from a work tree with
+uncommitted changes, which no commit describes, records the time of the
+build instead. The same values are the labels of the metric
 enforcerd_build_info that the daemon exports.
 
 A binary built with "make build" carries the values the Makefile sets at

@@ -11,7 +11,7 @@ BIN := bin/enforcerd
 all: build man ## build bin/enforcerd and the man pages (the default)
 
 help: ## list the targets and what they do
-	@awk -F ':.*## ' '/^[a-zA-Z_-]+:.*## / { printf "  %-16s %s\n", $$1, $$2 }' $(firstword $(MAKEFILE_LIST))
+	@awk -F ':.*## ' '/^[a-zA-Z_-]+:.*## / { printf "  %-21s %s\n", $$1, $$2 }' $(firstword $(MAKEFILE_LIST))
 
 # The version `enforcerd version` prints and enforcerd_build_info carries
 # (internal/buildinfo): git describe, the commit, its branch, the build time.

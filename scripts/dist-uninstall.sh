@@ -15,8 +15,8 @@ by the unit through restarts). "enforcerd uninstall" refuses while
 containers are registered (their processes would run on with no ceiling):
 then nothing is removed, the units are enabled and started again as they
 were, and the exit status is 1. --force freezes the registered cgroups
-first, --force --kill kills their processes (see "enforcerd help
-uninstall"). The daemon's configuration, /etc/enforcerd/config.yaml when it
+first, --force --kill kills their processes (see "enforcerd uninstall
+--help"). The daemon's configuration, /etc/enforcerd/config.yaml when it
 exists, names the pin directory, socket and state file "enforcerd
 uninstall" removes (its --config).
 

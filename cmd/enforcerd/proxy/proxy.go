@@ -46,7 +46,8 @@ For every request the proxy:
     them. The address is checked again on the socket right before
     connect(2), so a name that re-resolves to a private address (DNS
     rebinding) never reaches it. IP literals are checked the same way;
-  * writes one audit line (JSON): time, decision (allowed|denied), reason,
+  * writes one audit line (JSON, slog's): time, level (INFO allowed,
+    WARN denied), msg ("proxy"), decision (allowed|denied), reason,
     detail, method, domain, port, ip, bytes_up, bytes_down, duration_ms,
     listener, client_pid, cgroup_id, cgroup, container.
 A refusal is an HTTP response with a reason in the X-Enforcerd-Reason

@@ -20,6 +20,18 @@
 
 #include "consts.h"
 
+/* map_op_err: the error a map helper returned (bpf_map_update_elem,
+ * bpf_map_delete_elem, ...), 0 or -errno, read in its low 32 bits. The
+ * verifier turns these helpers into direct calls of the map's operations,
+ * which returned int until Linux 6.4: on 6.1 a -E2BIG reaches the program
+ * as 4294967289 (zero-extended), which is no negative long, so a compare
+ * with -E2BIG on the whole register never matches there. Nonzero tests
+ * need no cast. */
+static __always_inline int map_op_err(long r)
+{
+	return (int)r;
+}
+
 enum limits {
 	/* Room for 65,536 registered containers. */
 	MAX_CEILINGS = 65536,

@@ -134,8 +134,11 @@ static __noinline int sigio_mark(struct effective *e, struct file *file, __u16 h
 	struct sigio_mark zero = {};
 	struct sigio_mark *m = bpf_map_lookup_elem(&sigio_marks, &k);
 	if (!m) {
-		/* BPF_NOEXIST: a mark another CPU made meanwhile stays. */
-		if (bpf_map_update_elem(&sigio_marks, &k, &zero, BPF_NOEXIST) == -E2BIG) {
+		/* BPF_NOEXIST: a mark another CPU made meanwhile stays.
+		 * map_op_err: on 6.1 a full map's -E2BIG is not a negative
+		 * long (maps.h); compared whole, the purge never ran there,
+		 * and marks of files long gone refused every new one. */
+		if (map_op_err(bpf_map_update_elem(&sigio_marks, &k, &zero, BPF_NOEXIST)) == -E2BIG) {
 			bpf_for_each_map_elem(&sigio_marks, sigio_purge_one, NULL, 0);
 			bpf_map_update_elem(&sigio_marks, &k, &zero, BPF_NOEXIST);
 		}

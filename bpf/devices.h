@@ -621,14 +621,18 @@ static __always_inline bool device_register_file(struct file *file)
  * never a sandbox's business: the ones that implement mmap are device
  * memory (PCI BARs, legacy I/O and memory, /proc/bus/pci) or kernel memory
  * images. */
+static __always_inline bool kernel_iface_magic(unsigned long magic)
+{
+	return magic == SYSFS_MAGIC || magic == PROC_SUPER_MAGIC;
+}
+
 static __always_inline bool kernel_iface_file(struct file *file)
 {
 	struct inode *inode = file->f_inode;
 	struct super_block *sb = inode ? inode->i_sb : NULL;
 	if (!sb)
 		return false;
-	unsigned long magic = sb->s_magic;
-	return magic == SYSFS_MAGIC || magic == PROC_SUPER_MAGIC;
+	return kernel_iface_magic(sb->s_magic);
 }
 
 /* device_register_use: the decision on an open (any mode), read or write

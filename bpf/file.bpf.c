@@ -591,6 +591,22 @@ static __noinline int file_open_slow(struct file *file)
 	return device_open_rule(file); /* devices.h: D1-D3 */
 }
 
+/* no_rule_takes_sb: inode is on a superblock that none of the rules'
+ * own superblock tests takes: not an mqueue (mqueue.h), not a mounted
+ * tmpfs (shm_candidate_magic: the POSIX shm objects of shm.h), not sysfs
+ * or procfs (kernel_iface_magic: devices.h). The superblock's magic is
+ * read once: on 6.12 each read through the superblock pointer is a
+ * guarded load (9 instructions of the JIT's around the load; on 6.1 every
+ * BTF load is), and the three tests read it once each. */
+static __always_inline bool no_rule_takes_sb(struct inode *inode)
+{
+	struct super_block *sb = inode->i_sb;
+	if (!sb)
+		return true;
+	unsigned long magic = sb->s_magic;
+	return magic != MQUEUE_MAGIC && !shm_candidate_magic(sb, magic) && !kernel_iface_magic(magic);
+}
+
 /* open_needs_no_rule: an open that reaches no rule of file_open: a
  * regular file or directory opened neither for write, nor with O_TRUNC,
  * nor for exec, that none of the rules' own superblock tests takes
@@ -609,7 +625,7 @@ static __always_inline bool open_needs_no_rule(struct file *file)
 	__u32 fmt = inode->i_mode & S_IFMT;
 	if (fmt != S_IFREG && fmt != S_IFDIR)
 		return false;
-	return !mqueue_sb(inode) && !shm_candidate_sb(inode) && !kernel_iface_file(file);
+	return no_rule_takes_sb(inode);
 }
 
 SEC("lsm/file_open")
@@ -723,7 +739,8 @@ static __always_inline bool read_needs_no_rule(struct file *file)
 		return true;
 	if (fmt == S_IFSOCK || fmt == S_IFCHR || fmt == S_IFBLK)
 		return false;
-	return !kernel_iface_file(file);
+	struct super_block *sb = inode->i_sb;
+	return !sb || !kernel_iface_magic(sb->s_magic);
 }
 
 SEC("lsm/file_permission")
@@ -826,7 +843,11 @@ static __always_inline bool mmap_needs_no_rule(struct file *file, unsigned long 
 	struct inode *inode = file->f_inode;
 	if (!inode || (inode->i_mode & S_IFMT) != S_IFREG)
 		return false;
-	return !shm_candidate_sb(inode) && !kernel_iface_file(file);
+	struct super_block *sb = inode->i_sb;
+	if (!sb)
+		return true;
+	unsigned long magic = sb->s_magic; /* once: see no_rule_takes_sb */
+	return !shm_candidate_magic(sb, magic) && !kernel_iface_magic(magic);
 }
 
 SEC("lsm/mmap_file")

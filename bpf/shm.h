@@ -78,12 +78,17 @@ struct {
  * (not the kernel's internal one: memfds, SysV shm, shared anonymous
  * memory), else NULL. Direct (BTF) loads: inode is a hook argument or a
  * pointer read from one with a BTF load. */
+static __always_inline bool shm_candidate_magic(struct super_block *sb, unsigned long magic)
+{
+	return magic == TMPFS_MAGIC && !(sb->s_flags & SB_KERNMOUNT);
+}
+
 static __always_inline struct super_block *shm_candidate_sb(struct inode *inode)
 {
 	if (!inode)
 		return NULL;
 	struct super_block *sb = inode->i_sb;
-	if (!sb || sb->s_magic != TMPFS_MAGIC || (sb->s_flags & SB_KERNMOUNT))
+	if (!sb || !shm_candidate_magic(sb, sb->s_magic))
 		return NULL;
 	return sb;
 }

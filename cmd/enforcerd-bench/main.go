@@ -3,6 +3,7 @@
 //	enforcerd-bench native [-out FILE]        cgroup-BPF figures on this host
 //	enforcerd-bench vm -tar FILE              the guest part (inside scripts/vmtest)
 //	enforcerd-bench report -md FILE LOG...    docs/benchmarks.md + summary lines
+//	enforcerd-bench jit [-progs P] | -split LOG -dir D   the JIT's machine code of programs (a diagnosis)
 //	enforcerd-bench worker|load ...           children of native and vm
 //
 // Layering (docs/design.md): a tool's main; it may import anything, and
@@ -18,12 +19,12 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: enforcerd-bench native|vm|report|worker|load [flags]")
+		fmt.Fprintln(os.Stderr, "usage: enforcerd-bench native|vm|report|jit|worker|load [flags]")
 		os.Exit(2)
 	}
 	cmds := map[string]func([]string) error{
 		"native": bench.Native, "vm": bench.VM, "report": bench.Report,
-		"worker": bench.Worker, "load": bench.Load,
+		"worker": bench.Worker, "load": bench.Load, "jit": bench.JIT,
 	}
 	f, ok := cmds[os.Args[1]]
 	if !ok {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cilium/ebpf"
@@ -82,7 +83,7 @@ func dumpJIT(w io.Writer, prefixes []string) (int, error) {
 		if err != nil {
 			return n, fmt.Errorf("jit: program %d: %w", id, err)
 		}
-		if !hasPrefix(info.Name, prefixes) {
+		if !slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(info.Name, p) }) {
 			continue
 		}
 		code, ok := info.JitedInsns()
@@ -97,15 +98,6 @@ func dumpJIT(w io.Writer, prefixes []string) (int, error) {
 		fmt.Fprintf(w, "%s%s funcs=%s %s\n", jitLinePrefix, info.Name, strings.Join(funcs, ","), base64.StdEncoding.EncodeToString(code))
 		n++
 	}
-}
-
-func hasPrefix(name string, prefixes []string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // splitJIT writes the programs of a log's jit lines to dir.

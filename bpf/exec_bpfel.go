@@ -105,24 +105,29 @@ type ExecResolveCacheEntry struct {
 	}
 }
 
-type ExecResolveLast struct {
-	_          structs.HostLayout
-	Seq        uint64
-	Cgid       uint64
-	Generation uint64
-	Found      int32
-	Pad        uint32
-	E          struct {
-		_            structs.HostLayout
-		Deny         uint32
-		Audit        uint32
-		DenyCgid     [5]uint64
-		AuditCgid    [5]uint64
-		NetLevel     int32
-		SandboxLevel int32
-		Pending      int32
-		Seen         uint32
-		SandboxCgid  uint64
+type ExecResolveRecent struct {
+	_    structs.HostLayout
+	Next uint32
+	Pad  uint32
+	Slot [2]struct {
+		_          structs.HostLayout
+		Seq        uint64
+		Cgid       uint64
+		Generation uint64
+		Found      int32
+		Pad        uint32
+		E          struct {
+			_            structs.HostLayout
+			Deny         uint32
+			Audit        uint32
+			DenyCgid     [5]uint64
+			AuditCgid    [5]uint64
+			NetLevel     int32
+			SandboxLevel int32
+			Pending      int32
+			Seen         uint32
+			SandboxCgid  uint64
+		}
 	}
 }
 
@@ -138,7 +143,7 @@ const (
 	ExecMapEvents              = "events"
 	ExecMapExecAllow           = "exec_allow"
 	ExecMapResolveCache        = "resolve_cache"
-	ExecMapResolveLast         = "resolve_last"
+	ExecMapResolveRecent       = "resolve_recent"
 	ExecMapStats               = "stats"
 	ExecMapTallyOverflowSlot   = "tally_overflow_slot"
 	ExecMapTallySlot           = "tally_slot"
@@ -208,7 +213,7 @@ type ExecMapSpecs struct {
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ExecAllow         *ebpf.MapSpec `ebpf:"exec_allow"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
-	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
+	ResolveRecent     *ebpf.MapSpec `ebpf:"resolve_recent"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -250,7 +255,7 @@ type ExecMaps struct {
 	Events            *ebpf.Map `ebpf:"events"`
 	ExecAllow         *ebpf.Map `ebpf:"exec_allow"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
-	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
+	ResolveRecent     *ebpf.Map `ebpf:"resolve_recent"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -268,7 +273,7 @@ func (m *ExecMaps) Close() error {
 		m.Events,
 		m.ExecAllow,
 		m.ResolveCache,
-		m.ResolveLast,
+		m.ResolveRecent,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,

@@ -92,20 +92,29 @@ static __always_inline bool inode_exempt(struct inode *inode)
 	return fmt == S_IFCHR && chr_write_allowed(inode->i_rdev);
 }
 
-/* file_exempt adds files on kernel-internal mounts (MNT_INTERNAL: memfd,
- * SysV shm, anon inodes), which no path in any mount namespace reaches. */
-static __always_inline bool file_exempt(struct file *file)
+/* file_exempt_magic: file_exempt for a caller that has read file's
+ * inode and the inode's superblock's s_magic (0 without either). */
+static __always_inline bool file_exempt_magic(struct file *file, struct inode *inode,
+					      unsigned long magic)
 {
-	struct inode *inode = file->f_inode;
 	if (inode_exempt(inode))
 		return true;
 	/* /proc/<pid>/... files are process state, not a filesystem's: the
 	 * write ceiling leaves them alone (tamper.bpf.c keeps a sandbox off
 	 * processes outside it and off every other procfs file). */
-	if (inode && proc_pid_of(inode))
+	if (inode && proc_pid_of_magic(inode, magic))
 		return true;
 	struct vfsmount *mnt = file->f_path.mnt;
 	return mnt && (mnt->mnt_flags & MNT_INTERNAL) != 0;
+}
+
+/* file_exempt adds files on kernel-internal mounts (MNT_INTERNAL: memfd,
+ * SysV shm, anon inodes), which no path in any mount namespace reaches. */
+static __always_inline bool file_exempt(struct file *file)
+{
+	struct inode *inode = file->f_inode;
+	struct super_block *sb = inode ? inode->i_sb : NULL;
+	return file_exempt_magic(file, inode, sb ? sb->s_magic : 0);
 }
 
 /* roots_lift_target: whether writable roots may lift a write denial on d:
@@ -650,6 +659,10 @@ static __always_inline int file_permission_rules(struct file *file, int mask)
 	bool write = (mask & (MAY_WRITE | MAY_APPEND)) != 0;
 	__u32 fmt = inode ? (inode->i_mode & S_IFMT) : 0;
 	bool special = fmt == S_IFSOCK || fmt == S_IFCHR || fmt == S_IFBLK;
+	/* Read once (a guarded load: see proc_pid_of_magic) for every
+	 * write rule below. No more values live across resolve(): this
+	 * frame, resolve_slow's and the walk's callback fill the 6.1
+	 * verifier's combined stack limit (512 bytes). */
 	__u64 magic = 0;
 	if (write && inode && !special) {
 		struct super_block *sb = inode->i_sb;
@@ -662,8 +675,9 @@ static __always_inline int file_permission_rules(struct file *file, int mask)
 	bool net = special && fmt != S_IFBLK && network_file(file, inode);
 	if (!write && !net)
 		return 0;
-	/* Writes the write ceiling alone decides: pipes, memfds, ... exempt. */
-	if (!special && !kfs && file_exempt(file))
+	/* Writes the write ceiling alone decides: pipes, memfds, ... exempt
+	 * (asked here for files, after the rules below for the others). */
+	if (!special && !kfs && file_exempt_magic(file, inode, magic))
 		return 0;
 	/* One effective ceiling for every check below (the 6.1 verifier's
 	 * combined stack limit: one struct effective per frame). */
@@ -694,7 +708,7 @@ static __always_inline int file_permission_rules(struct file *file, int mask)
 		 * alone; /proc/self/autogroup, for one, renices the whole
 		 * session, processes outside included (task_setnice is asked
 		 * only about the caller). */
-		if (proc_pid_of(inode))
+		if (proc_pid_of_magic(inode, magic))
 			return tamper(&e, HOOK_FILE_PERMISSION, RULE_PROC_PID_FILE, OBJ_NONE, 0);
 	}
 	if (kfs) {
@@ -705,7 +719,10 @@ static __always_inline int file_permission_rules(struct file *file, int mask)
 		if (r)
 			return r;
 	}
-	if (!write || file_exempt(file))
+	if (!write)
+		return 0;
+	/* A file that is neither was found not exempt above. */
+	if (special ? file_exempt(file) : (kfs && file_exempt_magic(file, inode, magic)))
 		return 0;
 	return deny_write_file_e(&e, file, HOOK_FILE_PERMISSION, true, LIFT_ALL);
 }

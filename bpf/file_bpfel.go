@@ -169,24 +169,29 @@ type FileResolveCacheEntry struct {
 	}
 }
 
-type FileResolveLast struct {
-	_          structs.HostLayout
-	Seq        uint64
-	Cgid       uint64
-	Generation uint64
-	Found      int32
-	Pad        uint32
-	E          struct {
-		_            structs.HostLayout
-		Deny         uint32
-		Audit        uint32
-		DenyCgid     [5]uint64
-		AuditCgid    [5]uint64
-		NetLevel     int32
-		SandboxLevel int32
-		Pending      int32
-		Seen         uint32
-		SandboxCgid  uint64
+type FileResolveRecent struct {
+	_    structs.HostLayout
+	Next uint32
+	Pad  uint32
+	Slot [2]struct {
+		_          structs.HostLayout
+		Seq        uint64
+		Cgid       uint64
+		Generation uint64
+		Found      int32
+		Pad        uint32
+		E          struct {
+			_            structs.HostLayout
+			Deny         uint32
+			Audit        uint32
+			DenyCgid     [5]uint64
+			AuditCgid    [5]uint64
+			NetLevel     int32
+			SandboxLevel int32
+			Pending      int32
+			Seen         uint32
+			SandboxCgid  uint64
+		}
 	}
 }
 
@@ -249,7 +254,7 @@ const (
 	FileMapRenameDepth        = "rename_depth"
 	FileMapRenamesActive      = "renames_active"
 	FileMapResolveCache       = "resolve_cache"
-	FileMapResolveLast        = "resolve_last"
+	FileMapResolveRecent      = "resolve_recent"
 	FileMapRootsCache         = "roots_cache"
 	FileMapShmOwners          = "shm_owners"
 	FileMapSigioMarks         = "sigio_marks"
@@ -377,7 +382,7 @@ type FileMapSpecs struct {
 	RenameDepth       *ebpf.MapSpec `ebpf:"rename_depth"`
 	RenamesActive     *ebpf.MapSpec `ebpf:"renames_active"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
-	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
+	ResolveRecent     *ebpf.MapSpec `ebpf:"resolve_recent"`
 	RootsCache        *ebpf.MapSpec `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.MapSpec `ebpf:"shm_owners"`
 	SigioMarks        *ebpf.MapSpec `ebpf:"sigio_marks"`
@@ -435,7 +440,7 @@ type FileMaps struct {
 	RenameDepth       *ebpf.Map `ebpf:"rename_depth"`
 	RenamesActive     *ebpf.Map `ebpf:"renames_active"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
-	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
+	ResolveRecent     *ebpf.Map `ebpf:"resolve_recent"`
 	RootsCache        *ebpf.Map `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.Map `ebpf:"shm_owners"`
 	SigioMarks        *ebpf.Map `ebpf:"sigio_marks"`
@@ -469,7 +474,7 @@ func (m *FileMaps) Close() error {
 		m.RenameDepth,
 		m.RenamesActive,
 		m.ResolveCache,
-		m.ResolveLast,
+		m.ResolveRecent,
 		m.RootsCache,
 		m.ShmOwners,
 		m.SigioMarks,

@@ -155,24 +155,29 @@ type IpcResolveCacheEntry struct {
 	}
 }
 
-type IpcResolveLast struct {
-	_          structs.HostLayout
-	Seq        uint64
-	Cgid       uint64
-	Generation uint64
-	Found      int32
-	Pad        uint32
-	E          struct {
-		_            structs.HostLayout
-		Deny         uint32
-		Audit        uint32
-		DenyCgid     [5]uint64
-		AuditCgid    [5]uint64
-		NetLevel     int32
-		SandboxLevel int32
-		Pending      int32
-		Seen         uint32
-		SandboxCgid  uint64
+type IpcResolveRecent struct {
+	_    structs.HostLayout
+	Next uint32
+	Pad  uint32
+	Slot [2]struct {
+		_          structs.HostLayout
+		Seq        uint64
+		Cgid       uint64
+		Generation uint64
+		Found      int32
+		Pad        uint32
+		E          struct {
+			_            structs.HostLayout
+			Deny         uint32
+			Audit        uint32
+			DenyCgid     [5]uint64
+			AuditCgid    [5]uint64
+			NetLevel     int32
+			SandboxLevel int32
+			Pending      int32
+			Seen         uint32
+			SandboxCgid  uint64
+		}
 	}
 }
 
@@ -220,7 +225,7 @@ const (
 	IpcMapRenameDepth            = "rename_depth"
 	IpcMapRenamesActive          = "renames_active"
 	IpcMapResolveCache           = "resolve_cache"
-	IpcMapResolveLast            = "resolve_last"
+	IpcMapResolveRecent          = "resolve_recent"
 	IpcMapRootsCache             = "roots_cache"
 	IpcMapShmOwners              = "shm_owners"
 	IpcMapStats                  = "stats"
@@ -343,7 +348,7 @@ type IpcMapSpecs struct {
 	RenameDepth       *ebpf.MapSpec `ebpf:"rename_depth"`
 	RenamesActive     *ebpf.MapSpec `ebpf:"renames_active"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
-	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
+	ResolveRecent     *ebpf.MapSpec `ebpf:"resolve_recent"`
 	RootsCache        *ebpf.MapSpec `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.MapSpec `ebpf:"shm_owners"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
@@ -400,7 +405,7 @@ type IpcMaps struct {
 	RenameDepth       *ebpf.Map `ebpf:"rename_depth"`
 	RenamesActive     *ebpf.Map `ebpf:"renames_active"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
-	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
+	ResolveRecent     *ebpf.Map `ebpf:"resolve_recent"`
 	RootsCache        *ebpf.Map `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.Map `ebpf:"shm_owners"`
 	Stats             *ebpf.Map `ebpf:"stats"`
@@ -433,7 +438,7 @@ func (m *IpcMaps) Close() error {
 		m.RenameDepth,
 		m.RenamesActive,
 		m.ResolveCache,
-		m.ResolveLast,
+		m.ResolveRecent,
 		m.RootsCache,
 		m.ShmOwners,
 		m.Stats,

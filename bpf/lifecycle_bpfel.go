@@ -97,24 +97,29 @@ type LifecycleResolveCacheEntry struct {
 	}
 }
 
-type LifecycleResolveLast struct {
-	_          structs.HostLayout
-	Seq        uint64
-	Cgid       uint64
-	Generation uint64
-	Found      int32
-	Pad        uint32
-	E          struct {
-		_            structs.HostLayout
-		Deny         uint32
-		Audit        uint32
-		DenyCgid     [5]uint64
-		AuditCgid    [5]uint64
-		NetLevel     int32
-		SandboxLevel int32
-		Pending      int32
-		Seen         uint32
-		SandboxCgid  uint64
+type LifecycleResolveRecent struct {
+	_    structs.HostLayout
+	Next uint32
+	Pad  uint32
+	Slot [2]struct {
+		_          structs.HostLayout
+		Seq        uint64
+		Cgid       uint64
+		Generation uint64
+		Found      int32
+		Pad        uint32
+		E          struct {
+			_            structs.HostLayout
+			Deny         uint32
+			Audit        uint32
+			DenyCgid     [5]uint64
+			AuditCgid    [5]uint64
+			NetLevel     int32
+			SandboxLevel int32
+			Pending      int32
+			Seen         uint32
+			SandboxCgid  uint64
+		}
 	}
 }
 
@@ -128,7 +133,7 @@ const (
 	LifecycleMapEventScratch      = "event_scratch"
 	LifecycleMapEvents            = "events"
 	LifecycleMapResolveCache      = "resolve_cache"
-	LifecycleMapResolveLast       = "resolve_last"
+	LifecycleMapResolveRecent     = "resolve_recent"
 	LifecycleMapStats             = "stats"
 	LifecycleMapTallyOverflowSlot = "tally_overflow_slot"
 	LifecycleMapTallySlot         = "tally_slot"
@@ -190,7 +195,7 @@ type LifecycleMapSpecs struct {
 	EventScratch      *ebpf.MapSpec `ebpf:"event_scratch"`
 	Events            *ebpf.MapSpec `ebpf:"events"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
-	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
+	ResolveRecent     *ebpf.MapSpec `ebpf:"resolve_recent"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.MapSpec `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.MapSpec `ebpf:"tally_slot"`
@@ -228,7 +233,7 @@ type LifecycleMaps struct {
 	EventScratch      *ebpf.Map `ebpf:"event_scratch"`
 	Events            *ebpf.Map `ebpf:"events"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
-	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
+	ResolveRecent     *ebpf.Map `ebpf:"resolve_recent"`
 	Stats             *ebpf.Map `ebpf:"stats"`
 	TallyOverflowSlot *ebpf.Map `ebpf:"tally_overflow_slot"`
 	TallySlot         *ebpf.Map `ebpf:"tally_slot"`
@@ -242,7 +247,7 @@ func (m *LifecycleMaps) Close() error {
 		m.EventScratch,
 		m.Events,
 		m.ResolveCache,
-		m.ResolveLast,
+		m.ResolveRecent,
 		m.Stats,
 		m.TallyOverflowSlot,
 		m.TallySlot,

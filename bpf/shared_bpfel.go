@@ -374,24 +374,29 @@ type SharedResolveCacheEntry struct {
 	}
 }
 
-type SharedResolveLast struct {
-	_          structs.HostLayout
-	Seq        uint64
-	Cgid       uint64
-	Generation uint64
-	Found      int32
-	Pad        uint32
-	E          struct {
-		_            structs.HostLayout
-		Deny         uint32
-		Audit        uint32
-		DenyCgid     [5]uint64
-		AuditCgid    [5]uint64
-		NetLevel     int32
-		SandboxLevel int32
-		Pending      int32
-		Seen         uint32
-		SandboxCgid  uint64
+type SharedResolveRecent struct {
+	_    structs.HostLayout
+	Next uint32
+	Pad  uint32
+	Slot [2]struct {
+		_          structs.HostLayout
+		Seq        uint64
+		Cgid       uint64
+		Generation uint64
+		Found      int32
+		Pad        uint32
+		E          struct {
+			_            structs.HostLayout
+			Deny         uint32
+			Audit        uint32
+			DenyCgid     [5]uint64
+			AuditCgid    [5]uint64
+			NetLevel     int32
+			SandboxLevel int32
+			Pending      int32
+			Seen         uint32
+			SandboxCgid  uint64
+		}
 	}
 }
 
@@ -538,7 +543,7 @@ const (
 	SharedMapPtyOwners         = "pty_owners"
 	SharedMapRenamesActive     = "renames_active"
 	SharedMapResolveCache      = "resolve_cache"
-	SharedMapResolveLast       = "resolve_last"
+	SharedMapResolveRecent     = "resolve_recent"
 	SharedMapRootsCache        = "roots_cache"
 	SharedMapShmOwners         = "shm_owners"
 	SharedMapSigioMarks        = "sigio_marks"
@@ -618,7 +623,7 @@ type SharedMapSpecs struct {
 	PtyOwners         *ebpf.MapSpec `ebpf:"pty_owners"`
 	RenamesActive     *ebpf.MapSpec `ebpf:"renames_active"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
-	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
+	ResolveRecent     *ebpf.MapSpec `ebpf:"resolve_recent"`
 	RootsCache        *ebpf.MapSpec `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.MapSpec `ebpf:"shm_owners"`
 	SigioMarks        *ebpf.MapSpec `ebpf:"sigio_marks"`
@@ -676,7 +681,7 @@ type SharedMaps struct {
 	PtyOwners         *ebpf.Map `ebpf:"pty_owners"`
 	RenamesActive     *ebpf.Map `ebpf:"renames_active"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
-	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
+	ResolveRecent     *ebpf.Map `ebpf:"resolve_recent"`
 	RootsCache        *ebpf.Map `ebpf:"roots_cache"`
 	ShmOwners         *ebpf.Map `ebpf:"shm_owners"`
 	SigioMarks        *ebpf.Map `ebpf:"sigio_marks"`
@@ -709,7 +714,7 @@ func (m *SharedMaps) Close() error {
 		m.PtyOwners,
 		m.RenamesActive,
 		m.ResolveCache,
-		m.ResolveLast,
+		m.ResolveRecent,
 		m.RootsCache,
 		m.ShmOwners,
 		m.SigioMarks,

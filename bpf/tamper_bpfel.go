@@ -129,24 +129,29 @@ type TamperResolveCacheEntry struct {
 	}
 }
 
-type TamperResolveLast struct {
-	_          structs.HostLayout
-	Seq        uint64
-	Cgid       uint64
-	Generation uint64
-	Found      int32
-	Pad        uint32
-	E          struct {
-		_            structs.HostLayout
-		Deny         uint32
-		Audit        uint32
-		DenyCgid     [5]uint64
-		AuditCgid    [5]uint64
-		NetLevel     int32
-		SandboxLevel int32
-		Pending      int32
-		Seen         uint32
-		SandboxCgid  uint64
+type TamperResolveRecent struct {
+	_    structs.HostLayout
+	Next uint32
+	Pad  uint32
+	Slot [2]struct {
+		_          structs.HostLayout
+		Seq        uint64
+		Cgid       uint64
+		Generation uint64
+		Found      int32
+		Pad        uint32
+		E          struct {
+			_            structs.HostLayout
+			Deny         uint32
+			Audit        uint32
+			DenyCgid     [5]uint64
+			AuditCgid    [5]uint64
+			NetLevel     int32
+			SandboxLevel int32
+			Pending      int32
+			Seen         uint32
+			SandboxCgid  uint64
+		}
 	}
 }
 
@@ -201,7 +206,7 @@ const (
 	TamperMapRenameDepth          = "rename_depth"
 	TamperMapRenamesActive        = "renames_active"
 	TamperMapResolveCache         = "resolve_cache"
-	TamperMapResolveLast          = "resolve_last"
+	TamperMapResolveRecent        = "resolve_recent"
 	TamperMapRootsCache           = "roots_cache"
 	TamperMapSigioMarks           = "sigio_marks"
 	TamperMapStats                = "stats"
@@ -318,7 +323,7 @@ type TamperMapSpecs struct {
 	RenameDepth       *ebpf.MapSpec `ebpf:"rename_depth"`
 	RenamesActive     *ebpf.MapSpec `ebpf:"renames_active"`
 	ResolveCache      *ebpf.MapSpec `ebpf:"resolve_cache"`
-	ResolveLast       *ebpf.MapSpec `ebpf:"resolve_last"`
+	ResolveRecent     *ebpf.MapSpec `ebpf:"resolve_recent"`
 	RootsCache        *ebpf.MapSpec `ebpf:"roots_cache"`
 	SigioMarks        *ebpf.MapSpec `ebpf:"sigio_marks"`
 	Stats             *ebpf.MapSpec `ebpf:"stats"`
@@ -367,7 +372,7 @@ type TamperMaps struct {
 	RenameDepth       *ebpf.Map `ebpf:"rename_depth"`
 	RenamesActive     *ebpf.Map `ebpf:"renames_active"`
 	ResolveCache      *ebpf.Map `ebpf:"resolve_cache"`
-	ResolveLast       *ebpf.Map `ebpf:"resolve_last"`
+	ResolveRecent     *ebpf.Map `ebpf:"resolve_recent"`
 	RootsCache        *ebpf.Map `ebpf:"roots_cache"`
 	SigioMarks        *ebpf.Map `ebpf:"sigio_marks"`
 	Stats             *ebpf.Map `ebpf:"stats"`
@@ -392,7 +397,7 @@ func (m *TamperMaps) Close() error {
 		m.RenameDepth,
 		m.RenamesActive,
 		m.ResolveCache,
-		m.ResolveLast,
+		m.ResolveRecent,
 		m.RootsCache,
 		m.SigioMarks,
 		m.Stats,

@@ -218,20 +218,35 @@ static __always_inline __u64 current_cgroup_id(void)
 }
 
 /*
- * The last answer on this CPU, in front of resolve_cache: the cgroup id
- * and the generation it holds for, whether an ancestor is registered, and
- * the effective ceiling. A task runs hook after hook from one cgroup, and
- * a per-CPU array lookup is inlined by the verifier, where the hash needs
- * a hash of the key and a bucket walk.
+ * This CPU's two last answers, in front of resolve_cache: each slot holds
+ * the cgroup id and the generation it holds for, whether an ancestor is
+ * registered, and the effective ceiling. A task runs hook after hook from
+ * one cgroup, and a per-CPU array lookup is inlined by the verifier, where
+ * the hash needs a hash of the key and a bucket walk. Two slots, because
+ * two processes of different cgroups often take turns on a CPU (a client
+ * and its server, a pipeline's two ends): with one, each found the other's
+ * answer and asked the hash on every hook.
+ *
+ * resolve() reads slot 0, then slot 1: the order is fixed, because an
+ * index to read first costs every hit its load and an address computed
+ * at run time (measured: more than the miss of slot 0 it saves). A new
+ * answer goes into a slot that holds none under the current generation,
+ * slot 0 first, else into the two in turn (next). next is only a choice
+ * of slot: a write of it lost to an interleaved program costs a miss,
+ * never an answer.
  *
  * Programs on one CPU may interleave (a preempted program, one in an
- * interrupt): seq is even while the fields are whole. A writer claims the
- * slot by moving seq from even to odd with a compare-and-exchange (a
- * writer that finds it odd, or loses the exchange, keeps nothing) and
- * moves it to the next even number when done; a reader accepts the fields
- * only when seq was even and the same before and after it read them.
+ * interrupt): a slot's seq is even while its fields are whole. A writer
+ * claims the slot by moving seq from even to odd with a
+ * compare-and-exchange (a writer that finds it odd, or loses the exchange,
+ * keeps nothing) and moves it to the next even number when done; a reader
+ * accepts the fields only when seq was even and the same before and after
+ * it read them.
+ *
+ * It replaced a map of one slot, resolve_last, whose pin an upgrade
+ * removes (enforcer's retired maps): a pinned map cannot change its size.
  */
-struct resolve_last {
+struct resolve_slot {
 	__u64 seq;
 	__u64 cgid;
 	__u64 generation;
@@ -240,17 +255,23 @@ struct resolve_last {
 	struct effective e;
 };
 
+struct resolve_recent {
+	__u32 next; /* the slot a new answer replaces when both hold one (0 or 1) */
+	__u32 pad;
+	struct resolve_slot slot[2];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct resolve_last);
-} resolve_last SEC(".maps");
+	__type(value, struct resolve_recent);
+} resolve_recent SEC(".maps");
 
-/* last_hit: l holds the answer for cgroup id under gen: 0 not (*e's
+/* slot_hit: l holds the answer for cgroup id under gen: 0 not (*e's
  * pending set from it), 1 registered (*e copied from it), -1 no answer
  * (*e may be partly written: resolve() zeroes it before the slow path). */
-static __always_inline int last_hit(struct resolve_last *l, __u64 gen, __u64 id,
+static __always_inline int slot_hit(struct resolve_slot *l, __u64 gen, __u64 id,
 				    struct effective *e)
 {
 	__u64 s = ENFORCERD_READ_ONCE(l->seq);
@@ -270,9 +291,9 @@ static __always_inline int last_hit(struct resolve_last *l, __u64 gen, __u64 id,
 	return found ? 1 : 0;
 }
 
-/* last_store: keep the answer (found, *e) for cgroup id under gen in l,
+/* slot_store: keep the answer (found, *e) for cgroup id under gen in l,
  * unless another program on this CPU is writing it. */
-static __always_inline void last_store(struct resolve_last *l, __u64 gen, __u64 id,
+static __always_inline void slot_store(struct resolve_slot *l, __u64 gen, __u64 id,
 				       int found, const struct effective *e)
 {
 	__u64 s = ENFORCERD_READ_ONCE(l->seq);
@@ -289,9 +310,36 @@ static __always_inline void last_store(struct resolve_last *l, __u64 gen, __u64 
 	__sync_fetch_and_add(&l->seq, 1);
 }
 
+/* keep_answer: keep the answer (found, *e) for cgroup id under gen in one
+ * of this CPU's two slots: one whose answer is for another generation
+ * (slot 0 first), else the one next names. A stale answer left in a slot
+ * never matches again (generations only grow; a cgroup id is never reused
+ * while the host runs). */
+static __always_inline void keep_answer(__u64 gen, __u64 id, int found, const struct effective *e)
+{
+	__u32 zero = 0;
+	struct resolve_recent *r = bpf_map_lookup_elem(&resolve_recent, &zero);
+	if (!r)
+		return;
+	struct resolve_slot *l;
+	if (ENFORCERD_READ_ONCE(r->slot[0].generation) != gen) {
+		l = &r->slot[0];
+	} else if (ENFORCERD_READ_ONCE(r->slot[1].generation) != gen) {
+		l = &r->slot[1];
+	} else if (ENFORCERD_READ_ONCE(r->next) & 1) {
+		l = &r->slot[1];
+		r->next = 0;
+	} else {
+		l = &r->slot[0];
+		r->next = 1;
+	}
+	slot_store(l, gen, id, found, e);
+}
+
 /*
- * resolve_slow: resolve() past this CPU's last answer: the per-cgroup
- * cache, then the walk; it keeps what it found as the CPU's last answer.
+ * resolve_slow: resolve() past this CPU's two answers: the per-cgroup
+ * cache, then the walk; it keeps what it found in one of the CPU's two
+ * slots (keep_answer).
  * A global function: the verifier checks the walk once per program.
  */
 __attribute__((noinline)) int resolve_slow(struct effective *e)
@@ -300,15 +348,13 @@ __attribute__((noinline)) int resolve_slow(struct effective *e)
 		return 0;
 	__u32 zero = 0;
 	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
-	struct resolve_last *last = bpf_map_lookup_elem(&resolve_last, &zero);
 	__u64 gen = 0;
 	__u64 id = current_cgroup_id();
 	if (cfg) {
 		gen = cfg->generation;
 		int h = cache_copy(gen, id, e);
 		if (h >= 0) {
-			if (last)
-				last_store(last, gen, id, h, e);
+			keep_answer(gen, id, h, e);
 			return h;
 		}
 	}
@@ -324,8 +370,7 @@ __attribute__((noinline)) int resolve_slow(struct effective *e)
 		w.n.generation = gen;
 		w.n.cgid_lo = (__u32)id;
 		bpf_map_update_elem(&resolve_cache, &id, &w.n, BPF_ANY);
-		if (last)
-			last_store(last, gen, id, w.n.found, &w.n.e);
+		keep_answer(gen, id, w.n.found, &w.n.e);
 	}
 	__builtin_memcpy(e, &w.n.e, sizeof(*e));
 	return w.n.found;
@@ -333,17 +378,18 @@ __attribute__((noinline)) int resolve_slow(struct effective *e)
 
 /*
  * resolve fills *e for the current task and returns whether any ancestor
- * is registered and active (enforced or audited): this CPU's last answer
- * when it is for the task's cgroup under the current generation, else
- * resolve_slow (the per-cgroup cache, then the walk). Every hook calls it
- * once. Inlined: the last answer costs two inlined array lookups, the
- * cgroup id's loads and a few compares (and the copy of *e for an enforced
- * task), without a call; resolve_cache's hit one call and one hash lookup
- * more; a miss the walk.
+ * is registered and active (enforced or audited): one of this CPU's two
+ * answers (resolve_recent: slot 0, then slot 1) when it is for the task's
+ * cgroup under the current generation, else resolve_slow (the per-cgroup
+ * cache, then the walk). Every hook calls it once. Inlined: slot 0's
+ * answer costs two inlined array lookups, the cgroup id's loads and a few
+ * compares (and the copy of *e for an enforced task), without a call;
+ * slot 1's a load and a compare more;
+ * resolve_cache's hit one call and one hash lookup more; a miss the walk.
  *
  * *e need not be initialised: resolve writes all of it when it returns 1,
  * and e->pending when it returns 0 (the rest is zero on the slow path, and
- * undefined after this CPU's last answer: a caller that reads more than
+ * undefined after this CPU's answers: a caller that reads more than
  * pending after 0 must zero e itself). A hook that returns on 0 declares e
  * without zeroing its 112 bytes, which every unenforced process would pay
  * on every call.
@@ -352,9 +398,14 @@ static __always_inline int resolve(struct effective *e)
 {
 	__u32 zero = 0;
 	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
-	struct resolve_last *last = bpf_map_lookup_elem(&resolve_last, &zero);
-	if (cfg && last) {
-		int h = last_hit(last, cfg->generation, current_cgroup_id(), e);
+	struct resolve_recent *r = bpf_map_lookup_elem(&resolve_recent, &zero);
+	if (cfg && r) {
+		__u64 gen = cfg->generation;
+		__u64 id = current_cgroup_id();
+		int h = slot_hit(&r->slot[0], gen, id, e);
+		if (h >= 0)
+			return h;
+		h = slot_hit(&r->slot[1], gen, id, e);
 		if (h >= 0)
 			return h;
 	}
@@ -364,12 +415,27 @@ static __always_inline int resolve(struct effective *e)
 	return resolve_slow(e);
 }
 
+/* slot_says_unenforced: slot l holds, whole, the answer "no ancestor
+ * registered, active or pending" for cgroup id under gen. */
+static __always_inline bool slot_says_unenforced(struct resolve_slot *l, __u64 gen, __u64 id)
+{
+	__u64 s = ENFORCERD_READ_ONCE(l->seq);
+	if (s & 1)
+		return false;
+	ENFORCERD_BARRIER();
+	bool none = ENFORCERD_READ_ONCE(l->cgid) == id &&
+		    ENFORCERD_READ_ONCE(l->generation) == gen &&
+		    !ENFORCERD_READ_ONCE(l->found) && !ENFORCERD_READ_ONCE(l->e.pending);
+	ENFORCERD_BARRIER();
+	return none && ENFORCERD_READ_ONCE(l->seq) == s;
+}
+
 /*
- * surely_unenforced: this CPU's last answer (resolve_last) is for the
- * current task's cgroup under the current generation and says no ancestor
- * is registered, active or pending: what resolve() would answer with 0 and
- * pending 0, without copying anything. false when the slot cannot say
- * (another cgroup, a registration since, a writer on this CPU): the
+ * surely_unenforced: one of this CPU's two answers (resolve_recent) is for
+ * the current task's cgroup under the current generation and says no
+ * ancestor is registered, active or pending: what resolve() would answer
+ * with 0 and pending 0, without copying anything. false when neither can
+ * say (other cgroups, a registration since, a writer on this CPU): the
  * caller then decides the long way, resolve() included. For a hook whose
  * every rule returns 0 when resolve() does: it may return at once.
  */
@@ -377,18 +443,13 @@ static __always_inline bool surely_unenforced(void)
 {
 	__u32 zero = 0;
 	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
-	struct resolve_last *l = bpf_map_lookup_elem(&resolve_last, &zero);
-	if (!cfg || !l)
+	struct resolve_recent *r = bpf_map_lookup_elem(&resolve_recent, &zero);
+	if (!cfg || !r)
 		return false;
-	__u64 s = ENFORCERD_READ_ONCE(l->seq);
-	if (s & 1)
-		return false;
-	ENFORCERD_BARRIER();
-	bool none = ENFORCERD_READ_ONCE(l->cgid) == current_cgroup_id() &&
-		    ENFORCERD_READ_ONCE(l->generation) == cfg->generation &&
-		    !ENFORCERD_READ_ONCE(l->found) && !ENFORCERD_READ_ONCE(l->e.pending);
-	ENFORCERD_BARRIER();
-	return none && ENFORCERD_READ_ONCE(l->seq) == s;
+	__u64 gen = cfg->generation;
+	__u64 id = current_cgroup_id();
+	return slot_says_unenforced(&r->slot[0], gen, id) ||
+	       slot_says_unenforced(&r->slot[1], gen, id);
 }
 
 /* verdict for one deny bit: 0 allow, DECISION_DENIED, DECISION_AUDITED. */

@@ -96,8 +96,11 @@ func hostSocketLoop(t *testing.T, cpu int, stop *atomic.Bool) chan struct{} {
 
 // TestAttackResolveLastInterleave: every socket() of a network=false
 // sandbox pinned to the CPU a host process hammers with its own socket()
-// calls is refused, also while the sandbox moves itself between its own
-// sub-cgroups before each call; without the ceiling every one works.
+// calls is refused (the two take turns in the CPU's two answers,
+// resolve_last and resolve_second), also while the sandbox moves itself
+// between its own sub-cgroups before each call (three cgroups through two
+// slots: each answer is replaced in turn); without the ceiling every one
+// works.
 func TestAttackResolveLastInterleave(t *testing.T) {
 	kt.Enforcer(t)
 	const n = 3000

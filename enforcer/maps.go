@@ -25,6 +25,13 @@ var execStateMaps = []string{bpf.SharedMapTaskFlags, bpf.SharedMapWrittenInodes,
 	bpf.SharedMapFifoOwners, bpf.SharedMapFifoPending, bpf.SharedMapMqOwners, bpf.SharedMapShmOwners,
 	bpf.SharedMapRootsCache}
 
+// retiredMaps are shared maps of earlier builds that no object of this
+// build declares; openMaps removes their pins. Each was a cache only
+// (resolve_last: the one-slot ancestor of resolve_recent, bpf/walk.h), so
+// the programs of an earlier build that are still attached during an
+// upgrade keep theirs by reference and lose nothing but hits.
+var retiredMaps = []string{"resolve_last"}
+
 // openMaps adopts the pinned shared maps, creating and pinning those that
 // are missing, and opens the build id. The shared maps are the maps of
 // bpf/shared.bpf.c (MapPinPath); every object that declares one of them is
@@ -75,7 +82,26 @@ func (e *Enforcer) openMaps() error {
 	if err := e.openTally(spec); err != nil {
 		return err
 	}
+	if err := e.removeRetiredPins(spec); err != nil {
+		return err
+	}
 	return e.openBuildID()
+}
+
+// removeRetiredPins removes the pins of retiredMaps. Errors: a pin that
+// exists and cannot be removed; a retired name this build declares again
+// (a retired name is never reused: its pin would hold the older layout).
+func (e *Enforcer) removeRetiredPins(spec *ebpf.CollectionSpec) error {
+	for _, name := range retiredMaps {
+		if _, declared := spec.Maps[name]; declared {
+			return fmt.Errorf("map %s is retired but declared again by bpf/shared.bpf.c", name)
+		}
+		pin := MapPinPath(e.opts.PinDir, name)
+		if err := os.Remove(pin); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove the pin of retired map %s: %w", pin, err)
+		}
+	}
+	return nil
 }
 
 // openMap adopts the pin of one shared map, or creates and pins it.

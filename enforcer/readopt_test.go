@@ -42,7 +42,8 @@ func linkProgramIDs(t *testing.T, pinDir string) map[string]ebpf.ProgramID {
 // TestNativeOpenReadoptsOrReplacesPins: Open re-adopts the pins of its own build
 // and replaces those of another build: a restarted enforcerd keeps the very
 // programs that are pinned (no window, nothing wiped), and an upgraded one
-// swaps each link for its own. Here "another build" is this one with its
+// swaps each link for its own (and removes the pins of the maps it
+// retired). Here "another build" is this one with its
 // pinned build id changed; TestNoBPFLSMUpgradeInPlace upgrades from a real
 // previous build in the VM.
 func TestNativeOpenReadoptsOrReplacesPins(t *testing.T) {
@@ -108,11 +109,25 @@ func TestNativeOpenReadoptsOrReplacesPins(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Close()
+	// The other build's one-slot answer cache (bpf/walk.h: resolve_last,
+	// retired): its pin goes with the upgrade.
+	retired, err := ebpf.NewMap(&ebpf.MapSpec{Name: "resolve_last", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 144, MaxEntries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	retiredPin := enforcer.MapPinPath(pin, "resolve_last")
+	if err := retired.Pin(retiredPin); err != nil {
+		t.Fatal(err)
+	}
+	retired.Close()
 	enf, err = enforcer.Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	enf.Close()
+	if _, err := os.Stat(retiredPin); !os.IsNotExist(err) {
+		t.Errorf("the retired map's pin %s is still there after the upgrade (stat: %v)", retiredPin, err)
+	}
 	upgraded := linkProgramIDs(t, pin)
 	if len(upgraded) != len(first) {
 		t.Fatalf("pins after upgrade: %v, before: %v", upgraded, first)

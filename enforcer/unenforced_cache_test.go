@@ -1,7 +1,7 @@
 package enforcer_test
 
-// resolve()'s caches (bpf/walk.h: the per-cgroup LRU and each CPU's last
-// answer in front of it) hold "not enforced" for a cgroup. A process that
+// resolve()'s caches (bpf/walk.h: the per-cgroup LRU and each CPU's two
+// answers in front of it) hold "not enforced" for a cgroup. A process that
 // got that answer and then comes under a ceiling without exec'ing (its
 // cgroup registered while it runs; moved by a host tool writing
 // cgroup.procs, as `runc exec` does; a child a host parent clones straight

@@ -40,7 +40,14 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid,
 			return 0;
 		struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
 		if (c && (c->flags & CEILING_PENDING)) {
-			c->flags = c->flags & ~CEILING_PENDING;
+			/* One atomic clear of the bit, not a read and a write
+			 * of the flags: the daemon replacing this ceiling
+			 * meanwhile frees the element, and the map hands it
+			 * to another cgroup's ceiling at once; a whole-word
+			 * write would copy this one's flags (AUDIT_ONLY, for
+			 * one) onto it. Clearing PENDING there puts that
+			 * registration in force early: a narrowing. */
+			__sync_fetch_and_and(&c->flags, ~CEILING_PENDING);
 			__u64 *n = bpf_map_lookup_elem(&activations, &id);
 			if (n)
 				__sync_fetch_and_add(n, 1);

@@ -313,8 +313,9 @@ static __always_inline void slot_store(struct resolve_slot *l, __u64 gen, __u64 
 /* keep_answer: keep the answer (found, *e) for cgroup id under gen in one
  * of this CPU's two slots: one whose answer is for another generation
  * (slot 0 first), else the one next names. A stale answer left in a slot
- * never matches again (generations only grow; a cgroup id is never reused
- * while the host runs). */
+ * never matches again: a replaced generation does not come back (user
+ * space writes random 64-bit values, the exec gate adds one), and a cgroup
+ * id is never reused while the host runs. */
 static __always_inline void keep_answer(__u64 gen, __u64 id, int found, const struct effective *e)
 {
 	__u32 zero = 0;

@@ -110,8 +110,10 @@ type Enforcer struct {
 // missing. It succeeds when at least the maps exist; which layers are in
 // force is reported by Hooks and checked per ceiling by Coverage, so a
 // caller can refuse exactly the fields this host cannot enforce. Errors:
-// no cgroup2 mount, no bpf filesystem at the pin dir, or a shared map that
-// cannot be created or is pinned by an incompatible build.
+// no cgroup2 mount, no bpf filesystem at the pin dir, a shared map that
+// cannot be created or is pinned by an incompatible build, or the caches'
+// new generation that cannot be written (every Open gives one, after
+// attaching: see the end of Open).
 func Open(opts Options) (*Enforcer, error) {
 	if opts.PinDir == "" {
 		opts.PinDir = DefaultPinDir
@@ -151,6 +153,13 @@ func Open(opts Options) (*Enforcer, error) {
 		return nil, err
 	}
 	e.finishUpgrade()
+	// A new generation once this build's programs are attached: answers
+	// that an earlier build's programs kept in the caches (bpf/walk.h)
+	// are not taken for this build's, whose walk may decide otherwise.
+	if err := e.invalidate(); err != nil {
+		e.Close()
+		return nil, err
+	}
 	return e, nil
 }
 

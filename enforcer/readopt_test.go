@@ -10,6 +10,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
+	"github.com/enforcerd/enforcerd/bpf"
 	"github.com/enforcerd/enforcerd/cgroup"
 	"github.com/enforcerd/enforcerd/coverage"
 	"github.com/enforcerd/enforcerd/enforcer"
@@ -39,11 +40,27 @@ func linkProgramIDs(t *testing.T, pinDir string) map[string]ebpf.ProgramID {
 	return ids
 }
 
+// cachesGeneration reads the generation that validates resolve()'s cached
+// answers (bpf/maps.h, struct enforcerd_config) from the pinned map.
+func cachesGeneration(t *testing.T, pinDir string) uint64 {
+	t.Helper()
+	m, err := ebpf.LoadPinnedMap(enforcer.MapPinPath(pinDir, bpf.SharedMapEnforcerdConfig), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var c bpf.SharedEnforcerdConfig
+	if err := m.Lookup(uint32(0), &c); err != nil {
+		t.Fatal(err)
+	}
+	return c.Generation
+}
+
 // TestNativeOpenReadoptsOrReplacesPins: Open re-adopts the pins of its own build
 // and replaces those of another build: a restarted enforcerd keeps the very
 // programs that are pinned (no window, nothing wiped), and an upgraded one
 // swaps each link for its own (and removes the pins of the maps it
-// retired). Here "another build" is this one with its
+// retired, and gives the caches a new generation). Here "another build" is this one with its
 // pinned build id changed; TestNoBPFLSMUpgradeInPlace upgrades from a real
 // previous build in the VM.
 func TestNativeOpenReadoptsOrReplacesPins(t *testing.T) {
@@ -120,6 +137,9 @@ func TestNativeOpenReadoptsOrReplacesPins(t *testing.T) {
 		t.Fatal(err)
 	}
 	retired.Close()
+	// The caches' generation: answers the other build kept must not be
+	// taken for this build's.
+	before := cachesGeneration(t, pin)
 	enf, err = enforcer.Open(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -127,6 +147,9 @@ func TestNativeOpenReadoptsOrReplacesPins(t *testing.T) {
 	enf.Close()
 	if _, err := os.Stat(retiredPin); !os.IsNotExist(err) {
 		t.Errorf("the retired map's pin %s is still there after the upgrade (stat: %v)", retiredPin, err)
+	}
+	if after := cachesGeneration(t, pin); after == before {
+		t.Errorf("the caches' generation is still %#x after the upgrade: the other build's cached answers stay current", after)
 	}
 	upgraded := linkProgramIDs(t, pin)
 	if len(upgraded) != len(first) {

@@ -23,6 +23,22 @@ import (
 	"github.com/enforcerd/enforcerd/test/probe"
 )
 
+// pinProbeToCPU locks the probe's goroutine to its thread and that thread
+// to cpu; false (r's setup failed) when it cannot.
+func pinProbeToCPU(r *probe.Result, cpu int) bool {
+	runtime.LockOSThread()
+	var set unix.CPUSet
+	set.Set(cpu)
+	return r.Require(unix.SchedSetaffinity(0, &set), "affinity")
+}
+
+// moveProbeTo moves the probe's thread into the cgroup directory dir (its
+// cgroup.procs); false (r's setup failed) when it cannot.
+func moveProbeTo(r *probe.Result, dir string) bool {
+	p := filepath.Join(dir, "cgroup.procs")
+	return r.Require(os.WriteFile(p, []byte(strconv.Itoa(unix.Gettid())), 0o644), "move to "+dir)
+}
+
 func init() {
 	probe.RegisterAll(map[string]probe.Op{
 		// socket-loop COUNT CPU [SUB-A SUB-B]: pinned to CPU, COUNT times
@@ -39,21 +55,15 @@ func init() {
 			if !r.Require(err, "cpu") {
 				return
 			}
-			runtime.LockOSThread()
-			var set unix.CPUSet
-			set.Set(cpu)
-			if !r.Require(unix.SchedSetaffinity(0, &set), "affinity") {
+			if !pinProbeToCPU(r, cpu) {
 				return
 			}
 			subs := a[2:]
 			ok := 0
 			var last error
 			for i := 0; i < n; i++ {
-				if len(subs) == 2 {
-					p := filepath.Join(subs[i%2], "cgroup.procs")
-					if !r.Require(os.WriteFile(p, []byte(strconv.Itoa(unix.Gettid())), 0o644), "move to "+subs[i%2]) {
-						return
-					}
+				if len(subs) == 2 && !moveProbeTo(r, subs[i%2]) {
+					return
 				}
 				fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 				if err == nil {

@@ -59,21 +59,15 @@ func init() {
 				return
 			}
 			subs := a[4:]
-			runtime.LockOSThread()
-			var set unix.CPUSet
-			set.Set(cpu)
-			if !r.Require(unix.SchedSetaffinity(0, &set), "affinity") {
+			if !pinProbeToCPU(r, cpu) {
 				return
 			}
 			to := &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}
 			ok := 0
 			var last error
 			for i := 0; i < n; i++ {
-				if len(subs) > 0 {
-					p := filepath.Join(subs[i%len(subs)], "cgroup.procs")
-					if !r.Require(os.WriteFile(p, []byte(strconv.Itoa(unix.Gettid())), 0o644), "move to "+subs[i%len(subs)]) {
-						return
-					}
+				if len(subs) > 0 && !moveProbeTo(r, subs[i%len(subs)]) {
+					return
 				}
 				var err error
 				switch mode {

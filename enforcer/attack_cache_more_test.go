@@ -23,13 +23,19 @@ import (
 	"github.com/enforcerd/enforcerd/test/probe"
 )
 
-// pinProbeToCPU locks the probe's goroutine to its thread and that thread
-// to cpu; false (r's setup failed) when it cannot.
-func pinProbeToCPU(r *probe.Result, cpu int) bool {
+// pinThreadTo locks the calling goroutine to its thread and that thread
+// to cpu (the caller unlocks it, if ever).
+func pinThreadTo(cpu int) error {
 	runtime.LockOSThread()
 	var set unix.CPUSet
 	set.Set(cpu)
-	return r.Require(unix.SchedSetaffinity(0, &set), "affinity")
+	return unix.SchedSetaffinity(0, &set)
+}
+
+// pinProbeToCPU is pinThreadTo for a probe; false (r's setup failed) when
+// it cannot.
+func pinProbeToCPU(r *probe.Result, cpu int) bool {
+	return r.Require(pinThreadTo(cpu), "affinity")
 }
 
 // moveProbeTo moves the probe's thread into the cgroup directory dir (its
@@ -87,11 +93,8 @@ func hostSocketLoop(t *testing.T, cpu int, stop *atomic.Bool) chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		var set unix.CPUSet
-		set.Set(cpu)
-		if err := unix.SchedSetaffinity(0, &set); err != nil {
+		if err := pinThreadTo(cpu); err != nil {
 			t.Errorf("affinity: %v", err)
 			return
 		}
@@ -107,7 +110,7 @@ func hostSocketLoop(t *testing.T, cpu int, stop *atomic.Bool) chan struct{} {
 // TestAttackResolveLastInterleave: every socket() of a network=false
 // sandbox pinned to the CPU a host process hammers with its own socket()
 // calls is refused (the two take turns in the CPU's two answers,
-// resolve_last and resolve_second), also while the sandbox moves itself
+// resolve_recent's slots), also while the sandbox moves itself
 // between its own sub-cgroups before each call (three cgroups through two
 // slots: each answer is replaced in turn); without the ceiling every one
 // works.

@@ -129,11 +129,8 @@ func hostIOLoop(t *testing.T, cpu int, mode string, stop *atomic.Bool) chan stru
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		var set unix.CPUSet
-		set.Set(cpu)
-		if err := unix.SchedSetaffinity(0, &set); err != nil {
+		if err := pinThreadTo(cpu); err != nil {
 			t.Errorf("affinity: %v", err)
 			return
 		}
@@ -275,11 +272,10 @@ func TestAttackSlotsHostMover(t *testing.T) {
 				done := hostIOLoop(t, 0, mode, &stop)
 				moved := make(chan int)
 				go func() {
-					runtime.LockOSThread()
 					defer runtime.UnlockOSThread()
-					var set unix.CPUSet
-					set.Set(1)
-					_ = unix.SchedSetaffinity(0, &set)
+					if err := pinThreadTo(1); err != nil {
+						t.Errorf("mover's affinity: %v", err)
+					}
 					k := 0
 					for !stop.Load() {
 						// every task of the sandbox's subtree to the next target

@@ -49,3 +49,27 @@ func TestStorageMapsAreExecState(t *testing.T) {
 		}
 	}
 }
+
+// TestRetiredMapsNotDeclared: no object declares a retired map's name
+// again, whose pin openMaps removes (it would hold the older layout).
+func TestRetiredMapsNotDeclared(t *testing.T) {
+	shared, err := bpf.LoadShared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := []*ebpf.CollectionSpec{shared}
+	for _, obj := range objects {
+		os, err := obj.load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, os)
+	}
+	for _, name := range retiredMaps {
+		for _, spec := range specs {
+			if _, declared := spec.Maps[name]; declared {
+				t.Errorf("map %s is retired (retiredMaps) but declared again", name)
+			}
+		}
+	}
+}

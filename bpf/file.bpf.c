@@ -102,7 +102,7 @@ static __always_inline bool file_exempt_magic(struct file *file, struct inode *i
 	/* /proc/<pid>/... files are process state, not a filesystem's: the
 	 * write ceiling leaves them alone (tamper.bpf.c keeps a sandbox off
 	 * processes outside it and off every other procfs file). */
-	if (inode && proc_pid_of_magic(inode, magic))
+	if (inode && proc_pid_of(inode, magic))
 		return true;
 	struct vfsmount *mnt = file->f_path.mnt;
 	return mnt && (mnt->mnt_flags & MNT_INTERNAL) != 0;
@@ -385,7 +385,7 @@ static __always_inline int deny_kernel_attr(struct dentry *d, __u16 hook)
 	if (!resolve(&e))
 		return 0;
 	if (magic == PROC_SUPER_MAGIC) {
-		struct pid *ppid = proc_pid_of(inode);
+		struct pid *ppid = proc_pid_of(inode, magic);
 		struct task_struct *target = ppid ? pid_task_of(ppid) : NULL;
 		if (target && !task_outside(&e, target))
 			return 0;
@@ -659,7 +659,7 @@ static __always_inline int file_permission_rules(struct file *file, int mask)
 	bool write = (mask & (MAY_WRITE | MAY_APPEND)) != 0;
 	__u32 fmt = inode ? (inode->i_mode & S_IFMT) : 0;
 	bool special = fmt == S_IFSOCK || fmt == S_IFCHR || fmt == S_IFBLK;
-	/* Read once (a guarded load: see proc_pid_of_magic) for every
+	/* Read once (a guarded load: see proc_pid_of) for every
 	 * write rule below. No more values live across resolve(): this
 	 * frame, resolve_slow's and the walk's callback fill the 6.1
 	 * verifier's combined stack limit (512 bytes). */
@@ -708,7 +708,7 @@ static __always_inline int file_permission_rules(struct file *file, int mask)
 		 * alone; /proc/self/autogroup, for one, renices the whole
 		 * session, processes outside included (task_setnice is asked
 		 * only about the caller). */
-		if (proc_pid_of_magic(inode, magic))
+		if (proc_pid_of(inode, magic))
 			return tamper(&e, HOOK_FILE_PERMISSION, RULE_PROC_PID_FILE, OBJ_NONE, 0);
 	}
 	if (kfs) {

@@ -16,23 +16,16 @@ static __always_inline struct proc_inode *proc_inode_of(struct inode *inode)
 				     bpf_core_field_offset(struct proc_inode, vfs_inode));
 }
 
-/* proc_pid_of_magic: proc_pid_of for a caller that has read the inode's
- * superblock's s_magic (0 without a superblock): the superblock is a
- * pointer the verifier does not trust, so each load through it is a
- * guarded one. */
-static __always_inline struct pid *proc_pid_of_magic(struct inode *inode, unsigned long magic)
+/* proc_pid_of: for a /proc/<pid>/... inode, the struct pid it describes;
+ * NULL for every other procfs inode (and for non-procfs inodes). magic:
+ * the s_magic of the inode's superblock, 0 without one, which the caller
+ * has read (the superblock is a pointer the verifier does not trust, so
+ * every load through it is a guarded one: read it once). */
+static __always_inline struct pid *proc_pid_of(struct inode *inode, unsigned long magic)
 {
 	if (magic != PROC_SUPER_MAGIC)
 		return NULL;
 	return BPF_CORE_READ(proc_inode_of(inode), pid);
-}
-
-/* proc_pid_of: for a /proc/<pid>/... inode, the struct pid it describes;
- * NULL for every other procfs inode (and for non-procfs inodes). */
-static __always_inline struct pid *proc_pid_of(struct inode *inode)
-{
-	struct super_block *sb = inode->i_sb;
-	return proc_pid_of_magic(inode, sb ? sb->s_magic : 0);
 }
 
 /* pid_task_of: the task a struct pid names (its PIDTYPE_PID task), NULL if

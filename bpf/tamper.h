@@ -132,7 +132,7 @@ static __always_inline int deny_kernel_write(struct effective *e, struct inode *
 					     __u64 magic, __u16 hook)
 {
 	if (magic == PROC_SUPER_MAGIC) {
-		struct pid *ppid = proc_pid_of(inode);
+		struct pid *ppid = proc_pid_of(inode, magic);
 		if (!ppid)
 			return tamper(e, hook, RULE_KERNEL_SETTING, OBJ_FSMAGIC, magic);
 		struct task_struct *target = pid_task_of(ppid);

@@ -142,23 +142,31 @@ enum write_lift {
 };
 
 /* write_verdict: the write ceiling's decision on a write to d (see
- * roots_verdict for mnt and parent): an unconditional denial, else, when
- * lift has LIFT_SHM and d is an own shm object, none; else, when lift has
- * LIFT_ROOTS and d is a target roots may lift, the decision of the
- * ancestors with writable roots (roots.h). */
+ * roots_verdict for mnt and parent): none when the ceiling allows writes;
+ * else, when lift has LIFT_ROOTS and d is a target roots may lift, the
+ * decision of the ancestors with writable roots (roots.h); else the write
+ * verdict itself. Either denial is lifted when lift has LIFT_SHM and d is
+ * an own shm object. Both are lifts, so their order changes no verdict:
+ * the roots come first, because a write beneath a root is the common case
+ * and its decision cache answers it, while the shm test costs a hash
+ * lookup on every file of a tmpfs (shm_on_dir). */
 static __always_inline int write_verdict(struct effective *e, struct dentry *d,
 					 struct vfsmount *mnt, bool parent, __u32 lift)
 {
 	int v = verdict(e, DENY_WRITE);
-	if (v && (lift & LIFT_SHM) && !parent && shm_own_plain(e, d))
+	if (!v)
 		return 0;
-	if (!v || !(lift & LIFT_ROOTS) || !roots_apply(e) || !roots_lift_target(d, parent))
-		return v;
-	int r = roots_check(d, mnt, parent, v);
-	/* An audit-only ancestor without roots still audits. */
-	if (!r && (e->audit & DENY_WRITE) && (e->seen & WR_AUDIT_TOTAL))
-		return DECISION_AUDITED;
-	return r;
+	if ((lift & LIFT_ROOTS) && roots_apply(e) && roots_lift_target(d, parent)) {
+		v = roots_check(d, mnt, parent, v);
+		/* An audit-only ancestor without roots still audits. */
+		if (!v && (e->audit & DENY_WRITE) && (e->seen & WR_AUDIT_TOTAL))
+			v = DECISION_AUDITED;
+		if (!v)
+			return 0;
+	}
+	if ((lift & LIFT_SHM) && !parent && shm_own_plain(e, d))
+		return 0;
+	return v;
 }
 
 /* The operations on names the shm rule (shm.h) decides on. */

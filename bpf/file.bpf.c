@@ -702,10 +702,12 @@ static __always_inline int file_permission_rules(struct file *file, int mask)
 	} else if (fmt == S_IFSOCK && write) {
 		/* N4: a unix socket connected outside; sendfile and splice
 		 * reach unix_stream_sendpage on 6.1 without socket_sendmsg. */
-		struct socket *sock = (struct socket *)BPF_CORE_READ(file, private_data);
-		r = check_unix_peer_e(&e, sock, NULL, HOOK_FILE_PERMISSION, true);
-		if (r)
-			return r;
+		struct socket *sock = bpf_sock_from_file(file);
+		if (sock) {
+			r = check_unix_peer_e(&e, sock, NULL, HOOK_FILE_PERMISSION, true);
+			if (r)
+				return r;
+		}
 	}
 	if (fmt == S_IFCHR && write && inode->i_rdev == KMSG_RDEV)
 		/* Every ceiling, every write path: the kernel log is the

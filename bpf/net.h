@@ -31,8 +31,29 @@ static __always_inline bool outside_sandbox(struct sock *sk, int net_level,
 {
 	if (!sk)
 		return true;
-	struct cgroup *cg = BPF_CORE_READ(sk, sk_cgrp_data.cgroup);
+	/* Typed (BTF) loads: sk is a hook's argument or was read through
+	 * one; every unix send under a network ceiling passes here. */
+	struct cgroup *cg = sk->sk_cgrp_data.cgroup;
+	if (!cg || net_level < 0)
+		return true;
+	int cl = cg->level;
+	if (cl == net_level)
+		/* The common peer: a socket created in the sandbox's own
+		 * cgroup (a socketpair, a server of the container's). */
+		return cg->kn->id != sandbox_id;
 	return !cgroup_in_subtree(cg, net_level, sandbox_id);
+}
+
+/* unix_peer: the peer of sock, a connected unix socket (NULL: none, or
+ * sock is no unix socket). Typed loads through bpf_skc_to_unix_sock, which
+ * checks the socket's family. */
+static __always_inline struct sock *unix_peer(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+	if (!sk)
+		return NULL;
+	struct unix_sock *u = bpf_skc_to_unix_sock(sk);
+	return u ? u->peer : NULL;
 }
 
 /* check_unix_peer denies an AF_UNIX connect/send to a socket created outside
@@ -48,8 +69,7 @@ static __always_inline int check_unix_peer_e(struct effective *ep, struct socket
 	if (connected) {
 		/* A send on a connected socket: its peer decides. An
 		 * unconnected datagram has none (unix_may_send decides). */
-		struct unix_sock *u = (struct unix_sock *)BPF_CORE_READ(sock, sk);
-		peer = BPF_CORE_READ(u, peer);
+		peer = unix_peer(sock);
 		if (!peer)
 			return 0;
 	}

@@ -231,8 +231,7 @@ int BPF_PROG(unix_stream_connect, struct sock *sock, struct sock *other,
 {
 	if (ret)
 		return ret;
-	struct socket *s = BPF_CORE_READ(sock, sk_socket);
-	return check_unix_peer(s, other, HOOK_UNIX_STREAM_CONNECT, false);
+	return check_unix_peer(sock->sk_socket, other, HOOK_UNIX_STREAM_CONNECT, false);
 }
 
 /* N4/N5: datagram connect and every datagram send to a unix socket created

@@ -196,16 +196,19 @@ static __always_inline __u32 inet_kind(__u32 type, __u32 protocol)
  * protocol is resolved by then: never IPPROTO_IP for TCP or UDP). */
 static __always_inline __u32 sock_kind(struct socket *sock)
 {
-	struct sock *sk = BPF_CORE_READ(sock, sk);
+	/* Typed (BTF) loads: sock is a hook's argument or the socket of a
+	 * file (bpf_sock_from_file); every inet operation under a network
+	 * ceiling asks. */
+	struct sock *sk = sock->sk;
 	if (!sk)
 		return 0;
-	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	__u16 family = sk->__sk_common.skc_family;
 	if (family != AF_INET && family != AF_INET6)
 		return 0;
-	__u32 protocol = BPF_CORE_READ(sk, sk_protocol);
+	__u32 protocol = sk->sk_protocol;
 	if (protocol == IPPROTO_IP)
 		return 0;
-	return inet_kind(BPF_CORE_READ(sk, sk_type), protocol);
+	return inet_kind(sk->sk_type, protocol);
 }
 
 /* ipv4_mapped_b: the second word of ::ffff:a.b.c.d for s_addr (network
@@ -259,17 +262,17 @@ static __always_inline bool sockaddr_endpoint(struct sockaddr *sa, int addrlen,
 static __always_inline bool peer_endpoint(struct socket *sock,
 					  struct endpoint_walk *w)
 {
-	struct sock *sk = BPF_CORE_READ(sock, sk);
+	struct sock *sk = sock->sk; /* typed loads, as sock_kind's */
 	if (!sk)
 		return false;
-	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
-	__u16 dport = BPF_CORE_READ(sk, __sk_common.skc_dport);
+	__u16 family = sk->__sk_common.skc_family;
+	__u16 dport = sk->__sk_common.skc_dport;
 	if (!dport)
 		return false;
 	w->want.port = bpf_ntohs(dport);
 	if (family == AF_INET) {
 		w->want.a = 0;
-		w->want.b = ipv4_mapped_b(BPF_CORE_READ(sk, __sk_common.skc_daddr));
+		w->want.b = ipv4_mapped_b(sk->__sk_common.skc_daddr);
 		return true;
 	}
 	if (family == AF_INET6) {

@@ -427,8 +427,10 @@ static __always_inline int deny_network_file_e(struct effective *e, struct file 
 		/* N8: read and write (splice, sendfile, io_uring) of an inet
 		 * socket connected to a listed endpoint (endpoints.h). */
 		struct inode *inode = file->f_inode;
-		if (inode && (inode->i_mode & S_IFMT) == S_IFSOCK) {
-			struct socket *sock = (struct socket *)BPF_CORE_READ(file, private_data);
+		struct socket *sock = NULL;
+		if (inode && (inode->i_mode & S_IFMT) == S_IFSOCK)
+			sock = bpf_sock_from_file(file);
+		if (sock) {
 			v = inet_peer_decision(e, v, sock);
 			if (!v)
 				return 0;

@@ -66,7 +66,10 @@ enum inet_use {
  * data reach that peer (N8). */
 static __always_inline bool send_address_ignored(struct socket *sock, __u32 kind)
 {
-	return kind == ENDPOINT_TCP && BPF_CORE_READ(sock, sk, __sk_common.skc_state) != TCP_CLOSE;
+	if (kind != ENDPOINT_TCP)
+		return false;
+	struct sock *sk = sock->sk; /* typed loads: sock_kind found one */
+	return !sk || sk->__sk_common.skc_state != TCP_CLOSE;
 }
 
 /*

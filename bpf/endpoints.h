@@ -106,15 +106,13 @@ static __always_inline bool endpoint_listed(const struct endpoint_list *l,
 	return false;
 }
 
-/* endpoint_in_list: whether the list of cgroup id holds w's endpoint (no
- * list, or no w: no). A global function: the verifier checks the list's
- * loop once per program, not at every call site. */
-__attribute__((noinline)) int endpoint_in_list(__u64 id, const struct endpoint_walk *w)
+/* endpoint_in_list: whether list l (a connect_allow value) holds w's
+ * endpoint (no list, or no w: no). A global function: the verifier checks
+ * the list's loop once per program, not at every call site. */
+__attribute__((noinline)) int endpoint_in_list(const struct endpoint_list *l,
+					       const struct endpoint_walk *w)
 {
-	if (!w)
-		return 0;
-	struct endpoint_list *l = bpf_map_lookup_elem(&connect_allow, &id);
-	return l && endpoint_listed(l, w);
+	return l && w && endpoint_listed(l, w);
 }
 
 static long endpoint_level(__u32 level, void *ctx)
@@ -163,14 +161,17 @@ static __always_inline int endpoint_decision(const struct effective *e, int d,
 	if (!d)
 		return 0;
 	__u64 id = d == DECISION_DENIED ? e->deny_cgid[0] : e->audit_cgid[0];
-	if (!bpf_map_lookup_elem(&connect_allow, &id))
-		return d;
-	if (bpf_get_current_ancestor_cgroup_id(MAX_CGROUP_LEVEL))
+	struct endpoint_list *l = bpf_map_lookup_elem(&connect_allow, &id);
+	if (!l)
 		return d;
 	/* One ancestor denies (or audits) network, and it decided d: its
-	 * list alone is the meet. */
+	 * list alone is the meet. SEEN_NET_ONE also says the walk reached
+	 * the task's own level: the task is not deeper than
+	 * MAX_CGROUP_LEVEL, which the walk below asks the kernel. */
 	if (e->seen & SEEN_NET_ONE)
-		return endpoint_in_list(id, w) ? 0 : d;
+		return endpoint_in_list(l, w) ? 0 : d;
+	if (bpf_get_current_ancestor_cgroup_id(MAX_CGROUP_LEVEL))
+		return d;
 	bpf_loop(MAX_CGROUP_LEVEL, endpoint_level, w, 0);
 	if (w->miss_deny || (d == DECISION_DENIED && !w->seen_deny))
 		return DECISION_DENIED;

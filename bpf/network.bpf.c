@@ -75,13 +75,14 @@ static __always_inline bool send_address_ignored(struct socket *sock, __u32 kind
 /*
  * deny_inet handles every hook that "uses" a socket: any family but AF_UNIX is
  * denied under network=false, unless the listed endpoints allow this use
- * (use, sa/addrlen). Closes N1 (unconnected sendto/sendmmsg), N2
+ * (use, sa/addrlen; for a send, msg: its address and control messages,
+ * read only once a network ceiling applies). Closes N1 (unconnected sendto/sendmmsg), N2
  * (io_uring reaches the same hooks), N3 (other families) for sockets that
  * exist already (inherited or passed in), and N8 (endpoints).
  */
 static __always_inline int deny_inet(struct socket *sock, __u16 hook,
 				     struct sockaddr *sa, int addrlen,
-				     enum inet_use use)
+				     struct msghdr *msg, enum inet_use use)
 {
 	if (socket_family(sock) == AF_UNIX)
 		return 0;
@@ -91,6 +92,16 @@ static __always_inline int deny_inet(struct socket *sock, __u16 hook,
 	int d = verdict(&e, DENY_NETWORK);
 	if (!d)
 		return 0;
+	if (msg) {
+		/* A send's header (typed loads), read only now that a
+		 * network ceiling applies: its address, and N8: control
+		 * messages (IP_RETOPTS source routes, IPV6_RTHDR,
+		 * IP_PKTINFO, ...) are never allowed with endpoints. */
+		sa = msg->msg_name;
+		addrlen = msg->msg_namelen;
+		if (msg->msg_controllen)
+			use = USE_NONE;
+	}
 	struct endpoint_walk w = {};
 	__u32 kind = use == USE_NONE ? 0 : sock_kind(sock);
 	if (kind) {
@@ -157,7 +168,7 @@ int BPF_PROG(socket_bind, struct socket *sock, struct sockaddr *address,
 {
 	if (ret)
 		return ret;
-	return deny_inet(sock, HOOK_SOCKET_BIND, address, addrlen, USE_NONE);
+	return deny_inet(sock, HOOK_SOCKET_BIND, address, addrlen, NULL, USE_NONE);
 }
 
 /* N2/N4: connect of an existing non-unix socket (inherited, passed in, or
@@ -168,7 +179,7 @@ int BPF_PROG(socket_connect, struct socket *sock, struct sockaddr *address,
 {
 	if (ret)
 		return ret;
-	return deny_inet(sock, HOOK_SOCKET_CONNECT, address, addrlen, USE_ADDRESS);
+	return deny_inet(sock, HOOK_SOCKET_CONNECT, address, addrlen, NULL, USE_ADDRESS);
 }
 
 SEC("lsm/socket_listen")
@@ -176,7 +187,7 @@ int BPF_PROG(socket_listen, struct socket *sock, int backlog, int ret)
 {
 	if (ret)
 		return ret;
-	return deny_inet(sock, HOOK_SOCKET_LISTEN, NULL, 0, USE_NONE);
+	return deny_inet(sock, HOOK_SOCKET_LISTEN, NULL, 0, NULL, USE_NONE);
 }
 
 SEC("lsm/socket_accept")
@@ -185,7 +196,7 @@ int BPF_PROG(socket_accept, struct socket *sock, struct socket *newsock,
 {
 	if (ret)
 		return ret;
-	return deny_inet(sock, HOOK_SOCKET_ACCEPT, NULL, 0, USE_NONE);
+	return deny_inet(sock, HOOK_SOCKET_ACCEPT, NULL, 0, NULL, USE_NONE);
 }
 
 /*
@@ -205,15 +216,8 @@ int BPF_PROG(socket_sendmsg, struct socket *sock, struct msghdr *msg, int size,
 	 * message header. */
 	if (surely_unenforced())
 		return 0;
-	if (socket_family(sock) != AF_UNIX) {
-		struct sockaddr *sa = BPF_CORE_READ(msg, msg_name);
-		int salen = BPF_CORE_READ(msg, msg_namelen);
-		/* N8: control messages (IP_RETOPTS source routes, IPV6_RTHDR,
-		 * IP_PKTINFO, ...) are never allowed with endpoints. */
-		__kernel_size_t clen = BPF_CORE_READ(msg, msg_controllen);
-		return deny_inet(sock, HOOK_SOCKET_SENDMSG, sa, salen,
-				 clen ? USE_NONE : USE_SEND);
-	}
+	if (socket_family(sock) != AF_UNIX)
+		return deny_inet(sock, HOOK_SOCKET_SENDMSG, NULL, 0, msg, USE_SEND);
 	return check_unix_peer(sock, NULL, HOOK_SOCKET_SENDMSG, true);
 }
 
@@ -223,7 +227,7 @@ int BPF_PROG(socket_recvmsg, struct socket *sock, struct msghdr *msg, int size,
 {
 	if (ret)
 		return ret;
-	return deny_inet(sock, HOOK_SOCKET_RECVMSG, NULL, 0, USE_PEER);
+	return deny_inet(sock, HOOK_SOCKET_RECVMSG, NULL, 0, NULL, USE_PEER);
 }
 
 /* N4/N5: connect to a listening unix socket (filesystem or abstract) that was
@@ -259,7 +263,7 @@ int BPF_PROG(socket_getsockopt, struct socket *sock, int level, int optname,
 {
 	if (ret)
 		return ret;
-	return deny_inet(sock, HOOK_SOCKET_GETSOCKOPT, NULL, 0, USE_OPTION);
+	return deny_inet(sock, HOOK_SOCKET_GETSOCKOPT, NULL, 0, NULL, USE_OPTION);
 }
 
 SEC("lsm/socket_setsockopt")
@@ -274,7 +278,7 @@ int BPF_PROG(socket_setsockopt, struct socket *sock, int level, int optname,
 	bool plain = level == SOL_SOCKET || level == IPPROTO_TCP ||
 		     level == IPPROTO_UDP ||
 		     (level == IPPROTO_IPV6 && optname == IPV6_V6ONLY);
-	return deny_inet(sock, HOOK_SOCKET_SETSOCKOPT, NULL, 0,
+	return deny_inet(sock, HOOK_SOCKET_SETSOCKOPT, NULL, 0, NULL,
 			 plain ? USE_OPTION : USE_NONE);
 }
 
@@ -283,5 +287,5 @@ int BPF_PROG(socket_shutdown, struct socket *sock, int how, int ret)
 {
 	if (ret)
 		return ret;
-	return deny_inet(sock, HOOK_SOCKET_SHUTDOWN, NULL, 0, USE_PEER);
+	return deny_inet(sock, HOOK_SOCKET_SHUTDOWN, NULL, 0, NULL, USE_PEER);
 }

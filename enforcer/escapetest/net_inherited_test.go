@@ -327,3 +327,98 @@ func TestAttackInheritedOutsideUnixStream(t *testing.T) {
 	}
 	kt.Run(t, cases)
 }
+
+// pairMadeIn returns both ends of an AF_UNIX stream socketpair made by a
+// probe in sb's cgroup: a socket records the cgroup of the task that
+// created it, and the unix peer rule (N4) decides on that cgroup.
+func pairMadeIn(t *testing.T, sb *kerneltest.Sandbox) sockPair {
+	t.Helper()
+	tr, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(tr[0])
+	r := sb.ProbeFiles(t, []*os.File{os.NewFile(uintptr(tr[1]), "pair-out")}, "pair-out")
+	if r.Setup != "" || r.Errno != 0 || !r.Effect {
+		t.Fatalf("pair-out in %s: %v", sb.Cg, r)
+	}
+	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(8))
+	_, oobn, _, _, err := unix.Recvmsg(tr[0], buf, oob, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("pair-out: control messages %v (%v)", msgs, err)
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 2 {
+		t.Fatalf("pair-out: rights %v (%v)", fds, err)
+	}
+	t.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
+	return sockPair{peer: fds[0], probe: fds[1]}
+}
+
+// N4 by the peer's cgroup level: a peer created in a sibling cgroup at the
+// sandbox's own level (another container's, an unregistered one) is
+// outside, as one created above the sandbox is. The programs decide a peer
+// at the network-denying cgroup's level by comparing ids, and a deeper one
+// through that cgroup's ancestor array (TestUnixPeerInsideAnyLevel).
+func TestAttackUnixPeerSiblingCgroup(t *testing.T) {
+	kt.Enforcer(t)
+	sibling := func(t *testing.T) sockPair { return pairMadeIn(t, kt.Sandbox(t, "sibling")) }
+	var cases []kerneltest.Case
+	for _, o := range []struct{ name, op string }{
+		{"write", "fd-write"},
+		{"io_uring IORING_OP_SEND", "fd-uring-send"},
+		{"splice pipe to socket", "fd-splice-out"},
+	} {
+		cases = append(cases, kerneltest.Case{Name: "N4 unix peer made in a sibling cgroup " + o.name, Ceiling: netOff,
+			Attempt: sockOp(sibling, o.op, effPeerGot),
+			Want:    kerneltest.Want{Hooks: hooks(denial.HookSocketSendmsg, denial.HookFilePermission)}})
+	}
+	kt.Run(t, cases)
+}
+
+// The other side of TestAttackUnixPeerSiblingCgroup: under network=false
+// a peer made in the sandbox's cgroup or below it stays reachable, from a
+// process in the sandbox's cgroup or in a sub-cgroup of it, and no record
+// is left.
+func TestUnixPeerInsideAnyLevel(t *testing.T) {
+	kt.Enforcer(t)
+	for _, c := range []struct {
+		name             string
+		peerSub, userSub bool
+	}{
+		{"peer in the sandbox, user in the sandbox", false, false},
+		{"peer in a sub-cgroup, user in the sandbox", true, false},
+		{"peer in the sandbox, user in a sub-cgroup", false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sb := kt.Sandbox(t, "case")
+			sub := sb.Sub(t)
+			maker, user := sb, sb
+			if c.peerSub {
+				maker = sub
+			}
+			if c.userSub {
+				user = sub
+			}
+			// Made before the registration: pair-out hands the pair to
+			// the test over a socket of the test's, a peer outside.
+			p := pairMadeIn(t, maker)
+			sb.Register(t, entry.Entry{Ceiling: netOff})
+			r := user.ProbeFiles(t, []*os.File{dupFile(t, p.probe)}, "fd-write")
+			if r.Setup != "" {
+				t.Fatalf("probe could not attempt the write: %v", r)
+			}
+			b, _ := pollRead(p.peer, 500*time.Millisecond)
+			if r.Errno != 0 || !contains(b, sentData) {
+				t.Errorf("write to a peer made inside (%s) under %v: %v, peer got %q; want success", c.name, netOff, r, b)
+			}
+			if ds := kt.Records(t, sb.Cg.ID); len(ds) > 0 {
+				t.Errorf("%s: unexpected records %v", c.name, ds)
+			}
+		})
+	}
+}

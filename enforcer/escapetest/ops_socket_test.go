@@ -318,6 +318,19 @@ func init() {
 				r.Effect = n > 0 && bytes.Contains(b[:n], []byte(sentData))
 			}
 		},
+		// pair-out: an AF_UNIX stream socketpair made in this probe's
+		// cgroup (its sockets record that cgroup), both ends sent back
+		// over fd 3 (SCM_RIGHTS) to the test, which passes them on.
+		"pair-out": func(r *probe.Result, a []string) {
+			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if !r.Require(err, "socketpair") {
+				return
+			}
+			err = unix.Sendmsg(probe.InheritedFD, []byte("p"), unix.UnixRights(fds[0], fds[1]), nil, 0)
+			if r.Require(err, "sendmsg SCM_RIGHTS") {
+				r.Effect = true
+			}
+		},
 		// tun-inject NAME SRC DST PORT: attach to tun NAME (O_RDWR) and
 		// write an IPv4/UDP datagram SRC -> DST:PORT into the host stack.
 		"tun-inject": func(r *probe.Result, a []string) {

@@ -15,7 +15,8 @@ struct effective {
 	__u32 audit; /* union of deny bits of audit-only ancestors */
 	__u64 deny_cgid[NUM_DENY_BITS];	 /* deepest enforcing cgroup per bit */
 	__u64 audit_cgid[NUM_DENY_BITS]; /* deepest audit-only cgroup per bit */
-	__s32 net_level;     /* level of the deepest cgroup denying network, -1 */
+	__s32 net_level;     /* level of the deepest cgroup enforcing a network
+			      * denial, else of the deepest auditing one; -1 */
 	__s32 sandbox_level; /* level of the deepest registered cgroup, -1 */
 	__s32 pending;	     /* some ancestor's registration is still pending:
 			      * the next exec is an entrypoint (exec.bpf.c,
@@ -88,9 +89,14 @@ struct resolve_cache_entry {
 struct walk_ctx {
 	struct resolve_cache_entry n;
 	int done;
-	int net_ancestors; /* active ancestors denying or auditing network */
+	int net_ancestors; /* active ancestors denying or auditing network,
+			    * and NET_ENFORCING_SEEN once one enforces */
 	__u64 last;	   /* the id of the deepest level walked */
 };
+
+/* walk_ctx.net_ancestors: an enforcing ancestor denying network was seen
+ * (above any count: at most MAX_CGROUP_LEVEL ancestors). */
+#define NET_ENFORCING_SEEN (1 << 16)
 
 static long walk_level(__u32 level, void *ctx)
 {
@@ -123,7 +129,17 @@ static long walk_level(__u32 level, void *ctx)
 	}
 	if (deny & DENY_NETWORK) {
 		cgid[0] = id;
-		w->n.e.net_level = level;
+		/* net_level is the level of the cgroup the rules compare
+		 * with it: deny_cgid[0] when an enforcing ancestor denies
+		 * network (the verdict is then a denial), else
+		 * audit_cgid[0]. An audit-only one below an enforcing one
+		 * leaves it. */
+		if (!(flags & CEILING_AUDIT_ONLY)) {
+			w->n.e.net_level = level;
+			w->net_ancestors |= NET_ENFORCING_SEEN;
+		} else if (!(w->net_ancestors & NET_ENFORCING_SEEN)) {
+			w->n.e.net_level = level;
+		}
 		w->net_ancestors += 1;
 	}
 	if (deny & DENY_WRITE) {
@@ -154,7 +170,7 @@ static __always_inline void walk(struct walk_ctx *w)
 		w->n.e.deny |= DENY_ALL;
 		w->n.e.seen |= WR_DENY_TOTAL;
 	}
-	if (w->done && w->net_ancestors == 1)
+	if (w->done && (w->net_ancestors & ~NET_ENFORCING_SEEN) == 1)
 		w->n.e.seen |= SEEN_NET_ONE;
 }
 

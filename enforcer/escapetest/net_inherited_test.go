@@ -422,3 +422,44 @@ func TestUnixPeerInsideAnyLevel(t *testing.T) {
 		})
 	}
 }
+
+// N4 with an audit-only network ceiling registered below an enforcing one:
+// the enforcing parent decides (a denial outranks an audit), so the unix
+// peer rule draws the sandbox at the parent: a peer made in the child or
+// in the parent stays reachable from the child, one made beside the
+// parent is refused. The peer rule once compared the child's level with
+// the parent's id and refused every peer.
+func TestUnixPeerAuditOnlyChildOfEnforcing(t *testing.T) {
+	kt.Enforcer(t)
+	for _, c := range []struct {
+		name    string
+		maker   func(parent, child, beside *kerneltest.Sandbox) *kerneltest.Sandbox
+		allowed bool
+	}{
+		{"peer in the audit-only child", func(_, child, _ *kerneltest.Sandbox) *kerneltest.Sandbox { return child }, true},
+		{"peer in the enforcing parent", func(parent, _, _ *kerneltest.Sandbox) *kerneltest.Sandbox { return parent }, true},
+		{"peer beside the parent", func(_, _, beside *kerneltest.Sandbox) *kerneltest.Sandbox { return beside }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			parent := kt.Sandbox(t, "case")
+			beside := kt.Sandbox(t, "sibling")
+			child := kt.SandboxAt(t, parent.Cg.Group+"/audit")
+			p := pairMadeIn(t, c.maker(parent, child, beside)) // before the registrations: see pairMadeIn
+			parent.Register(t, entry.Entry{Ceiling: netOff})
+			child.Register(t, entry.Entry{Ceiling: netOff, AuditOnly: true})
+			r := child.ProbeFiles(t, []*os.File{dupFile(t, p.probe)}, "fd-write")
+			if r.Setup != "" {
+				t.Fatalf("probe could not attempt the write: %v", r)
+			}
+			b, _ := pollRead(p.peer, 500*time.Millisecond)
+			switch {
+			case c.allowed && (r.Errno != 0 || !contains(b, sentData)):
+				t.Errorf("%s: %v, peer got %q; want the write to arrive", c.name, r, b)
+			case !c.allowed && !r.Denied():
+				t.Errorf("BYPASS %s: %v, want EPERM", c.name, r)
+			case !c.allowed && contains(b, sentData):
+				t.Errorf("BYPASS %s: the peer received %q", c.name, b)
+			}
+		})
+	}
+}

@@ -89,14 +89,9 @@ struct resolve_cache_entry {
 struct walk_ctx {
 	struct resolve_cache_entry n;
 	int done;
-	int net_ancestors; /* active ancestors denying or auditing network,
-			    * and NET_ENFORCING_SEEN once one enforces */
+	int net_ancestors; /* active ancestors denying or auditing network */
 	__u64 last;	   /* the id of the deepest level walked */
 };
-
-/* walk_ctx.net_ancestors: an enforcing ancestor denying network was seen
- * (above any count: at most MAX_CGROUP_LEVEL ancestors). */
-#define NET_ENFORCING_SEEN (1 << 16)
 
 static long walk_level(__u32 level, void *ctx)
 {
@@ -133,13 +128,9 @@ static long walk_level(__u32 level, void *ctx)
 		 * with it: deny_cgid[0] when an enforcing ancestor denies
 		 * network (the verdict is then a denial), else
 		 * audit_cgid[0]. An audit-only one below an enforcing one
-		 * leaves it. */
-		if (!(flags & CEILING_AUDIT_ONLY)) {
+		 * (whose bit is in e.deny by now) leaves it. */
+		if (!(flags & CEILING_AUDIT_ONLY) || !(w->n.e.deny & DENY_NETWORK))
 			w->n.e.net_level = level;
-			w->net_ancestors |= NET_ENFORCING_SEEN;
-		} else if (!(w->net_ancestors & NET_ENFORCING_SEEN)) {
-			w->n.e.net_level = level;
-		}
 		w->net_ancestors += 1;
 	}
 	if (deny & DENY_WRITE) {
@@ -170,7 +161,7 @@ static __always_inline void walk(struct walk_ctx *w)
 		w->n.e.deny |= DENY_ALL;
 		w->n.e.seen |= WR_DENY_TOTAL;
 	}
-	if (w->done && (w->net_ancestors & ~NET_ENFORCING_SEEN) == 1)
+	if (w->done && w->net_ancestors == 1)
 		w->n.e.seen |= SEEN_NET_ONE;
 }
 

@@ -1194,22 +1194,26 @@ int BPF_PROG(inode_rename, struct inode *old_dir, struct dentry *old_dentry,
 	 * decision cache: nothing has moved yet. */
 	int r = deny_write_names(old_dentry, true, new_dentry, true, HOOK_INODE_RENAME,
 				 SHM_OP_RENAME, 0);
-	/* A rename that may now happen, before it does: the roots decision
-	 * cache (roots.h) is keyed by where directories are. */
-	if (!r)
+	/* A rename that may now happen and moves a directory, before it
+	 * does: the roots decision cache (roots.h) is keyed by where
+	 * directories are. Any other rename leaves it alone. */
+	if (!r && rename_moves_directory(old_dentry, new_dentry))
 		rename_begin(old_dentry, new_dentry);
 	return r;
 }
 
-/* Every rename on the host, after it happened (or failed): the second move
- * of names_generation and the end of the rename in progress (roots.h).
- * Attached to the function every rename passes (renameat2, io_uring,
- * overlayfs, nfsd and ksmbd call it): no roots decision is read from the
- * cache or kept in it while a directory may be moving. */
+/* Every rename on the host that moves a directory, after it happened (or
+ * failed): the second move of names_generation and the end of the rename
+ * in progress (roots.h). Attached to the function every rename passes
+ * (renameat2, io_uring, overlayfs, nfsd and ksmbd call it): no roots
+ * decision is read from the cache or kept in it while a directory may be
+ * moving. The same two ends as inode_rename saw (struct renamedata, Linux
+ * 5.12 and later), so the same renames are counted and ended. */
 SEC("fexit/vfs_rename")
-int BPF_PROG(vfs_rename)
+int BPF_PROG(vfs_rename, struct renamedata *rd, int ret)
 {
-	rename_end();
+	if (rename_moves_directory(rd->old_dentry, rd->new_dentry))
+		rename_end();
 	return 0;
 }
 

@@ -60,12 +60,19 @@ struct {
  * What the climb's answer depends on, and what invalidates it:
  *  - the ceilings and roots of the task's ancestors: enforcerd_config's
  *    generation (maps.h), which every registration change moves;
- *  - the chain of d_parent from that directory up: only a rename changes
- *    it on the storage file systems roots are accepted on (roots_storage_magic;
- *    a directory has one dentry there, so the same dentry on the same inode
- *    is the same place). names_generation moves before every rename
- *    (inode_rename) and after it (fexit on vfs_rename), so a climb that
- *    overlapped a rename records a generation that is already stale;
+ *  - the chain of d_parent from that directory up: only the rename of a
+ *    directory changes it on the storage file systems roots are accepted
+ *    on (roots_storage_magic; a directory has one dentry there, so the same
+ *    dentry on the same inode is the same place). names_generation moves
+ *    before every rename that moves a directory (inode_rename) and after it
+ *    (fexit on vfs_rename), so a climb that overlapped such a rename
+ *    records a generation that is already stale. A rename of anything else
+ *    (a file, a symlink, a device node; RENAME_WHITEOUT's whiteout is a
+ *    device node) moves one dentry that is no directory: no entry's chain
+ *    contains it, because entries are kept for directories only, and a
+ *    write to the moved file starts its climb from the file's d_parent,
+ *    read anew on every write. Such renames leave the generation (and every
+ *    sandbox's entries) alone;
  *  - mounts: a climb that crossed from a mount to its mountpoint is never
  *    cached (the mount tree changes without a rename).
  * Denials and audited writes are never cached. A cache entry that cannot
@@ -85,8 +92,8 @@ struct {
 	__type(value, struct names_generation);
 } names_generation SEC(".maps");
 
-/* renames_active[0]: renames between their inode_rename and the return of
- * their vfs_rename. While it is not 0 nothing is cached or read from the
+/* renames_active[0]: renames that move a directory (rename_moves_directory),
+ * between their inode_rename and the return of their vfs_rename. While it is not 0 nothing is cached or read from the
  * cache: a directory may have moved, and the second move of the
  * generation is still to come. Only the programs write it (a map of its
  * own: user space rewrites names_generation whole). */
@@ -134,7 +141,29 @@ struct {
 	__type(value, struct rename_state);
 } rename_depth SEC(".maps");
 
-/* rename_begin: a rename is about to happen (inode_rename). active first,
+/* dentry_is_dir: d has a directory inode. */
+static __always_inline bool dentry_is_dir(struct dentry *d)
+{
+	struct inode *inode = d->d_inode;
+	return inode && (inode->i_mode & S_IFMT) == S_IFDIR;
+}
+
+/* rename_moves_directory: a rename of these two ends moves a directory:
+ * the source is one, or (RENAME_EXCHANGE, whose second end moves too) the
+ * target is. A directory can only replace a directory and a non-directory
+ * only a non-directory, so for a plain rename the source decides; the
+ * target is asked as well, which costs a load and covers the exchange.
+ * Both dentries are held, and their parents locked, from inode_rename to
+ * vfs_rename's return: neither changes its inode in between, so the
+ * answer at rename_begin and at rename_end is the same. */
+static __always_inline bool rename_moves_directory(struct dentry *old_dentry,
+						   struct dentry *new_dentry)
+{
+	return dentry_is_dir(old_dentry) || (new_dentry && dentry_is_dir(new_dentry));
+}
+
+/* rename_begin: a rename that moves a directory is about to happen
+ * (inode_rename; rename_moves_directory). active first,
  * then gen: a climb that reads the new gen (it reads gen first, then
  * active) sees the rename in progress. A depth that cannot be recorded
  * leaves active raised for good: the cache stays off (slower, never
@@ -162,7 +191,8 @@ static __always_inline void rename_begin(struct dentry *old_dentry, struct dentr
 	}
 }
 
-/* rename_end: vfs_rename returned (fexit): gen first, then active. A
+/* rename_end: vfs_rename of a rename that moves a directory returned
+ * (fexit): gen first, then active. A
  * rename this program missed (the kernel skips a tracing program that
  * would recurse on a CPU) leaves active raised: the cache stays off. */
 static __always_inline void rename_end(void)
@@ -419,13 +449,6 @@ __attribute__((noinline)) int roots_verdict(struct roots_args *a)
 		v = DECISION_AUDITED;
 	}
 	return v;
-}
-
-/* dentry_is_dir: d has a directory inode. */
-static __always_inline bool dentry_is_dir(struct dentry *d)
-{
-	struct inode *inode = d->d_inode;
-	return inode && (inode->i_mode & S_IFMT) == S_IFDIR;
 }
 
 /*

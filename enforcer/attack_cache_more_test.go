@@ -220,3 +220,66 @@ func TestAttackRootsCacheOtherRenames(t *testing.T) {
 		})
 	}
 }
+
+// moveFileOut, exchangeFileOut and uringMoveFileOut move the file R/a/sub/f
+// (not its directory) out of the root, to T1/f, by rename(2), by
+// RENAME_EXCHANGE with the file T1/g, and by io_uring's IORING_OP_RENAMEAT.
+// None of them moves a directory, so none moves names_generation
+// (bpf/roots.h rename_moves_directory): the cache still holds "allowed"
+// for R/a/sub afterwards, and the decision must come from the file's new
+// parent.
+func moveFileOut(t *testing.T, fx outsideFx) {
+	must(t, os.Rename(fx.path("R/a/sub/f"), fx.path("T1/f")))
+}
+
+func exchangeFileOut(t *testing.T, fx outsideFx) {
+	must(t, os.WriteFile(fx.path("T1/g"), []byte("other"), 0o644))
+	must(t, unix.Renameat2(unix.AT_FDCWD, fx.path("R/a/sub/f"), unix.AT_FDCWD, fx.path("T1/g"), unix.RENAME_EXCHANGE))
+}
+
+func uringMoveFileOut(t *testing.T, fx outsideFx) {
+	ring, err := probe.NewRing()
+	must(t, err)
+	defer ring.Close()
+	ob := append([]byte(fx.path("R/a/sub/f")), 0)
+	nb := append([]byte(fx.path("T1/f")), 0)
+	const opRenameat = 35 // IORING_OP_RENAMEAT
+	_, err = ring.Do(probe.SQE{Op: opRenameat, FD: unix.AT_FDCWD, Addr: probe.Ptr(ob), Off: probe.Ptr(nb), Len: atFdcwdU32})
+	runtime.KeepAlive(ob)
+	runtime.KeepAlive(nb)
+	must(t, err)
+}
+
+// TestAttackRootsCacheFileMovedOut: the cache holds "allowed" for R/a/sub;
+// the host then moves the file R/a/sub/f out of the root (a rename that
+// moves no directory and leaves the cache's entries alone). A write to it
+// by its new name or through a descriptor opened beneath the root before
+// the move is refused at once.
+func TestAttackRootsCacheFileMovedOut(t *testing.T) {
+	kt.Enforcer(t)
+	var cases []cacheCase
+	for _, m := range []struct {
+		name   string
+		change func(t *testing.T, fx outsideFx)
+		file   string
+	}{{"file-moved-out", moveFileOut, "T1/f"}, {"file-exchanged-out", exchangeFileOut, "T1/g"}, {"file-io-uring-renameat-out", uringMoveFileOut, "T1/f"}} {
+		cases = append(cases,
+			cacheCase{name: m.name + "/append", change: m.change, op: "append", args: []string{m.file}, watch: "T1"},
+			cacheCase{name: m.name + "/chmod", change: m.change, op: "chmod", args: []string{m.file}, watch: "T1"},
+			cacheCase{name: m.name + "/write-held-descriptor", change: m.change, op: "write-fd", fd: "R/a/sub/f", watch: "T1"},
+		)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, eff := c.run(t, false)
+			if r.Setup != "" || r.Errno != 0 {
+				t.Fatalf("control (no ceiling): %v, want success", r)
+			}
+			if ok, what := eff(); !ok {
+				t.Fatalf("control (no ceiling): no side effect (%s)", what)
+			}
+			r, eff = c.run(t, true)
+			expectRootsDenied(t, c.name, r, eff)
+		})
+	}
+}

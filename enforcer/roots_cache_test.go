@@ -14,10 +14,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
+	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
+	"github.com/enforcerd/enforcerd/bpf"
+	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/test/probe"
 )
 
@@ -238,6 +242,92 @@ func TestRenamesActiveReturnsToZero(t *testing.T) {
 		}
 		if after := renamesActive(t); after != 0 {
 			t.Errorf("%s: %d renames in progress after it, want 0", c.name, after)
+		}
+	}
+}
+
+// namesGen reads names_generation.gen (bpf/roots.h), the generation the
+// roots decision cache's entries are kept under.
+func namesGen(t *testing.T) uint64 {
+	t.Helper()
+	m, err := ebpf.LoadPinnedMap(enforcer.MapPinPath(kt.PinDir(), bpf.SharedMapNamesGeneration), nil)
+	must(t, err)
+	defer m.Close()
+	var v struct{ Gen, Tracking uint64 }
+	must(t, m.Lookup(uint32(0), &v))
+	if v.Tracking != 1 {
+		t.Fatalf("names_generation.tracking %d, want 1 (the decision cache on)", v.Tracking)
+	}
+	return v.Gen
+}
+
+// TestNamesGenerationMovesForDirectoriesOnly: a rename that moves a
+// directory (rename(2), RENAME_EXCHANGE of a directory with a file, a
+// directory replacing an empty one, io_uring's renameat) moves the
+// generation twice, before and after (every cache entry of every sandbox
+// is stale); a rename that moves no directory (a file, a symlink,
+// RENAME_EXCHANGE of two files, RENAME_WHITEOUT of a file, a file
+// replacing a file) leaves it where it was, so the host's file renames do
+// not make every sandbox's writes climb again. What keeps the second kind
+// safe is TestAttackRootsCacheFileMovedOut's.
+func TestNamesGenerationMovesForDirectoriesOnly(t *testing.T) {
+	kt.Enforcer(t)
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	must(t, os.WriteFile(p("f"), nil, 0o644))
+	must(t, os.WriteFile(p("g"), nil, 0o644))
+	must(t, os.Symlink("f", p("l")))
+	must(t, os.Mkdir(p("d"), 0o755))
+	must(t, os.Mkdir(p("e"), 0o755))
+	uring := func(o, n string) error {
+		ring, err := probe.NewRing()
+		if err != nil {
+			return err
+		}
+		defer ring.Close()
+		ob, nb := append([]byte(p(o)), 0), append([]byte(p(n)), 0)
+		const opRenameat = 35 // IORING_OP_RENAMEAT
+		_, err = ring.Do(probe.SQE{Op: opRenameat, FD: unix.AT_FDCWD, Addr: probe.Ptr(ob), Off: probe.Ptr(nb), Len: atFdcwdU32})
+		runtime.KeepAlive(ob)
+		runtime.KeepAlive(nb)
+		return err
+	}
+	for _, c := range []struct {
+		name  string
+		moves bool
+		do    func() error
+	}{
+		{"file", false, func() error { return unix.Rename(p("f"), p("f2")) }},
+		{"file-back", false, func() error { return unix.Rename(p("f2"), p("f")) }},
+		{"symlink", false, func() error { return unix.Rename(p("l"), p("l2")) }},
+		{"exchange-files", false, func() error {
+			return unix.Renameat2(unix.AT_FDCWD, p("f"), unix.AT_FDCWD, p("g"), unix.RENAME_EXCHANGE)
+		}},
+		{"whiteout-file", false, func() error {
+			return unix.Renameat2(unix.AT_FDCWD, p("g"), unix.AT_FDCWD, p("g2"), unix.RENAME_WHITEOUT)
+		}},
+		{"file-over-file", false, func() error { return unix.Rename(p("g2"), p("f")) }},
+		{"io-uring-file", false, func() error { return uring("f", "f3") }},
+		{"directory", true, func() error { return unix.Rename(p("d"), p("d2")) }},
+		{"exchange-file-directory", true, func() error {
+			return unix.Renameat2(unix.AT_FDCWD, p("f3"), unix.AT_FDCWD, p("d2"), unix.RENAME_EXCHANGE)
+		}},
+		{"directory-over-empty-directory", true, func() error { return unix.Rename(p("f3"), p("e")) }},
+		{"io-uring-directory", true, func() error { return uring("e", "e2") }},
+	} {
+		before := namesGen(t)
+		if err := c.do(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		after := namesGen(t)
+		if c.moves && after != before+2 {
+			t.Errorf("%s moves a directory: generation %d before, %d after, want +2", c.name, before, after)
+		}
+		if !c.moves && after != before {
+			t.Errorf("%s moves no directory: generation %d before, %d after, want unchanged (every sandbox's cached roots decisions dropped)", c.name, before, after)
+		}
+		if n := renamesActive(t); n != 0 {
+			t.Errorf("after %s: %d renames in progress, want 0", c.name, n)
 		}
 	}
 }

@@ -195,11 +195,38 @@ static long since_level(__u32 level, void *ctx)
 	return 0;
 }
 
-static __always_inline __u64 restrict_since(void)
+static __always_inline __u64 restrict_since_walk(void)
 {
 	struct since_ctx s = {.since = ~0ULL};
 	bpf_loop(MAX_CGROUP_LEVEL, since_level, &s, 0);
 	return s.since;
+}
+
+/* restrict_since for the task whose ceiling resolve() gave e. When exactly
+ * one active ancestor restricts exec and none is pending (SEEN_SHELL_ONE,
+ * walk.h shell_one), the earliest time is that ancestor's, the cgroup
+ * every set shell slot of e names: one lookup instead of a lookup per
+ * level. Slots that name two cgroups (the ceilings changed between the
+ * walk and shell_one's count) walk instead. The time is read now, as the
+ * walk reads it: a registration replaced since resolve() gives its new
+ * time, one removed gives 0 (every file counts as changed). */
+static __always_inline __u64 restrict_since(const struct effective *e)
+{
+	if (!(e->seen & SEEN_SHELL_ONE) || e->pending)
+		return restrict_since_walk();
+	int n = bit_index(DENY_SHELL), w = bit_index(DENY_SHELL_WRITE);
+	__u64 ids[4] = {e->deny_cgid[n], e->deny_cgid[w], e->audit_cgid[n], e->audit_cgid[w]};
+	__u64 id = 0;
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		if (!ids[i])
+			continue;
+		if (id && ids[i] != id)
+			return restrict_since_walk();
+		id = ids[i];
+	}
+	__u64 *t = bpf_map_lookup_elem(&ceiling_since, &id);
+	return t ? *t : 0;
 }
 
 #include "ctime.h" /* inode_ctime_ns */
@@ -239,12 +266,13 @@ static __always_inline bool ctime_local(__u64 magic)
  * outside after registration (a package upgrade) count too: such files
  * cannot be executed by the sandbox until it is registered again.
  */
-static __always_inline bool changed_since_registration(struct inode *inode)
+static __always_inline bool changed_since_registration(const struct effective *e,
+							struct inode *inode)
 {
 	struct super_block *sb = BPF_CORE_READ(inode, i_sb);
 	if (!sb || !ctime_local(BPF_CORE_READ(sb, s_magic)))
 		return true;
-	__u64 since = restrict_since();
+	__u64 since = restrict_since(e);
 	__u32 gran = BPF_CORE_READ(sb, s_time_gran);
 	if (gran > 1 && gran <= 1000000000)
 		since -= since % gran;
@@ -254,7 +282,7 @@ static __always_inline bool changed_since_registration(struct inode *inode)
 /* exec_restricted_file: a memfd / kernel-internal file, a file an enforced
  * process wrote (inode mark: kept by tmpfs/ramfs for the file's lifetime),
  * or one changed since registration (ctime: every other filesystem). */
-static __always_inline bool exec_restricted_file(struct file *f)
+static __always_inline bool exec_restricted_file(const struct effective *e, struct file *f)
 {
 	int mnt_flags = BPF_CORE_READ(f, f_path.mnt, mnt_flags);
 	if (mnt_flags & MNT_INTERNAL)
@@ -264,7 +292,7 @@ static __always_inline bool exec_restricted_file(struct file *f)
 		return true;
 	if (bpf_inode_storage_get(&written_inodes, inode, 0, 0))
 		return true;
-	return changed_since_registration(inode);
+	return changed_since_registration(e, inode);
 }
 
 /* deny_code_mapping: under shell=none/read_only, mapping a memfd or a file
@@ -277,7 +305,7 @@ static __always_inline int deny_code_mapping(struct effective *e, struct file *f
 	int ro = verdict(e, DENY_SHELL_WRITE);
 	if (!none && !ro)
 		return 0;
-	if (!exec_restricted_file(f))
+	if (!exec_restricted_file(e, f))
 		return 0;
 	__u32 bit = none ? DENY_SHELL : DENY_SHELL_WRITE;
 	int v = none == DECISION_DENIED || ro == DECISION_DENIED ? DECISION_DENIED : DECISION_AUDITED;
@@ -448,7 +476,7 @@ static __always_inline int exec_file_verdict(struct effective *e, int found, str
 			exec_event(e, DECISION_AUDITED, DENY_SHELL, f, inode, hook, rule);
 			e->audit_cgid[i] = prev;
 		}
-		if ((ps.pending_deny_cgid || ps.pending_audit_cgid) && exec_restricted_file(f)) {
+		if ((ps.pending_deny_cgid || ps.pending_audit_cgid) && exec_restricted_file(e, f)) {
 			/* The vetted file rewritten in place since the
 			 * registration, a memfd, a file written under it. */
 			if (ps.pending_deny_cgid) {
@@ -471,7 +499,7 @@ static __always_inline int exec_file_verdict(struct effective *e, int found, str
 	int v = none == DECISION_DENIED || ro == DECISION_DENIED ? DECISION_DENIED : DECISION_AUDITED;
 	/* memfds and other kernel-internal files, files the sandbox wrote or
 	 * could have written. */
-	if (exec_restricted_file(f))
+	if (exec_restricted_file(e, f))
 		return exec_event(e, v, bit, f, inode, hook, rule);
 	__u8 want = stage == PENDING_OPEN ? EXEC_AS_PROGRAM | EXEC_AS_INTERP : EXEC_AS_PROGRAM;
 	if (none == DECISION_DENIED && !exec_allowed(ino, dev, 0, want))

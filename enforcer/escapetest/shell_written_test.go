@@ -17,6 +17,7 @@ import (
 
 	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/entry"
+	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/test/kerneltest"
 	"github.com/enforcerd/enforcerd/test/probe"
 )
@@ -217,4 +218,92 @@ func probeEffect(r probe.Result) (probe.Result, kerneltest.Effect) {
 		r.Effect = true
 	}
 	return r, func() (bool, string) { return r.Effect, "probe observed the effect (" + r.String() + ")" }
+}
+
+// TestShellNestedRegistrationTime: under nested registrations, "changed
+// after registration" is measured from the earliest registration among
+// the ancestors that restrict exec (bpf/exec.h restrict_since; with
+// exactly one of them it reads that one's time alone, SEEN_SHELL_ONE). A
+// file the host writes between an outer and an inner registration is
+// refused to a process in the inner cgroup, by exec and by an executable
+// mapping, whichever of the two restricts exec and whichever was
+// registered first; one written before both runs (no over-denial).
+// Tri-state: the same steps without any registration run the file.
+func TestShellNestedRegistrationTime(t *testing.T) {
+	kt.Enforcer(t)
+	full := policy.KernelCeiling{Network: true, Write: true, Shell: policy.ShellFull}
+	for _, l := range []struct {
+		name         string
+		first, inner policy.KernelCeiling // the outer's and the sub-cgroup's
+		innerFirst   bool                 // the sub-cgroup registered first
+	}{
+		{"outer-restricts-inner-full", shellReadOnly, full, false},
+		{"both-restrict", shellReadOnly, shellReadOnly, false},
+		{"outer-restricts-inner-none", shellReadOnly, shellNone, false},
+		{"inner-registered-first", shellReadOnly, shellReadOnly, true},
+		{"only-inner-restricts-registered-first", full, shellReadOnly, true},
+	} {
+		for _, ceiling := range []bool{false, true} {
+			name := l.name + "/control"
+			if ceiling {
+				name = l.name + "/registered"
+			}
+			t.Run(name, func(t *testing.T) {
+				old := kt.TmpPath("busybox-old")
+				if err := copyPath("/bin/busybox", old); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(30 * time.Millisecond)
+				sb := kt.Sandbox(t, "nested-since")
+				sub := sb.Sub(t)
+				outer, inner := func() {}, func() {}
+				if ceiling {
+					outer = func() { sb.Register(t, entry.Entry{Ceiling: l.first, ExecAllow: execAllowFor(t, l.first, old)}) }
+					inner = func() { sub.Register(t, entry.Entry{Ceiling: l.inner, ExecAllow: execAllowFor(t, l.inner, old)}) }
+				}
+				if l.innerFirst {
+					outer, inner = inner, outer
+				}
+				outer()
+				time.Sleep(30 * time.Millisecond)
+				late := kt.TmpPath("busybox-between")
+				if err := copyPath("/bin/busybox", late); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(30 * time.Millisecond)
+				inner()
+				r := sub.Probe(t, "exec", append([]string{late}, pwnedArgs...)...)
+				m := sub.Probe(t, "mmap-exec", late, "mmap")
+				ok := sub.Probe(t, "exec", append([]string{old}, pwnedArgs...)...)
+				if ok.Setup != "" || ok.Errno != 0 || ok.Out != "pwned" {
+					t.Errorf("exec of a file older than both registrations: %v, want it to run", ok)
+				}
+				if !ceiling {
+					if r.Setup != "" || r.Errno != 0 || r.Out != "pwned" {
+						t.Fatalf("control: exec of the file written between: %v, want it to run", r)
+					}
+					if m.Setup != "" || m.Errno != 0 {
+						t.Fatalf("control: mmap PROT_EXEC of it: %v, want success", m)
+					}
+					return
+				}
+				if r.Setup != "" || !r.Denied() || r.Out == "pwned" {
+					t.Errorf("BYPASS %s: exec of a file written after the earliest restricting registration: %v, want EPERM and no output", l.name, r)
+				}
+				if m.Setup != "" || !m.Denied() {
+					t.Errorf("BYPASS %s: mmap PROT_EXEC of it: %v, want EPERM", l.name, m)
+				}
+			})
+		}
+	}
+}
+
+// execAllowFor is what a registration of c lists as allowed programs: under
+// shell=none the harness's copies and old (the file the test runs as the
+// positive case), else nothing.
+func execAllowFor(t *testing.T, c policy.KernelCeiling, old string) []entry.FileID {
+	if c.Shell != policy.ShellNone {
+		return nil
+	}
+	return allowList(func() string { return old })(t)
 }

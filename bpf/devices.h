@@ -169,6 +169,7 @@ static __always_inline int device_decision(int d, struct device_walk *w)
 		return 0;
 	if (bpf_get_current_ancestor_cgroup_id(MAX_CGROUP_LEVEL))
 		return d;
+	LOOP_STATE_UNKNOWN(*w, miss_deny, egress_audit); /* loop.h */
 	bpf_loop(MAX_CGROUP_LEVEL, device_level, w, 0);
 	if (w->miss_deny || (d == DECISION_DENIED && !w->seen_deny))
 		return DECISION_DENIED;

@@ -172,6 +172,7 @@ static __always_inline int endpoint_decision(const struct effective *e, int d,
 		return endpoint_in_list(l, w) ? 0 : d;
 	if (bpf_get_current_ancestor_cgroup_id(MAX_CGROUP_LEVEL))
 		return d;
+	LOOP_STATE_UNKNOWN(*w, miss_deny, seen_deny); /* loop.h */
 	bpf_loop(MAX_CGROUP_LEVEL, endpoint_level, w, 0);
 	if (w->miss_deny || (d == DECISION_DENIED && !w->seen_deny))
 		return DECISION_DENIED;

@@ -197,7 +197,9 @@ static long since_level(__u32 level, void *ctx)
 
 static __always_inline __u64 restrict_since_walk(void)
 {
-	struct since_ctx s = {.since = ~0ULL};
+	struct since_ctx s;
+	LOOP_CTX_UNKNOWN(s); /* loop.h: 0 */
+	s.since += ~0ULL;
 	bpf_loop(MAX_CGROUP_LEVEL, since_level, &s, 0);
 	return s.since;
 }
@@ -267,25 +269,27 @@ static __always_inline bool ctime_local(__u64 magic)
  * cannot be executed by the sandbox until it is registered again.
  */
 static __always_inline bool changed_since_registration(const struct effective *e,
-							struct inode *inode)
+							struct inode *inode) /* typed: see exec_restricted_file */
 {
-	struct super_block *sb = BPF_CORE_READ(inode, i_sb);
-	if (!sb || !ctime_local(BPF_CORE_READ(sb, s_magic)))
+	struct super_block *sb = inode->i_sb;
+	if (!sb || !ctime_local(sb->s_magic))
 		return true;
 	__u64 since = restrict_since(e);
-	__u32 gran = BPF_CORE_READ(sb, s_time_gran);
+	__u32 gran = sb->s_time_gran;
 	if (gran > 1 && gran <= 1000000000)
 		since -= since % gran;
-	return inode_ctime_ns(inode) >= (__s64)since;
+	return inode_ctime_ns_btf(inode) >= (__s64)since;
 }
 
 /* exec_restricted_file: a memfd / kernel-internal file, a file an enforced
  * process wrote (inode mark: kept by tmpfs/ramfs for the file's lifetime),
- * or one changed since registration (ctime: every other filesystem). */
+ * or one changed since registration (ctime: every other filesystem). f is
+ * a hook's file (its BTF type known to the verifier): typed loads; a
+ * missing mount or inode counts as restricted. */
 static __always_inline bool exec_restricted_file(const struct effective *e, struct file *f)
 {
-	int mnt_flags = BPF_CORE_READ(f, f_path.mnt, mnt_flags);
-	if (mnt_flags & MNT_INTERNAL)
+	struct vfsmount *mnt = f->f_path.mnt;
+	if (!mnt || (mnt->mnt_flags & MNT_INTERNAL))
 		return true;
 	struct inode *inode = f->f_inode;
 	if (!inode)
@@ -460,8 +464,9 @@ static __noinline int pending_verdict(__u64 ino, __u32 dev, int stage,
 static __always_inline int exec_file_verdict(struct effective *e, int found, struct file *f,
 					     struct inode *inode, int stage, __u16 hook, __u32 rule)
 {
-	__u64 ino = BPF_CORE_READ(inode, i_ino);
-	__u32 dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	__u64 ino = inode->i_ino; /* typed: a hook's file's inode */
+	struct super_block *sb = inode->i_sb;
+	__u32 dev = sb ? sb->s_dev : 0;
 	if (e->pending) {
 		struct pending_check ps = {};
 		pending_verdict(ino, dev, stage, &ps);

@@ -78,6 +78,7 @@ static __always_inline bool members_outside(struct pid *pid, int type, __s32 lev
 		w.node = BPF_CORE_READ(pid, tasks[PIDTYPE_SID].first);
 	else
 		w.node = BPF_CORE_READ(pid, tasks[PIDTYPE_PGID].first);
+	LOOP_STATE_UNKNOWN(w, outside, outside); /* loop.h */
 	bpf_loop(MEMBERS_WALKED, member_step, &w, 0);
 	return w.outside || w.node;
 }

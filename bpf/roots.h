@@ -359,6 +359,7 @@ __attribute__((noinline)) int roots_beneath(__u64 cgid, __u64 d, __u64 mnt)
 	if (!r)
 		return 0;
 	c.bloom = roots_bloom(r);
+	LOOP_STATE_UNKNOWN(c, found, crossed); /* loop.h */
 	if (mnt) {
 		struct mount *m = (struct mount *)mnt;
 		c.mnt_root = (__u64)BPF_CORE_READ(m, mnt.mnt_root);
@@ -421,7 +422,8 @@ __attribute__((noinline)) int roots_verdict(struct roots_args *a)
 	if (!a)
 		return DECISION_DENIED;
 	__u64 d = a->d, mnt = a->mnt;
-	struct roots_list l = {};
+	struct roots_list l;
+	LOOP_CTX_UNKNOWN(l); /* loop.h: its overflow branch was dead on 6.1 */
 	bpf_loop(MAX_CGROUP_LEVEL, roots_collect_level, &l, 0);
 	if (l.overflow)
 		return DECISION_DENIED;

@@ -436,16 +436,6 @@ static long crypto_scan_char(__u32 i, void *ctx)
 	return 0;
 }
 
-/* unknown_zero sets *j to 0 in a way the verifier cannot follow. Verifiers
- * before Linux 6.8 check a bpf_loop callback for one iteration, starting
- * from the state before the loop: a counter they know to be 0 would make
- * every "j > 0" branch dead code, which they remove (6.1 then never
- * recorded a name). A failed probe read zero-fills its buffer. */
-static __always_inline void unknown_zero(__u32 *j)
-{
-	bpf_probe_read_kernel(j, sizeof(*j), NULL);
-}
-
 /* taint_crypto records every name in "crypto-T1(T2(alg),...)" that an
  * enforced process was refused. Its own frame (noinline): the scan buffer
  * stays off the hook's stack, which also holds resolve()'s frame. */
@@ -457,7 +447,7 @@ static __noinline void taint_crypto(const char *kmod_name, __u64 cgid)
 		return;
 	s.record = 1;
 	s.start = 7;
-	unknown_zero(&s.j);
+	LOOP_STATE_UNKNOWN(s, j, j); /* loop.h: a known 0 made every "j > 0" dead on 6.1 */
 	s.v.time_ns = bpf_ktime_get_boot_ns();
 	s.v.cgroup_id = cgid;
 	bpf_loop(CRYPTO_MAX_ALG_NAME, crypto_scan_char, &s, 0);
@@ -470,7 +460,7 @@ static __noinline void taint_alg_name(const char *name, __u64 cgid)
 	struct crypto_scan s = {};
 	bpf_probe_read_kernel_str(s.buf, sizeof(s.buf), name);
 	s.record = 1;
-	unknown_zero(&s.j);
+	LOOP_STATE_UNKNOWN(s, j, j); /* loop.h: a known 0 made every "j > 0" dead on 6.1 */
 	s.v.time_ns = bpf_ktime_get_boot_ns();
 	s.v.cgroup_id = cgid;
 	bpf_loop(CRYPTO_MAX_ALG_NAME, crypto_scan_char, &s, 0);
@@ -486,7 +476,7 @@ static __noinline __u64 crypto_tainted(const char *kmod_name)
 	if (!crypto_prefix(s.buf))
 		return 0;
 	s.start = 7;
-	unknown_zero(&s.j);
+	LOOP_STATE_UNKNOWN(s, j, j); /* loop.h: a known 0 made every "j > 0" dead on 6.1 */
 	bpf_loop(CRYPTO_MAX_ALG_NAME, crypto_scan_char, &s, 0);
 	/* "-all": the second request crypto_larval_lookup makes. The index
 	 * is masked so every verifier can bound it (j is unknown to it). */

@@ -8,6 +8,7 @@
 #define ENFORCERD_WALK_H
 
 #include "maps.h"
+#include "loop.h"
 
 /* The result of the ancestor walk for the current task. */
 struct effective {
@@ -198,14 +199,17 @@ static __always_inline bool shell_one(const struct effective *e)
 {
 	if (!((e->deny | e->audit) & (DENY_SHELL | DENY_SHELL_WRITE)) || e->pending)
 		return false;
-	struct shell_count s = {};
+	struct shell_count s;
+	LOOP_CTX_UNKNOWN(s); /* loop.h */
 	bpf_loop(MAX_CGROUP_LEVEL, shell_count_level, &s, 0);
 	return s.stop && s.n == 1;
 }
 
-/* walk fills w->n (found, e) for the current task. */
+/* walk fills w->n (found, e) for the current task; *w need not be
+ * initialised: it is zeroed first, unknown to the verifier (loop.h). */
 static __always_inline void walk(struct walk_ctx *w)
 {
+	LOOP_CTX_UNKNOWN(*w);
 	w->n.e.net_level = -1;
 	w->n.e.sandbox_level = -1;
 	bpf_loop(MAX_CGROUP_LEVEL, walk_level, w, 0);
@@ -423,8 +427,8 @@ __attribute__((noinline)) int resolve_slow(struct effective *e)
 		}
 	}
 	/* A miss (or no config, which cannot happen for an array: never
-	 * skip): the walk. Its context is zeroed here, not on the hit path. */
-	struct walk_ctx w = {};
+	 * skip): the walk. Its context is zeroed there, not on the hit path. */
+	struct walk_ctx w;
 	walk(&w);
 	/* Kept only when the walk's deepest level is the cgroup id read
 	 * before it: a task moved meanwhile (a host tool writing

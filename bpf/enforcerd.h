@@ -5,6 +5,7 @@
  *   consts.h   kernel constants (errno, modes, fs magics, ioctls, capabilities, devices)
  *   maps.h     the ceiling, its bits, and the maps user space pins and shares
  *   walk.h     the ancestor walk, its per-cgroup cache (resolve) and verdicts
+ *   loop.h     (through walk.h) a bpf_loop()'s state, unknown to old verifiers
  *   event.h    the denial record, hook ids, and writing a record
  *   tally.h    counting denials, so that only the first of a kind is a record
  *   procfs.h   /proc/<pid> inodes and the tasks they name

@@ -105,17 +105,7 @@ func fpRename(a []string) error {
 	case "whiteout":
 		return unix.Renameat2(unix.AT_FDCWD, o, unix.AT_FDCWD, n, unix.RENAME_WHITEOUT)
 	case "uring":
-		ring, err := probe.NewRing()
-		if err != nil {
-			return err
-		}
-		defer ring.Close()
-		ob, nb := append([]byte(o), 0), append([]byte(n), 0)
-		const opRenameat = 35 // IORING_OP_RENAMEAT
-		_, err = ring.Do(probe.SQE{Op: opRenameat, FD: unix.AT_FDCWD, Addr: probe.Ptr(ob), Off: probe.Ptr(nb), Len: atFdcwdU32})
-		runtime.KeepAlive(ob)
-		runtime.KeepAlive(nb)
-		return err
+		return uringRename(o, n)
 	}
 	return probe.Setupf("unknown rename kind %q", kind)
 }

@@ -9,10 +9,11 @@
  * counter, a flag set by an earlier level) makes every branch that needs
  * two or more iterations dead code to it, and a dead branch is removed
  * from the program or hard-wired: the code that runs is not the code that
- * was written. Found twice: more than MAX_ROOT_CEILINGS ancestors with
- * writable roots did not deny every write on 6.1 (the overflow branch was
- * dead, and the fifth ancestor's id was written past the list), and the
- * count behind SEEN_SHELL_ONE never reached one.
+ * was written. Met three times on 6.1: more than MAX_ROOT_CEILINGS
+ * ancestors with writable roots did not deny every write (the overflow
+ * branch was dead, and the fifth ancestor's id was written past the
+ * list), the count behind SEEN_SHELL_ONE never reached one, and the
+ * crypto name scanner (tamper.bpf.c) never recorded a name.
  *
  * The rule: every field a callback both reads and writes, or writes for
  * the caller to read after the loop, is zeroed by a failed

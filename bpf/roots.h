@@ -93,10 +93,11 @@ struct {
 } names_generation SEC(".maps");
 
 /* renames_active[0]: renames that move a directory (rename_moves_directory),
- * between their inode_rename and the return of their vfs_rename. While it is not 0 nothing is cached or read from the
- * cache: a directory may have moved, and the second move of the
- * generation is still to come. Only the programs write it (a map of its
- * own: user space rewrites names_generation whole). */
+ * between their inode_rename and the return of their vfs_rename. While it
+ * is not 0 nothing is cached or read from the cache: a directory may have
+ * moved, and the second move of the generation is still to come. Only the
+ * programs write it (a map of its own: user space rewrites
+ * names_generation whole). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);

@@ -206,10 +206,10 @@ static __always_inline __u64 restrict_since_walk(void)
 
 /* restrict_since for the task whose ceiling resolve() gave e. When exactly
  * one active ancestor restricts exec and none is pending (SEEN_SHELL_ONE,
- * walk.h shell_one), the earliest time is that ancestor's, the cgroup
- * every set shell slot of e names: one lookup instead of a lookup per
- * level. Slots that name two cgroups (the ceilings changed between the
- * walk and shell_one's count) walk instead. The time is read now, as the
+ * set by the walk), the earliest time is that ancestor's, the cgroup every
+ * set shell slot of e names: one lookup instead of a lookup per level.
+ * Slots that name two cgroups cannot come from one walk: such an answer is
+ * not trusted, and the ancestors are walked. The time is read now, as the
  * walk reads it: a registration replaced since resolve() gives its new
  * time, one removed gives 0 (every file counts as changed). */
 static __always_inline __u64 restrict_since(const struct effective *e)

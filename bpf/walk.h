@@ -96,6 +96,7 @@ struct walk_ctx {
 	struct resolve_cache_entry n;
 	int done;
 	int net_ancestors; /* active ancestors denying or auditing network */
+	int shell_ancestors; /* active ancestors denying or auditing exec */
 	__u64 last;	   /* the id of the deepest level walked */
 };
 
@@ -151,58 +152,10 @@ static long walk_level(__u32 level, void *ctx)
 		cgid[2] = id;
 	if (deny & DENY_SHELL_WRITE)
 		cgid[3] = id;
+	if (deny & (DENY_SHELL | DENY_SHELL_WRITE))
+		w->shell_ancestors += 1;
 	cgid[4] = id; /* DENY_TAMPER */
 	return 0;
-}
-
-/* A count of the active ancestors restricting exec, for shell_one (a
- * bpf_loop context). */
-struct shell_count {
-	__u32 n;	 /* active ancestors denying or auditing exec */
-	__u32 stop;	 /* a pending ancestor, or past the task's level */
-};
-
-static long shell_count_level(__u32 level, void *ctx)
-{
-	struct shell_count *s = ctx;
-	__u64 id = bpf_get_current_ancestor_cgroup_id(level);
-	if (!id) {
-		s->stop = 1;
-		return 1;
-	}
-	struct ceiling *c = bpf_map_lookup_elem(&ceilings, &id);
-	if (!c)
-		return 0;
-	if (c->flags & CEILING_PENDING) {
-		s->n = 2; /* a pending one counts in exec.h's walk: not one */
-		s->stop = 1;
-		return 1;
-	}
-	if (c->deny & (DENY_SHELL | DENY_SHELL_WRITE))
-		s->n += 1;
-	return s->n > 1;
-}
-
-/* shell_one: exactly one active ancestor of the current task restricts
- * exec, none is pending, and the count reached the task's own level (what
- * SEEN_SHELL_ONE says). Asked after the walk on the slow path only, for a
- * task that the walk found restricted: a loop of its own, because one more
- * counter in walk_level's state multiplies the states 6.12's verifier
- * explores in that loop past its limit. It reads the ceilings again: a
- * registration changed between the walk and this count moves the
- * generation the answer is kept under; until it moves, a wrong "one" is
- * either caught by restrict_since (the shell slots of e name two cgroups:
- * it walks) or names a cgroup whose registration just went, whose time is
- * then missing (every file counts as changed) or older than the one that
- * replaced it (more files count as changed). */
-static __always_inline bool shell_one(const struct effective *e)
-{
-	if (!((e->deny | e->audit) & (DENY_SHELL | DENY_SHELL_WRITE)) || e->pending)
-		return false;
-	struct shell_count s;
-	LOOP_CTX_UNKNOWN(s); /* loop.h */
-	bpf_loop(MAX_CGROUP_LEVEL, shell_count_level, &s, 0);
-	return s.stop && s.n == 1;
 }
 
 /* walk fills w->n (found, e) for the current task; *w need not be
@@ -221,7 +174,7 @@ static __always_inline void walk(struct walk_ctx *w)
 	}
 	if (w->done && w->net_ancestors == 1)
 		w->n.e.seen |= SEEN_NET_ONE;
-	if (w->done && shell_one(&w->n.e))
+	if (w->done && w->shell_ancestors == 1 && !w->n.e.pending)
 		w->n.e.seen |= SEEN_SHELL_ONE;
 }
 

@@ -312,15 +312,26 @@ func hostMoveTrials(t *testing.T, sb *kerneltest.Sandbox, cmd probe.Cmd, d, out 
 	return probe.Result{}, nil
 }
 
+// namesGeneration mirrors struct names_generation (bpf/roots.h).
+type namesGeneration struct{ Gen, Tracking uint64 }
+
+// namesGenerationMap opens the pinned names_generation map (the caller
+// closes it).
+func namesGenerationMap(t *testing.T) *ebpf.Map {
+	t.Helper()
+	m, err := ebpf.LoadPinnedMap(enforcer.MapPinPath(kt.PinDir(), bpf.SharedMapNamesGeneration), nil)
+	must(t, err)
+	return m
+}
+
 // setRenameTracking writes names_generation (bpf/roots.h) as enforcer.Open
 // does: a fresh generation, and tracking on (the decision cache used) or
 // off (every write climbs).
 func setRenameTracking(t *testing.T, on bool) {
 	t.Helper()
-	m, err := ebpf.LoadPinnedMap(enforcer.MapPinPath(kt.PinDir(), bpf.SharedMapNamesGeneration), nil)
-	must(t, err)
+	m := namesGenerationMap(t)
 	defer m.Close()
-	v := struct{ Gen, Tracking uint64 }{Gen: uint64(time.Now().UnixNano())}
+	v := namesGeneration{Gen: uint64(time.Now().UnixNano())}
 	if on {
 		v.Tracking = 1
 	}

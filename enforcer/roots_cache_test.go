@@ -16,11 +16,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
-	"github.com/enforcerd/enforcerd/bpf"
-	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/test/probe"
 )
 
@@ -256,10 +253,9 @@ func TestRenamesActiveReturnsToZero(t *testing.T) {
 // roots decision cache's entries are kept under.
 func namesGen(t *testing.T) uint64 {
 	t.Helper()
-	m, err := ebpf.LoadPinnedMap(enforcer.MapPinPath(kt.PinDir(), bpf.SharedMapNamesGeneration), nil)
-	must(t, err)
+	m := namesGenerationMap(t)
 	defer m.Close()
-	var v struct{ Gen, Tracking uint64 }
+	var v namesGeneration
 	must(t, m.Lookup(uint32(0), &v))
 	if v.Tracking != 1 {
 		t.Fatalf("names_generation.tracking %d, want 1 (the decision cache on)", v.Tracking)

@@ -613,8 +613,17 @@ static __always_inline bool device_register_file(struct file *file)
 	}
 	if (magic != PROC_SUPER_MAGIC)
 		return false;
-	struct dentry *bus = BPF_CORE_READ(file, f_path.dentry, d_parent, d_parent);
-	return dentry_name_is(bus, "pci", 4) && dentry_name_is(BPF_CORE_READ(bus, d_parent), "bus", 4);
+	/* .../bus/pci/BB/DD.F: the names' lengths first, by typed loads
+	 * (file is a hook's argument), so that every other procfs file a
+	 * sandbox reads (/proc/self/status: its grandparent is the root,
+	 * "/") is told apart without reading a string. */
+	struct dentry *d = file->f_path.dentry;
+	struct dentry *bb = d ? d->d_parent : NULL;
+	struct dentry *pci = bb ? bb->d_parent : NULL;
+	struct dentry *bus = pci ? pci->d_parent : NULL;
+	if (!bus || pci->d_name.len != 3 || bus->d_name.len != 3)
+		return false;
+	return dentry_name_is(pci, "pci", 4) && dentry_name_is(bus, "bus", 4);
 }
 
 /* kernel_iface_file: sysfs and procfs files, the only ones

@@ -660,9 +660,8 @@ int BPF_PROG(file_open, struct file *file, int ret)
 /* W4/W5: every write through a descriptor, including ones opened before the
  * ceiling applied, io_uring IORING_OP_WRITE, splice, copy_file_range,
  * fallocate and reflink (all pass rw_verify_area/security_file_permission).
- * N6: every read and write of an inet socket or a network device, whatever
- * the entry (read/write, splice and sendfile on a socket inherited or
- * passed in, io_uring read/write), under network=false. */
+ * N6: every read and write of a network device under network=false.
+ * Sockets are socket_rw_rule's (below). */
 static __always_inline int file_permission_rules(struct file *file, int mask)
 {
 	struct inode *inode = file->f_inode;
@@ -679,10 +678,10 @@ static __always_inline int file_permission_rules(struct file *file, int mask)
 		magic = sb ? sb->s_magic : 0;
 	}
 	bool kfs = magic && kernel_fs_magic(magic);
-	/* Reads matter only on inet sockets and network devices: every
-	 * other read (files, ttys, unix sockets, on the whole host) returns
-	 * here, before any map lookup. */
-	bool net = special && fmt != S_IFBLK && network_file(file, inode);
+	/* Reads matter only on network devices here (sockets:
+	 * socket_rw_rule): every other read (files, ttys, on the whole host)
+	 * returns here, before any map lookup. */
+	bool net = fmt == S_IFCHR && network_file(file, inode);
 	if (!write && !net)
 		return 0;
 	/* Writes the write ceiling alone decides: pipes, memfds, ... exempt
@@ -701,15 +700,6 @@ static __always_inline int file_permission_rules(struct file *file, int mask)
 		r = deny_network_file_e(&e, file, HOOK_FILE_PERMISSION);
 		if (r)
 			return r;
-	} else if (fmt == S_IFSOCK && write) {
-		/* N4: a unix socket connected outside; sendfile and splice
-		 * reach unix_stream_sendpage on 6.1 without socket_sendmsg. */
-		struct socket *sock = bpf_sock_from_file(file);
-		if (sock) {
-			r = check_unix_peer_e(&e, sock, NULL, HOOK_FILE_PERMISSION, true);
-			if (r)
-				return r;
-		}
 	}
 	if (fmt == S_IFCHR && write && inode->i_rdev == KMSG_RDEV)
 		/* Every ceiling, every write path: the kernel log is the
@@ -739,6 +729,32 @@ static __always_inline int file_permission_rules(struct file *file, int mask)
 	return deny_write_file_e(&e, file, HOOK_FILE_PERMISSION, true, LIFT_ALL);
 }
 
+/* socket_rw_rule: file_permission on a socket file (inode: its inode).
+ * The network ceiling alone decides (N4, N6, N8): a read or write of an
+ * inet socket (inherited or passed in; read/write, splice, sendfile,
+ * io_uring) under network=false unless its peer is a listed endpoint
+ * (deny_network_file_e), and a write to a unix socket connected outside
+ * the sandbox (sendfile and splice reach unix_stream_sendpage on 6.1
+ * without socket_sendmsg). No other rule of file_permission takes a
+ * socket: the write ceiling exempts it (inode_exempt), and it is neither
+ * a device nor a kernel interface file (device_rw_rule). So a process
+ * whose ceiling allows network returns at resolve_for, as an unregistered
+ * one does. */
+static __always_inline int socket_rw_rule(struct file *file, struct inode *inode, int mask)
+{
+	bool write = (mask & (MAY_WRITE | MAY_APPEND)) != 0;
+	bool inet = network_file(file, inode);
+	if (!write && !inet)
+		return 0;
+	struct effective e; /* resolve_for() writes it */
+	if (!resolve_for(&e, DENY_NETWORK))
+		return 0;
+	if (inet)
+		return deny_network_file_e(&e, file, HOOK_FILE_PERMISSION);
+	struct socket *sock = bpf_sock_from_file(file);
+	return sock ? check_unix_peer_e(&e, sock, NULL, HOOK_FILE_PERMISSION, true) : 0;
+}
+
 /* file_permission_slow: every rule of file_permission, for what
  * read_needs_no_rule does not let through. Inlined, unlike file_open's and
  * inode_permission's slow paths: a static subprogram's frame counts at
@@ -747,6 +763,9 @@ static __always_inline int file_permission_rules(struct file *file, int mask)
  * uses all 512 already. */
 static __always_inline int file_permission_slow(struct file *file, int mask)
 {
+	struct inode *inode = file->f_inode;
+	if (inode && (inode->i_mode & S_IFMT) == S_IFSOCK)
+		return socket_rw_rule(file, inode, mask);
 	int ret = file_permission_rules(file, mask);
 	if (ret)
 		return ret;

@@ -100,8 +100,8 @@ static __always_inline int check_unix_peer(struct socket *sock,
 					   struct sock *peer, __u16 hook,
 					   bool connected)
 {
-	struct effective e; /* resolve() writes it */
-	if (!resolve(&e))
+	struct effective e; /* resolve_for() writes it */
+	if (!resolve_for(&e, DENY_NETWORK))
 		return 0;
 	return check_unix_peer_e(&e, sock, peer, hook, connected);
 }

@@ -86,8 +86,8 @@ static __always_inline int deny_inet(struct socket *sock, __u16 hook,
 {
 	if (socket_family(sock) == AF_UNIX)
 		return 0;
-	struct effective e; /* resolve() writes it */
-	if (!resolve(&e))
+	struct effective e; /* resolve_for() writes it */
+	if (!resolve_for(&e, DENY_NETWORK))
 		return 0;
 	int d = verdict(&e, DENY_NETWORK);
 	if (!d)
@@ -138,8 +138,8 @@ int BPF_PROG(socket_create, int family, int type, int protocol, int kern,
 		return ret; /* an earlier LSM already denied */
 	if (kern || family == AF_UNIX)
 		return 0; /* kernel-internal sockets; unix is governed by peers */
-	struct effective e; /* resolve() writes it */
-	if (!resolve(&e))
+	struct effective e; /* resolve_for() writes it */
+	if (!resolve_for(&e, DENY_NETWORK))
 		return 0;
 	int d = verdict(&e, DENY_NETWORK);
 	if (!d)

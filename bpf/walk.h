@@ -290,9 +290,12 @@ struct {
 
 /* slot_hit: l holds the answer for cgroup id under gen: 0 not (*e's
  * pending set from it), 1 registered (*e copied from it), -1 no answer
- * (*e may be partly written: resolve() zeroes it before the slow path). */
+ * (*e may be partly written: resolve() zeroes it before the slow path).
+ * bits: 0, or the deny bits that alone decide the caller's rules
+ * (resolve_for): a registered answer that denies and audits none of them
+ * is then 0, without the copy and without *e's pending. */
 static __always_inline int slot_hit(struct resolve_slot *l, __u64 gen, __u64 id,
-				    struct effective *e)
+				    struct effective *e, __u32 bits)
 {
 	__u64 s = ENFORCERD_READ_ONCE(l->seq);
 	if (s & 1)
@@ -301,7 +304,10 @@ static __always_inline int slot_hit(struct resolve_slot *l, __u64 gen, __u64 id,
 	if (ENFORCERD_READ_ONCE(l->cgid) != id || ENFORCERD_READ_ONCE(l->generation) != gen)
 		return -1;
 	int found = ENFORCERD_READ_ONCE(l->found);
-	if (found)
+	if (found && bits &&
+	    !((ENFORCERD_READ_ONCE(l->e.deny) | ENFORCERD_READ_ONCE(l->e.audit)) & bits))
+		found = 0; /* nothing of bits: the caller's rules allow */
+	else if (found)
 		__builtin_memcpy(e, &l->e, sizeof(*e));
 	else
 		e->pending = ENFORCERD_READ_ONCE(l->e.pending);
@@ -414,8 +420,11 @@ __attribute__((noinline)) int resolve_slow(struct effective *e)
  * pending after 0 must zero e itself). A hook that returns on 0 declares e
  * without zeroing its 112 bytes, which every unenforced process would pay
  * on every call.
+ *
+ * resolve_bits is resolve with slot_hit's bits (0: resolve itself;
+ * resolve_for below).
  */
-static __always_inline int resolve(struct effective *e)
+static __always_inline int resolve_bits(struct effective *e, __u32 bits)
 {
 	__u32 zero = 0;
 	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
@@ -423,10 +432,10 @@ static __always_inline int resolve(struct effective *e)
 	if (cfg && r) {
 		__u64 gen = cfg->generation;
 		__u64 id = current_cgroup_id();
-		int h = slot_hit(&r->slot[0], gen, id, e);
+		int h = slot_hit(&r->slot[0], gen, id, e, bits);
 		if (h >= 0)
 			return h;
-		h = slot_hit(&r->slot[1], gen, id, e);
+		h = slot_hit(&r->slot[1], gen, id, e, bits);
 		if (h >= 0)
 			return h;
 	}
@@ -434,6 +443,29 @@ static __always_inline int resolve(struct effective *e)
 	 * argument's memory initialised. */
 	__builtin_memset(e, 0, sizeof(*e));
 	return resolve_slow(e);
+}
+
+static __always_inline int resolve(struct effective *e)
+{
+	return resolve_bits(e, 0);
+}
+
+/*
+ * resolve_for: resolve(), for a caller every one of whose rules is a
+ * verdict on the deny bits in bits (nonzero) and nothing else: 1 (*e
+ * written) when an ancestor is registered and its ceiling denies or
+ * audits one of bits; 0 otherwise, *e then undefined (pending included).
+ * An answer of this CPU's that denies none of bits is 0 without the copy
+ * of *e (a registered process whose ceiling allows what the hook decides
+ * pays what an unregistered one pays); the slow path's answer is filtered
+ * the same way. Not for a rule that reads anything beyond e's deny bits
+ * (the task's write mark, pending): those call resolve().
+ */
+static __always_inline int resolve_for(struct effective *e, __u32 bits)
+{
+	if (!resolve_bits(e, bits))
+		return 0;
+	return ((e->deny | e->audit) & bits) != 0;
 }
 
 /* slot_says_unenforced: slot l holds, whole, the answer "no ancestor

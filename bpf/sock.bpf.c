@@ -31,8 +31,8 @@ static __always_inline int sock_verdict(__u16 hook, __u16 family, __u32 type,
 					__u32 protocol, __u32 ip4,
 					const __u32 *ip6, __u16 port)
 {
-	struct effective e = {};
-	if (!resolve(&e))
+	struct effective e; /* resolve_for() writes it */
+	if (!resolve_for(&e, DENY_NETWORK))
 		return 1;
 	int v = verdict(&e, DENY_NETWORK);
 	if (!v)

@@ -33,6 +33,13 @@ package enforcer_test
 //     and a tun device, inherited or passed in over SCM_RIGHTS, is refused
 //     under network=false with no side effect, and works outside every
 //     sandbox (the control).
+//   - The socket rules take the per-CPU answer's network bits alone
+//     (bpf/walk.h resolve_for): an answer that denies and audits no
+//     network returns before it is copied. TestAttackSocketNetworkBitsOnly:
+//     a child registered with network=true below a parent with
+//     network=false is refused every socket read and write (the meet keeps
+//     the parent's bit), while the same ceiling registered alone is
+//     allowed.
 
 import (
 	"encoding/binary"
@@ -55,6 +62,7 @@ import (
 	"github.com/enforcerd/enforcerd/denial"
 	"github.com/enforcerd/enforcerd/enforcer"
 	"github.com/enforcerd/enforcerd/entry"
+	"github.com/enforcerd/enforcerd/policy"
 	"github.com/enforcerd/enforcerd/test/kerneltest"
 	"github.com/enforcerd/enforcerd/test/probe"
 )
@@ -867,4 +875,45 @@ func TestAttackFastpathSocketIOAuditAndEndpoints(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestAttackSocketNetworkBitsOnly: see the file comment. The child's
+// ceiling denies writes, so that its answer is a registered one whose only
+// missing bit is the network's. Tri-state per socket and entry: allowed
+// (and arriving) with the ceiling alone, refused with nothing arriving
+// below the network=false parent.
+func TestAttackSocketNetworkBitsOnly(t *testing.T) {
+	kt.Enforcer(t)
+	netOn := policy.KernelCeiling{Network: true, Write: false, Shell: policy.ShellFull}
+	tcp := func(t *testing.T) sockPair { return inetPair(t, "tcp4") }
+	unixPath := func(t *testing.T) sockPair { return unixOutsidePair(t, "unix", false) }
+	gramAbstract := func(t *testing.T) sockPair { return unixOutsidePair(t, "unixgram", true) }
+	for _, c := range []struct {
+		name  string
+		mk    func(t *testing.T) sockPair
+		modes []string
+	}{
+		{"tcp4-inherited", tcp, []string{"read", "uring-read", "write", "sendfile", "uring-write"}},
+		{"unix-outside-path", unixPath, []string{"write", "splice", "sendfile", "uring-write"}},
+		{"unixgram-outside-abstract", gramAbstract, []string{"write", "writev"}},
+	} {
+		for _, m := range c.modes {
+			t.Run(c.name+"/"+m, func(t *testing.T) {
+				alone := kt.Sandbox(t, "netbits")
+				alone.Register(t, entry.Entry{Ceiling: netOn})
+				r, ok, what := sockAttempt(t, alone, c.mk(t), m)
+				if r.Setup != "" || r.Errno != 0 || !ok {
+					t.Fatalf("%s under network=true alone: %v (%s), want success and its effect", m, r, what)
+				}
+				parent := kt.Sandbox(t, "netbits-parent")
+				child := kt.SandboxAt(t, parent.Cg.Group+"/child")
+				parent.Register(t, entry.Entry{Ceiling: networkDeny})
+				child.Register(t, entry.Entry{Ceiling: netOn})
+				r, ok, what = sockAttempt(t, child, c.mk(t), m)
+				if r.Setup != "" || !r.Denied() || ok {
+					t.Errorf("BYPASS %s with network=true below a network=false parent: %v (%s), want EPERM and no effect", m, r, what)
+				}
+			})
+		}
+	}
 }

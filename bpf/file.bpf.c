@@ -742,14 +742,17 @@ static __always_inline int file_permission_rules(struct file *file, int mask)
  * one does. */
 static __always_inline int socket_rw_rule(struct file *file, struct inode *inode, int mask)
 {
+	/* A read matters only on an inet socket: the family first, then the
+	 * answer. A write matters on both: the answer first (for a process
+	 * outside every sandbox or allowed network, all it pays), then the
+	 * family. */
 	bool write = (mask & (MAY_WRITE | MAY_APPEND)) != 0;
-	bool inet = network_file(file, inode);
-	if (!write && !inet)
+	if (!write && !network_file(file, inode))
 		return 0;
 	struct effective e; /* resolve_for() writes it */
 	if (!resolve_for(&e, DENY_NETWORK))
 		return 0;
-	if (inet)
+	if (!write || network_file(file, inode))
 		return deny_network_file_e(&e, file, HOOK_FILE_PERMISSION);
 	struct socket *sock = bpf_sock_from_file(file);
 	return sock ? check_unix_peer_e(&e, sock, NULL, HOOK_FILE_PERMISSION, true) : 0;
@@ -763,29 +766,25 @@ static __always_inline int socket_rw_rule(struct file *file, struct inode *inode
  * uses all 512 already. */
 static __always_inline int file_permission_slow(struct file *file, int mask)
 {
-	struct inode *inode = file->f_inode;
-	if (inode && (inode->i_mode & S_IFMT) == S_IFSOCK)
-		return socket_rw_rule(file, inode, mask);
 	int ret = file_permission_rules(file, mask);
 	if (ret)
 		return ret;
 	return device_rw_rule(file, mask); /* devices.h: D1-D3 */
 }
 
-/* read_needs_no_rule: a read of file reaches no rule of file_permission:
- * not an inet socket or a network device (N6: only those are read-checked
+/* read_needs_no_rule: a read of a file that is no socket (inode, its
+ * S_IFMT bits fmt; socket_rw_rule takes sockets) reaches no rule of
+ * file_permission: not a network device (N6: the only file read-checked
  * in file_permission_rules), not a character or block device (devices.h),
  * not a file kernel_iface_file takes (device_rw_rule). A pipe is none of
  * these, whatever its superblock. */
-static __always_inline bool read_needs_no_rule(struct file *file)
+static __always_inline bool read_needs_no_rule(struct inode *inode, __u32 fmt)
 {
-	struct inode *inode = file->f_inode;
 	if (!inode)
 		return true;
-	__u32 fmt = inode->i_mode & S_IFMT;
 	if (fmt == S_IFIFO)
 		return true;
-	if (fmt == S_IFSOCK || fmt == S_IFCHR || fmt == S_IFBLK)
+	if (fmt == S_IFCHR || fmt == S_IFBLK)
 		return false;
 	struct super_block *sb = inode->i_sb;
 	return !sb || !kernel_iface_magic(sb->s_magic);
@@ -796,12 +795,17 @@ int BPF_PROG(file_permission, struct file *file, int mask, int ret)
 {
 	if (ret)
 		return ret;
-	if (!(mask & (MAY_WRITE | MAY_APPEND)) && read_needs_no_rule(file))
+	struct inode *inode = file->f_inode;
+	__u32 fmt = inode ? (inode->i_mode & S_IFMT) : 0;
+	/* Sockets have rules of their own, which ask for the answer
+	 * themselves (socket_rw_rule). */
+	if (fmt == S_IFSOCK)
+		return socket_rw_rule(file, inode, mask);
+	if (!(mask & (MAY_WRITE | MAY_APPEND)) && read_needs_no_rule(inode, fmt))
 		return 0;
 	/* Every rule past here returns 0 where resolve() finds no
 	 * registered ancestor: no filter of theirs for a process outside
-	 * every sandbox (the writes, socket reads and device uses of the
-	 * host). */
+	 * every sandbox (the writes and device uses of the host). */
 	if (surely_unenforced())
 		return 0;
 	return file_permission_slow(file, mask);

@@ -211,11 +211,9 @@ int BPF_PROG(socket_sendmsg, struct socket *sock, struct msghdr *msg, int size,
 {
 	if (ret)
 		return ret;
-	/* Both rules below return 0 where resolve() finds no registered
-	 * ancestor: a process outside every sandbox skips the reads of its
-	 * message header. */
-	if (surely_unenforced())
-		return 0;
+	/* Both rules ask resolve_for() first: a process outside every
+	 * sandbox, or under a ceiling that allows network, returns there,
+	 * before the message header is read. */
 	if (socket_family(sock) != AF_UNIX)
 		return deny_inet(sock, HOOK_SOCKET_SENDMSG, NULL, 0, msg, USE_SEND);
 	return check_unix_peer(sock, NULL, HOOK_SOCKET_SENDMSG, true);

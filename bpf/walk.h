@@ -422,7 +422,7 @@ __attribute__((noinline)) int resolve_slow(struct effective *e)
  * on every call.
  *
  * resolve_bits is resolve with slot_hit's bits (0: resolve itself;
- * resolve_for below).
+ * resolve_for below), which filters the slow path's answer the same way.
  */
 static __always_inline int resolve_bits(struct effective *e, __u32 bits)
 {
@@ -442,7 +442,10 @@ static __always_inline int resolve_bits(struct effective *e, __u32 bits)
 	/* resolve_slow is a global function: the verifier wants its
 	 * argument's memory initialised. */
 	__builtin_memset(e, 0, sizeof(*e));
-	return resolve_slow(e);
+	int found = resolve_slow(e);
+	if (found && bits && !((e->deny | e->audit) & bits))
+		return 0; /* as slot_hit filters this CPU's answers */
+	return found;
 }
 
 static __always_inline int resolve(struct effective *e)
@@ -463,9 +466,7 @@ static __always_inline int resolve(struct effective *e)
  */
 static __always_inline int resolve_for(struct effective *e, __u32 bits)
 {
-	if (!resolve_bits(e, bits))
-		return 0;
-	return ((e->deny | e->audit) & bits) != 0;
+	return resolve_bits(e, bits);
 }
 
 /* slot_says_unenforced: slot l holds, whole, the answer "no ancestor

@@ -738,14 +738,13 @@ static __always_inline int file_permission_rules(struct file *file, int mask)
  * without socket_sendmsg). No other rule of file_permission takes a
  * socket: the write ceiling exempts it (inode_exempt), and it is neither
  * a device nor a kernel interface file (device_rw_rule). So a process
- * whose ceiling allows network returns at resolve_for, as an unregistered
- * one does. */
+ * whose ceiling allows network returns at resolve_for, without the copy
+ * of its answer. Called past the cgroup check (this_cpu_answer). */
 static __always_inline int socket_rw_rule(struct file *file, struct inode *inode, int mask)
 {
 	/* A read matters only on an inet socket: the family first, then the
 	 * answer. A write matters on both: the answer first (for a process
-	 * outside every sandbox or allowed network, all it pays), then the
-	 * family. */
+	 * whose ceiling allows network, all it pays here), then the family. */
 	bool write = (mask & (MAY_WRITE | MAY_APPEND)) != 0;
 	if (!write && !network_file(file, inode))
 		return 0;
@@ -759,32 +758,41 @@ static __always_inline int socket_rw_rule(struct file *file, struct inode *inode
 }
 
 /* file_permission_slow: every rule of file_permission, for what
- * read_needs_no_rule does not let through. Inlined, unlike file_open's and
+ * read_needs_no_rule and this CPU's answer (this_cpu_answer: not 0) do
+ * not let through. Inlined, unlike file_open's and
  * inode_permission's slow paths: a static subprogram's frame counts at
  * least 32 bytes against the verifier's combined stack limit (512), and
  * this chain (the rules' frame, resolve_slow's and the walk's callback)
  * uses all 512 already. */
-static __always_inline int file_permission_slow(struct file *file, int mask)
+static __always_inline int file_permission_slow(struct file *file, int mask, __u32 answer)
 {
+	struct inode *inode = file->f_inode;
+	if (inode && (inode->i_mode & S_IFMT) == S_IFSOCK) {
+		if (answer_allows(answer, DENY_NETWORK))
+			return 0;
+		return socket_rw_rule(file, inode, mask);
+	}
 	int ret = file_permission_rules(file, mask);
 	if (ret)
 		return ret;
 	return device_rw_rule(file, mask); /* devices.h: D1-D3 */
 }
 
-/* read_needs_no_rule: a read of a file that is no socket (inode, its
- * S_IFMT bits fmt; socket_rw_rule takes sockets) reaches no rule of
- * file_permission: not a network device (N6: the only file read-checked
- * in file_permission_rules), not a character or block device (devices.h),
- * not a file kernel_iface_file takes (device_rw_rule). A pipe is none of
- * these, whatever its superblock. */
-static __always_inline bool read_needs_no_rule(struct inode *inode, __u32 fmt)
+/* read_needs_no_rule: a read of file reaches no rule of file_permission:
+ * not a socket (socket_rw_rule: an inet socket's reads), not a network
+ * device (N6: the only file read-checked in file_permission_rules), not a
+ * character or block device (devices.h), not a file kernel_iface_file
+ * takes (device_rw_rule). A pipe is none of these, whatever its
+ * superblock. */
+static __always_inline bool read_needs_no_rule(struct file *file)
 {
+	struct inode *inode = file->f_inode;
 	if (!inode)
 		return true;
+	__u32 fmt = inode->i_mode & S_IFMT;
 	if (fmt == S_IFIFO)
 		return true;
-	if (fmt == S_IFCHR || fmt == S_IFBLK)
+	if (fmt == S_IFSOCK || fmt == S_IFCHR || fmt == S_IFBLK)
 		return false;
 	struct super_block *sb = inode->i_sb;
 	return !sb || !kernel_iface_magic(sb->s_magic);
@@ -795,20 +803,18 @@ int BPF_PROG(file_permission, struct file *file, int mask, int ret)
 {
 	if (ret)
 		return ret;
-	struct inode *inode = file->f_inode;
-	__u32 fmt = inode ? (inode->i_mode & S_IFMT) : 0;
-	/* Sockets have rules of their own, which ask for the answer
-	 * themselves (socket_rw_rule). */
-	if (fmt == S_IFSOCK)
-		return socket_rw_rule(file, inode, mask);
-	if (!(mask & (MAY_WRITE | MAY_APPEND)) && read_needs_no_rule(inode, fmt))
+	if (!(mask & (MAY_WRITE | MAY_APPEND)) && read_needs_no_rule(file))
 		return 0;
 	/* Every rule past here returns 0 where resolve() finds no
 	 * registered ancestor: no filter of theirs for a process outside
-	 * every sandbox (the writes and device uses of the host). */
-	if (surely_unenforced())
+	 * every sandbox (the writes, socket reads and device uses of the
+	 * host). The file's type is not read before: every write on the
+	 * host would pay its loads (guarded ones on 6.1). The answer goes on
+	 * to the socket rules, which need its network bits alone. */
+	__u32 answer = this_cpu_answer();
+	if (answer == 0)
 		return 0;
-	return file_permission_slow(file, mask);
+	return file_permission_slow(file, mask, answer);
 }
 
 /* W2: ftruncate on kernels >= 6.2 (security_file_truncate). Optional hook. */

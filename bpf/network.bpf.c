@@ -211,9 +211,12 @@ int BPF_PROG(socket_sendmsg, struct socket *sock, struct msghdr *msg, int size,
 {
 	if (ret)
 		return ret;
-	/* Both rules ask resolve_for() first: a process outside every
-	 * sandbox, or under a ceiling that allows network, returns there,
-	 * before the message header is read. */
+	/* Both rules are verdicts on the network bit alone: a process
+	 * outside every sandbox, or under a ceiling that allows network,
+	 * returns on this CPU's answer, before its socket and message
+	 * header are read. */
+	if (answer_allows(this_cpu_answer(), DENY_NETWORK))
+		return 0;
 	if (socket_family(sock) != AF_UNIX)
 		return deny_inet(sock, HOOK_SOCKET_SENDMSG, NULL, 0, msg, USE_SEND);
 	return check_unix_peer(sock, NULL, HOOK_SOCKET_SENDMSG, true);

@@ -469,41 +469,77 @@ static __always_inline int resolve_for(struct effective *e, __u32 bits)
 	return resolve_bits(e, bits);
 }
 
-/* slot_says_unenforced: slot l holds, whole, the answer "no ancestor
- * registered, active or pending" for cgroup id under gen. */
-static __always_inline bool slot_says_unenforced(struct resolve_slot *l, __u64 gen, __u64 id)
+/* What this CPU's answers say of the current task, without a copy
+ * (this_cpu_answer): ANSWER_UNKNOWN, no whole answer for its cgroup under
+ * the current generation, or one with a pending ancestor and none
+ * registered; 0, no ancestor registered, active or pending; ANSWER_FOUND
+ * with the union of the registered ancestors' deny and audit bits. */
+#define ANSWER_UNKNOWN 0xffffffffU
+#define ANSWER_FOUND (1U << 31)
+
+/* slot_answer: what slot l says, whole, for cgroup id under gen. */
+static __always_inline __u32 slot_answer(struct resolve_slot *l, __u64 gen, __u64 id)
 {
 	__u64 s = ENFORCERD_READ_ONCE(l->seq);
 	if (s & 1)
-		return false;
+		return ANSWER_UNKNOWN;
 	ENFORCERD_BARRIER();
-	bool none = ENFORCERD_READ_ONCE(l->cgid) == id &&
-		    ENFORCERD_READ_ONCE(l->generation) == gen &&
-		    !ENFORCERD_READ_ONCE(l->found) && !ENFORCERD_READ_ONCE(l->e.pending);
+	if (ENFORCERD_READ_ONCE(l->cgid) != id || ENFORCERD_READ_ONCE(l->generation) != gen)
+		return ANSWER_UNKNOWN;
+	__u32 a;
+	if (ENFORCERD_READ_ONCE(l->found))
+		a = ANSWER_FOUND | ENFORCERD_READ_ONCE(l->e.deny) | ENFORCERD_READ_ONCE(l->e.audit);
+	else
+		a = ENFORCERD_READ_ONCE(l->e.pending) ? ANSWER_UNKNOWN : 0;
 	ENFORCERD_BARRIER();
-	return none && ENFORCERD_READ_ONCE(l->seq) == s;
+	if (ENFORCERD_READ_ONCE(l->seq) != s)
+		return ANSWER_UNKNOWN;
+	return a;
 }
 
 /*
- * surely_unenforced: one of this CPU's two answers (resolve_recent) is for
- * the current task's cgroup under the current generation and says no
- * ancestor is registered, active or pending: what resolve() would answer
- * with 0 and pending 0, without copying anything. false when neither can
- * say (other cgroups, a registration since, a writer on this CPU): the
- * caller then decides the long way, resolve() included. For a hook whose
- * every rule returns 0 when resolve() does: it may return at once.
+ * this_cpu_answer: what one of this CPU's two answers (resolve_recent)
+ * says of the current task's cgroup under the current generation, without
+ * copying it (ANSWER_UNKNOWN, 0 or ANSWER_FOUND | bits, above).
+ * ANSWER_UNKNOWN when neither can say (other cgroups, a registration
+ * since, a writer on this CPU): the caller then decides the long way,
+ * resolve() included. An answer is a shortcut only: a hook may return at
+ * once on 0 when every rule of its returns 0 where resolve() does
+ * (surely_unenforced), and on answer_allows(a, bits) when every rule of
+ * its is a verdict on bits alone (resolve_for's callers).
  */
-static __always_inline bool surely_unenforced(void)
+static __always_inline __u32 this_cpu_answer(void)
 {
 	__u32 zero = 0;
 	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
 	struct resolve_recent *r = bpf_map_lookup_elem(&resolve_recent, &zero);
 	if (!cfg || !r)
-		return false;
+		return ANSWER_UNKNOWN;
 	__u64 gen = cfg->generation;
 	__u64 id = current_cgroup_id();
-	return slot_says_unenforced(&r->slot[0], gen, id) ||
-	       slot_says_unenforced(&r->slot[1], gen, id);
+	__u32 a = slot_answer(&r->slot[0], gen, id);
+	if (a != ANSWER_UNKNOWN)
+		return a;
+	return slot_answer(&r->slot[1], gen, id);
+}
+
+/* answer_allows: answer a (this_cpu_answer) says that no registered
+ * ancestor denies or audits any of bits (none registered included). */
+static __always_inline bool answer_allows(__u32 a, __u32 bits)
+{
+	return a != ANSWER_UNKNOWN && !(a & bits);
+}
+
+/*
+ * surely_unenforced: one of this CPU's two answers says no ancestor of
+ * the current task's cgroup is registered, active or pending: what
+ * resolve() would answer with 0 and pending 0, without copying anything.
+ * For a hook whose every rule returns 0 when resolve() does: it may return
+ * at once.
+ */
+static __always_inline bool surely_unenforced(void)
+{
+	return this_cpu_answer() == 0;
 }
 
 /* verdict for one deny bit: 0 allow, DECISION_DENIED, DECISION_AUDITED. */

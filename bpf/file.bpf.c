@@ -661,12 +661,11 @@ int BPF_PROG(file_open, struct file *file, int ret)
  * ceiling applied, io_uring IORING_OP_WRITE, splice, copy_file_range,
  * fallocate and reflink (all pass rw_verify_area/security_file_permission).
  * N6: every read and write of a network device under network=false.
- * Sockets are socket_rw_rule's (below). */
-static __always_inline int file_permission_rules(struct file *file, int mask)
+ * Sockets are socket_rw_rule's (below). inode: file's, fmt: its S_IFMT bits. */
+static __always_inline int file_permission_rules(struct file *file, struct inode *inode,
+						 __u32 fmt, int mask)
 {
-	struct inode *inode = file->f_inode;
 	bool write = (mask & (MAY_WRITE | MAY_APPEND)) != 0;
-	__u32 fmt = inode ? (inode->i_mode & S_IFMT) : 0;
 	bool special = fmt == S_IFSOCK || fmt == S_IFCHR || fmt == S_IFBLK;
 	/* Read once (a guarded load: see proc_pid_of) for every
 	 * write rule below. No more values live across resolve(): this
@@ -767,12 +766,13 @@ static __always_inline int socket_rw_rule(struct file *file, struct inode *inode
 static __always_inline int file_permission_slow(struct file *file, int mask, __u32 answer)
 {
 	struct inode *inode = file->f_inode;
-	if (inode && (inode->i_mode & S_IFMT) == S_IFSOCK) {
+	__u32 fmt = inode ? (inode->i_mode & S_IFMT) : 0;
+	if (fmt == S_IFSOCK) {
 		if (answer_allows(answer, DENY_NETWORK))
 			return 0;
 		return socket_rw_rule(file, inode, mask);
 	}
-	int ret = file_permission_rules(file, mask);
+	int ret = file_permission_rules(file, inode, fmt, mask);
 	if (ret)
 		return ret;
 	return device_rw_rule(file, mask); /* devices.h: D1-D3 */

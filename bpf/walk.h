@@ -421,10 +421,27 @@ __attribute__((noinline)) int resolve_slow(struct effective *e)
  * without zeroing its 112 bytes, which every unenforced process would pay
  * on every call.
  *
- * resolve_bits is resolve with slot_hit's bits (0: resolve itself;
- * resolve_for below), which filters the slow path's answer the same way.
+ * resolve_for below is resolve with slot_hit's bits; resolve is it with 0.
  */
-static __always_inline int resolve_bits(struct effective *e, __u32 bits)
+static __always_inline int resolve_for(struct effective *e, __u32 bits);
+
+static __always_inline int resolve(struct effective *e)
+{
+	return resolve_for(e, 0);
+}
+
+/*
+ * resolve_for: resolve(), for a caller every one of whose rules is a
+ * verdict on the deny bits in bits (nonzero) and nothing else: 1 (*e
+ * written) when an ancestor is registered and its ceiling denies or
+ * audits one of bits; 0 otherwise, *e then undefined (pending included).
+ * An answer of this CPU's that denies none of bits is 0 without the copy
+ * of *e (a registered process whose ceiling allows what the hook decides
+ * pays what an unregistered one pays); the slow path's answer is filtered
+ * the same way. Not for a rule that reads anything beyond e's deny bits
+ * (the task's write mark, pending): those call resolve().
+ */
+static __always_inline int resolve_for(struct effective *e, __u32 bits)
 {
 	__u32 zero = 0;
 	struct enforcerd_config *cfg = bpf_map_lookup_elem(&enforcerd_config, &zero);
@@ -448,26 +465,6 @@ static __always_inline int resolve_bits(struct effective *e, __u32 bits)
 	return found;
 }
 
-static __always_inline int resolve(struct effective *e)
-{
-	return resolve_bits(e, 0);
-}
-
-/*
- * resolve_for: resolve(), for a caller every one of whose rules is a
- * verdict on the deny bits in bits (nonzero) and nothing else: 1 (*e
- * written) when an ancestor is registered and its ceiling denies or
- * audits one of bits; 0 otherwise, *e then undefined (pending included).
- * An answer of this CPU's that denies none of bits is 0 without the copy
- * of *e (a registered process whose ceiling allows what the hook decides
- * pays what an unregistered one pays); the slow path's answer is filtered
- * the same way. Not for a rule that reads anything beyond e's deny bits
- * (the task's write mark, pending): those call resolve().
- */
-static __always_inline int resolve_for(struct effective *e, __u32 bits)
-{
-	return resolve_bits(e, bits);
-}
 
 /* What this CPU's answers say of the current task, without a copy
  * (this_cpu_answer): ANSWER_UNKNOWN, no whole answer for its cgroup under
